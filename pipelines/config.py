@@ -1,0 +1,69 @@
+"""Run settings: where data lives and the limits/conventions adapters apply.
+
+Everything has an embedded default; environment variables override them so that the CLI,
+`dg launch` and `dg dev` all see the same roots.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep memory flat on hostile input; exceeding one quarantines as `too_large`."""
+
+    max_record_bytes: int = 16 * 1024 * 1024
+    max_file_bytes: int = 512 * 1024 * 1024
+    max_nesting_depth: int = 64
+    max_decompressed_bytes: int = 8 * 1024 * 1024
+    raw_excerpt_chars: int = 2000
+
+
+@dataclass(frozen=True)
+class Settings:
+    raw_root: Path = Path("data/raw")
+    data_root: Path = Path("data")
+    limits: Limits = field(default_factory=Limits)
+    # Naive source timestamps are read in this zone, per source (default UTC).
+    source_timezones: dict[str, str] = field(default_factory=dict)
+    # Base of `turn_index` in dialogue feedback events, per dataset (first folder under feedback/).
+    dialogue_turn_index_base: dict[str, int] = field(default_factory=dict)
+    default_turn_index_base: int = 0
+
+    def timezone_for(self, source: str) -> str:
+        return self.source_timezones.get(source, "UTC")
+
+    def turn_index_base_for(self, dataset: str) -> int:
+        return self.dialogue_turn_index_base.get(dataset, self.default_turn_index_base)
+
+    @property
+    def warehouse_dir(self) -> Path:
+        return self.data_root / "warehouse"
+
+    @property
+    def duckdb_path(self) -> Path:
+        return self.data_root / "warehouse.duckdb"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.data_root / "exports"
+
+    def with_roots(self, raw_root: Path | str | None = None, data_root: Path | str | None = None) -> Settings:
+        return replace(
+            self,
+            raw_root=Path(raw_root) if raw_root is not None else self.raw_root,
+            data_root=Path(data_root) if data_root is not None else self.data_root,
+        )
+
+
+def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
+    """Settings with `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` applied."""
+    env = os.environ if environ is None else environ
+    data_root = Path(env.get("TURNLAKE_DATA_ROOT", "data"))
+    raw_root = Path(env.get("TURNLAKE_RAW_ROOT", str(data_root / "raw")))
+    return Settings(raw_root=raw_root, data_root=data_root)

@@ -1,0 +1,1 @@
+"""Realistic demo raw data for every source, with the real-world variations and bad records."""

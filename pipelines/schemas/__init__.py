@@ -1,0 +1,48 @@
+"""Pandera models (the contract in code) and helpers to build frames that satisfy them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandera.polars as pa
+import polars as pl
+
+from pipelines.schemas.silver import SILVER_MODELS
+
+
+def polars_schema(model: type[pa.DataFrameModel]) -> pl.Schema:
+    """The exact Polars schema a model demands, in column order."""
+    columns = model.to_schema().columns
+    return pl.Schema({name: col.dtype.type for name, col in columns.items()})
+
+
+def silver_schema(table: str) -> pl.Schema:
+    return polars_schema(SILVER_MODELS[table])
+
+
+def conform(frame: pl.DataFrame | pl.LazyFrame, schema: pl.Schema) -> pl.LazyFrame:
+    """Select the schema's columns in order, cast to their types, add missing ones as nulls.
+
+    Columns not in the schema are an error: they would be lost silently.
+    """
+    lf = frame.lazy()
+    have = lf.collect_schema()
+    extra = [c for c in have.names() if c not in schema]
+    if extra:
+        raise ValueError(f"columns not in the contract: {extra}")
+    return lf.select(
+        [
+            (pl.col(name) if name in have else pl.lit(None)).cast(dtype).alias(name)
+            for name, dtype in schema.items()
+        ]
+    )
+
+
+def frame_from_rows(rows: Iterable[Mapping[str, Any]], schema: pl.Schema) -> pl.DataFrame:
+    """Rows (dicts; missing keys are null) → a frame with exactly `schema`."""
+    return pl.DataFrame(list(rows), schema=schema, orient="row", strict=False)
+
+
+def empty(schema: pl.Schema) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)

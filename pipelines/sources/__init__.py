@@ -1,0 +1,35 @@
+"""Source adapters: the only code that knows a raw format.
+
+Each adapter is a module `pipelines/sources/<source>.py` (no Dagster imports) exposing:
+
+    SOURCE: str                                   # one of pipelines.config.SOURCES
+    def discover(raw_root: Path) -> list[RawFile]  # this source's files, sorted by rel_path
+    def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult
+
+Its bronze tables are Pandera models in `pipelines/schemas/bronze/<source>.py`
+(`BRONZE_MODELS: dict[table_name, model]`); every bronze table has `file` and `locator` columns,
+and each bronze row is one raw record. The matching silver transform lives in
+`pipelines/transforms/<source>.py`:
+
+    def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]
+
+returning frames for any of the silver tables (`pipelines.schemas.silver.SILVER_MODELS`);
+quarantine rows it returns (orphans, conflicts) carry `stage="silver"`.
+Adding a source = adapter + bronze models + transform + demo writer + fixtures; nothing
+downstream changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from pipelines.config import SOURCES
+
+
+def adapter(source: str) -> ModuleType:
+    return importlib.import_module(f"pipelines.sources.{source}")
+
+
+def all_adapters() -> dict[str, ModuleType]:
+    return {source: adapter(source) for source in SOURCES}

@@ -1,0 +1,1 @@
+"""Pure Polars transforms: bronze → silver → gold. No Dagster imports."""
