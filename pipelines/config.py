@@ -7,6 +7,8 @@ Everything has an embedded default; environment variables override them so that 
 from __future__ import annotations
 
 import os
+import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -34,6 +36,7 @@ class Settings:
     # Base of `turn_index` in dialogue feedback events, per dataset (first folder under feedback/).
     dialogue_turn_index_base: dict[str, int] = field(default_factory=dict)
     default_turn_index_base: int = 0
+    config_path: Path | None = None
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -61,9 +64,38 @@ class Settings:
         )
 
 
-def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
-    """Settings with `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` applied."""
+def load_config_file(path: Path | None) -> dict:
+    """Per-dataset conventions from `turnlake.toml` (see the file shipped at the project root)."""
+    if path is None or not path.exists():
+        return {}
+    with path.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def config_path_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
+    env = os.environ if environ is None else environ
+    if "TURNLAKE_CONFIG" in env:
+        return Path(env["TURNLAKE_CONFIG"])
+    default = Path("turnlake.toml")
+    return default if default.exists() else None
+
+
+def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | None) -> Settings:
+    config = load_config_file(config_path)
+    limits = Limits(**config.get("limits", {}))
+    return Settings(
+        raw_root=raw_root,
+        data_root=data_root,
+        config_path=config_path,
+        limits=limits,
+        source_timezones=dict(config.get("timezones", {})),
+        dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
+    )
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings with `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` / `TURNLAKE_CONFIG` applied."""
     env = os.environ if environ is None else environ
     data_root = Path(env.get("TURNLAKE_DATA_ROOT", "data"))
     raw_root = Path(env.get("TURNLAKE_RAW_ROOT", str(data_root / "raw")))
-    return Settings(raw_root=raw_root, data_root=data_root)
+    return settings_from_config(raw_root, data_root, config_path_from_env(env))

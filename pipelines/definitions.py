@@ -1,7 +1,26 @@
+"""The single entry point Dagster (`dg dev`, `dg launch`, `dg check defs`) and the CLI load."""
+
+from __future__ import annotations
+
 import dagster as dg
 
-@dg.asset
-def hello() -> None:
-    return None
+from assets.bronze import BRONZE_ASSETS
+from assets.silver import SILVER_ASSETS
+from pipelines.checks import build_blocking_checks
+from pipelines.config import Settings, settings_from_env
+from pipelines.resources import TurnlakeResource, settings_of
 
-defs = dg.Definitions(assets=[hello])
+BUILD_JOB = "turnlake_build"
+
+
+def build_definitions(settings: Settings) -> dg.Definitions:
+    return dg.Definitions(
+        assets=[*BRONZE_ASSETS, *SILVER_ASSETS],
+        asset_checks=build_blocking_checks(settings_of),
+        jobs=[dg.define_asset_job(BUILD_JOB, selection=dg.AssetSelection.all(),
+                                  description="Raw files → bronze → silver → DuckDB views.")],
+        resources={"turnlake": TurnlakeResource.from_settings(settings)},
+    )
+
+
+defs = build_definitions(settings_from_env())

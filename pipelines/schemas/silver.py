@@ -25,6 +25,8 @@ class _Strict(pa.DataFrameModel):
 
 
 class Episodes(_Strict):
+    """One conversation, scenario, experiment round or decision session."""
+
     episode_id: str = pa.Field(unique=True, description="Deterministic id: `<source>:<native id>`.")
     source: str = pa.Field(isin=SOURCES, description="Source adapter that produced the episode.")
     native_id: str = pa.Field(description="The source's own id (scenario_id, session_id, run folder + round, conversation_id, decision sessionId).")
@@ -38,6 +40,8 @@ class Episodes(_Strict):
 
 
 class Turns(_Strict):
+    """One utterance or message, in source order within its episode."""
+
     turn_id: str = pa.Field(unique=True, description="Deterministic id: `<episode_id>#<turn_index>`.")
     episode_id: str = pa.Field(description="Episode the turn belongs to.")
     turn_index: pl.Int64 = pa.Field(ge=0, description="0-based position in source order (a dialogue's `turns[i]`, a session's `history[i]`).")
@@ -51,6 +55,8 @@ class Turns(_Strict):
 
 
 class Feedback(_Strict):
+    """One signal (rating, reward, judge stance, outcome, ...) about one target."""
+
     feedback_id: str = pa.Field(unique=True, description="Idempotent id: hash of the signal's content and target.")
     episode_id: str = pa.Field(description="Episode the signal is about.")
     turn_id: str = pa.Field(nullable=True, description="Turn the signal judges, if it targets a turn.")
@@ -67,6 +73,8 @@ class Feedback(_Strict):
 
 
 class Decisions(_Strict):
+    """One choice among actions, with the alternatives and the context the decider saw."""
+
     decision_id: str = pa.Field(unique=True, description="The decision point's own id where the source has one, else deterministic.")
     episode_id: str = pa.Field(description="Episode the decision belongs to.")
     turn_id: str = pa.Field(nullable=True, description="Turn that carried out the decision (e.g. the operator reply an IQL step chose).")
@@ -84,12 +92,16 @@ class Decisions(_Strict):
 
 
 class Contexts(_Strict):
+    """A distinct context blob (system prompt, RAG context, full decision context), stored once."""
+
     context_hash: str = pa.Field(unique=True, description="sha256 of `context`: content-addressed, one row per distinct blob.")
     context: str = pa.Field(description="The context as JSON text (decompressed).")
     n_bytes: pl.Int64 = pa.Field(ge=0, description="Size of `context` in UTF-8 bytes.")
 
 
 class AgentRounds(_Strict):
+    """One agent in one round of a Social RL experiment, with its feedback vector."""
+
     episode_id: str = pa.Field(description="Episode of the round (one experiment round).")
     agent_id: str = pa.Field(description="Agent id as the source writes it (e.g. `Worker+Alice`).")
     round_number: pl.Int64 = pa.Field(ge=0, description="Round number within the experiment.")
@@ -109,6 +121,8 @@ class AgentRounds(_Strict):
 
 
 class Quarantine(_Strict):
+    """Every rejected raw record or file, with the reason: nothing is lost silently."""
+
     source: str = pa.Field(isin=SOURCES, description="Source whose record was rejected.")
     file: str = pa.Field(description="Raw file (relative to the raw root).")
     locator: str = pa.Field(description="Where in the file: line and byte offset, row id, or record path.")

@@ -1,0 +1,52 @@
+"""Silver: the canonical tables, built together from all bronze data, and their DuckDB views."""
+
+
+import dagster as dg
+
+from pipelines.config import SOURCES
+from pipelines.io import write_parquet_atomic
+from pipelines.layout import Layout
+from pipelines.resources import TurnlakeResource
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.silver import build_silver
+from pipelines.warehouse import write_views
+
+BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
+SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            key,
+            deps=BRONZE_KEYS,
+            group_name="silver",
+            kinds={"polars", "parquet"},
+            description=(SILVER_MODELS[key.path[0].removeprefix("silver_")].__doc__ or "").strip() or None,
+        )
+        for key in SILVER_KEYS
+    ],
+)
+def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
+    settings = turnlake.settings()
+    layout = Layout(settings.data_root)
+    tables = build_silver(settings, context.run_id)
+    for table, frame in tables.items():
+        write_parquet_atomic(frame, layout.silver(table))
+        context.log.info(f"silver {table}: {frame.height} rows")
+        yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": frame.height})
+
+
+@dg.asset(
+    name="warehouse_views",
+    deps=SILVER_KEYS,
+    group_name="silver",
+    kinds={"duckdb"},
+    description="`warehouse.duckdb`: one view per silver table (and `bronze.*`) over the Parquet files.",
+)
+def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
+    views = write_views(Layout(turnlake.settings().data_root))
+    return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})
+
+
+SILVER_ASSETS = [silver_tables, warehouse_views]

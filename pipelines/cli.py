@@ -1,0 +1,188 @@
+"""`turnlake` command line: build, demo, sql, dictionary, dev."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.config import Settings, settings_from_env
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = settings_from_env()
+    data_root = getattr(args, "data_root", None)
+    raw_root = getattr(args, "raw_root", None)
+    if data_root and not raw_root and "TURNLAKE_RAW_ROOT" not in os.environ:
+        raw_root = str(Path(data_root) / "raw")
+    return settings.with_roots(raw_root, data_root)
+
+
+def _export_roots(settings: Settings) -> None:
+    # Dagster code (and `dg dev` started from here) reads the same roots.
+    os.environ["TURNLAKE_RAW_ROOT"] = str(settings.raw_root)
+    os.environ["TURNLAKE_DATA_ROOT"] = str(settings.data_root)
+
+
+def _ensure_dagster_home(settings: Settings) -> Path:
+    """Use the project's dagster.yaml (SQLite under .dagster/) when run from the project root."""
+    if "DAGSTER_HOME" not in os.environ:
+        home = Path.cwd() if (Path.cwd() / "dagster.yaml").exists() else settings.data_root / ".dagster"
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["DAGSTER_HOME"] = str(home.resolve())
+    return Path(os.environ["DAGSTER_HOME"])
+
+
+def _print_table(title: str, frame: pl.DataFrame) -> None:
+    print(f"\n{title}")
+    if frame.height == 0:
+        print("  (none)")
+        return
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True, tbl_width_chars=160, fmt_str_lengths=80):
+        print(frame)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pipelines.demo import write_demo
+
+    settings = _settings(args)
+    write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
+    n = sum(1 for p in settings.raw_root.rglob("*") if p.is_file())
+    print(f"demo data written under {settings.raw_root} ({n} files, scale {args.scale}, seed {args.seed})")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from pipelines.demo import is_empty, write_demo
+    from pipelines.summary import build_summary
+
+    settings = _settings(args)
+    if is_empty(settings.raw_root):
+        if not args.demo_if_empty:
+            print(f"raw root {settings.raw_root} is empty: nothing to build "
+                  "(add raw files, or pass --demo-if-empty to generate demo data)", file=sys.stderr)
+            return 2
+        write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
+        print(f"raw root was empty: wrote demo data under {settings.raw_root}")
+    _export_roots(settings)
+    home = _ensure_dagster_home(settings)
+    print(f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}")
+
+    from pipelines.definitions import BUILD_JOB, build_definitions
+
+    job = build_definitions(settings).resolve_job_def(BUILD_JOB)
+    with dg.DagsterInstance.get() as instance:
+        result = job.execute_in_process(
+            instance=instance,
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
+        )
+    failed_checks = [
+        e.event_specific_data for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
+    ]
+    summary = build_summary(settings)
+    _print_table("Rows per silver table", summary.table_rows)
+    _print_table("Records per source (records read = bronze + quarantined)", summary.reconciliation)
+    _print_table("Quarantined records by source and error kind", summary.quarantine)
+    _print_table("Pending tails (incomplete last records of active files, retried next run)", summary.pending)
+    for check in failed_checks:
+        print(f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr)
+    print(f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
+          f"warehouse: {settings.data_root / 'warehouse.duckdb'}")
+    return 0 if result.success and not failed_checks else 1
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from pipelines.layout import Layout
+    from pipelines.warehouse import query
+
+    settings = _settings(args)
+    layout = Layout(settings.data_root)
+    if not layout.duckdb.exists():
+        print(f"no warehouse at {layout.duckdb}: run `turnlake build` first", file=sys.stderr)
+        return 2
+    try:
+        frame = query(layout, args.query)
+    except duckdb.Error as err:
+        print(f"SQL error: {err}", file=sys.stderr)
+        return 1
+    _print_table(f"{frame.height} rows", frame)
+    return 0
+
+
+def cmd_dictionary(args: argparse.Namespace) -> int:
+    from pipelines.dictionary import DICTIONARY_PATH, render_dictionary, write_dictionary
+
+    if args.check:
+        current = DICTIONARY_PATH.read_text(encoding="utf-8") if DICTIONARY_PATH.exists() else ""
+        if current != render_dictionary():
+            print(f"{DICTIONARY_PATH} is stale: run `turnlake dictionary`", file=sys.stderr)
+            return 1
+        print(f"{DICTIONARY_PATH} is up to date")
+        return 0
+    print(f"wrote {write_dictionary()}")
+    return 0
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    _export_roots(settings)
+    _ensure_dagster_home(settings)
+    os.execvp("dg", ["dg", "dev", *args.dg_args])
+    return 0  # unreachable
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="turnlake", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def roots(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--raw-root", help="landing root of raw files (default data/raw, env TURNLAKE_RAW_ROOT)")
+        p.add_argument("--data-root", help="root of warehouse and exports (default data, env TURNLAKE_DATA_ROOT)")
+
+    build = sub.add_parser("build", help="materialize the whole asset graph through Dagster")
+    roots(build)
+    build.add_argument("--demo-if-empty", action="store_true", help="write demo data first when the raw root is empty")
+    build.add_argument("--scale", type=int, default=1, help="demo scale when generating (default 1)")
+    build.add_argument("--seed", type=int, default=7, help="demo seed when generating (default 7)")
+    build.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    build.set_defaults(func=cmd_build)
+
+    demo = sub.add_parser("demo", help="write realistic demo raw files of all five sources")
+    roots(demo)
+    demo.add_argument("--scale", type=int, default=1)
+    demo.add_argument("--seed", type=int, default=7)
+    demo.set_defaults(func=cmd_demo)
+
+    sql = sub.add_parser("sql", help="run SQL against the DuckDB views and print the result")
+    roots(sql)
+    sql.add_argument("query")
+    sql.set_defaults(func=cmd_sql)
+
+    dictionary = sub.add_parser("dictionary", help="regenerate docs/data_dictionary.md from the models")
+    dictionary.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    dictionary.set_defaults(func=cmd_dictionary)
+
+    dev = sub.add_parser("dev", help="start `dg dev` on this project's instance and roots")
+    roots(dev)
+    dev.add_argument("dg_args", nargs=argparse.REMAINDER)
+    dev.set_defaults(func=cmd_dev)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

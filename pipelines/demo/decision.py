@@ -1,0 +1,223 @@
+"""Demo raw data for `decision`: a CoordinationDecision SQLite database plus an overlapping JSONL export.
+
+Covers every variation of DESIGN §1 (gzip+base64 and plain rag_context, epoch-ms and ISO
+timestamps, 0–1 and 1–5 ratings, null outcomes, repeated system prompts, companion suggestions
+followed and overridden, the same decision in both files) and a few bad records of each kind.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import random
+import sqlite3
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+PERSONAS = {
+    "Helper AI": "You are Helper AI, a friendly generalist. Answer briefly and stay silent when another persona already covered the question.",
+    "CodeReview AI": "You are CodeReview AI. Speak only about code, diffs, tests and CI failures; otherwise remain silent.",
+    "Teacher AI": "You are Teacher AI. Explain concepts step by step and ask one check-for-understanding question.",
+    "Local Llama": "You are Local Llama, running on the user's laptop. Prefer short answers and admit uncertainty.",
+}
+HUMANS = ["Joel", "Ana", "Priya", "Marcus"]
+ROOMS = ["general", "academy", "dev-updates", "incident-review"]
+USER_LINES = [
+    "Anyone know why the widget build is red on main since this morning?",
+    "Can someone explain the difference between a mutex and a semaphore, simply?",
+    "Standup is moved to 10:30 today, right?",
+    "PR 412 adds retries to the cache client, could use a second pair of eyes.",
+    "What's the cheapest way to run the eval suite overnight?",
+    "I keep getting 'database is locked' from the session store under load.",
+    "Thanks all, that fixed it!",
+    "Is it worth switching the embeddings model before the demo on Friday?",
+    "Summarise yesterday's incident for the people who missed the call?",
+    "Who owns the flaky snapshot test in the persona module?",
+]
+REPLIES = [
+    "The lockfile drifted after the dependency bump; a clean install on CI should turn it green.",
+    "A mutex is one key to one room; a semaphore is a bowl of N keys, so up to N people get in.",
+    "Yes, 10:30 in the usual room, the calendar invite was updated an hour ago.",
+    "The retry loop looks fine, but add jitter so all clients don't retry in lockstep.",
+    "Spot instances with a checkpoint every 20 minutes cut the cost by roughly two thirds.",
+    "SQLite allows one writer at a time; enable WAL mode and keep transactions short.",
+    "Glad it worked! I'll note the fix in the runbook.",
+    "I'd wait: swapping models two days before a demo adds risk for a small gain.",
+    "Short version: the cache node ran out of disk at 14:02 and we failed over by 14:20.",
+    "git blame points to the persona refactor in March; Priya touched it last.",
+]
+REASONS = {
+    "POSTED": ["Direct question in my area, nobody has answered yet.", "I was mentioned by name.",
+               "The thread stalled and I have a concrete fix."],
+    "SILENT": ["Another persona is already answering.", "Off-topic for my role.",
+               "Conversation temperature is low; a reply would be noise."],
+}
+RATED_BY = ["user", "self", "system", "community"]
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def gzip_text(payload: bytes) -> str:
+    return "gzip:" + base64.b64encode(gzip.compress(payload, compresslevel=9, mtime=0)).decode()
+
+
+def _outcome(rng: random.Random, ts_ms: int, good: bool) -> dict[str, Any] | None:
+    if rng.random() < 0.35:
+        return None  # not rated yet
+    if rng.random() < 0.5:
+        rating: float = round(rng.uniform(0.6, 1.0) if good else rng.uniform(0.0, 0.45), 2)
+    else:
+        rating = rng.choice([4, 5]) if good else rng.choice([1, 2, 3])
+    return {"wasGoodDecision": good, "rating": rating, "ratedBy": rng.choice(RATED_BY),
+            "ratedAt": ts_ms + rng.randint(60_000, 3_600_000),
+            "reasoning": "Helpful and on time." if good else "Added noise or was wrong."}
+
+
+def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetime, history: list[dict]) -> dict:
+    human = rng.random() < 0.3
+    name = rng.choice(HUMANS) if human else rng.choice(list(PERSONAS))
+    action = rng.choice(["POSTED", "SILENT"])
+    reply = rng.choice(REPLIES) if action == "POSTED" else None
+    decision: dict[str, Any] = {"action": action, "confidence": round(rng.uniform(0.3, 0.98), 2),
+                                "reasoning": rng.choice(REASONS[action]), "responseTime": rng.randint(300, 9000)}
+    if reply:
+        decision["responseContent"] = reply
+    if not human:
+        decision["modelUsed"] = rng.choice(["llama3.2:3b", "claude-3-haiku", "gpt-4o-mini"])
+    if human and rng.random() < 0.8:
+        suggested = rng.choice(["POSTED", "SILENT"])
+        decision["companionSuggestion"] = {"suggestedAction": suggested, "confidence": round(rng.uniform(0.4, 0.9), 2),
+                                           "reasoning": "You were mentioned by name." if suggested == "POSTED" else "Others are handling it.",
+                                           "wasFollowed": suggested == action}
+    prompt = f"You are {name}, a human member of #{room}." if human else PERSONAS[name]
+    ts_ms = int(ts.timestamp() * 1000)
+    return {
+        "id": _uuid(rng), "timestamp": ts_ms, "actorId": f"{'user' if human else 'persona'}-{name.lower().replace(' ', '-')}",
+        "actorType": "human" if human else "ai-persona", "actorName": name, "triggerEventId": _uuid(rng), "domain": "chat",
+        "ragContext": {"identity": {"systemPrompt": prompt, "role": "member" if human else "assistant"},
+                       "conversationHistory": list(history[-6:]), "metadata": {"messageCount": len(history)}},
+        "visualContext": {"type": "chat-ui", "activeTab": room, "scrollPosition": 0},
+        "coordinationSnapshot": {"thoughtStreamId": _uuid(rng)[:8], "phase": "deciding",
+                                 "othersConsideringCount": rng.randint(0, 3), "othersConsideringNames": []},
+        "ambientState": {"temperature": round(rng.random(), 2), "userPresent": rng.random() < 0.7,
+                         "timeSinceLastResponse": rng.randint(2_000, 600_000), "messagesInLastMinute": rng.randint(0, 6),
+                         "mentionedByName": rng.random() < 0.2},
+        "decision": decision,
+        "outcome": _outcome(rng, ts_ms, good=rng.random() < 0.65),
+        "metadata": {"sessionId": session, "contextId": f"room-{room}", "sequenceNumber": seq, "tags": [room]},
+    }
+
+
+def _session(rng: random.Random, start: datetime) -> list[dict]:
+    session, room = _uuid(rng), rng.choice(ROOMS)
+    history: list[dict] = []
+    out = []
+    ts = start
+    for seq in range(1, rng.randint(5, 9)):
+        ts += timedelta(seconds=rng.randint(5, 240))
+        history.append({"role": "user", "name": rng.choice(HUMANS), "content": rng.choice(USER_LINES)})
+        record = _decision(rng, session, room, seq, ts, history)
+        if record["decision"].get("responseContent"):
+            history.append({"role": "assistant", "name": record["actorName"], "content": record["decision"]["responseContent"]})
+        out.append(record)
+    return out
+
+
+# ---------------------------------------------------------------- SQLite
+
+
+SQL_COLUMNS = {"id": "id", "timestamp": "timestamp", "actor_id": "actorId", "actor_type": "actorType",
+               "actor_name": "actorName", "trigger_event_id": "triggerEventId", "domain": "domain",
+               "rag_context": "ragContext", "visual_context": "visualContext",
+               "coordination_snapshot": "coordinationSnapshot", "ambient_state": "ambientState",
+               "decision": "decision", "outcome": "outcome", "metadata": "metadata"}
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else orjson.dumps(value).decode()
+
+
+def _sql_row(record: dict, rng: random.Random) -> tuple:
+    rag = orjson.dumps(record["ragContext"])
+    values = {col: record.get(key) for col, key in SQL_COLUMNS.items()}
+    values["rag_context"] = gzip_text(rag) if rng.random() < 0.5 else rag.decode()
+    for col in ("visual_context", "coordination_snapshot", "ambient_state", "decision", "outcome", "metadata"):
+        values[col] = _json(values[col])
+    return (*values.values(), "1.4.2")
+
+
+def _write_sqlite(path: Path, records: list[dict], rng: random.Random) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    cols = list(SQL_COLUMNS) + ["system_version"]  # a column the adapter does not know → extra
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(f"CREATE TABLE coordination_decisions ({', '.join(cols)}, PRIMARY KEY (id))")
+        conn.executemany(f"INSERT INTO coordination_decisions VALUES ({', '.join('?' * len(cols))})",
+                         [_sql_row(r, rng) for r in records])
+        conn.commit()
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- JSONL export
+
+
+def _export_copy(record: dict, rng: random.Random) -> dict:
+    copy = orjson.loads(orjson.dumps(record))
+    if copy["outcome"] is None and rng.random() < 0.5:  # rated after the DB snapshot → conflict, export wins
+        copy["outcome"] = {"wasGoodDecision": True, "rating": 5, "ratedBy": "user",
+                           "ratedAt": copy["timestamp"] + 7_200_000, "reasoning": "Rated later from the export UI."}
+    if rng.random() < 0.4:
+        copy["ragContext"] = gzip_text(orjson.dumps(copy["ragContext"]))
+    return copy
+
+
+def _iso(record: dict) -> dict:
+    ts = datetime.fromtimestamp(record["timestamp"] / 1000, tz=UTC)
+    return {**record, "timestamp": ts.isoformat().replace("+00:00", "Z"), "exportedBy": "decision/export v2"}
+
+
+def _bad_records(rng: random.Random, template: dict) -> tuple[list[tuple], list[bytes]]:
+    broken_gzip = dict(template, id=_uuid(rng))
+    bad_conf = orjson.loads(orjson.dumps(template))
+    bad_conf["id"] = _uuid(rng)
+    bad_conf["decision"]["confidence"] = "very sure"
+    sql_rows = [_sql_row(broken_gzip, rng), _sql_row(bad_conf, rng)]
+    cut_stream = gzip.compress(orjson.dumps(template["ragContext"]), mtime=0)[:-12]  # no trailer, no end
+    sql_rows[0] = (*sql_rows[0][:7], "gzip:" + base64.b64encode(cut_stream).decode(), *sql_rows[0][8:])
+    bomb = dict(template, id=_uuid(rng), ragContext=gzip_text(b" " * (9 * 1024 * 1024)))
+    no_id = {k: v for k, v in template.items() if k != "id"}
+    lines = [orjson.dumps(bomb), b'{"id": "' + _uuid(rng).encode() + b'", "decision": {"action": "POSTED",, }}',
+             orjson.dumps(no_id)]
+    return sql_rows, lines
+
+
+def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
+    base = Path(raw_root) / "decisions" / "continuum"
+    start = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+    sessions = [_session(rng, start + timedelta(hours=7 * i)) for i in range(6 * scale)]
+    in_db = [r for s in sessions[: 4 * scale] for r in s]
+    only_export = [r for s in sessions[4 * scale :] for r in s]
+    overlap = [r for r in in_db if rng.random() < 0.4]
+    bad_sql, bad_lines = _bad_records(rng, in_db[0])
+    _write_sqlite(base / "coordination_decisions.sqlite", in_db, rng)
+    conn = sqlite3.connect(base / "coordination_decisions.sqlite")
+    conn.executemany(f"INSERT INTO coordination_decisions VALUES ({', '.join('?' * 15)})", bad_sql)
+    conn.commit()
+    conn.close()
+    exported = [_export_copy(r, rng) for r in overlap] + [_iso(r) if rng.random() < 0.3 else r for r in only_export]
+    lines = [orjson.dumps(r) for r in exported]
+    for bad in bad_lines:
+        lines.insert(rng.randrange(len(lines) + 1), bad)
+    (base / "exports").mkdir(parents=True, exist_ok=True)
+    (base / "exports" / "decisions-export.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    legacy = base / "legacy" / "coordination_decisions.backup.sqlite"
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    legacy.write_text("PRAGMA dump failed: disk full\nid|timestamp|actor_id\n", encoding="utf-8")

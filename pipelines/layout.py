@@ -1,0 +1,38 @@
+"""Where every table of the warehouse lives under the data root (one place, so nothing guesses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Layout:
+    data_root: Path
+
+    @property
+    def warehouse(self) -> Path:
+        return self.data_root / "warehouse"
+
+    def bronze_dir(self, table: str) -> Path:
+        return self.warehouse / "bronze" / table
+
+    def bronze_part(self, table: str, key: str) -> Path:
+        return self.bronze_dir(table) / f"{key}.parquet"
+
+    def parse_quarantine_dir(self, source: str) -> Path:
+        return self.warehouse / "bronze" / "_quarantine" / source
+
+    def ingest_log(self, source: str) -> Path:
+        return self.warehouse / "bronze" / "_ingest" / f"{source}.parquet"
+
+    def silver(self, table: str) -> Path:
+        return self.warehouse / "silver" / f"{table}.parquet"
+
+    @property
+    def duckdb(self) -> Path:
+        return self.data_root / "warehouse.duckdb"
+
+    @property
+    def exports(self) -> Path:
+        return self.data_root / "exports"

@@ -1,0 +1,157 @@
+"""Adapter for `decision`: CoordinationDecision entities from SQLite databases and JSONL exports.
+
+Layout: `decisions/**/*.sqlite` (table `coordination_decisions`) and `decisions/**/*.jsonl`.
+Every row / line is one record → one `decision_records` row or one quarantine row. The same
+decision in both files is reconciled in silver, not here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pipelines.config import Settings
+from pipelines.schemas import frame_from_rows, polars_schema
+from pipelines.schemas.bronze.decision import DecisionRecords
+from pipelines.sources.base import (
+    ParseResult,
+    QuarantineRow,
+    RawFile,
+    RecordError,
+    expect_type,
+    quarantine_row,
+    raw_excerpt,
+    read_jsonl,
+)
+from pipelines.sources.decision.record import SOURCE, record_to_row
+
+__all__ = ["SOURCE", "TABLE", "discover", "parse_file"]
+
+TABLE = "decision_records"
+SQLITE_TABLE = "coordination_decisions"
+_TOP_FOLDER = "decisions"
+_PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
+
+
+def discover(raw_root: Path) -> list[RawFile]:
+    base = Path(raw_root) / _TOP_FOLDER
+    if not base.is_dir():
+        return []
+    paths = {p for pattern in _PATTERNS for p in base.rglob(pattern) if p.is_file()}
+    return sorted((RawFile.under(SOURCE, Path(raw_root), p) for p in paths), key=lambda f: f.rel_path)
+
+
+def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    limits = settings.limits
+    if len(data) > limits.max_file_bytes:
+        return _unreadable(file, "too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}", None)
+    if file.rel_path.endswith(".sqlite"):
+        return _parse_sqlite(file, data, settings)
+    return _parse_jsonl(file, data, settings)
+
+
+# ---------------------------------------------------------------- JSONL export
+
+
+def _parse_jsonl(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    read = read_jsonl(file, data, settings.limits)
+    rows: list[dict[str, Any]] = []
+    quarantine: list[QuarantineRow] = list(read.quarantine)
+    for unit, obj in read.records:
+        ordinal = unit.line
+        try:
+            expect_type(obj, dict, "a decision record")
+            rows.append(_bronze_row(file, unit.locator, ordinal, "jsonl", obj, settings))
+        except RecordError as err:
+            quarantine.append(quarantine_row(file, unit.locator, err, obj, settings.limits))
+    return _result(read.records_read, rows, quarantine)
+
+
+# ---------------------------------------------------------------- SQLite database
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _open_database(data: bytes) -> sqlite3.Connection:
+    if not data:
+        raise _Unreadable("file is empty, not a SQLite database")
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(data)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except (sqlite3.DatabaseError, MemoryError, OverflowError) as exc:
+        conn.close()
+        raise _Unreadable(f"not a readable SQLite database: {exc}") from None
+    if SQLITE_TABLE not in tables:
+        conn.close()
+        found = ", ".join(sorted(tables)) or "none"
+        raise _Unreadable(f"SQLite database has no table {SQLITE_TABLE!r} (tables: {found})")
+    return conn
+
+
+def _sqlite_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        cursor = conn.execute("SELECT rowid AS _rowid_, * FROM coordination_decisions ORDER BY rowid")
+        with_rowid = True
+    except sqlite3.OperationalError:  # a WITHOUT ROWID table: number rows in storage order
+        cursor = conn.execute("SELECT * FROM coordination_decisions")
+        with_rowid = False
+    names = [d[0] for d in cursor.description]
+    for position, values in enumerate(cursor, start=1):
+        row = dict(zip(names, values, strict=True))
+        rowid = row.pop("_rowid_") if with_rowid else position
+        yield rowid, row
+
+
+def _parse_sqlite(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    try:
+        conn = _open_database(data)
+    except _Unreadable as exc:
+        return _unreadable(file, "unreadable", str(exc), data)
+    rows: list[dict[str, Any]] = []
+    quarantine: list[QuarantineRow] = []
+    read = 0
+    try:
+        for rowid, record in _sqlite_rows(conn):
+            read += 1
+            locator = f"row id {rowid}"
+            try:
+                rows.append(_bronze_row(file, locator, rowid, "sqlite", record, settings))
+            except RecordError as err:
+                quarantine.append(quarantine_row(file, locator, err, _printable(record), settings.limits))
+    except sqlite3.DatabaseError as exc:  # corrupt pages part-way: the rest of the file is lost
+        quarantine.append(QuarantineRow(SOURCE, file.rel_path, f"after row {read}", "unreadable",
+                                        f"SQLite database is corrupt after {read} rows: {exc}", None))
+        read += 1
+    finally:
+        conn.close()
+    return _result(read, rows, quarantine)
+
+
+def _printable(record: dict[str, Any]) -> dict[str, Any]:
+    """A row for the quarantine excerpt: BLOB columns shown by size, not as bytes."""
+    return {k: f"<{len(v)} bytes>" if isinstance(v, bytes) else v for k, v in record.items()}
+
+
+# ---------------------------------------------------------------- shared
+
+
+def _bronze_row(file: RawFile, locator: str, ordinal: int, kind: str, record: dict, settings: Settings) -> dict:
+    return {"file": file.rel_path, "locator": locator, "ordinal": ordinal, "file_kind": kind,
+            **record_to_row(record, settings)}
+
+
+def _result(records_read: int, rows: list[dict], quarantine: list[QuarantineRow]) -> ParseResult:
+    frame = frame_from_rows(rows, polars_schema(DecisionRecords))
+    return ParseResult(records_read=records_read, tables={TABLE: frame}, quarantine=quarantine)
+
+
+def _unreadable(file: RawFile, kind: str, message: str, data: bytes | None) -> ParseResult:
+    row = QuarantineRow(SOURCE, file.rel_path, "file", kind, message, raw_excerpt(data[:200] if data else None))
+    return _result(1, [], [row])
+
+

@@ -1,0 +1,164 @@
+"""One CoordinationDecision record (SQLite row or exported JSONL entity) → one bronze row.
+
+SQLite columns are snake_case and hold JSON as text; the JSONL export is camelCase with nested
+objects. Both are read through the same alias table so a decision looks the same either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.config import Settings
+from pipelines.sources.base import RecordError, as_float, expect_type, first_of, parse_ts, require
+from pipelines.sources.decision.blobs import decode_json_part, decode_rag_context, json_text_or_none
+
+SOURCE = "decision"
+
+# canonical name → spellings (SQLite snake_case first, JSONL camelCase second)
+TOP_LEVEL: dict[str, tuple[str, ...]] = {
+    "id": ("id",),
+    "timestamp": ("timestamp",),
+    "actor_id": ("actor_id", "actorId"),
+    "actor_type": ("actor_type", "actorType"),
+    "actor_name": ("actor_name", "actorName"),
+    "trigger_event_id": ("trigger_event_id", "triggerEventId"),
+    "domain": ("domain",),
+    "session_id": ("session_id", "sessionId"),
+    "rag_context": ("rag_context", "ragContext"),
+    "visual_context": ("visual_context", "visualContext"),
+    "coordination_snapshot": ("coordination_snapshot", "coordinationSnapshot"),
+    "ambient_state": ("ambient_state", "ambientState"),
+    "decision": ("decision",),
+    "outcome": ("outcome",),
+    "metadata": ("metadata",),
+}
+_KNOWN_TOP = frozenset(name for names in TOP_LEVEL.values() for name in names)
+_DECISION_KEYS = {
+    "action": ("action",),
+    "confidence": ("confidence",),
+    "reasoning": ("reasoning",),
+    "response_content": ("responseContent", "response_content"),
+    "model_used": ("modelUsed", "model_used"),
+    "companion_suggestion": ("companionSuggestion", "companion_suggestion"),
+}
+_KNOWN_DECISION = frozenset(name for names in _DECISION_KEYS.values() for name in names)
+
+
+def field(record: dict, canonical: str) -> Any:
+    return first_of(record, *TOP_LEVEL[canonical])
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return expect_type(value, str, what)
+
+
+def _optional_int(value: Any, what: str) -> int | None:
+    number = as_float(value, what)
+    if number is None:
+        return None
+    if not number.is_integer():
+        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
+    return int(number)
+
+
+def _confidence(decision: dict) -> float | None:
+    value = as_float(first_of(decision, "confidence"), "decision.confidence")
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise RecordError("bad_value", f"decision.confidence {value} is outside [0,1]")
+    return value
+
+
+def _decision_fields(decision: dict) -> dict[str, Any]:
+    action = _optional_text(require(decision, "action"), "decision.action")
+    suggestion = first_of(decision, *_DECISION_KEYS["companion_suggestion"])
+    if suggestion is not None:
+        expect_type(suggestion, dict, "decision.companionSuggestion")
+    details = {k: v for k, v in decision.items() if k not in _KNOWN_DECISION}
+    return {
+        "action": action,
+        "confidence": _confidence(decision),
+        "reasoning": _optional_text(first_of(decision, "reasoning"), "decision.reasoning"),
+        "response_content": _optional_text(
+            first_of(decision, *_DECISION_KEYS["response_content"]), "decision.responseContent"
+        ),
+        "model_used": _optional_text(first_of(decision, *_DECISION_KEYS["model_used"]), "decision.modelUsed"),
+        "decision_details": json_text_or_none(details or None),
+        "suggested_action": None if suggestion is None else _optional_text(
+            first_of(suggestion, "suggestedAction", "suggested_action"), "companionSuggestion.suggestedAction"
+        ),
+        "companion_suggestion": json_text_or_none(suggestion),
+    }
+
+
+def _outcome_fields(outcome: dict | None, tz: str) -> dict[str, Any]:
+    if outcome is None:
+        return {"outcome": None}
+    rating = as_float(first_of(outcome, "rating"), "outcome.rating")
+    if rating is not None and not 0.0 <= rating <= 5.0:
+        raise RecordError("bad_value", f"outcome.rating {rating} fits neither the 0–1 nor the 1–5 scale")
+    was_good = first_of(outcome, "wasGoodDecision", "was_good_decision")
+    if was_good is not None:
+        expect_type(was_good, bool, "outcome.wasGoodDecision")
+    return {
+        "outcome": json_text_or_none(outcome),
+        "outcome_rating": rating,
+        "outcome_was_good": was_good,
+        "outcome_rated_by": _optional_text(first_of(outcome, "ratedBy", "rated_by"), "outcome.ratedBy"),
+        "outcome_rated_at": parse_ts(first_of(outcome, "ratedAt", "rated_at"), tz),
+    }
+
+
+def _system_prompt(rag: Any) -> str | None:
+    if not isinstance(rag, dict):
+        return None
+    identity = rag.get("identity")
+    nested = identity.get("systemPrompt") if isinstance(identity, dict) else None
+    prompt = first_of(rag, "systemPrompt", "system_prompt", default=nested)
+    return _optional_text(prompt, "ragContext.identity.systemPrompt")
+
+
+def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
+    """The bronze columns of one record (without file / locator); RecordError if it breaks a rule."""
+    limits = settings.limits
+    tz = settings.timezone_for(SOURCE)
+    decision_id = _optional_text(require(record, "id"), "id")
+    metadata = decode_json_part(field(record, "metadata"), limits, "metadata") or {}
+    session_id = first_of(record, *TOP_LEVEL["session_id"], default=first_of(metadata, "sessionId", "session_id"))
+    if session_id is None:
+        raise RecordError("missing_field", "missing session id ('metadata.sessionId' / 'session_id')")
+    decision = decode_json_part(field(record, "decision"), limits, "decision")
+    if decision is None:
+        raise RecordError("missing_field", "missing field 'decision'")
+    outcome = decode_json_part(field(record, "outcome"), limits, "outcome")
+    rag, encoding = decode_rag_context(field(record, "rag_context"), limits)
+    extra = {k: v for k, v in record.items() if k not in _KNOWN_TOP}
+    return {
+        "decision_id": decision_id,
+        "session_id": _optional_text(session_id, "metadata.sessionId"),
+        "context_id": _optional_text(first_of(metadata, "contextId", "context_id"), "metadata.contextId"),
+        "sequence_number": _optional_int(
+            first_of(metadata, "sequenceNumber", "sequence_number"), "metadata.sequenceNumber"
+        ),
+        "actor_id": _optional_text(field(record, "actor_id"), "actorId"),
+        "actor_type": _optional_text(field(record, "actor_type"), "actorType"),
+        "actor_name": _optional_text(field(record, "actor_name"), "actorName"),
+        "trigger_event_id": _optional_text(field(record, "trigger_event_id"), "triggerEventId"),
+        "domain": _optional_text(field(record, "domain"), "domain"),
+        **_decision_fields(decision),
+        "system_prompt": _system_prompt(rag),
+        "rag_context": json_text_or_none(rag),
+        "rag_context_encoding": encoding,
+        "visual_context": json_text_or_none(decode_json_part(field(record, "visual_context"), limits, "visual context")),
+        "coordination_snapshot": json_text_or_none(
+            decode_json_part(field(record, "coordination_snapshot"), limits, "coordination snapshot")
+        ),
+        "ambient_state": json_text_or_none(decode_json_part(field(record, "ambient_state"), limits, "ambient state")),
+        "metadata": json_text_or_none(metadata or None),
+        **_outcome_fields(outcome, tz),
+        "ts": parse_ts(field(record, "timestamp"), tz),
+        "extra": json_text_or_none(extra or None),
+    }

@@ -1,0 +1,111 @@
+"""Source adapter `social_rl`: multi-agent Social RL rounds and the PRAR states they used.
+
+Layout under the raw root: `outputs/<run_dir>/round<N>_social_rl.json`, optional
+`outputs/<run_dir>/meta.json` and `metrics.json`, and `prar/outputs/<run>/state.json`.
+Each file is one JSON document = one record, parsed alone; sibling files are joined in
+`pipelines.transforms.social_rl`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipelines.config import Settings
+from pipelines.schemas import frame_from_rows, polars_schema
+from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
+from pipelines.sources.base import (
+    ParseResult,
+    RawFile,
+    RecordError,
+    load_json_file,
+    quarantine_row,
+)
+from pipelines.sources.social_rl.fields import LocatedError
+from pipelines.sources.social_rl.records import meta_row, metrics_row, prar_state_row, round_row
+
+SOURCE = "social_rl"
+
+ROUND_FILE = re.compile(r"^round(\d+)_social_rl\.json$")
+# (glob under the raw root, bronze table) for every file kind this source reads.
+PATTERNS: tuple[tuple[str, str], ...] = (
+    ("outputs/*/round*_social_rl.json", "social_rl_rounds"),
+    ("outputs/*/meta.json", "social_rl_meta"),
+    ("outputs/*/metrics.json", "social_rl_metrics"),
+    ("prar/outputs/*/state.json", "social_rl_prar_states"),
+)
+
+__all__ = ["SOURCE", "discover", "parse_file"]
+
+
+def discover(raw_root: Path) -> list[RawFile]:
+    found = {
+        path
+        for pattern, _ in PATTERNS
+        for path in raw_root.glob(pattern)
+        if path.is_file() and _table_for(path.name, path.relative_to(raw_root).as_posix())
+    }
+    return sorted((RawFile.under(SOURCE, raw_root, p) for p in found), key=lambda f: f.rel_path)
+
+
+def _table_for(name: str, rel_path: str) -> str | None:
+    if ROUND_FILE.match(name):
+        return "social_rl_rounds"
+    if rel_path.startswith("prar/"):
+        return "social_rl_prar_states" if name == "state.json" else None
+    return {"meta.json": "social_rl_meta", "metrics.json": "social_rl_metrics"}.get(name)
+
+
+def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    """One file = one record: a bronze row in its table, or one quarantine row."""
+    table = _table_for(Path(file.rel_path).name, file.rel_path)
+    if table is None:
+        err = RecordError("unreadable", f"{file.rel_path} is not a social_rl file")
+        return ParseResult(records_read=1, quarantine=[quarantine_row(file, "file", err, None, settings.limits)])
+    result = ParseResult(records_read=1)
+    schema = polars_schema(BRONZE_MODELS[table])
+    try:
+        row = _ROW_BUILDERS[table](_load(data, settings), file, settings)
+    except LocatedError as err:
+        raw = data if err.item is None else err.item  # the offending part when known, else the file
+        result.quarantine.append(quarantine_row(file, err.path, err, raw, settings.limits))
+        row = None
+    except RecordError as err:
+        result.quarantine.append(quarantine_row(file, "file", err, data, settings.limits))
+        row = None
+    rows = [] if row is None else [{"file": file.rel_path, "locator": "file"} | row]
+    result.tables[table] = frame_from_rows(rows, schema)
+    return result
+
+
+def _load(data: bytes, settings: Settings) -> Any:
+    limits = settings.limits
+    if len(data) > limits.max_file_bytes:
+        raise RecordError("too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}")
+    try:
+        return load_json_file(data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth)
+    except RecordError as err:
+        # orjson says "unexpected end of data" when the document stops mid-way: a cut-off write.
+        if err.kind == "invalid_json" and "unexpected end of data" in err.message:
+            raise RecordError("truncated", f"file ends inside the JSON document ({err.message})") from None
+        raise
+
+
+def _run_folder(file: RawFile) -> str:
+    return Path(file.rel_path).parent.name
+
+
+def _round_row(doc: Any, file: RawFile, settings: Settings) -> dict:
+    match = ROUND_FILE.match(Path(file.rel_path).name)
+    file_round = int(match.group(1)) if match else None
+    return round_row(doc, _run_folder(file), file_round, settings.timezone_for(SOURCE))
+
+
+_ROW_BUILDERS: dict[str, Callable[[Any, RawFile, Settings], dict]] = {
+    "social_rl_rounds": _round_row,
+    "social_rl_meta": lambda doc, file, s: meta_row(doc, _run_folder(file), s.timezone_for(SOURCE)),
+    "social_rl_metrics": lambda doc, file, s: metrics_row(doc, _run_folder(file)),
+    "social_rl_prar_states": lambda doc, file, s: prar_state_row(doc, _run_folder(file)),
+}

@@ -1,0 +1,159 @@
+"""Adapter for the wildfire evacuation persuasion study (`study`).
+
+Raw layout under the raw root (anything else, e.g. backend/ or conversation_data_exports/, is
+not a study output and is ignored):
+
+    survey_responses/conversations/<session_id>.json     one session (pretty-printed)  → copy_kind session_file
+    survey_responses/conversations/all_conversations.jsonl  one session per line       → copy_kind master
+    survey_responses/completed/CCC###.json                 participant file             → copy_kind completed
+    survey_responses/exits/INC###.json                     participant file             → copy_kind exit
+
+Records: a session file is 1 record; a master line is 1 record; a participant file is
+1 participant record + 1 record per entry of `conversations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipelines.config import Settings
+from pipelines.schemas import frame_from_rows, polars_schema
+from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
+from pipelines.sources.base import (
+    ParseResult,
+    QuarantineRow,
+    RawFile,
+    RecordError,
+    load_json_file,
+    quarantine_row,
+    raw_excerpt,
+    read_jsonl,
+)
+from pipelines.sources.study.records import participant_row, session_row
+
+SOURCE = "study"
+ROOT = "survey_responses"
+SESSIONS = "study_sessions"
+PARTICIPANTS = "study_participants"
+PARTICIPANT_LOCATOR = "participant"
+FILE_LOCATOR = "file"
+
+_PARTICIPANT_KINDS = {"completed": "completed", "exits": "exit"}
+
+
+def discover(raw_root: Path) -> list[RawFile]:
+    """Session files, master JSONL files, and completed/exit participant files, sorted."""
+    base = Path(raw_root) / ROOT
+    patterns = ("conversations/*.json", "conversations/*.jsonl", "completed/*.json", "exits/*.json")
+    paths = {p for pattern in patterns for p in base.glob(pattern) if p.is_file()}
+    files = [RawFile.under(SOURCE, Path(raw_root), p) for p in paths]
+    return sorted(files, key=lambda f: f.rel_path)
+
+
+def copy_kind(rel_path: str) -> str:
+    parts = rel_path.split("/")
+    folder = parts[-2] if len(parts) >= 2 else ""
+    if folder in _PARTICIPANT_KINDS:
+        return _PARTICIPANT_KINDS[folder]
+    return "master" if rel_path.endswith(".jsonl") else "session_file"
+
+
+def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    kind = copy_kind(file.rel_path)
+    collector = _Collector(file, kind, settings)
+    if kind == "master":
+        collector.read_master(data)
+    else:
+        collector.read_whole_file(data)
+    return collector.result()
+
+
+class _Collector:
+    """Accumulates bronze rows and quarantine rows for one raw file."""
+
+    def __init__(self, file: RawFile, kind: str, settings: Settings):
+        self.file = file
+        self.kind = kind
+        self.limits = settings.limits
+        self.tz = settings.timezone_for(SOURCE)
+        self.sessions: list[dict] = []
+        self.participants: list[dict] = []
+        self.quarantine: list[QuarantineRow] = []
+        self.records_read = 0
+
+    def result(self) -> ParseResult:
+        return ParseResult(
+            records_read=self.records_read,
+            tables={
+                SESSIONS: frame_from_rows(self.sessions, polars_schema(StudySessions)),
+                PARTICIPANTS: frame_from_rows(self.participants, polars_schema(StudyParticipants)),
+            },
+            quarantine=self.quarantine,
+        )
+
+    def read_master(self, data: bytes) -> None:
+        read = read_jsonl(self.file, data, self.limits)
+        self.records_read += len(read.quarantine)
+        self.quarantine.extend(read.quarantine)
+        for unit, obj in read.records:
+            self._record(unit.locator, obj, lambda o: session_row(o, self.tz))
+
+    def read_whole_file(self, data: bytes) -> None:
+        if len(data) > self.limits.max_file_bytes:
+            self._reject_file(RecordError("too_large", f"file is {len(data)} bytes, limit is {self.limits.max_file_bytes}"), data)
+            return
+        try:
+            obj = load_json_file(data, max_bytes=self.limits.max_record_bytes,
+                                 max_depth=self.limits.max_nesting_depth)
+        except RecordError as err:
+            self._reject_file(_as_truncation(err), data)
+            return
+        if self.kind == "session_file":
+            self._record(FILE_LOCATOR, obj, lambda o: session_row(o, self.tz))
+        else:
+            self._participant_file(obj, data)
+
+    def _participant_file(self, obj: Any, data: bytes) -> None:
+        if not isinstance(obj, dict):
+            err = RecordError("bad_type", f"participant file should hold an object, got {type(obj).__name__}")
+            self._reject_file(err, data)
+            return
+        self._record(PARTICIPANT_LOCATOR, obj, lambda o: participant_row(o, self.file.rel_path, self.tz),
+                     table=self.participants)
+        conversations = obj.get("conversations")
+        if not isinstance(conversations, list):
+            return  # the participant record was quarantined for it (or it is absent: no sessions)
+        enclosing = obj.get("participant_id") or obj.get("participantId")
+        enclosing = enclosing if isinstance(enclosing, str) else None
+        for i, conversation in enumerate(conversations):
+            self._record(f"conversations[{i}]", conversation,
+                         lambda o: session_row(o, self.tz, enclosing))
+
+    def _record(self, locator: str, obj: Any, build: Callable[[Any], dict],
+                table: list[dict] | None = None) -> None:
+        self.records_read += 1
+        try:
+            row = build(obj)
+        except RecordError as err:
+            self.quarantine.append(quarantine_row(self.file, locator, err, obj, self.limits))
+            return
+        row.update(file=self.file.rel_path, locator=locator)
+        if table is None:
+            row["copy_kind"] = self.kind
+            self.sessions.append(row)
+        else:
+            table.append(row)
+
+    def _reject_file(self, err: RecordError, data: bytes) -> None:
+        self.records_read += 1
+        self.quarantine.append(QuarantineRow(SOURCE, self.file.rel_path, FILE_LOCATOR, err.kind,
+                                             err.message, raw_excerpt(data, self.limits.raw_excerpt_chars)))
+
+
+def _as_truncation(err: RecordError) -> RecordError:
+    """A whole-file JSON document that stops mid-way was cut short, not malformed."""
+    if err.kind == "invalid_json" and "unexpected end of data" in err.message:
+        return RecordError("truncated", f"file ends inside the JSON document: {err.message}")
+    return err

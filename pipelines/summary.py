@@ -1,0 +1,61 @@
+"""What a build produced, for the operator: rows per table, quarantine, pending tails, balance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from pipelines.config import SOURCES, Settings
+from pipelines.ingest import INGEST_LOG_SCHEMA
+from pipelines.io import read_table
+from pipelines.layout import Layout
+from pipelines.reconcile import reconcile_source
+from pipelines.schemas.silver import SILVER_MODELS
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    table_rows: pl.DataFrame  # table, rows
+    reconciliation: pl.DataFrame  # source, files, records_read, bronze_rows, quarantine_rows, pending, balanced
+    quarantine: pl.DataFrame  # source, stage, error_kind, n
+    pending: pl.DataFrame  # source, file, locator
+
+    @property
+    def balanced(self) -> bool:
+        return bool(self.reconciliation["balanced"].all()) if self.reconciliation.height else True
+
+
+def build_summary(settings: Settings) -> BuildSummary:
+    layout = Layout(settings.data_root)
+    rows = [
+        {"table": table, "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item()}
+        for table in SILVER_MODELS
+        if layout.silver(table).exists()
+    ]
+    table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
+    per_source = []
+    for source in SOURCES:
+        per_file = reconcile_source(source, layout)
+        per_source.append(
+            per_file.select(
+                pl.lit(source).alias("source"),
+                pl.len().cast(pl.Int64).alias("files"),
+                pl.col("records_read").sum().cast(pl.Int64),
+                pl.col("bronze_rows").sum().cast(pl.Int64),
+                pl.col("quarantine_rows").sum().cast(pl.Int64),
+                pl.col("n_pending").sum().cast(pl.Int64).alias("pending"),
+                pl.col("balanced").all(),
+            )
+        )
+    reconciliation = pl.concat(per_source)
+    quarantine = read_table(layout.silver("quarantine"), None) if layout.silver("quarantine").exists() else None
+    by_kind = (
+        quarantine.group_by("source", "stage", "error_kind").agg(pl.len().cast(pl.Int64).alias("n")).sort("source", "stage", "error_kind")
+        if quarantine is not None
+        else pl.DataFrame(schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64})
+    )
+    pending = pl.concat(
+        [read_table(layout.ingest_log(s), INGEST_LOG_SCHEMA) for s in SOURCES]
+    ).select("source", "file", pl.col("pending_locators").alias("locator")).explode("locator").drop_nulls("locator")
+    return BuildSummary(table_rows, reconciliation, by_kind, pending)

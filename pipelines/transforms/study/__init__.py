@@ -1,0 +1,52 @@
+"""Study bronze → silver: episodes, turns, decisions, feedback and silver quarantine.
+
+See `sessions` for how one copy of a session is chosen and how the end reason is derived, and
+`signals` for decisions (IQL steps) and feedback (judge stances, post-survey answers).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.config import Settings
+from pipelines.schemas import conform, polars_schema, silver_schema
+from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
+from pipelines.transforms.study import sessions as sess
+from pipelines.transforms.study import signals
+from pipelines.transforms.study.common import SOURCE
+from pipelines.transforms.study.sessions import AGREE_MIN_CONFIDENCE, MAX_RESIDENT_TURNS
+
+__all__ = ["AGREE_MIN_CONFIDENCE", "MAX_RESIDENT_TURNS", "to_silver"]
+
+
+def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+    sessions = _table(bronze, "study_sessions", polars_schema(StudySessions))
+    participants = _table(bronze, "study_participants", polars_schema(StudyParticipants))
+
+    # Collected once: every builder below reads the chosen copies and their steps.
+    chosen = sess.choose_copies(sessions).collect().lazy()
+    steps = sess.iql_steps(chosen).collect().lazy()
+    turns = sess.turns(chosen, steps).collect().lazy()
+
+    judge, judge_orphans = signals.judge_feedback(steps)
+    willing, willing_orphans = signals.willing_feedback(
+        participants, chosen, settings.timezone_for(SOURCE)
+    )
+    feedback = pl.concat(
+        [conform(judge, silver_schema("feedback")), conform(willing, silver_schema("feedback"))]
+    )
+    quarantine = pl.concat(
+        [conform(q, silver_schema("quarantine")) for q in (judge_orphans, willing_orphans)]
+    )
+    return {
+        "episodes": conform(sess.episodes(chosen, steps), silver_schema("episodes")),
+        "turns": conform(turns, silver_schema("turns")),
+        "decisions": conform(signals.decisions(steps, turns), silver_schema("decisions")),
+        "feedback": feedback,
+        "quarantine": quarantine,
+    }
+
+
+def _table(bronze: dict[str, pl.LazyFrame], name: str, schema: pl.Schema) -> pl.LazyFrame:
+    frame = bronze.get(name)
+    return pl.LazyFrame(schema=schema) if frame is None else frame

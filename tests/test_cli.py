@@ -1,0 +1,74 @@
+"""`turnlake` end to end on generated demo data, through Dagster, in a temporary folder."""
+
+import polars as pl
+import pytest
+
+from pipelines.cli import main
+from pipelines.layout import Layout
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    data_root = root / "data"
+    home = root / "dagster_home"
+    home.mkdir()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DAGSTER_HOME", str(home))
+    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
+    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
+    code = main(["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"])
+    yield code, data_root, home
+    mp.undo()
+
+
+def test_build_generates_demo_data_when_raw_root_is_empty_and_succeeds(demo_build):
+    code, data_root, _ = demo_build
+    assert code == 0
+    assert any((data_root / "raw").rglob("*.json*"))
+
+
+def test_build_records_the_run_in_the_local_instance(demo_build):
+    _, _, home = demo_build
+    assert (home / "history" / "runs.db").exists() or any(home.rglob("runs.db"))
+
+
+def test_build_prints_summary_tables(demo_build, capsys):
+    _, data_root, _ = demo_build
+    assert main(["sql", "--data-root", str(data_root), "SELECT source, count(*) AS n FROM episodes GROUP BY ALL"]) == 0
+    out = capsys.readouterr().out
+    for source in ("scenario", "study", "social_rl", "dialogue", "decision"):
+        assert source in out
+
+
+def test_demo_data_quarantines_bad_records_of_every_source(demo_build):
+    _, data_root, _ = demo_build
+    quarantine = pl.read_parquet(Layout(data_root).silver("quarantine"))
+    assert quarantine["source"].n_unique() == 5
+    assert quarantine["error_kind"].n_unique() >= 5
+
+
+def test_sql_reports_errors_with_exit_code_one(demo_build, capsys):
+    _, data_root, _ = demo_build
+    assert main(["sql", "--data-root", str(data_root), "SELECT nope FROM episodes"]) == 1
+
+
+def test_build_on_empty_raw_root_without_demo_flag_refuses(tmp_path):
+    assert main(["build", "--raw-root", str(tmp_path / "empty"), "--data-root", str(tmp_path / "d")]) == 2
+
+
+def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
+    import pipelines.transforms.dialogue as dialogue
+
+    original = dialogue.to_silver
+
+    def broken(bronze, settings):
+        out = original(bronze, settings)
+        out["turns"] = pl.LazyFrame(out["turns"]).with_columns(role=pl.lit("robot"))
+        return out
+
+    monkeypatch.setattr(dialogue, "to_silver", broken)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    raw = tmp_path / "raw"
+    assert main(["demo", "--raw-root", str(raw)]) == 0
+    assert main(["build", "--raw-root", str(raw), "--data-root", str(tmp_path / "d"), "--log-level", "ERROR"]) == 1

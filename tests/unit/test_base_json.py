@@ -1,0 +1,81 @@
+"""Shared readers: record splitting, JSON repair, limits, pending tails."""
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.config import Limits
+from pipelines.sources.base import RawFile, RecordError, loads_record, read_jsonl, split_json_units
+
+LIMITS = Limits()
+FILE = RawFile("scenario", Path("x.jsonl"), "scenarios/active/S/x.jsonl")
+
+
+def _load(data: bytes):
+    return loads_record(data, max_bytes=LIMITS.max_record_bytes, max_depth=LIMITS.max_nesting_depth)
+
+
+def test_split_accepts_pretty_printed_objects_concatenated_with_compact_lines():
+    data = b'{"a": 1}\n{\n  "b": {\n    "c": [1,\n 2]\n  }\n}\n\n{"d": 3}\n'
+    units = list(split_json_units(data))
+    assert [_load(u.data) for u in units] == [{"a": 1}, {"b": {"c": [1, 2]}}, {"d": 3}]
+    assert [u.line for u in units] == [1, 2, 9]
+
+
+def test_split_skips_bom_and_blank_lines_but_keeps_byte_offsets_of_the_file():
+    data = b'\xef\xbb\xbf\n{"a": 1}\n'
+    (unit,) = split_json_units(data)
+    assert unit.line == 2 and unit.offset == 4 and _load(unit.data) == {"a": 1}
+
+
+def test_split_keeps_leading_garbage_as_its_own_unit_so_it_is_not_lost():
+    units = list(split_json_units(b'garbage\n{"a": 1}\n'))
+    assert len(units) == 2 and units[0].data == b"garbage"
+
+
+def test_utf8_character_cut_before_closing_quote_is_repaired():
+    assert _load(b'{"t": "caf\xc3"}') == {"t": "caf"}
+    assert _load(b'{"t": "\xe2\x80"}') == {"t": ""}
+
+
+def test_invalid_utf8_inside_text_is_invalid_encoding_not_repaired():
+    with pytest.raises(RecordError) as err:
+        _load(b'{"t": "a\xff b"}')
+    assert err.value.kind == "invalid_encoding"
+
+
+def test_record_over_size_limit_is_too_large():
+    with pytest.raises(RecordError) as err:
+        loads_record(b'{"a": "' + b"x" * 100 + b'"}', max_bytes=50, max_depth=10)
+    assert err.value.kind == "too_large"
+
+
+def test_record_nested_deeper_than_limit_is_too_large():
+    deep = b"[" * 100 + b"]" * 100
+    with pytest.raises(RecordError) as err:
+        loads_record(deep, max_bytes=10_000, max_depth=64)
+    assert err.value.kind == "too_large"
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    text = b'{"t": "' + b"[" * 200 + b'"}'
+    assert loads_record(text, max_bytes=10_000, max_depth=8) == {"t": "[" * 200}
+
+
+def test_unfinished_last_line_of_active_file_is_pending_not_quarantined():
+    result = read_jsonl(FILE, b'{"a": 1}\n{"b": "half', LIMITS, active=True)
+    assert len(result.records) == 1 and result.quarantine == []
+    assert [p.locator for p in result.pending] == ["line 2 (byte 9)"]
+    assert result.records_read == 1
+
+
+def test_unfinished_last_line_of_closed_file_is_truncated():
+    result = read_jsonl(FILE, b'{"a": 1}\n{"b": "half', LIMITS, active=False)
+    assert [q.error_kind for q in result.quarantine] == ["truncated"]
+    assert result.records_read == 2 and result.pending == []
+
+
+def test_bad_line_in_the_middle_is_invalid_json_and_neighbours_survive():
+    result = read_jsonl(FILE, b'{"a": 1}\n{"b": nope}\n{"c": 3}\n', LIMITS)
+    assert [o for _, o in result.records] == [{"a": 1}, {"c": 3}]
+    assert [(q.error_kind, q.locator) for q in result.quarantine] == [("invalid_json", "line 2 (byte 9)")]
