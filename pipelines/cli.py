@@ -137,7 +137,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     settings = _settings(args)
     _export_roots(settings)
     _ensure_dagster_home(settings)
-    os.execvp("dg", ["dg", "dev", *args.dg_args])
+    os.execvp("dg", ["dg", "dev", *args.extra])
     return 0  # unreachable
 
 
@@ -174,13 +174,16 @@ def _parser() -> argparse.ArgumentParser:
 
     dev = sub.add_parser("dev", help="start `dg dev` on this project's instance and roots")
     roots(dev)
-    dev.add_argument("dg_args", nargs=argparse.REMAINDER)
     dev.set_defaults(func=cmd_dev)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "dev":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra  # `turnlake dev --port 3001` passes --port through to `dg dev`
     return args.func(args)
 
 

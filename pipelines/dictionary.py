@@ -38,8 +38,10 @@ def render_dictionary() -> str:
     out = [
         "# turnlake data dictionary",
         "",
-        "Generated from the Pandera models by `turnlake dictionary`; do not edit by hand "
-        "(a test fails when this file is stale).",
+        (
+            "Generated from the Pandera models by `turnlake dictionary`; do not edit by hand "
+            "(a test fails when this file is stale)."
+        ),
         "",
         "## Silver (canonical tables)",
         "",

@@ -8,10 +8,10 @@ lose their parts, so bronze always mirrors the raw root.
 from __future__ import annotations
 
 import hashlib
-import inspect
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 
 import polars as pl
 
@@ -20,7 +20,7 @@ from pipelines.io import file_key, read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.schemas import conform, frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
-from pipelines.sources import adapter
+from pipelines.sources import adapter, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
 
@@ -68,13 +68,20 @@ class IngestReport:
     n_pending: int = 0
 
 
+def _module_files(module: ModuleType) -> list[Path]:
+    path = Path(module.__file__)
+    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+
+
 def parser_version(source: str) -> str:
     """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
-    modules = [adapter(source), source_base]
-    models = bronze_models(source)
-    texts = [inspect.getsource(m) for m in modules]
-    texts += [str(polars_schema(model)) for model in models.values()]
-    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    files = [*_module_files(adapter(source)), *_module_files(jsonio), *_module_files(source_base)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    for model in bronze_models(source).values():
+        digest.update(str(polars_schema(model)).encode())
+    return digest.hexdigest()[:16]
 
 
 def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:

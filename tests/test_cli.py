@@ -58,7 +58,7 @@ def test_build_on_empty_raw_root_without_demo_flag_refuses(tmp_path):
 
 
 def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
-    import pipelines.transforms.dialogue as dialogue
+    from pipelines.transforms import dialogue
 
     original = dialogue.to_silver
 

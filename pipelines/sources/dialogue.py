@@ -25,11 +25,11 @@ from pipelines.sources.base import (
     first_of,
     parse_ts,
     quarantine_row,
-    read_jsonl,
     require,
     stable_hash,
     unknown_fields,
 )
+from pipelines.sources.jsonio import read_jsonl
 
 SOURCE = "dialogue"
 CONVERSATIONS_DIR = "dialogues"

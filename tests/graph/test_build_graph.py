@@ -18,7 +18,6 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.summary import build_summary
 from pipelines.warehouse import query
 
-
 PROJECT_CONFIG = Path(__file__).parents[2] / "turnlake.toml"
 
 

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.config import Limits
-from pipelines.sources.base import RawFile, RecordError, loads_record, read_jsonl, split_json_units
+from pipelines.sources.base import RawFile, RecordError
+from pipelines.sources.jsonio import loads_record, read_jsonl, split_json_units
 
 LIMITS = Limits()
 FILE = RawFile("scenario", Path("x.jsonl"), "scenarios/active/S/x.jsonl")

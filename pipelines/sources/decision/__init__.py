@@ -23,9 +23,9 @@ from pipelines.sources.base import (
     expect_type,
     quarantine_row,
     raw_excerpt,
-    read_jsonl,
 )
 from pipelines.sources.decision.record import SOURCE, record_to_row
+from pipelines.sources.jsonio import read_jsonl
 
 __all__ = ["SOURCE", "TABLE", "discover", "parse_file"]
 

@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 from pipelines.config import Limits
-from pipelines.sources.base import RecordError, dumps, loads_record
+from pipelines.sources.base import RecordError, dumps
+from pipelines.sources.jsonio import loads_record
 
 GZIP_PREFIX = "gzip:"
 _GZIP_MAGIC = b"\x1f\x8b"

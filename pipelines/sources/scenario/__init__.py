@@ -25,8 +25,8 @@ from pipelines.sources.base import (
     RecordError,
     quarantine_row,
     raw_excerpt,
-    read_jsonl,
 )
+from pipelines.sources.jsonio import read_jsonl
 from pipelines.sources.scenario.records import FileContext, record_row
 
 SOURCE = "scenario"

@@ -16,13 +16,8 @@ from typing import Any
 from pipelines.config import Settings
 from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
-from pipelines.sources.base import (
-    ParseResult,
-    RawFile,
-    RecordError,
-    load_json_file,
-    quarantine_row,
-)
+from pipelines.sources.base import ParseResult, RawFile, RecordError, quarantine_row
+from pipelines.sources.jsonio import load_json_file
 from pipelines.sources.social_rl.fields import LocatedError
 from pipelines.sources.social_rl.records import meta_row, metrics_row, prar_state_row, round_row
 
@@ -84,13 +79,7 @@ def _load(data: bytes, settings: Settings) -> Any:
     limits = settings.limits
     if len(data) > limits.max_file_bytes:
         raise RecordError("too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}")
-    try:
-        return load_json_file(data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth)
-    except RecordError as err:
-        # orjson says "unexpected end of data" when the document stops mid-way: a cut-off write.
-        if err.kind == "invalid_json" and "unexpected end of data" in err.message:
-            raise RecordError("truncated", f"file ends inside the JSON document ({err.message})") from None
-        raise
+    return load_json_file(data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth)
 
 
 def _run_folder(file: RawFile) -> str:

@@ -26,11 +26,10 @@ from pipelines.sources.base import (
     QuarantineRow,
     RawFile,
     RecordError,
-    load_json_file,
     quarantine_row,
     raw_excerpt,
-    read_jsonl,
 )
+from pipelines.sources.jsonio import load_json_file, read_jsonl
 from pipelines.sources.study.records import participant_row, session_row
 
 SOURCE = "study"
@@ -108,7 +107,7 @@ class _Collector:
             obj = load_json_file(data, max_bytes=self.limits.max_record_bytes,
                                  max_depth=self.limits.max_nesting_depth)
         except RecordError as err:
-            self._reject_file(_as_truncation(err), data)
+            self._reject_file(err, data)
             return
         if self.kind == "session_file":
             self._record(FILE_LOCATOR, obj, lambda o: session_row(o, self.tz))
@@ -150,10 +149,3 @@ class _Collector:
         self.records_read += 1
         self.quarantine.append(QuarantineRow(SOURCE, self.file.rel_path, FILE_LOCATOR, err.kind,
                                              err.message, raw_excerpt(data, self.limits.raw_excerpt_chars)))
-
-
-def _as_truncation(err: RecordError) -> RecordError:
-    """A whole-file JSON document that stops mid-way was cut short, not malformed."""
-    if err.kind == "invalid_json" and "unexpected end of data" in err.message:
-        return RecordError("truncated", f"file ends inside the JSON document: {err.message}")
-    return err

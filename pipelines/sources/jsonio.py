@@ -1,0 +1,193 @@
+"""Reading JSON records out of raw bytes: splitting JSONL(-ish) files into records, parsing one
+record within the configured limits, and turning failures into specific quarantine kinds."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from pipelines.sources.base import PendingTail, QuarantineRow, RawFile, RecordError, raw_excerpt
+
+# ---------------------------------------------------------------- JSON records
+
+
+@dataclass(frozen=True)
+class JsonUnit:
+    """One top-level JSON text cut out of a file, with where it starts."""
+
+    line: int  # 1-based line of its first byte
+    offset: int  # byte offset of its first byte
+    data: bytes
+    is_last: bool
+    ends_with_newline: bool
+
+    @property
+    def locator(self) -> str:
+        return f"line {self.line} (byte {self.offset})"
+
+
+_UNIT_START = re.compile(rb"^[\{\[]", re.MULTILINE)
+_BOM = b"\xef\xbb\xbf"
+
+
+def split_json_units(data: bytes) -> Iterator[JsonUnit]:
+    """Split a JSONL file into top-level JSON texts.
+
+    Accepts one compact object per line *and* pretty-printed objects concatenated in one file
+    (as `jq` without `-c` writes them): a record starts at every line whose first byte is `{`
+    or `[` — nested lines are indented, and raw newlines cannot occur inside JSON strings.
+    Leading BOM and blank lines are ignored; text before the first record start is its own
+    (invalid) unit so nothing is silently skipped.
+    """
+    bom = len(_BOM) if data.startswith(_BOM) else 0
+    data = data[bom:]
+    starts = [m.start() for m in _UNIT_START.finditer(data)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    bounds = list(zip(starts, starts[1:] + [len(data)], strict=True))
+    line = 1
+    prev = 0
+    kept = [(a, b) for a, b in bounds if data[a:b].strip()]
+    for i, (a, b) in enumerate(kept):
+        line += data.count(b"\n", prev, a)
+        prev = a
+        chunk = data[a:b]
+        # Skip leading blank lines inside the chunk so the locator points at the record itself.
+        stripped = chunk.lstrip()
+        lead = len(chunk) - len(stripped)
+        unit_line = line + chunk.count(b"\n", 0, lead)
+        yield JsonUnit(
+            line=unit_line,
+            offset=bom + a + lead,
+            data=stripped.rstrip(),
+            is_last=i == len(kept) - 1,
+            ends_with_newline=chunk.endswith(b"\n"),
+        )
+
+
+# A multi-byte UTF-8 sequence cut before its end, right before the closing quote of a string:
+# what writers that truncate text at N bytes leave behind.
+_CUT_UTF8_BEFORE_QUOTE = re.compile(
+    rb"(?:[\xc2-\xdf]|[\xe0-\xef][\x80-\xbf]?|[\xf0-\xf4][\x80-\xbf]{0,2})(?=\")"
+)
+
+
+def _depth_exceeds(data: bytes, max_depth: int) -> bool:
+    # Cheap upper bound first: a text with few brackets cannot be deep.
+    if data.count(b"{") + data.count(b"[") <= max_depth:
+        return False
+    depth = 0
+    in_str = False
+    esc = False
+    for ch in data:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == 0x5C:
+                esc = True
+            elif ch == 0x22:
+                in_str = False
+        elif ch == 0x22:
+            in_str = True
+        elif ch in (0x7B, 0x5B):
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif ch in (0x7D, 0x5D):
+            depth -= 1
+    return False
+
+
+def loads_record(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
+    """Parse one JSON text or raise RecordError with a specific kind.
+
+    Repairs exactly one known artefact: a UTF-8 character split by a byte-limit cut just
+    before a string's closing quote (the partial character is dropped).
+    """
+    if len(data) > max_bytes:
+        raise RecordError("too_large", f"record is {len(data)} bytes, limit is {max_bytes}")
+    if _depth_exceeds(data, max_depth):
+        raise RecordError("too_large", f"record nests deeper than {max_depth} levels")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as first:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            repaired = _CUT_UTF8_BEFORE_QUOTE.sub(b"", data)
+            try:
+                repaired.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RecordError(
+                    "invalid_encoding", f"bytes that are not UTF-8 at offset {exc.start}"
+                ) from None
+            try:
+                return orjson.loads(repaired)
+            except orjson.JSONDecodeError as again:
+                raise RecordError("invalid_json", f"invalid JSON: {again}") from None
+        raise RecordError("invalid_json", f"invalid JSON: {first}") from None
+
+
+def load_json_file(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
+    """Parse a whole-file JSON document (BOM tolerated); a document cut off mid-way is `truncated`."""
+    data = data.removeprefix(_BOM)
+    if not data.strip():
+        raise RecordError("truncated", "file is empty")
+    try:
+        return loads_record(data, max_bytes=max_bytes, max_depth=max_depth)
+    except RecordError as err:
+        if is_cut_short(err):
+            raise RecordError("truncated", f"file ends inside the JSON document ({err.message})") from None
+        raise
+
+
+def is_cut_short(err: RecordError) -> bool:
+    """orjson reports a document that stops mid-way as 'unexpected end of data'."""
+    return err.kind == "invalid_json" and "unexpected end of data" in err.message
+
+
+# ---------------------------------------------------------------- JSONL reading
+
+
+@dataclass
+class JsonlRead:
+    records: list[tuple[JsonUnit, Any]] = field(default_factory=list)
+    quarantine: list[QuarantineRow] = field(default_factory=list)
+    pending: list[PendingTail] = field(default_factory=list)
+
+    @property
+    def records_read(self) -> int:
+        return len(self.records) + len(self.quarantine)
+
+
+def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False) -> JsonlRead:
+    """Parse every record of a JSONL(-ish) file; bad ones become quarantine rows.
+
+    The last record of an `active` file that does not parse and has no trailing newline is
+    still being written: it is a pending tail, not a record. In a closed file the same thing
+    is quarantined as `truncated`.
+    """
+    out = JsonlRead()
+    for unit in split_json_units(data):
+        try:
+            obj = loads_record(
+                unit.data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth
+            )
+        except RecordError as err:
+            cut_short = unit.is_last and not unit.ends_with_newline
+            if cut_short and active:
+                out.pending.append(PendingTail(file.source, file.rel_path, unit.locator, len(unit.data)))
+                continue
+            kind = "truncated" if cut_short and err.kind == "invalid_json" else err.kind
+            message = err.message if kind == err.kind else f"file ends inside a record: {err.message}"
+            out.quarantine.append(
+                QuarantineRow(file.source, file.rel_path, unit.locator, kind, message,
+                              raw_excerpt(unit.data, limits.raw_excerpt_chars))
+            )
+            continue
+        out.records.append((unit, obj))
+    return out
