@@ -1,0 +1,33 @@
+"""Conformance: the real files in ../shared/real_samples go through the whole graph, nothing lost."""
+
+import shutil
+
+import polars as pl
+import pytest
+
+from pipelines.config import Settings
+from pipelines.layout import Layout
+from pipelines.summary import build_summary
+from tests.conftest import REAL_SAMPLES
+from tests.graph.test_build_graph import failed_checks, materialize_all
+
+pytestmark = pytest.mark.skipif(not REAL_SAMPLES.is_dir(), reason="../shared/real_samples is absent")
+
+
+def test_real_samples_build_with_all_checks_passing_and_nothing_quarantined(tmp_path):
+    raw = tmp_path / "raw"
+    # Each sample folder mirrors its origin repository's paths, i.e. a raw root of its own.
+    for origin in (REAL_SAMPLES / "wildfire_persuasion", REAL_SAMPLES / "social_rl" / "Socratic-RCM"):
+        shutil.copytree(origin, raw, dirs_exist_ok=True)
+    result = materialize_all(raw, tmp_path / "data")
+    assert result.success and failed_checks(result) == []
+
+    layout = Layout(tmp_path / "data")
+    assert pl.read_parquet(layout.silver("quarantine")).height == 0
+    summary = build_summary(Settings(raw_root=raw, data_root=tmp_path / "data"))
+    assert summary.balanced
+    episodes = pl.read_parquet(layout.silver("episodes"))
+    by_source = dict(episodes.group_by("source").len().iter_rows())
+    # 8 distinct study sessions across 4 files (one appears twice); 2 Social RL rounds.
+    assert by_source == {"study": 8, "social_rl": 2}
+    assert pl.read_parquet(layout.silver("agent_rounds")).height == 6
