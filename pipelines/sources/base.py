@@ -225,6 +225,16 @@ def as_float(value: Any, what: str) -> float | None:
     return float(value)
 
 
+def as_int(value: Any, what: str) -> int | None:
+    """Whole numbers, also stored as strings ("5") or as integral floats (5.0); "five" is not."""
+    number = as_float(value, what)
+    if number is None:
+        return None
+    if not number.is_integer():
+        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
+    return int(number)
+
+
 def unknown_fields(record: dict, known: set[str] | frozenset[str]) -> dict | None:
     """Fields an adapter does not map: kept verbatim in an `extra` JSON column."""
     extra = {k: v for k, v in record.items() if k not in known}

@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.sources.base import RecordError, as_float, expect_type, first_of, parse_ts, require
+from pipelines.sources.base import (
+    RecordError,
+    as_float,
+    as_int,
+    expect_type,
+    first_of,
+    parse_ts,
+    require,
+)
 from pipelines.sources.decision.blobs import decode_json_part, decode_rag_context, json_text_or_none
 
 SOURCE = "decision"
@@ -56,13 +64,6 @@ def _optional_text(value: Any, what: str) -> str | None:
     return expect_type(value, str, what)
 
 
-def _optional_int(value: Any, what: str) -> int | None:
-    number = as_float(value, what)
-    if number is None:
-        return None
-    if not number.is_integer():
-        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
-    return int(number)
 
 
 def _confidence(decision: dict) -> float | None:
@@ -140,7 +141,7 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
         "decision_id": decision_id,
         "session_id": _optional_text(session_id, "metadata.sessionId"),
         "context_id": _optional_text(first_of(metadata, "contextId", "context_id"), "metadata.contextId"),
-        "sequence_number": _optional_int(
+        "sequence_number": as_int(
             first_of(metadata, "sequenceNumber", "sequence_number"), "metadata.sequenceNumber"
         ),
         "actor_id": _optional_text(field(record, "actor_id"), "actorId"),

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pipelines.sources.base import RecordError, as_float, dumps, expect_type
+from pipelines.sources.base import RecordError, as_float, as_int, dumps, expect_type
 
 # Feedback scores are documented in [0, 1]; float noise may land a hair outside.
 SCORE_TOLERANCE = 1e-9
@@ -41,18 +41,10 @@ def opt_str(record: dict, name: str) -> str | None:
     return None if value is None else expect_type(value, str, name)
 
 
-def opt_int(value: Any, what: str) -> int | None:
-    """Integers, integral floats and numeric strings ("2", 2.0) are accepted; "two" is not."""
-    number = as_float(value, what)
-    if number is None:
-        return None
-    if not number.is_integer():
-        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
-    return int(number)
 
 
 def opt_count(value: Any, what: str) -> int | None:
-    count = opt_int(value, what)
+    count = as_int(value, what)
     if count is not None and count < 0:
         raise RecordError("bad_value", f"{what} is negative: {count}")
     return count

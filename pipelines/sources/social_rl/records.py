@@ -7,6 +7,7 @@ from typing import Any
 from pipelines.sources.base import (
     RecordError,
     as_float,
+    as_int,
     expect_type,
     first_of,
     parse_ts,
@@ -20,7 +21,6 @@ from pipelines.sources.social_rl.fields import (
     opt_bool,
     opt_count,
     opt_dict,
-    opt_int,
     opt_score,
     opt_str,
 )
@@ -78,7 +78,7 @@ def round_row(doc: Any, run_dir: str, file_round: int | None, tz: str) -> dict:
 
 
 def _round_number(doc: dict, file_round: int | None) -> int:
-    number = opt_int(doc.get("round_number"), "round_number")
+    number = as_int(doc.get("round_number"), "round_number")
     if number is None:
         if file_round is None:
             raise RecordError("missing_field", "missing field 'round_number'")
@@ -103,8 +103,8 @@ def message(m: Any, tz: str) -> dict:
     return {
         "agent_id": expect_type(require(m, "agent_id"), str, "agent_id"),
         "content": expect_type(require(m, "content"), str, "content"),
-        "round_number": opt_int(m.get("round_number"), "round_number"),
-        "turn_number": opt_int(m.get("turn_number"), "turn_number"),
+        "round_number": as_int(m.get("round_number"), "round_number"),
+        "turn_number": as_int(m.get("turn_number"), "turn_number"),
         "ts": parse_ts(m.get("timestamp"), tz),
         "prar_cue_used": opt_str(m, "prar_cue_used"),
         "internal": opt_bool(m.get("internal"), "internal"),
@@ -129,7 +129,7 @@ def feedback_vector(key: str, v: Any) -> dict:
     row |= {name: opt_count(v.get(name), name) for name in COUNTS}
     return row | {
         "agent_id": agent_id,
-        "round_number": opt_int(v.get("round_number"), "round_number"),
+        "round_number": as_int(v.get("round_number"), "round_number"),
         "concepts_embodied": concepts,
         "extra": json_text(unknown_fields(v, VECTOR_FIELDS)),
     }
@@ -139,8 +139,8 @@ def adaptation(a: Any) -> dict:
     """Both shapes: documented `{adaptation_type, cue, reason, feedback_trigger, round_number}`
     and real `{agent_id, role, deltas{...}, round}`."""
     expect_type(a, dict, "policy adaptation")
-    round_number = opt_int(a.get("round_number"), "round_number")
-    alias = opt_int(a.get("round"), "round")
+    round_number = as_int(a.get("round_number"), "round_number")
+    alias = as_int(a.get("round"), "round")
     if None not in (round_number, alias) and round_number != alias:
         raise RecordError("bad_value", f"round {alias} and round_number {round_number} disagree")
     deltas = opt_dict(a.get("deltas"), "deltas")

@@ -8,6 +8,7 @@ from typing import Any
 from pipelines.sources.base import (
     RecordError,
     as_float,
+    as_int,
     dumps,
     expect_type,
     first_of,
@@ -39,14 +40,6 @@ def optional_str(record: dict, name: str) -> str | None:
     return expect_type(value, str, name)
 
 
-def as_int(value: Any, what: str) -> int | None:
-    """Integers, also stored as strings ("5") or as whole floats; anything else is bad_type."""
-    number = as_float(value, what)
-    if number is None:
-        return None
-    if not number.is_integer():
-        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
-    return int(number)
 
 
 def timestamp(value: Any, tz: str, what: str) -> Any:
