@@ -71,20 +71,21 @@ def _schema_check(contract: TableContract, settings_of) -> dg.AssetChecksDefinit
 def table_contracts() -> list[TableContract]:
     """Every bronze and silver table with the model it must satisfy and how to load it."""
     from pipelines.config import SOURCES
-    from pipelines.io import read_table, scan_parts
+    from pipelines.ingest import scan_current
+    from pipelines.io import read_table
     from pipelines.layout import Layout
     from pipelines.schemas import polars_schema
     from pipelines.schemas.bronze import bronze_models
     from pipelines.schemas.silver import SILVER_MODELS
 
-    def bronze_loader(table, model):
-        return lambda s: scan_parts(Layout(s.data_root).bronze_dir(table), polars_schema(model)).collect()
+    def bronze_loader(source, table, model):
+        return lambda s: scan_current(Layout(s.data_root), source, table, polars_schema(model)).collect()
 
     def silver_loader(table):
         return lambda s: read_table(Layout(s.data_root).silver(table))
 
     contracts = [
-        TableContract(f"bronze_{source}", table, model, bronze_loader(table, model))
+        TableContract(f"bronze_{source}", table, model, bronze_loader(source, table, model))
         for source in SOURCES
         for table, model in bronze_models(source).items()
     ]

@@ -60,6 +60,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from pipelines.demo import is_empty, write_demo
+    from pipelines.lock import DataRootBusy, data_root_lock
     from pipelines.summary import build_summary
 
     settings = _settings(args)
@@ -77,12 +78,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     from pipelines.definitions import BUILD_JOB, build_definitions
 
     job = build_definitions(settings).resolve_job_def(BUILD_JOB)
-    with dg.DagsterInstance.get() as instance:
-        result = job.execute_in_process(
-            instance=instance,
-            raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
-        )
+    try:
+        with data_root_lock(settings.data_root, wait_seconds=args.wait), dg.DagsterInstance.get() as instance:
+            result = job.execute_in_process(
+                instance=instance,
+                raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
+            )
+    except DataRootBusy as busy:
+        print(f"turnlake build: {busy}", file=sys.stderr)
+        return 3
     failed_checks = [
         e.event_specific_data for e in result.all_events
         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
@@ -92,6 +97,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     _print_table("Records per source (records read = bronze + quarantined)", summary.reconciliation)
     _print_table("Quarantined records by source and error kind", summary.quarantine)
     _print_table("Pending tails (incomplete last records of active files, retried next run)", summary.pending)
+    if summary.missing.height:
+        _print_table("Raw files that disappeared (rows kept; set [ingest] remove_deleted_files to drop)",
+                     summary.missing)
     for check in failed_checks:
         print(f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr)
     print(f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
@@ -155,6 +163,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--scale", type=int, default=1, help="demo scale when generating (default 1)")
     build.add_argument("--seed", type=int, default=7, help="demo seed when generating (default 7)")
     build.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    build.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                       help="if another build holds the data root, wait this long before giving up (exit 3)")
     build.set_defaults(func=cmd_build)
 
     demo = sub.add_parser("demo", help="write realistic demo raw files of all five sources")

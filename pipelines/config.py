@@ -37,6 +37,8 @@ class Settings:
     dialogue_turn_index_base: dict[str, int] = field(default_factory=dict)
     default_turn_index_base: int = 0
     config_path: Path | None = None
+    # A raw file that vanished keeps its rows (reported as missing) unless this is set.
+    remove_deleted_files: bool = False
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -89,6 +91,7 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
         config_path=config_path,
         limits=limits,
         source_timezones=dict(config.get("timezones", {})),
+        remove_deleted_files=bool(config.get("ingest", {}).get("remove_deleted_files", False)),
         dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
     )
 

@@ -1,8 +1,11 @@
-"""Raw files → bronze parts (one Parquet part per raw file and bronze table) + parse quarantine.
+"""Raw files → bronze parts (one immutable Parquet part per raw file and bronze table) + parse
+quarantine, tracked by a per-source ingest log that works like a table manifest.
 
-A file is parsed only when its content fingerprint or the parser's code changed since the
-ingest log last saw it; otherwise its parts are reused. Files that vanished from the raw root
-lose their parts, so bronze always mirrors the raw root.
+A part's name carries the raw file's key and a `part_id` (content fingerprint + parser version),
+so a re-parse writes new files beside the old ones. Only the ingest log says which parts are
+current, and it is replaced atomically after the parts exist; stale parts are removed after that.
+A build killed at any moment therefore leaves the previous log and every part it names intact.
+A file is parsed only when its fingerprint or the parser's code changed since the log saw it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from types import ModuleType
 import polars as pl
 
 from pipelines.config import Settings
+from pipelines.faults import crash_point
 from pipelines.io import file_key, read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.schemas import conform, frame_from_rows, polars_schema
@@ -24,6 +28,8 @@ from pipelines.sources import adapter, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
 
+QUARANTINE_PART = "_quarantine"  # pseudo table name in a log row's `tables`
+
 INGEST_LOG_SCHEMA = pl.Schema(
     {
         "source": pl.String,
@@ -31,6 +37,8 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "fingerprint": pl.String,
         "size_bytes": pl.Int64,
         "parser_version": pl.String,
+        "part_id": pl.String,
+        "tables": pl.List(pl.String),
         "records_read": pl.Int64,
         "n_bronze": pl.Int64,
         "n_quarantine": pl.Int64,
@@ -38,6 +46,7 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "pending_locators": pl.List(pl.String),
         "run_id": pl.String,
         "parsed_at": pl.Datetime("us", "UTC"),
+        "missing_since": pl.Datetime("us", "UTC"),
     }
 )
 
@@ -61,7 +70,8 @@ class IngestReport:
     files_seen: int = 0
     files_parsed: int = 0
     files_reused: int = 0
-    files_deleted: list[str] = field(default_factory=list)
+    files_missing: list[str] = field(default_factory=list)
+    files_removed: list[str] = field(default_factory=list)
     records_read: int = 0
     n_bronze: int = 0
     n_quarantine: int = 0
@@ -84,85 +94,124 @@ def parser_version(source: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def read_log(layout: Layout, source: str) -> pl.DataFrame:
+    return read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
+
+
+def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
+    """The parts of one bronze table (or QUARANTINE_PART) that the ingest log names as current."""
+    log = read_log(layout, source).filter(pl.col("tables").list.contains(table))
+    if table == QUARANTINE_PART:
+        return [layout.parse_quarantine_part(source, file_key(f), p) for f, p in log.select("file", "part_id").iter_rows()]
+    return [layout.bronze_part(table, file_key(f), p) for f, p in log.select("file", "part_id").iter_rows()]
+
+
+def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
+    parts = current_parts(layout, source, table)
+    return pl.scan_parquet(parts, schema=schema) if parts else pl.DataFrame(schema=schema).lazy()
+
+
 def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     """Parse with the adapter; an adapter bug on one file quarantines that file, never the run."""
-    limits = settings.limits
-    if len(data) > limits.max_file_bytes:
-        return ParseResult(records_read=1, quarantine=[QuarantineRow(
-            file.source, file.rel_path, "file", "too_large",
-            f"file is {len(data)} bytes, limit is {limits.max_file_bytes}", None)])
     try:
         return adapter(file.source).parse_file(file, data, settings)
     except Exception as exc:  # noqa: BLE001 — turned into a specific, visible quarantine row
         return ParseResult(records_read=1, quarantine=[QuarantineRow(
             file.source, file.rel_path, "file", "unreadable",
             f"the {file.source} adapter failed on this file: {type(exc).__name__}: {exc}",
-            raw_excerpt(data, limits.raw_excerpt_chars))])
+            raw_excerpt(data, settings.limits.raw_excerpt_chars))])
 
 
-def _write_parts(layout: Layout, source: str, key: str, result: ParseResult, run_id: str) -> None:
-    for table, model in bronze_models(source).items():
-        part = layout.bronze_part(table, key)
-        frame = result.tables.get(table)
-        if frame is None or frame.height == 0:
-            remove_file(part)
-            continue
-        write_parquet_atomic(conform(frame, polars_schema(model)).collect(), part)
-    unknown = set(result.tables) - set(bronze_models(source))
+def _too_large(file: RawFile, size: int, limit: int) -> ParseResult:
+    return ParseResult(records_read=1, quarantine=[QuarantineRow(
+        file.source, file.rel_path, "file", "too_large", f"file is {size} bytes, limit is {limit}", None)])
+
+
+def _write_parts(layout: Layout, source: str, key: str, part_id: str, result: ParseResult,
+                 run_id: str) -> list[str]:
+    models = bronze_models(source)
+    unknown = set(result.tables) - set(models)
     if unknown:
         raise ValueError(f"{source} adapter returned tables without a bronze model: {sorted(unknown)}")
-    qpart = layout.parse_quarantine_dir(source) / f"{key}.parquet"
+    written = []
+    for table, model in models.items():
+        frame = result.tables.get(table)
+        if frame is not None and frame.height:
+            write_parquet_atomic(conform(frame, polars_schema(model)).collect(), layout.bronze_part(table, key, part_id))
+            written.append(table)
     if result.quarantine:
         rows = [{**q.__dict__, "stage": "parse", "run_id": run_id} for q in result.quarantine]
-        write_parquet_atomic(frame_from_rows(rows, PARSE_QUARANTINE_SCHEMA), qpart)
+        write_parquet_atomic(frame_from_rows(rows, PARSE_QUARANTINE_SCHEMA),
+                             layout.parse_quarantine_part(source, key, part_id))
+        written.append(QUARANTINE_PART)
+    return written
+
+
+def _ingest_file(file: RawFile, layout: Layout, settings: Settings, version: str, prev: dict | None,
+                 run_id: str) -> tuple[dict, bool]:
+    """The file's log row, and whether it had to be parsed."""
+    size = file.path.stat().st_size
+    if size > settings.limits.max_file_bytes:
+        data, fingerprint = None, f"size:{size}:mtime:{file.path.stat().st_mtime_ns}"
     else:
-        remove_file(qpart)
+        data = file.path.read_bytes()
+        fingerprint = hashlib.sha256(data).hexdigest()
+    part_id = hashlib.sha256(f"{fingerprint}:{version}".encode()).hexdigest()[:16]
+    if prev and prev["part_id"] == part_id and prev["missing_since"] is None:
+        return prev, False
+    result = _too_large(file, size, settings.limits.max_file_bytes) if data is None else _safe_parse(file, data, settings)
+    tables = _write_parts(layout, file.source, file_key(file.rel_path), part_id, result, run_id)
+    return {
+        "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size,
+        "parser_version": version, "part_id": part_id, "tables": tables,
+        "records_read": result.records_read, "n_bronze": result.n_bronze,
+        "n_quarantine": len(result.quarantine), "n_pending": len(result.pending),
+        "pending_locators": [p.locator for p in result.pending],
+        "run_id": run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
+    }, True
 
 
-def _remove_parts(layout: Layout, source: str, rel_path: str) -> None:
-    key = file_key(rel_path)
-    for table in bronze_models(source):
-        remove_file(layout.bronze_part(table, key))
-    remove_file(layout.parse_quarantine_dir(source) / f"{key}.parquet")
+def collect_bronze_garbage(layout: Layout, source: str) -> None:
+    """Remove parts the ingest log no longer names, and temp files of killed writes.
+
+    Run only after the DuckDB views were rebuilt: until then the old views may still read them.
+    """
+    keep = {str(p) for table in [*bronze_models(source), QUARANTINE_PART] for p in current_parts(layout, source, table)}
+    folders = [layout.bronze_dir(t) for t in bronze_models(source)] + [layout.parse_quarantine_dir(source)]
+    for folder in folders:
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.suffix in (".parquet", ".tmp") and str(path) not in keep:
+                    remove_file(path)
 
 
 def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     """Bring this source's bronze parts up to date with the raw root."""
     layout = Layout(settings.data_root)
-    log_path = layout.ingest_log(source)
-    previous = {row["file"]: row for row in read_table(log_path, INGEST_LOG_SCHEMA).iter_rows(named=True)}
+    previous = {row["file"]: row for row in read_log(layout, source).iter_rows(named=True)}
     version = parser_version(source)
     report = IngestReport(source)
     log_rows = []
     files = adapter(source).discover(Path(settings.raw_root))
     for file in files:
-        data = file.path.read_bytes()
-        fingerprint = hashlib.sha256(data).hexdigest()
+        row, parsed = _ingest_file(file, layout, settings, version, previous.get(file.rel_path), run_id)
         report.files_seen += 1
-        prev = previous.get(file.rel_path)
-        if prev and prev["fingerprint"] == fingerprint and prev["parser_version"] == version:
-            row = prev
-            report.files_reused += 1
-        else:
-            result = _safe_parse(file, data, settings)
-            _write_parts(layout, source, file_key(file.rel_path), result, run_id)
-            row = {
-                "source": source, "file": file.rel_path, "fingerprint": fingerprint,
-                "size_bytes": len(data), "parser_version": version,
-                "records_read": result.records_read, "n_bronze": result.n_bronze,
-                "n_quarantine": len(result.quarantine), "n_pending": len(result.pending),
-                "pending_locators": [p.locator for p in result.pending],
-                "run_id": run_id, "parsed_at": datetime.now(UTC),
-            }
-            report.files_parsed += 1
+        report.files_parsed += parsed
+        report.files_reused += not parsed
         log_rows.append(row)
+    seen = {f.rel_path for f in files}
+    for rel_path in sorted(set(previous) - seen):
+        if settings.remove_deleted_files:
+            report.files_removed.append(rel_path)
+            continue
+        report.files_missing.append(rel_path)
+        log_rows.append({**previous[rel_path], "missing_since": previous[rel_path]["missing_since"] or datetime.now(UTC)})
+    for row in log_rows:
         report.records_read += row["records_read"]
         report.n_bronze += row["n_bronze"]
         report.n_quarantine += row["n_quarantine"]
-        report.n_pending += row["n_pending"]
-    seen = {f.rel_path for f in files}
-    for rel_path in sorted(set(previous) - seen):
-        _remove_parts(layout, source, rel_path)
-        report.files_deleted.append(rel_path)
-    write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA), log_path)
+        report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
+    crash_point("ingest:before_log")
+    write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA), layout.ingest_log(source))
+    crash_point("ingest:after_log")
     return report

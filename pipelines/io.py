@@ -52,14 +52,33 @@ def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
     return pl.read_parquet(path)
 
 
-def replace_dir_atomic(staging: Path, target: Path) -> None:
-    """Swap a fully written folder into place (old one removed after the rename)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    old = target.with_name(f".{target.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
+def publish_generation(link: Path, generation: str, tables: dict[str, pl.DataFrame]) -> Path:
+    """Write a set of tables as one new generation folder, then switch `link` to it atomically.
+
+    `link` (e.g. warehouse/silver) is a symlink to `<link>.<generation>/`; replacing a symlink is a
+    single rename, so readers see the whole old set or the whole new set, never a mix.
+    """
+    target = link.with_name(f"{link.name}.{generation}")
     if target.exists():
-        os.replace(target, old)
-    os.replace(staging, target)
-    if old.exists():
-        shutil.rmtree(old)
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for table, frame in tables.items():
+        write_parquet_atomic(frame, target / f"{table}.parquet")
+    if link.exists() and not link.is_symlink():  # a plain folder from an older layout
+        os.replace(link, link.with_name(f"{link.name}.legacy"))
+    tmp_link = link.with_name(f".{link.name}.link.tmp")
+    tmp_link.unlink(missing_ok=True)
+    tmp_link.symlink_to(target.name)
+    os.replace(tmp_link, link)
+    return target
+
+
+def remove_old_generations(link: Path) -> list[Path]:
+    """Delete generation folders of `link` other than the one it points to."""
+    current = link.resolve() if link.is_symlink() else None
+    removed = []
+    for folder in link.parent.glob(f"{link.name}.*"):
+        if folder.is_dir() and not folder.is_symlink() and folder.resolve() != current:
+            shutil.rmtree(folder)
+            removed.append(folder)
+    return removed

@@ -17,17 +17,26 @@ class Layout:
     def bronze_dir(self, table: str) -> Path:
         return self.warehouse / "bronze" / table
 
-    def bronze_part(self, table: str, key: str) -> Path:
-        return self.bronze_dir(table) / f"{key}.parquet"
+    def bronze_part(self, table: str, key: str, part_id: str) -> Path:
+        """Immutable part: raw file `key`, parsed content `part_id` (fingerprint + parser version)."""
+        return self.bronze_dir(table) / f"{key}-{part_id}.parquet"
 
     def parse_quarantine_dir(self, source: str) -> Path:
         return self.warehouse / "bronze" / "_quarantine" / source
 
+    def parse_quarantine_part(self, source: str, key: str, part_id: str) -> Path:
+        return self.parse_quarantine_dir(source) / f"{key}-{part_id}.parquet"
+
     def ingest_log(self, source: str) -> Path:
         return self.warehouse / "bronze" / "_ingest" / f"{source}.parquet"
 
+    @property
+    def silver_link(self) -> Path:
+        """`warehouse/silver`: a symlink to the current silver generation folder."""
+        return self.warehouse / "silver"
+
     def silver(self, table: str) -> Path:
-        return self.warehouse / "silver" / f"{table}.parquet"
+        return self.silver_link / f"{table}.parquet"
 
     @property
     def duckdb(self) -> Path:

@@ -4,43 +4,40 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.ingest import INGEST_LOG_SCHEMA, PARSE_QUARANTINE_SCHEMA
-from pipelines.io import read_table, scan_parts
+from pipelines.ingest import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, current_parts, read_log
 from pipelines.layout import Layout
 from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze import bronze_models
 
+_COUNTS = pl.Schema({"file": pl.String, "n": pl.Int64})
 
-def _rows_per_file(frames: list[pl.LazyFrame], name: str) -> pl.LazyFrame:
-    if not frames:
-        return pl.LazyFrame(schema={"file": pl.String, name: pl.UInt32})
-    return pl.concat([f.select("file") for f in frames]).group_by("file").agg(pl.len().alias(name))
+
+def _rows_per_file(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.DataFrame:
+    """Rows per raw file in the parts the log names; a named part that is gone counts 0 rows."""
+    parts = [p for p in current_parts(layout, source, table) if p.exists()]
+    if not parts:
+        return pl.DataFrame(schema=_COUNTS)
+    return (
+        pl.scan_parquet(parts, schema=schema).group_by("file").agg(pl.len().cast(pl.Int64).alias("n")).collect()
+    )
 
 
 def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
-    """One row per raw file known to the ingest log or present in bronze, with `balanced`.
+    """One row per raw file in the ingest log, with `balanced`.
 
     Counts come from the persisted parts, not from what the parser claimed, so a lost or
     duplicated part shows up as an imbalance.
     """
-    log = read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA).lazy().select("file", "records_read", "n_pending")
-    bronze = [
-        scan_parts(layout.bronze_dir(table), polars_schema(model))
-        for table, model in bronze_models(source).items()
-    ]
-    quarantine = [scan_parts(layout.parse_quarantine_dir(source), PARSE_QUARANTINE_SCHEMA)]
+    log = read_log(layout, source).select("file", "records_read", "n_pending", "missing_since")
+    bronze = [_rows_per_file(layout, source, t, polars_schema(m)) for t, m in bronze_models(source).items()]
+    bronze_counts = pl.concat(bronze).group_by("file").agg(pl.col("n").sum().alias("bronze_rows"))
+    quarantine_counts = _rows_per_file(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA).rename(
+        {"n": "quarantine_rows"}
+    )
     return (
-        log.join(_rows_per_file(bronze, "bronze_rows"), on="file", how="full", coalesce=True)
-        .join(_rows_per_file(quarantine, "quarantine_rows"), on="file", how="full", coalesce=True)
-        .with_columns(
-            pl.col("records_read").fill_null(0),
-            pl.col("bronze_rows").fill_null(0).cast(pl.Int64),
-            pl.col("quarantine_rows").fill_null(0).cast(pl.Int64),
-            pl.col("n_pending").fill_null(0),
-        )
-        .with_columns(
-            balanced=pl.col("records_read") == pl.col("bronze_rows") + pl.col("quarantine_rows")
-        )
+        log.join(bronze_counts, on="file", how="left")
+        .join(quarantine_counts, on="file", how="left")
+        .with_columns(pl.col("bronze_rows", "quarantine_rows").fill_null(0))
+        .with_columns(balanced=pl.col("records_read") == pl.col("bronze_rows") + pl.col("quarantine_rows"))
         .sort("file")
-        .collect()
     )

@@ -7,8 +7,9 @@ import importlib
 import polars as pl
 
 from pipelines.config import SOURCES, Settings
-from pipelines.ingest import PARSE_QUARANTINE_SCHEMA
-from pipelines.io import scan_parts
+from pipelines.faults import crash_point
+from pipelines.ingest import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, read_log, scan_current
+from pipelines.io import publish_generation
 from pipelines.layout import Layout
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
@@ -28,7 +29,7 @@ SORT_KEYS: dict[str, list[str]] = {
 
 def load_bronze(source: str, layout: Layout) -> dict[str, pl.LazyFrame]:
     return {
-        table: scan_parts(layout.bronze_dir(table), polars_schema(model))
+        table: scan_current(layout, source, table, polars_schema(model))
         for table, model in bronze_models(source).items()
     }
 
@@ -52,18 +53,29 @@ def _with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFra
     )
 
 
-def build_silver(settings: Settings, run_id: str | None) -> dict[str, pl.DataFrame]:
+def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> pl.LazyFrame:
+    """A silver rejection names the run that read the rejected record, so an unchanged input
+    gives an identical quarantine table on every rebuild."""
+    runs = read_log(layout, source).lazy().select("file", pl.col("run_id").alias("_ingest_run"))
+    return (
+        frame.join(runs, on="file", how="left")
+        .with_columns(stage=pl.lit("silver"), run_id=pl.col("_ingest_run"))
+        .drop("_ingest_run")
+    )
+
+
+def build_silver(settings: Settings) -> dict[str, pl.DataFrame]:
     """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections."""
     layout = Layout(settings.data_root)
     pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
     for source in SOURCES:
         for table, frame in source_silver(source, settings).items():
             if table == "quarantine":
-                frame = frame.with_columns(stage=pl.lit("silver"), run_id=pl.lit(run_id, pl.String))
+                frame = _stamp_with_ingest_run(frame, layout, source)
             pieces[table].append(frame)
     for source in SOURCES:
         pieces["quarantine"].append(
-            conform(scan_parts(layout.parse_quarantine_dir(source), PARSE_QUARANTINE_SCHEMA),
+            conform(scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA),
                     silver_schema("quarantine"))
         )
     tables = {}
@@ -75,3 +87,10 @@ def build_silver(settings: Settings, run_id: str | None) -> dict[str, pl.DataFra
     # Content-addressed: the same blob from two places is one row.
     tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
     return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}
+
+
+def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame]) -> None:
+    """Make a complete set of silver tables current in one atomic step."""
+    crash_point("silver:before_publish")
+    publish_generation(layout.silver_link, generation, tables)
+    crash_point("silver:after_publish")

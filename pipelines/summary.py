@@ -20,6 +20,7 @@ class BuildSummary:
     reconciliation: pl.DataFrame  # source, files, records_read, bronze_rows, quarantine_rows, pending, balanced
     quarantine: pl.DataFrame  # source, stage, error_kind, n
     pending: pl.DataFrame  # source, file, locator
+    missing: pl.DataFrame  # source, file, missing_since: raw files that vanished (rows kept)
 
     @property
     def balanced(self) -> bool:
@@ -55,7 +56,9 @@ def build_summary(settings: Settings) -> BuildSummary:
         if quarantine is not None
         else pl.DataFrame(schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64})
     )
-    pending = pl.concat(
-        [read_table(layout.ingest_log(s), INGEST_LOG_SCHEMA) for s in SOURCES]
-    ).select("source", "file", pl.col("pending_locators").alias("locator")).explode("locator").drop_nulls("locator")
-    return BuildSummary(table_rows, reconciliation, by_kind, pending)
+    logs = pl.concat([read_table(layout.ingest_log(s), INGEST_LOG_SCHEMA) for s in SOURCES])
+    missing = logs.filter(pl.col("missing_since").is_not_null()).select("source", "file", "missing_since")
+    pending = logs.filter(pl.col("missing_since").is_null()).select(
+        "source", "file", pl.col("pending_locators").alias("locator")
+    ).explode("locator").drop_nulls("locator")
+    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing)

@@ -8,8 +8,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipelines.config import SOURCES
+from pipelines.faults import crash_point
+from pipelines.ingest import current_parts
 from pipelines.layout import Layout
-from pipelines.schemas.bronze import all_bronze_models
+from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.silver import SILVER_MODELS
 
 
@@ -18,14 +21,19 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def view_sources(layout: Layout) -> dict[str, str]:
-    """View name → Parquet path or glob, for every table that currently has data."""
-    views = {table: str(layout.silver(table).resolve()) for table in SILVER_MODELS
+def view_sources(layout: Layout) -> dict[str, list[str]]:
+    """View name → the exact Parquet files it reads, for every table that currently has data.
+
+    Paths are resolved (through the `silver` generation link, to the bronze parts the ingest logs
+    name), so a published view keeps reading the same immutable files until views are rebuilt.
+    """
+    views = {table: [str(layout.silver(table).resolve())] for table in SILVER_MODELS
              if layout.silver(table).exists()}
-    for table in all_bronze_models():
-        folder = layout.bronze_dir(table)
-        if folder.is_dir() and any(folder.glob("*.parquet")):
-            views[f"bronze.{table}"] = str(folder.resolve() / "*.parquet")
+    for source in SOURCES:
+        for table in bronze_models(source):
+            parts = [str(p.resolve()) for p in current_parts(layout, source, table)]
+            if parts:
+                views[f"bronze.{table}"] = parts
     return views
 
 
@@ -39,9 +47,11 @@ def write_views(layout: Layout) -> list[str]:
     views = view_sources(layout)
     with duckdb.connect(str(tmp)) as con:
         con.execute("CREATE SCHEMA IF NOT EXISTS bronze")
-        for name, path in views.items():
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_literal(path)})")
+        for name, paths in views.items():
+            files = "[" + ", ".join(_literal(p) for p in paths) + "]"
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")
         con.execute("CHECKPOINT")
+    crash_point("views:before_swap")
     os.replace(tmp, target)
     return sorted(views)
 

@@ -5,6 +5,7 @@ import dagster as dg
 
 from pipelines.config import SOURCES
 from pipelines.ingest import ingest_source
+from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
 
 
@@ -17,7 +18,9 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         "unchanged files are reused, bad records quarantined.",
     )
     def _bronze(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
-        report = ingest_source(source, turnlake.settings(), context.run_id)
+        settings = turnlake.settings()
+        with data_root_lock(settings.data_root):
+            report = ingest_source(source, settings, context.run_id)
         context.log.info(
             f"{source}: {report.files_seen} files ({report.files_parsed} parsed, {report.files_reused} unchanged), "
             f"{report.records_read} records → {report.n_bronze} bronze, {report.n_quarantine} quarantined, "
@@ -28,7 +31,8 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
                 "files_seen": report.files_seen,
                 "files_parsed": report.files_parsed,
                 "files_reused": report.files_reused,
-                "files_deleted": len(report.files_deleted),
+                "files_missing": len(report.files_missing),
+                "files_removed": len(report.files_removed),
                 "records_read": report.records_read,
                 "bronze_rows": report.n_bronze,
                 "quarantined": report.n_quarantine,

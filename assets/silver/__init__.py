@@ -4,11 +4,12 @@
 import dagster as dg
 
 from pipelines.config import SOURCES
-from pipelines.io import write_parquet_atomic
+from pipelines.garbage import collect_garbage
 from pipelines.layout import Layout
+from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.silver import build_silver
+from pipelines.silver import build_silver, publish_silver
 from pipelines.warehouse import write_views
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
@@ -29,10 +30,10 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 )
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
-    layout = Layout(settings.data_root)
-    tables = build_silver(settings, context.run_id)
+    with data_root_lock(settings.data_root):
+        tables = build_silver(settings)
+        publish_silver(Layout(settings.data_root), context.run_id, tables)
     for table, frame in tables.items():
-        write_parquet_atomic(frame, layout.silver(table))
         context.log.info(f"silver {table}: {frame.height} rows")
         yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": frame.height})
 
@@ -45,7 +46,10 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
     description="`warehouse.duckdb`: one view per silver table (and `bronze.*`) over the Parquet files.",
 )
 def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
-    views = write_views(Layout(turnlake.settings().data_root))
+    settings = turnlake.settings()
+    with data_root_lock(settings.data_root):
+        views = write_views(Layout(settings.data_root))
+        collect_garbage(Layout(settings.data_root))
     return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})
 
 

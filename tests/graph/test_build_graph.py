@@ -102,11 +102,12 @@ def _tree_digest(root: Path) -> dict[str, str]:
     }
 
 
-def test_rebuild_on_unchanged_input_gives_identical_silver_tables(tmp_path):
-    raw = Path(__file__).parents[1] / "fixtures" / "clean"
+@pytest.mark.parametrize("fixture", ["clean", "dirty"])
+def test_rebuild_on_unchanged_input_gives_identical_silver_tables(tmp_path, fixture):
+    raw = Path(__file__).parents[1] / "fixtures" / fixture
     first, second = tmp_path / "a", tmp_path / "b"
     assert materialize_all(raw, first).success
-    shutil.copytree(first, second)
+    shutil.copytree(first, second, symlinks=True)
     assert materialize_all(raw, second).success
     digest_a, digest_b = _tree_digest(first), _tree_digest(second)
     assert digest_a == digest_b and digest_a

@@ -1,0 +1,14 @@
+"""Remove files no published table or view reads any more (run after the views are swapped)."""
+
+from __future__ import annotations
+
+from pipelines.config import SOURCES
+from pipelines.ingest import collect_bronze_garbage
+from pipelines.io import remove_old_generations
+from pipelines.layout import Layout
+
+
+def collect_garbage(layout: Layout) -> None:
+    for source in SOURCES:
+        collect_bronze_garbage(layout, source)
+    remove_old_generations(layout.silver_link)

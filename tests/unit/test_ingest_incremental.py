@@ -1,0 +1,107 @@
+"""Incremental, idempotent ingest: unchanged files reused, changed files re-parsed, vanished
+files reported (and dropped only by setting), pending tails counted once when complete."""
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipelines.config import Settings
+from pipelines.ingest import QUARANTINE_PART, current_parts, ingest_source, read_log
+from pipelines.layout import Layout
+from pipelines.reconcile import reconcile_source
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "clean"
+ACTIVE = "scenarios/active/SCENARIO-2030-001/moderator_dialog.jsonl"
+ENTRY = (
+    '{"timestamp": "2030-01-01T10:0%d:00Z", "scenario_id": "SCENARIO-2030-001", "phase": "phase_1", '
+    '"round": 1, "interaction_type": "user_input", "moderator_message": "Shall we start?", '
+    '"user_response": "Yes, go ahead."}'
+)
+
+
+@pytest.fixture
+def raw(tmp_path) -> Path:
+    root = tmp_path / "raw"
+    shutil.copytree(FIXTURES / "survey_responses", root / "survey_responses")
+    return root
+
+
+def test_second_ingest_of_unchanged_files_parses_nothing(raw, tmp_path):
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    first = ingest_source("study", settings, "run-1")
+    second = ingest_source("study", settings, "run-2")
+    assert first.files_parsed == first.files_seen > 0
+    assert second.files_parsed == 0 and second.files_reused == first.files_seen
+    assert set(read_log(Layout(settings.data_root), "study")["run_id"]) == {"run-1"}
+
+
+def test_appended_file_is_reparsed_and_replaces_its_previous_part(raw, tmp_path):
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    master = raw / "survey_responses" / "conversations" / "all_conversations.jsonl"
+    ingest_source("study", settings, "run-1")
+    layout = Layout(settings.data_root)
+    before = current_parts(layout, "study", "study_sessions")
+    lines = master.read_bytes().splitlines(keepends=True)
+    master.write_bytes(b"".join(lines) + lines[0].replace(b'"session_id": "', b'"session_id": "copy-'))
+    report = ingest_source("study", settings, "run-2")
+    after = current_parts(layout, "study", "study_sessions")
+    assert report.files_parsed == 1
+    assert len(after) == len(before) and after != before
+    assert reconcile_source("study", layout)["balanced"].all()
+
+
+def test_vanished_file_is_reported_and_its_rows_kept_by_default(raw, tmp_path):
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    ingest_source("study", settings, "run-1")
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    victim.unlink()
+    report = ingest_source("study", settings, "run-2")
+    assert report.files_missing == [victim.relative_to(raw).as_posix()]
+    log = read_log(Layout(settings.data_root), "study")
+    assert log.filter(pl.col("missing_since").is_not_null())["file"].to_list() == report.files_missing
+
+
+def test_vanished_file_rows_are_dropped_when_configured(raw, tmp_path):
+    settings = replace(Settings(raw_root=raw, data_root=tmp_path / "data"), remove_deleted_files=True)
+    ingest_source("study", settings, "run-1")
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    victim.unlink()
+    report = ingest_source("study", settings, "run-2")
+    assert report.files_removed == [victim.relative_to(raw).as_posix()]
+    assert victim.relative_to(raw).as_posix() not in read_log(Layout(settings.data_root), "study")["file"].to_list()
+
+
+def test_pending_tail_is_retried_and_counted_once_when_complete(tmp_path):
+    raw = tmp_path / "raw"
+    path = raw / ACTIVE
+    path.parent.mkdir(parents=True)
+    path.write_text(ENTRY % 1 + "\n" + (ENTRY % 2)[:60])
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    layout = Layout(settings.data_root)
+    first = ingest_source("scenario", settings, "run-1")
+    assert (first.records_read, first.n_pending, first.n_quarantine) == (1, 1, 0)
+    path.write_text(ENTRY % 1 + "\n" + ENTRY % 2 + "\n")
+    second = ingest_source("scenario", settings, "run-2")
+    assert (second.records_read, second.n_bronze, second.n_pending) == (2, 2, 0)
+    assert current_parts(layout, "scenario", QUARANTINE_PART) == []
+    rows = pl.read_parquet(current_parts(layout, "scenario", "scenario_entries"))
+    assert rows.height == 2
+
+
+def test_parts_the_log_no_longer_names_stay_until_garbage_collection(raw, tmp_path):
+    from pipelines.garbage import collect_garbage
+
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    layout = Layout(settings.data_root)
+    ingest_source("study", settings, "run-1")
+    old = set(current_parts(layout, "study", "study_sessions"))
+    master = raw / "survey_responses" / "conversations" / "all_conversations.jsonl"
+    master.write_bytes(master.read_bytes() + b"\n")
+    ingest_source("study", settings, "run-2")
+    stale = old - set(current_parts(layout, "study", "study_sessions"))
+    assert stale and all(p.exists() for p in stale)  # old views may still read them
+    collect_garbage(layout)
+    assert not any(p.exists() for p in stale)
