@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -71,7 +72,6 @@ def cmd_build(args: argparse.Namespace) -> int:
             return 2
         write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
         print(f"raw root was empty: wrote demo data under {settings.raw_root}")
-    _export_roots(settings)
     home = _ensure_dagster_home(settings)
     print(f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}")
 
@@ -111,15 +111,28 @@ def cmd_sql(args: argparse.Namespace) -> int:
     import duckdb
 
     from pipelines.layout import Layout
+    from pipelines.queries import saved_queries
     from pipelines.warehouse import query
 
+    saved = saved_queries()
+    if args.list:
+        for name, item in saved.items():
+            print(f"{name:<36} {item.description}")
+        return 0
+    if (args.query is None) == (args.saved is None):
+        print("give either a SQL query or --saved NAME (see --list)", file=sys.stderr)
+        return 2
+    if args.saved is not None and args.saved not in saved:
+        print(f"no saved query {args.saved!r}; known: {', '.join(saved)}", file=sys.stderr)
+        return 2
+    sql = saved[args.saved].sql if args.saved is not None else args.query
     settings = _settings(args)
     layout = Layout(settings.data_root)
     if not layout.duckdb.exists():
         print(f"no warehouse at {layout.duckdb}: run `turnlake build` first", file=sys.stderr)
         return 2
     try:
-        frame = query(layout, args.query)
+        frame = query(layout, sql)
     except duckdb.Error as err:
         print(f"SQL error: {err}", file=sys.stderr)
         return 1
@@ -139,6 +152,42 @@ def cmd_dictionary(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {write_dictionary()}")
     return 0
+
+
+def _last_run_line(home: Path) -> str:
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs(limit=1)
+        if not runs:
+            return f"no runs recorded in the Dagster instance at {home}"
+        run = runs[0]
+        record = instance.get_run_record_by_id(run.run_id)
+        started = record.start_time and datetime.fromtimestamp(record.start_time, UTC).isoformat(timespec="seconds")
+        ended = record.end_time and datetime.fromtimestamp(record.end_time, UTC).isoformat(timespec="seconds")
+        return f"last run {run.run_id} ({run.job_name}): {run.status.value}, started {started}, ended {ended}"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from pipelines.health import published_problems
+    from pipelines.layout import Layout
+    from pipelines.status import raw_status
+    from pipelines.summary import build_summary
+
+    settings = _settings(args)
+    home = _ensure_dagster_home(settings)
+    print(_last_run_line(home))
+    status = raw_status(settings)
+    summary = build_summary(settings)
+    _print_table("Raw files changed since the last build", status.changes)
+    _print_table("Pending tails", status.pending)
+    _print_table("Quarantined records by source and error kind", summary.quarantine)
+    _print_table("Freshness per source", status.freshness)
+    problems = published_problems(Layout(settings.data_root))
+    for problem in problems:
+        print(f"PROBLEM {problem}", file=sys.stderr)
+    print("\npublished tables and views: " + ("OK" if not problems else f"{len(problems)} problems"))
+    return 0 if not problems else 1
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
@@ -175,8 +224,14 @@ def _parser() -> argparse.ArgumentParser:
 
     sql = sub.add_parser("sql", help="run SQL against the DuckDB views and print the result")
     roots(sql)
-    sql.add_argument("query")
+    sql.add_argument("query", nargs="?", help="SQL to run (or use --saved NAME)")
+    sql.add_argument("--saved", metavar="NAME", help="run a saved research query (pipelines/queries/NAME.sql)")
+    sql.add_argument("--list", action="store_true", help="list the saved queries")
     sql.set_defaults(func=cmd_sql)
+
+    status = sub.add_parser("status", help="last run, raw changes since, pending tails, quarantine, freshness")
+    roots(status)
+    status.set_defaults(func=cmd_status)
 
     dictionary = sub.add_parser("dictionary", help="regenerate docs/data_dictionary.md from the models")
     dictionary.add_argument("--check", action="store_true", help="exit 1 if the file is stale")

@@ -39,6 +39,9 @@ class Settings:
     config_path: Path | None = None
     # A raw file that vanished keeps its rows (reported as missing) unless this is set.
     remove_deleted_files: bool = False
+    # Nightly build: cron expression and the zone it is read in.
+    schedule_cron: str = "0 2 * * *"
+    schedule_timezone: str = "UTC"
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -92,6 +95,8 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
         limits=limits,
         source_timezones=dict(config.get("timezones", {})),
         remove_deleted_files=bool(config.get("ingest", {}).get("remove_deleted_files", False)),
+        schedule_cron=config.get("schedule", {}).get("cron", Settings.schedule_cron),
+        schedule_timezone=config.get("schedule", {}).get("timezone", Settings.schedule_timezone),
         dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
     )
 

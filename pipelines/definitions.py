@@ -5,20 +5,26 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.bronze import BRONZE_ASSETS
+from assets.gold import GOLD_ASSETS
 from assets.silver import SILVER_ASSETS
 from pipelines.checks import build_blocking_checks
 from pipelines.config import Settings, settings_from_env
 from pipelines.resources import TurnlakeResource, settings_of
+from pipelines.schedules import nightly_schedule
+from pipelines.sensors import raw_files_sensor
 
 BUILD_JOB = "turnlake_build"
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
+    build_job = dg.define_asset_job(BUILD_JOB, selection=dg.AssetSelection.all(),
+                                    description="Raw files → bronze → silver → gold → DuckDB views.")
     return dg.Definitions(
-        assets=[*BRONZE_ASSETS, *SILVER_ASSETS],
+        assets=[*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS],
         asset_checks=build_blocking_checks(settings_of),
-        jobs=[dg.define_asset_job(BUILD_JOB, selection=dg.AssetSelection.all(),
-                                  description="Raw files → bronze → silver → DuckDB views.")],
+        jobs=[build_job],
+        schedules=[nightly_schedule(build_job, settings)],
+        sensors=[raw_files_sensor(build_job)],
         resources={"turnlake": TurnlakeResource.from_settings(settings)},
     )
 

@@ -95,7 +95,9 @@ def parser_version(source: str) -> str:
 
 
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
-    return read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
+    """The source's ingest log; a log written by an older layout counts as empty (full re-parse)."""
+    log = read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
+    return log if log.schema == INGEST_LOG_SCHEMA else pl.DataFrame(schema=INGEST_LOG_SCHEMA)
 
 
 def current_parts(layout: Layout, source: str, table: str) -> list[Path]:

@@ -24,3 +24,29 @@ def settings_for(tmp_path):
         return Settings(raw_root=raw_root, data_root=tmp_path / "data")
 
     return make
+
+
+HOLD_LOCK = (
+    "import sys, time; from pathlib import Path; from pipelines.lock import data_root_lock\n"
+    "with data_root_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
+)
+
+
+@pytest.fixture
+def lock_held_elsewhere():
+    """Start a process that holds a data root's lock; yields it (kill it to release)."""
+    import subprocess
+    import sys
+
+    started = []
+
+    def hold(data_root: Path) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(data_root)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "held"
+        started.append(proc)
+        return proc
+
+    yield hold
+    for proc in started:
+        proc.kill()
+        proc.wait()

@@ -72,3 +72,31 @@ def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
     raw = tmp_path / "raw"
     assert main(["demo", "--raw-root", str(raw)]) == 0
     assert main(["build", "--raw-root", str(raw), "--data-root", str(tmp_path / "d"), "--log-level", "ERROR"]) == 1
+
+
+def test_status_reports_new_raw_files_and_healthy_published_tables(demo_build, capsys):
+    _, data_root, _ = demo_build
+    new_file = data_root / "raw" / "dialogues" / "status-probe.jsonl"
+    new_file.write_text('{"conversation_id": "probe", "turns": [{"role": "user", "content": "hi"}]}\n')
+    try:
+        assert main(["status", "--data-root", str(data_root)]) == 0
+    finally:
+        new_file.unlink()
+    out = capsys.readouterr().out
+    assert "dialogues/status-probe.jsonl" in out and "new" in out
+    assert "Freshness per source" in out and "published tables and views: OK" in out
+
+
+def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
+    demo_build, capsys, lock_held_elsewhere
+):
+    from pipelines.lock import data_root_lock
+
+    _, data_root, _ = demo_build
+    holder = lock_held_elsewhere(data_root)
+    assert main(["build", "--data-root", str(data_root), "--log-level", "ERROR"]) == 3
+    assert "another turnlake build" in capsys.readouterr().err
+    holder.kill()
+    holder.wait()
+    with data_root_lock(data_root):  # released by the dead holder
+        pass

@@ -29,7 +29,7 @@ def build(raw: Path, data: Path, home: Path, kill_at: str | None = None) -> subp
     return subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "build", "--raw-root", str(raw), "--data-root", str(data),
          "--log-level", "ERROR"],
-        env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2],
+        env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2], check=False,
     )
 
 

@@ -1,31 +1,21 @@
 """One writer per data root."""
 
 import subprocess
-import sys
 import time
 
 import pytest
 
 from pipelines.lock import DataRootBusy, data_root_lock
 
-HOLD = "import sys, time; from pathlib import Path; from pipelines.lock import data_root_lock\n" \
-       "with data_root_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
+
+def test_second_writer_gets_a_clear_busy_error_while_another_process_holds_the_root(tmp_path, lock_held_elsewhere):
+    lock_held_elsewhere(tmp_path)
+    with pytest.raises(DataRootBusy, match="another turnlake build"), data_root_lock(tmp_path):
+        pass
 
 
-def test_second_writer_gets_a_clear_busy_error_while_another_process_holds_the_root(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(DataRootBusy, match="another turnlake build"), data_root_lock(tmp_path):
-            pass
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-def test_waiting_writer_gets_the_lock_once_the_holder_dies(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
+def test_waiting_writer_gets_the_lock_once_the_holder_dies(tmp_path, lock_held_elsewhere):
+    holder = lock_held_elsewhere(tmp_path)
     start = time.monotonic()
     subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -9 {holder.pid}"])
     with data_root_lock(tmp_path, wait_seconds=10):
