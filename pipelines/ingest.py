@@ -94,6 +94,11 @@ def parser_version(source: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def parse_settings_key(settings: Settings, source: str) -> str:
+    """The settings that change what parsing produces (zone of naive timestamps, limits)."""
+    return f"{settings.timezone_for(source)}|{settings.limits}"
+
+
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
     """The source's ingest log; a log written by an older layout counts as empty (full re-parse)."""
     log = read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
@@ -158,7 +163,7 @@ def _ingest_file(file: RawFile, layout: Layout, settings: Settings, version: str
     else:
         data = file.path.read_bytes()
         fingerprint = hashlib.sha256(data).hexdigest()
-    part_id = hashlib.sha256(f"{fingerprint}:{version}".encode()).hexdigest()[:16]
+    part_id = hashlib.sha256(f"{fingerprint}:{version}:{parse_settings_key(settings, file.source)}".encode()).hexdigest()[:16]
     if prev and prev["part_id"] == part_id and prev["missing_since"] is None:
         return prev, False
     result = _too_large(file, size, settings.limits.max_file_bytes) if data is None else _safe_parse(file, data, settings)

@@ -52,7 +52,9 @@ def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
     return pl.read_parquet(path)
 
 
-def publish_generation(link: Path, generation: str, tables: dict[str, pl.DataFrame]) -> Path:
+def publish_generation(
+    link: Path, generation: str, tables: dict[str, pl.DataFrame], markers: dict[str, str] | None = None
+) -> Path:
     """Write a set of tables as one new generation folder, then switch `link` to it atomically.
 
     `link` (e.g. warehouse/silver) is a symlink to `<link>.<generation>/`; replacing a symlink is a
@@ -64,6 +66,8 @@ def publish_generation(link: Path, generation: str, tables: dict[str, pl.DataFra
     target.mkdir(parents=True)
     for table, frame in tables.items():
         write_parquet_atomic(frame, target / f"{table}.parquet")
+    for name, text in (markers or {}).items():
+        (target / name).write_text(text)
     if link.exists() and not link.is_symlink():  # a plain folder from an older layout
         os.replace(link, link.with_name(f"{link.name}.legacy"))
     tmp_link = link.with_name(f".{link.name}.link.tmp")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+from pathlib import Path
 
 import polars as pl
 
@@ -89,8 +91,41 @@ def build_silver(settings: Settings) -> dict[str, pl.DataFrame]:
     return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}
 
 
-def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame]) -> None:
+INPUTS_MARKER = "_inputs.sha256"
+
+
+def silver_inputs_digest(settings: Settings) -> str:
+    """Everything silver is a function of: the current bronze parts, the transform code, settings."""
+    layout = Layout(settings.data_root)
+    digest = hashlib.sha256()
+    for source in SOURCES:
+        log = read_log(layout, source).select("file", "part_id", pl.col("missing_since").is_null()).sort("file")
+        digest.update(log.write_csv().encode())
+    for folder in (Path(__file__).parent / "transforms", Path(__file__).parent / "schemas"):
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,
+                        settings.default_turn_index_base)).encode())
+    return digest.hexdigest()
+
+
+def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame], inputs: str = "") -> None:
     """Make a complete set of silver tables current in one atomic step."""
     crash_point("silver:before_publish")
-    publish_generation(layout.silver_link, generation, tables)
+    target = publish_generation(layout.silver_link, generation, tables, markers={INPUTS_MARKER: inputs})
     crash_point("silver:after_publish")
+    return target
+
+
+def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int], bool]:
+    """Rebuild and publish silver unless its inputs are unchanged; row counts and whether rebuilt."""
+    layout = Layout(settings.data_root)
+    inputs = silver_inputs_digest(settings)
+    marker = layout.silver_link / INPUTS_MARKER
+    if marker.exists() and marker.read_text() == inputs:
+        rows = {t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item() for t in SILVER_MODELS}
+        return rows, False
+    tables = build_silver(settings)
+    publish_silver(layout, generation, tables, inputs)
+    return {t: f.height for t, f in tables.items()}, True
