@@ -1,5 +1,5 @@
 """One factory for the blocking checks: every table's Pandera contract at data depth,
-plus the nothing-lost reconciliation and silver referential integrity."""
+plus the nothing-lost reconciliation, silver referential integrity and reward provenance."""
 
 
 
@@ -76,6 +76,7 @@ def table_contracts() -> list[TableContract]:
     from pipelines.layout import Layout
     from pipelines.schemas import polars_schema
     from pipelines.schemas.bronze import bronze_models
+    from pipelines.schemas.gold import GOLD_MODELS
     from pipelines.schemas.silver import SILVER_MODELS
 
     def bronze_loader(source, table, model):
@@ -92,6 +93,10 @@ def table_contracts() -> list[TableContract]:
     contracts += [
         TableContract(f"silver_{table}", table, model, silver_loader(table))
         for table, model in SILVER_MODELS.items()
+    ]
+    contracts += [
+        TableContract(f"gold_{table}", table, model, lambda s, t=table: read_table(Layout(s.data_root).gold(t)))
+        for table, model in GOLD_MODELS.items()
     ]
     return contracts
 
@@ -144,6 +149,28 @@ def _integrity_check(settings_of) -> dg.AssetChecksDefinition:
     return _check
 
 
+def _reward_provenance_check(settings_of) -> dg.AssetChecksDefinition:
+    from pipelines.gold.provenance import reward_problems
+    from pipelines.io import read_table
+    from pipelines.layout import Layout
+
+    @dg.asset_check(
+        asset="gold_turn_rewards",
+        name="rewards_traceable",
+        blocking=True,
+        additional_deps=["silver_feedback"],
+        description="Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
+        required_resource_keys={"turnlake"},
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        layout = Layout(settings_of(context.resources.turnlake).data_root)
+        rewards = read_table(layout.gold("turn_rewards"))
+        problems = reward_problems(rewards, read_table(layout.silver("feedback")))
+        return dg.AssetCheckResult(passed=not problems, metadata={"rows": rewards.height, **problems})
+
+    return _check
+
+
 def build_blocking_checks(settings_of) -> list[dg.AssetChecksDefinition]:
     """All blocking checks of the project, made in one place."""
     from pipelines.config import SOURCES
@@ -151,4 +178,5 @@ def build_blocking_checks(settings_of) -> list[dg.AssetChecksDefinition]:
     checks = build_schema_checks(table_contracts(), settings_of)
     checks += [_reconciliation_check(source, settings_of) for source in SOURCES]
     checks.append(_integrity_check(settings_of))
+    checks.append(_reward_provenance_check(settings_of))
     return checks

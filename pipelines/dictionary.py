@@ -8,6 +8,7 @@ import pandera.polars as pa
 
 from pipelines.config import SOURCES
 from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 
 DICTIONARY_PATH = Path("docs/data_dictionary.md")
@@ -47,6 +48,8 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_table_section(name, model) for name, model in SILVER_MODELS.items()]
+    out += ["## Gold (rewards with provenance, outcomes, quality signals; rules in docs/rewards.md)", ""]
+    out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
     out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
     for source in SOURCES:
         out += [_table_section(name, model) for name, model in bronze_models(source).items()]

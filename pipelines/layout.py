@@ -38,6 +38,10 @@ class Layout:
     def silver(self, table: str) -> Path:
         return self.silver_link / f"{table}.parquet"
 
+    def gold(self, table: str) -> Path:
+        """`warehouse/gold/<table>.parquet`: one file per gold table, replaced atomically."""
+        return self.warehouse / "gold" / f"{table}.parquet"
+
     @property
     def duckdb(self) -> Path:
         return self.data_root / "warehouse.duckdb"

@@ -13,6 +13,7 @@ from pipelines.faults import crash_point
 from pipelines.ingest import current_parts
 from pipelines.layout import Layout
 from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 
 
@@ -29,6 +30,7 @@ def view_sources(layout: Layout) -> dict[str, list[str]]:
     """
     views = {table: [str(layout.silver(table).resolve())] for table in SILVER_MODELS
              if layout.silver(table).exists()}
+    views |= {table: [str(layout.gold(table).resolve())] for table in GOLD_MODELS if layout.gold(table).exists()}
     for source in SOURCES:
         for table in bronze_models(source):
             parts = [str(p.resolve()) for p in current_parts(layout, source, table)]

@@ -8,8 +8,9 @@ from pipelines.garbage import collect_garbage
 from pipelines.layout import Layout
 from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
+from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.silver import build_silver, publish_silver
+from pipelines.silver import refresh_silver
 from pipelines.warehouse import write_views
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
@@ -31,19 +32,19 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
     with data_root_lock(settings.data_root):
-        tables = build_silver(settings)
-        publish_silver(Layout(settings.data_root), context.run_id, tables)
-    for table, frame in tables.items():
-        context.log.info(f"silver {table}: {frame.height} rows")
-        yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": frame.height})
+        rows, rebuilt = refresh_silver(settings, context.run_id)
+    context.log.info(f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: {rows}")
+    for table, n in rows.items():
+        yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": n, "rebuilt": rebuilt})
 
 
 @dg.asset(
     name="warehouse_views",
-    deps=SILVER_KEYS,
+    # Gold keys by name (not imported from assets.gold) so the silver package stays independent.
+    deps=[*SILVER_KEYS, *(dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS)],
     group_name="silver",
     kinds={"duckdb"},
-    description="`warehouse.duckdb`: one view per silver table (and `bronze.*`) over the Parquet files.",
+    description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the Parquet files.",
 )
 def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()

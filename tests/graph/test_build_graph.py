@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from assets.bronze import BRONZE_ASSETS
+from assets.gold import GOLD_ASSETS, gold_tables
 from assets.silver import SILVER_ASSETS
 from pipelines.checks import build_blocking_checks
 from pipelines.config import SOURCES, Settings, settings_from_config
@@ -25,7 +26,7 @@ def materialize_all(raw_root: Path, data_root: Path) -> dg.ExecuteInProcessResul
     """Run every asset and check; the fixtures follow the project's turnlake.toml conventions."""
     settings = settings_from_config(raw_root, data_root, PROJECT_CONFIG)
     return dg.materialize(
-        [*BRONZE_ASSETS, *SILVER_ASSETS, *build_blocking_checks(settings_of)],
+        [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *build_blocking_checks(settings_of)],
         resources={"turnlake": TurnlakeResource.from_settings(settings)},
         raise_on_error=False,
     )
@@ -111,3 +112,36 @@ def test_rebuild_on_unchanged_input_gives_identical_silver_tables(tmp_path, fixt
     assert materialize_all(raw, second).success
     digest_a, digest_b = _tree_digest(first), _tree_digest(second)
     assert digest_a == digest_b and digest_a
+
+
+def _gold_checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
+    return {
+        f"{e.event_specific_data.asset_key.to_user_string()}:{e.event_specific_data.check_name}": e.event_specific_data.passed
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.event_specific_data.asset_key.path[0].startswith("gold_")
+    }
+
+
+@pytest.mark.parametrize("build", ["clean_build", "dirty_build"])
+def test_gold_tables_are_built_and_every_gold_check_passes(build, request):
+    result, data_root = request.getfixturevalue(build)
+    checks = _gold_checks(result)
+    assert "gold_turn_rewards:rewards_traceable" in checks and "gold_quality_signals:quality_signals_matches_contract" in checks
+    assert all(checks.values()), checks
+    assert pl.read_parquet(Layout(data_root).gold("turn_rewards")).height > 0
+    assert query(Layout(data_root), "SELECT count(*) AS n FROM turn_rewards")["n"][0] > 0
+
+
+def test_gold_asset_applies_reward_overrides_from_run_config(clean_build, tmp_path):
+    _, data_root = clean_build
+    settings = settings_from_config(data_root / "unused", data_root, PROJECT_CONFIG)
+    overrides = '{"dialogue_feedback": {"rating_map": {"1": 0.5, "0": 0.0, "-1": -0.5}}}'
+    result = dg.materialize(
+        [gold_tables],
+        resources={"turnlake": TurnlakeResource.from_settings(settings)},
+        run_config={"ops": {"gold_tables": {"config": {"overrides": overrides}}}},
+    )
+    assert result.success
+    rewards = pl.read_parquet(Layout(data_root).gold("turn_rewards"))
+    rated_only = rewards.filter(pl.col("target_id") == "dialogue:support/c-101#2")
+    assert rated_only["reward"].to_list() == [-0.5]  # thumbs-down now maps to -0.5, not the default -0.8

@@ -1,0 +1,49 @@
+"""Small Polars helpers shared by the reward rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+AGGREGATIONS = ("mean", "median", "min", "max", "last")
+
+
+def json_object(**fields: pl.Expr) -> pl.Expr:
+    """A JSON object text built from expressions (the rule's inputs for one row)."""
+    return pl.struct(**fields).struct.json_encode()
+
+
+def mapped(expr: pl.Expr, mapping: Mapping[str, float]) -> pl.Expr:
+    """Text → number through a rewards.toml table; values not in the table give null."""
+    return expr.replace_strict(
+        list(mapping), [float(v) for v in mapping.values()], default=None, return_dtype=pl.Float64
+    )
+
+
+def to_signed(unit: pl.Expr) -> pl.Expr:
+    """[0, 1] → [-1, 1]."""
+    return 2.0 * unit - 1.0
+
+
+def aggregate(value: pl.Expr, method: str, order: pl.Expr | None = None) -> pl.Expr:
+    """Combine several signal values of one target (inside a group_by)."""
+    if method not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, not {method!r}")
+    if method == "last":
+        return value.sort_by(order).last() if order is not None else value.last()
+    return getattr(value, method)()
+
+
+def weighted_mean(components: Mapping[str, pl.Expr], weights: Mapping[str, float]) -> tuple[pl.Expr, pl.Expr]:
+    """(Σ wᵢ·xᵢ, Σ wᵢ) over the components that are not null, as row-wise expressions."""
+    num = pl.sum_horizontal([(x * float(weights.get(k, 0.0))).fill_null(0.0) for k, x in components.items()])
+    den = pl.sum_horizontal(
+        [pl.when(x.is_not_null()).then(float(weights.get(k, 0.0))).otherwise(0.0) for k, x in components.items()]
+    )
+    return num, den
+
+
+def sorted_ids(column: str = "feedback_id") -> pl.Expr:
+    """Aggregation: the distinct contributing ids, sorted (stable provenance lists)."""
+    return pl.col(column).unique().sort()

@@ -1,0 +1,86 @@
+"""quality_signals: automatic per-turn signals from text and timestamps (no model, no feedback).
+
+Lexicons and the JSON-request pattern come from the `[quality]` section of rewards.toml.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+import polars as pl
+
+from pipelines.schemas import conform, polars_schema
+from pipelines.schemas.gold import QualitySignals
+
+WORD = r"[\p{L}\p{N}']+"
+FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+def lexicon_pattern(terms: Iterable[str]) -> str:
+    """Whole-word (or whole-phrase), case-insensitive alternation of the terms."""
+    escaped = [r"\s+".join(re.escape(word) for word in term.split()) for term in terms if term.strip()]
+    return r"(?i)\b(?:" + "|".join(escaped) + r")\b" if escaped else r"a\A"  # a\A never matches
+
+
+def is_json_document(text: str | None) -> bool | None:
+    """Text (optionally inside one ``` fence) is a JSON object or array."""
+    if text is None:
+        return None
+    body = text.strip()
+    fenced = FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        return isinstance(orjson.loads(body), (dict, list))
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _words(text: pl.Expr) -> pl.Expr:
+    return text.fill_null("").str.to_lowercase().str.extract_all(WORD)
+
+
+def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.DataFrame:
+    roles = list(params.get("lexicon_roles", ["user"]))
+    scanned = pl.col("role").is_in(roles)
+    request = "(?i)" + params["json_request_pattern"]
+    ordered = turns.sort("episode_id", "turn_index")
+    by_episode = "episode_id"
+    frame = ordered.with_columns(
+        # The latest user turn before this one (the prompt an assistant turn answers).
+        prompt=pl.when(pl.col("role") == "user").then(pl.col("text")).shift(1).over(by_episode),
+        prompt_seen=pl.when(pl.col("role") == "user").then(pl.lit(True)).shift(1).over(by_episode),
+        elapsed=(pl.col("ts") - pl.col("ts").shift(1).over(by_episode)).dt.total_microseconds() / 1e6,
+    ).with_columns(
+        # forward_fill inside each episode: carry the last user text to the following turns.
+        prompt=pl.col("prompt").forward_fill().over(by_episode),
+        prompt_seen=pl.col("prompt_seen").forward_fill().over(by_episode).fill_null(False),
+    )
+    is_answer = (pl.col("role") == "assistant") & pl.col("prompt_seen")
+    frame = frame.with_columns(
+        word_count=pl.col("text").fill_null("").str.count_matches(WORD).cast(pl.Int64),
+        # Clock skew or reordered logs give negative gaps: no latency rather than a wrong one.
+        response_seconds=pl.when(pl.col("elapsed") >= 0).then(pl.col("elapsed")),
+        is_correction=pl.when(scanned).then(pl.col("text").fill_null("").str.contains(lexicon_pattern(params["correction_terms"]))),
+        is_new_context=pl.when(scanned).then(pl.col("text").fill_null("").str.contains(lexicon_pattern(params["new_context_terms"]))),
+        json_requested=(is_answer & pl.col("prompt").fill_null("").str.contains(request)),
+        echo_rate=pl.when(is_answer).then(_echo_rate()),
+    )
+    frame = frame.with_columns(
+        # Only the few JSON-requested answers are parsed, in Python (Polars has no lenient JSON test).
+        json_valid=pl.when(pl.col("json_requested")).then(
+            pl.col("text").map_elements(is_json_document, return_dtype=pl.Boolean, skip_nulls=False)
+        )
+    )
+    keep = list(polars_schema(QualitySignals))
+    return conform(frame.select(keep), polars_schema(QualitySignals)).collect()
+
+
+def _echo_rate() -> pl.Expr:
+    reply = _words(pl.col("text")).list.unique()
+    prompt = _words(pl.col("prompt")).list.unique()
+    n_reply = reply.list.len()
+    return pl.when(n_reply > 0).then(reply.list.set_intersection(prompt).list.len() / n_reply)

@@ -1,0 +1,1 @@
+"""Reward rules, one module per source; each registers its rules in `pipelines.gold.registry`."""
