@@ -12,3 +12,4 @@ def collect_garbage(layout: Layout) -> None:
     for source in SOURCES:
         collect_bronze_garbage(layout, source)
     remove_old_generations(layout.silver_link)
+    remove_old_generations(layout.gold_link)

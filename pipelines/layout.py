@@ -38,9 +38,13 @@ class Layout:
     def silver(self, table: str) -> Path:
         return self.silver_link / f"{table}.parquet"
 
+    @property
+    def gold_link(self) -> Path:
+        """`warehouse/gold`: a symlink to the current gold generation folder."""
+        return self.warehouse / "gold"
+
     def gold(self, table: str) -> Path:
-        """`warehouse/gold/<table>.parquet`: one file per gold table, replaced atomically."""
-        return self.warehouse / "gold" / f"{table}.parquet"
+        return self.gold_link / f"{table}.parquet"
 
     @property
     def duckdb(self) -> Path:

@@ -5,7 +5,7 @@ import dagster as dg
 
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold
 from pipelines.gold.params import load_params
-from pipelines.io import read_table, write_parquet_atomic
+from pipelines.io import publish_generation, read_table
 from pipelines.layout import Layout
 from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
@@ -40,8 +40,7 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     with data_root_lock(settings.data_root):
         silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
         tables = build_gold(silver, params)
-        for table, frame in tables.items():
-            write_parquet_atomic(frame, layout.gold(table))
+        publish_generation(layout.gold_link, context.run_id, tables)
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
     for table, frame in tables.items():
         metadata = {"rows": frame.height}
