@@ -158,7 +158,10 @@ def parse_ts(value: Any, tz: str = "UTC") -> datetime | None:
             raise RecordError("bad_value", f"unparseable timestamp {value!r}") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=ZoneInfo(tz))
-        result = parsed.astimezone(UTC)
+        try:
+            result = parsed.astimezone(UTC)
+        except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
+            raise RecordError("bad_value", f"timestamp out of range: {value!r}") from None
     elif isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise RecordError("bad_value", f"timestamp is not finite: {value!r}")
@@ -225,14 +228,26 @@ def as_float(value: Any, what: str) -> float | None:
     return float(value)
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int64(number: int, what: str) -> int:
+    """An integer that fits the Int64 bronze columns (JSON allows any size), else bad_value."""
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise RecordError("bad_value", f"{what} is outside the 64-bit integer range: {number}")
+    return number
+
+
 def as_int(value: Any, what: str) -> int | None:
     """Whole numbers, also stored as strings ("5") or as integral floats (5.0); "five" is not."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int64(value, what)  # exact: no round trip through float
     number = as_float(value, what)
     if number is None:
         return None
     if not number.is_integer():
         raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
-    return int(number)
+    return int64(int(number), what)
 
 
 def unknown_fields(record: dict, known: set[str] | frozenset[str]) -> dict | None:

@@ -23,6 +23,7 @@ from pipelines.sources.base import (
     dumps,
     expect_type,
     first_of,
+    int64,
     parse_ts,
     quarantine_row,
     require,
@@ -173,7 +174,7 @@ def _turn_index(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError("bad_type", f"'turn_index' should be an integer, got {value!r}")
-    return value
+    return int64(value, "'turn_index'")
 
 
 # ---------------------------------------------------------------- shared field rules

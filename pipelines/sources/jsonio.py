@@ -122,6 +122,10 @@ def loads_record(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
             try:
                 repaired.decode("utf-8")
             except UnicodeDecodeError as exc:
+                if exc.reason == "unexpected end of data":  # the text stops inside a character
+                    raise RecordError(
+                        "invalid_json", f"invalid JSON: unexpected end of data (a UTF-8 character "
+                                        f"cut at byte {exc.start})") from None
                 raise RecordError(
                     "invalid_encoding", f"bytes that are not UTF-8 at offset {exc.start}"
                 ) from None
@@ -167,8 +171,8 @@ class JsonlRead:
 def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False) -> JsonlRead:
     """Parse every record of a JSONL(-ish) file; bad ones become quarantine rows.
 
-    The last record of an `active` file that does not parse and has no trailing newline is
-    still being written: it is a pending tail, not a record. In a closed file the same thing
+    The last record of an `active` file that does not parse and has no trailing newline (or
+    that the parser finds cut short) is still being written: a pending tail, not a record. In a closed file the same thing
     is quarantined as `truncated`.
     """
     out = JsonlRead()
@@ -178,7 +182,9 @@ def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False)
                 unit.data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth
             )
         except RecordError as err:
-            cut_short = unit.is_last and not unit.ends_with_newline
+            # A pretty-printed record cut after one of its lines does end in a newline: what
+            # says "cut" then is the parser running out of data.
+            cut_short = unit.is_last and (not unit.ends_with_newline or is_cut_short(err))
             if cut_short and active:
                 out.pending.append(PendingTail(file.source, file.rel_path, unit.locator, len(unit.data)))
                 continue

@@ -76,35 +76,60 @@ class _Unreadable(Exception):
     pass
 
 
+class _NotUtf8(bytes):
+    """The bytes of a TEXT cell that are not UTF-8 (sqlite3 would abort the whole query)."""
+
+
+def _text(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _NotUtf8(raw)
+
+
+def _check_encoding(record: dict[str, Any]) -> None:
+    for name, value in record.items():
+        if isinstance(value, _NotUtf8):
+            raise RecordError("invalid_encoding", f"column {name!r} holds TEXT that is not UTF-8")
+
+
 def _open_database(data: bytes) -> sqlite3.Connection:
     if not data:
         raise _Unreadable("file is empty, not a SQLite database")
     conn = sqlite3.connect(":memory:")
+    conn.text_factory = _text
     try:
         conn.deserialize(data)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except (sqlite3.DatabaseError, MemoryError, OverflowError) as exc:
+    # A corrupt schema can also surface as UnicodeDecodeError (sqlite3 decoding names/messages).
+    except (sqlite3.DatabaseError, MemoryError, OverflowError, UnicodeDecodeError) as exc:
         conn.close()
         raise _Unreadable(f"not a readable SQLite database: {exc}") from None
     if SQLITE_TABLE not in tables:
         conn.close()
-        found = ", ".join(sorted(tables)) or "none"
+        found = ", ".join(sorted(t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in tables)) or "none"
         raise _Unreadable(f"SQLite database has no table {SQLITE_TABLE!r} (tables: {found})")
     return conn
 
 
 def _sqlite_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        cursor = conn.execute("SELECT rowid AS _rowid_, * FROM coordination_decisions ORDER BY rowid")
-        with_rowid = True
-    except sqlite3.OperationalError:  # a WITHOUT ROWID table: number rows in storage order
-        cursor = conn.execute("SELECT * FROM coordination_decisions")
-        with_rowid = False
-    names = [d[0] for d in cursor.description]
+    # A column may itself be called rowid / oid / _rowid_ and shadow that alias: use a free one,
+    # and take it by position, never by name.
+    columns = {str(r[1]).lower() for r in conn.execute(f"PRAGMA table_info({SQLITE_TABLE})")}
+    alias = next((a for a in ("rowid", "oid", "_rowid_") if a not in columns), None)
+    cursor = None
+    if alias is not None:
+        try:
+            cursor = conn.execute(f"SELECT {alias}, * FROM {SQLITE_TABLE} ORDER BY {alias}")
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table
+            cursor = None
+    with_rowid = cursor is not None
+    if cursor is None:  # number rows in storage order
+        cursor = conn.execute(f"SELECT * FROM {SQLITE_TABLE}")
+    names = [d[0] for d in cursor.description][1 if with_rowid else 0:]
     for position, values in enumerate(cursor, start=1):
-        row = dict(zip(names, values, strict=True))
-        rowid = row.pop("_rowid_") if with_rowid else position
-        yield rowid, row
+        rowid = values[0] if with_rowid else position
+        yield rowid, dict(zip(names, values[1:] if with_rowid else values, strict=True))
 
 
 def _parse_sqlite(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
@@ -120,10 +145,11 @@ def _parse_sqlite(file: RawFile, data: bytes, settings: Settings) -> ParseResult
             read += 1
             locator = f"row id {rowid}"
             try:
+                _check_encoding(record)
                 rows.append(_bronze_row(file, locator, rowid, "sqlite", record, settings))
             except RecordError as err:
                 quarantine.append(quarantine_row(file, locator, err, _printable(record), settings.limits))
-    except sqlite3.DatabaseError as exc:  # corrupt pages part-way: the rest of the file is lost
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # corrupt part-way: the rest is lost
         quarantine.append(QuarantineRow(SOURCE, file.rel_path, f"after row {read}", "unreadable",
                                         f"SQLite database is corrupt after {read} rows: {exc}", None))
         read += 1

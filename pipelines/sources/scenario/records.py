@@ -8,6 +8,7 @@ from typing import Any
 from pipelines.sources.base import (
     RecordError,
     as_float,
+    as_int,
     dumps_or_none,
     parse_ts,
     require,
@@ -212,14 +213,10 @@ def flag(value: Any, what: str) -> bool | None:
 
 def count(value: Any, what: str) -> int | None:
     """A non-negative whole number; integral floats and digit strings ("3") are accepted."""
-    number = as_float(value, what)
-    if number is None:
-        return None
-    if not number.is_integer():
-        raise RecordError("bad_value", f"{what} should be a whole number, got {value!r}")
-    if number < 0:
+    number = as_int(value, what)
+    if number is not None and number < 0:
         raise RecordError("bad_value", f"{what} is negative: {value!r}")
-    return int(number)
+    return number
 
 
 def unit_score(value: Any, what: str) -> float | None:

@@ -62,7 +62,10 @@ def copy_kind(rel_path: str) -> str:
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     kind = copy_kind(file.rel_path)
     collector = _Collector(file, kind, settings)
-    if kind == "master":
+    limit = settings.limits.max_file_bytes
+    if len(data) > limit:  # any kind, the master JSONL included
+        collector._reject_file(RecordError("too_large", f"file is {len(data)} bytes, limit is {limit}"), data)
+    elif kind == "master":
         collector.read_master(data)
     else:
         collector.read_whole_file(data)
@@ -100,9 +103,6 @@ class _Collector:
             self._record(unit.locator, obj, lambda o: session_row(o, self.tz))
 
     def read_whole_file(self, data: bytes) -> None:
-        if len(data) > self.limits.max_file_bytes:
-            self._reject_file(RecordError("too_large", f"file is {len(data)} bytes, limit is {self.limits.max_file_bytes}"), data)
-            return
         try:
             obj = load_json_file(data, max_bytes=self.limits.max_record_bytes,
                                  max_depth=self.limits.max_nesting_depth)

@@ -115,6 +115,8 @@ def _iql_step(step: Any, index: int, tz: str) -> dict:
     where = f"iql_data[{index}]"
     step = expect_type(step, dict, where)
     turn = as_int(require(step, "turn"), f"{where}.turn")
+    if turn is None:  # "" counts as absent
+        raise RecordError("missing_field", f"missing field {where}.turn")
     if turn < 1:
         raise RecordError("bad_value", f"{where}.turn is {turn}, turns count from 1")
     judge = expect_type(step.get("judge") or {}, dict, f"{where}.judge")
@@ -171,6 +173,9 @@ def participant_row(record: dict, rel_path: str, tz: str) -> dict:
     post_surveys = record.get("post_surveys")
     if post_surveys is not None:
         expect_type(post_surveys, list, "post_surveys")
+    conversations = record.get("conversations")
+    if conversations is not None:
+        expect_type(conversations, list, "conversations")
     return {
         "confirmation_number": expect_type(confirmation, str, "confirmation_number"),
         "participant_id": participant_id,
@@ -178,7 +183,7 @@ def participant_row(record: dict, rel_path: str, tz: str) -> dict:
         "completed_at": timestamp(record.get("completion_timestamp"), tz, "completion_timestamp"),
         "exit_at": timestamp(record.get("exit_timestamp"), tz, "exit_timestamp"),
         "exit_page": optional_str(record, "exit_page"),
-        "n_conversations": len(record.get("conversations") or []),
+        "n_conversations": len(conversations or []),
         "survey": None if survey is None else dumps(survey),
         "post_surveys": None if post_surveys is None else dumps(post_surveys),
         "extra": extra_json(record, PARTICIPANT_FIELDS),
