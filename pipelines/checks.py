@@ -171,6 +171,61 @@ def _reward_provenance_check(settings_of) -> dg.AssetChecksDefinition:
     return _check
 
 
+def _splits_check(settings_of) -> dg.AssetChecksDefinition:
+    from pipelines.io import read_table
+    from pipelines.layout import Layout
+    from pipelines.splits import proof_problems, split_proof
+
+    @dg.asset_check(
+        asset="gold_splits",
+        name="splits_leak_free",
+        blocking=True,
+        additional_deps=["silver_episodes", "silver_turns", "silver_decisions", "silver_feedback"],
+        description="Every group has exactly one split and no group or human participant is in two splits "
+        "(prompts are proven at release time, over the datasets).",
+        required_resource_keys={"turnlake"},
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        settings = settings_of(context.resources.turnlake)
+        layout = Layout(settings.data_root)
+        silver = {t: read_table(layout.silver(t)) for t in ("episodes", "turns", "decisions", "feedback")}
+        config = settings.splits  # also re-checks split vs ratios
+        proof = split_proof(read_table(layout.gold("splits")), silver, {}, config)
+        problems = proof_problems(proof)
+        metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
+        metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}
+        metadata |= {f"{k}_overlap": v["count"] for k, v in proof["overlaps"].items()}
+        if problems:
+            metadata["problems"] = "; ".join(problems)[:2000]
+        return dg.AssetCheckResult(passed=not problems, metadata=metadata)
+
+    return _check
+
+
+def _release_check(settings_of) -> dg.AssetChecksDefinition:
+    from pipelines.layout import Layout
+    from pipelines.release.files import latest_release
+    from pipelines.release.verify import verify_release
+
+    @dg.asset_check(
+        asset="release",
+        name="release_verifies",
+        blocking=True,
+        description="Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
+        required_resource_keys={"turnlake"},
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        exports = Layout(settings_of(context.resources.turnlake).data_root).exports
+        version = latest_release(exports)
+        problems = verify_release(exports / version) if version else ["no complete release"]
+        return dg.AssetCheckResult(
+            passed=not problems,
+            metadata={"version": str(version), "problems": len(problems), "first_problems": "; ".join(problems[:5])},
+        )
+
+    return _check
+
+
 def build_blocking_checks(settings_of) -> list[dg.AssetChecksDefinition]:
     """All blocking checks of the project, made in one place."""
     from pipelines.config import SOURCES
@@ -179,4 +234,6 @@ def build_blocking_checks(settings_of) -> list[dg.AssetChecksDefinition]:
     checks += [_reconciliation_check(source, settings_of) for source in SOURCES]
     checks.append(_integrity_check(settings_of))
     checks.append(_reward_provenance_check(settings_of))
+    checks.append(_splits_check(settings_of))
+    checks.append(_release_check(settings_of))
     return checks

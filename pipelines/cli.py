@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.commands import release as release_commands
 from pipelines.config import Settings, settings_from_env
 
 
@@ -104,7 +105,23 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr)
     print(f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
           f"warehouse: {settings.data_root / 'warehouse.duckdb'}")
+    if result.success:
+        _report_latest_release(settings)
     return 0 if result.success and not failed_checks else 1
+
+
+def _report_latest_release(settings: Settings) -> None:
+    from pipelines.layout import Layout
+    from pipelines.release.files import latest_release
+    from pipelines.release.verify import verify_release
+
+    exports = Layout(settings.data_root).exports
+    version = latest_release(exports)
+    if version is None:
+        return
+    problems = verify_release(exports / version)
+    print(f"latest release {version}: {'verified' if not problems else f'{len(problems)} PROBLEMS'}")
+    release_commands.print_load_hint(exports / version)
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
@@ -228,6 +245,8 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--saved", metavar="NAME", help="run a saved research query (pipelines/queries/NAME.sql)")
     sql.add_argument("--list", action="store_true", help="list the saved queries")
     sql.set_defaults(func=cmd_sql)
+
+    release_commands.register(sub, roots, _settings)
 
     status = sub.add_parser("status", help="last run, raw changes since, pending tails, quarantine, freshness")
     roots(status)

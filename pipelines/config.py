@@ -42,6 +42,14 @@ class Settings:
     # Nightly build: cron expression and the zone it is read in.
     schedule_cron: str = "0 2 * * *"
     schedule_timezone: str = "UTC"
+    # turnlake.toml [splits] as written; `splits` parses it.
+    splits_table: dict = field(default_factory=dict)
+
+    @property
+    def splits(self):  # -> pipelines.splits.SplitConfig (imported here: splits imports this module)
+        from pipelines.splits import split_config_from
+
+        return split_config_from(self.splits_table)
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -97,6 +105,7 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
         remove_deleted_files=bool(config.get("ingest", {}).get("remove_deleted_files", False)),
         schedule_cron=config.get("schedule", {}).get("cron", Settings.schedule_cron),
         schedule_timezone=config.get("schedule", {}).get("timezone", Settings.schedule_timezone),
+        splits_table=dict(config.get("splits", {})),
         dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
     )
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.bronze import BRONZE_ASSETS
+from assets.exports import EXPORT_ASSETS
 from assets.gold import GOLD_ASSETS
 from assets.silver import SILVER_ASSETS
+from assets.warehouse import WAREHOUSE_ASSETS
 from pipelines.checks import build_blocking_checks
 from pipelines.config import Settings, settings_from_env
 from pipelines.resources import TurnlakeResource, settings_of
@@ -14,13 +16,14 @@ from pipelines.schedules import nightly_schedule
 from pipelines.sensors import raw_files_sensor
 
 BUILD_JOB = "turnlake_build"
+ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAREHOUSE_ASSETS]
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
     build_job = dg.define_asset_job(BUILD_JOB, selection=dg.AssetSelection.all(),
-                                    description="Raw files → bronze → silver → gold → DuckDB views.")
+                                    description="Raw files → bronze → silver → gold → release → DuckDB views.")
     return dg.Definitions(
-        assets=[*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS],
+        assets=ALL_ASSETS,
         asset_checks=build_blocking_checks(settings_of),
         jobs=[build_job],
         schedules=[nightly_schedule(build_job, settings)],

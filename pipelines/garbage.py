@@ -13,3 +13,4 @@ def collect_garbage(layout: Layout) -> None:
         collect_bronze_garbage(layout, source)
     remove_old_generations(layout.silver_link)
     remove_old_generations(layout.gold_link)
+    remove_old_generations(layout.splits_link)

@@ -44,7 +44,14 @@ class Layout:
         return self.warehouse / "gold"
 
     def gold(self, table: str) -> Path:
+        if table == "splits":  # its own asset, so its own generation (gold_tables replaces gold/)
+            return self.splits_link / "splits.parquet"
         return self.gold_link / f"{table}.parquet"
+
+    @property
+    def splits_link(self) -> Path:
+        """`warehouse/splits`: a symlink to the current splits generation folder."""
+        return self.warehouse / "splits"
 
     @property
     def duckdb(self) -> Path:

@@ -12,6 +12,7 @@ from pipelines.config import SOURCES
 from pipelines.faults import crash_point
 from pipelines.ingest import current_parts
 from pipelines.layout import Layout
+from pipelines.release.files import latest_release
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
@@ -36,7 +37,22 @@ def view_sources(layout: Layout) -> dict[str, list[str]]:
             parts = [str(p.resolve()) for p in current_parts(layout, source, table)]
             if parts:
                 views[f"bronze.{table}"] = parts
+    views |= _latest_release_views(layout)
     return views
+
+
+def _latest_release_views(layout: Layout) -> dict[str, list[str]]:
+    """`release.<dataset>` over every split file of the newest complete release (older versions:
+    `read_parquet('<exports>/<version>/<dataset>/*.parquet')`)."""
+    version = latest_release(layout.exports)
+    if version is None:
+        return {}
+    release = (layout.exports / version).resolve()
+    return {
+        f"release.{folder.name}": [str(p) for p in sorted(folder.glob("*.parquet"))]
+        for folder in sorted(release.iterdir())
+        if folder.is_dir() and any(folder.glob("*.parquet"))
+    }
 
 
 def write_views(layout: Layout) -> list[str]:
@@ -49,6 +65,7 @@ def write_views(layout: Layout) -> list[str]:
     views = view_sources(layout)
     with duckdb.connect(str(tmp)) as con:
         con.execute("CREATE SCHEMA IF NOT EXISTS bronze")
+        con.execute("CREATE SCHEMA IF NOT EXISTS release")
         for name, paths in views.items():
             files = "[" + ", ".join(_literal(p) for p in paths) + "]"
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")

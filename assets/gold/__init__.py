@@ -1,15 +1,17 @@
-"""Gold: rewards with provenance, episode outcomes, quality signals, agent-round deltas."""
+"""Gold: rewards with provenance, episode outcomes, quality signals, agent-round deltas; splits."""
 
 
 import dagster as dg
 
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold
-from pipelines.gold.params import load_params
+from pipelines.gold.params import PARAMS_MARKER, load_params
 from pipelines.io import publish_generation, read_table
 from pipelines.layout import Layout
 from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.sources.base import dumps
+from pipelines.splits import assign_splits
 
 GOLD_KEYS = [dg.AssetKey(f"gold_{table}") for table in GOLD_TABLES]
 
@@ -40,7 +42,7 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     with data_root_lock(settings.data_root):
         silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
         tables = build_gold(silver, params)
-        publish_generation(layout.gold_link, context.run_id, tables)
+        publish_generation(layout.gold_link, context.run_id, tables, markers={PARAMS_MARKER: dumps(params)})
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
     for table, frame in tables.items():
         metadata = {"rows": frame.height}
@@ -49,4 +51,23 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
         yield dg.MaterializeResult(asset_key=f"gold_{table}", metadata=metadata)
 
 
-GOLD_ASSETS = [gold_tables]
+@dg.asset(
+    name="gold_splits",
+    deps=[dg.AssetKey("silver_episodes")],
+    group_name="gold",
+    kinds={"polars", "parquet"},
+    description=(GOLD_MODELS["splits"].__doc__ or "").strip() or None,
+)
+def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
+    settings = turnlake.settings()
+    layout = Layout(settings.data_root)
+    config = settings.splits
+    with data_root_lock(settings.data_root):
+        splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
+        publish_generation(layout.splits_link, context.run_id, {"splits": splits})
+    counts = dict(splits.group_by("split").len().sort("split").iter_rows())
+    return dg.MaterializeResult(metadata={"rows": splits.height, "salt": config.salt,
+                                          "ratios": str(config.ratios), **{f"groups_{k}": v for k, v in counts.items()}})
+
+
+GOLD_ASSETS = [gold_tables, gold_splits]

@@ -1,17 +1,13 @@
-"""Silver: the canonical tables, built together from all bronze data, and their DuckDB views."""
+"""Silver: the canonical tables, built together from all bronze data."""
 
 
 import dagster as dg
 
 from pipelines.config import SOURCES
-from pipelines.garbage import collect_garbage
-from pipelines.layout import Layout
 from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
-from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.silver import refresh_silver
-from pipelines.warehouse import write_views
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
 SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
@@ -38,20 +34,4 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
         yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": n, "rebuilt": rebuilt})
 
 
-@dg.asset(
-    name="warehouse_views",
-    # Gold keys by name (not imported from assets.gold) so the silver package stays independent.
-    deps=[*SILVER_KEYS, *(dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS)],
-    group_name="silver",
-    kinds={"duckdb"},
-    description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the Parquet files.",
-)
-def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
-    settings = turnlake.settings()
-    with data_root_lock(settings.data_root):
-        views = write_views(Layout(settings.data_root))
-        collect_garbage(Layout(settings.data_root))
-    return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})
-
-
-SILVER_ASSETS = [silver_tables, warehouse_views]
+SILVER_ASSETS = [silver_tables]

@@ -16,7 +16,7 @@ from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.registry import build_turn_rewards
 from pipelines.schemas.gold import GOLD_MODELS
 
-GOLD_TABLES = tuple(GOLD_MODELS)
+GOLD_TABLES = tuple(t for t in GOLD_MODELS if t != "splits")  # splits: asset gold_splits (pipelines/splits.py)
 SILVER_INPUTS = ("episodes", "turns", "feedback", "decisions", "agent_rounds")
 
 

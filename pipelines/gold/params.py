@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 REWARDS_FILE = Path(__file__).resolve().parents[2] / "rewards.toml"
+PARAMS_MARKER = "_params.json"  # the parameters a gold generation was built with, stored beside it
 
 
 def rewards_path() -> Path:

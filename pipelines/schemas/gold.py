@@ -101,9 +101,19 @@ class AgentRoundDeltas(_Strict):
     deltas_agree: bool = pa.Field(nullable=True, description="All reported deltas equal the computed ones (within 1e-6); null when nothing to compare.")
 
 
+class Splits(_Strict):
+    """One row per `group_id`: its split, from a stable hash of (salt, group_id) into 10 000 buckets."""
+
+    group_id: str = pa.Field(unique=True, description="Split unit (silver `episodes.group_id`); every episode of it is in this split.")
+    bucket: pl.Int64 = pa.Field(in_range={"min_value": 0, "max_value": 9999}, description="First 8 bytes of sha256(salt NUL group_id), big-endian, mod 10 000.")
+    split: str = pa.Field(isin=("train", "validation", "test"), description="train / validation / test: cumulative bucket ranges by the configured ratios, in that order.")
+    salt: str = pa.Field(description="Salt of the hash (`[splits] salt` in turnlake.toml); changing it reshuffles every group.")
+
+
 GOLD_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "turn_rewards": TurnRewards,
     "episode_outcomes": EpisodeOutcomes,
     "quality_signals": QualitySignals,
     "agent_round_deltas": AgentRoundDeltas,
+    "splits": Splits,  # its own asset (gold_splits) and generation folder, not built by build_gold
 }

@@ -30,7 +30,7 @@ class Episodes(_Strict):
     episode_id: str = pa.Field(unique=True, description="Deterministic id: `<source>:<native id>`.")
     source: str = pa.Field(isin=SOURCES, description="Source adapter that produced the episode.")
     native_id: str = pa.Field(description="The source's own id (scenario_id, session_id, run folder + round, conversation_id, decision sessionId).")
-    group_id: str = pa.Field(description="Unit that must never straddle splits (participant, scenario, experiment, conversation, decision session).")
+    group_id: str = pa.Field(description="Unit that must never straddle splits (participant, scenario, experiment, conversation, decision session; decision sessions sharing a human actor form one group).")
     started_at: UTC_TS = pa.Field(nullable=True, description="First known time of the episode (UTC).")
     ended_at: UTC_TS = pa.Field(nullable=True, description="Last known time of the episode (UTC).")
     n_turns: pl.Int64 = pa.Field(ge=0, description="Number of rows in `turns` for this episode.")

@@ -3,6 +3,9 @@
 Cross-file work happens here: a decision exported to JSONL and also kept in the SQLite
 database is one decision. Identical copies collapse; differing copies keep the one with an
 outcome, then the one from the later file (path order), and quarantine the others.
+
+Split unit: a human actor can decide in several sessions, so `group_id` is the set of sessions
+linked by a shared human actor, named after its earliest session (a session alone: itself).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import polars as pl
 
 from pipelines.config import Settings
 from pipelines.sources.base import content_hash, stable_hash
+from pipelines.transforms.groups import person_components
 
 SOURCE = "decision"
 TABLE = "decision_records"
@@ -200,11 +204,13 @@ def _episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
         domains=pl.col("domain").drop_nulls().unique().sort(),
         files=pl.col("file").unique().sort(),
     )
-    return grouped.join(turn_counts, on="episode_id", how="left").select(
+    return grouped.join(turn_counts, on="episode_id", how="left").join(
+        _human_groups(decisions), on="episode_id", how="left"
+    ).select(
         "episode_id",
         source=pl.lit(SOURCE),
         native_id="native_id",
-        group_id="episode_id",
+        group_id=pl.coalesce("human_group", "episode_id"),
         started_at="started_at",
         ended_at="ended_at",
         n_turns=pl.col("n_turns").fill_null(0),
@@ -212,6 +218,14 @@ def _episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
         attributes=pl.struct("n_decisions", "n_rated", "actor_ids", "domains", "files").struct.json_encode(),
         source_file="source_file",
     ).sort("episode_id")
+
+
+def _human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
+    """episode_id → human_group: sessions linked by a shared human actor form one split unit."""
+    units = decisions.group_by("episode_id").agg(started_at=pl.col("ts").min()).rename({"episode_id": "unit"})
+    links = decisions.filter((pl.col("actor_kind") == "human") & pl.col("actor_id").is_not_null())
+    components = person_components(units, links.select(unit="episode_id", person="actor_id"))
+    return components.select(episode_id="unit", human_group="group")
 
 
 # ---------------------------------------------------------------- feedback

@@ -8,11 +8,10 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from assets.bronze import BRONZE_ASSETS
-from assets.gold import GOLD_ASSETS, gold_tables
-from assets.silver import SILVER_ASSETS
+from assets.gold import gold_tables
 from pipelines.checks import build_blocking_checks
 from pipelines.config import SOURCES, Settings, settings_from_config
+from pipelines.definitions import ALL_ASSETS
 from pipelines.layout import Layout
 from pipelines.resources import TurnlakeResource, settings_of
 from pipelines.schemas.silver import SILVER_MODELS
@@ -26,7 +25,7 @@ def materialize_all(raw_root: Path, data_root: Path) -> dg.ExecuteInProcessResul
     """Run every asset and check; the fixtures follow the project's turnlake.toml conventions."""
     settings = settings_from_config(raw_root, data_root, PROJECT_CONFIG)
     return dg.materialize(
-        [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *build_blocking_checks(settings_of)],
+        [*ALL_ASSETS, *build_blocking_checks(settings_of)],
         resources={"turnlake": TurnlakeResource.from_settings(settings)},
         raise_on_error=False,
     )

@@ -4,6 +4,9 @@ Cross-file rules live here: the same conversation in two files is kept once (ide
 later file's copy wins (different: the others are `duplicate_conflict`); an event delivered twice
 becomes one feedback row; events are resolved against the kept conversations with each dataset's
 `turn_index` base.
+
+Split unit: a conversation, unless a rater (`user_id` of feedback events) rated several: then the
+conversations linked by a shared rater are one group, named after the earliest of them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 from pipelines.transforms.dialogue import conversations as conv
 from pipelines.transforms.dialogue import feedback as fb
+from pipelines.transforms.groups import feedback_rater, person_components
 
 CONVERSATIONS = "dialogue_conversations"
 EVENTS = "dialogue_feedback_events"
@@ -37,11 +41,21 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         ]
     )
     return {
-        "episodes": _conformed(conv.episodes(kept), "episodes").sort("episode_id"),
+        "episodes": _grouped_by_rater(_conformed(conv.episodes(kept), "episodes"), feedback).sort("episode_id"),
         "turns": _conformed(conv.turns(kept), "turns").sort("episode_id", "turn_index"),
         "feedback": feedback.sort("feedback_id"),
         "quarantine": quarantine.sort("file", "locator"),
     }
+
+
+def _grouped_by_rater(episodes: pl.LazyFrame, feedback: pl.LazyFrame) -> pl.LazyFrame:
+    """group_id = the component of conversations sharing a human rater (see module docstring)."""
+    units = episodes.select(unit="episode_id", started_at="started_at").collect()
+    links = feedback.filter(pl.col("source_kind") == "human").select(unit="episode_id", person=feedback_rater())
+    components = person_components(units, links.collect()).rename({"unit": "episode_id", "group": "_group"})
+    return episodes.join(components.lazy(), on="episode_id", how="left").with_columns(
+        group_id=pl.coalesce("_group", "group_id")
+    ).drop("_group")
 
 
 def _bronze(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:

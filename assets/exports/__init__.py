@@ -1,0 +1,35 @@
+"""Exports: the versioned, immutable training-set release."""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from pipelines.lock import data_root_lock
+from pipelines.release.assemble import make_release
+from pipelines.resources import TurnlakeResource
+from pipelines.schemas.gold import GOLD_MODELS
+
+
+@dg.asset(
+    name="release",
+    deps=[dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS],  # includes gold_splits
+    group_name="exports",
+    kinds={"parquet"},
+    description="data/exports/<version>/: sft, preference, kto, rl_steps, decisions per split, with "
+    "manifest.json, dataset card and split proof. Identical inputs give the identical (existing) release.",
+)
+def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
+    settings = turnlake.settings()
+    with data_root_lock(settings.data_root):
+        outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
+    context.log.info(f"release {outcome.version} {'written' if outcome.created else 'unchanged (already exists)'}"
+                     f" at {outcome.path}")
+    return dg.MaterializeResult(metadata={
+        "version": outcome.version,
+        "path": str(outcome.path),
+        "created": outcome.created,
+        "dropped_duplicate_prompts": sum(outcome.dropped_duplicate_prompts.values()),
+    })
+
+
+EXPORT_ASSETS = [release]

@@ -1,0 +1,32 @@
+"""The SQL lens: DuckDB views over every published table and the latest release; then garbage
+collection of files no published view reads any more."""
+
+import dagster as dg
+
+from pipelines.garbage import collect_garbage
+from pipelines.layout import Layout
+from pipelines.lock import data_root_lock
+from pipelines.resources import TurnlakeResource
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.warehouse import write_views
+
+SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
+
+
+@dg.asset(
+    name="warehouse_views",
+    deps=[*SILVER_KEYS, *(dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS), dg.AssetKey("release")],
+    group_name="warehouse",
+    kinds={"duckdb"},
+    description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the Parquet files.",
+)
+def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
+    settings = turnlake.settings()
+    with data_root_lock(settings.data_root):
+        views = write_views(Layout(settings.data_root))
+        collect_garbage(Layout(settings.data_root))
+    return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})
+
+
+WAREHOUSE_ASSETS = [warehouse_views]

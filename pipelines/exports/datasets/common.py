@@ -1,0 +1,111 @@
+"""Helpers shared by the dataset builders: message lists, prompt hashes, rewards per turn, splits.
+
+Everything here is pure Polars over silver / gold frames; no I/O, no Dagster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import polars as pl
+
+MESSAGE = pl.Struct({"role": pl.String, "content": pl.String})
+MESSAGES = pl.List(MESSAGE)
+# Columns every dataset carries (the release joins, dedups and proves leakage on them).
+COMMON = ("split", "episode_id", "group_id", "source", "prompt_hash")
+
+
+def sha256_hex(expr: pl.Expr) -> pl.Expr:
+    """sha256 hex of a String expression (hashlib: Polars' own hash is not stable across versions)."""
+    return expr.map_batches(
+        lambda s: pl.Series([None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in s],
+                            dtype=pl.String),
+        return_dtype=pl.String,
+    )
+
+
+def messages_text(column: str) -> pl.Expr:
+    """The exact text of a message list: its canonical JSON array of {role, content}, in order."""
+    items = pl.col(column).list.eval(pl.element().struct.json_encode()).list.join(",")
+    return pl.concat_str(pl.lit("["), items, pl.lit("]"))
+
+
+def message(role: pl.Expr | str, content: pl.Expr | str) -> pl.Expr:
+    """One {role, content} struct."""
+    role = pl.lit(role) if isinstance(role, str) else role
+    content = pl.lit(content) if isinstance(content, str) else content
+    return pl.struct(role.cast(pl.String).alias("role"), content.cast(pl.String).alias("content"))
+
+
+def single(role: str, content: pl.Expr) -> pl.Expr:
+    """A one-message list (TRL wants chosen / rejected / completion as message lists)."""
+    return pl.concat_list(message(role, content))
+
+
+def visible_turns(turns: pl.DataFrame) -> pl.DataFrame:
+    """Turns that may appear in a training example: shown to others (not `internal`) and non-empty.
+
+    Internal Social RL coach messages are never shown to the other agents and the source does not say
+    whom they address, so they are left out of every prompt, completion and observation."""
+    return turns.filter(~pl.col("internal") & pl.col("text").is_not_null() & (pl.col("text") != ""))
+
+
+def prefixes(turns: pl.DataFrame, targets: pl.DataFrame, *, inclusive: bool) -> pl.DataFrame:
+    """For each target turn (columns episode_id, turn_index, target_id, viewer): the earlier visible turns
+    of its episode as (turn_index, role, native_role, actor_id, text) rows, tagged with `target_id`.
+
+    `inclusive` keeps the target turn itself. A self-join instead of a row loop: O(turns × length)."""
+    ctx = turns.select("episode_id", pl.col("turn_index").alias("ctx_index"), "role", "actor_id", "text")
+    joined = targets.select("target_id", "episode_id", "turn_index", "viewer").join(ctx, on="episode_id")
+    keep = pl.col("ctx_index") <= pl.col("turn_index") if inclusive else pl.col("ctx_index") < pl.col("turn_index")
+    return joined.filter(keep)
+
+
+def as_messages(rows: pl.DataFrame, role: pl.Expr, content: pl.Expr, key: str = "target_id") -> pl.DataFrame:
+    """Prefix rows → one `messages` list per key, in turn order."""
+    return (
+        rows.sort(key, "ctx_index")
+        .group_by(key, maintain_order=True)
+        .agg(message(role, content).alias("messages"))
+        .with_columns(pl.col("messages").cast(MESSAGES))
+    )
+
+
+def agent_view_role() -> pl.Expr:
+    """Social RL from one agent's view: its own messages are the assistant's, everyone else a user."""
+    return pl.when(pl.col("actor_id") == pl.col("viewer")).then(pl.lit("assistant")).otherwise(pl.lit("user"))
+
+
+def agent_view_content() -> pl.Expr:
+    """Other agents' messages carry their speaker, so a multi-party chat stays readable as user turns."""
+    own = pl.col("actor_id") == pl.col("viewer")
+    return pl.when(own).then(pl.col("text")).otherwise(
+        pl.concat_str(pl.col("actor_id").fill_null("unknown"), pl.lit(": "), pl.col("text"))
+    )
+
+
+def rewards_by(turn_rewards: pl.DataFrame, key: str, targets: tuple[str, ...]) -> pl.DataFrame:
+    """One reward per `key` (turn_id or decision_id) from step-level gold rewards: the mean if several rules
+    reward the same target, with every rule and feedback id kept for provenance."""
+    rows = turn_rewards.filter(pl.col("target").is_in(targets) & pl.col(key).is_not_null())
+    return rows.group_by(key).agg(
+        pl.col("reward").mean(),
+        pl.col("reward_rule").unique().sort().str.join(",").alias("reward_rule"),
+        pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids"),
+    )
+
+
+def with_split(frame: pl.DataFrame, episodes: pl.DataFrame, splits: pl.DataFrame,
+               episode_col: str = "episode_id") -> pl.DataFrame:
+    """Attach source and group_id (via the silver episode) and the group's split. A group without a split
+    row gets no split and is dropped: an unassigned example must never ship in some split by default."""
+    meta = episodes.select(pl.col("episode_id").alias(episode_col), "group_id", "source")
+    out = frame.drop([c for c in ("group_id", "source", "split") if c in frame.columns])
+    out = out.join(meta, on=episode_col, how="left")
+    return out.join(splits.select("group_id", "split"), on="group_id", how="inner")
+
+
+def front(frame: pl.DataFrame, first: tuple[str, ...]) -> pl.DataFrame:
+    """Put the common columns first (readable files, stable column order)."""
+    lead = [c for c in first if c in frame.columns]
+    return frame.select(*lead, *[c for c in frame.columns if c not in lead])

@@ -1,0 +1,77 @@
+"""`decisions` dataset, and the decision prompts the kto / preference / rl_steps builders reuse.
+
+A decision's prompt is what its actor saw: the system prompt of its identity, then the conversation
+history of its RAG context (each message prefixed by its speaker's name). Its completion is a small JSON
+object, `{"action": ..., "response": ...}`, so a model learns the choice (post / stay silent) and the text
+together.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.exports.datasets.common import MESSAGES, message, messages_text, rewards_by
+
+DECISION_SOURCES = ("decision",)
+_HISTORY = pl.List(pl.Struct({"role": pl.String, "content": pl.String, "name": pl.String}))
+_CONTEXT = pl.Struct({
+    "rag_context": pl.Struct({
+        "identity": pl.Struct({"systemPrompt": pl.String}),
+        "conversationHistory": _HISTORY,
+    }),
+})
+
+
+def _prompt_from_context(context: pl.Expr) -> pl.Expr:
+    """Context JSON → messages: [system prompt] + history (roles other than user/assistant become user)."""
+    rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
+    system = rag.struct.field("identity").struct.field("systemPrompt")
+    history = rag.struct.field("conversationHistory").list.eval(
+        message(
+            pl.when(pl.element().struct.field("role").is_in(["user", "assistant"]))
+            .then(pl.element().struct.field("role")).otherwise(pl.lit("user")),
+            pl.when(pl.element().struct.field("name").is_not_null())
+            .then(pl.concat_str(pl.element().struct.field("name"), pl.lit(": "),
+                                pl.element().struct.field("content").fill_null("")))
+            .otherwise(pl.element().struct.field("content").fill_null("")),
+        )
+    )
+    head = pl.when(system.is_not_null()).then(pl.concat_list(message("system", system))).otherwise(
+        pl.lit([], dtype=MESSAGES))
+    return pl.concat_list(head, history.fill_null(pl.lit([], dtype=MESSAGES))).cast(MESSAGES)
+
+
+def completion_json(action: pl.Expr, response: pl.Expr | None = None) -> pl.Expr:
+    """The assistant's side of a decision as JSON text (response omitted for action-only comparisons)."""
+    fields = [action.alias("action")] + ([response.alias("response")] if response is not None else [])
+    return pl.struct(*fields).struct.json_encode()
+
+
+def decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per decision of the decision source: context, prompt, completion text, reward provenance."""
+    episodes = silver["episodes"].filter(pl.col("source").is_in(DECISION_SOURCES)).select("episode_id")
+    decisions = silver["decisions"].join(episodes, on="episode_id")
+    turns = silver["turns"].select("turn_id", pl.col("text").alias("response"))
+    contexts = silver["contexts"].select("context_hash", "context")
+    rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
+    out = (decisions.join(contexts, on="context_hash", how="left")
+           .join(turns, on="turn_id", how="left")
+           .join(rewards, on="decision_id", how="left"))
+    return out.with_columns(
+        prompt=_prompt_from_context(pl.col("context")),
+        completion_text=completion_json(pl.col("action"), pl.col("response")),
+        ambient_state=pl.col("context").str.json_path_match("$.ambient_state"),
+        coordination_state=pl.col("context").str.json_path_match("$.coordination_snapshot"),
+    ).with_columns(_prompt_text=messages_text("prompt"))
+
+
+def build_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The `decisions` dataset: context (and its hash), ambient / coordination state → action, confidence,
+    outcome (gold reward with rule and feedback ids; null while unrated)."""
+    rows = decision_prompts(silver, gold)
+    return rows.select(
+        "episode_id", "decision_id", "turn_id", "actor_id", "actor_type", "ts", "context_hash", "context",
+        "ambient_state", "coordination_state", "prompt", "action", "response", "confidence", "reasoning",
+        "candidates", "suggested_action", "suggestion_followed",
+        pl.col("reward").alias("outcome_reward"), "reward_rule", "feedback_ids", "_prompt_text",
+    )

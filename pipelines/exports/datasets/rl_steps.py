@@ -1,0 +1,132 @@
+"""`rl_steps`: RLDS-style steps (one row per step) for offline RL.
+
+Convention: step t holds the observation before the action, the action, and the reward that followed it;
+the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when the episode really
+ended (study: agreement or refusal). Max-turn study sessions, unknown ends, decision sessions and Social RL
+runs are truncated: `is_last` without `is_terminal`. Steps without a known reward carry 0.0 and a null
+`reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the step.
+
+- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values = its
+  Q-values; reward = the stance-step reward, plus the terminal reward on the last step.
+- decision: one episode per actor of a decision session; observation = the full context JSON.
+- social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's messages,
+  observation = the visible round transcript before it; the agent-round reward lands on its last message
+  of the round. Internal coach messages are in no observation.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.exports.datasets.common import (
+    agent_view_content,
+    agent_view_role,
+    as_messages,
+    messages_text,
+    prefixes,
+    rewards_by,
+    visible_turns,
+)
+from pipelines.exports.datasets.decisions import decision_prompts
+
+TERMINAL_END_REASONS = ("agreement", "refusal")
+Q_VALUES = pl.List(pl.Struct({"action": pl.String, "value": pl.Float64}))
+
+
+def _observations(turns: pl.DataFrame, targets: pl.DataFrame, role: pl.Expr, content: pl.Expr) -> pl.DataFrame:
+    msgs = as_messages(prefixes(turns, targets, inclusive=False), role, content)
+    return targets.join(msgs, on="target_id", how="left").with_columns(
+        observation=pl.when(pl.col("messages").is_null()).then(pl.lit("[]")).otherwise(messages_text("messages"))
+    ).drop("messages")
+
+
+def _merge_provenance(a: str, b: str) -> list[pl.Expr]:
+    """Step + terminal reward provenance on one row."""
+    return [
+        pl.concat_str(pl.col(f"reward_rule{a}"), pl.col(f"reward_rule{b}"), separator=",", ignore_nulls=True)
+        .replace("", None).alias("reward_rule"),
+        pl.concat_list(pl.col(f"feedback_ids{a}").fill_null([]), pl.col(f"feedback_ids{b}").fill_null([]))
+        .list.unique().list.sort().alias("feedback_ids"),
+    ]
+
+
+def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """IQL steps of study sessions, in the order of the replies they chose."""
+    episodes = silver["episodes"].filter(pl.col("source") == "study").select("episode_id", "end_reason")
+    turns = visible_turns(silver["turns"]).join(episodes.select("episode_id"), on="episode_id")
+    steps = silver["decisions"].join(episodes, on="episode_id").join(
+        turns.select("turn_id", "turn_index"), on="turn_id").with_columns(
+        target_id=pl.col("decision_id"), viewer=pl.lit(None, pl.String))
+    steps = _observations(turns, steps, pl.col("role"), pl.col("text"))
+    rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
+    terminal = gold["turn_rewards"].filter(pl.col("target") == "episode").group_by("episode_id").agg(
+        pl.col("reward").mean().alias("reward_end"), pl.col("reward_rule").unique().sort().str.join(",")
+        .alias("reward_rule_end"), pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids_end"))
+    steps = steps.join(rewards, on="decision_id", how="left").sort("episode_id", "turn_index").with_columns(
+        _last=pl.col("turn_index") == pl.col("turn_index").max().over("episode_id"))
+    steps = steps.join(terminal, on="episode_id", how="left").with_columns(
+        [pl.when(pl.col("_last")).then(pl.col(c)).otherwise(None).alias(c)
+         for c in ("reward_end", "reward_rule_end", "feedback_ids_end")])
+    return steps.select(
+        pl.col("episode_id").alias("source_episode_id"), "episode_id", "turn_index", "observation", "action",
+        pl.col("candidates").cast(Q_VALUES).alias("q_values"), pl.lit("iql").alias("policy"),
+        (pl.col("reward").fill_null(0.0) + pl.col("reward_end").fill_null(0.0)).alias("reward"),
+        (pl.col("_last") & pl.col("end_reason").is_in(TERMINAL_END_REASONS)).alias("terminal"),
+        *_merge_provenance("", "_end"), pl.col("decision_id"))
+
+
+def decision_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each actor's decisions in one session, in time order (then sequence / id: ties stay stable)."""
+    rows = decision_prompts(silver, gold).with_columns(
+        _seq=pl.col("attributes").str.json_path_match("$.sequence_number").cast(pl.Int64, strict=False))
+    return rows.sort("episode_id", "actor_id", "ts", "_seq", "decision_id", nulls_last=True).select(
+        pl.col("episode_id").alias("source_episode_id"),
+        pl.concat_str("episode_id", pl.lit("@"), pl.col("actor_id").fill_null("unknown")).alias("episode_id"),
+        pl.col("context").fill_null("{}").alias("observation"), "action",
+        pl.col("candidates").cast(Q_VALUES).alias("q_values"), pl.col("actor_id").alias("policy"),
+        pl.col("reward").fill_null(0.0), terminal=pl.lit(False),
+        reward_rule=pl.col("reward_rule"), feedback_ids=pl.col("feedback_ids"), decision_id=pl.col("decision_id"))
+
+
+def social_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each agent's messages over all rounds of its run, seen from that agent."""
+    episodes = silver["episodes"].filter(pl.col("source") == "social_rl").select(
+        "episode_id", run=pl.col("attributes").str.json_path_match("$.run_dir").fill_null(pl.col("episode_id")),
+        round=pl.col("attributes").str.json_path_match("$.round_number").cast(pl.Int64, strict=False))
+    turns = visible_turns(silver["turns"]).join(episodes.select("episode_id"), on="episode_id")
+    steps = turns.join(episodes, on="episode_id").with_columns(
+        target_id=pl.col("turn_id"), viewer=pl.col("actor_id"))
+    steps = _observations(turns, steps, agent_view_role(), agent_view_content())
+    rewards = gold["turn_rewards"].filter(pl.col("target") == "agent_round").select(
+        "episode_id", pl.col("agent_id").alias("actor_id"), "reward", "reward_rule", "feedback_ids")
+    last_in_round = pl.col("turn_index") == pl.col("turn_index").max().over("episode_id", "actor_id")
+    steps = steps.join(rewards, on=["episode_id", "actor_id"], how="left").with_columns(
+        [pl.when(last_in_round).then(pl.col(c)).otherwise(None).alias(c)
+         for c in ("reward", "reward_rule", "feedback_ids")])
+    return steps.sort("run", "actor_id", "round", "turn_index", nulls_last=True).select(
+        pl.col("episode_id").alias("source_episode_id"),
+        pl.concat_str(pl.lit("social_rl:"), "run", pl.lit("@"), pl.col("actor_id").fill_null("unknown"))
+        .alias("episode_id"),
+        "observation", pl.col("text").alias("action"), q_values=pl.lit(None, Q_VALUES),
+        policy=pl.col("actor_id"), reward=pl.col("reward").fill_null(0.0), terminal=pl.lit(False),
+        reward_rule=pl.col("reward_rule"), feedback_ids=pl.col("feedback_ids"), turn_id=pl.col("turn_id"))
+
+
+def rlds(steps: pl.DataFrame) -> pl.DataFrame:
+    """Steps already in episode order → step number, is_first / is_last / is_terminal, discount."""
+    by_episode = pl.col("episode_id")
+    out = steps.with_columns(step=pl.int_range(pl.len(), dtype=pl.Int64).over(by_episode))
+    is_last = pl.col("step") == pl.col("step").max().over(by_episode)
+    return out.with_columns(
+        is_first=pl.col("step") == 0, is_last=is_last, is_terminal=is_last & pl.col("terminal"),
+    ).with_columns(discount=pl.when(pl.col("is_terminal")).then(0.0).otherwise(1.0)).drop("terminal")
+
+
+def build_rl_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """All RL steps; `_prompt_text` is the observation (duplicate observations count as duplicate prompts)."""
+    parts = [study_steps(silver, gold).drop("turn_index"), decision_steps(silver, gold), social_steps(silver, gold)]
+    steps = rlds(pl.concat(parts, how="diagonal_relaxed"))
+    return steps.with_columns(_prompt_text=pl.col("observation")).select(
+        "episode_id", "step", "observation", "action", "reward", "discount", "is_first", "is_last",
+        "is_terminal", "q_values", "policy", "source_episode_id", "reward_rule", "feedback_ids",
+        "decision_id", "turn_id", "_prompt_text")

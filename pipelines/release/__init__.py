@@ -1,0 +1,1 @@
+"""Versioned, immutable training-set releases (DESIGN §5): layout, writing, verification."""

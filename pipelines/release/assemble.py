@@ -1,0 +1,115 @@
+"""From the published warehouse to a release: datasets, duplicate-prompt removal, split proof,
+content-addressed version. An identical rebuild finds its existing release and writes nothing."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.config import SOURCES, Settings
+from pipelines.exports.datasets import build_datasets
+from pipelines.gold.params import PARAMS_MARKER
+from pipelines.ingest import read_log
+from pipelines.io import read_table
+from pipelines.layout import Layout
+from pipelines.release.files import SPLIT_ORDER
+from pipelines.release.write import (
+    ReleaseRequest,
+    content_hash,
+    existing_version,
+    remove_abandoned,
+    write_release,
+)
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.splits import proof_problems, split_proof
+
+
+class LeakageError(RuntimeError):
+    """The split proof found a group, participant or prompt in two splits: nothing is released."""
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    version: str
+    path: Path
+    created: bool  # False: an identical release already existed
+    dropped_duplicate_prompts: dict[str, int]
+
+
+def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+    """Keep an exact prompt only in its earliest split (train, then validation, then test), across
+    all datasets: a prompt trained on in `sft` must not be tested on in `kto`."""
+    rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
+
+    def ranked(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(_rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32))
+
+    first = (
+        pl.concat([ranked(f).select("prompt_hash", "_rank") for f in datasets.values()])
+        .group_by("prompt_hash")
+        .agg(pl.col("_rank").min().alias("_first"))
+    )
+    kept, dropped = {}, {}
+    for name, frame in datasets.items():
+        out = ranked(frame).join(first, on="prompt_hash", how="left").filter(pl.col("_rank") == pl.col("_first"))
+        kept[name], dropped[name] = out.drop("_rank", "_first"), frame.height - out.height
+    return kept, dropped
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).parent, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _package_version() -> str:
+    try:
+        return version("turnlake")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _raw_fingerprints(layout: Layout) -> list[dict]:
+    logs = pl.concat([read_log(layout, s) for s in SOURCES]).filter(pl.col("missing_since").is_null())
+    return logs.select("source", "file", "fingerprint").sort("source", "file").to_dicts()
+
+
+def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]:
+    """Everything a release would contain, built in memory from the published warehouse."""
+    layout = Layout(settings.data_root)
+    silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
+    gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
+    datasets, dropped = drop_prompt_duplicates(build_datasets(silver, gold, gold["splits"]))
+    proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {"dropped_duplicate_prompts": dropped}
+    problems = proof_problems(proof)
+    if problems:
+        raise LeakageError("; ".join(problems))
+    params_file = layout.gold_link / PARAMS_MARKER
+    config = {
+        "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
+        "splits": asdict(settings.splits),
+    }
+    request = ReleaseRequest(datasets, proof, config, _raw_fingerprints(layout), _package_version(), _git_commit())
+    return request, dropped
+
+
+def make_release(settings: Settings, today: str) -> ReleaseOutcome:
+    """Publish a new release under exports/, or return the identical one that already exists."""
+    exports = Layout(settings.data_root).exports
+    remove_abandoned(exports)
+    request, dropped = release_request(settings)
+    digest = content_hash(request)
+    found = existing_version(exports, digest)
+    if found:
+        return ReleaseOutcome(found, exports / found, False, dropped)
+    name = f"{today}-{digest[:10]}"
+    return ReleaseOutcome(name, write_release(exports, name, digest, request), True, dropped)

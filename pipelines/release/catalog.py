@@ -1,0 +1,42 @@
+"""Listing releases and copying one out (verified) for a trainer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.release.files import complete_releases, latest_release, read_manifest
+from pipelines.release.verify import verify_release
+
+
+def list_releases(exports: Path) -> pl.DataFrame:
+    latest = latest_release(exports)
+    rows = []
+    for version in complete_releases(exports):
+        manifest = read_manifest(exports / version)
+        rows.append({
+            "version": version,
+            "created_at": manifest["created_at"],
+            "latest": version == latest,
+            **{name: sum(counts.values()) for name, counts in sorted(manifest["counts"].items())},
+        })
+    return pl.DataFrame(rows) if rows else pl.DataFrame(schema={"version": pl.String})
+
+
+def pull_release(exports: Path, version: str, destination: Path) -> tuple[Path, list[str]]:
+    """Copy a release to `destination/<version>` (temp copy, then rename) and verify the copy."""
+    source = exports / version
+    if version not in complete_releases(exports):
+        raise FileNotFoundError(f"no complete release {version!r} under {exports}")
+    destination.mkdir(parents=True, exist_ok=True)
+    target = destination / version
+    if target.exists():
+        raise FileExistsError(f"{target} already exists")
+    tmp = destination / f".tmp-pull-{version}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp)
+    os.rename(tmp, target)
+    return target, verify_release(target)

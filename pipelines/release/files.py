@@ -1,0 +1,67 @@
+"""Where a release's files live and how a dataset is laid out on disk."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+MANIFEST = "manifest.json"
+CARD = "README.md"
+SPLIT_PROOF = "split_proof.json"
+LATEST = "LATEST"
+SHARD_ROWS = 200_000  # rows per Parquet shard; bigger splits are written as several files
+SPLIT_ORDER = ("train", "validation", "test")
+_VERSION = re.compile(r"^\d{8}-[0-9a-f]{10}$")
+
+
+def is_version(name: str) -> bool:
+    return bool(_VERSION.match(name))
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def split_files(frame: pl.DataFrame, split: str) -> list[tuple[str, pl.DataFrame]]:
+    """`<split>.parquet`, or `<split>-00000-of-00003.parquet` shards when large."""
+    if frame.height <= SHARD_ROWS:
+        return [(f"{split}.parquet", frame)]
+    n = -(-frame.height // SHARD_ROWS)
+    return [(f"{split}-{i:05d}-of-{n:05d}.parquet", frame.slice(i * SHARD_ROWS, SHARD_ROWS)) for i in range(n)]
+
+
+def read_manifest(release: Path) -> dict:
+    return orjson.loads((release / MANIFEST).read_bytes())
+
+
+def complete_releases(exports: Path) -> list[str]:
+    """Versions whose manifest exists (a release without one is not a release), oldest first."""
+    if not exports.is_dir():
+        return []
+    found = [p for p in exports.iterdir() if is_version(p.name) and (p / MANIFEST).exists()]
+    return [p.name for p in sorted(found, key=lambda p: (read_manifest(p)["created_at"], p.name))]
+
+
+def latest_release(exports: Path) -> str | None:
+    pointer = exports / LATEST
+    if pointer.exists():
+        name = pointer.read_text().strip()
+        if name in complete_releases(exports):
+            return name
+    versions = complete_releases(exports)
+    return versions[-1] if versions else None
+
+
+def point_latest(exports: Path, version: str) -> None:
+    tmp = exports / f".{LATEST}.tmp"
+    tmp.write_text(version + "\n")
+    os.replace(tmp, exports / LATEST)

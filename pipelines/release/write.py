@@ -1,0 +1,118 @@
+"""Writing a release: content-addressed version, temporary folder, manifest last, then rename."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.faults import crash_point
+from pipelines.release.card import render_card
+from pipelines.release.files import (
+    CARD,
+    MANIFEST,
+    SPLIT_ORDER,
+    SPLIT_PROOF,
+    complete_releases,
+    point_latest,
+    read_manifest,
+    sha256_file,
+    split_files,
+)
+
+SCHEMA_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    datasets: dict[str, pl.DataFrame]  # each with a `split` column
+    proof: dict
+    config: dict  # reward rules, split salt and ratios, anything else that shaped the data
+    raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
+    package_version: str
+    git_commit: str
+
+
+def content_hash(request: ReleaseRequest) -> str:
+    """Hash of what a release contains and how it was made: same inputs, same hash."""
+    digest = hashlib.sha256()
+    for name in sorted(request.datasets):
+        digest.update(name.encode())
+        # Parquet, not IPC: IPC bytes of equal frames differ with Polars' internal string-view layout.
+        buffer = io.BytesIO()
+        request.datasets[name].write_parquet(buffer, compression="uncompressed", statistics=False)
+        digest.update(buffer.getvalue())
+    digest.update(orjson.dumps(request.config, option=orjson.OPT_SORT_KEYS))
+    return digest.hexdigest()
+
+
+def existing_version(exports: Path, digest: str) -> str | None:
+    for version in complete_releases(exports):
+        if read_manifest(exports / version).get("content_hash") == digest:
+            return version
+    return None
+
+
+def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
+    folder.mkdir(parents=True)
+    files = []
+    splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(set(frame["split"]) - set(SPLIT_ORDER))
+    for split in splits:
+        for name, part in split_files(frame.filter(pl.col("split") == split), split):
+            part.write_parquet(folder / name, compression="zstd", statistics=True)
+            files.append({"split": split, "file": name, "rows": part.height})
+    return files
+
+
+def write_release(exports: Path, version: str, digest: str, request: ReleaseRequest) -> Path:
+    """Write everything into a hidden temporary folder, the manifest last, then rename it into place."""
+    exports.mkdir(parents=True, exist_ok=True)
+    tmp = exports / f".tmp-{version}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    # A dataset with no rows in this build is left out (its count is 0 in the manifest).
+    layout = {name: _write_dataset(tmp / name, frame) for name, frame in sorted(request.datasets.items()) if frame.height}
+    crash_point("release:after_datasets")
+    (tmp / SPLIT_PROOF).write_bytes(orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    (tmp / CARD).write_text(render_card(version, request, layout), encoding="utf-8")
+    manifest = {
+        "version": version,
+        "content_hash": digest,
+        "created_at": datetime.now(UTC).isoformat(),
+        "schema_version": SCHEMA_VERSION,
+        "package_version": request.package_version,
+        "git_commit": request.git_commit,
+        "config": request.config,
+        "raw_files": request.raw_fingerprints,
+        "counts": {name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)},
+        "files": [],
+    }
+    for name, files in layout.items():
+        for f in files:
+            manifest["counts"][name][f["split"]] += f["rows"]
+    for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
+        rel = path.relative_to(tmp).as_posix()
+        rows = next((f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None)
+        manifest["files"].append({"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows})
+    (tmp / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    crash_point("release:before_rename")
+    target = exports / version
+    os.rename(tmp, target)
+    point_latest(exports, version)
+    return target
+
+
+def remove_abandoned(exports: Path) -> list[Path]:
+    """Temporary folders of releases that never finished (a killed writer)."""
+    removed = [p for p in exports.glob(".tmp-*") if p.is_dir()] if exports.is_dir() else []
+    for path in removed:
+        shutil.rmtree(path)
+    return removed

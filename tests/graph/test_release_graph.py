@@ -1,0 +1,59 @@
+"""Releases through the whole graph: verified, content-addressed, queryable, immutable."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipelines.layout import Layout
+from pipelines.release.files import complete_releases, latest_release, read_manifest
+from pipelines.release.verify import verify_release
+from pipelines.warehouse import query
+from tests.graph.test_build_graph import failed_checks, materialize_all
+
+CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+DATASETS = {"sft", "preference", "kto", "rl_steps", "decisions"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release")
+    raw = root / "raw"
+    shutil.copytree(CLEAN, raw)
+    result = materialize_all(raw, root / "data")
+    assert result.success and failed_checks(result) == []
+    return raw, root / "data"
+
+
+def test_build_ends_with_a_verified_release_of_every_dataset(built):
+    _, data = built
+    exports = Layout(data).exports
+    version = latest_release(exports)
+    assert version is not None and verify_release(exports / version) == []
+    manifest = read_manifest(exports / version)
+    assert set(manifest["counts"]) == DATASETS
+    assert manifest["config"]["splits"]["salt"] and manifest["config"]["rewards"]["rules"]["enabled"]
+    assert {f["file"] for f in manifest["raw_files"]} and all(f["fingerprint"] for f in manifest["raw_files"])
+    assert (exports / version / "split_proof.json").exists()
+
+
+def test_latest_release_is_queryable_through_duckdb_views(built):
+    _, data = built
+    rows = query(Layout(data), "SELECT split, count(*) AS n FROM release.sft GROUP BY ALL")
+    assert rows.height >= 1 and rows["n"].sum() > 0
+
+
+def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
+    raw, data = built
+    exports = Layout(data).exports
+    before = complete_releases(exports)
+    assert materialize_all(raw, data).success
+    assert complete_releases(exports) == before
+
+    extra = raw / "dialogues" / "support" / "late-arrival.jsonl"
+    extra.write_text('{"conversation_id": "late-1", "turns": [{"role": "user", "content": "Is my order late?"}, '
+                     '{"role": "assistant", "content": "It ships tomorrow morning."}]}\n')
+    assert materialize_all(raw, data).success
+    after = complete_releases(exports)
+    assert len(after) == len(before) + 1 and latest_release(exports) == after[-1]
+    assert all(verify_release(exports / v) == [] for v in after)  # older releases untouched

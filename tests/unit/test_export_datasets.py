@@ -1,0 +1,138 @@
+"""Dataset builders on tiny hand-built frames: what goes in each dataset, and the columns TRL expects."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+import polars as pl
+
+from pipelines.exports.datasets import build_datasets
+from pipelines.exports.datasets.common import MESSAGES
+from tests.unit._export_helpers import all_train, context, episode, reward, tables, turn
+
+D = "dialogue:d/1"
+
+
+def _dialogue() -> tuple[dict, dict]:
+    return tables(
+        gold={"turn_rewards": [reward("turn", f"{D}#2", D, 0.8, "dialogue_feedback@1", turn_id=f"{D}#2")]},
+        episodes=[episode(D, "dialogue")],
+        turns=[turn(D, 0, "system", "be brief"), turn(D, 1, "user", "hi"), turn(D, 2, "assistant", "hello"),
+               turn(D, 3, "user", "bye"), turn(D, 4, "assistant", "")],
+    )
+
+
+def test_sft_prefix_ends_in_the_assistant_turn_and_carries_its_reward():
+    silver, gold = _dialogue()
+    sft = build_datasets(silver, gold, all_train(silver))["sft"]
+    assert sft.schema["messages"] == MESSAGES
+    assert sft.height == 1  # the empty assistant turn at index 4 is not an example
+    row = sft.row(0, named=True)
+    assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
+    assert row["messages"][-1]["content"] == "hello"
+    assert (row["reward"], row["reward_rule"], row["feedback_ids"]) == (0.8, "dialogue_feedback@1", [f"fb-{D}#2"])
+    assert (row["split"], row["group_id"], row["source"]) == ("train", D, "dialogue")
+
+
+def test_prompt_hash_is_sha256_of_the_prompt_messages_json():
+    silver, gold = _dialogue()
+    ds = build_datasets(silver, gold, all_train(silver))
+    prompt = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    expected = hashlib.sha256(orjson.dumps(prompt)).hexdigest()
+    assert ds["sft"]["prompt_hash"].to_list() == [expected]
+    assert ds["kto"]["prompt_hash"].to_list() == [expected]  # same prompt, same hash across datasets
+
+
+def test_kto_label_is_reward_above_zero():
+    silver, gold = _dialogue()
+    gold["turn_rewards"] = gold["turn_rewards"].with_columns(reward=pl.lit(0.0))
+    kto = build_datasets(silver, gold, all_train(silver))["kto"]
+    assert kto.select("prompt", "completion", "label").row(0)[2] is False
+    assert kto["completion"][0].to_list() == [{"role": "assistant", "content": "hello"}]
+
+
+def test_group_without_a_split_row_is_left_out():
+    silver, gold = _dialogue()
+    ds = build_datasets(silver, gold, all_train(silver).filter(pl.col("group_id") != D))
+    assert all(frame.height == 0 for frame in ds.values())
+
+
+def test_social_rl_internal_coach_messages_never_reach_another_agents_prompt():
+    e = "social_rl:run/round1"
+    silver, gold = tables(
+        episodes=[episode(e, "social_rl", "experiment:x", attributes='{"run_dir":"run","round_number":1}')],
+        turns=[turn(e, 0, "agent", "roads first", "A"), turn(e, 1, "agent", "SECRET coach note", "Coach", True),
+               turn(e, 2, "agent", "buses first", "B")],
+    )
+    ds = build_datasets(silver, gold, all_train(silver))
+    texts = [m["content"] for msgs in ds["sft"]["messages"].to_list() for m in msgs]
+    assert not any("SECRET" in t for t in texts)
+    assert not ds["rl_steps"]["observation"].str.contains("SECRET").any()
+    (row,) = ds["sft"].to_dicts()
+    assert row["messages"] == [{"role": "user", "content": "A: roads first"},
+                               {"role": "assistant", "content": "buses first"}]
+
+
+def test_correction_pair_rejects_the_answer_before_and_chooses_the_answer_after():
+    s = "scenario:S1"
+    silver, gold = tables(
+        episodes=[episode(s, "scenario", "S1")],
+        turns=[turn(s, 0, "user", "plan my year"), turn(s, 1, "assistant", "revenue is 488M"),
+               turn(s, 2, "user", "Actually, it is 867M", attributes='{"interaction_type":"user_correction"}'),
+               turn(s, 3, "assistant", "revenue is 867M")],
+    )
+    (row,) = build_datasets(silver, gold, all_train(silver))["preference"].to_dicts()
+    assert row["pair_kind"] == "correction"
+    assert row["prompt"] == [{"role": "user", "content": "plan my year"}]
+    assert row["rejected"] == [{"role": "assistant", "content": "revenue is 488M"}]
+    assert row["chosen"] == [{"role": "assistant", "content": "revenue is 867M"}]
+    assert row["evidence_turn_ids"] == [f"{s}#2"]
+
+
+def _decision_tables(followed: bool | None) -> tuple[dict, dict]:
+    e = "decision:s1"
+    ctx = context({"ambient_state": {"temperature": 0.1}, "coordination_snapshot": {"phase": "deciding"},
+                   "rag_context": {"identity": {"systemPrompt": "You are Priya."},
+                                   "conversationHistory": [{"role": "user", "name": "Ana", "content": "hi?"}]}})
+    return tables(
+        gold={"turn_rewards": [reward("decision", "d1", e, -0.5, "decision_outcome@1", decision_id="d1")]},
+        episodes=[episode(e, "decision")], contexts=[ctx],
+        decisions=[{"decision_id": "d1", "episode_id": e, "actor_id": "user-priya", "actor_type": "human",
+                    "action": "SILENT", "suggested_action": "POSTED", "suggestion_followed": followed,
+                    "confidence": 0.6, "context_hash": ctx["context_hash"]}],
+    )
+
+
+def test_overridden_companion_suggestion_prefers_the_human_action():
+    silver, gold = _decision_tables(followed=False)
+    ds = build_datasets(silver, gold, all_train(silver))
+    (row,) = ds["preference"].to_dicts()
+    assert row["pair_kind"] == "override"
+    assert row["prompt"] == [{"role": "system", "content": "You are Priya."}, {"role": "user", "content": "Ana: hi?"}]
+    assert row["chosen"][0]["content"] == '{"action":"SILENT"}'
+    assert row["rejected"][0]["content"] == '{"action":"POSTED"}'
+    (kto,) = ds["kto"].to_dicts()
+    assert (kto["label"], kto["reward_rule"], kto["decision_id"]) == (False, "decision_outcome@1", "d1")
+    (dec,) = ds["decisions"].to_dicts()
+    assert (dec["ambient_state"], dec["coordination_state"]) == ('{"temperature":0.1}', '{"phase":"deciding"}')
+    assert (dec["action"], dec["confidence"], dec["outcome_reward"]) == ("SILENT", 0.6, -0.5)
+
+
+def test_followed_suggestion_gives_no_preference_pair():
+    silver, gold = _decision_tables(followed=True)
+    assert build_datasets(silver, gold, all_train(silver))["preference"].height == 0
+
+
+def test_rated_alternatives_pair_best_over_worst_only_within_one_group():
+    eps = [episode(f"dialogue:d/{i}", "dialogue", group) for i, group in ((1, "g1"), (2, "g1"), (3, "g2"))]
+    turns, rewards = [], []
+    for i, (answer, value) in enumerate((("good", 1.0), ("bad", -1.0), ("worse", -0.9)), start=1):
+        e = f"dialogue:d/{i}"
+        turns += [turn(e, 0, "user", "same question"), turn(e, 1, "assistant", answer)]
+        rewards.append(reward("turn", f"{e}#1", e, value, turn_id=f"{e}#1"))
+    silver, gold = tables(gold={"turn_rewards": rewards}, episodes=eps, turns=turns)
+    pref = build_datasets(silver, gold, all_train(silver))["preference"]
+    (row,) = pref.filter(pl.col("pair_kind") == "rated_alternatives").to_dicts()
+    assert (row["chosen"][0]["content"], row["rejected"][0]["content"]) == ("good", "bad")
+    assert (row["reward_chosen"], row["reward_rejected"], row["group_id"]) == (1.0, -1.0, "g1")

@@ -1,0 +1,71 @@
+"""rl_steps on tiny frames: RLDS flags, truncation vs termination, one episode per agent view of a run."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.exports.datasets import build_datasets
+from tests.unit._export_helpers import all_train, episode, reward, tables, turn
+
+
+def _study(end_reason: str) -> tuple[dict, dict]:
+    e = "study:s1"
+    turns = [turn(e, i, "assistant" if i % 2 == 0 else "user", f"t{i}") for i in range(6)]
+    decisions = [{"decision_id": f"k{i}", "episode_id": e, "turn_id": f"{e}#{i}", "actor_type": "policy",
+                  "action": f"p{i}", "candidates": [{"action": f"p{i}", "value": 1.0}]} for i in (2, 4)]
+    rewards = [reward("decision", "k2", e, 0.5, "study_stance_step@1", decision_id="k2", turn_id=f"{e}#2"),
+               reward("episode", e, e, 1.0, "study_terminal@1")]
+    return tables(gold={"turn_rewards": rewards}, episodes=[episode(e, "study", "p1", end_reason=end_reason)],
+                  turns=turns, decisions=decisions)
+
+
+def _steps(silver: dict, gold: dict) -> pl.DataFrame:
+    return build_datasets(silver, gold, all_train(silver))["rl_steps"]
+
+
+def test_study_agreement_ends_terminal_with_the_terminal_reward_on_the_last_step():
+    steps = _steps(*_study("agreement")).sort("step")
+    assert steps["step"].to_list() == [0, 1]
+    assert steps["action"].to_list() == ["p2", "p4"]
+    assert steps["is_first"].to_list() == [True, False]
+    assert steps["is_last"].to_list() == [False, True]
+    assert steps["is_terminal"].to_list() == [False, True]
+    assert steps["discount"].to_list() == [1.0, 0.0]
+    assert steps["reward"].to_list() == [0.5, 1.0]
+    assert steps["reward_rule"].to_list() == ["study_stance_step@1", "study_terminal@1"]
+    assert steps["q_values"][0].to_list() == [{"action": "p2", "value": 1.0}]
+    assert '"content":"t1"' in steps["observation"][0] and '"t2"' not in steps["observation"][0]
+
+
+def test_study_max_turns_is_truncated_last_not_terminal():
+    steps = _steps(*_study("max_turns"))
+    assert steps["is_last"].sum() == 1
+    assert steps["is_terminal"].sum() == 0
+    assert steps["discount"].to_list() == [1.0, 1.0]
+
+
+def test_social_rl_gives_one_episode_per_agent_over_all_rounds_of_a_run():
+    eps, turns, rewards = [], [], []
+    for r in (1, 2):
+        e = f"social_rl:run/round{r}"
+        eps.append(episode(e, "social_rl", "experiment:x", attributes=f'{{"run_dir":"run","round_number":{r}}}'))
+        turns += [turn(e, 0, "agent", f"a{r}", "A"), turn(e, 1, "agent", f"b{r}", "B"),
+                  turn(e, 2, "agent", f"a{r}bis", "A")]
+        rewards.append(reward("agent_round", f"{e}/A", e, 0.2 * r, "social_rl_feedback@1", agent_id="A"))
+    steps = _steps(*tables(gold={"turn_rewards": rewards}, episodes=eps, turns=turns))
+    assert sorted(steps["episode_id"].unique()) == ["social_rl:run@A", "social_rl:run@B"]
+    a = steps.filter(pl.col("episode_id") == "social_rl:run@A").sort("step")
+    assert a["action"].to_list() == ["a1", "a1bis", "a2", "a2bis"]
+    assert a["reward"].to_list() == [0.0, 0.2, 0.0, 0.4]  # the round reward lands on the round's last message
+    assert a["is_last"].to_list() == [False, False, False, True]
+    assert not a["is_terminal"].any()
+
+
+def test_decision_steps_are_per_actor_and_truncated():
+    e = "decision:s1"
+    decisions = [{"decision_id": f"d{i}", "episode_id": e, "actor_id": actor, "action": "POSTED"}
+                 for i, actor in enumerate(("x", "y", "x"))]
+    steps = _steps(*tables(episodes=[episode(e, "decision")], decisions=decisions))
+    assert steps.group_by("episode_id").len().sort("episode_id").rows() == [(f"{e}@x", 2), (f"{e}@y", 1)]
+    assert steps["is_first"].sum() == 2 and steps["is_last"].sum() == 2 and steps["is_terminal"].sum() == 0
+    assert (steps["reward"] == 0.0).all() and steps["reward_rule"].is_null().all()

@@ -1,0 +1,121 @@
+"""Release writing and verification on tiny hand-made datasets (no warehouse needed)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import orjson
+import polars as pl
+import pytest
+
+from pipelines.release.catalog import list_releases, pull_release
+from pipelines.release.files import MANIFEST, complete_releases, latest_release, read_manifest
+from pipelines.release.verify import verify_release
+from pipelines.release.write import ReleaseRequest, content_hash, existing_version, write_release
+
+MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+
+
+def sft(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
+    """rows of (split, group_id, assistant text)."""
+    return pl.DataFrame(
+        {
+            "messages": [[{"role": "user", "content": f"q {g}"}, {"role": "assistant", "content": t}] for _, g, t in rows],
+            "split": [s for s, _, _ in rows],
+            "group_id": [g for _, g, _ in rows],
+            "episode_id": [f"dialogue:{g}" for _, g, _ in rows],
+            "prompt_hash": [f"h-{g}" for _, g, _ in rows],
+        },
+        schema_overrides={"messages": MESSAGES},
+    )
+
+
+def request(frame: pl.DataFrame, salt: str = "s1") -> ReleaseRequest:
+    proof = {"overlaps": {"group_id": 0, "participant": 0, "prompt_hash": 0}, "salt": salt}
+    return ReleaseRequest({"sft": frame}, proof, {"splits": {"salt": salt}}, [{"source": "dialogue", "file": "a", "fingerprint": "f"}], "0.1.0", "abc")
+
+
+@pytest.fixture
+def released(tmp_path, monkeypatch):
+    monkeypatch.setattr("pipelines.release.verify.proof_problems", lambda proof: [])
+    exports = tmp_path / "exports"
+    req = request(sft([("train", "g1", "a"), ("train", "g2", "b"), ("test", "g3", "c")]))
+    digest = content_hash(req)
+    path = write_release(exports, f"20261121-{digest[:10]}", digest, req)
+    return exports, path, req
+
+
+def test_release_has_split_files_manifest_card_and_is_latest(released):
+    exports, path, _ = released
+    assert sorted(p.name for p in (path / "sft").iterdir()) == ["test.parquet", "train.parquet"]
+    manifest = read_manifest(path)
+    assert manifest["counts"] == {"sft": {"train": 2, "test": 1}}
+    assert {f["path"] for f in manifest["files"]} >= {"sft/train.parquet", "sft/test.parquet", "README.md", "split_proof.json"}
+    assert latest_release(exports) == path.name
+    card = (path / "README.md").read_text()
+    assert card.startswith("---\nconfigs:\n- config_name: sft") and 'path: "sft/train*.parquet"' in card
+
+
+def test_verify_passes_on_a_fresh_release_and_fails_on_one_corrupted_byte(released):
+    _, path, _ = released
+    assert verify_release(path) == []
+    target = path / "sft" / "train.parquet"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))
+    assert verify_release(path) == ["sft/train.parquet: sha256 differs from the manifest"]
+
+
+def test_verify_reports_a_file_added_after_release(released):
+    _, path, _ = released
+    (path / "sft" / "extra.parquet").write_bytes(b"x")
+    assert verify_release(path) == ["sft/extra.parquet: not in the manifest"]
+
+
+def test_verify_reports_a_group_that_straddles_splits_even_if_hashes_match(tmp_path, monkeypatch):
+    monkeypatch.setattr("pipelines.release.verify.proof_problems", lambda proof: [])
+    req = request(sft([("train", "g1", "a"), ("test", "g1", "b")]))
+    path = write_release(tmp_path, "20261121-0000000000", content_hash(req), req)
+    assert any("group_id values appear in more than one split" in p for p in verify_release(path))
+
+
+def test_identical_content_finds_the_existing_version(released):
+    exports, path, req = released
+    assert existing_version(exports, content_hash(req)) == path.name
+    other = request(req.datasets["sft"], salt="s2")
+    assert existing_version(exports, content_hash(other)) is None
+
+
+def test_interrupted_release_is_never_listed(tmp_path):
+    """SIGKILL the writer after the datasets are written but before the rename."""
+    code = (
+        "import os, sys; os.environ['TURNLAKE_KILL_AT'] = 'release:before_rename'\n"
+        "from pathlib import Path; import polars as pl\n"
+        "from tests.unit.test_release_files import request, sft\n"
+        "from pipelines.release.write import write_release, content_hash\n"
+        "r = request(sft([('train', 'g1', 'a')]))\n"
+        "write_release(Path(sys.argv[1]), '20261121-1111111111', content_hash(r), r)\n"
+    )
+    exports = tmp_path / "exports"
+    proc = subprocess.run([sys.executable, "-c", code, str(exports)], cwd=os.getcwd(), check=False)
+    assert proc.returncode == -signal.SIGKILL
+    assert any(p.name.startswith(".tmp-") for p in exports.iterdir())
+    assert complete_releases(exports) == [] and latest_release(exports) is None
+    assert list_releases(exports).height == 0
+
+
+def test_pull_copies_and_verifies_and_refuses_unknown_versions(released, tmp_path):
+    exports, path, _ = released
+    target, problems = pull_release(exports, path.name, tmp_path / "mine")
+    assert problems == [] and (target / MANIFEST).exists()
+    with pytest.raises(FileNotFoundError):
+        pull_release(exports, "20990101-ffffffffff", tmp_path / "mine")
+
+
+def test_split_proof_is_written_into_the_release(released):
+    _, path, req = released
+    assert orjson.loads((path / "split_proof.json").read_bytes()) == req.proof
+    shutil.rmtree(path / "sft")
+    assert "sft/train.parquet: missing" in verify_release(path)

@@ -1,0 +1,65 @@
+"""Splits built from the demo warehouse (built once, through the CLI, with every blocking check)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipelines.cli import main
+from pipelines.io import read_table
+from pipelines.layout import Layout
+from pipelines.schemas.gold import Splits
+from pipelines.splits import (
+    SplitConfig,
+    assign_splits,
+    human_participants,
+    proof_problems,
+    split_proof,
+)
+
+SILVER = ("episodes", "turns", "decisions", "feedback")
+
+
+@pytest.fixture(scope="module")
+def demo_layout(tmp_path_factory):
+    root = tmp_path_factory.mktemp("splits")
+    home = root / "dagster_home"
+    home.mkdir()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DAGSTER_HOME", str(home))
+    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
+    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
+    # Exit 0 also means the blocking `splits_leak_free` check passed.
+    assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
+    yield Layout(root / "data")
+    mp.undo()
+
+
+def test_demo_splits_have_one_row_per_silver_group_and_satisfy_the_contract(demo_layout):
+    splits = Splits.validate(read_table(demo_layout.gold("splits")), lazy=True)
+    groups = read_table(demo_layout.silver("episodes"))["group_id"].unique().sort()
+    assert splits["group_id"].sort().to_list() == groups.to_list()
+    assert set(splits["split"]) == {"train", "test"}
+
+
+def test_demo_split_proof_finds_no_leak_and_covers_every_kind_of_human(demo_layout):
+    silver = {t: read_table(demo_layout.silver(t)) for t in SILVER}
+    proof = split_proof(read_table(demo_layout.gold("splits")), silver, {}, SplitConfig())
+    assert proof_problems(proof) == []
+    assert set(proof["participant_kinds"]) == {"turn_user", "decision_human", "feedback_rater"}
+
+
+def test_demo_decision_humans_would_straddle_with_one_group_per_session(demo_layout):
+    """Why decision groups link sessions: with one group per session, the demo's humans straddle."""
+    silver = {t: read_table(demo_layout.silver(t)) for t in SILVER}
+    per_session = silver["episodes"].with_columns(
+        group_id=pl.when(pl.col("source") == "decision").then("episode_id").otherwise("group_id"))
+    silver["episodes"] = per_session
+    proof = split_proof(assign_splits(per_session["group_id"], SplitConfig()), silver, {})
+    assert proof["overlaps"]["participants"]["count"] > 0
+    assert human_participants(silver).filter(pl.col("kind") == "decision_human").height > 0
+
+
+def test_demo_splits_view_is_queryable(demo_layout):
+    assert main(["sql", "--data-root", str(demo_layout.data_root),
+                 "SELECT split, count(*) AS n FROM splits GROUP BY split"]) == 0
