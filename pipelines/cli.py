@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.commands import privacy as privacy_commands
 from pipelines.commands import release as release_commands
 from pipelines.config import Settings, settings_from_env
 
@@ -98,6 +99,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     _print_table("Records per source (records read = bronze + quarantined)", summary.reconciliation)
     _print_table("Quarantined records by source and error kind", summary.quarantine)
     _print_table("Pending tails (incomplete last records of active files, retried next run)", summary.pending)
+    if any(summary.withheld.values()):
+        counts = ", ".join(f"{table} {n}" for table, n in summary.withheld.items() if n)
+        print(f"\nWithheld for opted-out subjects (consent/optouts.jsonl): {counts}")
     if summary.missing.height:
         _print_table("Raw files that disappeared (rows kept; set [ingest] remove_deleted_files to drop)",
                      summary.missing)
@@ -247,6 +251,7 @@ def _parser() -> argparse.ArgumentParser:
     sql.set_defaults(func=cmd_sql)
 
     release_commands.register(sub, roots, _settings)
+    privacy_commands.register(sub, roots, _settings)
 
     status = sub.add_parser("status", help="last run, raw changes since, pending tails, quarantine, freshness")
     roots(status)

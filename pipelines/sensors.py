@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.config import SOURCES
+from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.resources import TurnlakeResource
 from pipelines.sources import adapter
 
@@ -21,6 +22,10 @@ def raw_root_signature(raw_root: Path) -> tuple[str, int]:
             stat = file.path.stat()
             digest.update(f"{file.rel_path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
             n_files += 1
+    consent = raw_root / OPTOUTS_FILE  # a new opt-out must trigger a rebuild too
+    if consent.exists():
+        stat = consent.stat()
+        digest.update(f"{OPTOUTS_FILE}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:32], n_files
 
 

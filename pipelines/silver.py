@@ -13,9 +13,11 @@ from pipelines.faults import crash_point
 from pipelines.ingest import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, read_log, scan_current
 from pipelines.io import publish_generation
 from pipelines.layout import Layout
+from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.sources.base import dumps
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
 SORT_KEYS: dict[str, list[str]] = {
@@ -66,8 +68,9 @@ def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> 
     )
 
 
-def build_silver(settings: Settings) -> dict[str, pl.DataFrame]:
-    """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections."""
+def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+    """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections.
+    Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no ids)."""
     layout = Layout(settings.data_root)
     pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
     for source in SOURCES:
@@ -86,12 +89,14 @@ def build_silver(settings: Settings) -> dict[str, pl.DataFrame]:
         frame = pl.concat(frames).collect() if frames else pl.DataFrame(schema=schema)
         tables[table] = frame
     tables["episodes"] = _with_turn_counts(tables["episodes"], tables["turns"])
+    tables, withheld = withhold(tables, load_optouts(Path(settings.raw_root))[0])
     # Content-addressed: the same blob from two places is one row.
     tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
-    return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}
+    return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}, withheld
 
 
 INPUTS_MARKER = "_inputs.sha256"
+WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subjects (counts only)
 
 
 def silver_inputs_digest(settings: Settings) -> str:
@@ -105,15 +110,19 @@ def silver_inputs_digest(settings: Settings) -> str:
         for path in sorted(folder.rglob("*.py")):
             digest.update(path.read_bytes())
     digest.update(Path(__file__).read_bytes())
+    optouts = Path(settings.raw_root) / OPTOUTS_FILE
+    digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
     digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,
                         settings.default_turn_index_base)).encode())
     return digest.hexdigest()
 
 
-def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame], inputs: str = "") -> None:
+def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame], inputs: str = "",
+                   withheld: dict[str, int] | None = None) -> Path:
     """Make a complete set of silver tables current in one atomic step."""
     crash_point("silver:before_publish")
-    target = publish_generation(layout.silver_link, generation, tables, markers={INPUTS_MARKER: inputs})
+    markers = {INPUTS_MARKER: inputs, WITHHELD_MARKER: dumps(withheld or {})}
+    target = publish_generation(layout.silver_link, generation, tables, markers=markers)
     crash_point("silver:after_publish")
     return target
 
@@ -126,6 +135,6 @@ def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int],
     if marker.exists() and marker.read_text() == inputs:
         rows = {t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item() for t in SILVER_MODELS}
         return rows, False
-    tables = build_silver(settings)
-    publish_silver(layout, generation, tables, inputs)
+    tables, withheld = build_silver(settings)
+    publish_silver(layout, generation, tables, inputs, withheld)
     return {t: f.height for t, f in tables.items()}, True

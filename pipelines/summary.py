@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import orjson
 import polars as pl
 
 from pipelines.config import SOURCES, Settings
@@ -12,6 +13,7 @@ from pipelines.io import read_table
 from pipelines.layout import Layout
 from pipelines.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.silver import WITHHELD_MARKER
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,7 @@ class BuildSummary:
     quarantine: pl.DataFrame  # source, stage, error_kind, n
     pending: pl.DataFrame  # source, file, locator
     missing: pl.DataFrame  # source, file, missing_since: raw files that vanished (rows kept)
+    withheld: dict[str, int]  # silver rows withheld per table for opted-out subjects (counts only)
 
     @property
     def balanced(self) -> bool:
@@ -61,4 +64,6 @@ def build_summary(settings: Settings) -> BuildSummary:
     pending = logs.filter(pl.col("missing_since").is_null()).select(
         "source", "file", pl.col("pending_locators").alias("locator")
     ).explode("locator").drop_nulls("locator")
-    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing)
+    marker = layout.silver_link / WITHHELD_MARKER
+    withheld = orjson.loads(marker.read_bytes()) if marker.exists() else {}
+    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing, withheld)

@@ -100,3 +100,14 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
     holder.wait()
     with data_root_lock(data_root):  # released by the dead holder
         pass
+
+
+def test_subject_show_lists_every_table_holding_a_participant(demo_build, capsys):
+    _, data_root, _ = demo_build
+    participant = pl.read_parquet(Layout(data_root).silver("episodes")).filter(
+        pl.col("source") == "study")["group_id"].sort()[0]
+    assert main(["subject", "show", "participant", participant, "--data-root", str(data_root)]) == 0
+    out = capsys.readouterr().out
+    assert f"participant {participant}:" in out and "episodes:" in out and "turns:" in out
+    assert main(["subject", "show", "participant", "nobody-at-all", "--data-root", str(data_root)]) == 0
+    assert "0 rows" in capsys.readouterr().out

@@ -11,13 +11,14 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config import SOURCES, Settings
+from pipelines.config import SOURCES, Settings, load_config_file
 from pipelines.exports.datasets import build_datasets
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
 from pipelines.release.files import SPLIT_ORDER
+from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.write import (
     ReleaseRequest,
     content_hash,
@@ -94,11 +95,17 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
     if problems:
         raise LeakageError("; ".join(problems))
     params_file = layout.gold_link / PARAMS_MARKER
+    key, key_origin = pseudonym_key(settings)
+    private = privatize(datasets, silver, key, load_config_file(settings.config_path))
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
+        "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
+                    "redaction": load_config_file(settings.config_path).get("privacy", {}).get("redaction", {})},
     }
-    request = ReleaseRequest(datasets, proof, config, _raw_fingerprints(layout), _package_version(), _git_commit())
+    fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in _raw_fingerprints(layout)]
+    request = ReleaseRequest(private.datasets, proof, config, fingerprints, _package_version(), _git_commit(),
+                             private.ledger)
     return request, dropped
 
 

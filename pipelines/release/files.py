@@ -13,6 +13,7 @@ import polars as pl
 MANIFEST = "manifest.json"
 CARD = "README.md"
 SPLIT_PROOF = "split_proof.json"
+LEDGER = "redaction_ledger.json"
 LATEST = "LATEST"
 SHARD_ROWS = 200_000  # rows per Parquet shard; bigger splits are written as several files
 SPLIT_ORDER = ("train", "validation", "test")

@@ -17,6 +17,7 @@ from pipelines.faults import crash_point
 from pipelines.release.card import render_card
 from pipelines.release.files import (
     CARD,
+    LEDGER,
     MANIFEST,
     SPLIT_ORDER,
     SPLIT_PROOF,
@@ -38,6 +39,7 @@ class ReleaseRequest:
     raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
     package_version: str
     git_commit: str
+    redaction_ledger: dict[str, dict[str, int]] | None = None  # dataset -> kind -> count (no values)
 
 
 def content_hash(request: ReleaseRequest) -> str:
@@ -82,6 +84,8 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
     layout = {name: _write_dataset(tmp / name, frame) for name, frame in sorted(request.datasets.items()) if frame.height}
     crash_point("release:after_datasets")
     (tmp / SPLIT_PROOF).write_bytes(orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    if request.redaction_ledger is not None:
+        (tmp / LEDGER).write_bytes(orjson.dumps(request.redaction_ledger, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     (tmp / CARD).write_text(render_card(version, request, layout), encoding="utf-8")
     manifest = {
         "version": version,

@@ -1,0 +1,143 @@
+"""Keyed pseudonyms for subject ids, and replacement of real ids inside text.
+
+A pseudonym is `"<kind>_" + hex(HMAC-SHA256(key, kind NUL real_id))[:16]`: stable for one key, so one
+subject has one pseudonym across every dataset of a release, and unlinkable without the key. The key
+comes from the environment (`TURNLAKE_PSEUDONYM_KEY`) or from a file named in turnlake.toml
+(`[privacy] pseudonym_key_file`); it is never a literal in the TOML and never written to a release.
+
+`IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant uuid
+inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled alternation,
+longest id first. An occurrence counts only where it is not glued to a further letter or digit, so
+`u-7` does not eat the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+KEY_ENV = "TURNLAKE_PSEUDONYM_KEY"
+MIN_KEY_BYTES = 16
+
+
+class PseudonymKeyError(RuntimeError):
+    """No usable pseudonym key: the caller decides the fallback (refuse to release, or a dev key)."""
+
+
+class Pseudonymizer:
+    """`pseudonym(kind, real_id)` = f"{kind}_{hmac_sha256(key, kind NUL real_id)[:16]}"."""
+
+    def __init__(self, key: bytes) -> None:
+        if not isinstance(key, bytes | bytearray) or not key:
+            raise PseudonymKeyError("pseudonym key must be non-empty bytes")
+        self._key = bytes(key)
+
+    def pseudonym(self, kind: str, real_id: str) -> str:
+        """Stable keyed pseudonym of `real_id` in the namespace `kind` (e.g. participant, actor)."""
+        digest = hmac.new(self._key, f"{kind}\x00{real_id}".encode(), hashlib.sha256).hexdigest()
+        return f"{kind}_{digest[:16]}"
+
+    def mapping(self, kind: str, real_ids: Any) -> dict[str, str]:
+        """real id → pseudonym for every non-empty id in `real_ids` (any iterable or Series)."""
+        return {str(i): self.pseudonym(kind, str(i)) for i in real_ids if i is not None and str(i) != ""}
+
+    def __repr__(self) -> str:  # never show the key
+        return "Pseudonymizer(key=<hidden>)"
+
+
+class IdReplacer:
+    """Replaces every known real id in text by its pseudonym; compiled once for one mapping."""
+
+    def __init__(self, mapping: Mapping[str, str]) -> None:
+        self.mapping = {k: v for k, v in mapping.items() if k}
+        ids = sorted(self.mapping, key=lambda k: (-len(k), k))
+        self._pattern: re.Pattern[str] | None = None
+        if ids:
+            alternation = "|".join(re.escape(i) for i in ids)
+            self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternation})(?![A-Za-z0-9])")
+
+    def replace(self, text: str) -> str:
+        """`text` with every occurrence of a known id replaced (None passes through)."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda m: self.mapping[m.group(0)], text)
+
+    def replace_counted(self, text: str) -> tuple[str, int]:
+        """Like `replace`, also returning how many occurrences were replaced."""
+        if self._pattern is None or not text:
+            return text, 0
+        return self._pattern.subn(lambda m: self.mapping[m.group(0)], text)
+
+
+def replace_in_text(text: str, mapping: Mapping[str, str] | IdReplacer) -> str:
+    """Replace every occurrence of a known real id in `text` (longest id first). For many texts
+    build one `IdReplacer(mapping)` and pass it (or use `replace_ids_column`): compiling is per call."""
+    replacer = mapping if isinstance(mapping, IdReplacer) else IdReplacer(mapping)
+    return replacer.replace(text)
+
+
+def replace_ids_column(frame: pl.DataFrame, column: str, replacer: IdReplacer) -> tuple[pl.DataFrame, int]:
+    """`frame` with known ids replaced in a String column (once per distinct value), and the number
+    of occurrences replaced over all rows."""
+    if frame.is_empty() or column not in frame.columns:
+        return frame, 0
+    old: list[str] = []
+    new: list[str] = []
+    total = 0
+    for value, n in frame.get_column(column).drop_nulls().value_counts(name="__n").iter_rows():
+        replaced, k = replacer.replace_counted(value)
+        if k:
+            old.append(value)
+            new.append(replaced)
+            total += k * n
+    if not old:
+        return frame, 0
+    return frame.with_columns(pl.col(column).replace(old, new)), total
+
+
+def key_from_env_or_config(
+    config: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+    base_dir: Path | None = None,
+) -> bytes:
+    """The pseudonym key: env `TURNLAKE_PSEUDONYM_KEY` first, else the file named by
+    `[privacy] pseudonym_key_file` (relative paths against `base_dir`, default the working
+    directory; surrounding whitespace stripped). Raises `PseudonymKeyError` when neither is set,
+    the file is missing or empty, the key is shorter than 16 bytes, or the TOML holds a key literal."""
+    env = os.environ if environ is None else environ
+    privacy = config.get("privacy") or {}
+    if any(k in privacy for k in ("pseudonym_key", "key", "secret")):
+        raise PseudonymKeyError(
+            "turnlake.toml must not hold the pseudonym key itself: set [privacy] pseudonym_key_file "
+            f"to a file holding it, or the environment variable {KEY_ENV}"
+        )
+    value = env.get(KEY_ENV)
+    if value:
+        return _checked(value.strip().encode(), f"environment variable {KEY_ENV}")
+    key_file = privacy.get("pseudonym_key_file")
+    if key_file:
+        path = Path(str(key_file)).expanduser()
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise PseudonymKeyError(f"cannot read pseudonym key file {path}: {exc.strerror or exc}") from None
+        return _checked(raw.strip(), f"pseudonym key file {path}")
+    raise PseudonymKeyError(
+        f"no pseudonym key: set the environment variable {KEY_ENV} or [privacy] pseudonym_key_file "
+        "in turnlake.toml (a file holding at least 16 bytes, e.g. `openssl rand -hex 32 > key`)"
+    )
+
+
+def _checked(key: bytes, where: str) -> bytes:
+    if len(key) < MIN_KEY_BYTES:
+        raise PseudonymKeyError(f"{where} holds {len(key)} bytes; a pseudonym key needs at least {MIN_KEY_BYTES}")
+    return key

@@ -1,0 +1,45 @@
+"""Opt-out honoured end to end: an opted-out participant reaches neither silver, gold nor a release."""
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.config import Settings
+from pipelines.layout import Layout
+from pipelines.summary import build_summary
+from tests.graph.test_build_graph import failed_checks, materialize_all
+
+CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+
+
+def _all_parquet_text(root: Path) -> str:
+    texts = []
+    for path in root.rglob("*.parquet"):
+        frame = pl.read_parquet(path)
+        texts.append(frame.write_ndjson())
+    return "\n".join(texts)
+
+
+def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path):
+    raw = tmp_path / "raw"
+    shutil.copytree(CLEAN, raw)
+    data = tmp_path / "data"
+    assert materialize_all(raw, data).success
+    layout = Layout(data)
+    participant = (
+        pl.read_parquet(layout.silver("episodes")).filter(pl.col("source") == "study")["group_id"].sort()[0]
+    )
+    (raw / "consent").mkdir()
+    (raw / "consent" / "optouts.jsonl").write_text(
+        f'{{"subject_kind": "participant", "subject_id": "{participant}", "opted_out_at": "2026-11-01T00:00:00Z"}}\n'
+    )
+    result = materialize_all(raw, data)
+    assert result.success and failed_checks(result) == []
+
+    latest = layout.exports / (layout.exports / "LATEST").read_text().strip()
+    published = [layout.silver_link.resolve(), layout.gold_link.resolve(), latest]
+    for folder in published:
+        assert participant not in _all_parquet_text(folder), folder
+    withheld = build_summary(Settings(raw_root=raw, data_root=data)).withheld
+    assert withheld["episodes"] >= 1 and withheld["turns"] >= 1

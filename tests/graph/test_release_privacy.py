@@ -1,0 +1,61 @@
+"""No release built from the demo data contains a real participant id, e-mail address or phone number."""
+
+import polars as pl
+import pytest
+
+from pipelines.demo import write_demo
+from pipelines.layout import Layout
+from pipelines.privacy.redact import Redactor
+from pipelines.release.files import LEDGER, latest_release
+from pipelines.release.privatize import subject_ids
+from pipelines.release.verify import verify_release
+from pipelines.schemas.silver import SILVER_MODELS
+from tests.graph.test_build_graph import failed_checks, materialize_all
+
+
+@pytest.fixture(scope="module")
+def demo_release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("privacy")
+    write_demo(root / "raw", scale=1, seed=7)
+    result = materialize_all(root / "raw", root / "data")
+    assert result.success and failed_checks(result) == []
+    layout = Layout(root / "data")
+    release = layout.exports / latest_release(layout.exports)
+    silver = {t: pl.read_parquet(layout.silver(t)) for t in SILVER_MODELS}
+    text = "\n".join(
+        pl.read_parquet(p).write_ndjson() if p.suffix == ".parquet" else p.read_text(encoding="utf-8")
+        for p in sorted(release.rglob("*")) if p.is_file()
+    )
+    return release, silver, text, root / "data"
+
+
+def test_release_contains_no_real_subject_id(demo_release):
+    release, silver, text, _ = demo_release
+    ids = [i for i in subject_ids(silver) if len(i) >= 6]
+    assert ids, "the demo data should have human subjects"
+    leaked = [i for i in ids if i in text]
+    assert leaked == []
+    assert verify_release(release) == []
+
+
+def test_release_text_has_no_email_or_phone_left(demo_release):
+    _, _, text, _ = demo_release
+    found = [kind for _, _, kind in Redactor().find(text) if kind in ("email", "phone")]
+    assert found == []
+
+
+def test_release_ships_a_ledger_with_counts_only_and_the_key_stays_outside(demo_release):
+    release, _, _, data = demo_release
+    ledger = pl.read_json(release / LEDGER).to_dicts()[0]
+    assert ledger and all(isinstance(v, dict) for v in ledger.values())
+    assert any(counts.get("pseudonym", 0) > 0 for counts in ledger.values())
+    key = (data / ".turnlake" / "pseudonym.key").read_text().strip()
+    assert key not in "".join(p.read_text(errors="ignore") for p in release.rglob("*") if p.is_file())
+
+
+def test_study_groups_are_real_in_silver_and_pseudonyms_in_the_release(demo_release):
+    release, silver, _, _ = demo_release
+    real = set(silver["episodes"].filter(pl.col("source") == "study")["group_id"])
+    released = set(pl.read_parquet(release / "sft" / "*.parquet").filter(pl.col("source") == "study")["group_id"])
+    assert real and released
+    assert released.isdisjoint(real) and all(g.startswith("person_") for g in released)

@@ -1,0 +1,88 @@
+"""Keyed pseudonyms: stable, key-dependent, ids replaced inside session ids and JSON text."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import orjson
+import polars as pl
+import pytest
+
+from pipelines.privacy.pseudonyms import (
+    KEY_ENV,
+    IdReplacer,
+    Pseudonymizer,
+    PseudonymKeyError,
+    key_from_env_or_config,
+    replace_ids_column,
+    replace_in_text,
+)
+
+KEY = b"k" * 32
+PID = "5ed9dc4f-6630-4cc5-8619-10584891a2ab"
+
+
+def test_pseudonym_is_kind_prefixed_hmac() -> None:
+    p = Pseudonymizer(KEY)
+    expected = hmac.new(KEY, f"participant\x00{PID}".encode(), hashlib.sha256).hexdigest()[:16]
+    assert p.pseudonym("participant", PID) == f"participant_{expected}"
+
+
+def test_pseudonyms_are_stable_and_key_and_kind_dependent() -> None:
+    a, b = Pseudonymizer(KEY), Pseudonymizer(KEY)
+    assert a.pseudonym("actor", "user-ana") == b.pseudonym("actor", "user-ana")
+    assert a.pseudonym("actor", "user-ana") != Pseudonymizer(b"x" * 32).pseudonym("actor", "user-ana")
+    assert a.pseudonym("actor", "user-ana") != a.pseudonym("participant", "user-ana")
+    assert a.pseudonym("actor", "user-ana") != a.pseudonym("actor", "user-ann")
+    assert "k" * 16 not in repr(a)
+
+
+def test_id_inside_session_id_and_json_is_replaced() -> None:
+    p = Pseudonymizer(KEY)
+    mapping = p.mapping("participant", [PID])
+    alias = mapping[PID]
+    session = f"{PID}_niki_1767943131"
+    assert replace_in_text(session, mapping) == f"{alias}_niki_1767943131"
+    doc = orjson.dumps({"participant_id": PID, "session": f"study:{session}#3", "note": f"see {PID}."}).decode()
+    out = replace_in_text(doc, mapping)
+    assert PID not in out and orjson.loads(out)["participant_id"] == alias
+    assert orjson.loads(out)["session"] == f"study:{alias}_niki_1767943131#3"
+
+
+def test_longest_id_first_and_no_partial_ids() -> None:
+    r = IdReplacer({"u-7": "A", "u-71": "B", "user-ana": "C"})
+    assert r.replace("u-71 u-7 u-712 user-anastasia user-ana/x") == "B A u-712 user-anastasia C/x"
+    assert r.replace_counted("u-7,u-7") == ("A,A", 2)
+    assert IdReplacer({}).replace("u-7") == "u-7"
+
+
+def test_replace_ids_column() -> None:
+    r = IdReplacer({PID: "P1"})
+    frame = pl.DataFrame({"text": [f"{PID}_ana_1", None, "nothing", f"{PID}_ana_1"]})
+    out, n = replace_ids_column(frame, "text", r)
+    assert out["text"].to_list() == ["P1_ana_1", None, "nothing", "P1_ana_1"] and n == 2
+
+
+def test_key_from_env_first_then_file(tmp_path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_bytes(b"file-key-0123456789abcdef\n")
+    config = {"privacy": {"pseudonym_key_file": str(key_file)}}
+    assert key_from_env_or_config(config, environ={}) == b"file-key-0123456789abcdef"
+    assert key_from_env_or_config(config, environ={KEY_ENV: "env-key-0123456789abcdef"}) == b"env-key-0123456789abcdef"
+    rel = {"privacy": {"pseudonym_key_file": "key"}}
+    assert key_from_env_or_config(rel, environ={}, base_dir=tmp_path) == b"file-key-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("config", "environ", "message"),
+    [
+        ({}, {}, "no pseudonym key"),
+        ({"privacy": {"pseudonym_key_file": "/nonexistent/key"}}, {}, "cannot read pseudonym key file"),
+        ({"privacy": {"pseudonym_key": "literal-key-0123456789"}}, {}, "must not hold the pseudonym key"),
+        ({}, {KEY_ENV: "short"}, "at least 16"),
+    ],
+)
+def test_key_errors_are_clear(config, environ, message) -> None:
+    with pytest.raises(PseudonymKeyError, match=message):
+        key_from_env_or_config(config, environ=environ)
