@@ -3,6 +3,7 @@
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from pipelines.layout import Layout
@@ -50,6 +51,7 @@ def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
     assert materialize_all(raw, data).success
     assert complete_releases(exports) == before
 
+    splits_before = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
     extra = raw / "dialogues" / "support" / "late-arrival.jsonl"
     extra.write_text('{"conversation_id": "late-1", "turns": [{"role": "user", "content": "Is my order late?"}, '
                      '{"role": "assistant", "content": "It ships tomorrow morning."}]}\n')
@@ -57,3 +59,7 @@ def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
     after = complete_releases(exports)
     assert len(after) == len(before) + 1 and latest_release(exports) == after[-1]
     assert all(verify_release(exports / v) == [] for v in after)  # older releases untouched
+    splits_after = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
+    assert splits_after.height == splits_before.height + 1  # the new conversation is a new group
+    assert splits_before.join(splits_after, on="group_id", suffix="_after").filter(
+        pl.col("split") != pl.col("split_after")).height == 0  # no existing group moved
