@@ -50,3 +50,24 @@ def lock_held_elsewhere():
     for proc in started:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory) -> Path:
+    """The data root of ONE `turnlake build --demo-if-empty` (through the CLI and Dagster), shared
+    read-only by every test that needs realistic built data."""
+    from pipelines.cli import main
+
+    root = tmp_path_factory.mktemp("demo_warehouse")
+    home = root / "dagster_home"
+    home.mkdir()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DAGSTER_HOME", str(home))
+    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
+    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
+    try:
+        # Exit 0 means every blocking check passed, leakage and release verification included.
+        assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
+    finally:
+        mp.undo()
+    return root / "data"

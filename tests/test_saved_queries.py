@@ -9,17 +9,8 @@ from pipelines.warehouse import query
 
 
 @pytest.fixture(scope="module")
-def demo_data_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("saved")
-    home = root / "dagster_home"
-    home.mkdir()
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DAGSTER_HOME", str(home))
-    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
-    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
-    yield root / "data"
-    mp.undo()
+def demo_data_root(demo_warehouse):
+    return demo_warehouse
 
 
 def test_the_issue_research_questions_all_have_a_saved_query():

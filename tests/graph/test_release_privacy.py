@@ -3,30 +3,24 @@
 import polars as pl
 import pytest
 
-from pipelines.demo import write_demo
 from pipelines.layout import Layout
 from pipelines.privacy.redact import Redactor
 from pipelines.release.files import LEDGER, latest_release
 from pipelines.release.privatize import subject_ids
 from pipelines.release.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
-from tests.graph.test_build_graph import failed_checks, materialize_all
 
 
 @pytest.fixture(scope="module")
-def demo_release(tmp_path_factory):
-    root = tmp_path_factory.mktemp("privacy")
-    write_demo(root / "raw", scale=1, seed=7)
-    result = materialize_all(root / "raw", root / "data")
-    assert result.success and failed_checks(result) == []
-    layout = Layout(root / "data")
+def demo_release(demo_warehouse):
+    layout = Layout(demo_warehouse)
     release = layout.exports / latest_release(layout.exports)
     silver = {t: pl.read_parquet(layout.silver(t)) for t in SILVER_MODELS}
     text = "\n".join(
         pl.read_parquet(p).write_ndjson() if p.suffix == ".parquet" else p.read_text(encoding="utf-8")
         for p in sorted(release.rglob("*")) if p.is_file()
     )
-    return release, silver, text, root / "data"
+    return release, silver, text, demo_warehouse
 
 
 def test_release_contains_no_real_subject_id(demo_release):

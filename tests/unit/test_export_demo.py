@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipelines.cli import main
 from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.io import read_table
 from pipelines.layout import Layout
@@ -26,21 +25,12 @@ COMMON = {"split", "episode_id", "group_id", "source", "prompt_hash"}
 
 
 @pytest.fixture(scope="module")
-def demo_datasets(tmp_path_factory) -> dict[str, pl.DataFrame]:
-    root = tmp_path_factory.mktemp("exports")
-    home = root / "dagster_home"
-    home.mkdir()
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DAGSTER_HOME", str(home))
-    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
-    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
-    layout = Layout(root / "data")
+def demo_datasets(demo_warehouse) -> dict[str, pl.DataFrame]:
+    layout = Layout(demo_warehouse)
     silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
     splits = assign_splits(silver["episodes"]["group_id"], SplitConfig(ratios={"train": 0.5, "test": 0.5}))
-    yield build_datasets(silver, gold, splits)
-    mp.undo()
+    return build_datasets(silver, gold, splits)
 
 
 @pytest.mark.parametrize("name", DATASETS)

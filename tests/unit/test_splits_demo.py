@@ -21,18 +21,8 @@ SILVER = ("episodes", "turns", "decisions", "feedback")
 
 
 @pytest.fixture(scope="module")
-def demo_layout(tmp_path_factory):
-    root = tmp_path_factory.mktemp("splits")
-    home = root / "dagster_home"
-    home.mkdir()
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DAGSTER_HOME", str(home))
-    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
-    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    # Exit 0 also means the blocking `splits_leak_free` check passed.
-    assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
-    yield Layout(root / "data")
-    mp.undo()
+def demo_layout(demo_warehouse):
+    return Layout(demo_warehouse)
 
 
 def test_demo_splits_have_one_row_per_silver_group_and_satisfy_the_contract(demo_layout):
