@@ -22,6 +22,7 @@ from pipelines.config import Settings
 from pipelines.faults import crash_point
 from pipelines.io import file_key, read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
+from pipelines.privacy.forget import forgotten_ids, mentions_text, purge
 from pipelines.schemas import conform, frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, jsonio
@@ -43,6 +44,7 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "n_bronze": pl.Int64,
         "n_quarantine": pl.Int64,
         "n_pending": pl.Int64,
+        "n_forgotten": pl.Int64,  # records purged because they mention a forgotten subject
         "pending_locators": pl.List(pl.String),
         "run_id": pl.String,
         "parsed_at": pl.Datetime("us", "UTC"),
@@ -72,6 +74,7 @@ class IngestReport:
     files_reused: int = 0
     files_missing: list[str] = field(default_factory=list)
     files_removed: list[str] = field(default_factory=list)
+    files_withheld: int = 0  # raw files named after a forgotten subject: not read at all
     records_read: int = 0
     n_bronze: int = 0
     n_quarantine: int = 0
@@ -94,9 +97,24 @@ def parser_version(source: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def parse_settings_key(settings: Settings, source: str) -> str:
-    """The settings that change what parsing produces (zone of naive timestamps, limits)."""
-    return f"{settings.timezone_for(source)}|{settings.limits}"
+def parse_settings_key(settings: Settings, source: str, forgotten: list[str]) -> str:
+    """What changes what parsing keeps: zone of naive timestamps, limits, forgotten subjects (a new
+    `forget` re-parses every file once, so no part keeps the subject)."""
+    digest = hashlib.sha256("\0".join(forgotten).encode()).hexdigest()[:16]
+    return f"{settings.timezone_for(source)}|{settings.limits}|{digest}"
+
+
+def _without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[ParseResult, int]:
+    if not forgotten:
+        return result, 0
+    removed = 0
+    for table, frame in result.tables.items():
+        result.tables[table], n = purge(frame, forgotten)
+        removed += n
+    kept = [q for q in result.quarantine if not mentions_text(f"{q.locator}\0{q.message}\0{q.raw or ''}", forgotten)]
+    removed += len(result.quarantine) - len(kept)
+    result.quarantine = kept
+    return result, removed
 
 
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
@@ -155,7 +173,7 @@ def _write_parts(layout: Layout, source: str, key: str, part_id: str, result: Pa
 
 
 def _ingest_file(file: RawFile, layout: Layout, settings: Settings, version: str, prev: dict | None,
-                 run_id: str) -> tuple[dict, bool]:
+                 run_id: str, forgotten: list[str]) -> tuple[dict, bool]:
     """The file's log row, and whether it had to be parsed."""
     size = file.path.stat().st_size
     if size > settings.limits.max_file_bytes:
@@ -163,16 +181,18 @@ def _ingest_file(file: RawFile, layout: Layout, settings: Settings, version: str
     else:
         data = file.path.read_bytes()
         fingerprint = hashlib.sha256(data).hexdigest()
-    part_id = hashlib.sha256(f"{fingerprint}:{version}:{parse_settings_key(settings, file.source)}".encode()).hexdigest()[:16]
+    settings_key = parse_settings_key(settings, file.source, forgotten)
+    part_id = hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
     if prev and prev["part_id"] == part_id and prev["missing_since"] is None:
         return prev, False
     result = _too_large(file, size, settings.limits.max_file_bytes) if data is None else _safe_parse(file, data, settings)
+    result, n_forgotten = _without_forgotten(result, forgotten)
     tables = _write_parts(layout, file.source, file_key(file.rel_path), part_id, result, run_id)
     return {
         "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size,
         "parser_version": version, "part_id": part_id, "tables": tables,
         "records_read": result.records_read, "n_bronze": result.n_bronze,
-        "n_quarantine": len(result.quarantine), "n_pending": len(result.pending),
+        "n_quarantine": len(result.quarantine), "n_pending": len(result.pending), "n_forgotten": n_forgotten,
         "pending_locators": [p.locator for p in result.pending],
         "run_id": run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
     }, True
@@ -199,9 +219,16 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     version = parser_version(source)
     report = IngestReport(source)
     log_rows = []
-    files = adapter(source).discover(Path(settings.raw_root))
+    forgotten = forgotten_ids(Path(settings.raw_root))
+    files = []
+    for file in adapter(source).discover(Path(settings.raw_root)):
+        if mentions_text(file.rel_path, forgotten):
+            report.files_withheld += 1
+            previous.pop(file.rel_path, None)  # named after a forgotten subject: not even listed
+            continue
+        files.append(file)
     for file in files:
-        row, parsed = _ingest_file(file, layout, settings, version, previous.get(file.rel_path), run_id)
+        row, parsed = _ingest_file(file, layout, settings, version, previous.get(file.rel_path), run_id, forgotten)
         report.files_seen += 1
         report.files_parsed += parsed
         report.files_reused += not parsed

@@ -28,7 +28,7 @@ def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
     Counts come from the persisted parts, not from what the parser claimed, so a lost or
     duplicated part shows up as an imbalance.
     """
-    log = read_log(layout, source).select("file", "records_read", "n_pending", "missing_since")
+    log = read_log(layout, source).select("file", "records_read", "n_pending", "n_forgotten", "missing_since")
     bronze = [_rows_per_file(layout, source, t, polars_schema(m)) for t, m in bronze_models(source).items()]
     bronze_counts = pl.concat(bronze).group_by("file").agg(pl.col("n").sum().alias("bronze_rows"))
     quarantine_counts = _rows_per_file(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA).rename(
@@ -38,6 +38,8 @@ def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
         log.join(bronze_counts, on="file", how="left")
         .join(quarantine_counts, on="file", how="left")
         .with_columns(pl.col("bronze_rows", "quarantine_rows").fill_null(0))
-        .with_columns(balanced=pl.col("records_read") == pl.col("bronze_rows") + pl.col("quarantine_rows"))
+        .with_columns(
+            balanced=pl.col("records_read") == pl.col("bronze_rows") + pl.col("quarantine_rows") + pl.col("n_forgotten")
+        )
         .sort("file")
     )

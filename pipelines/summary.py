@@ -8,7 +8,7 @@ import orjson
 import polars as pl
 
 from pipelines.config import SOURCES, Settings
-from pipelines.ingest import INGEST_LOG_SCHEMA
+from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
 from pipelines.reconcile import reconcile_source
@@ -59,7 +59,7 @@ def build_summary(settings: Settings) -> BuildSummary:
         if quarantine is not None
         else pl.DataFrame(schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64})
     )
-    logs = pl.concat([read_table(layout.ingest_log(s), INGEST_LOG_SCHEMA) for s in SOURCES])
+    logs = pl.concat([read_log(layout, s) for s in SOURCES])
     missing = logs.filter(pl.col("missing_since").is_not_null()).select("source", "file", "missing_since")
     pending = logs.filter(pl.col("missing_since").is_null()).select(
         "source", "file", pl.col("pending_locators").alias("locator")

@@ -1,0 +1,144 @@
+"""Forgetting a subject: a tombstone, and no trace left in anything turnlake derived.
+
+`forget` (1) adds the subject to the raw root's consent registry with `"forget": true`, so every
+later build withholds it from silver and the ingest purges it from bronze; (2) appends a tombstone
+(id, kind, keyed hash of the subject id — never the id — and date) to `<data root>/privacy/tombstones.jsonl`;
+(3) purges bronze parts and parse-quarantine excerpts of every row that mentions the subject;
+then the caller rebuilds silver, gold and views, and (4) every existing release is rewritten
+without the subject's rows (new file hashes, manifest deletion log). Raw files are the producing
+systems' data: files named after the subject are skipped by ingest; their erasure is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.io import write_parquet_atomic
+from pipelines.privacy.optouts import OPTOUTS_FILE
+from pipelines.release.files import MANIFEST, complete_releases, read_manifest, sha256_file
+
+TOMBSTONES = Path("privacy") / "tombstones.jsonl"
+
+
+def forgotten_ids(raw_root: Path) -> list[str]:
+    """Ids of subjects whose registry entry says `"forget": true` (unreadable lines are skipped
+    here; `load_optouts` reports them)."""
+    path = Path(raw_root) / OPTOUTS_FILE
+    if not path.exists():
+        return []
+    ids = set()
+    for line in path.read_bytes().splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and entry.get("forget") is True and str(entry.get("subject_id") or "").strip():
+            ids.add(str(entry["subject_id"]).strip())
+    return sorted(ids)
+
+
+def mention_pattern(needles: Iterable[str]) -> str | None:
+    """Regex for any needle as a whole token: `c-1` matches in `dialogue:x/c-1` and `c-1_run`, not in
+    `c-12` or `c-1-b` (ids are letters, digits and dashes; `_`, `/`, `:`, quotes delimit them)."""
+    alternatives = sorted({re.escape(n) for n in needles if n}, key=len, reverse=True)
+    if not alternatives:
+        return None
+    return rf"(?:^|[^0-9A-Za-z-])(?:{'|'.join(alternatives)})(?:[^0-9A-Za-z-]|$)"
+
+
+def mentions(frame: pl.DataFrame, needles: Iterable[str]) -> pl.Series:
+    """Per row: does any value, however nested, mention one of `needles` as a token?"""
+    pattern = mention_pattern(needles)
+    if pattern is None or frame.height == 0:
+        return pl.Series([False] * frame.height, dtype=pl.Boolean)
+    return frame.select(pl.struct(pl.all()).struct.json_encode().str.contains(pattern)).to_series()
+
+
+def mentions_text(text: str, needles: Iterable[str]) -> bool:
+    pattern = mention_pattern(needles)
+    return pattern is not None and re.search(pattern, text) is not None
+
+
+def purge(frame: pl.DataFrame, needles: Iterable[str]) -> tuple[pl.DataFrame, int]:
+    keep = ~mentions(frame, needles)
+    kept = frame.filter(keep)
+    return kept, frame.height - kept.height
+
+
+def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, key: bytes) -> dict:
+    """Registry entry + tombstone; returns the tombstone (which holds no subject id)."""
+    now = datetime.now(UTC).isoformat()
+    registry = Path(raw_root) / OPTOUTS_FILE
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    with registry.open("ab") as fh:
+        fh.write(orjson.dumps({"subject_kind": kind, "subject_id": subject_id, "opted_out_at": now, "forget": True}) + b"\n")
+    tombstone = {
+        "tombstone_id": uuid.uuid4().hex,
+        "subject_kind": kind,
+        "subject_ref": hmac.new(key, f"{kind}\0{subject_id}".encode(), hashlib.sha256).hexdigest()[:24],
+        "forgotten_at": now,
+    }
+    log = Path(data_root) / TOMBSTONES
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as fh:
+        fh.write(orjson.dumps(tombstone) + b"\n")
+    return tombstone
+
+
+def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
+    """Copy the release without matching rows, fix its manifest, swap it in; rows removed."""
+    manifest = read_manifest(release)
+    staging = release.with_name(f".tmp-forget-{release.name}")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(release, staging)
+    removed = 0
+    for entry in manifest["files"]:
+        if not entry["path"].endswith(".parquet"):
+            continue
+        kept, n = purge(pl.read_parquet(staging / entry["path"]), needles)
+        if n:
+            write_parquet_atomic(kept, staging / entry["path"])
+            removed += n
+        entry["rows"] = pl.scan_parquet(staging / entry["path"]).select(pl.len()).collect().item()
+        entry["sha256"], entry["bytes"] = sha256_file(staging / entry["path"]), (staging / entry["path"]).stat().st_size
+    if not removed:
+        shutil.rmtree(staging)
+        return 0
+    for dataset in manifest["counts"]:
+        counts: dict[str, int] = {}
+        for entry in manifest["files"]:
+            if entry["path"].startswith(f"{dataset}/") and entry["path"].endswith(".parquet"):
+                split = pl.read_parquet(staging / entry["path"], columns=["split"])
+                for value, n in split.group_by("split").len().iter_rows():
+                    counts[value] = counts.get(value, 0) + n
+        manifest["counts"][dataset] = counts
+    manifest.setdefault("deletion_log", []).append(
+        {"tombstone_id": tombstone["tombstone_id"], "forgotten_at": tombstone["forgotten_at"], "rows_removed": removed}
+    )
+    (staging / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    old = release.with_name(f".old-{release.name}")
+    os.rename(release, old)
+    os.rename(staging, release)
+    shutil.rmtree(old)
+    return removed
+
+
+def rewrite_releases(exports: Path, needles: list[str], tombstone: dict) -> dict[str, int]:
+    """Every complete release without the subject's rows; rows removed per rewritten version."""
+    out = {}
+    for version in complete_releases(exports):
+        removed = _rewrite_release(exports / version, needles, tombstone)
+        if removed:
+            out[version] = removed
+    return out
