@@ -28,6 +28,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "contexts": ["context_hash"],
     "agent_rounds": ["episode_id", "agent_id", "round_number"],
     "quarantine": ["source", "file", "locator", "error_kind", "message"],
+    "survey_answers": ["participant_id", "session_id", "section", "question"],
 }
 
 

@@ -63,6 +63,13 @@ def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str,
     return kept, dropped
 
 
+def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
+    """Survey answers with the split of their participant's group (study groups are participants)."""
+    return answers.drop("source_file").join(
+        splits.select("group_id", "split"), left_on="participant_id", right_on="group_id", how="inner"
+    ).with_columns(group_id=pl.col("participant_id"))
+
+
 def _git_commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
@@ -96,11 +103,16 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
         raise LeakageError("; ".join(problems))
     params_file = layout.gold_link / PARAMS_MARKER
     key, key_origin = pseudonym_key(settings)
-    private = privatize(datasets, silver, key, load_config_file(settings.config_path))
+    toml = load_config_file(settings.config_path)
+    include_surveys = bool(toml.get("privacy", {}).get("include_surveys", False))
+    if include_surveys:
+        datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
+    private = privatize(datasets, silver, key, toml)
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
+                    "include_surveys": include_surveys,
                     "redaction": load_config_file(settings.config_path).get("privacy", {}).get("redaction", {})},
     }
     fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in _raw_fingerprints(layout)]

@@ -133,6 +133,21 @@ class Quarantine(_Strict):
     run_id: str = pa.Field(nullable=True, description="Dagster run that rejected it.")
 
 
+class SurveyAnswers(_Strict):
+    """One survey answer of one study participant (pre-survey sections and post-surveys). Local only:
+    releases leave it out unless `[privacy] include_surveys` is true, and then pseudonymized."""
+
+    participant_id: str = pa.Field(description="Study participant (real id: silver is local data).")
+    confirmation_number: str = pa.Field(nullable=True, description="The participant file's confirmation number (CCC### / INC###).")
+    session_id: str = pa.Field(nullable=True, description="Conversation the post-survey answer is about; null for the pre-survey.")
+    section: str = pa.Field(description="background, personality, moral, specialNeeds or post_survey.")
+    question: str = pa.Field(description="Question key as the survey writes it (q1, age, willing, ...).")
+    answer_text: str = pa.Field(nullable=True, description="Answer as recorded (numbers stored as strings stay text here).")
+    source_file: str = pa.Field(description="Raw participant file the answer came from (the last file wins).")
+    answer_num: pl.Float64 = pa.Field(nullable=True, description="Answer as a number when it is one (Likert items, age).")
+    answered_at: UTC_TS = pa.Field(nullable=True, description="When the survey was submitted (UTC), where recorded.")
+
+
 SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "episodes": Episodes,
     "turns": Turns,
@@ -141,4 +156,5 @@ SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "contexts": Contexts,
     "agent_rounds": AgentRounds,
     "quarantine": Quarantine,
+    "survey_answers": SurveyAnswers,
 }

@@ -15,6 +15,7 @@ from pipelines.transforms.study import sessions as sess
 from pipelines.transforms.study import signals
 from pipelines.transforms.study.common import SOURCE
 from pipelines.transforms.study.sessions import AGREE_MIN_CONFIDENCE, MAX_RESIDENT_TURNS
+from pipelines.transforms.study.surveys import survey_answers
 
 __all__ = ["AGREE_MIN_CONFIDENCE", "MAX_RESIDENT_TURNS", "to_silver"]
 
@@ -44,6 +45,7 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         "decisions": conform(signals.decisions(steps, turns), silver_schema("decisions")),
         "feedback": feedback,
         "quarantine": quarantine,
+        "survey_answers": conform(survey_answers(participants), silver_schema("survey_answers")),
     }
 
 

@@ -1,0 +1,32 @@
+"""Survey answers stay out of releases unless configured, and then only under pseudonyms."""
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.layout import Layout
+from pipelines.release.files import latest_release
+from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
+
+CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+
+
+def test_surveys_are_released_only_when_configured_and_then_pseudonymized(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    assert materialize_all(CLEAN, data).success
+    layout = Layout(data)
+    assert not (layout.exports / latest_release(layout.exports) / "surveys").exists()
+    participants = set(pl.read_parquet(layout.silver("survey_answers"))["participant_id"])
+    assert participants
+
+    config = tmp_path / "turnlake.toml"
+    shutil.copy(PROJECT_CONFIG, config)
+    config.write_text(config.read_text() + "\n[privacy]\ninclude_surveys = true\n")
+    monkeypatch.setattr("tests.graph.test_build_graph.PROJECT_CONFIG", config)
+    result = materialize_all(CLEAN, data)
+    assert result.success and failed_checks(result) == []
+    surveys = pl.read_parquet(layout.exports / latest_release(layout.exports) / "surveys" / "*.parquet")
+    assert surveys.height > 0
+    assert participants.isdisjoint(set(surveys["participant_id"])) and surveys["participant_id"].str.starts_with("person_").all()
+    assert not any(p in surveys.write_ndjson() for p in participants)
