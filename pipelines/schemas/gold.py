@@ -9,18 +9,15 @@ import pandera.polars as pa
 import polars as pl
 
 from pipelines.config import SOURCES
+from pipelines.schemas.strict import StrictModel
 
 REWARD_TARGETS = ("turn", "decision", "agent_round", "episode")
 RULE_ID = r"^[a-z][a-z0-9_]*@[0-9]+$"
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class TurnRewards(_Strict):
+class TurnRewards(StrictModel):
     """One reward per rewarded target (turn, decision, agent round, or the episode's terminal reward) and rule."""
 
     reward_id: str = pa.Field(unique=True, description="`<reward_rule>:<target>:<target_id>`: one row per target and rule.")
@@ -46,7 +43,7 @@ class TurnRewards(_Strict):
     q_margin: pl.Float64 = pa.Field(nullable=True, description="Study: q_selected − q_best_alternative (negative: the policy did not pick its argmax).")
 
 
-class EpisodeOutcomes(_Strict):
+class EpisodeOutcomes(StrictModel):
     """One row per silver episode: how it ended, its return, terminal reward and signal counts."""
 
     episode_id: str = pa.Field(unique=True, description="Episode (as in silver `episodes`).")
@@ -65,7 +62,7 @@ class EpisodeOutcomes(_Strict):
     outcome: str = pa.Field(nullable=True, description="JSON outcome record where the source has one (scenario: its scenario_metadata line).")
 
 
-class QualitySignals(_Strict):
+class QualitySignals(StrictModel):
     """Automatic signals per turn, computed from the text and timestamps alone."""
 
     turn_id: str = pa.Field(unique=True, description="Turn (as in silver `turns`).")
@@ -81,7 +78,7 @@ class QualitySignals(_Strict):
     echo_rate: pl.Float64 = pa.Field(nullable=True, in_range={"min_value": 0.0, "max_value": 1.0}, description="Assistant turns: share of the reply's distinct words found in the latest preceding user turn; null without one.")
 
 
-class AgentRoundDeltas(_Strict):
+class AgentRoundDeltas(StrictModel):
     """Social RL agent rounds with round-over-round deltas, next to the deltas the source reports."""
 
     episode_id: str = pa.Field(description="Episode of the round (one experiment round).")
@@ -101,7 +98,7 @@ class AgentRoundDeltas(_Strict):
     deltas_agree: bool = pa.Field(nullable=True, description="All reported deltas equal the computed ones (within 1e-6); null when nothing to compare.")
 
 
-class Splits(_Strict):
+class Splits(StrictModel):
     """One row per `group_id`: its split, from a stable hash of (salt, group_id) into 10 000 buckets."""
 
     group_id: str = pa.Field(unique=True, description="Split unit (silver `episodes.group_id`); every episode of it is in this split.")

@@ -9,6 +9,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipelines.config import SOURCES
+from pipelines.schemas.strict import StrictModel
 
 UTC_TS = pl.Datetime("us", "UTC")
 CANDIDATE = pl.List(pl.Struct({"action": pl.String, "value": pl.Float64}))
@@ -18,13 +19,9 @@ FEEDBACK_TARGETS = ("turn", "episode", "decision", "agent_round")
 FEEDBACK_SOURCE_KINDS = ("human", "judge", "system", "self", "outcome")
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class Episodes(_Strict):
+class Episodes(StrictModel):
     """One conversation, scenario, experiment round or decision session."""
 
     episode_id: str = pa.Field(unique=True, description="Deterministic id: `<source>:<native id>`.")
@@ -39,7 +36,7 @@ class Episodes(_Strict):
     source_file: str = pa.Field(description="Raw file (relative to the raw root) the episode's chosen copy came from.")
 
 
-class Turns(_Strict):
+class Turns(StrictModel):
     """One utterance or message, in source order within its episode."""
 
     turn_id: str = pa.Field(unique=True, description="Deterministic id: `<episode_id>#<turn_index>`.")
@@ -54,7 +51,7 @@ class Turns(_Strict):
     attributes: str = pa.Field(nullable=True, description="JSON object of turn-level metadata and unmapped raw fields.")
 
 
-class Feedback(_Strict):
+class Feedback(StrictModel):
     """One signal (rating, reward, judge stance, outcome, ...) about one target."""
 
     feedback_id: str = pa.Field(unique=True, description="Idempotent id: hash of the signal's content and target.")
@@ -72,7 +69,7 @@ class Feedback(_Strict):
     attributes: str = pa.Field(nullable=True, description="JSON object with the signal's context (reasoning, comment, raw fields).")
 
 
-class Decisions(_Strict):
+class Decisions(StrictModel):
     """One choice among actions, with the alternatives and the context the decider saw."""
 
     decision_id: str = pa.Field(unique=True, description="The decision point's own id where the source has one, else deterministic.")
@@ -91,7 +88,7 @@ class Decisions(_Strict):
     attributes: str = pa.Field(nullable=True, description="JSON object of decision metadata and unmapped raw fields.")
 
 
-class Contexts(_Strict):
+class Contexts(StrictModel):
     """A distinct context blob (system prompt, RAG context, full decision context), stored once."""
 
     context_hash: str = pa.Field(unique=True, description="sha256 of `context`: content-addressed, one row per distinct blob.")
@@ -99,7 +96,7 @@ class Contexts(_Strict):
     n_bytes: pl.Int64 = pa.Field(ge=0, description="Size of `context` in UTF-8 bytes.")
 
 
-class AgentRounds(_Strict):
+class AgentRounds(StrictModel):
     """One agent in one round of a Social RL experiment, with its feedback vector."""
 
     episode_id: str = pa.Field(description="Episode of the round (one experiment round).")
@@ -120,7 +117,7 @@ class AgentRounds(_Strict):
     attributes: str = pa.Field(nullable=True, description="JSON object of other feedback fields and adaptations.")
 
 
-class Quarantine(_Strict):
+class Quarantine(StrictModel):
     """Every rejected raw record or file, with the reason: nothing is lost silently."""
 
     source: str = pa.Field(isin=SOURCES, description="Source whose record was rejected.")
@@ -133,7 +130,7 @@ class Quarantine(_Strict):
     run_id: str = pa.Field(nullable=True, description="Dagster run that rejected it.")
 
 
-class SurveyAnswers(_Strict):
+class SurveyAnswers(StrictModel):
     """One survey answer of one study participant (pre-survey sections and post-surveys). Local only:
     releases leave it out unless `[privacy] include_surveys` is true, and then pseudonymized."""
 

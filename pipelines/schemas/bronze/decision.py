@@ -9,17 +9,12 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
-
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
-
+from pipelines.schemas.strict import StrictModel
 
 JSON = "JSON text"
 
 
-class DecisionRecords(_Strict):
+class DecisionRecords(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root).")
     locator: str = pa.Field(description="`row id N` (SQLite) or `line N (byte M)` (JSONL).")
     ordinal: pl.Int64 = pa.Field(ge=0, description="Position of the record in its file (SQLite rowid or JSONL line), for ordering copies.")

@@ -5,17 +5,15 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
+from pipelines.schemas.strict import StrictModel
+
 UTC_TS = pl.Datetime("us", "UTC")
 TURN = pl.Struct({"role": pl.String, "content": pl.String, "ts": UTC_TS, "extra": pl.String})
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class DialogueConversations(_Strict):
+class DialogueConversations(StrictModel):
     file: str = pa.Field(
         description="Raw file, relative to the raw root (`dialogues/<dataset>/...jsonl`)."
     )
@@ -56,7 +54,7 @@ class DialogueConversations(_Strict):
     )
 
 
-class DialogueFeedbackEvents(_Strict):
+class DialogueFeedbackEvents(StrictModel):
     file: str = pa.Field(
         description="Raw file, relative to the raw root (`feedback/<dataset>/...jsonl`)."
     )

@@ -14,16 +14,14 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
+from pipelines.schemas.strict import StrictModel
+
 UTC_TS = pl.Datetime("us", "UTC")
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class _ScenarioRecord(_Strict):
+class _ScenarioRecord(StrictModel):
     file: str = pa.Field(description="Raw file, relative to the raw root.")
     locator: str = pa.Field(description="Where the record starts: `line N (byte B)`.")
     record_index: pl.Int64 = pa.Field(ge=0, description="0-based position of the record among the records of the file that parse as JSON (source order).")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
+from pipelines.schemas.strict import StrictModel
+
 UTC_TS = pl.Datetime("us", "UTC")
 
 MESSAGE = pl.Struct(
@@ -61,13 +63,9 @@ ADAPTATION = pl.Struct(
 )
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class SocialRlRounds(_Strict):
+class SocialRlRounds(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/round<N>_social_rl.json.")
     locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
     run_dir: str = pa.Field(description="Run folder under outputs/ (not necessarily the experiment_id).")
@@ -82,7 +80,7 @@ class SocialRlRounds(_Strict):
     extra: str = pa.Field(nullable=True, description="Unmapped top-level fields as JSON text.")
 
 
-class SocialRlMeta(_Strict):
+class SocialRlMeta(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/meta.json.")
     locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
     run_dir: str = pa.Field(description="Run folder under outputs/.")
@@ -97,14 +95,14 @@ class SocialRlMeta(_Strict):
     extra: str = pa.Field(nullable=True, description="Other meta fields (provider, temperatures, git_commit, ...) as JSON text.")
 
 
-class SocialRlMetrics(_Strict):
+class SocialRlMetrics(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/metrics.json.")
     locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
     run_dir: str = pa.Field(description="Run folder under outputs/.")
     metrics: str = pa.Field(description="The relational metrics document (per_round, aggregate) as JSON text.")
 
 
-class SocialRlPrarStates(_Strict):
+class SocialRlPrarStates(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root): prar/outputs/<run>/state.json.")
     locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
     run_name: str = pa.Field(description="PRAR run folder name (what meta prar_run_id / prar_state_file point at).")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
+from pipelines.schemas.strict import StrictModel
+
 COPY_KINDS = ("session_file", "master", "completed", "exit")
 PARTICIPANT_ID_ORIGINS = ("record", "participantId", "enclosing_file")
 
@@ -32,13 +34,9 @@ IQL_STEP = pl.Struct(
 )
 
 
-class _Strict(pa.DataFrameModel):
-    class Config:
-        strict = True
-        coerce = False
 
 
-class StudySessions(_Strict):
+class StudySessions(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root) holding this copy.")
     locator: str = pa.Field(description="Where in the file: `file` (session file), `line N (byte B)` (master JSONL) or `conversations[i]` (participant file).")
     copy_kind: str = pa.Field(isin=COPY_KINDS, description="Which kind of file the copy came from: session_file, master, completed or exit.")
@@ -57,7 +55,7 @@ class StudySessions(_Strict):
     extra: str = pa.Field(nullable=True, description="Unknown top-level fields of the session record, as JSON text.")
 
 
-class StudyParticipants(_Strict):
+class StudyParticipants(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root): completed/CCC###.json or exits/INC###.json.")
     locator: str = pa.Field(description="Always `participant`: the file's participant record (its conversations are study_sessions rows).")
     confirmation_number: str = pa.Field(description="CCC### / INC### confirmation number (the file stem when the field is absent).")
