@@ -63,6 +63,13 @@ def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str,
     return kept, dropped
 
 
+def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows sorted by every flat column, so the release's bytes (and version) do not depend on the
+    order joins and group-bys happened to produce."""
+    flat = [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+    return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
+
+
 def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
     """Survey answers with the split of their participant's group (study groups are participants)."""
     return answers.drop("source_file").join(
@@ -97,6 +104,7 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
     silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
     datasets, dropped = drop_prompt_duplicates(build_datasets(silver, gold, gold["splits"]))
+    datasets = {name: canonical_order(frame) for name, frame in datasets.items()}
     proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {"dropped_duplicate_prompts": dropped}
     problems = proof_problems(proof)
     if problems:

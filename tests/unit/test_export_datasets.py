@@ -136,3 +136,20 @@ def test_rated_alternatives_pair_best_over_worst_only_within_one_group():
     (row,) = pref.filter(pl.col("pair_kind") == "rated_alternatives").to_dicts()
     assert (row["chosen"][0]["content"], row["rejected"][0]["content"]) == ("good", "bad")
     assert (row["reward_chosen"], row["reward_rejected"], row["group_id"]) == (1.0, -1.0, "g1")
+
+
+def test_rated_alternative_pairs_do_not_depend_on_input_row_order():
+    """Two completions tied on reward: the pair must be the same whichever row comes first."""
+    from pipelines.exports.datasets.preference import rated_alternative_pairs
+
+    messages = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+    kto = pl.DataFrame({
+        "episode_id": ["e1", "e1", "e1"], "prompt": [[{"role": "user", "content": "q"}]] * 3,
+        "completion": [[{"role": "assistant", "content": t}] for t in ("a", "b", "c")],
+        "turn_id": [None, None, None], "decision_id": ["d1", "d1", "d1"], "reward": [1.0, 1.0, -1.0],
+        "reward_rule": ["r@1", "r@1", "r@1"], "feedback_ids": [["f1"], ["f2"], ["f3"]], "_prompt_text": ["q"] * 3,
+    }, schema_overrides={"prompt": messages, "completion": messages, "turn_id": pl.String})
+    episodes = pl.DataFrame({"episode_id": ["e1"], "group_id": ["g1"]})
+    pairs = {rated_alternative_pairs(kto.sample(fraction=1.0, shuffle=True, seed=s), episodes)
+             .select("chosen", "rejected").to_dicts().__repr__() for s in range(6)}
+    assert len(pairs) == 1

@@ -92,10 +92,11 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
     Only within a group: a pair built from two groups would carry one group's text into the other's split."""
     keys = ["group_id", "_prompt_text"]
     kto = kto.join(episodes.select("episode_id", "group_id"), on="episode_id")
+    # Every column that can tie is a tie-breaker: the pair must not depend on input row order.
     ranked = kto.with_columns(_text=pl.col("completion").list.first().struct.field("content")).sort(
-        "reward", "turn_id", "decision_id", nulls_last=True)
-    best = ranked.group_by(keys).agg(pl.all().last())
-    worst = ranked.group_by(keys).agg(pl.all().first())
+        "reward", "turn_id", "decision_id", "reward_rule", "_text", "episode_id", nulls_last=True)
+    best = ranked.group_by(keys, maintain_order=True).agg(pl.all().last())
+    worst = ranked.group_by(keys, maintain_order=True).agg(pl.all().first())
     pairs = best.join(worst, on=keys, suffix="_rejected").filter(
         (pl.col("reward") > pl.col("reward_rejected")) & (pl.col("_text") != pl.col("_text_rejected")))
     return pairs.select(
