@@ -1,0 +1,96 @@
+"""Run one command in a fresh subprocess and measure wall, CPU (user+sys of the process tree) and
+peak RSS of the process tree (psutil polling every 50 ms, summing the RSS of the process and all
+its descendants)."""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+POLL_SECONDS = 0.05
+STEP_LINE = re.compile(r'Finished execution of step "([^"]+)" in ([0-9hms.]+)\.?$')
+DURATION_PART = re.compile(r"([0-9.]+)(ms|h|m|s)")
+UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+
+
+@dataclass
+class Measurement:
+    name: str
+    command: list[str]
+    returncode: int | None
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    timed_out: bool = False
+    steps_ms: dict[str, float] = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    try:
+        members = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return total
+
+
+def _kill_tree(proc: psutil.Process) -> None:
+    try:
+        members = [*proc.children(recursive=True), proc]
+    except psutil.NoSuchProcess:
+        return
+    for member in members:
+        try:
+            member.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def run_measured(name: str, command: list[str], *, env: dict, cwd: Path, log_path: Path,
+                 timeout_s: float) -> Measurement:
+    """Run `command`, stdout+stderr into `log_path`; per-step times parsed from Dagster DEBUG lines."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    peak = 0
+    timed_out = False
+    with open(log_path, "wb") as log:
+        proc = psutil.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss(proc))
+            if time.perf_counter() - start > timeout_s:
+                timed_out = True
+                _kill_tree(proc)
+                proc.wait()
+                break
+            time.sleep(POLL_SECONDS)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Measurement(name, command, proc.returncode, round(wall, 3), round(cpu, 3),
+                       round(peak / 2**20, 1), timed_out, step_times(log_path))
+
+
+def step_times(log_path: Path) -> dict[str, float]:
+    """Dagster `Finished execution of step "X" in Yms` lines → {step: ms}."""
+    steps: dict[str, float] = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        match = STEP_LINE.search(line.rstrip())
+        if match:  # Dagster writes 850ms, 1.5s, 2m50s, 1h2m3s
+            value = sum(float(n) * UNIT_MS[u] for n, u in DURATION_PART.findall(match.group(2)))
+            steps[match.group(1)] = round(value, 1)
+    return steps

@@ -1,0 +1,306 @@
+"""turnlake benchmark (issue 7): full build, no-change rebuild, +1 % new files, release, against a
+lower bound (orjson → Parquet) and a pandas peer (study sessions), at several corpus sizes.
+
+    bench/run [--sizes 10MB,100MB[,1GB]] [--work /tmp/turnlake-bench] [--timeout 900]
+
+Every measured command runs in a fresh subprocess, one at a time. Results: a table on stdout and
+bench/results/<timestamp>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+PROJECT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+from measure import Measurement, run_measured
+
+SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
+SEED = 7
+EXTRA_SEED = 1007
+CALIBRATION_SCALE = 4
+PY = sys.executable
+PYCACHE = Path("/tmp/turnlake-bench/pycache")  # set from --work in main()
+IMPORTS = "import dagster, polars, pandera.polars; import pipelines.definitions"
+TURNLAKE = str(Path(PY).parent / "turnlake")
+
+
+# ------------------------------------------------------------------ environment
+
+def _env(home: Path, bytecode_cache: bool = True) -> dict:
+    """Environment of a measured command. With `bytecode_cache`, compiled .pyc files are kept under
+    <work>/pycache (as any normal install keeps __pycache__); without it every process recompiles
+    the source of dagster, polars, pandera, … (PYTHONDONTWRITEBYTECODE=1, as this sandbox sets)."""
+    env = dict(os.environ)
+    env.update(DAGSTER_HOME=str(home), TURNLAKE_CONFIG=str(PROJECT / "turnlake.toml"), PYTHONHASHSEED="0")
+    env.pop("TURNLAKE_RAW_ROOT", None)
+    env.pop("TURNLAKE_DATA_ROOT", None)
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+def _dagster_home(path: Path) -> Path:
+    """A private Dagster instance (absolute paths: the project's dagster.yaml is cwd-relative)."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "dagster.yaml").write_text(
+        f"storage:\n  sqlite:\n    base_dir: {path}/storage\n"
+        f"local_artifact_storage:\n  module: dagster._core.storage.root\n  class: LocalArtifactStorage\n"
+        f"  config:\n    base_dir: {path}\n"
+        f"compute_logs:\n  module: dagster._core.storage.local_compute_log_manager\n"
+        f"  class: LocalComputeLogManager\n  config:\n    base_dir: {path}/logs\n"
+        "telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    return path
+
+
+def _tree_stats(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def _demo(raw: Path, scale: int, seed: int, work: Path) -> None:
+    subprocess.run([TURNLAKE, "demo", "--raw-root", str(raw), "--scale", str(scale), "--seed", str(seed)],
+                   check=True, cwd=work, env=_env(work / "dagster-demo"), stdout=subprocess.DEVNULL)
+
+
+# ------------------------------------------------------------------ corpora
+
+def calibrate(work: Path) -> float:
+    """Raw bytes per unit of demo --scale (the generator grows ~linearly)."""
+    raw = work / f"calibration-s{CALIBRATION_SCALE}" / "raw"
+    if not raw.is_dir():
+        _demo(raw, CALIBRATION_SCALE, SEED, work)
+    return _tree_stats(raw)[1] / CALIBRATION_SCALE
+
+
+def corpus(work: Path, label: str, per_scale: float) -> dict:
+    """Cached corpus for a size label: {raw, scale, files, bytes, generate_s}."""
+    folder = work / f"corpus-{label}"
+    marker = folder / "corpus.json"
+    if marker.exists():
+        return json.loads(marker.read_text())
+    scale = max(1, round(SIZES[label] / per_scale))
+    if folder.exists():
+        shutil.rmtree(folder)
+    start = datetime.now(UTC)
+    _demo(folder / "raw", scale, SEED, work)
+    files, size = _tree_stats(folder / "raw")
+    info = {"raw": str(folder / "raw"), "scale": scale, "files": files, "bytes": size,
+            "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1)}
+    marker.write_text(json.dumps(info))
+    return info
+
+
+def _renamed(rel: str, tag: str) -> str:
+    """A path no base file has, still matching the source's layout (so the adapter discovers it)."""
+    parts = rel.split("/")
+    top = parts[0]
+    if top == "scenarios":  # scenarios/<state>/<id>/moderator_dialog.jsonl
+        parts[2] = f"{parts[2]}-{tag}"
+    elif top == "outputs":  # outputs/<run>/<file>
+        parts[1] = f"{parts[1]}-{tag}"
+    elif top == "prar":  # prar/outputs/<run>/state.json
+        parts[2] = f"{parts[2]}-{tag}"
+    elif top in ("dialogues", "feedback", "decisions"):  # recursive globs: add a folder
+        parts.insert(2 if len(parts) > 2 else 1, tag)
+    else:  # survey_responses/<kind>/<name>: flat folders, rename the file
+        stem, dot, suffix = parts[-1].rpartition(".")
+        parts[-1] = f"{stem}-{tag}{dot}{suffix}"
+    return "/".join(parts)
+
+
+def add_new_files(work: Path, info: dict) -> list[Path]:
+    """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new names."""
+    extra = work / f"extra-{info['scale']}" / "raw"
+    if not extra.is_dir():
+        _demo(extra, max(1, math.ceil(info["scale"] / 100)), EXTRA_SEED, work)
+    candidates = sorted(p for p in extra.rglob("*") if p.is_file())
+    want = max(1, round(info["files"] / 100))
+    picked = random.Random(EXTRA_SEED).sample(candidates, min(want, len(candidates)))
+    raw = Path(info["raw"])
+    added = []
+    for path in sorted(picked):
+        target = raw / _renamed(path.relative_to(extra).as_posix(), "bench1pct")
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        added.append(target)
+    return added
+
+
+def remove_added(raw: Path, added: list[Path]) -> None:
+    for path in added:
+        path.unlink(missing_ok=True)
+        parent = path.parent
+        while parent != raw and parent.exists() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+
+
+# ------------------------------------------------------------------ one size
+
+def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
+    run_dir = work / f"run-{label}"
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True)
+    data = run_dir / "data"
+    home = _dagster_home(run_dir / "dagster")
+    env = _env(home)
+    raw = info["raw"]
+    build = [TURNLAKE, "build", "--raw-root", raw, "--data-root", str(data), "--log-level", "DEBUG"]
+    out: dict[str, Measurement] = {}
+
+    def measure(name: str, command: list[str]) -> Measurement:
+        print(f"  [{label}] {name} …", flush=True)
+        m = run_measured(name, command, env=env, cwd=run_dir, log_path=logs / f"{name}.log", timeout_s=timeout)
+        print(f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS {m.peak_rss_mb:.0f} MB,"
+              f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}", flush=True)
+        out[name] = m
+        return m
+
+    subprocess.run([PY, "-c", IMPORTS], env=env, cwd=run_dir, check=True)  # warm the bytecode cache
+    measure("startup", [PY, "-c", IMPORTS])
+    cold = run_measured("startup_no_bytecode_cache", [PY, "-c", IMPORTS], env=_env(home, bytecode_cache=False),
+                        cwd=run_dir, log_path=logs / "startup_no_bytecode_cache.log", timeout_s=timeout)
+    out[cold.name] = cold
+    measure("lower_bound", [PY, str(BENCH / "lower_bound.py"), raw, str(run_dir / "lower_bound")])
+    measure("peer_pandas_study", [PY, str(BENCH / "peer.py"), raw, str(run_dir / "peer")])
+    full = measure("full_build", build)
+    if full.returncode is None or full.timed_out:
+        return {k: v.as_dict() for k, v in out.items()}
+    measure("nochange_rebuild", build)
+    added = add_new_files(work, info)
+    try:
+        m = measure("rebuild_1pct_new", build)
+        m.extra = {"files_added": len(added), "bytes_added": sum(p.stat().st_size for p in added)}
+        release = [TURNLAKE, "release", "--raw-root", raw, "--data-root", str(data)]
+        measure("release_unchanged", release)
+        exports = data / "exports"
+        aside = data / "exports-aside"
+        if exports.exists():
+            exports.rename(aside)
+        measure("release_fresh", release)
+    finally:
+        remove_added(Path(raw), added)
+    return {k: v.as_dict() for k, v in out.items()}
+
+
+# ------------------------------------------------------------------ figures
+
+def _steps_sum(m: dict, prefix: str = "") -> float:
+    return sum(v for k, v in m["steps_ms"].items() if k.startswith(prefix)) / 1000
+
+
+def figures(label: str, info: dict, r: dict) -> dict:
+    f: dict = {"size": label, "scale": info["scale"], "files": info["files"], "mb": round(info["bytes"] / 1e6, 1)}
+    for name, m in r.items():
+        f[f"{name}.wall_s"] = m["wall_s"]
+        f[f"{name}.cpu_s"] = m["cpu_s"]
+        f[f"{name}.rss_mb"] = m["peak_rss_mb"]
+        f[f"{name}.exit"] = m["returncode"]
+    lb = r["lower_bound"]["wall_s"]
+    if "full_build" in r:
+        full = r["full_build"]
+        f["full_build.steps_sum_s"] = round(_steps_sum(full), 2)
+        f["full / lower_bound (wall)"] = round(full["wall_s"] / lb, 1)
+        f["full / lower_bound (cpu)"] = round(full["cpu_s"] / r["lower_bound"]["cpu_s"], 1)
+        f["full_build.mb_per_s"] = round(info["bytes"] / 1e6 / full["wall_s"], 2)
+        f["full_build.projected_1GB_s"] = round(full["wall_s"] * 1e9 / info["bytes"], 0)
+        study_bytes = sum(p.stat().st_size for p in (Path(info["raw"]) / "survey_responses").rglob("*") if p.is_file())
+        share = study_bytes / info["bytes"]
+        steps = full["steps_ms"]
+        study_s = (steps.get("bronze_study", 0) + share * steps.get("silver_tables", 0)) / 1000
+        f["turnlake_study_part_s"] = round(study_s, 2)
+        f["study_bytes_share"] = round(share, 3)
+        peer = r["peer_pandas_study"]["wall_s"]
+        f["peer / full_build (wall)"] = round(peer / full["wall_s"], 2)
+        f["peer / turnlake_study_part"] = round(peer / study_s, 2) if study_s else None
+    for name in ("nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"):
+        if name in r:
+            f[f"{name} / lower_bound (wall)"] = round(r[name]["wall_s"] / lb, 1)
+    if "nochange_rebuild" in r:
+        f["nochange_beyond_startup_s"] = round(r["nochange_rebuild"]["wall_s"] - r["startup"]["wall_s"], 2)
+        f["nochange.steps_sum_s"] = round(_steps_sum(r["nochange_rebuild"]), 2)
+    if "rebuild_1pct_new" in r:
+        f["1pct / full_build (wall)"] = round(r["rebuild_1pct_new"]["wall_s"] / r["full_build"]["wall_s"], 3)
+        f.update({f"1pct.{k}": v for k, v in r["rebuild_1pct_new"]["extra"].items()})
+    return f
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
+    versions = {pkg: metadata.version(pkg) for pkg in ("polars", "dagster", "pandera", "pandas", "orjson", "pyarrow")}
+    git = subprocess.run(["git", "-C", str(PROJECT), "describe", "--always", "--dirty"],
+                         check=False, capture_output=True, text=True).stdout.strip()
+    return {"git": git, "nproc": os.cpu_count(), "mem_gb": round(int(mem) / 2**20, 1), "cpu": cpu,
+            "python": platform.python_version(), **versions, "kernel": platform.release()}
+
+
+def print_table(rows: list[dict]) -> None:
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    labels = [row["size"] for row in rows]
+    width = max(len(k) for k in keys)
+    print(f"\n{'figure':<{width}}  " + "  ".join(f"{lab:>12}" for lab in labels))
+    for key in keys:
+        cells = "  ".join(f"{row.get(key, '')!s:>12}" for row in rows)
+        print(f"{key:<{width}}  {cells}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10MB,100MB", help="comma list of 10MB, 100MB, 1GB (default 10MB,100MB)")
+    parser.add_argument("--work", default="/tmp/turnlake-bench", help="corpora and run folders (cached corpora)")
+    parser.add_argument("--timeout", type=float, default=900, help="kill a measured command after this many seconds")
+    args = parser.parse_args(argv)
+    work = Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    global PYCACHE
+    PYCACHE = work / "pycache"
+    labels = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    unknown = set(labels) - set(SIZES)
+    if unknown:
+        parser.error(f"unknown sizes {sorted(unknown)}; choose from {list(SIZES)}")
+    per_scale = calibrate(work)
+    result = {"started": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(),
+              "command": "bench/run " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "bytes_per_scale": round(per_scale), "sizes": {}}
+    rows = []
+    for label in labels:
+        info = corpus(work, label, per_scale)
+        print(f"{label}: scale {info['scale']}, {info['files']} files, {info['bytes'] / 1e6:.1f} MB", flush=True)
+        runs = bench_size(label, info, work, args.timeout)
+        row = figures(label, info, runs)
+        rows.append(row)
+        result["sizes"][label] = {"corpus": info, "runs": runs, "figures": row}
+        out = BENCH / "results" / f"{result['started'].replace(':', '').replace('-', '')}.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(result, indent=1))
+    print_table(rows)
+    print(f"\nresults: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
