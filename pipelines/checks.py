@@ -68,6 +68,12 @@ def _schema_check(contract: TableContract, settings_of) -> dg.AssetChecksDefinit
     return _check
 
 
+def _layout(context: dg.AssetCheckExecutionContext, settings_of):
+    from pipelines.layout import Layout
+
+    return Layout(settings_of(context.resources.turnlake).data_root)
+
+
 def table_contracts() -> list[TableContract]:
     """Every bronze and silver table with the model it must satisfy and how to load it."""
     from pipelines.config import SOURCES
@@ -102,7 +108,6 @@ def table_contracts() -> list[TableContract]:
 
 
 def _reconciliation_check(source: str, settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.layout import Layout
     from pipelines.reconcile import reconcile_source
 
     @dg.asset_check(
@@ -113,7 +118,7 @@ def _reconciliation_check(source: str, settings_of) -> dg.AssetChecksDefinition:
         required_resource_keys={"turnlake"},
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        per_file = reconcile_source(source, Layout(settings_of(context.resources.turnlake).data_root))
+        per_file = reconcile_source(source, _layout(context, settings_of))
         bad = per_file.filter(~pl.col("balanced"))
         totals = per_file.select(pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum())
         metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
@@ -129,7 +134,6 @@ def _reconciliation_check(source: str, settings_of) -> dg.AssetChecksDefinition:
 def _integrity_check(settings_of) -> dg.AssetChecksDefinition:
     from pipelines.integrity import dangling_references
     from pipelines.io import read_table
-    from pipelines.layout import Layout
     from pipelines.schemas.silver import SILVER_MODELS
 
     @dg.asset_check(
@@ -141,7 +145,7 @@ def _integrity_check(settings_of) -> dg.AssetChecksDefinition:
         required_resource_keys={"turnlake"},
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        layout = Layout(settings_of(context.resources.turnlake).data_root)
+        layout = _layout(context, settings_of)
         tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
         problems = dangling_references(tables)
         return dg.AssetCheckResult(passed=not problems, metadata={k: v for k, v in problems.items()})
@@ -152,7 +156,6 @@ def _integrity_check(settings_of) -> dg.AssetChecksDefinition:
 def _reward_provenance_check(settings_of) -> dg.AssetChecksDefinition:
     from pipelines.gold.provenance import reward_problems
     from pipelines.io import read_table
-    from pipelines.layout import Layout
 
     @dg.asset_check(
         asset="gold_turn_rewards",
@@ -163,7 +166,7 @@ def _reward_provenance_check(settings_of) -> dg.AssetChecksDefinition:
         required_resource_keys={"turnlake"},
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        layout = Layout(settings_of(context.resources.turnlake).data_root)
+        layout = _layout(context, settings_of)
         rewards = read_table(layout.gold("turn_rewards"))
         problems = reward_problems(rewards, read_table(layout.silver("feedback")))
         return dg.AssetCheckResult(passed=not problems, metadata={"rows": rewards.height, **problems})
@@ -203,7 +206,6 @@ def _splits_check(settings_of) -> dg.AssetChecksDefinition:
 
 
 def _release_check(settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.layout import Layout
     from pipelines.release.files import latest_release
     from pipelines.release.verify import verify_release
 
@@ -215,7 +217,7 @@ def _release_check(settings_of) -> dg.AssetChecksDefinition:
         required_resource_keys={"turnlake"},
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        exports = Layout(settings_of(context.resources.turnlake).data_root).exports
+        exports = _layout(context, settings_of).exports
         version = latest_release(exports)
         problems = verify_release(exports / version) if version else ["no complete release"]
         return dg.AssetCheckResult(

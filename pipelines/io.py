@@ -36,13 +36,6 @@ def remove_file(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def scan_parts(folder: Path, schema: pl.Schema) -> pl.LazyFrame:
-    """All Parquet parts of a table as one LazyFrame; an empty frame with `schema` when none."""
-    parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if not parts:
-        return pl.DataFrame(schema=schema).lazy()
-    return pl.scan_parquet(parts, schema=schema)
-
 
 def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
     if not path.exists():

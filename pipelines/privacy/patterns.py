@@ -1,0 +1,64 @@
+"""Compiled detectors for the redactor (module level: compiled once per process)."""
+
+import re
+
+_SECRET_PARAMS = (
+    "token|access_token|id_token|refresh_token|auth_token|session_token|api_key|apikey|api-key|key|"
+    "secret|client_secret|sig|signature|password|passwd|pwd|pass|auth|authorization|session|"
+    "sessionid|session_id|sid|code|jwt|x-amz-signature|x-amz-credential|x-amz-security-token|"
+    "x-goog-signature|x-goog-credential|sv|se|sp"
+)
+_URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]{1,15}://|www\.)[^\s<>\"'`\\]+")
+_URL_CREDENTIALS = re.compile(r"(?i)^(?:[a-z][a-z0-9+.\-]{1,15}://)?[^/\s@?#]+@")
+_URL_SECRET_PARAM = re.compile(rf"(?i)[?&#;](?:{_SECRET_PARAMS})=[^&#\s]")
+_URL_TRAILING = ".,;:!?)]}'\""
+_TOKEN = re.compile(
+    r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9\-._~+/]{16,}=*)"
+    r"|\b(?:api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|client[_-]?secret|"
+    r"secret[_-]?key|password|passwd)\s*[=:]\s*[\"']?([^\s\"'&,;]{6,})"
+)
+_EMAIL = re.compile(
+    r"(?<![\w.+\-])[A-Za-z0-9](?:[A-Za-z0-9._%+\-]{0,63})@"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w\-])"
+)
+_IPV4 = re.compile(
+    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+    r"(?:/(?:3[0-2]|[12]?\d))?(?::\d{1,5})?(?!\w|\.\d)"
+)
+_VERSION_BEFORE = re.compile(r"(?i)(?:\bv|\bversion|\bver\.?|\brelease)\s*$")
+_IPV6 = re.compile(r"(?i)(?<![\w:.])\[?((?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3}))(?:%\w+)?\]?(?![\w:])")
+# Phone: cheap prefilter (7+ digits in a phone-ish run), shapes and cue words.
+_PHONE_CANDIDATE = re.compile(r"[+(]?\d[\d \t().\-/\u00a0]{5,}\d")
+_PHONE_NANP = re.compile(r"^(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-])\d{3}[\s.\-]\d{4}$")
+_PHONE_CUE = re.compile(
+    r"(?i)\b(?:call|called|calling|phone|tel|telephone|mobile|cell|fax|sms|whatsapp|hotline|dial|"
+    r"reach (?:me|us|him|her))\.?\s*[:#]?\s*(?:is|at|on|me at|us at|me on|us on)?\s*$"
+)
+_NOT_PHONE = re.compile(
+    r"^(?:\d{4}[\-/.]\d{1,2}[\-/.]\d{1,2}|\d{1,2}[\-/.]\d{1,2}[\-/.]\d{2,4}|\d{4}\s?[\-\u2013]\s?\d{4}|"
+    r"\d{1,3}(?:\.\d{1,3}){1,3}|\d+[.,]\d+)$"
+)
+# Money.
+_NUM = r"(?:\d{1,3}(?:,\d{2})*(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+_MAG = (
+    r"(?:\s?(?:[kKmMbB]|bn|BN|mn|MN|mm|MM|tn)(?![\w%])"
+    r"|\s(?:thousand|million|billion|trillion|mio\.?|mrd\.?|grand)(?![\w%]))"
+)
+_SYM = r"(?:US\$|USD\$|C\$|CA\$|A\$|AU\$|NZ\$|HK\$|S\$|R\$|\$|€|£|¥|₹|₩|₽|CHF\s?)"
+_CODE = r"(?:USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|INR|CNY|RMB|SEK|NOK|DKK|PLN|BRL|MXN|ZAR|SGD|HKD)"
+_WORDCUR = r"(?:dollars?|euros?|pounds sterling|bucks|yen|yuan|rupees?|francs?|cents?)"
+_MONEY = re.compile(
+    rf"(?<![\w.,]){_SYM}\s?{_NUM}(?:{_MAG})?(?!\d)"
+    rf"|(?<![\w.,$€£]){_NUM}(?:{_MAG})?\s?(?:(?:€|£|\$)(?!\s?\d)|{_CODE}\b(?!\s?\d)|{_WORDCUR}\b)"
+    rf"|\b{_CODE}\s?{_NUM}(?:{_MAG})?(?![\d\w])"
+)
+_FINANCE_CUE = re.compile(
+    r"(?i)\b(?:revenues?|sales|profits?|income|earnings|turnover|arr|mrr|budgets?|funding|raised|"
+    r"raise|raising|valuation|valued|salary|salaries|wages?|price[ds]?|pricing|costs?|costing|"
+    r"spend|spending|spent|paid|pay|payment|invoiced?|deal|contract|worth|loss(?:es)?|ebitda|"
+    r"financing|investment|invested|fees?|fine[ds]?|bonus|compensation|sold|bought|acquired|"
+    r"acquisition|debt|loan|grant|donation|refund)\b"
+)
+_MAGNITUDE_AMOUNT = re.compile(rf"(?<![\w.,]){_NUM}{_MAG}")
+_GROUPED_AMOUNT = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?![\d%]|\.\d|\s?%)")
+_CUE_WINDOW = 40
