@@ -1,16 +1,20 @@
-"""Raw files → bronze parts (one immutable Parquet part per raw file and bronze table) + parse
-quarantine, tracked by a per-source ingest log that works like a table manifest.
+"""Raw files → bronze parts + parse quarantine, tracked by a per-source ingest log that works like
+a table manifest.
 
-A part's name carries the raw file's key and a `part_id` (content fingerprint + parser version),
-so a re-parse writes new files beside the old ones. Only the ingest log says which parts are
-current, and it is replaced atomically after the parts exist; stale parts are removed after that.
-A build killed at any moment therefore leaves the previous log and every part it names intact.
-A file is parsed only when its fingerprint or the parser's code changed since the log saw it.
+Each raw file gets a `file_id` (content fingerprint + parser version + parse settings): a file is
+parsed only when its file_id changed since the log saw it. Parsed rows are written in batches of
+many files, one immutable part per batch and table (pipelines/ingest_batches.py); the log names, per
+file, the part holding its rows. When a file changes, the other files of its old part are moved
+(their rows copied) into a new part with it, so every part holds exactly the files that name it.
+Parts are written under new names first; the log is replaced atomically last; stale parts are
+removed only after the views moved on. A build killed at any moment therefore leaves the previous
+log and every part it names intact.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,16 +24,23 @@ import polars as pl
 
 from pipelines.config import Settings
 from pipelines.faults import crash_point
-from pipelines.io import file_key, read_table, remove_file, write_parquet_atomic
+from pipelines.ingest_batches import (
+    PARSE_QUARANTINE_SCHEMA,
+    QUARANTINE_PART,
+    Batch,
+    part_path,
+    rows_of_files,
+)
+from pipelines.io import read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.privacy.forget import forgotten_ids, mentions_text, purge
-from pipelines.schemas import conform, frame_from_rows, polars_schema
+from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
 
-QUARANTINE_PART = "_quarantine"  # pseudo table name in a log row's `tables`
+__all__ = ["PARSE_QUARANTINE_SCHEMA", "QUARANTINE_PART", "current_parts", "ingest_source", "read_log", "scan_current"]
 
 INGEST_LOG_SCHEMA = pl.Schema(
     {
@@ -38,7 +49,9 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "fingerprint": pl.String,
         "size_bytes": pl.Int64,
         "parser_version": pl.String,
-        "part_id": pl.String,
+        "parse_settings": pl.String,
+        "file_id": pl.String,  # what the file's rows are a function of: fingerprint, parser, settings
+        "part_id": pl.String,  # the batch part holding the file's rows
         "tables": pl.List(pl.String),
         "records_read": pl.Int64,
         "n_bronze": pl.Int64,
@@ -52,19 +65,6 @@ INGEST_LOG_SCHEMA = pl.Schema(
     }
 )
 
-PARSE_QUARANTINE_SCHEMA = pl.Schema(
-    {
-        "source": pl.String,
-        "file": pl.String,
-        "locator": pl.String,
-        "error_kind": pl.String,
-        "message": pl.String,
-        "raw": pl.String,
-        "stage": pl.String,
-        "run_id": pl.String,
-    }
-)
-
 
 @dataclass
 class IngestReport:
@@ -72,6 +72,7 @@ class IngestReport:
     files_seen: int = 0
     files_parsed: int = 0
     files_reused: int = 0
+    files_moved: int = 0  # unchanged files rewritten into a new part beside a changed one
     files_missing: list[str] = field(default_factory=list)
     files_removed: list[str] = field(default_factory=list)
     files_withheld: int = 0  # raw files named after a forgotten subject: not read at all
@@ -79,6 +80,7 @@ class IngestReport:
     n_bronze: int = 0
     n_quarantine: int = 0
     n_pending: int = 0
+    parts_written: int = 0
 
 
 def _module_files(module: ModuleType) -> list[Path]:
@@ -109,7 +111,8 @@ def _without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[Parse
         return result, 0
     removed = 0
     for table, frame in result.tables.items():
-        result.tables[table], n = purge(frame, forgotten)
+        kept, n = purge(frame, forgotten)
+        result.rows[table] = kept.to_dicts()
         removed += n
     kept = [q for q in result.quarantine if not mentions_text(f"{q.locator}\0{q.message}\0{q.raw or ''}", forgotten)]
     removed += len(result.quarantine) - len(kept)
@@ -126,9 +129,7 @@ def read_log(layout: Layout, source: str) -> pl.DataFrame:
 def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
     """The parts of one bronze table (or QUARANTINE_PART) that the ingest log names as current."""
     log = read_log(layout, source).filter(pl.col("tables").list.contains(table))
-    if table == QUARANTINE_PART:
-        return [layout.parse_quarantine_part(source, file_key(f), p) for f, p in log.select("file", "part_id").iter_rows()]
-    return [layout.bronze_part(table, file_key(f), p) for f, p in log.select("file", "part_id").iter_rows()]
+    return [part_path(layout, source, table, p) for p in sorted(set(log.get_column("part_id").to_list()))]
 
 
 def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
@@ -152,50 +153,84 @@ def _too_large(file: RawFile, size: int, limit: int) -> ParseResult:
         file.source, file.rel_path, "file", "too_large", f"file is {size} bytes, limit is {limit}", None)])
 
 
-def _write_parts(layout: Layout, source: str, key: str, part_id: str, result: ParseResult,
-                 run_id: str) -> list[str]:
-    models = bronze_models(source)
-    unknown = set(result.tables) - set(models)
-    if unknown:
-        raise ValueError(f"{source} adapter returned tables without a bronze model: {sorted(unknown)}")
-    written = []
-    for table, model in models.items():
-        frame = result.tables.get(table)
-        if frame is not None and frame.height:
-            write_parquet_atomic(conform(frame, polars_schema(model)).collect(), layout.bronze_part(table, key, part_id))
-            written.append(table)
-    if result.quarantine:
-        rows = [{**q.__dict__, "stage": "parse", "run_id": run_id} for q in result.quarantine]
-        write_parquet_atomic(frame_from_rows(rows, PARSE_QUARANTINE_SCHEMA),
-                             layout.parse_quarantine_part(source, key, part_id))
-        written.append(QUARANTINE_PART)
-    return written
+def _file_id(fingerprint: str, version: str, settings_key: str) -> str:
+    return hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
 
 
-def _ingest_file(file: RawFile, layout: Layout, settings: Settings, version: str, prev: dict | None,
-                 run_id: str, forgotten: list[str]) -> tuple[dict, bool]:
-    """The file's log row, and whether it had to be parsed."""
-    size = file.path.stat().st_size
-    if size > settings.limits.max_file_bytes:
-        data, fingerprint = None, f"size:{size}:mtime:{file.path.stat().st_mtime_ns}"
-    else:
-        data = file.path.read_bytes()
-        fingerprint = hashlib.sha256(data).hexdigest()
-    settings_key = parse_settings_key(settings, file.source, forgotten)
-    part_id = hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
-    if prev and prev["part_id"] == part_id and prev["missing_since"] is None:
-        return prev, False
-    result = _too_large(file, size, settings.limits.max_file_bytes) if data is None else _safe_parse(file, data, settings)
-    result, n_forgotten = _without_forgotten(result, forgotten)
-    tables = _write_parts(layout, file.source, file_key(file.rel_path), part_id, result, run_id)
-    return {
+def _read(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int]:
+    """Bytes (None when over the size limit), fingerprint and size of a raw file."""
+    stat = file.path.stat()
+    if stat.st_size > settings.limits.max_file_bytes:
+        return None, f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}", stat.st_size
+    data = file.path.read_bytes()
+    return data, hashlib.sha256(data).hexdigest(), len(data)
+
+
+@dataclass(frozen=True)
+class _Context:
+    layout: Layout
+    settings: Settings
+    source: str
+    version: str
+    settings_key: str
+    forgotten: list[str]
+    run_id: str
+
+
+def _parse_into(batch: Batch, file: RawFile, ctx: _Context) -> None:
+    # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
+    data, fingerprint, size = _read(file, ctx.settings)
+    limit = ctx.settings.limits.max_file_bytes
+    result = _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
+    result, n_forgotten = _without_forgotten(result, ctx.forgotten)
+    batch.add_parsed({
         "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size,
-        "parser_version": version, "part_id": part_id, "tables": tables,
+        "parser_version": ctx.version, "parse_settings": ctx.settings_key,
+        "file_id": _file_id(fingerprint, ctx.version, ctx.settings_key), "part_id": None,
         "records_read": result.records_read, "n_bronze": result.n_bronze,
         "n_quarantine": len(result.quarantine), "n_pending": len(result.pending), "n_forgotten": n_forgotten,
         "pending_locators": [p.locator for p in result.pending],
-        "run_id": run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
-    }, True
+        "run_id": ctx.run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
+    }, result)
+
+
+def _move_into(batch: Batch, rows: list[dict], ctx: _Context) -> None:
+    """Copy unchanged files' rows out of their old part (all from the same part); a file whose rows
+    were made under other parse settings (a vanished file, when a subject was forgotten since) is
+    purged on the way."""
+    tables = {t for row in rows for t in row["tables"]}
+    copied, purged = rows_of_files(ctx.layout, ctx.source, rows[0]["part_id"], tables,
+                                   [r["file"] for r in rows], ctx.forgotten)
+    for row in rows:
+        if row["parse_settings"] != ctx.settings_key:
+            row = {**row, "parse_settings": ctx.settings_key, "n_forgotten": row["n_forgotten"] + purged[row["file"]],
+                   "file_id": _file_id(row["fingerprint"], row["parser_version"], ctx.settings_key)}
+        batch.add_moved(row, copied[row["file"]])
+
+
+def _in_batches(ctx: _Context, to_parse: list[RawFile], to_move: list[dict]) -> list[dict]:
+    """Parse/move everything given into new parts; the log rows naming them."""
+    limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
+    rows: list[dict] = []
+    batch = Batch(ctx.source, ctx.run_id)
+
+    def flush_if_full() -> Batch:
+        if not batch.full(limit_files, limit_bytes):
+            return batch
+        rows.extend(batch.write(ctx.layout))
+        return Batch(ctx.source, ctx.run_id)
+
+    by_part: dict[str, list[dict]] = defaultdict(list)
+    for row in to_move:
+        by_part[row["part_id"]].append(row)
+    for part_rows in by_part.values():
+        _move_into(batch, part_rows, ctx)
+        batch = flush_if_full()
+    for file in to_parse:
+        _parse_into(batch, file, ctx)
+        batch = flush_if_full()
+    rows.extend(batch.write(ctx.layout))
+    return rows
 
 
 def collect_bronze_garbage(layout: Layout, source: str) -> None:
@@ -212,40 +247,74 @@ def collect_bronze_garbage(layout: Layout, source: str) -> None:
                     remove_file(path)
 
 
+@dataclass
+class _Plan:
+    keep: list[dict] = field(default_factory=list)  # log rows carried over as they are
+    parse: list[RawFile] = field(default_factory=list)
+    move: list[dict] = field(default_factory=list)
+    dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
+
+
+def _plan(files: list[RawFile], previous: dict[str, dict], ctx: _Context, report: IngestReport) -> _Plan:
+    plan = _Plan()
+    for file in files:
+        prev = previous.pop(file.rel_path, None)
+        _, fingerprint, _ = _read(file, ctx.settings)
+        unchanged = (prev is not None and prev["missing_since"] is None
+                     and prev["file_id"] == _file_id(fingerprint, ctx.version, ctx.settings_key))
+        if unchanged:
+            plan.keep.append(prev)
+            continue
+        plan.parse.append(file)
+        if prev is not None:
+            plan.dropped_parts.add(prev["part_id"])
+    for rel_path in sorted(previous):  # in the log, not in the raw root (any more)
+        prev = previous[rel_path]
+        if ctx.settings.remove_deleted_files or prev["withheld"]:
+            if not prev["withheld"]:
+                report.files_removed.append(rel_path)
+            plan.dropped_parts.add(prev["part_id"])
+            continue
+        report.files_missing.append(rel_path)
+        plan.keep.append({**prev, "missing_since": prev["missing_since"] or datetime.now(UTC)})
+        if prev["parse_settings"] != ctx.settings_key:  # e.g. a subject forgotten since: purge its rows
+            plan.dropped_parts.add(prev["part_id"])
+    plan.move = [row for row in plan.keep if row["part_id"] in plan.dropped_parts]
+    plan.keep = [row for row in plan.keep if row["part_id"] not in plan.dropped_parts]
+    return plan
+
+
 def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     """Bring this source's bronze parts up to date with the raw root."""
     layout = Layout(settings.data_root)
-    previous = {row["file"]: row for row in read_log(layout, source).iter_rows(named=True)}
-    version = parser_version(source)
-    report = IngestReport(source)
-    log_rows = []
     forgotten = forgotten_ids(Path(settings.raw_root))
+    ctx = _Context(layout, settings, source, parser_version(source),
+                   parse_settings_key(settings, source, forgotten), forgotten, run_id)
+    previous = {row["file"]: {**row, "withheld": False} for row in read_log(layout, source).iter_rows(named=True)}
+    report = IngestReport(source)
     files = []
     for file in adapter(source).discover(Path(settings.raw_root)):
         if mentions_text(file.rel_path, forgotten):
             report.files_withheld += 1
-            previous.pop(file.rel_path, None)  # named after a forgotten subject: not even listed
+            if file.rel_path in previous:  # named after a forgotten subject: its rows go, unlisted
+                previous[file.rel_path]["withheld"] = True
             continue
         files.append(file)
-    for file in files:
-        row, parsed = _ingest_file(file, layout, settings, version, previous.get(file.rel_path), run_id, forgotten)
-        report.files_seen += 1
-        report.files_parsed += parsed
-        report.files_reused += not parsed
-        log_rows.append(row)
-    seen = {f.rel_path for f in files}
-    for rel_path in sorted(set(previous) - seen):
-        if settings.remove_deleted_files:
-            report.files_removed.append(rel_path)
-            continue
-        report.files_missing.append(rel_path)
-        log_rows.append({**previous[rel_path], "missing_since": previous[rel_path]["missing_since"] or datetime.now(UTC)})
+    plan = _plan(files, previous, ctx, report)
+    new_rows = _in_batches(ctx, plan.parse, plan.move)
+    report.files_seen = len(files)
+    report.files_parsed = len(plan.parse)
+    report.files_moved = len(plan.move)
+    report.files_reused = len(files) - len(plan.parse)
+    report.parts_written = len({r["part_id"] for r in new_rows})
+    log_rows = [{k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]]
     for row in log_rows:
         report.records_read += row["records_read"]
         report.n_bronze += row["n_bronze"]
         report.n_quarantine += row["n_quarantine"]
         report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
     crash_point("ingest:before_log")
-    write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA), layout.ingest_log(source))
+    log = frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file")
+    write_parquet_atomic(log, layout.ingest_log(source))
     crash_point("ingest:after_log")
     return report

@@ -6,18 +6,12 @@ Every write goes to a temporary file in the same folder and is renamed into plac
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import polars as pl
-
-
-def file_key(rel_path: str) -> str:
-    """Stable, filesystem-safe name for the parts derived from one raw file."""
-    return hashlib.sha256(rel_path.encode()).hexdigest()[:24]
 
 
 def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:

@@ -17,15 +17,15 @@ class Layout:
     def bronze_dir(self, table: str) -> Path:
         return self.warehouse / "bronze" / table
 
-    def bronze_part(self, table: str, key: str, part_id: str) -> Path:
-        """Immutable part: raw file `key`, parsed content `part_id` (fingerprint + parser version)."""
-        return self.bronze_dir(table) / f"{key}-{part_id}.parquet"
+    def bronze_part(self, table: str, part_id: str) -> Path:
+        """Immutable part holding the rows of a batch of raw files (`part_id` hashes its members)."""
+        return self.bronze_dir(table) / f"{part_id}.parquet"
 
     def parse_quarantine_dir(self, source: str) -> Path:
         return self.warehouse / "bronze" / "_quarantine" / source
 
-    def parse_quarantine_part(self, source: str, key: str, part_id: str) -> Path:
-        return self.parse_quarantine_dir(source) / f"{key}-{part_id}.parquet"
+    def parse_quarantine_part(self, source: str, part_id: str) -> Path:
+        return self.parse_quarantine_dir(source) / f"{part_id}.parquet"
 
     def ingest_log(self, source: str) -> Path:
         return self.warehouse / "bronze" / "_ingest" / f"{source}.parquet"

@@ -105,7 +105,7 @@ def silver_inputs_digest(settings: Settings) -> str:
     layout = Layout(settings.data_root)
     digest = hashlib.sha256()
     for source in SOURCES:
-        log = read_log(layout, source).select("file", "part_id", pl.col("missing_since").is_null()).sort("file")
+        log = read_log(layout, source).select("file", "file_id", pl.col("missing_since").is_null()).sort("file")
         digest.update(log.write_csv().encode())
     for folder in (Path(__file__).parent / "transforms", Path(__file__).parent / "schemas"):
         for path in sorted(folder.rglob("*.py")):

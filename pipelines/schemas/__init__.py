@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 import pandera.polars as pa
@@ -42,6 +43,18 @@ def conform(frame: pl.DataFrame | pl.LazyFrame, schema: pl.Schema) -> pl.LazyFra
 def frame_from_rows(rows: Iterable[Mapping[str, Any]], schema: pl.Schema) -> pl.DataFrame:
     """Rows (dicts; missing keys are null) → a frame with exactly `schema`."""
     return pl.DataFrame(list(rows), schema=schema, orient="row", strict=False)
+
+
+@cache
+def bronze_schema(table: str) -> pl.Schema:
+    from pipelines.schemas.bronze import all_bronze_models
+
+    return polars_schema(all_bronze_models()[table])
+
+
+def bronze_frame(table: str, rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    """Bronze rows of one table (any source) as a frame of its contract's exact schema."""
+    return frame_from_rows(rows, bronze_schema(table))
 
 
 def empty(schema: pl.Schema) -> pl.DataFrame:

@@ -82,17 +82,27 @@ class ParseResult:
 
     Invariant checked downstream (nothing lost): `records_read` counts the raw records the
     reader *found* in the file, and each of them is exactly one bronze row (in any of
-    `tables`) or one quarantine row. Pending tails are not records yet.
+    `rows`) or one quarantine row. Pending tails are not records yet.
+
+    Bronze rows stay Python dicts (`rows`, per bronze table): the ingest types them once per batch
+    of files, because building a typed frame per small file cost more than parsing it. `tables`
+    gives them as typed frames of their bronze contract.
     """
 
     records_read: int = 0
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     quarantine: list[QuarantineRow] = field(default_factory=list)
     pending: list[PendingTail] = field(default_factory=list)
 
     @property
     def n_bronze(self) -> int:
-        return sum(t.height for t in self.tables.values())
+        return sum(len(rows) for rows in self.rows.values())
+
+    @property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        from pipelines.schemas import bronze_frame  # schemas import this module's helpers
+
+        return {table: bronze_frame(table, rows) for table, rows in self.rows.items()}
 
 
 def raw_excerpt(raw: bytes | str | None, limit: int = 2000) -> str | None:

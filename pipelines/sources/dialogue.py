@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.schemas import frame_from_rows, polars_schema
-from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 from pipelines.sources.base import (
     ParseResult,
     QuarantineRow,
@@ -88,8 +86,7 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
             quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    frame = frame_from_rows(rows, polars_schema(BRONZE_MODELS[table]))
-    return ParseResult(records_read=read.records_read, tables={table: frame}, quarantine=quarantine)
+    return ParseResult(records_read=read.records_read, rows={table: rows}, quarantine=quarantine)
 
 
 # ---------------------------------------------------------------- conversations

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -76,30 +77,23 @@ _CUT_UTF8_BEFORE_QUOTE = re.compile(
 )
 
 
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+_BRACKET_STEP = bytes.maketrans(b"{[}]", b"\x02\x02\x00\x00")  # opening +1, closing -1 (after -1)
+
+
 def _depth_exceeds(data: bytes, max_depth: int) -> bool:
+    """Does the running bracket depth outside strings ever exceed `max_depth`? (Checked before
+    parsing, so a hostile document cannot exhaust the parser.) Regexes drop strings and every
+    other byte in C; Python then walks only the brackets."""
     # Cheap upper bound first: a text with few brackets cannot be deep.
     if data.count(b"{") + data.count(b"[") <= max_depth:
         return False
-    depth = 0
-    in_str = False
-    esc = False
-    for ch in data:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == 0x5C:
-                esc = True
-            elif ch == 0x22:
-                in_str = False
-        elif ch == 0x22:
-            in_str = True
-        elif ch in (0x7B, 0x5B):
-            depth += 1
-            if depth > max_depth:
-                return True
-        elif ch in (0x7D, 0x5D):
-            depth -= 1
-    return False
+    outside_strings = _JSON_STRING.sub(b"", data).split(b'"', 1)[0]  # an unclosed string runs to the end
+    brackets = _NOT_BRACKET.sub(b"", outside_strings)
+    if len(brackets) <= max_depth:
+        return False
+    return max(accumulate(step - 1 for step in brackets.translate(_BRACKET_STEP))) > max_depth
 
 
 def loads_record(data: bytes, *, max_bytes: int, max_depth: int) -> Any:

@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.config import Limits
 from pipelines.sources.base import RawFile, RecordError
@@ -80,3 +82,28 @@ def test_bad_line_in_the_middle_is_invalid_json_and_neighbours_survive():
     result = read_jsonl(FILE, b'{"a": 1}\n{"b": nope}\n{"c": 3}\n', LIMITS)
     assert [o for _, o in result.records] == [{"a": 1}, {"c": 3}]
     assert [(q.error_kind, q.locator) for q in result.quarantine] == [("invalid_json", "line 2 (byte 9)")]
+
+
+def _depth_exceeds_byte_by_byte(data: bytes, max_depth: int) -> bool:
+    """The plain definition the fast check must agree with."""
+    depth, in_string, escaped = 0, False, False
+    for ch in data:
+        if in_string:
+            escaped, in_string = (False, in_string) if escaped else (ch == 0x5C, ch != 0x22)
+        elif ch == 0x22:
+            in_string = True
+        elif ch in b"{[":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif ch in b"}]":
+            depth -= 1
+    return False
+
+
+@settings(max_examples=400, derandomize=True)
+@given(st.lists(st.sampled_from(list(b'{}[]"\\a,:\n')), max_size=60).map(bytes), st.integers(0, 6))
+def test_fast_depth_check_agrees_with_the_byte_by_byte_definition(data, max_depth):
+    from pipelines.sources.jsonio import _depth_exceeds
+
+    assert _depth_exceeds(data, max_depth) == _depth_exceeds_byte_by_byte(data, max_depth)

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.schemas import frame_from_rows, polars_schema
-from pipelines.schemas.bronze.decision import DecisionRecords
 from pipelines.sources.base import (
     ParseResult,
     QuarantineRow,
@@ -172,8 +170,7 @@ def _bronze_row(file: RawFile, locator: str, ordinal: int, kind: str, record: di
 
 
 def _result(records_read: int, rows: list[dict], quarantine: list[QuarantineRow]) -> ParseResult:
-    frame = frame_from_rows(rows, polars_schema(DecisionRecords))
-    return ParseResult(records_read=records_read, tables={TABLE: frame}, quarantine=quarantine)
+    return ParseResult(records_read=records_read, rows={TABLE: rows}, quarantine=quarantine)
 
 
 def _unreadable(file: RawFile, kind: str, message: str, data: bytes | None) -> ParseResult:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipelines.config import Settings
-from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze.scenario import BRONZE_MODELS
 from pipelines.sources.base import (
     ParseResult,
@@ -80,8 +79,5 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     result.records_read = read.records_read
     result.quarantine = quarantine
     result.pending = read.pending
-    result.tables = {
-        table: frame_from_rows(table_rows, polars_schema(BRONZE_MODELS[table]))
-        for table, table_rows in rows.items()
-    }
+    result.rows = rows
     return result

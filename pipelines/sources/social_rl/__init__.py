@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.schemas import frame_from_rows, polars_schema
-from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
 from pipelines.sources.base import ParseResult, RawFile, RecordError, quarantine_row
 from pipelines.sources.jsonio import load_json_file
 from pipelines.sources.social_rl.fields import LocatedError
@@ -60,7 +58,6 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         err = RecordError("unreadable", f"{file.rel_path} is not a social_rl file")
         return ParseResult(records_read=1, quarantine=[quarantine_row(file, "file", err, None, settings.limits)])
     result = ParseResult(records_read=1)
-    schema = polars_schema(BRONZE_MODELS[table])
     try:
         row = _ROW_BUILDERS[table](_load(data, settings), file, settings)
     except LocatedError as err:
@@ -71,7 +68,7 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         result.quarantine.append(quarantine_row(file, "file", err, data, settings.limits))
         row = None
     rows = [] if row is None else [{"file": file.rel_path, "locator": "file"} | row]
-    result.tables[table] = frame_from_rows(rows, schema)
+    result.rows[table] = rows
     return result
 
 

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.schemas import frame_from_rows, polars_schema
-from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
 from pipelines.sources.base import (
     ParseResult,
     QuarantineRow,
@@ -88,10 +86,7 @@ class _Collector:
     def result(self) -> ParseResult:
         return ParseResult(
             records_read=self.records_read,
-            tables={
-                SESSIONS: frame_from_rows(self.sessions, polars_schema(StudySessions)),
-                PARTICIPANTS: frame_from_rows(self.participants, polars_schema(StudyParticipants)),
-            },
+            rows={SESSIONS: self.sessions, PARTICIPANTS: self.participants},
             quarantine=self.quarantine,
         )
 

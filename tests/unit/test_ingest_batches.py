@@ -1,0 +1,135 @@
+"""Batched bronze parts: many raw files per part, bounded batches, and every part holding exactly
+the files whose log rows name it — also after a file of a shared part changes or vanishes."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+from pipelines.config import Settings
+from pipelines.ingest import QUARANTINE_PART, current_parts, ingest_source, read_log
+from pipelines.ingest_batches import Batch
+from pipelines.layout import Layout
+from pipelines.reconcile import reconcile_source
+from pipelines.schemas.bronze import bronze_models
+from pipelines.sources.base import ParseResult
+
+TABLE = "dialogue_conversations"
+
+
+def _conversation(cid: str, text: str = "hello") -> bytes:
+    return orjson.dumps({"conversation_id": cid, "turns": [{"role": "user", "content": text},
+                                                           {"role": "assistant", "content": "hi"}]}) + b"\n"
+
+
+@pytest.fixture
+def raw(tmp_path) -> Path:
+    root = tmp_path / "raw" / "dialogues" / "support"
+    root.mkdir(parents=True)
+    for i in range(7):
+        (root / f"c{i}.jsonl").write_bytes(_conversation(f"c-{i}"))
+    (root / "bad.jsonl").write_bytes(b'{"conversation_id": "x", "turns": [\n')
+    return tmp_path / "raw"
+
+
+def _settings(raw: Path, tmp_path: Path, batch_files: int = 3) -> Settings:
+    return replace(Settings(raw_root=raw, data_root=tmp_path / "data"), ingest_batch_files=batch_files)
+
+
+def _parts_hold_exactly_their_files(layout: Layout, source: str) -> None:
+    log = read_log(layout, source)
+    for table in [*bronze_models(source), QUARANTINE_PART]:
+        for part in current_parts(layout, source, table):
+            named = set(log.filter(pl.col("part_id") == part.stem, pl.col("tables").list.contains(table))["file"])
+            assert set(pl.read_parquet(part)["file"]) == named, (table, part.name)
+
+
+def test_files_are_written_in_bounded_batches_of_parts(raw, tmp_path):
+    settings = _settings(raw, tmp_path, batch_files=3)
+    report = ingest_source("dialogue", settings, "run-1")
+    layout = Layout(settings.data_root)
+    assert report.files_parsed == 8
+    assert len(current_parts(layout, "dialogue", TABLE)) == 3  # 8 files in batches of 3
+    assert report.parts_written == 3
+    _parts_hold_exactly_their_files(layout, "dialogue")
+    assert reconcile_source("dialogue", layout)["balanced"].all()
+
+
+def test_changed_file_moves_its_part_mates_into_a_new_part_and_nothing_is_lost(raw, tmp_path):
+    settings = _settings(raw, tmp_path)
+    ingest_source("dialogue", settings, "run-1")
+    layout = Layout(settings.data_root)
+    before = pl.read_parquet(current_parts(layout, "dialogue", TABLE)).sort("file")
+    (raw / "dialogues" / "support" / "c1.jsonl").write_bytes(_conversation("c-1", "changed text"))
+    report = ingest_source("dialogue", settings, "run-2")
+    after = pl.read_parquet(current_parts(layout, "dialogue", TABLE)).sort("file")
+    assert (report.files_parsed, report.files_moved) == (1, 2)  # c1 re-parsed; c0, c2 shared its part
+    assert after.height == before.height
+    unchanged = pl.col("file") != "dialogues/support/c1.jsonl"
+    assert after.filter(unchanged).equals(before.filter(unchanged))
+    assert "changed text" in str(after.filter(~unchanged)["turns"].to_list())
+    log = read_log(layout, "dialogue")
+    assert set(log.filter(pl.col("run_id") == "run-2")["file"]) == {"dialogues/support/c1.jsonl"}
+    _parts_hold_exactly_their_files(layout, "dialogue")
+    assert reconcile_source("dialogue", layout)["balanced"].all()
+
+
+def test_unchanged_rerun_writes_no_part(raw, tmp_path):
+    settings = _settings(raw, tmp_path)
+    ingest_source("dialogue", settings, "run-1")
+    report = ingest_source("dialogue", settings, "run-2")
+    assert (report.files_parsed, report.files_moved, report.parts_written) == (0, 0, 0)
+
+
+def test_removed_file_leaves_its_part_mates_in_a_new_part(raw, tmp_path):
+    settings = replace(_settings(raw, tmp_path), remove_deleted_files=True)
+    ingest_source("dialogue", settings, "run-1")
+    (raw / "dialogues" / "support" / "c4.jsonl").unlink()
+    report = ingest_source("dialogue", settings, "run-2")
+    layout = Layout(settings.data_root)
+    assert report.files_removed == ["dialogues/support/c4.jsonl"] and report.files_moved == 2
+    rows = pl.read_parquet(current_parts(layout, "dialogue", TABLE))
+    assert "dialogues/support/c4.jsonl" not in set(rows["file"]) and rows.height == 6
+    _parts_hold_exactly_their_files(layout, "dialogue")
+
+
+def test_forgetting_a_subject_purges_the_kept_rows_of_a_vanished_file(raw, tmp_path):
+    settings = _settings(raw, tmp_path)
+    victim = raw / "dialogues" / "support" / "c5.jsonl"
+    victim.write_bytes(_conversation("c-5", "my friend sub-77 said so"))
+    ingest_source("dialogue", settings, "run-1")
+    victim.unlink()  # vanished: its rows are kept (remove_deleted_files is off)
+    (raw / "consent").mkdir()
+    (raw / "consent" / "optouts.jsonl").write_bytes(
+        orjson.dumps({"subject_kind": "actor", "subject_id": "sub-77", "forget": True}) + b"\n")
+    report = ingest_source("dialogue", settings, "run-2")
+    layout = Layout(settings.data_root)
+    rows = pl.read_parquet(current_parts(layout, "dialogue", TABLE))
+    assert "sub-77" not in str(rows.to_dicts())
+    assert report.files_missing == ["dialogues/support/c5.jsonl"]
+    log = read_log(layout, "dialogue").filter(pl.col("file") == "dialogues/support/c5.jsonl")
+    assert log["n_forgotten"].to_list() == [1]
+    assert reconcile_source("dialogue", layout)["balanced"].all()
+
+
+def test_a_file_whose_rows_do_not_fit_the_contract_is_quarantined_alone(tmp_path):
+    layout = Layout(tmp_path)
+    batch = Batch("decision", "run-1")
+    good = {"file": "decisions/a.jsonl", "locator": "line 1", "ordinal": 1, "file_kind": "jsonl"}
+    log = {"file": "", "file_id": "x", "size_bytes": 10, "records_read": 1, "n_bronze": 1, "n_quarantine": 0,
+           "n_pending": 0, "pending_locators": []}
+    batch.add_parsed({**log, "file": "decisions/a.jsonl", "file_id": "a"},
+                     ParseResult(records_read=1, rows={"decision_records": [good]}))
+    untypable = {**good, "file": "decisions/b.jsonl", "ordinal": 2**70}
+    batch.add_parsed({**log, "file": "decisions/b.jsonl", "file_id": "b"},
+                     ParseResult(records_read=1, rows={"decision_records": [untypable]}))
+    rows = {r["file"]: r for r in batch.write(layout)}
+    assert rows["decisions/a.jsonl"]["tables"] == ["decision_records"]
+    assert rows["decisions/b.jsonl"]["tables"] == [QUARANTINE_PART]
+    assert (rows["decisions/b.jsonl"]["records_read"], rows["decisions/b.jsonl"]["n_quarantine"]) == (1, 1)
+    part = rows["decisions/a.jsonl"]["part_id"]
+    assert pl.read_parquet(layout.bronze_part("decision_records", part))["file"].to_list() == ["decisions/a.jsonl"]
+    quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", part))
+    assert quarantined["file"].to_list() == ["decisions/b.jsonl"] and "contract" in quarantined["message"][0]
