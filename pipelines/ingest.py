@@ -14,7 +14,6 @@ log and every part it names intact.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,21 +23,16 @@ import polars as pl
 
 from pipelines.config import Settings
 from pipelines.faults import crash_point
-from pipelines.ingest_batches import (
-    PARSE_QUARANTINE_SCHEMA,
-    QUARANTINE_PART,
-    Batch,
-    part_path,
-    rows_of_files,
-)
+from pipelines.ingest_batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, part_path
+from pipelines.ingest_parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.io import read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
-from pipelines.privacy.forget import forgotten_ids, mentions_text, purge
+from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, jsonio
 from pipelines.sources import base as source_base
-from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
+from pipelines.sources.base import RawFile
 
 __all__ = ["PARSE_QUARANTINE_SCHEMA", "QUARANTINE_PART", "current_parts", "ingest_source", "read_log", "scan_current"]
 
@@ -106,20 +100,6 @@ def parse_settings_key(settings: Settings, source: str, forgotten: list[str]) ->
     return f"{settings.timezone_for(source)}|{settings.limits}|{digest}"
 
 
-def _without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[ParseResult, int]:
-    if not forgotten:
-        return result, 0
-    removed = 0
-    for table, frame in result.tables.items():
-        kept, n = purge(frame, forgotten)
-        result.rows[table] = kept.to_dicts()
-        removed += n
-    kept = [q for q in result.quarantine if not mentions_text(f"{q.locator}\0{q.message}\0{q.raw or ''}", forgotten)]
-    removed += len(result.quarantine) - len(kept)
-    result.quarantine = kept
-    return result, removed
-
-
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
     """The source's ingest log; a log written by an older layout counts as empty (full re-parse)."""
     log = read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
@@ -135,102 +115,6 @@ def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
 def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
     parts = current_parts(layout, source, table)
     return pl.scan_parquet(parts, schema=schema) if parts else pl.DataFrame(schema=schema).lazy()
-
-
-def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
-    """Parse with the adapter; an adapter bug on one file quarantines that file, never the run."""
-    try:
-        return adapter(file.source).parse_file(file, data, settings)
-    except Exception as exc:  # noqa: BLE001 — turned into a specific, visible quarantine row
-        return ParseResult(records_read=1, quarantine=[QuarantineRow(
-            file.source, file.rel_path, "file", "unreadable",
-            f"the {file.source} adapter failed on this file: {type(exc).__name__}: {exc}",
-            raw_excerpt(data, settings.limits.raw_excerpt_chars))])
-
-
-def _too_large(file: RawFile, size: int, limit: int) -> ParseResult:
-    return ParseResult(records_read=1, quarantine=[QuarantineRow(
-        file.source, file.rel_path, "file", "too_large", f"file is {size} bytes, limit is {limit}", None)])
-
-
-def _file_id(fingerprint: str, version: str, settings_key: str) -> str:
-    return hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
-
-
-def _read(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int]:
-    """Bytes (None when over the size limit), fingerprint and size of a raw file."""
-    stat = file.path.stat()
-    if stat.st_size > settings.limits.max_file_bytes:
-        return None, f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}", stat.st_size
-    data = file.path.read_bytes()
-    return data, hashlib.sha256(data).hexdigest(), len(data)
-
-
-@dataclass(frozen=True)
-class _Context:
-    layout: Layout
-    settings: Settings
-    source: str
-    version: str
-    settings_key: str
-    forgotten: list[str]
-    run_id: str
-
-
-def _parse_into(batch: Batch, file: RawFile, ctx: _Context) -> None:
-    # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
-    data, fingerprint, size = _read(file, ctx.settings)
-    limit = ctx.settings.limits.max_file_bytes
-    result = _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
-    result, n_forgotten = _without_forgotten(result, ctx.forgotten)
-    batch.add_parsed({
-        "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size,
-        "parser_version": ctx.version, "parse_settings": ctx.settings_key,
-        "file_id": _file_id(fingerprint, ctx.version, ctx.settings_key), "part_id": None,
-        "records_read": result.records_read, "n_bronze": result.n_bronze,
-        "n_quarantine": len(result.quarantine), "n_pending": len(result.pending), "n_forgotten": n_forgotten,
-        "pending_locators": [p.locator for p in result.pending],
-        "run_id": ctx.run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
-    }, result)
-
-
-def _move_into(batch: Batch, rows: list[dict], ctx: _Context) -> None:
-    """Copy unchanged files' rows out of their old part (all from the same part); a file whose rows
-    were made under other parse settings (a vanished file, when a subject was forgotten since) is
-    purged on the way."""
-    tables = {t for row in rows for t in row["tables"]}
-    copied, purged = rows_of_files(ctx.layout, ctx.source, rows[0]["part_id"], tables,
-                                   [r["file"] for r in rows], ctx.forgotten)
-    for row in rows:
-        if row["parse_settings"] != ctx.settings_key:
-            row = {**row, "parse_settings": ctx.settings_key, "n_forgotten": row["n_forgotten"] + purged[row["file"]],
-                   "file_id": _file_id(row["fingerprint"], row["parser_version"], ctx.settings_key)}
-        batch.add_moved(row, copied[row["file"]])
-
-
-def _in_batches(ctx: _Context, to_parse: list[RawFile], to_move: list[dict]) -> list[dict]:
-    """Parse/move everything given into new parts; the log rows naming them."""
-    limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
-    rows: list[dict] = []
-    batch = Batch(ctx.source, ctx.run_id)
-
-    def flush_if_full() -> Batch:
-        if not batch.full(limit_files, limit_bytes):
-            return batch
-        rows.extend(batch.write(ctx.layout))
-        return Batch(ctx.source, ctx.run_id)
-
-    by_part: dict[str, list[dict]] = defaultdict(list)
-    for row in to_move:
-        by_part[row["part_id"]].append(row)
-    for part_rows in by_part.values():
-        _move_into(batch, part_rows, ctx)
-        batch = flush_if_full()
-    for file in to_parse:
-        _parse_into(batch, file, ctx)
-        batch = flush_if_full()
-    rows.extend(batch.write(ctx.layout))
-    return rows
 
 
 def collect_bronze_garbage(layout: Layout, source: str) -> None:
@@ -251,21 +135,23 @@ def collect_bronze_garbage(layout: Layout, source: str) -> None:
 class _Plan:
     keep: list[dict] = field(default_factory=list)  # log rows carried over as they are
     parse: list[RawFile] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # raw bytes of the files to parse
     move: list[dict] = field(default_factory=list)
     dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
 
 
-def _plan(files: list[RawFile], previous: dict[str, dict], ctx: _Context, report: IngestReport) -> _Plan:
+def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, report: IngestReport) -> _Plan:
     plan = _Plan()
     for file in files:
         prev = previous.pop(file.rel_path, None)
-        _, fingerprint, _ = _read(file, ctx.settings)
+        _, fingerprint, size = read_raw(file, ctx.settings)
         unchanged = (prev is not None and prev["missing_since"] is None
-                     and prev["file_id"] == _file_id(fingerprint, ctx.version, ctx.settings_key))
+                     and prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key))
         if unchanged:
             plan.keep.append(prev)
             continue
         plan.parse.append(file)
+        plan.sizes[file.rel_path] = size
         if prev is not None:
             plan.dropped_parts.add(prev["part_id"])
     for rel_path in sorted(previous):  # in the log, not in the raw root (any more)
@@ -288,7 +174,7 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     """Bring this source's bronze parts up to date with the raw root."""
     layout = Layout(settings.data_root)
     forgotten = forgotten_ids(Path(settings.raw_root))
-    ctx = _Context(layout, settings, source, parser_version(source),
+    ctx = IngestContext(layout, settings, source, parser_version(source),
                    parse_settings_key(settings, source, forgotten), forgotten, run_id)
     previous = {row["file"]: {**row, "withheld": False} for row in read_log(layout, source).iter_rows(named=True)}
     report = IngestReport(source)
@@ -301,7 +187,7 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
             continue
         files.append(file)
     plan = _plan(files, previous, ctx, report)
-    new_rows = _in_batches(ctx, plan.parse, plan.move)
+    new_rows = write_in_batches(ctx, plan.parse, plan.sizes, plan.move)
     report.files_seen = len(files)
     report.files_parsed = len(plan.parse)
     report.files_moved = len(plan.move)

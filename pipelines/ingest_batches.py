@@ -77,7 +77,8 @@ class Batch:
 
     def add_moved(self, log_row: dict, frames: dict[str, pl.DataFrame]) -> None:
         """A file whose rows are copied from the part it shared with a file that changed."""
-        self.members.append(_Member(log_row, {}, {t: f for t, f in frames.items() if f.height}))
+        kept = {t: f for t, f in frames.items() if f.height}  # purging may have emptied a table
+        self.members.append(_Member({**log_row, "tables": _in_table_order(self.source, kept)}, {}, kept))
         self.raw_bytes += log_row["size_bytes"]
 
     def full(self, max_files: int, max_bytes: int) -> bool:
@@ -134,7 +135,7 @@ def _untypable(member: _Member, source: str, run_id: str, table: str, exc: Excep
     return _Member(log_row, {QUARANTINE_PART: [record]}, {})
 
 
-def _in_table_order(source: str, rows: dict[str, list[dict]]) -> list[str]:
+def _in_table_order(source: str, rows: dict) -> list[str]:
     return [t for t in [*bronze_models(source), QUARANTINE_PART] if t in rows]
 
 

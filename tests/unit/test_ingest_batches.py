@@ -11,6 +11,7 @@ import pytest
 from pipelines.config import Settings
 from pipelines.ingest import QUARANTINE_PART, current_parts, ingest_source, read_log
 from pipelines.ingest_batches import Batch
+from pipelines.ingest_parse import ingest_workers
 from pipelines.layout import Layout
 from pipelines.reconcile import reconcile_source
 from pipelines.schemas.bronze import bronze_models
@@ -133,3 +134,19 @@ def test_a_file_whose_rows_do_not_fit_the_contract_is_quarantined_alone(tmp_path
     assert pl.read_parquet(layout.bronze_part("decision_records", part))["file"].to_list() == ["decisions/a.jsonl"]
     quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", part))
     assert quarantined["file"].to_list() == ["decisions/b.jsonl"] and "contract" in quarantined["message"][0]
+
+
+def test_parallel_workers_write_the_same_parts_and_log_as_one_process(raw, tmp_path):
+    one = _settings(raw, tmp_path / "one", batch_files=2)
+    many = replace(_settings(raw, tmp_path / "many", batch_files=2), ingest_workers=2)
+    assert ingest_workers(many, 4) == 2 and ingest_workers(one, 4) >= 1
+    ingest_source("dialogue", one, "run-1")
+    report = ingest_source("dialogue", many, "run-1")
+    assert report.parts_written == 4
+    columns = ["file", "file_id", "part_id", "tables", "records_read", "n_bronze", "n_quarantine"]
+    logs = [read_log(Layout(s.data_root), "dialogue").select(columns) for s in (one, many)]
+    assert logs[0].equals(logs[1])
+    for table in [TABLE, QUARANTINE_PART]:
+        frames = [pl.read_parquet(current_parts(Layout(s.data_root), "dialogue", table)).sort("file")
+                  for s in (one, many)]
+        assert frames[0].equals(frames[1])
