@@ -6,6 +6,7 @@ Every write goes to a temporary file in the same folder and is renamed into plac
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -62,6 +63,24 @@ def publish_generation(
     tmp_link.symlink_to(target.name)
     os.replace(tmp_link, link)
     return target
+
+
+INPUTS_MARKER = "_inputs.sha256"  # beside a generation's tables: the digest of what they were built from
+
+
+def published_inputs(link: Path) -> str | None:
+    """The inputs digest of the generation `link` points to (None if none is published)."""
+    marker = link / INPUTS_MARKER
+    return marker.read_text() if marker.exists() else None
+
+
+def code_digest(*roots: Path) -> str:
+    """Digest of the Python source under `roots` (files or folders): code that shapes a table."""
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted([root] if root.is_file() else root.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def remove_old_generations(link: Path) -> list[Path]:

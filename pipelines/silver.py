@@ -11,7 +11,7 @@ import polars as pl
 from pipelines.config import SOURCES, Settings
 from pipelines.faults import crash_point
 from pipelines.ingest import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, read_log, scan_current
-from pipelines.io import publish_generation
+from pipelines.io import INPUTS_MARKER, publish_generation
 from pipelines.layout import Layout
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
 from pipelines.schemas import conform, polars_schema, silver_schema
@@ -96,7 +96,6 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
     return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}, withheld
 
 
-INPUTS_MARKER = "_inputs.sha256"
 WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subjects (counts only)
 
 

@@ -10,11 +10,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
+from pipelines.io import (
+    INPUTS_MARKER,
+    code_digest,
+    publish_generation,
+    published_inputs,
+    read_table,
+)
+from pipelines.layout import Layout
 from pipelines.transforms.groups import feedback_rater
 
 N_BUCKETS = 10_000
@@ -254,3 +263,16 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     if count == 0:
         return []
     return [f"{name}: {count} found in more than one split (or unassigned), e.g. {overlap.get('examples', [])[:3]}"]
+
+
+def refresh_splits(layout: Layout, config: SplitConfig, generation: str) -> tuple[pl.DataFrame, bool]:
+    """Assign and publish splits unless the published silver, the config and this code are as
+    before; the splits table and whether it was rebuilt."""
+    parts = [published_inputs(layout.silver_link) or "no silver", repr((config.salt, sorted(config.ratios.items()))),
+             code_digest(Path(__file__))]
+    inputs = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    if published_inputs(layout.splits_link) == inputs:
+        return read_table(layout.gold("splits")), False
+    splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
+    publish_generation(layout.splits_link, generation, {"splits": splits}, markers={INPUTS_MARKER: inputs})
+    return splits, True

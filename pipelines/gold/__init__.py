@@ -5,16 +5,28 @@ Pure Polars over the silver tables; no Dagster here (assets/gold wraps `build_go
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from pipelines.gold.agent_deltas import build_agent_round_deltas
 from pipelines.gold.outcomes import build_episode_outcomes
+from pipelines.gold.params import PARAMS_MARKER
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.registry import build_turn_rewards
+from pipelines.io import (
+    INPUTS_MARKER,
+    code_digest,
+    publish_generation,
+    published_inputs,
+    read_table,
+)
+from pipelines.layout import Layout
 from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.sources.base import dumps
 
 GOLD_TABLES = tuple(t for t in GOLD_MODELS if t != "splits")  # splits: asset gold_splits (pipelines/splits.py)
 SILVER_INPUTS = ("episodes", "turns", "feedback", "decisions", "agent_rounds")
@@ -29,3 +41,24 @@ def build_gold(silver: Mapping[str, pl.DataFrame], params: Mapping[str, Any]) ->
         "quality_signals": build_quality_signals(silver["turns"], params.get("quality", {})),
         "agent_round_deltas": build_agent_round_deltas(silver["agent_rounds"], silver["episodes"]),
     }
+
+
+def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
+    """What gold is a function of: the published silver (its own inputs digest), the parameters
+    and the gold code."""
+    parts = [published_inputs(layout.silver_link) or "no silver", dumps(params),
+             code_digest(Path(__file__).parent, Path(__file__).parents[1] / "schemas" / "gold.py")]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def refresh_gold(layout: Layout, params: Mapping[str, Any], generation: str) -> tuple[dict[str, int], bool]:
+    """Build and publish gold unless its inputs are unchanged; rows per table and whether rebuilt.
+    (Reusing the published generation also lets its checks reuse their verdicts.)"""
+    inputs = gold_inputs_digest(layout, params)
+    if published_inputs(layout.gold_link) == inputs:
+        return {t: pl.scan_parquet(layout.gold(t)).select(pl.len()).collect().item() for t in GOLD_TABLES}, False
+    silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
+    tables = build_gold(silver, params)
+    publish_generation(layout.gold_link, generation, tables,
+                       markers={PARAMS_MARKER: dumps(params), INPUTS_MARKER: inputs})
+    return {t: f.height for t, f in tables.items()}, True

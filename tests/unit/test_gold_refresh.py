@@ -1,0 +1,47 @@
+"""Gold and splits are rebuilt only when what they are a function of changed (published silver,
+parameters or split config, code); otherwise the published generation is reused as it is."""
+
+import polars as pl
+
+from pipelines.gold import refresh_gold
+from pipelines.gold.params import load_params, merge
+from pipelines.layout import Layout
+from pipelines.schemas import silver_schema
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.silver import publish_silver
+from pipelines.splits import SplitConfig, refresh_splits
+
+
+def _publish_silver(layout: Layout, generation: str, inputs: str, episodes: list[str]) -> None:
+    tables = {t: pl.DataFrame(schema=silver_schema(t)) for t in SILVER_MODELS}
+    tables["episodes"] = pl.DataFrame({"episode_id": episodes, "group_id": episodes}).select(
+        [pl.col(c) if c in ("episode_id", "group_id") else pl.lit(None).alias(c) for c in silver_schema("episodes")]
+    ).cast(silver_schema("episodes"))
+    publish_silver(layout, generation, tables, inputs=inputs)
+
+
+def test_gold_is_reused_until_silver_or_parameters_change(tmp_path):
+    layout = Layout(tmp_path)
+    _publish_silver(layout, "s1", "silver-a", ["e1"])
+    params = load_params()
+    assert refresh_gold(layout, params, "run-1")[1] is True
+    assert refresh_gold(layout, params, "run-2")[1] is False
+    assert layout.gold_link.resolve().name == "gold.run-1"
+    changed = merge(params, {"quality": {"correction_terms": ["actually"]}})
+    assert refresh_gold(layout, changed, "run-3")[1] is True
+    _publish_silver(layout, "s2", "silver-b", ["e1"])
+    assert refresh_gold(layout, changed, "run-4")[1] is True
+    assert layout.gold_link.resolve().name == "gold.run-4"
+
+
+def test_splits_are_reused_until_silver_or_split_config_change(tmp_path):
+    layout = Layout(tmp_path)
+    _publish_silver(layout, "s1", "silver-a", ["e1", "e2"])
+    config = SplitConfig()
+    splits, rebuilt = refresh_splits(layout, config, "run-1")
+    assert rebuilt and splits.height == 2
+    assert refresh_splits(layout, config, "run-2")[1] is False
+    assert refresh_splits(layout, SplitConfig(salt="other"), "run-3")[1] is True
+    _publish_silver(layout, "s2", "silver-b", ["e1", "e2", "e3"])
+    splits, rebuilt = refresh_splits(layout, SplitConfig(salt="other"), "run-4")
+    assert rebuilt and splits.height == 3
