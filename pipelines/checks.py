@@ -1,241 +1,240 @@
-"""One factory for the blocking checks: every table's Pandera contract at data depth,
-plus the nothing-lost reconciliation, silver referential integrity and reward provenance."""
+"""One factory for the blocking checks: every table's Pandera contract at data depth, plus the
+nothing-lost reconciliation, silver referential integrity, reward provenance, leak-free splits and
+the release's own verification (the verdicts are in pipelines/check_verdicts.py).
 
+The checks of one group (each bronze source, silver, gold, splits, release) run in one Dagster
+step, a multi-asset check, because every step costs event-log writes even when its check is
+trivial. Each check keeps its own blocking spec, so a failed one fails its step and Dagster skips
+everything downstream. A check whose inputs and code are those it last passed on is answered from
+the validation ledger (pipelines/validation_cache.py) without reading the data.
+"""
 
-
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import dagster as dg
 import pandera.polars as pa
 import polars as pl
 
+from pipelines import check_verdicts as verdicts
 from pipelines.config import Settings
+from pipelines.layout import Layout
+from pipelines.validation_cache import (
+    Markdown,
+    Verdict,
+    cached_verdict,
+    code_fingerprint,
+    content_lines,
+    inputs_digest,
+    stat_lines,
+)
+
+JUDGING_CODE = ("pipelines.checks", "pipelines.check_verdicts")
+CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
 
 
 @dataclass(frozen=True)
-class TableContract:
-    asset: str  # asset key the check is attached to
-    table: str  # table name (several bronze tables can belong to one asset)
-    model: type[pa.DataFrameModel]
-    load: Callable[[Settings], pl.DataFrame]
+class BlockingCheck:
+    """A blocking check: where it is attached, how it judges, and exactly what it reads."""
+
+    step: str  # the grouped Dagster step it runs in
+    asset: str
+    name: str
+    description: str
+    judge: Callable[[Settings], Verdict]
+    inputs: Callable[[Settings], list[str]]  # fingerprint lines of everything `judge` reads
+    code: tuple[str, ...]  # modules whose source decides the verdict
+    additional_deps: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> dg.AssetCheckKey:
+        return dg.AssetCheckKey(dg.AssetKey(self.asset), self.name)
+
+    @property
+    def check_id(self) -> str:
+        return f"{self.asset}:{self.name}"
+
+    def digest(self, settings: Settings) -> str:
+        return inputs_digest(self.inputs(settings), code_fingerprint(self.code))
 
 
-def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> dg.AssetCheckResult:
-    """Validate schema AND data (an eager frame is checked at data depth by Pandera)."""
-    try:
-        model.validate(frame, lazy=True)
-    except pa.errors.SchemaErrors as err:
-        cases = err.failure_cases
-        summary = (
-            cases.group_by("column", "check").agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
-            .sort("n", descending=True)
-        )
-        return dg.AssetCheckResult(
-            passed=False,
-            severity=dg.AssetCheckSeverity.ERROR,
-            metadata={"rows": frame.height, "failures": cases.height,
-                      "failure_summary": dg.MetadataValue.md(_markdown(summary))},
-        )
-    return dg.AssetCheckResult(passed=True, metadata={"rows": frame.height})
+def _layout(settings: Settings) -> Layout:
+    return Layout(settings.data_root)
 
 
-def _markdown(frame: pl.DataFrame) -> str:
-    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
-    body = "".join("| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows())
-    return header + body
-
-
-def build_schema_checks(
-    contracts: list[TableContract], settings_of: Callable[[object], Settings]
-) -> list[dg.AssetChecksDefinition]:
-    """A blocking Pandera check per table; `settings_of(resource)` resolves the run's settings."""
-    return [_schema_check(contract, settings_of) for contract in contracts]
-
-
-def _schema_check(contract: TableContract, settings_of) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=contract.asset,
-        name=f"{contract.table}_matches_contract",
-        blocking=True,
-        description=f"`{contract.table}` satisfies `{contract.model.__name__}` (schema and data).",
-        required_resource_keys={"turnlake"},
+def _contract(step: str, asset: str, table: str, model: type[pa.DataFrameModel],
+              load: Callable[[Settings], pl.DataFrame], inputs: Callable[[Settings], list[str]],
+              code: tuple[str, ...] = CONTRACT_CODE) -> BlockingCheck:
+    return BlockingCheck(
+        step, asset, f"{table}_matches_contract", f"`{table}` satisfies `{model.__name__}` (schema and data).",
+        judge=lambda s: verdicts.validate_frame(model, load(s)), inputs=inputs, code=code,
     )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        settings = settings_of(context.resources.turnlake)
-        return validate_frame(contract.model, contract.load(settings))
-
-    return _check
 
 
-def _layout(context: dg.AssetCheckExecutionContext, settings_of):
-    from pipelines.layout import Layout
-
-    return Layout(settings_of(context.resources.turnlake).data_root)
+# ---------------------------------------------------------------- what each check reads
 
 
-def table_contracts() -> list[TableContract]:
-    """Every bronze and silver table with the model it must satisfy and how to load it."""
-    from pipelines.config import SOURCES
+def _part_lines(settings: Settings, source: str, tables: list[str]) -> list[str]:
+    from pipelines.ingest import current_parts
+
+    parts = [p for table in tables for p in current_parts(_layout(settings), source, table)]
+    return stat_lines(parts, settings.data_root)
+
+
+def _reconcile_lines(settings: Settings, source: str) -> list[str]:
+    from pipelines.ingest import QUARANTINE_PART, read_log
+    from pipelines.schemas.bronze import bronze_models
+
+    log = read_log(_layout(settings), source)
+    log_digest = hashlib.sha256(log.write_json().encode()).hexdigest()
+    return [f"log|{log_digest}", *_part_lines(settings, source, [*bronze_models(source), QUARANTINE_PART])]
+
+
+def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
+    # silver is republished (as a new generation folder) only when its inputs change
+    return stat_lines((_layout(settings).silver(t) for t in tables), settings.data_root)
+
+
+def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
+    # gold and splits get a new generation every run, so their (small) files are hashed
+    return content_lines(_layout(settings).gold(t) for t in tables)
+
+
+def _release_lines(settings: Settings) -> list[str]:
+    from pipelines.release.files import latest_release
+
+    exports = _layout(settings).exports
+    version = latest_release(exports)
+    if version is None:
+        return ["no complete release"]
+    files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
+    return [version, *stat_lines(files, settings.data_root)]
+
+
+# ---------------------------------------------------------------- the checks, per step
+
+
+def _bronze_checks(source: str) -> list[BlockingCheck]:
     from pipelines.ingest import scan_current
-    from pipelines.io import read_table
-    from pipelines.layout import Layout
     from pipelines.schemas import polars_schema
     from pipelines.schemas.bronze import bronze_models
-    from pipelines.schemas.gold import GOLD_MODELS
-    from pipelines.schemas.silver import SILVER_MODELS
 
-    def bronze_loader(source, table, model):
-        return lambda s: scan_current(Layout(s.data_root), source, table, polars_schema(model)).collect()
-
-    def silver_loader(table):
-        return lambda s: read_table(Layout(s.data_root).silver(table))
-
-    contracts = [
-        TableContract(f"bronze_{source}", table, model, bronze_loader(source, table, model))
-        for source in SOURCES
-        for table, model in bronze_models(source).items()
-    ]
-    contracts += [
-        TableContract(f"silver_{table}", table, model, silver_loader(table))
-        for table, model in SILVER_MODELS.items()
-    ]
-    contracts += [
-        TableContract(f"gold_{table}", table, model, lambda s, t=table: read_table(Layout(s.data_root).gold(t)))
-        for table, model in GOLD_MODELS.items()
-    ]
-    return contracts
-
-
-def _reconciliation_check(source: str, settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.reconcile import reconcile_source
-
-    @dg.asset_check(
-        asset=f"bronze_{source}",
-        name="nothing_lost",
-        blocking=True,
-        description="Per raw file: records read == bronze rows + quarantine rows.",
-        required_resource_keys={"turnlake"},
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        per_file = reconcile_source(source, _layout(context, settings_of))
-        bad = per_file.filter(~pl.col("balanced"))
-        totals = per_file.select(pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum())
-        metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
-        metadata["files"] = per_file.height
-        metadata["unbalanced_files"] = bad.height
-        if bad.height:
-            metadata["unbalanced"] = dg.MetadataValue.md(_markdown(bad.head(20)))
-        return dg.AssetCheckResult(passed=bad.height == 0, metadata=metadata)
-
-    return _check
-
-
-def _integrity_check(settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.integrity import dangling_references
-    from pipelines.io import read_table
-    from pipelines.schemas.silver import SILVER_MODELS
-
-    @dg.asset_check(
-        asset="silver_episodes",
-        name="references_resolve",
-        blocking=True,
-        additional_deps=[f"silver_{t}" for t in SILVER_MODELS if t != "episodes"],
-        description="Every id a silver row points at (episode, turn, decision, context) exists.",
-        required_resource_keys={"turnlake"},
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        layout = _layout(context, settings_of)
-        tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
-        problems = dangling_references(tables)
-        return dg.AssetCheckResult(passed=not problems, metadata={k: v for k, v in problems.items()})
-
-    return _check
-
-
-def _reward_provenance_check(settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.gold.provenance import reward_problems
-    from pipelines.io import read_table
-
-    @dg.asset_check(
-        asset="gold_turn_rewards",
-        name="rewards_traceable",
-        blocking=True,
-        additional_deps=["silver_feedback"],
-        description="Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
-        required_resource_keys={"turnlake"},
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        layout = _layout(context, settings_of)
-        rewards = read_table(layout.gold("turn_rewards"))
-        problems = reward_problems(rewards, read_table(layout.silver("feedback")))
-        return dg.AssetCheckResult(passed=not problems, metadata={"rows": rewards.height, **problems})
-
-    return _check
-
-
-def _splits_check(settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.io import read_table
-    from pipelines.layout import Layout
-    from pipelines.splits import proof_problems, split_proof
-
-    @dg.asset_check(
-        asset="gold_splits",
-        name="splits_leak_free",
-        blocking=True,
-        additional_deps=["silver_episodes", "silver_turns", "silver_decisions", "silver_feedback"],
-        description="Every group has exactly one split and no group or human participant is in two splits "
-        "(prompts are proven at release time, over the datasets).",
-        required_resource_keys={"turnlake"},
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        settings = settings_of(context.resources.turnlake)
-        layout = Layout(settings.data_root)
-        silver = {t: read_table(layout.silver(t)) for t in ("episodes", "turns", "decisions", "feedback")}
-        config = settings.splits  # also re-checks split vs ratios
-        proof = split_proof(read_table(layout.gold("splits")), silver, {}, config)
-        problems = proof_problems(proof)
-        metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
-        metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}
-        metadata |= {f"{k}_overlap": v["count"] for k, v in proof["overlaps"].items()}
-        if problems:
-            metadata["problems"] = "; ".join(problems)[:2000]
-        return dg.AssetCheckResult(passed=not problems, metadata=metadata)
-
-    return _check
-
-
-def _release_check(settings_of) -> dg.AssetChecksDefinition:
-    from pipelines.release.files import latest_release
-    from pipelines.release.verify import verify_release
-
-    @dg.asset_check(
-        asset="release",
-        name="release_verifies",
-        blocking=True,
-        description="Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
-        required_resource_keys={"turnlake"},
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        exports = _layout(context, settings_of).exports
-        version = latest_release(exports)
-        problems = verify_release(exports / version) if version else ["no complete release"]
-        return dg.AssetCheckResult(
-            passed=not problems,
-            metadata={"version": str(version), "problems": len(problems), "first_problems": "; ".join(problems[:5])},
+    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
+        return _contract(
+            f"bronze_{source}", f"bronze_{source}", table, model,
+            load=lambda s: scan_current(_layout(s), source, table, polars_schema(model)).collect(),
+            inputs=lambda s: _part_lines(s, source, [table]), code=(*CONTRACT_CODE, "pipelines.ingest"),
         )
 
-    return _check
+    checks = [contract(table, model) for table, model in bronze_models(source).items()]
+    checks.append(BlockingCheck(
+        f"bronze_{source}", f"bronze_{source}", "nothing_lost",
+        "Per raw file: records read == bronze rows + quarantine rows.",
+        judge=lambda s: verdicts.nothing_lost(source, s), inputs=lambda s: _reconcile_lines(s, source),
+        code=(*CONTRACT_CODE, "pipelines.ingest", "pipelines.reconcile"),
+    ))
+    return checks
 
 
-def build_blocking_checks(settings_of) -> list[dg.AssetChecksDefinition]:
-    """All blocking checks of the project, made in one place."""
+def _silver_checks() -> list[BlockingCheck]:
+    from pipelines.io import read_table
+    from pipelines.schemas.silver import SILVER_MODELS
+
+    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
+        return _contract("silver", f"silver_{table}", table, model,
+                         load=lambda s: read_table(_layout(s).silver(table)),
+                         inputs=lambda s: _silver_lines(s, [table]))
+
+    checks = [contract(table, model) for table, model in SILVER_MODELS.items()]
+    checks.append(BlockingCheck(
+        "silver", "silver_episodes", "references_resolve",
+        "Every id a silver row points at (episode, turn, decision, context) exists.",
+        judge=verdicts.references_resolve, inputs=lambda s: _silver_lines(s, SILVER_MODELS),
+        code=(*JUDGING_CODE, "pipelines.integrity"),
+        additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
+    ))
+    return checks
+
+
+def _gold_checks() -> list[BlockingCheck]:
+    from pipelines.io import read_table
+    from pipelines.schemas.gold import GOLD_MODELS
+
+    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
+        return _contract("splits" if table == "splits" else "gold", f"gold_{table}", table, model,
+                         load=lambda s: read_table(_layout(s).gold(table)),
+                         inputs=lambda s: _gold_lines(s, [table]))
+
+    checks = [contract(table, model) for table, model in GOLD_MODELS.items()]
+    checks.append(BlockingCheck(
+        "gold", "gold_turn_rewards", "rewards_traceable",
+        "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
+        judge=verdicts.rewards_traceable,
+        inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
+        code=(*JUDGING_CODE, "pipelines.gold"), additional_deps=("silver_feedback",),
+    ))
+    checks.append(BlockingCheck(
+        "splits", "gold_splits", "splits_leak_free",
+        "Every group has exactly one split and no group or human participant is in two splits "
+        "(prompts are proven at release time, over the datasets).",
+        judge=verdicts.splits_leak_free,
+        inputs=lambda s: [*_gold_lines(s, ["splits"]), *_silver_lines(s, verdicts.SPLIT_SILVER), repr(s.splits)],
+        code=(*JUDGING_CODE, "pipelines.splits", "pipelines.transforms.groups"),
+        additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
+    ))
+    return checks
+
+
+def _release_check() -> BlockingCheck:
+    return BlockingCheck(
+        "release", "release", "release_verifies",
+        "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
+        judge=verdicts.release_verifies, inputs=_release_lines,
+        code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits"),
+    )
+
+
+def blocking_checks() -> list[BlockingCheck]:
+    """Every blocking check of the project, made in one place."""
     from pipelines.config import SOURCES
 
-    checks = build_schema_checks(table_contracts(), settings_of)
-    checks += [_reconciliation_check(source, settings_of) for source in SOURCES]
-    checks.append(_integrity_check(settings_of))
-    checks.append(_reward_provenance_check(settings_of))
-    checks.append(_splits_check(settings_of))
-    checks.append(_release_check(settings_of))
-    return checks
+    checks = [check for source in SOURCES for check in _bronze_checks(source)]
+    return [*checks, *_silver_checks(), *_gold_checks(), _release_check()]
+
+
+# ---------------------------------------------------------------- as Dagster steps
+
+
+def build_blocking_checks(settings_of: Callable[[object], Settings]) -> list[dg.AssetChecksDefinition]:
+    """One multi-asset check per step; `settings_of(resource)` resolves the run's settings."""
+    steps: dict[str, list[BlockingCheck]] = {}
+    for check in blocking_checks():
+        steps.setdefault(check.step, []).append(check)
+    return [_step_checks(step, checks, settings_of) for step, checks in steps.items()]
+
+
+def _step_checks(step: str, checks: list[BlockingCheck],
+                 settings_of: Callable[[object], Settings]) -> dg.AssetChecksDefinition:
+    specs = [dg.AssetCheckSpec(c.name, asset=c.asset, description=c.description, blocking=True,
+                               additional_deps=list(c.additional_deps)) for c in checks]
+
+    @dg.multi_asset_check(specs=specs, name=f"{step}_checks", can_subset=True, required_resource_keys={"turnlake"})
+    def _checks(context: dg.AssetCheckExecutionContext):
+        settings = settings_of(context.resources.turnlake)
+        selected = [c for c in checks if c.key in context.selected_asset_check_keys]
+        reused = 0
+        for check in selected:
+            verdict = cached_verdict(settings.data_root, check.check_id, check.digest(settings),
+                                     context.run.run_id, lambda check=check: check.judge(settings))
+            reused += bool(verdict.metadata.get("reused"))
+            yield _check_result(check, verdict)
+        context.log.info(f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they passed")
+
+    return _checks
+
+
+def _check_result(check: BlockingCheck, verdict: Verdict) -> dg.AssetCheckResult:
+    metadata = {k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else v for k, v in verdict.metadata.items()}
+    return dg.AssetCheckResult(asset_key=check.asset, check_name=check.name, passed=verdict.passed,
+                               severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)

@@ -78,10 +78,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     print(f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}")
 
     from pipelines.definitions import BUILD_JOB, build_definitions
+    from pipelines.validation_cache import revalidation
 
     job = build_definitions(settings).resolve_job_def(BUILD_JOB)
     try:
-        with data_root_lock(settings.data_root, wait_seconds=args.wait), dg.DagsterInstance.get() as instance:
+        with data_root_lock(settings.data_root, wait_seconds=args.wait), dg.DagsterInstance.get() as instance, \
+                revalidation(args.revalidate):
             result = job.execute_in_process(
                 instance=instance,
                 raise_on_error=False,
@@ -233,6 +235,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--scale", type=int, default=1, help="demo scale when generating (default 1)")
     build.add_argument("--seed", type=int, default=7, help="demo seed when generating (default 7)")
     build.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    build.add_argument("--revalidate", action="store_true",
+                       help="re-run every check on its data, ignoring checks passed before on the same "
+                       "inputs (env TURNLAKE_REVALIDATE=1)")
     build.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                        help="if another build holds the data root, wait this long before giving up (exit 3)")
     build.set_defaults(func=cmd_build)

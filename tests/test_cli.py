@@ -64,7 +64,7 @@ def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
 
     def broken(bronze, settings):
         out = original(bronze, settings)
-        out["turns"] = pl.LazyFrame(out["turns"]).with_columns(role=pl.lit("robot"))
+        out["turns"] = out["turns"].lazy().with_columns(role=pl.lit("robot"))
         return out
 
     monkeypatch.setattr(dialogue, "to_silver", broken)

@@ -3,15 +3,13 @@
 
 import dagster as dg
 
-from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold
-from pipelines.gold.params import PARAMS_MARKER, load_params
-from pipelines.io import publish_generation, read_table
+from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
+from pipelines.gold.params import load_params
 from pipelines.layout import Layout
 from pipelines.lock import data_root_lock
 from pipelines.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
-from pipelines.sources.base import dumps
-from pipelines.splits import assign_splits
+from pipelines.splits import refresh_splits
 
 GOLD_KEYS = [dg.AssetKey(f"gold_{table}") for table in GOLD_TABLES]
 
@@ -37,15 +35,13 @@ class GoldConfig(dg.Config):
 )
 def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake: TurnlakeResource):
     settings = turnlake.settings()
-    layout = Layout(settings.data_root)
     params = load_params(overrides=config.overrides)
     with data_root_lock(settings.data_root):
-        silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
-        tables = build_gold(silver, params)
-        publish_generation(layout.gold_link, context.run_id, tables, markers={PARAMS_MARKER: dumps(params)})
+        rows, rebuilt = refresh_gold(Layout(settings.data_root), params, context.run_id)
+    context.log.info(f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: {rows}")
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
-    for table, frame in tables.items():
-        metadata = {"rows": frame.height}
+    for table, n in rows.items():
+        metadata = {"rows": n, "rebuilt": rebuilt}
         if table == "turn_rewards":
             metadata["reward_rules"] = enabled
         yield dg.MaterializeResult(asset_key=f"gold_{table}", metadata=metadata)
@@ -60,13 +56,11 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
 )
 def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
-    layout = Layout(settings.data_root)
     config = settings.splits
     with data_root_lock(settings.data_root):
-        splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
-        publish_generation(layout.splits_link, context.run_id, {"splits": splits})
+        splits, rebuilt = refresh_splits(Layout(settings.data_root), config, context.run_id)
     counts = dict(splits.group_by("split").len().sort("split").iter_rows())
-    return dg.MaterializeResult(metadata={"rows": splits.height, "salt": config.salt,
+    return dg.MaterializeResult(metadata={"rows": splits.height, "rebuilt": rebuilt, "salt": config.salt,
                                           "ratios": str(config.ratios), **{f"groups_{k}": v for k, v in counts.items()}})
 
 

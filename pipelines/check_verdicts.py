@@ -1,0 +1,96 @@
+"""What each blocking check concludes from the data it reads: a pass or a failure with counts.
+
+Pure functions (no Dagster); pipelines/checks.py attaches them to assets and caches their passes.
+"""
+
+from __future__ import annotations
+
+import pandera.polars as pa
+import polars as pl
+
+from pipelines.config import Settings
+from pipelines.io import read_table
+from pipelines.layout import Layout
+from pipelines.validation_cache import Markdown, Verdict
+
+SPLIT_SILVER = ("episodes", "turns", "decisions", "feedback")  # the silver tables the split proof reads
+
+
+def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdict:
+    """Validate schema AND data (an eager frame is checked at data depth by Pandera)."""
+    try:
+        model.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        cases = err.failure_cases
+        summary = (
+            cases.group_by("column", "check").agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
+            .sort("n", descending=True)
+        )
+        return Verdict(False, {"rows": frame.height, "failures": cases.height,
+                               "failure_summary": Markdown(_markdown(summary))})
+    return Verdict(True, {"rows": frame.height})
+
+
+def _markdown(frame: pl.DataFrame) -> str:
+    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
+    body = "".join("| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows())
+    return header + body
+
+
+def nothing_lost(source: str, settings: Settings) -> Verdict:
+    """Per raw file: records read == bronze rows + quarantine rows."""
+    from pipelines.reconcile import reconcile_source
+
+    per_file = reconcile_source(source, Layout(settings.data_root))
+    bad = per_file.filter(~pl.col("balanced"))
+    totals = per_file.select(pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum())
+    metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
+    metadata["files"] = per_file.height
+    metadata["unbalanced_files"] = bad.height
+    if bad.height:
+        metadata["unbalanced"] = Markdown(_markdown(bad.head(20)))
+    return Verdict(bad.height == 0, metadata)
+
+
+def references_resolve(settings: Settings) -> Verdict:
+    from pipelines.integrity import dangling_references
+    from pipelines.schemas.silver import SILVER_MODELS
+
+    layout = Layout(settings.data_root)
+    problems = dangling_references({t: read_table(layout.silver(t)) for t in SILVER_MODELS})
+    return Verdict(not problems, dict(problems))
+
+
+def rewards_traceable(settings: Settings) -> Verdict:
+    from pipelines.gold.provenance import reward_problems
+
+    layout = Layout(settings.data_root)
+    rewards = read_table(layout.gold("turn_rewards"))
+    problems = reward_problems(rewards, read_table(layout.silver("feedback")))
+    return Verdict(not problems, {"rows": rewards.height, **problems})
+
+
+def splits_leak_free(settings: Settings) -> Verdict:
+    from pipelines.splits import proof_problems, split_proof
+
+    layout = Layout(settings.data_root)
+    silver = {t: read_table(layout.silver(t)) for t in SPLIT_SILVER}
+    proof = split_proof(read_table(layout.gold("splits")), silver, {}, settings.splits)  # also re-checks ratios
+    problems = proof_problems(proof)
+    metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
+    metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}
+    metadata |= {f"{k}_overlap": v["count"] for k, v in proof["overlaps"].items()}
+    if problems:
+        metadata["problems"] = "; ".join(problems)[:2000]
+    return Verdict(not problems, metadata)
+
+
+def release_verifies(settings: Settings) -> Verdict:
+    from pipelines.release.files import latest_release
+    from pipelines.release.verify import verify_release
+
+    exports = Layout(settings.data_root).exports
+    version = latest_release(exports)
+    problems = verify_release(exports / version) if version else ["no complete release"]
+    return Verdict(not problems, {"version": str(version), "problems": len(problems),
+                                  "first_problems": "; ".join(problems[:5])})
