@@ -62,3 +62,45 @@ _FINANCE_CUE = re.compile(
 _MAGNITUDE_AMOUNT = re.compile(rf"(?<![\w.,]){_NUM}{_MAG}")
 _GROUPED_AMOUNT = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?(?![\d%]|\.\d|\s?%)")
 _CUE_WINDOW = 40
+
+# Phone necessary condition (a cheap exact gate in front of libphonenumber). Every match the matcher
+# can return lies inside a run of characters its pattern accepts: digits, its punctuation and lead
+# characters, and the extension words (ext, extension, anexo, int, x, #, ...), whose only ASCII
+# letters are a e i n o s t x. A run holds a keepable phone only if ≥7 digits lie between a start
+# that is not glued on the left and an end that is not glued on the right (`Redactor._is_phone`);
+# the widest such span of a run is the first valid start to the last valid end.
+_PHONE_RUN = re.compile(r"[^_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ]+")
+_ASCII_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_GLUE_BEFORE = _ASCII_ALNUM | frozenset("_-/.:")
+_GLUE_BEFORE_PLUS = frozenset("0123456789+")
+_GLUE_AFTER = _ASCII_ALNUM | frozenset("_-%")
+_DIGIT = re.compile(r"\d")
+_MIN_PHONE_DIGITS = 7
+
+
+def _phone_start(text: str, start: int, end: int) -> int | None:
+    for i in range(start, end):
+        before = text[i - 1] if i else " "
+        if before not in _GLUE_BEFORE or (text[i] == "+" and before not in _GLUE_BEFORE_PLUS):
+            return i
+    return None
+
+
+def _phone_end(text: str, start: int, end: int) -> int | None:
+    for i in range(end, start, -1):
+        if i == len(text) or text[i] not in _GLUE_AFTER:
+            return i
+    return None
+
+
+def may_hold_phone(text: str) -> bool:
+    """False only when no phone `Redactor` would keep can be in `text` (ASCII-only glue sets make
+    this a superset: a non-ASCII neighbour never rules a match out here)."""
+    for run in _PHONE_RUN.finditer(text):
+        start, end = run.span()
+        if len(_DIGIT.findall(text, start, end)) < _MIN_PHONE_DIGITS:
+            continue
+        first, last = _phone_start(text, start, end), _phone_end(text, start, end)
+        if first is not None and last is not None and len(_DIGIT.findall(text, first, last)) >= _MIN_PHONE_DIGITS:
+            return True
+    return False

@@ -6,8 +6,8 @@ comes from the environment (`TURNLAKE_PSEUDONYM_KEY`) or from a file named in tu
 (`[privacy] pseudonym_key_file`); it is never a literal in the TOML and never written to a release.
 
 `IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant uuid
-inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled alternation,
-longest id first. An occurrence counts only where it is not glued to a further letter or digit, so
+inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled trie-shaped
+pattern, longest id first (its cost does not grow with the number of ids). An occurrence counts only where it is not glued to a further letter or digit, so
 `u-7` does not eat the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
 """
 
@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +57,9 @@ class IdReplacer:
 
     def __init__(self, mapping: Mapping[str, str]) -> None:
         self.mapping = {k: v for k, v in mapping.items() if k}
-        ids = sorted(self.mapping, key=lambda k: (-len(k), k))
         self._pattern: re.Pattern[str] | None = None
-        if ids:
-            alternation = "|".join(re.escape(i) for i in ids)
-            self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternation})(?![A-Za-z0-9])")
+        if self.mapping:
+            self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{trie_pattern(self.mapping)})(?![A-Za-z0-9])")
 
     def replace(self, text: str) -> str:
         """`text` with every occurrence of a known id replaced (None passes through)."""
@@ -74,6 +72,30 @@ class IdReplacer:
         if self._pattern is None or not text:
             return text, 0
         return self._pattern.subn(lambda m: self.mapping[m.group(0)], text)
+
+
+def trie_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly `words`, shaped as their prefix tree. Ids matching at one position
+    are prefixes of each other, and every branch tries its longer continuation before stopping, so
+    backtracking visits them longest first, like an alternation sorted by length."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _render(trie)
+
+
+def _render(node: dict) -> str:
+    ends_here = "" in node
+    branches = [re.escape(char) + _render(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    if ends_here:
+        return f"(?:{body})?"
+    return body
 
 
 def replace_in_text(text: str, mapping: Mapping[str, str] | IdReplacer) -> str:

@@ -109,6 +109,7 @@ from pipelines.privacy.patterns import (
     _URL_SECRET_PARAM,
     _URL_TRAILING,
     _VERSION_BEFORE,
+    may_hold_phone,
 )
 
 
@@ -127,12 +128,13 @@ class Redactor:
 
     # -- public ----------------------------------------------------------------------------
 
-    def redact(self, text: str) -> tuple[str, Counter[str]]:
-        """`text` with every detected span replaced by its placeholder, and counts per kind."""
+    def redact(self, text: str, only: Iterable[str] | None = None) -> tuple[str, Counter[str]]:
+        """`text` with every detected span replaced by its placeholder, and counts per kind (`only`:
+        see `find`)."""
         counts: Counter[str] = Counter()
         if not text:
             return text, counts
-        spans = self.find(text)
+        spans = self.find(text, only)
         if not spans:
             return text, counts
         out: list[str] = []
@@ -145,10 +147,11 @@ class Redactor:
         out.append(text[pos:])
         return "".join(out), counts
 
-    def find(self, text: str) -> list[tuple[int, int, str]]:
-        """Non-overlapping spans `(start, end, kind)` in text order."""
+    def find(self, text: str, only: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
+        """Non-overlapping spans `(start, end, kind)` in text order. `only` skips the other detectors
+        (for callers that know those cannot match, e.g. pipelines/privacy/prefilter.py)."""
         candidates: list[tuple[int, int, str]] = []
-        kinds = self.kinds
+        kinds = self.kinds if only is None else self.kinds & frozenset(only)
         has_digit = any(c.isdigit() for c in text)
         if "url" in kinds and ("://" in text or "www." in text):
             candidates.extend(self._urls(text))
@@ -162,7 +165,7 @@ class Redactor:
             candidates.extend(self._phones(text))
         if "money" in kinds and has_digit:
             candidates.extend(self._money(text))
-        if self._org is not None:
+        if self._org is not None and "org" in kinds:
             candidates.extend((m.start(), m.end(), "org") for m in self._org.finditer(text))
         return _resolve(candidates)
 
@@ -205,6 +208,8 @@ class Redactor:
     def _phones(self, text: str) -> Iterable[tuple[int, int, str]]:
         if not any(sum(c.isdigit() for c in m.group()) >= 7 for m in _PHONE_CANDIDATE.finditer(text)):
             return
+        if not may_hold_phone(text):
+            return  # libphonenumber is the costliest detector: skip it where no kept match can be
         seen: set[tuple[int, int]] = set()
         for region in self._regions:
             matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)

@@ -4,7 +4,7 @@ content-addressed version. An identical rebuild finds its existing release and w
 from __future__ import annotations
 
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -17,7 +17,8 @@ from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
-from pipelines.release.files import SPLIT_ORDER
+from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
+from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.write import (
     ReleaseRequest,
@@ -129,14 +130,28 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
     return request, dropped
 
 
+def _dropped_in(release: Path) -> dict[str, int]:
+    return orjson.loads((release / SPLIT_PROOF).read_bytes()).get("dropped_duplicate_prompts", {})
+
+
 def make_release(settings: Settings, today: str) -> ReleaseOutcome:
-    """Publish a new release under exports/, or return the identical one that already exists."""
+    """Publish a new release under exports/, or return the identical one that already exists
+    (without building anything when the release inputs are unchanged since the last run)."""
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
+    key, _ = pseudonym_key(settings)
+    inputs = release_inputs_digest(settings, key, _raw_fingerprints(Layout(settings.data_root)))
+    unchanged = release_for_inputs(exports, inputs)
+    if unchanged:
+        return ReleaseOutcome(unchanged, exports / unchanged, False, _dropped_in(exports / unchanged))
     request, dropped = release_request(settings)
+    request = replace(request, input_digest=inputs)
     digest = content_hash(request)
     found = existing_version(exports, digest)
     if found:
+        record_inputs(exports, inputs, found)
         return ReleaseOutcome(found, exports / found, False, dropped)
     name = f"{today}-{digest[:10]}"
-    return ReleaseOutcome(name, write_release(exports, name, digest, request), True, dropped)
+    path = write_release(exports, name, digest, request)
+    record_inputs(exports, inputs, name)
+    return ReleaseOutcome(name, path, True, dropped)

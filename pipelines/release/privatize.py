@@ -10,13 +10,13 @@ import os
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from pipelines.config import Settings, load_config_file
+from pipelines.privacy.prefilter import detector_gates
 from pipelines.privacy.pseudonyms import (
     IdReplacer,
     Pseudonymizer,
@@ -24,6 +24,7 @@ from pipelines.privacy.pseudonyms import (
     key_from_env_or_config,
 )
 from pipelines.privacy.redact import Redactor, redaction_config_from
+from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits import human_participants
 
 GENERATED_KEY = Path(".turnlake") / "pseudonym.key"  # under the data root, never in a release
@@ -59,43 +60,26 @@ def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
     return sorted(set(people.drop_nulls().to_list()) - {""})
 
 
-def _map_values(value: Any, fn: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, list):
-        return [_map_values(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_values(v, fn) for k, v in value.items()}
-    return value
-
-
-def _is_textual(dtype: pl.DataType) -> bool:
-    if dtype == pl.String:
-        return True
-    if isinstance(dtype, pl.List):
-        return _is_textual(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return any(_is_textual(f.dtype) for f in dtype.fields)
-    return False
-
-
 class _TextCleaner:
-    """Pseudonymize then redact one text value; each distinct value is computed once, but counted
-    every time it occurs."""
+    """Pseudonymize then redact one text value, each distinct value once: the cleaned text, and
+    the replacements by kind it took."""
 
     def __init__(self, replacer: IdReplacer, redactor: Redactor) -> None:
         self.replacer, self.redactor = replacer, redactor
-        self.cache: dict[str, tuple[str, int, Counter[str]]] = {}
+        self.cache: dict[str, tuple[str, Counter[str]]] = {}
 
-    def __call__(self, text: str, counts: Counter[str]) -> str:
+    def __call__(self, text: str, possible: frozenset[str]) -> tuple[str, Counter[str]]:
+        """`possible`: the detectors (and `pseudonym`) whose prefilter gate `text` passes."""
         hit = self.cache.get(text)
         if hit is None:
-            replaced, n_ids = self.replacer.replace_counted(text)
-            redacted, kinds = self.redactor.redact(replaced)
-            hit = self.cache[text] = (redacted, n_ids, kinds)
-        counts["pseudonym"] += hit[1]
-        counts.update(hit[2])
-        return hit[0]
+            if "pseudonym" in possible:  # the gates saw the text before its ids were replaced
+                replaced, n_ids = self.replacer.replace_counted(text)
+                redacted, kinds = self.redactor.redact(replaced)
+            else:
+                n_ids = 0
+                redacted, kinds = self.redactor.redact(text, only=possible)
+            hit = self.cache[text] = (redacted, kinds + Counter(pseudonym=n_ids))
+        return hit
 
 
 def _keyed_hash(key: bytes, value: str | None) -> str | None:
@@ -103,27 +87,52 @@ def _keyed_hash(key: bytes, value: str | None) -> str | None:
     return None if value is None else hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
 
 
+def _keyed_hashes(column: pl.Series, key: bytes) -> pl.Series:
+    distinct = column.drop_nulls().unique()
+    hashed = pl.Series([_keyed_hash(key, v) for v in distinct], dtype=pl.String)
+    return column.replace(distinct, hashed)
+
+
+def _clean_frame(frame: pl.DataFrame, key: bytes, cleaner: _TextCleaner,
+                 gates: dict[str, pl.Expr]) -> tuple[pl.DataFrame, dict[str, int]]:
+    """`frame` pseudonymized and redacted, and its ledger. Python sees each distinct candidate text
+    once; a text repeated n times counts n times."""
+    textual = [c for c, t in frame.schema.items() if c != "prompt_hash" and is_textual(t)]
+    texts = string_leaves(frame, textual)
+    counts: Counter[str] = Counter()
+    if texts.len():
+        counts["pseudonym"] = 0  # the ledger names pseudonyms wherever there was text, even none replaced
+    old, new = [], []
+    candidates = texts.value_counts(name="n").select(
+        "value", "n", *(gate.alias(kind) for kind, gate in gates.items())
+    ).filter(pl.any_horizontal(*gates))
+    for value, n, *passed in candidates.iter_rows():
+        cleaned, found = cleaner(value, frozenset(kind for kind, ok in zip(gates, passed, strict=True) if ok))
+        for kind, k in found.items():
+            counts[kind] += k * n
+        if cleaned != value:
+            old.append(value)
+            new.append(cleaned)
+    changes = [replace_strings(pl.col(c), frame.schema[c], pl.Series(old, dtype=pl.String),
+                               pl.Series(new, dtype=pl.String)).alias(c) for c in textual] if old else []
+    if "prompt_hash" in frame.columns:
+        changes.append(_keyed_hashes(frame["prompt_hash"], key))
+    return frame.with_columns(changes), dict(sorted(counts.items()))
+
+
 def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
               config: Mapping[str, Any]) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`config` is the
-    parsed turnlake.toml; its [privacy.redaction] table configures the redactor)."""
+    parsed turnlake.toml; its [privacy.redaction] table configures the redactor). Only the texts
+    that a prefilter gate passes reach Python, and only the detectors whose gate they pass."""
     pseudonyms = Pseudonymizer(key)
-    replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in subject_ids(silver)})
-    cleaner = _TextCleaner(replacer, Redactor(redaction_config_from(config)))
+    ids = subject_ids(silver)
+    replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
+    redaction = redaction_config_from(config)
+    cleaner = _TextCleaner(replacer, Redactor(redaction))
+    gates = detector_gates(pl.col("value"), ids, redaction)
     ledger: dict[str, dict[str, int]] = {}
     out = {}
     for name, frame in datasets.items():
-        counts: Counter[str] = Counter()
-        columns = []
-        for column, dtype in frame.schema.items():
-            values = frame[column].to_list()
-            if column == "prompt_hash":
-                columns.append(pl.Series(column, [_keyed_hash(key, v) for v in values], dtype=dtype))
-            elif _is_textual(dtype):
-                clean = partial(cleaner, counts=counts)
-                columns.append(pl.Series(column, [_map_values(v, clean) for v in values], dtype=dtype))
-            else:
-                columns.append(frame[column])
-        out[name] = pl.DataFrame(columns)
-        ledger[name] = dict(sorted(counts.items()))
+        out[name], ledger[name] = _clean_frame(frame, key, cleaner, gates)
     return Privatized(out, ledger, replacer.replace)

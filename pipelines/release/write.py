@@ -40,6 +40,7 @@ class ReleaseRequest:
     package_version: str
     git_commit: str
     redaction_ledger: dict[str, dict[str, int]] | None = None  # dataset -> kind -> count (no values)
+    input_digest: str | None = None  # what it was made from (pipelines/release/inputs.py); not content
 
 
 def content_hash(request: ReleaseRequest) -> str:
@@ -96,6 +97,7 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
         "git_commit": request.git_commit,
         "config": request.config,
         "raw_files": request.raw_fingerprints,
+        "input_digest": request.input_digest,
         "counts": {name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)},
         "files": [],
     }

@@ -1,0 +1,88 @@
+"""Which texts the pseudonymizer or the redactor could change, decided in Polars (Rust regex,
+Aho–Corasick) so Python only sees those. Every test is a superset of the gate that the matching
+detector in `redact.py` passes before it can find a span, so a text failing all of them is
+provably left alone (tests/unit/test_privacy_prefilter.py checks this on the PII corpus and on
+generated text). Python's case-insensitive matching also folds `İ`/`ı` into `i` and `ſ` into `s`,
+which Rust's does not: those are spelled out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from pipelines.privacy.redact import RedactionConfig
+
+# Python's `str.isdigit` (the redactor's gate for ip, phone and money) is Nd plus some No digits.
+_ANY_DIGIT = r"[\p{Nd}\p{No}]"
+_IPV4_SHAPE = r"\d\.\d{1,3}\.\d{1,3}\.\d"  # `_IPV4`: four dotted octets
+_IPV6_SHAPE = r"(?:[0-9a-fA-F]{0,4}:){2}"  # `_IPV6`: at least two colon-ended hex groups in a row
+_PHONE_SHAPE = r"\d[\d \t().\-/\x{a0}]{5,}\d"  # `_PHONE_CANDIDATE` without its optional lead
+# `_MONEY` needs a currency symbol or code, or a currency word at most a magnitude after a digit;
+# the other money patterns need a `_FINANCE_CUE` word (its `\b` spelled with ASCII word characters:
+# wherever Python sees a word boundary, one of these classes matches) and a magnitude or grouped
+# amount. `_SPACE` is Python's `\s`, which also counts \x1c-\x1f.
+_CURRENCY_MARKS = (
+    "$", "€", "£", "¥", "₹", "₩", "₽", "CHF", "USD", "EUR", "GBP", "JPY", "CAD", "AUD", "NZD", "INR",
+    "CNY", "RMB", "SEK", "NOK", "DKK", "PLN", "BRL", "MXN", "ZAR", "SGD", "HKD",
+)
+_CURRENCY_WORD = r"\d(?s:.){0,12}?(?:dollar|euro|pounds|bucks|yen|yuan|rupee|franc|cent)"
+_FINANCE_WORDS = (
+    "revenue", "revenues", "sales", "profit", "profits", "income", "earnings", "turnover", "arr", "mrr",
+    "budget", "budgets", "funding", "raised", "raise", "raising", "valuation", "valued", "salary",
+    "salaries", "wage", "wages", "price", "priced", "prices", "pricing", "cost", "costs", "costing",
+    "spend", "spending", "spent", "paid", "pay", "payment", "invoice", "invoiced", "deal", "contract",
+    "worth", "loss", "losses", "ebitda", "financing", "investment", "invested", "fee", "fees", "fine",
+    "fined", "fines", "bonus", "compensation", "sold", "bought", "acquired", "acquisition", "debt",
+    "loan", "grant", "donation", "refund",
+)
+_NOT_WORD = "(?:^|$|[^A-Za-z0-9_])"
+_SPACE = r"[\s\x{1c}-\x{1f}]"
+_NUMBER_START = r"(?:^|[^A-Za-z0-9_.,])\d[\d,.\x{a0}\x{202f}]*"  # `(?<![\w.,]){_NUM}`
+_AMOUNT_WITH_MAGNITUDE = (  # `_MAGNITUDE_AMOUNT` or `_GROUPED_AMOUNT`
+    rf"{_NUMBER_START}{_SPACE}?(?:[kKmMbB]|bn|BN|mn|MN|mm|MM|tn)(?:$|[^A-Za-z0-9_%])"
+    rf"|\d{_SPACE}(?:thousand|million|billion|trillion|mio|mrd|grand)"
+    r"|(?:^|[^A-Za-z0-9_.,])\d{1,3},\d{3}"
+)
+_TOKEN_WORDS = ("bearer", "basic", "token", "key", "secret", "passw")  # `Redactor._tokens`' gate
+_PYTHON_FOLDS = {"i": "iI\u0130\u0131", "s": "sS\u017f", "k": "kK\u212a"}
+
+
+def caseless(word: str) -> str:
+    """Rust regex for `word` that matches wherever Python's IGNORECASE version does."""
+    parts = []
+    for char in word:
+        lower = char.lower()
+        if lower in _PYTHON_FOLDS:
+            parts.append(f"[{_PYTHON_FOLDS[lower]}]")
+        elif char.isascii() and char.isalpha():
+            parts.append(f"[{lower}{char.upper()}]")
+        else:
+            parts.append(f"(?i:\\x{{{ord(char):x}}})")
+    return "".join(parts)
+
+
+def _any_caseless(words: Iterable[str]) -> str:
+    return "|".join(caseless(w) for w in words)
+
+
+def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> dict[str, pl.Expr]:
+    """Per detector (and `pseudonym` for the id replacer): False only where it cannot find a span."""
+    digit = text.str.contains(_ANY_DIGIT)
+    finance = f"{_NOT_WORD}(?:{_any_caseless(_FINANCE_WORDS)}){_NOT_WORD}"
+    gates = {
+        "url": text.str.contains("://", literal=True) | text.str.contains("www.", literal=True),
+        "token": text.str.contains(_any_caseless(_TOKEN_WORDS)),
+        "email": text.str.contains("@", literal=True),
+        "ip": digit & (text.str.contains(_IPV4_SHAPE) | text.str.contains(_IPV6_SHAPE)),
+        "phone": digit & text.str.contains(_PHONE_SHAPE),
+        "money": digit & (text.str.contains_any(list(_CURRENCY_MARKS)) | text.str.contains(_CURRENCY_WORD)
+                          | (text.str.contains(finance) & text.str.contains(_AMOUNT_WITH_MAGNITUDE))),
+        "org": pl.lit(False),
+        "pseudonym": text.str.contains_any(ids) if ids else pl.lit(False),
+    }
+    names = [n.split()[0] for n in config.org_names if n and n.strip()]
+    if names and "org" in config.kinds:
+        gates["org"] = text.str.contains(_any_caseless(names))
+    return gates
+

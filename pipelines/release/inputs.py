@@ -1,0 +1,84 @@
+"""What a release is a function of, as one digest, so an unchanged build skips the release work.
+
+The digest covers the bytes of every published table the release reads (silver, gold, splits,
+the gold parameters; gold generations are re-published under a new name by every build, so their
+names would never repeat), the raw file fingerprints the manifest lists, the release-relevant
+config, a fingerprint of the pseudonym key (never the key) and the release code. The last
+`make_release` records `{input_digest, version}` under exports/; a release rewritten by
+`turnlake forget` (its manifest has a deletion log) is never reused for its old inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+import orjson
+
+from pipelines.config import Settings, load_config_file
+from pipelines.gold.params import PARAMS_MARKER
+from pipelines.layout import Layout
+from pipelines.release.files import complete_releases, read_manifest, sha256_file
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+
+INPUTS_MARKER = ".release-inputs.json"  # under exports/
+_PIPELINES = Path(__file__).resolve().parents[1]
+_CODE = (_PIPELINES / "exports", _PIPELINES / "release", _PIPELINES / "privacy", _PIPELINES / "splits.py")
+_KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
+
+
+def key_fingerprint(key: bytes) -> str:
+    """Changes with the key, reveals nothing about it."""
+    return hmac.new(key, _KEY_FINGERPRINT_MESSAGE, hashlib.sha256).hexdigest()
+
+
+def _code_files() -> list[Path]:
+    return sorted(p for root in _CODE for p in ([root] if root.is_file() else root.rglob("*.py")))
+
+
+def _published_files(layout: Layout) -> Iterable[Path]:
+    yield from (layout.silver(t) for t in SILVER_MODELS)
+    yield from (layout.gold(t) for t in GOLD_MODELS)
+    yield layout.gold_link / PARAMS_MARKER
+
+
+def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list[dict]) -> str:
+    """Same digest, same release: see the module doc for what it covers."""
+    digest = hashlib.sha256()
+    for path in _published_files(Layout(settings.data_root)):
+        digest.update(f"{path.name}={sha256_file(path) if path.exists() else 'absent'}\n".encode())
+    for path in _code_files():
+        digest.update(f"{path.relative_to(_PIPELINES)}={hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    config = {
+        "privacy": load_config_file(settings.config_path).get("privacy", {}),
+        "splits": asdict(settings.splits),
+        "key": key_fingerprint(key),
+        "raw_files": raw_fingerprints,
+    }
+    digest.update(orjson.dumps(config, option=orjson.OPT_SORT_KEYS, default=str))
+    return digest.hexdigest()
+
+
+def record_inputs(exports: Path, digest: str, version: str) -> None:
+    """Remember which release the inputs `digest` gave (written after the release is in place)."""
+    tmp = exports / f"{INPUTS_MARKER}.tmp"
+    tmp.write_bytes(orjson.dumps({"input_digest": digest, "version": version}))
+    tmp.replace(exports / INPUTS_MARKER)
+
+
+def release_for_inputs(exports: Path, digest: str) -> str | None:
+    """The version the last release run made from exactly these inputs, if it still exists as made."""
+    marker = exports / INPUTS_MARKER
+    if not marker.exists():
+        return None
+    recorded = orjson.loads(marker.read_bytes())
+    version = recorded.get("version")
+    if recorded.get("input_digest") != digest or version not in complete_releases(exports):
+        return None
+    if "deletion_log" in read_manifest(exports / version):
+        return None  # rewritten by `turnlake forget`: no longer what these inputs made
+    return version
+

@@ -1,0 +1,143 @@
+"""The Polars prefilter gates are supersets of what the redactor and the id replacer can change,
+and the phone gate in front of libphonenumber never drops a phone the redactor would keep."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pipelines.privacy.redact as redact_module
+from pipelines.demo import study_text
+from pipelines.privacy.patterns import may_hold_phone
+from pipelines.privacy.prefilter import caseless, detector_gates
+from pipelines.privacy.pseudonyms import IdReplacer
+from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
+
+PII = Path(__file__).resolve().parents[1] / "fixtures" / "pii"
+IDS = ["5ed9dc4f-6630-4cc5-8619-10584891a2ab", "u-7", "user-ana"]
+ORG_NAMES = [line.strip() for line in (PII / "org_names.txt").read_text().splitlines() if line.strip()]
+CONFIG = RedactionConfig(org_names=ORG_NAMES)
+REDACTOR = Redactor(CONFIG)
+REPLACER = IdReplacer({i: f"person_{n}" for n, i in enumerate(IDS)})
+# Characters where Python and Rust disagree on case, digits, spaces or word characters.
+TRICKY = "İıſKk²①٣\u0301\u00a0\u202f\x1c\u2012‿"
+ALPHABET = st.sampled_from(list("abcdeikstxyzABCKSX0123456789 .,:;/-_+()[]@#$€%=?&\n\t'\"") + list(TRICKY))
+PIECES = st.sampled_from([
+    "https://", "www.", "token=", "Bearer ", "api_key: ", "@example.com", "+1 (555) 123-4567", "555.123.4567",
+    "10.0.0.1", "fe80::1", "$1,200", "12k", "revenue", "USD 12", "3 million", "call ", "tel: ",
+    "Acme", "ACME Corp", *IDS, "2025-01-02", "1767943131", "SCENARIO-2025-167#9",
+])
+TEXTS = st.lists(st.one_of(ALPHABET, PIECES), max_size=30).map("".join)
+
+
+def _corpus() -> list[str]:
+    texts = [json.loads(line)["text"] for line in (PII / "positive.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    texts += [line for line in (PII / "negative.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts += [v for name in dir(study_text) if name.isupper() for v in _strings(getattr(study_text, name))]
+    return texts
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def _gates(texts: list[str]) -> pl.DataFrame:
+    gates = detector_gates(pl.col("value"), IDS, CONFIG)
+    return pl.DataFrame({"value": texts}, schema={"value": pl.String}).select(
+        "value", *(g.alias(k) for k, g in gates.items()))
+
+
+def _unexplained(texts: list[str]) -> list[tuple[str, str]]:
+    """(text, kind) where a detector or the id replacer changes text its gate said it could not."""
+    problems = []
+    for row in _gates(texts).iter_rows(named=True):
+        text = row["value"]
+        if REPLACER.replace_counted(text)[1] and not row["pseudonym"]:
+            problems.append((text, "pseudonym"))
+        for kind in KINDS:
+            if REDACTOR.redact(text, only=[kind])[1] and not row[kind]:
+                problems.append((text, kind))
+    return problems
+
+
+def test_corpus_has_every_kind_so_the_superset_test_means_something() -> None:
+    found = {kind for text in _corpus() for kind in REDACTOR.redact(text)[1]}
+    assert found == set(KINDS)
+
+
+def test_gates_cover_every_span_in_the_pii_corpus() -> None:
+    assert _unexplained(_corpus()) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TEXTS, min_size=1, max_size=20))
+def test_gates_cover_every_span_in_generated_text(texts: list[str]) -> None:
+    assert _unexplained(texts) == []
+
+
+def test_gates_leave_plain_text_out() -> None:
+    passed = _gates(["The crew reached the ridge before noon.", "Route 45 was closed in 2024."]).drop("value")
+    assert not any(any(row) for row in passed.iter_rows())
+
+
+@pytest.mark.parametrize("text", ["SCENARIO-2025-167#9", "3176645dd3f0265ed27f", "x_1767943131#6", "bd.1234567"])
+def test_phone_gate_rules_out_glued_digit_runs(text: str) -> None:
+    assert not may_hold_phone(text)
+
+
+@pytest.mark.parametrize("text", ["call 5551234567", "+49 151 1234 5678", "(555) 123-4567", "x 1234567"])
+def test_phone_gate_keeps_free_standing_numbers(text: str) -> None:
+    assert may_hold_phone(text)
+
+
+def _phones_without_gate(monkeypatch, texts: list[str]) -> list[list]:
+    monkeypatch.setattr(redact_module, "may_hold_phone", lambda text: True)
+    return [list(REDACTOR._phones(t)) for t in texts]
+
+
+PHONE_TEXTS = st.lists(st.one_of(st.sampled_from(list("0123456789 -./()+_:#xXeEa%،٣")), PIECES), max_size=25).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PHONE_TEXTS, min_size=1, max_size=10))
+def test_phone_gate_never_drops_a_kept_phone(texts: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        ungated = _phones_without_gate(patch, texts)
+    assert [list(REDACTOR._phones(t)) for t in texts] == ungated
+
+
+def test_phone_gate_never_drops_a_kept_phone_in_the_corpus(monkeypatch) -> None:
+    texts = _corpus()
+    gated = [list(REDACTOR._phones(t)) for t in texts]
+    assert gated == _phones_without_gate(monkeypatch, texts)
+
+
+def test_python_digits_are_all_in_the_rust_digit_class() -> None:
+    chars = pl.Series([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
+    python_digits = chars.filter(chars.map_elements(str.isdigit, return_dtype=pl.Boolean))
+    assert python_digits.str.contains(r"[\p{Nd}\p{No}]").all()
+
+
+def test_caseless_matches_what_python_ignorecase_matches() -> None:
+    words = ["Bearer", "key", "Acme", "revenue"]
+    variants = ["BEARER", "bEaReR", "\u212aey", "KEY", "acme", "ACME", "revenue", "REVENUE", "revenue".replace("e", "E")]
+    variants += ["b\u0131sic", "\u0130ncome", "\u017fecret"]
+    for word in words + ["basic", "income", "secret"]:
+        python = re.compile(re.escape(word), re.IGNORECASE)
+        frame = pl.DataFrame({"v": variants})
+        rust = frame.select(pl.col("v").str.contains(caseless(word))).to_series().to_list()
+        assert all(r or not python.search(v) for v, r in zip(variants, rust, strict=True)), word
