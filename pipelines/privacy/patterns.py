@@ -1,6 +1,11 @@
 """Compiled detectors for the redactor (module level: compiled once per process)."""
 
 import re
+import sys
+
+# Every character `str.isdigit` accepts (Nd and the No digits such as superscripts), so "has a
+# digit" is one C-speed search instead of a Python loop over the text.
+ANY_DIGIT = re.compile("[" + "".join(re.escape(chr(c)) for c in range(sys.maxunicode + 1) if chr(c).isdigit()) + "]")
 
 _SECRET_PARAMS = (
     "token|access_token|id_token|refresh_token|auth_token|session_token|api_key|apikey|api-key|key|"

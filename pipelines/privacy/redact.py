@@ -109,6 +109,7 @@ from pipelines.privacy.patterns import (
     _URL_SECRET_PARAM,
     _URL_TRAILING,
     _VERSION_BEFORE,
+    ANY_DIGIT,
     may_hold_phone,
 )
 
@@ -152,7 +153,7 @@ class Redactor:
         (for callers that know those cannot match, e.g. pipelines/privacy/prefilter.py)."""
         candidates: list[tuple[int, int, str]] = []
         kinds = self.kinds if only is None else self.kinds & frozenset(only)
-        has_digit = any(c.isdigit() for c in text)
+        has_digit = ANY_DIGIT.search(text) is not None
         if "url" in kinds and ("://" in text or "www." in text):
             candidates.extend(self._urls(text))
         if "token" in kinds:

@@ -206,3 +206,12 @@ def test_redaction_never_crashes_and_is_idempotent_on_separated_pieces(redactor:
 
     never_crashes()
     idempotent()
+
+
+def test_digit_pattern_accepts_exactly_the_characters_isdigit_accepts():
+    import sys
+
+    from pipelines.privacy.patterns import ANY_DIGIT
+
+    wrong = [c for c in range(sys.maxunicode + 1) if (ANY_DIGIT.search(chr(c)) is not None) != chr(c).isdigit()]
+    assert wrong == []
