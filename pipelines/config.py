@@ -43,6 +43,8 @@ class Settings:
     ingest_batch_files: int = 2000
     ingest_batch_bytes: int = 64 * 1024 * 1024
     ingest_workers: int = 0  # processes parsing batches in parallel; 0 = one per CPU core
+    # Re-read and hash raw files whose size and modification time are unchanged (default: trust them).
+    ingest_rehash_unchanged: bool = False
     # Nightly build: cron expression and the zone it is read in.
     schedule_cron: str = "0 2 * * *"
     schedule_timezone: str = "UTC"
@@ -110,6 +112,7 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
         ingest_batch_files=int(config.get("ingest", {}).get("batch_files", Settings.ingest_batch_files)),
         ingest_batch_bytes=int(config.get("ingest", {}).get("batch_mb", 64)) * 1024 * 1024,
         ingest_workers=int(config.get("ingest", {}).get("workers", 0)),
+        ingest_rehash_unchanged=bool(config.get("ingest", {}).get("rehash_unchanged", False)),
         schedule_cron=config.get("schedule", {}).get("cron", Settings.schedule_cron),
         schedule_timezone=config.get("schedule", {}).get("timezone", Settings.schedule_timezone),
         splits_table=dict(config.get("splits", {})),

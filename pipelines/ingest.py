@@ -42,6 +42,7 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "file": pl.String,
         "fingerprint": pl.String,
         "size_bytes": pl.Int64,
+        "mtime_ns": pl.Int64,  # modification time when last read: same size and mtime → not re-read
         "parser_version": pl.String,
         "parse_settings": pl.String,
         "file_id": pl.String,  # what the file's rows are a function of: fingerprint, parser, settings
@@ -140,15 +141,25 @@ class _Plan:
     dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
 
 
+def _same_stat(file: RawFile, prev: dict) -> bool:
+    """Same size and modification time as when last read: trusted as unchanged without reading it
+    (as rsync and git do; `[ingest] rehash_unchanged = true` re-reads and hashes every file)."""
+    stat = file.path.stat()
+    return (stat.st_size, stat.st_mtime_ns) == (prev["size_bytes"], prev["mtime_ns"])
+
+
 def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, report: IngestReport) -> _Plan:
     plan = _Plan()
     for file in files:
         prev = previous.pop(file.rel_path, None)
-        _, fingerprint, size = read_raw(file, ctx.settings)
-        unchanged = (prev is not None and prev["missing_since"] is None
-                     and prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key))
-        if unchanged:
+        same_parse = (prev is not None and prev["missing_since"] is None
+                      and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key))
+        if same_parse and not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
             plan.keep.append(prev)
+            continue
+        _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
+        if same_parse and prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
+            plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
             continue
         plan.parse.append(file)
         plan.sizes[file.rel_path] = size

@@ -57,13 +57,14 @@ def file_id(fingerprint: str, version: str, settings_key: str) -> str:
     return hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
 
 
-def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int]:
-    """Bytes (None when over the size limit), fingerprint and size of a raw file."""
+def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int, int]:
+    """Bytes (None when over the size limit), fingerprint, size and modification time (taken
+    before reading, so a write during the read shows as a change next time) of a raw file."""
     stat = file.path.stat()
     if stat.st_size > settings.limits.max_file_bytes:
-        return None, f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}", stat.st_size
+        return None, f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}", stat.st_size, stat.st_mtime_ns
     data = file.path.read_bytes()
-    return data, hashlib.sha256(data).hexdigest(), len(data)
+    return data, hashlib.sha256(data).hexdigest(), len(data), stat.st_mtime_ns
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,12 @@ class IngestContext:
 
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
-    data, fingerprint, size = read_raw(file, ctx.settings)
+    data, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
     limit = ctx.settings.limits.max_file_bytes
     result = _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
     batch.add_parsed({
-        "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size,
+        "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size, "mtime_ns": mtime_ns,
         "parser_version": ctx.version, "parse_settings": ctx.settings_key,
         "file_id": file_id(fingerprint, ctx.version, ctx.settings_key), "part_id": None,
         "records_read": result.records_read, "n_bronze": result.n_bronze,

@@ -105,3 +105,31 @@ def test_parts_the_log_no_longer_names_stay_until_garbage_collection(raw, tmp_pa
     assert stale and all(p.exists() for p in stale)  # old views may still read them
     collect_garbage(layout)
     assert not any(p.exists() for p in stale)
+
+
+def test_file_with_unchanged_size_and_mtime_is_not_reread_unless_rehash_is_set(raw, tmp_path):
+    import os
+
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    ingest_source("study", settings, "run-1")
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    stat = victim.stat()
+    data = victim.read_bytes()
+    victim.write_bytes(data.replace(b"e", b"E", 1))  # same size, different bytes …
+    os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # … and the old modification time
+    assert ingest_source("study", settings, "run-2").files_parsed == 0  # trusted, like rsync / git
+    rehash = replace(settings, ingest_rehash_unchanged=True)
+    assert ingest_source("study", rehash, "run-3").files_parsed == 1
+
+
+def test_touched_file_is_rehashed_not_reparsed_and_then_takes_the_fast_path(raw, tmp_path):
+    import os
+
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    ingest_source("study", settings, "run-1")
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    os.utime(victim, ns=(victim.stat().st_atime_ns, victim.stat().st_mtime_ns + 10**9))
+    assert ingest_source("study", settings, "run-2").files_parsed == 0
+    log = read_log(Layout(settings.data_root), "study")
+    row = log.filter(pl.col("file") == victim.relative_to(raw).as_posix()).row(0, named=True)
+    assert row["mtime_ns"] == victim.stat().st_mtime_ns and row["run_id"] == "run-1"
