@@ -139,6 +139,11 @@ class _Plan:
     sizes: dict[str, int] = field(default_factory=dict)  # raw bytes of the files to parse
     move: list[dict] = field(default_factory=list)
     dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
+    rows_updated: bool = False  # a kept log row changed (touched file, newly missing)
+
+    @property
+    def log_changes(self) -> bool:
+        return bool(self.parse or self.move or self.dropped_parts or self.rows_updated)
 
 
 def _same_stat(file: RawFile, prev: dict) -> bool:
@@ -160,6 +165,7 @@ def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, r
         _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
         if same_parse and prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
             plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
+            plan.rows_updated = True
             continue
         plan.parse.append(file)
         plan.sizes[file.rel_path] = size
@@ -173,6 +179,7 @@ def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, r
             plan.dropped_parts.add(prev["part_id"])
             continue
         report.files_missing.append(rel_path)
+        plan.rows_updated |= prev["missing_since"] is None
         plan.keep.append({**prev, "missing_since": prev["missing_since"] or datetime.now(UTC)})
         if prev["parse_settings"] != ctx.settings_key:  # e.g. a subject forgotten since: purge its rows
             plan.dropped_parts.add(prev["part_id"])
@@ -186,7 +193,7 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     layout = Layout(settings.data_root)
     forgotten = forgotten_ids(Path(settings.raw_root))
     ctx = IngestContext(layout, settings, source, parser_version(source),
-                   parse_settings_key(settings, source, forgotten), forgotten, run_id)
+                        parse_settings_key(settings, source, forgotten), forgotten, run_id)
     previous = {row["file"]: {**row, "withheld": False} for row in read_log(layout, source).iter_rows(named=True)}
     report = IngestReport(source)
     files = []
@@ -211,7 +218,7 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
         report.n_quarantine += row["n_quarantine"]
         report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
     crash_point("ingest:before_log")
-    log = frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file")
-    write_parquet_atomic(log, layout.ingest_log(source))
+    if plan.log_changes or not layout.ingest_log(source).exists():
+        write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"), layout.ingest_log(source))
     crash_point("ingest:after_log")
     return report

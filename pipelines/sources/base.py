@@ -6,8 +6,11 @@ No Dagster imports here: adapters are plain functions over bytes.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import math
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -54,6 +57,17 @@ class RawFile:
     @classmethod
     def under(cls, source: str, raw_root: Path, path: Path) -> RawFile:
         return cls(source=source, path=path, rel_path=path.relative_to(raw_root).as_posix())
+
+
+def find_raw_files(source: str, raw_root: Path, patterns: Iterable[str]) -> list[RawFile]:
+    """Regular files under `raw_root` matching any of the glob `patterns` (relative to it; `**`
+    spans folders; hidden files included), sorted by relative path. Globbing strings instead of
+    Paths: pathlib's glob and relative_to cost tens of µs per file, seconds on 10^5 raw files."""
+    root = os.fspath(raw_root)
+    found = {rel for pattern in patterns for rel in glob.glob(pattern, root_dir=root, recursive=True,
+                                                              include_hidden=True)}
+    return [RawFile(source, Path(root, rel), rel.replace(os.sep, "/")) for rel in sorted(found)
+            if os.path.isfile(os.path.join(root, rel))]
 
 
 @dataclass(frozen=True)

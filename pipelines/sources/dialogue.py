@@ -20,6 +20,7 @@ from pipelines.sources.base import (
     as_float,
     dumps,
     expect_type,
+    find_raw_files,
     first_of,
     int64,
     parse_ts,
@@ -49,13 +50,7 @@ _EVENT_TS_FIELDS = ("created_at", "timestamp")
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    files = [
-        RawFile.under(SOURCE, raw_root, path)
-        for folder in (CONVERSATIONS_DIR, FEEDBACK_DIR)
-        for path in (raw_root / folder).rglob("*.jsonl")
-        if path.is_file()
-    ]
-    return sorted(files, key=lambda f: f.rel_path)
+    return find_raw_files(SOURCE, raw_root, [f"{folder}/**/*.jsonl" for folder in (CONVERSATIONS_DIR, FEEDBACK_DIR)])
 
 
 def dataset_of(rel_path: str) -> str:

@@ -133,3 +133,16 @@ def test_touched_file_is_rehashed_not_reparsed_and_then_takes_the_fast_path(raw,
     log = read_log(Layout(settings.data_root), "study")
     row = log.filter(pl.col("file") == victim.relative_to(raw).as_posix()).row(0, named=True)
     assert row["mtime_ns"] == victim.stat().st_mtime_ns and row["run_id"] == "run-1"
+
+
+def test_unchanged_ingest_leaves_the_log_file_untouched(raw, tmp_path):
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    ingest_source("study", settings, "run-1")
+    log_file = Layout(settings.data_root).ingest_log("study")
+    before = log_file.stat().st_mtime_ns
+    ingest_source("study", settings, "run-2")
+    assert log_file.stat().st_mtime_ns == before
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    victim.unlink()  # newly missing: the log must record it
+    ingest_source("study", settings, "run-3")
+    assert log_file.stat().st_mtime_ns != before

@@ -19,6 +19,7 @@ from pipelines.sources.base import (
     RawFile,
     RecordError,
     expect_type,
+    find_raw_files,
     quarantine_row,
     raw_excerpt,
 )
@@ -34,11 +35,7 @@ _PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    base = Path(raw_root) / _TOP_FOLDER
-    if not base.is_dir():
-        return []
-    paths = {p for pattern in _PATTERNS for p in base.rglob(pattern) if p.is_file()}
-    return sorted((RawFile.under(SOURCE, Path(raw_root), p) for p in paths), key=lambda f: f.rel_path)
+    return find_raw_files(SOURCE, raw_root, [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS])
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:

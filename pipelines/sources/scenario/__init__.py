@@ -22,6 +22,7 @@ from pipelines.sources.base import (
     QuarantineRow,
     RawFile,
     RecordError,
+    find_raw_files,
     quarantine_row,
     raw_excerpt,
 )
@@ -35,13 +36,7 @@ ACTIVE_STATE = "active"
 
 def discover(raw_root: Path) -> list[RawFile]:
     """Every `scenarios/<state>/<scenario>/moderator_dialog.jsonl`, sorted by relative path."""
-    root = Path(raw_root)
-    files = [
-        RawFile.under(SOURCE, root, path)
-        for path in (root / "scenarios").glob(f"*/*/{DIALOG_FILE}")
-        if path.is_file()
-    ]
-    return sorted(files, key=lambda f: f.rel_path)
+    return find_raw_files(SOURCE, raw_root, [f"scenarios/*/*/{DIALOG_FILE}"])
 
 
 def file_context(file: RawFile) -> FileContext:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import Settings
-from pipelines.sources.base import ParseResult, RawFile, RecordError, quarantine_row
+from pipelines.sources.base import ParseResult, RawFile, RecordError, find_raw_files, quarantine_row
 from pipelines.sources.jsonio import load_json_file
 from pipelines.sources.social_rl.fields import LocatedError
 from pipelines.sources.social_rl.records import meta_row, metrics_row, prar_state_row, round_row
@@ -34,13 +34,8 @@ __all__ = ["SOURCE", "discover", "parse_file"]
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    found = {
-        path
-        for pattern, _ in PATTERNS
-        for path in raw_root.glob(pattern)
-        if path.is_file() and _table_for(path.name, path.relative_to(raw_root).as_posix())
-    }
-    return sorted((RawFile.under(SOURCE, raw_root, p) for p in found), key=lambda f: f.rel_path)
+    files = find_raw_files(SOURCE, raw_root, [pattern for pattern, _ in PATTERNS])
+    return [f for f in files if _table_for(f.path.name, f.rel_path)]
 
 
 def _table_for(name: str, rel_path: str) -> str | None:

@@ -24,6 +24,7 @@ from pipelines.sources.base import (
     QuarantineRow,
     RawFile,
     RecordError,
+    find_raw_files,
     quarantine_row,
     raw_excerpt,
 )
@@ -42,11 +43,8 @@ _PARTICIPANT_KINDS = {"completed": "completed", "exits": "exit"}
 
 def discover(raw_root: Path) -> list[RawFile]:
     """Session files, master JSONL files, and completed/exit participant files, sorted."""
-    base = Path(raw_root) / ROOT
     patterns = ("conversations/*.json", "conversations/*.jsonl", "completed/*.json", "exits/*.json")
-    paths = {p for pattern in patterns for p in base.glob(pattern) if p.is_file()}
-    files = [RawFile.under(SOURCE, Path(raw_root), p) for p in paths]
-    return sorted(files, key=lambda f: f.rel_path)
+    return find_raw_files(SOURCE, raw_root, [f"{ROOT}/{pattern}" for pattern in patterns])
 
 
 def copy_kind(rel_path: str) -> str:
