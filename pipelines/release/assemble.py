@@ -17,9 +17,11 @@ from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
+from pipelines.privacy.redact import redaction_config_from
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
+from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
 from pipelines.release.write import (
     ReleaseRequest,
     content_hash,
@@ -116,7 +118,10 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
     include_surveys = bool(toml.get("privacy", {}).get("include_surveys", False))
     if include_surveys:
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
-    private = privatize(datasets, silver, key, toml)
+    redaction = redaction_config_from(toml)
+    memo = load_memo(settings.data_root, key, memo_fingerprint(redaction))
+    private = privatize(datasets, silver, key, toml, memo)
+    save_memo(memo, settings.data_root, memo_fingerprint(redaction))
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),

@@ -24,6 +24,7 @@ from pipelines.privacy.pseudonyms import (
     key_from_env_or_config,
 )
 from pipelines.privacy.redact import Redactor, redaction_config_from
+from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits import human_participants
 
@@ -64,8 +65,8 @@ class _TextCleaner:
     """Pseudonymize then redact one text value, each distinct value once: the cleaned text, and
     the replacements by kind it took."""
 
-    def __init__(self, replacer: IdReplacer, redactor: Redactor) -> None:
-        self.replacer, self.redactor = replacer, redactor
+    def __init__(self, replacer: IdReplacer, redactor: Redactor, memo: RedactionMemo | None = None) -> None:
+        self.replacer, self.redactor, self.memo = replacer, redactor, memo
         self.cache: dict[str, tuple[str, Counter[str]]] = {}
 
     def __call__(self, text: str, possible: frozenset[str]) -> tuple[str, Counter[str]]:
@@ -75,11 +76,21 @@ class _TextCleaner:
             if "pseudonym" in possible:  # the gates saw the text before its ids were replaced
                 replaced, n_ids = self.replacer.replace_counted(text)
                 redacted, kinds = self.redactor.redact(replaced)
-            else:
+            else:  # no subject id in it: what the redactor makes of it depends on the text alone
                 n_ids = 0
-                redacted, kinds = self.redactor.redact(text, only=possible)
+                redacted, kinds = self._redact_remembered(text, possible)
             hit = self.cache[text] = (redacted, kinds + Counter(pseudonym=n_ids))
         return hit
+
+
+    def _redact_remembered(self, text: str, possible: frozenset[str]) -> tuple[str, Counter[str]]:
+        remembered = self.memo.get(text) if self.memo is not None else None
+        if remembered is not None:
+            return remembered
+        redacted, kinds = self.redactor.redact(text, only=possible)
+        if self.memo is not None:
+            self.memo.put(text, redacted, kinds)
+        return redacted, kinds
 
 
 def _keyed_hash(key: bytes, value: str | None) -> str | None:
@@ -121,15 +132,16 @@ def _clean_frame(frame: pl.DataFrame, key: bytes, cleaner: _TextCleaner,
 
 
 def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
-              config: Mapping[str, Any]) -> Privatized:
+              config: Mapping[str, Any], memo: RedactionMemo | None = None) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`config` is the
     parsed turnlake.toml; its [privacy.redaction] table configures the redactor). Only the texts
-    that a prefilter gate passes reach Python, and only the detectors whose gate they pass."""
+    that a prefilter gate passes reach Python, and only the detectors whose gate they pass; texts
+    without a subject id that an earlier release already redacted come from `memo`."""
     pseudonyms = Pseudonymizer(key)
     ids = subject_ids(silver)
     replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
     redaction = redaction_config_from(config)
-    cleaner = _TextCleaner(replacer, Redactor(redaction))
+    cleaner = _TextCleaner(replacer, Redactor(redaction), memo)
     gates = detector_gates(pl.col("value"), ids, redaction)
     ledger: dict[str, dict[str, int]] = {}
     out = {}

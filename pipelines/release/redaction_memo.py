@@ -1,0 +1,85 @@
+"""What the redactor made of each text in earlier releases, so a rebuild redacts only texts it has
+not seen. Most of a release's redaction time is Python over distinct candidate strings, and a
+nightly build with a few new files sees almost the same strings as the night before.
+
+An entry is keyed by an HMAC of the text under the pseudonym key (never the text, and no plain hash
+a short text could be guessed from) and holds the redacted text (null when unchanged) and the
+replacements per kind. A memo is valid for one redaction config and one version of the redaction
+code; it lives under `<data root>/.turnlake/` (never in a release) and keeps only the entries the
+last release used, so it does not grow without bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.io import code_digest, write_parquet_atomic
+from pipelines.privacy.redact import RedactionConfig
+
+MEMO_DIR = Path(".turnlake") / "redaction-memo"
+_SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})
+_PRIVACY = Path(__file__).resolve().parents[1] / "privacy"
+
+
+def memo_fingerprint(config: RedactionConfig) -> str:
+    """Changes with the redaction config and with the code that detects and gates."""
+    settings = {"org_names": sorted(config.org_names), "phone_regions": sorted(config.phone_regions),
+                "kinds": sorted(config.kinds)}
+    return hashlib.sha256(orjson.dumps(settings) + code_digest(_PRIVACY).encode()).hexdigest()[:20]
+
+
+@dataclass
+class RedactionMemo:
+    key: bytes
+    known: dict[str, tuple[str | None, dict[str, int]]] = field(default_factory=dict)
+    used: dict[str, tuple[str | None, dict[str, int]]] = field(default_factory=dict)
+    hits: int = 0
+
+    def _mac(self, text: str) -> str:
+        return hmac.new(self.key, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def get(self, text: str) -> tuple[str, Counter[str]] | None:
+        mac = self._mac(text)
+        entry = self.known.get(mac)
+        if entry is None:
+            return None
+        self.used[mac] = entry
+        self.hits += 1
+        cleaned, counts = entry
+        return (text if cleaned is None else cleaned), Counter(counts)
+
+    def put(self, text: str, cleaned: str, counts: Counter[str]) -> None:
+        self.used[self._mac(text)] = (None if cleaned == text else cleaned, dict(counts))
+
+
+def _path(data_root: Path, fingerprint: str) -> Path:
+    return Path(data_root) / MEMO_DIR / f"{fingerprint}.parquet"
+
+
+def load_memo(data_root: Path, key: bytes, fingerprint: str) -> RedactionMemo:
+    path = _path(data_root, fingerprint)
+    memo = RedactionMemo(key)
+    if path.exists():
+        frame = pl.read_parquet(path)
+        if frame.schema == _SCHEMA:
+            memo.known = {mac: (cleaned, orjson.loads(counts))
+                          for mac, cleaned, counts in frame.iter_rows()}
+    return memo
+
+
+def save_memo(memo: RedactionMemo, data_root: Path, fingerprint: str) -> None:
+    """Keep the entries this release used; drop memos of other configs or code."""
+    rows = [(mac, cleaned, orjson.dumps(counts).decode()) for mac, (cleaned, counts) in memo.used.items()]
+    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+    path = _path(data_root, fingerprint)
+    write_parquet_atomic(frame, path)
+    for other in path.parent.glob("*.parquet"):
+        if other != path:
+            other.unlink(missing_ok=True)

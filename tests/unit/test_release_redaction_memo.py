@@ -1,0 +1,72 @@
+"""The redaction memo: a rebuild with it gives exactly the release it gives without it, redacts
+only texts it has not seen, stores no original text, and is dropped when the config changes."""
+
+from __future__ import annotations
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+import pipelines.release.privatize as privatize_module
+from pipelines.privacy.redact import RedactionConfig, Redactor
+from pipelines.release.privatize import privatize
+from pipelines.release.redaction_memo import MEMO_DIR, load_memo, memo_fingerprint, save_memo
+
+KEY = b"k" * 32
+TEXTS = ["mail me at ana.berg@example.com", "call +1 (555) 123-4567 now", "revenue was $1,200", "plain words",
+         "user u-17 wrote 10.0.0.1"]
+
+
+def _datasets() -> dict[str, pl.DataFrame]:
+    return {"sft": pl.DataFrame({"split": ["train"] * len(TEXTS), "text": TEXTS})}
+
+
+def _spy_redactor(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = Redactor.redact
+
+    def spy(self, text, only=None):
+        seen.append(text)
+        return real(self, text, only)
+
+    monkeypatch.setattr(Redactor, "redact", spy)
+    return seen
+
+
+def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: ["u-17"])
+    fingerprint = memo_fingerprint(RedactionConfig())
+    plain = privatize(_datasets(), {}, KEY, {})
+    first_memo = load_memo(tmp_path, KEY, fingerprint)
+    first = privatize(_datasets(), {}, KEY, {}, first_memo)
+    save_memo(first_memo, tmp_path, fingerprint)
+    seen = _spy_redactor(monkeypatch)
+    second_memo = load_memo(tmp_path, KEY, fingerprint)
+    second = privatize(_datasets(), {}, KEY, {}, second_memo)
+    for result in (first, second):
+        assert result.ledger == plain.ledger
+        assert_frame_equal(result.datasets["sft"], plain.datasets["sft"])
+    assert second_memo.hits == 3  # e-mail, phone, money texts; "u-17 …" holds an id: always fresh
+    assert len(seen) == 1 and seen[0].endswith("wrote 10.0.0.1") and "u-17" not in seen[0]
+
+
+def test_memo_file_holds_no_original_text(tmp_path, monkeypatch):
+    monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: [])
+    fingerprint = memo_fingerprint(RedactionConfig())
+    memo = load_memo(tmp_path, KEY, fingerprint)
+    privatize(_datasets(), {}, KEY, {}, memo)
+    save_memo(memo, tmp_path, fingerprint)
+    stored = str(pl.read_parquet(tmp_path / MEMO_DIR / f"{fingerprint}.parquet").to_dicts())
+    assert "ana.berg" not in stored and "555" not in stored and "1,200" not in stored
+    assert "[EMAIL]" in stored and "[PHONE]" in stored
+
+
+def test_a_changed_redaction_config_starts_a_new_memo_and_drops_the_old(tmp_path, monkeypatch):
+    monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: [])
+    old, new = memo_fingerprint(RedactionConfig()), memo_fingerprint(RedactionConfig(org_names=["Acme"]))
+    assert old != new
+    memo = load_memo(tmp_path, KEY, old)
+    privatize(_datasets(), {}, KEY, {}, memo)
+    save_memo(memo, tmp_path, old)
+    assert load_memo(tmp_path, KEY, new).known == {}
+    save_memo(load_memo(tmp_path, KEY, new), tmp_path, new)
+    assert [p.stem for p in (tmp_path / MEMO_DIR).glob("*.parquet")] == [new]
