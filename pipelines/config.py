@@ -42,7 +42,7 @@ class Settings:
     # Raw files parsed into one bronze part per table: bounds ingest memory and the number of parts.
     ingest_batch_files: int = 2000
     ingest_batch_bytes: int = 64 * 1024 * 1024
-    ingest_workers: int = 0  # processes parsing batches in parallel; 0 = one per CPU core
+    ingest_workers: int = 0  # processes parsing batches / redacting release texts; 0 = one per CPU core
     # Re-read and hash raw files whose size and modification time are unchanged (default: trust them).
     ingest_rehash_unchanged: bool = False
     # Nightly build: cron expression and the zone it is read in.

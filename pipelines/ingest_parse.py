@@ -3,15 +3,10 @@ type, write one part per batch and table. Pure functions; ingest.py decides what
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import multiprocessing
-import os
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 
 from pipelines.config import Settings
 from pipelines.ingest_batches import Batch, rows_of_files
@@ -19,6 +14,7 @@ from pipelines.layout import Layout
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.sources import adapter
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
+from pipelines.workers import worker_count, worker_pool
 
 
 def without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[ParseResult, int]:
@@ -138,18 +134,7 @@ MIN_BATCHES_FOR_WORKERS = 4
 
 def ingest_workers(settings: Settings, n_batches: int) -> int:
     """Worker processes for this many batches to parse (parsing is Python: one core per process)."""
-    if n_batches < MIN_BATCHES_FOR_WORKERS:
-        return 1
-    return max(1, min(settings.ingest_workers or os.cpu_count() or 1, n_batches))
-
-
-@cache
-def _pool(workers: int) -> ProcessPoolExecutor:
-    # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
-    # One pool per build process, reused by every source (the imports are paid once).
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    atexit.register(pool.shutdown, cancel_futures=True)
-    return pool
+    return worker_count(settings.ingest_workers, n_batches, MIN_BATCHES_FOR_WORKERS)
 
 
 def write_in_batches(ctx: IngestContext, to_parse: list[RawFile], sizes: dict[str, int],
@@ -162,7 +147,7 @@ def write_in_batches(ctx: IngestContext, to_parse: list[RawFile], sizes: dict[st
     if workers == 1:
         return _in_this_process(ctx, to_parse, to_move)
     rows = _in_this_process(ctx, [], to_move)
-    for chunk_rows in _pool(workers).map(_parse_chunk, [ctx] * len(chunks), chunks):
+    for chunk_rows in worker_pool(workers).map(_parse_chunk, [ctx] * len(chunks), chunks):
         rows.extend(chunk_rows)
     return rows
 

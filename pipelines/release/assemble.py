@@ -120,7 +120,7 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
     redaction = redaction_config_from(toml)
     memo = load_memo(settings.data_root, key, memo_fingerprint(redaction))
-    private = privatize(datasets, silver, key, toml, memo)
+    private = privatize(datasets, silver, key, toml, memo, workers=settings.ingest_workers)
     save_memo(memo, settings.data_root, memo_fingerprint(redaction))
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,

@@ -23,8 +23,9 @@ from pipelines.privacy.pseudonyms import (
     PseudonymKeyError,
     key_from_env_or_config,
 )
-from pipelines.privacy.redact import Redactor, redaction_config_from
+from pipelines.privacy.redact import redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.text_cleaner import clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits import human_participants
 
@@ -61,38 +62,6 @@ def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
     return sorted(set(people.drop_nulls().to_list()) - {""})
 
 
-class _TextCleaner:
-    """Pseudonymize then redact one text value, each distinct value once: the cleaned text, and
-    the replacements by kind it took."""
-
-    def __init__(self, replacer: IdReplacer, redactor: Redactor, memo: RedactionMemo | None = None) -> None:
-        self.replacer, self.redactor, self.memo = replacer, redactor, memo
-        self.cache: dict[str, tuple[str, Counter[str]]] = {}
-
-    def __call__(self, text: str, possible: frozenset[str]) -> tuple[str, Counter[str]]:
-        """`possible`: the detectors (and `pseudonym`) whose prefilter gate `text` passes."""
-        hit = self.cache.get(text)
-        if hit is None:
-            if "pseudonym" in possible:  # the gates saw the text before its ids were replaced
-                replaced, n_ids = self.replacer.replace_counted(text)
-                redacted, kinds = self.redactor.redact(replaced)
-            else:  # no subject id in it: what the redactor makes of it depends on the text alone
-                n_ids = 0
-                redacted, kinds = self._redact_remembered(text, possible)
-            hit = self.cache[text] = (redacted, kinds + Counter(pseudonym=n_ids))
-        return hit
-
-
-    def _redact_remembered(self, text: str, possible: frozenset[str]) -> tuple[str, Counter[str]]:
-        remembered = self.memo.get(text) if self.memo is not None else None
-        if remembered is not None:
-            return remembered
-        redacted, kinds = self.redactor.redact(text, only=possible)
-        if self.memo is not None:
-            self.memo.put(text, redacted, kinds)
-        return redacted, kinds
-
-
 def _keyed_hash(key: bytes, value: str | None) -> str | None:
     # Keyed, so the hash of a short prompt cannot be looked up in a dictionary of prompts.
     return None if value is None else hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
@@ -104,26 +73,29 @@ def _keyed_hashes(column: pl.Series, key: bytes) -> pl.Series:
     return column.replace(distinct, hashed)
 
 
-def _clean_frame(frame: pl.DataFrame, key: bytes, cleaner: _TextCleaner,
-                 gates: dict[str, pl.Expr]) -> tuple[pl.DataFrame, dict[str, int]]:
-    """`frame` pseudonymized and redacted, and its ledger. Python sees each distinct candidate text
-    once; a text repeated n times counts n times."""
+def _occurrences(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
+    """The text columns of `frame` (not `prompt_hash`, hashed apart), and each distinct string in
+    them with how often it occurs."""
     textual = [c for c, t in frame.schema.items() if c != "prompt_hash" and is_textual(t)]
-    texts = string_leaves(frame, textual)
+    return textual, string_leaves(frame, textual).value_counts(name="n")
+
+
+def _clean_frame(frame: pl.DataFrame, textual: list[str], occurrences: pl.DataFrame, key: bytes,
+                 cleaned: dict[str, tuple[str, Counter[str]]]) -> tuple[pl.DataFrame, dict[str, int]]:
+    """`frame` with its texts replaced by their cleaned versions, and its ledger (a text repeated n
+    times counts n times)."""
     counts: Counter[str] = Counter()
-    if texts.len():
+    if occurrences.height:
         counts["pseudonym"] = 0  # the ledger names pseudonyms wherever there was text, even none replaced
     old, new = [], []
-    candidates = texts.value_counts(name="n").select(
-        "value", "n", *(gate.alias(kind) for kind, gate in gates.items())
-    ).filter(pl.any_horizontal(*gates))
-    for value, n, *passed in candidates.iter_rows():
-        cleaned, found = cleaner(value, frozenset(kind for kind, ok in zip(gates, passed, strict=True) if ok))
+    candidates = occurrences.filter(pl.col("value").is_in(pl.Series(list(cleaned), dtype=pl.String)))
+    for value, n in candidates.iter_rows():
+        text, found = cleaned[value]
         for kind, k in found.items():
             counts[kind] += k * n
-        if cleaned != value:
+        if text != value:
             old.append(value)
-            new.append(cleaned)
+            new.append(text)
     changes = [replace_strings(pl.col(c), frame.schema[c], pl.Series(old, dtype=pl.String),
                                pl.Series(new, dtype=pl.String)).alias(c) for c in textual] if old else []
     if "prompt_hash" in frame.columns:
@@ -132,19 +104,28 @@ def _clean_frame(frame: pl.DataFrame, key: bytes, cleaner: _TextCleaner,
 
 
 def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
-              config: Mapping[str, Any], memo: RedactionMemo | None = None) -> Privatized:
+              config: Mapping[str, Any], memo: RedactionMemo | None = None, workers: int = 1) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`config` is the
-    parsed turnlake.toml; its [privacy.redaction] table configures the redactor). Only the texts
-    that a prefilter gate passes reach Python, and only the detectors whose gate they pass; texts
-    without a subject id that an earlier release already redacted come from `memo`."""
+    parsed turnlake.toml; its [privacy.redaction] table configures the redactor). The distinct
+    strings of all datasets are gated together; only those a prefilter gate passes reach Python,
+    each once, with only the detectors whose gate they pass; what the redactor made of a text in an
+    earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
+    processes."""
     pseudonyms = Pseudonymizer(key)
     ids = subject_ids(silver)
     replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
     redaction = redaction_config_from(config)
-    cleaner = _TextCleaner(replacer, Redactor(redaction), memo)
     gates = detector_gates(pl.col("value"), ids, redaction)
+    occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
+    distinct = pl.concat([pl.DataFrame({"value": []}, schema={"value": pl.String})]
+                         + [o.select("value") for _, o in occurrences.values()]).unique()
+    gated = distinct.select("value", *(gate.alias(kind) for kind, gate in gates.items())).filter(pl.any_horizontal(*gates))
+    candidates = ((value, frozenset(kind for kind, ok in zip(gates, passed, strict=True) if ok))
+                  for value, *passed in gated.iter_rows())
+    cleaned = clean_texts(candidates, replacer, redaction, memo, workers)
     ledger: dict[str, dict[str, int]] = {}
     out = {}
     for name, frame in datasets.items():
-        out[name], ledger[name] = _clean_frame(frame, key, cleaner, gates)
+        textual, counts = occurrences[name]
+        out[name], ledger[name] = _clean_frame(frame, textual, counts, key, cleaned)
     return Privatized(out, ledger, replacer.replace)

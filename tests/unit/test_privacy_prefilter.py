@@ -32,6 +32,7 @@ PIECES = st.sampled_from([
     "https://", "www.", "token=", "Bearer ", "api_key: ", "@example.com", "+1 (555) 123-4567", "555.123.4567",
     "10.0.0.1", "fe80::1", "$1,200", "12k", "revenue", "USD 12", "3 million", "call ", "tel: ",
     "Acme", "ACME Corp", *IDS, "2025-01-02", "1767943131", "SCENARIO-2025-167#9",
+    "12 dollars", "3 million euros", "5k bucks", " mio. ", "\u2003trillion\x1fyen", "4.5 cents", "percent",
 ])
 TEXTS = st.lists(st.one_of(ALPHABET, PIECES), max_size=30).map("".join)
 
@@ -89,6 +90,13 @@ def test_gates_cover_every_span_in_generated_text(texts: list[str]) -> None:
     assert _unexplained(texts) == []
 
 
+@pytest.mark.parametrize("text", ["paid 3 mio. dollars", "2 mrd. euros", "5 trillion yen", "12k bucks",
+                                  "7\u2003million rupees", "40 francs", "99 cents", "3\x1cthousand pounds sterling"])
+def test_money_gate_covers_amounts_with_a_currency_word_after_any_magnitude(text: str) -> None:
+    assert REDACTOR.redact(text, only=["money"])[1]["money"] == 1
+    assert _unexplained([text]) == []
+
+
 def test_gates_leave_plain_text_out() -> None:
     passed = _gates(["The crew reached the ridge before noon.", "Route 45 was closed in 2024."]).drop("value")
     assert not any(any(row) for row in passed.iter_rows())
@@ -130,6 +138,12 @@ def test_python_digits_are_all_in_the_rust_digit_class() -> None:
     chars = pl.Series([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
     python_digits = chars.filter(chars.map_elements(str.isdigit, return_dtype=pl.Boolean))
     assert python_digits.str.contains(r"[\p{Nd}\p{No}]").all()
+
+
+def test_python_whitespace_is_all_in_the_rust_space_class() -> None:
+    chars = pl.Series([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
+    python_spaces = chars.filter(chars.map_elements(lambda c: re.fullmatch(r"\s", c) is not None, return_dtype=pl.Boolean))
+    assert python_spaces.len() > 20 and python_spaces.str.contains(r"^[\s\x{1c}-\x{1f}]$").all()
 
 
 def test_caseless_matches_what_python_ignorecase_matches() -> None:

@@ -45,18 +45,18 @@ def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(
     for result in (first, second):
         assert result.ledger == plain.ledger
         assert_frame_equal(result.datasets["sft"], plain.datasets["sft"])
-    assert second_memo.hits == 3  # e-mail, phone, money texts; "u-17 …" holds an id: always fresh
-    assert len(seen) == 1 and seen[0].endswith("wrote 10.0.0.1") and "u-17" not in seen[0]
+    assert second_memo.hits == 4  # e-mail, phone, money texts, and "u-17 …" with its id replaced
+    assert seen == []
 
 
-def test_memo_file_holds_no_original_text(tmp_path, monkeypatch):
-    monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: [])
+def test_memo_file_holds_no_original_text_and_no_subject_id(tmp_path, monkeypatch):
+    monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: ["u-17"])
     fingerprint = memo_fingerprint(RedactionConfig())
     memo = load_memo(tmp_path, KEY, fingerprint)
     privatize(_datasets(), {}, KEY, {}, memo)
     save_memo(memo, tmp_path, fingerprint)
     stored = str(pl.read_parquet(tmp_path / MEMO_DIR / f"{fingerprint}.parquet").to_dicts())
-    assert "ana.berg" not in stored and "555" not in stored and "1,200" not in stored
+    assert "ana.berg" not in stored and "555" not in stored and "1,200" not in stored and "u-17" not in stored
     assert "[EMAIL]" in stored and "[PHONE]" in stored
 
 

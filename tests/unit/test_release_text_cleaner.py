@@ -1,0 +1,81 @@
+"""Cleaning distinct release texts: worker processes give exactly what one process gives, ids are
+replaced before the redactor sees a text, and a text whose ids were replaced runs every detector."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from pipelines.privacy.pseudonyms import IdReplacer
+from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
+from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.text_cleaner import clean_texts
+
+PII = Path(__file__).resolve().parents[1] / "fixtures" / "pii"
+ALL = frozenset(KINDS)
+REPLACER = IdReplacer({"u-17": "person_aaaa", "ana-3": "person_bbbb"})
+
+
+def _corpus() -> list[str]:
+    positive = [json.loads(line)["text"] for line in (PII / "positive.jsonl").read_text().splitlines() if line.strip()]
+    negative = [line for line in (PII / "negative.txt").read_text().splitlines() if line and not line.startswith("#")]
+    return positive + negative + [f"u-17 wrote: {text}" for text in positive[:20]]
+
+
+def _candidates(texts: list[str]) -> list[tuple[str, frozenset[str]]]:
+    return [(t, ALL | ({"pseudonym"} if "u-17" in t else set())) for t in texts]
+
+
+def test_worker_processes_clean_exactly_as_one_process() -> None:
+    candidates = _candidates(_corpus())
+    one = clean_texts(candidates, REPLACER, RedactionConfig())
+    two = clean_texts(candidates, REPLACER, RedactionConfig(), workers=2, min_texts_for_workers=1)
+    assert two == one
+    assert sum(1 for text, (cleaned, _) in one.items() if cleaned != text) > 100
+
+
+def test_ids_are_replaced_before_redaction_and_counted() -> None:
+    cleaned, kinds = clean_texts([("u-17 wrote from 10.0.0.1", frozenset({"pseudonym", "ip"}))],
+                                 REPLACER, RedactionConfig())["u-17 wrote from 10.0.0.1"]
+    assert cleaned == "person_aaaa wrote from [IP]"
+    assert kinds == Counter(pseudonym=1, ip=1)
+
+
+def test_a_text_whose_ids_were_replaced_runs_every_detector() -> None:
+    # The gates saw the text before its ids were replaced; they passed only the id here.
+    text = "ana-3: mail jane.doe@example.com"
+    cleaned, kinds = clean_texts([(text, frozenset({"pseudonym"}))], REPLACER, RedactionConfig())[text]
+    assert cleaned == "person_bbbb: mail [EMAIL]" and kinds["email"] == 1
+
+
+def test_a_text_without_ids_runs_only_the_detectors_its_gates_passed(monkeypatch) -> None:
+    seen: list[frozenset[str] | None] = []
+    real = Redactor.redact
+
+    def spy(self, text, only=None):
+        seen.append(None if only is None else frozenset(only))
+        return real(self, text, only)
+
+    monkeypatch.setattr(Redactor, "redact", spy)
+    clean_texts([("host 10.0.0.1", frozenset({"ip"}))], REPLACER, RedactionConfig())
+    assert seen == [frozenset({"ip"})]
+
+
+def test_the_same_id_free_text_is_redacted_once_and_remembered(monkeypatch) -> None:
+    seen: list[str] = []
+    real = Redactor.redact
+
+    def spy(self, text, only=None):
+        seen.append(text)
+        return real(self, text, only)
+
+    monkeypatch.setattr(Redactor, "redact", spy)
+    memo = RedactionMemo(b"k" * 32)
+    # Written by the subject, and the same words already pseudonymized upstream.
+    texts = [("u-17 at 10.0.0.1", frozenset({"pseudonym", "ip"})), ("person_aaaa at 10.0.0.1", frozenset({"ip"}))]
+    out = clean_texts(texts, REPLACER, RedactionConfig(), memo)
+    assert seen == ["person_aaaa at 10.0.0.1"]
+    assert out["u-17 at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(pseudonym=1, ip=1))
+    assert out["person_aaaa at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(ip=1))
+    assert list(memo.used.values()) == [("person_aaaa at [IP]", {"ip": 1})]  # kept for the next release
