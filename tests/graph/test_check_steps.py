@@ -159,3 +159,17 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     checks_run = evaluations(build())
     assert len(checks_run) == 33 and not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS
+
+
+def test_build_reports_the_runs_release_check_instead_of_verifying_again(rebuild, tmp_path, monkeypatch, capsys):
+    import pipelines.release.verify as verify_module
+
+    data_root, _ = rebuild
+    calls: list[Path] = []
+    real = verify_module.verify_release
+    monkeypatch.setattr(verify_module, "verify_release", lambda path: calls.append(path) or real(path))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    argv = ["build", "--raw-root", str(CLEAN), "--data-root", str(data_root), "--log-level", "ERROR"]
+    assert main(argv) == 0
+    assert "verified (release_verifies, this run)" in capsys.readouterr().out
+    assert calls == []  # the check's verdict came from the ledger; the CLI did not re-hash the release
