@@ -7,8 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,26 +80,42 @@ def _occurrences(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
 
 
 def _clean_frame(frame: pl.DataFrame, textual: list[str], occurrences: pl.DataFrame, key: bytes,
-                 cleaned: dict[str, tuple[str, Counter[str]]]) -> tuple[pl.DataFrame, dict[str, int]]:
+                 cleaned: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """`frame` with its texts replaced by their cleaned versions, and its ledger (a text repeated n
-    times counts n times)."""
-    counts: Counter[str] = Counter()
-    if occurrences.height:
-        counts["pseudonym"] = 0  # the ledger names pseudonyms wherever there was text, even none replaced
-    old, new = [], []
-    candidates = occurrences.filter(pl.col("value").is_in(pl.Series(list(cleaned), dtype=pl.String)))
-    for value, n in candidates.iter_rows():
-        text, found = cleaned[value]
-        for kind, k in found.items():
-            counts[kind] += k * n
-        if text != value:
-            old.append(value)
-            new.append(text)
-    changes = [replace_strings(pl.col(c), frame.schema[c], pl.Series(old, dtype=pl.String),
-                               pl.Series(new, dtype=pl.String)).alias(c) for c in textual] if old else []
+    times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
+    counts: dict[str, int] = {"pseudonym": 0} if occurrences.height else {}  # named wherever there was text
+    hits = occurrences.join(cleaned, on="value", how="inner")
+    kinds = [c for c in cleaned.columns if c not in ("value", "cleaned")]
+    totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0) if kinds else ()
+    counts |= {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
+    changed = hits.filter(pl.col("cleaned") != pl.col("value"))
+    changes = [replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(c)
+               for c in textual] if changed.height else []
     if "prompt_hash" in frame.columns:
         changes.append(_keyed_hashes(frame["prompt_hash"], key))
     return frame.with_columns(changes), dict(sorted(counts.items()))
+
+
+def _candidates(distinct: pl.Series, gates: dict[str, pl.Expr]) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each distinct string some gate passes, with the names of the gates it passes."""
+    names = list(gates)
+    mask = pl.sum_horizontal(gate.cast(pl.Int64) * (1 << i) for i, gate in enumerate(gates.values()))
+    gated = distinct.to_frame("value").select("value", mask.alias("mask")).filter(pl.col("mask") > 0)
+    passed: dict[int, frozenset[str]] = {}
+    for value, bits in zip(gated["value"].to_list(), gated["mask"].to_list(), strict=True):
+        if bits not in passed:
+            passed[bits] = frozenset(name for i, name in enumerate(names) if bits >> i & 1)
+        yield value, passed[bits]
+
+
+def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
+    kinds = sorted({kind for _, counts in cleaned.values() for kind in counts})
+    results = list(cleaned.values())
+    return pl.DataFrame(
+        {"value": list(cleaned), "cleaned": [text for text, _ in results],
+         **{kind: [counts.get(kind, 0) for _, counts in results] for kind in kinds}},
+        schema={"value": pl.String, "cleaned": pl.String, **dict.fromkeys(kinds, pl.Int64)},
+    )
 
 
 def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
@@ -115,14 +130,11 @@ def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFra
     ids = subject_ids(silver)
     replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
     redaction = redaction_config_from(config)
-    gates = detector_gates(pl.col("value"), ids, redaction)
     occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
-    distinct = pl.concat([pl.DataFrame({"value": []}, schema={"value": pl.String})]
-                         + [o.select("value") for _, o in occurrences.values()]).unique()
-    gated = distinct.select("value", *(gate.alias(kind) for kind, gate in gates.items())).filter(pl.any_horizontal(*gates))
-    candidates = ((value, frozenset(kind for kind, ok in zip(gates, passed, strict=True) if ok))
-                  for value, *passed in gated.iter_rows())
-    cleaned = clean_texts(candidates, replacer, redaction, memo, workers)
+    distinct = pl.concat([pl.Series("value", [], dtype=pl.String)]
+                         + [o.get_column("value") for _, o in occurrences.values()]).unique()
+    candidates = _candidates(distinct, detector_gates(pl.col("value"), ids, redaction))
+    cleaned = _as_frame(clean_texts(candidates, replacer, redaction, memo, workers))
     ledger: dict[str, dict[str, int]] = {}
     out = {}
     for name, frame in datasets.items():

@@ -7,7 +7,6 @@ texts (the redactor is Python: one core per process)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 from pipelines.privacy.pseudonyms import IdReplacer
@@ -20,7 +19,7 @@ from pipelines.workers import worker_count, worker_pool
 MIN_TEXTS_FOR_WORKERS = 20_000
 _CHUNKS_PER_WORKER = 8  # several chunks per worker, so one slow chunk does not idle the others
 
-Cleaned = tuple[str, Counter[str]]
+Cleaned = tuple[str, dict[str, int]]  # cleaned text, replacements by kind (kinds with none left out)
 
 
 def clean_texts(candidates: Iterable[tuple[str, frozenset[str]]], replacer: IdReplacer,
@@ -56,7 +55,7 @@ def clean_texts(candidates: Iterable[tuple[str, frozenset[str]]], replacer: IdRe
     out: dict[str, Cleaned] = {}
     for text, free, n_ids in prepared:
         cleaned, kinds = redacted[free]
-        out[text] = (cleaned, kinds + Counter(pseudonym=n_ids))
+        out[text] = (cleaned, {**kinds, "pseudonym": n_ids}) if n_ids else (cleaned, kinds)
     return out
 
 
@@ -77,4 +76,4 @@ def _redact_chunk(redaction: RedactionConfig, chunk: list[tuple[str, frozenset[s
     redactor = _REDACTORS.get(repr(redaction))
     if redactor is None:
         redactor = _REDACTORS[repr(redaction)] = Redactor(redaction)
-    return [redactor.redact(text, only) for text, only in chunk]
+    return [(cleaned, dict(counts)) for cleaned, counts in (redactor.redact(text, only) for text, only in chunk)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.exports.datasets.common import COMMON, front, sha256_hex, with_split
-from pipelines.exports.datasets.decisions import build_decisions
+from pipelines.exports.datasets.decisions import build_decisions, with_decision_prompts
 from pipelines.exports.datasets.kto import build_kto
 from pipelines.exports.datasets.preference import build_preference
 from pipelines.exports.datasets.rl_steps import build_rl_steps
@@ -33,6 +33,7 @@ def build_datasets(
 ) -> dict[str, pl.DataFrame]:
     """Every dataset as a frame (rows of groups without a split are left out)."""
     episodes = silver["episodes"]
+    silver = with_decision_prompts(silver, gold)
     sft = build_sft(silver, gold)
     kto = build_kto(silver, gold, sft)
     frames = {

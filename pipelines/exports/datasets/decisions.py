@@ -47,8 +47,19 @@ def completion_json(action: pl.Expr, response: pl.Expr | None = None) -> pl.Expr
     return pl.struct(*fields).struct.json_encode()
 
 
+_SHARED = "_decision_prompts"  # key under which `with_decision_prompts` keeps them for every builder
+
+
+def with_decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """`silver` plus the decision prompts, built once: four builders use them, and decoding every
+    context is the costliest step of building the datasets (≈ 2.7 s per pass at 1 GB of raw logs)."""
+    return silver | {_SHARED: decision_prompts(silver, gold)}
+
+
 def decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per decision of the decision source: context, prompt, completion text, reward provenance."""
+    if _SHARED in silver:
+        return silver[_SHARED]
     episodes = silver["episodes"].filter(pl.col("source").is_in(DECISION_SOURCES)).select("episode_id")
     decisions = silver["decisions"].join(episodes, on="episode_id")
     turns = silver["turns"].select("turn_id", pl.col("text").alias("response"))
