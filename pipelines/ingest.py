@@ -17,7 +17,6 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 
 import polars as pl
 
@@ -25,7 +24,7 @@ from pipelines.config import Settings
 from pipelines.faults import crash_point
 from pipelines.ingest_batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, part_path
 from pipelines.ingest_parse import IngestContext, file_id, read_raw, write_in_batches
-from pipelines.io import read_table, remove_file, write_parquet_atomic
+from pipelines.io import module_files, read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.schemas import frame_from_rows, polars_schema
@@ -78,14 +77,9 @@ class IngestReport:
     parts_written: int = 0
 
 
-def _module_files(module: ModuleType) -> list[Path]:
-    path = Path(module.__file__)
-    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-
-
 def parser_version(source: str) -> str:
     """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
-    files = [*_module_files(adapter(source)), *_module_files(jsonio), *_module_files(source_base)]
+    files = [*module_files(adapter(source)), *module_files(jsonio), *module_files(source_base)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.read_bytes())
@@ -159,14 +153,17 @@ def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, r
         prev = previous.pop(file.rel_path, None)
         same_parse = (prev is not None and prev["missing_since"] is None
                       and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key))
-        if same_parse and not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
+        if not same_parse:  # new file, or parsed by other code / settings: parsed whatever its bytes
+            size = file.path.stat().st_size
+        elif not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
             plan.keep.append(prev)
             continue
-        _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
-        if same_parse and prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
-            plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
-            plan.rows_updated = True
-            continue
+        else:
+            _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
+            if prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
+                plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
+                plan.rows_updated = True
+                continue
         plan.parse.append(file)
         plan.sizes[file.rel_path] = size
         if prev is not None:

@@ -18,7 +18,7 @@ import polars as pl
 from pipelines.io import write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.privacy.forget import purge
-from pipelines.schemas import conform, frame_from_rows, polars_schema
+from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult
 
@@ -44,8 +44,8 @@ def part_path(layout: Layout, source: str, table: str, part_id: str) -> Path:
     return layout.bronze_part(table, part_id)
 
 
-def table_schema(source: str, table: str) -> pl.Schema:
-    return PARSE_QUARANTINE_SCHEMA if table == QUARANTINE_PART else polars_schema(bronze_models(source)[table])
+def table_schema(table: str) -> pl.Schema:
+    return PARSE_QUARANTINE_SCHEMA if table == QUARANTINE_PART else bronze_schema(table)
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Batch:
         names = "\n".join(sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members))
         part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
         for table, parts in frames.items():
-            frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(self.source, table)).collect()
+            frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
             write_parquet_atomic(frame, part_path(layout, self.source, table, part_id))
         return [{**m.log_row, "part_id": part_id} for m in self.members]
 
@@ -111,7 +111,7 @@ class Batch:
     def _typed_together(self) -> dict[str, list[pl.DataFrame]]:
         tables = {t for m in self.members for t in m.rows}
         return {t: [frame_from_rows([r for m in self.members for r in m.rows.get(t, ())],
-                                    table_schema(self.source, t))] for t in tables}
+                                    table_schema(t))] for t in tables}
 
     def _quarantine_untypable_members(self) -> None:
         """A file whose rows cannot be typed becomes one quarantined record for the whole file (as
@@ -119,7 +119,7 @@ class Batch:
         for i, member in enumerate(self.members):
             for table, rows in member.rows.items():
                 try:
-                    frame_from_rows(rows, table_schema(self.source, table))
+                    frame_from_rows(rows, table_schema(table))
                 except Exception as exc:  # noqa: BLE001 — turned into a specific quarantine row
                     self.members[i] = _untypable(member, self.source, self.run_id, table, exc)
                     break
@@ -149,7 +149,7 @@ def rows_of_files(layout: Layout, source: str, part_id: str, tables: set[str], f
         path = part_path(layout, source, table, part_id)
         if not path.exists():  # lost outside turnlake: the file's counts stop balancing, reported
             continue
-        rows = pl.scan_parquet(path, schema=table_schema(source, table)).filter(pl.col("file").is_in(files)).collect()
+        rows = pl.scan_parquet(path, schema=table_schema(table)).filter(pl.col("file").is_in(files)).collect()
         for (file,), frame in rows.partition_by("file", as_dict=True).items():
             kept, n = purge(frame, forgotten) if forgotten else (frame, 0)
             out[file][table] = kept
