@@ -10,21 +10,36 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import polars as pl
 
 
-def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path`, renamed onto it when the block succeeds, removed if not."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        frame.write_parquet(tmp, compression="zstd", statistics=True)
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        frame.write_parquet(tmp, compression="zstd", statistics=True)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def remove_file(path: Path) -> None:
@@ -72,6 +87,12 @@ def published_inputs(link: Path) -> str | None:
     """The inputs digest of the generation `link` points to (None if none is published)."""
     marker = link / INPUTS_MARKER
     return marker.read_text() if marker.exists() else None
+
+
+def module_files(module: ModuleType) -> list[Path]:
+    """The source files of a module; a package counts all its files."""
+    path = Path(module.__file__ or "")
+    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
 
 
 def code_digest(*roots: Path) -> str:

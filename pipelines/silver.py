@@ -11,7 +11,7 @@ import polars as pl
 from pipelines.config import SOURCES, Settings
 from pipelines.faults import crash_point
 from pipelines.ingest import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART, read_log, scan_current
-from pipelines.io import INPUTS_MARKER, publish_generation
+from pipelines.io import INPUTS_MARKER, code_digest, publish_generation
 from pipelines.layout import Layout
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
 from pipelines.schemas import conform, polars_schema, silver_schema
@@ -106,10 +106,8 @@ def silver_inputs_digest(settings: Settings) -> str:
     for source in SOURCES:
         log = read_log(layout, source).select("file", "file_id", pl.col("missing_since").is_null()).sort("file")
         digest.update(log.write_csv().encode())
-    for folder in (Path(__file__).parent / "transforms", Path(__file__).parent / "schemas"):
-        for path in sorted(folder.rglob("*.py")):
-            digest.update(path.read_bytes())
-    digest.update(Path(__file__).read_bytes())
+    here = Path(__file__)
+    digest.update(code_digest(here.parent / "transforms", here.parent / "schemas", here).encode())
     optouts = Path(settings.raw_root) / OPTOUTS_FILE
     digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
     digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from pipelines.io import code_digest, module_files, write_bytes_atomic
 
 LEDGER_DIR = Path(".turnlake") / "validated"
 REVALIDATE_ENV = "TURNLAKE_REVALIDATE"
@@ -83,21 +84,12 @@ def content_lines(paths: Iterable[Path]) -> list[str]:
             for p in paths]
 
 
-def _module_files(name: str) -> list[Path]:
-    path = Path(importlib.import_module(name).__file__ or "")
-    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-
-
 @cache
 def code_fingerprint(modules: tuple[str, ...]) -> str:
     """Hash of the source of `modules` (a package counts all its files) and the judging libraries."""
-    digest = hashlib.sha256()
-    for name in modules:
-        for path in _module_files(name):
-            digest.update(path.read_bytes())
-    for library in _VERDICT_LIBRARIES:
-        digest.update(f"{library}=={version(library)}".encode())
-    return digest.hexdigest()
+    files = [path for name in modules for path in module_files(importlib.import_module(name))]
+    libraries = "".join(f"{library}=={version(library)}\n" for library in _VERDICT_LIBRARIES)
+    return hashlib.sha256((code_digest(*files) + libraries).encode()).hexdigest()
 
 
 def inputs_digest(input_lines: Iterable[str], code: str) -> str:
@@ -135,23 +127,11 @@ def record(data_root: Path, check_id: str, digest: str, run_id: str, verdict: Ve
         return
     entry = {"check": check_id, "digest": digest, "run_id": run_id,
              "validated_at": datetime.now(UTC).isoformat(), "metadata": _plain(verdict.metadata)}
-    _write_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+    write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
 
 
 def _plain(metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: v if isinstance(v, bool | int | float | str) or v is None else str(v) for k, v in metadata.items()}
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def cached_verdict(

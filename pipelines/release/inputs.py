@@ -1,9 +1,9 @@
 """What a release is a function of, as one digest, so an unchanged build skips the release work.
 
 The digest covers the bytes of every published table the release reads (silver, gold, splits,
-the gold parameters; gold generations are re-published under a new name by every build, so their
-names would never repeat), the raw file fingerprints the manifest lists, the release-relevant
-config, a fingerprint of the pseudonym key (never the key) and the release code. The last
+the gold parameters; bytes, not generation names, so a table republished unchanged counts as the
+same), the raw file fingerprints the manifest lists, the release-relevant config, a fingerprint
+of the pseudonym key (never the key) and the release code. The last
 `make_release` records `{input_digest, version}` under exports/; a release rewritten by
 `turnlake forget` (its manifest has a deletion log) is never reused for its old inputs."""
 
@@ -19,6 +19,7 @@ import orjson
 
 from pipelines.config import Settings, load_config_file
 from pipelines.gold.params import PARAMS_MARKER
+from pipelines.io import code_digest, write_bytes_atomic
 from pipelines.layout import Layout
 from pipelines.release.files import complete_releases, read_manifest, sha256_file
 from pipelines.schemas.gold import GOLD_MODELS
@@ -35,10 +36,6 @@ def key_fingerprint(key: bytes) -> str:
     return hmac.new(key, _KEY_FINGERPRINT_MESSAGE, hashlib.sha256).hexdigest()
 
 
-def _code_files() -> list[Path]:
-    return sorted(p for root in _CODE for p in ([root] if root.is_file() else root.rglob("*.py")))
-
-
 def _published_files(layout: Layout) -> Iterable[Path]:
     yield from (layout.silver(t) for t in SILVER_MODELS)
     yield from (layout.gold(t) for t in GOLD_MODELS)
@@ -50,8 +47,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
     digest = hashlib.sha256()
     for path in _published_files(Layout(settings.data_root)):
         digest.update(f"{path.name}={sha256_file(path) if path.exists() else 'absent'}\n".encode())
-    for path in _code_files():
-        digest.update(f"{path.relative_to(_PIPELINES)}={hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    digest.update(f"code={code_digest(*_CODE)}\n".encode())
     config = {
         "privacy": load_config_file(settings.config_path).get("privacy", {}),
         "splits": asdict(settings.splits),
@@ -64,9 +60,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
 
 def record_inputs(exports: Path, digest: str, version: str) -> None:
     """Remember which release the inputs `digest` gave (written after the release is in place)."""
-    tmp = exports / f"{INPUTS_MARKER}.tmp"
-    tmp.write_bytes(orjson.dumps({"input_digest": digest, "version": version}))
-    tmp.replace(exports / INPUTS_MARKER)
+    write_bytes_atomic(exports / INPUTS_MARKER, orjson.dumps({"input_digest": digest, "version": version}))
 
 
 def release_for_inputs(exports: Path, digest: str) -> str | None:
