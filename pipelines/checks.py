@@ -97,7 +97,8 @@ def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
 
 
 def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # gold and splits get a new generation every run, so their (small) files are hashed
+    # republished under a new generation whenever silver changed, often with a table's bytes unchanged:
+    # their (small) files are hashed, so such a table keeps its verdict
     return content_lines(_layout(settings).gold(t) for t in tables)
 
 

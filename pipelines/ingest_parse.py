@@ -31,8 +31,6 @@ def without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[ParseR
     return result, removed
 
 
-
-
 def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     """Parse with the adapter; an adapter bug on one file quarantines that file, never the run."""
     try:
@@ -103,8 +101,6 @@ def move_into(batch: Batch, rows: list[dict], ctx: IngestContext) -> None:
             row = {**row, "parse_settings": ctx.settings_key, "n_forgotten": row["n_forgotten"] + purged[row["file"]],
                    "file_id": file_id(row["fingerprint"], row["parser_version"], ctx.settings_key)}
         batch.add_moved(row, copied[row["file"]])
-
-
 
 
 def _chunks(files: list[RawFile], sizes: dict[str, int], max_files: int, max_bytes: int) -> list[list[RawFile]]:

@@ -7,8 +7,9 @@ comes from the environment (`TURNLAKE_PSEUDONYM_KEY`) or from a file named in tu
 
 `IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant uuid
 inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled trie-shaped
-pattern, longest id first (its cost does not grow with the number of ids). An occurrence counts only where it is not glued to a further letter or digit, so
-`u-7` does not eat the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
+pattern, longest id first (its cost does not grow with the number of ids). An occurrence counts
+only where it is not glued to a further letter or digit, so `u-7` does not eat the start of
+`u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
 """
 
 from __future__ import annotations

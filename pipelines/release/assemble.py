@@ -101,8 +101,10 @@ def _raw_fingerprints(layout: Layout) -> list[dict]:
     return logs.select("source", "file", "fingerprint").sort("source", "file").to_dicts()
 
 
-def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]:
-    """Everything a release would contain, built in memory from the published warehouse."""
+def release_request(settings: Settings, raw_fingerprints: list[dict] | None = None,
+                    ) -> tuple[ReleaseRequest, dict[str, int]]:
+    """Everything a release would contain, built in memory from the published warehouse
+    (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them)."""
     layout = Layout(settings.data_root)
     silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
@@ -119,9 +121,10 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
     if include_surveys:
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
     redaction = redaction_config_from(toml)
-    memo = load_memo(settings.data_root, key, memo_fingerprint(redaction))
+    memo_id = memo_fingerprint(redaction)
+    memo = load_memo(settings.data_root, key, memo_id)
     private = privatize(datasets, silver, key, toml, memo, workers=settings.ingest_workers)
-    save_memo(memo, settings.data_root, memo_fingerprint(redaction))
+    save_memo(memo, settings.data_root, memo_id)
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
@@ -129,7 +132,9 @@ def release_request(settings: Settings) -> tuple[ReleaseRequest, dict[str, int]]
                     "include_surveys": include_surveys,
                     "redaction": load_config_file(settings.config_path).get("privacy", {}).get("redaction", {})},
     }
-    fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in _raw_fingerprints(layout)]
+    if raw_fingerprints is None:
+        raw_fingerprints = _raw_fingerprints(layout)
+    fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in raw_fingerprints]
     request = ReleaseRequest(private.datasets, proof, config, fingerprints, _package_version(), _git_commit(),
                              private.ledger)
     return request, dropped
@@ -145,11 +150,12 @@ def make_release(settings: Settings, today: str) -> ReleaseOutcome:
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
     key, _ = pseudonym_key(settings)
-    inputs = release_inputs_digest(settings, key, _raw_fingerprints(Layout(settings.data_root)))
+    raw_fingerprints = _raw_fingerprints(Layout(settings.data_root))
+    inputs = release_inputs_digest(settings, key, raw_fingerprints)
     unchanged = release_for_inputs(exports, inputs)
     if unchanged:
         return ReleaseOutcome(unchanged, exports / unchanged, False, _dropped_in(exports / unchanged))
-    request, dropped = release_request(settings)
+    request, dropped = release_request(settings, raw_fingerprints)
     request = replace(request, input_digest=inputs)
     digest = content_hash(request)
     found = existing_version(exports, digest)
