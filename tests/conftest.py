@@ -1,3 +1,4 @@
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,26 @@ def demo_warehouse(tmp_path_factory) -> Path:
     finally:
         mp.undo()
     return root / "data"
+
+
+@dataclass
+class RedactorCalls:
+    texts: list[str] = field(default_factory=list)  # every text `Redactor.redact` was given
+    only: list[frozenset[str] | None] = field(default_factory=list)  # the detectors asked for, per call
+
+
+@pytest.fixture
+def redactor_calls(monkeypatch) -> RedactorCalls:
+    """Records the calls of `Redactor.redact` in this process (it still redacts)."""
+    from pipelines.privacy.redact import Redactor
+
+    calls = RedactorCalls()
+    real = Redactor.redact
+
+    def spy(self, text, only=None):
+        calls.texts.append(text)
+        calls.only.append(None if only is None else frozenset(only))
+        return real(self, text, only)
+
+    monkeypatch.setattr(Redactor, "redact", spy)
+    return calls

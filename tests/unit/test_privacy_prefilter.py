@@ -3,9 +3,7 @@ and the phone gate in front of libphonenumber never drops a phone the redactor w
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -13,16 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pipelines.privacy.redact as redact_module
-from pipelines.demo import study_text
 from pipelines.privacy.patterns import may_hold_phone
 from pipelines.privacy.prefilter import caseless, detector_gates
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
+from tests.pii_corpus import negative, org_names, positive
 
-PII = Path(__file__).resolve().parents[1] / "fixtures" / "pii"
 IDS = ["5ed9dc4f-6630-4cc5-8619-10584891a2ab", "u-7", "user-ana"]
-ORG_NAMES = [line.strip() for line in (PII / "org_names.txt").read_text().splitlines() if line.strip()]
-CONFIG = RedactionConfig(org_names=ORG_NAMES)
+CONFIG = RedactionConfig(org_names=org_names())
 REDACTOR = Redactor(CONFIG)
 REPLACER = IdReplacer({i: f"person_{n}" for n, i in enumerate(IDS)})
 # Characters where Python and Rust disagree on case, digits, spaces or word characters.
@@ -38,22 +34,7 @@ TEXTS = st.lists(st.one_of(ALPHABET, PIECES), max_size=30).map("".join)
 
 
 def _corpus() -> list[str]:
-    texts = [json.loads(line)["text"] for line in (PII / "positive.jsonl").read_text(encoding="utf-8").splitlines()
-             if line.strip()]
-    texts += [line for line in (PII / "negative.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
-    texts += [v for name in dir(study_text) if name.isupper() for v in _strings(getattr(study_text, name))]
-    return texts
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
+    return [item["text"] for item in positive()] + negative()
 
 
 def _gates(texts: list[str]) -> pl.DataFrame:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -10,7 +9,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.demo import study_text
 from pipelines.privacy.redact import (
     KINDS,
     PLACEHOLDERS,
@@ -19,51 +17,19 @@ from pipelines.privacy.redact import (
     redact_column,
     redaction_config_from,
 )
-
-PII = Path(__file__).resolve().parents[1] / "fixtures" / "pii"
-
-
-def _org_names() -> list[str]:
-    return [line.strip() for line in (PII / "org_names.txt").read_text().splitlines() if line.strip()]
+from tests.pii_corpus import negative, org_names, positive
 
 
 @pytest.fixture(scope="module")
 def redactor() -> Redactor:
-    return Redactor(RedactionConfig(org_names=_org_names()))
-
-
-def _positive() -> list[dict]:
-    return [json.loads(line) for line in (PII / "positive.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
-
-
-def _negative() -> list[str]:
-    lines = [
-        line for line in (PII / "negative.txt").read_text(encoding="utf-8").splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    # The study's dispatcher lines, resident replies, judge notes and scenarios.
-    for name in dir(study_text):
-        if name.isupper():
-            lines.extend(_strings(getattr(study_text, name)))
-    return lines
+    return Redactor(RedactionConfig(org_names=org_names()))
 
 
 def test_recall_and_precision_on_the_pii_corpus(redactor: Redactor) -> None:
     expected_total = found_expected = spans_total = spans_expected = 0
     per_kind: Counter[str] = Counter()
     missed: list[str] = []
-    for item in _positive():
+    for item in positive():
         text = item["text"]
         spans = redactor.find(text)
         spans_total += len(spans)
@@ -91,7 +57,7 @@ def test_recall_and_precision_on_the_pii_corpus(redactor: Redactor) -> None:
 
 
 def test_no_redaction_of_ordinary_text(redactor: Redactor) -> None:
-    texts = _negative()
+    texts = negative()
     assert len(texts) > 80
     flagged = {t: [(t[a:b], k) for a, b, k in redactor.find(t)] for t in texts}
     flagged = {t: f for t, f in flagged.items() if f}
@@ -170,7 +136,7 @@ def test_redact_column_calls_python_once_per_distinct_value(redactor: Redactor) 
 
 
 def test_speed_values_per_second(redactor: Redactor) -> None:
-    base = [item["text"] for item in _positive()] + _negative()
+    base = [item["text"] for item in positive()] + negative()
     values = [f"{base[i % len(base)]} (note {i})" for i in range(20_000)]
     frame = pl.DataFrame({"text": values})
     start = time.perf_counter()

@@ -7,7 +7,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 import pipelines.release.privatize as privatize_module
-from pipelines.privacy.redact import RedactionConfig, Redactor
+from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize import privatize
 from pipelines.release.redaction_memo import MEMO_DIR, load_memo, memo_fingerprint, save_memo
 
@@ -20,26 +20,16 @@ def _datasets() -> dict[str, pl.DataFrame]:
     return {"sft": pl.DataFrame({"split": ["train"] * len(TEXTS), "text": TEXTS})}
 
 
-def _spy_redactor(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    real = Redactor.redact
-
-    def spy(self, text, only=None):
-        seen.append(text)
-        return real(self, text, only)
-
-    monkeypatch.setattr(Redactor, "redact", spy)
-    return seen
-
-
-def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(tmp_path, monkeypatch):
+def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(tmp_path, monkeypatch,
+                                                                               redactor_calls):
     monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: ["u-17"])
     fingerprint = memo_fingerprint(RedactionConfig())
     plain = privatize(_datasets(), {}, KEY, {})
     first_memo = load_memo(tmp_path, KEY, fingerprint)
     first = privatize(_datasets(), {}, KEY, {}, first_memo)
     save_memo(first_memo, tmp_path, fingerprint)
-    seen = _spy_redactor(monkeypatch)
+    seen = redactor_calls.texts
+    seen.clear()  # only what the rebuild redacts
     second_memo = load_memo(tmp_path, KEY, fingerprint)
     second = privatize(_datasets(), {}, KEY, {}, second_memo)
     for result in (first, second):

@@ -3,24 +3,21 @@ replaced before the redactor sees a text, and a text whose ids were replaced run
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
 
 from pipelines.privacy.pseudonyms import IdReplacer
-from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
+from pipelines.privacy.redact import KINDS, RedactionConfig
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import clean_texts
+from tests.pii_corpus import negative, positive
 
-PII = Path(__file__).resolve().parents[1] / "fixtures" / "pii"
 ALL = frozenset(KINDS)
 REPLACER = IdReplacer({"u-17": "person_aaaa", "ana-3": "person_bbbb"})
 
 
 def _corpus() -> list[str]:
-    positive = [json.loads(line)["text"] for line in (PII / "positive.jsonl").read_text().splitlines() if line.strip()]
-    negative = [line for line in (PII / "negative.txt").read_text().splitlines() if line and not line.startswith("#")]
-    return positive + negative + [f"u-17 wrote: {text}" for text in positive[:20]]
+    texts = [item["text"] for item in positive()]
+    return texts + negative() + [f"u-17 wrote: {text}" for text in texts[:20]]
 
 
 def _candidates(texts: list[str]) -> list[tuple[str, frozenset[str]]]:
@@ -49,28 +46,14 @@ def test_a_text_whose_ids_were_replaced_runs_every_detector() -> None:
     assert cleaned == "person_bbbb: mail [EMAIL]" and kinds["email"] == 1
 
 
-def test_a_text_without_ids_runs_only_the_detectors_its_gates_passed(monkeypatch) -> None:
-    seen: list[frozenset[str] | None] = []
-    real = Redactor.redact
-
-    def spy(self, text, only=None):
-        seen.append(None if only is None else frozenset(only))
-        return real(self, text, only)
-
-    monkeypatch.setattr(Redactor, "redact", spy)
+def test_a_text_without_ids_runs_only_the_detectors_its_gates_passed(redactor_calls) -> None:
+    seen = redactor_calls.only
     clean_texts([("host 10.0.0.1", frozenset({"ip"}))], REPLACER, RedactionConfig())
     assert seen == [frozenset({"ip"})]
 
 
-def test_the_same_id_free_text_is_redacted_once_and_remembered(monkeypatch) -> None:
-    seen: list[str] = []
-    real = Redactor.redact
-
-    def spy(self, text, only=None):
-        seen.append(text)
-        return real(self, text, only)
-
-    monkeypatch.setattr(Redactor, "redact", spy)
+def test_the_same_id_free_text_is_redacted_once_and_remembered(redactor_calls) -> None:
+    seen = redactor_calls.texts
     memo = RedactionMemo(b"k" * 32)
     # Written by the subject, and the same words already pseudonymized upstream.
     texts = [("u-17 at 10.0.0.1", frozenset({"pseudonym", "ip"})), ("person_aaaa at 10.0.0.1", frozenset({"ip"}))]
