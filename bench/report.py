@@ -11,13 +11,13 @@ import json
 import sys
 from pathlib import Path
 
-RUNS = ["startup", "startup_no_bytecode_cache", "lower_bound", "peer_pandas_study", "full_build",
+RUNS = ["startup", "startup_no_bytecode_cache", "page_cache_warmup", "lower_bound", "peer_pandas_study", "full_build",
         "nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"]
 
 
 def reparse(path: Path, result: dict) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import run as bench_run
+    from figures import figures
     from measure import step_times
 
     for label, size in result["sizes"].items():
@@ -25,7 +25,7 @@ def reparse(path: Path, result: dict) -> None:
         for name, m in size["runs"].items():
             if (logs / f"{name}.log").exists():
                 m["steps_ms"] = step_times(logs / f"{name}.log")
-        size["figures"] = bench_run.figures(label, size["corpus"], size["runs"])
+        size["figures"] = figures(label, size["corpus"], size["runs"])
     path.write_text(json.dumps(result, indent=1))
 
 

@@ -1,0 +1,57 @@
+"""Figures from one size's measurements: every run's numbers, and the ratios the targets are
+stated in (to the lower bound, to the pandas peer, 1 % rebuild to full build, work beyond start-up).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _steps_sum(m: dict, prefix: str = "") -> float:
+    return sum(v for k, v in m["steps_ms"].items() if k.startswith(prefix)) / 1000
+
+
+def figures(label: str, info: dict, r: dict) -> dict:
+    f: dict = {"size": label, "scale": info["scale"], "files": info["files"], "mb": round(info["bytes"] / 1e6, 1)}
+    for name, m in r.items():
+        f[f"{name}.wall_s"] = m["wall_s"]
+        f[f"{name}.cpu_s"] = m["cpu_s"]
+        f[f"{name}.rss_mb"] = m["peak_rss_mb"]
+        f[f"{name}.exit"] = m["returncode"]
+    lb = r["lower_bound"]["wall_s"]
+    if "full_build" in r:
+        full = r["full_build"]
+        f["full_build.steps_sum_s"] = round(_steps_sum(full), 2)
+        f["full / lower_bound (wall)"] = round(full["wall_s"] / lb, 1)
+        f["full / lower_bound (cpu)"] = round(full["cpu_s"] / r["lower_bound"]["cpu_s"], 1)
+        f["full_build.mb_per_s"] = round(info["bytes"] / 1e6 / full["wall_s"], 2)
+        f["full_build.projected_1GB_s"] = round(full["wall_s"] * 1e9 / info["bytes"], 0)
+        study_bytes = sum(p.stat().st_size for p in (Path(info["raw"]) / "survey_responses").rglob("*") if p.is_file())
+        share = study_bytes / info["bytes"]
+        steps = full["steps_ms"]
+        study_s = (steps.get("bronze_study", 0) + share * steps.get("silver_tables", 0)) / 1000
+        f["turnlake_study_part_s"] = round(study_s, 2)
+        f["study_bytes_share"] = round(share, 3)
+        peer = r["peer_pandas_study"]["wall_s"]
+        f["peer / full_build (wall)"] = round(peer / full["wall_s"], 2)
+        f["peer / turnlake_study_part"] = round(peer / study_s, 2) if study_s else None
+    for name in ("nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"):
+        if name in r:
+            f[f"{name} / lower_bound (wall)"] = round(r[name]["wall_s"] / lb, 1)
+    if "nochange_rebuild" in r:
+        f["nochange_beyond_startup_s"] = round(r["nochange_rebuild"]["wall_s"] - r["startup"]["wall_s"], 2)
+        f["nochange.steps_sum_s"] = round(_steps_sum(r["nochange_rebuild"]), 2)
+    if "rebuild_1pct_new" in r:
+        f["1pct / full_build (wall)"] = round(r["rebuild_1pct_new"]["wall_s"] / r["full_build"]["wall_s"], 3)
+        f.update({f"1pct.{k}": v for k, v in r["rebuild_1pct_new"]["extra"].items()})
+    return f
+
+
+def print_table(rows: list[dict]) -> None:
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    labels = [row["size"] for row in rows]
+    width = max(len(k) for k in keys)
+    print(f"\n{'figure':<{width}}  " + "  ".join(f"{lab:>12}" for lab in labels))
+    for key in keys:
+        cells = "  ".join(f"{row.get(key, '')!s:>12}" for row in rows)
+        print(f"{key:<{width}}  {cells}")
