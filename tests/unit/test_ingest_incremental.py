@@ -146,3 +146,20 @@ def test_unchanged_ingest_leaves_the_log_file_untouched(raw, tmp_path):
     victim.unlink()  # newly missing: the log must record it
     ingest_source("study", settings, "run-3")
     assert log_file.stat().st_mtime_ns != before
+
+
+def test_planning_reads_only_files_it_must_fingerprint(raw, tmp_path, monkeypatch):
+    import os
+
+    import pipelines.ingest as ingest_module
+
+    planned_reads: list[str] = []
+    real = ingest_module.read_raw
+    monkeypatch.setattr(ingest_module, "read_raw", lambda file, s: planned_reads.append(file.rel_path) or real(file, s))
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+    assert ingest_source("study", settings, "run-1").files_parsed > 0
+    assert planned_reads == []  # new files are parsed anyway: read once, by the parser
+    victim = next((raw / "survey_responses" / "exits").glob("*.json"))
+    os.utime(victim, ns=(victim.stat().st_atime_ns, victim.stat().st_mtime_ns + 10**9))
+    ingest_source("study", settings, "run-2")
+    assert planned_reads == [victim.relative_to(raw).as_posix()]  # touched: hashed to see if it changed
