@@ -50,6 +50,13 @@ class Settings:
     schedule_timezone: str = "UTC"
     # turnlake.toml [splits] as written; `splits` parses it.
     splits_table: dict = field(default_factory=dict)
+    # Scale of decision `outcome.rating` per dataset (first folder under decisions/): "0-1" or "1-5".
+    # A dataset without an entry has its scale settled by evidence (DESIGN §3).
+    decision_rating_scale: dict[str, str] = field(default_factory=dict)
+    # Release semantics (turnlake.toml [release]): KTO rows with reward exactly 0 are left out unless
+    # this is set; SFT examples whose final turn has a negative reward are left out unless this is set.
+    release_kto_include_neutral: bool = False
+    release_sft_include_negative: bool = False
 
     @property
     def splits(self):  # -> pipelines.splits.SplitConfig (imported here: splits imports this module)
@@ -59,6 +66,9 @@ class Settings:
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
+
+    def rating_scale_for(self, dataset: str) -> str | None:
+        return self.decision_rating_scale.get(dataset)
 
     def turn_index_base_for(self, dataset: str) -> int:
         return self.dialogue_turn_index_base.get(dataset, self.default_turn_index_base)
@@ -117,6 +127,9 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
         schedule_timezone=config.get("schedule", {}).get("timezone", Settings.schedule_timezone),
         splits_table=dict(config.get("splits", {})),
         dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
+        decision_rating_scale={k: str(v) for k, v in config.get("decision", {}).get("rating_scale", {}).items()},
+        release_kto_include_neutral=bool(config.get("release", {}).get("kto_include_neutral", False)),
+        release_sft_include_negative=bool(config.get("release", {}).get("sft_include_negative", False)),
     )
 
 
