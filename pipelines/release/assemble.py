@@ -11,13 +11,12 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config import SOURCES, Settings, load_config_file
+from pipelines.config import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
-from pipelines.privacy.redact import redaction_config_from
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
@@ -116,21 +115,20 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
         raise LeakageError("; ".join(problems))
     params_file = layout.gold_link / PARAMS_MARKER
     key, key_origin = pseudonym_key(settings)
-    toml = load_config_file(settings.config_path)
-    include_surveys = bool(toml.get("privacy", {}).get("include_surveys", False))
+    include_surveys = settings.privacy.include_surveys
     if include_surveys:
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
-    redaction = redaction_config_from(toml)
+    redaction = settings.privacy.redaction
     memo_id = memo_fingerprint(redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    private = privatize(datasets, silver, key, toml, memo, workers=settings.ingest_workers)
+    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
     save_memo(memo, settings.data_root, memo_id)
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
                     "include_surveys": include_surveys,
-                    "redaction": load_config_file(settings.config_path).get("privacy", {}).get("redaction", {})},
+                    "redaction": settings.privacy.record()["redaction"]},
     }
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout)
