@@ -39,10 +39,19 @@ class LeakageError(RuntimeError):
 
 @dataclass(frozen=True)
 class ReleaseOutcome:
-    version: str
-    path: Path
-    created: bool  # False: an identical release already existed
+    version: str | None  # None: nothing to release (no episode in silver), nothing written
+    path: Path | None
+    created: bool  # False: an identical release already existed, or nothing to release
     dropped_duplicate_prompts: dict[str, int]
+
+
+NOTHING_TO_RELEASE = "nothing to release: no episodes were built (no recognised raw records)"
+
+
+def nothing_to_release(layout: Layout) -> bool:
+    """No episode in silver, so no dataset can hold a row: no release is written or verified."""
+    episodes = layout.silver("episodes")
+    return not episodes.exists() or pl.scan_parquet(episodes).select(pl.len()).collect().item() == 0
 
 
 def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
@@ -144,9 +153,12 @@ def _dropped_in(release: Path) -> dict[str, int]:
 
 def make_release(settings: Settings, today: str) -> ReleaseOutcome:
     """Publish a new release under exports/, or return the identical one that already exists
-    (without building anything when the release inputs are unchanged since the last run)."""
+    (without building anything when the release inputs are unchanged since the last run); with no
+    episode at all, write nothing and return an outcome without a version."""
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
+    if nothing_to_release(Layout(settings.data_root)):
+        return ReleaseOutcome(None, None, False, {})
     key, _ = pseudonym_key(settings)
     raw_fingerprints = _raw_fingerprints(Layout(settings.data_root))
     inputs = release_inputs_digest(settings, key, raw_fingerprints)
