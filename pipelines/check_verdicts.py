@@ -75,7 +75,10 @@ def splits_leak_free(settings: Settings) -> Verdict:
 
     layout = Layout(settings.data_root)
     silver = {t: read_table(layout.silver(t)) for t in SPLIT_SILVER}
-    proof = split_proof(read_table(layout.gold("splits")), silver, {}, settings.splits)  # also re-checks ratios
+    splits = read_table(layout.gold("splits"))
+    if splits.height == 0 and silver["episodes"].height == 0:
+        return Verdict(True, {"groups": 0, "note": "no episodes, so no groups to split"})
+    proof = split_proof(splits, silver, {}, settings.splits)  # also re-checks ratios
     problems = proof_problems(proof)
     metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
     metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}
@@ -86,11 +89,15 @@ def splits_leak_free(settings: Settings) -> Verdict:
 
 
 def release_verifies(settings: Settings) -> Verdict:
+    from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
     from pipelines.release.files import latest_release
     from pipelines.release.verify import verify_release
 
-    exports = Layout(settings.data_root).exports
+    layout = Layout(settings.data_root)
+    exports = layout.exports
     version = latest_release(exports)
+    if version is None and nothing_to_release(layout):
+        return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
     problems = verify_release(exports / version) if version else ["no complete release"]
     return Verdict(not problems, {"version": str(version), "problems": len(problems),
                                   "first_problems": "; ".join(problems[:5])})

@@ -107,8 +107,8 @@ def _release_lines(settings: Settings) -> list[str]:
 
     exports = _layout(settings).exports
     version = latest_release(exports)
-    if version is None:
-        return ["no complete release"]
+    if version is None:  # passes only when there is nothing to release: silver decides
+        return ["no complete release", *stat_lines([_layout(settings).silver("episodes")], settings.data_root)]
     files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
     return [version, *stat_lines(files, settings.data_root)]
 
@@ -192,7 +192,8 @@ def _release_check() -> BlockingCheck:
         "release", "release", "release_verifies",
         "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
         judge=verdicts.release_verifies, inputs=_release_lines,
-        code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits"),
+        code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits",
+              "pipelines.release.assemble"),
     )
 
 

@@ -12,7 +12,7 @@ import polars as pl
 
 from pipelines.commands import privacy as privacy_commands
 from pipelines.commands import release as release_commands
-from pipelines.config import Settings, settings_from_env
+from pipelines.config import Settings, SettingsError, settings_from_env
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -63,17 +63,22 @@ def cmd_build(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from pipelines.demo import is_empty, write_demo
+    from pipelines.gold.params import load_params
     from pipelines.lock import DataRootBusy, data_root_lock
     from pipelines.summary import build_summary
 
     settings = _settings(args)
-    if is_empty(settings.raw_root):
-        if not args.demo_if_empty:
-            print(f"raw root {settings.raw_root} is empty: nothing to build "
-                  "(add raw files, or pass --demo-if-empty to generate demo data)", file=sys.stderr)
-            return 2
+    load_params()  # a bad rewards.toml stops the build here, before anything runs
+    if is_empty(settings.raw_root) and args.demo_if_empty:
         write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
         print(f"raw root was empty: wrote demo data under {settings.raw_root}")
+    elif not settings.raw_root.is_dir():
+        print(f"raw root {settings.raw_root} does not exist: create it and add raw files, point "
+              "--raw-root at them, or pass --demo-if-empty to generate demo data", file=sys.stderr)
+        return 2
+    elif is_empty(settings.raw_root):
+        print(f"raw root {settings.raw_root} holds no files: building empty tables "
+              "(pass --demo-if-empty to generate demo data instead)")
     home = _ensure_dagster_home(settings)
     print(f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}")
 
@@ -107,6 +112,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if summary.missing.height:
         _print_table("Raw files that disappeared (rows kept; set [ingest] remove_deleted_files to drop)",
                      summary.missing)
+    _print_unrecognised(summary.unrecognised, settings)
     for check in failed_checks:
         print(f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr)
     print(f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
@@ -120,15 +126,30 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0 if result.success and not failed_checks else 1
 
 
+def _print_unrecognised(files: list[str], settings: Settings) -> None:
+    from pipelines.summary import unrecognised_lines
+
+    if files:
+        print("\nRaw files no adapter reads (see the raw layouts in README.md; these were not ingested)")
+        for line in unrecognised_lines(files, settings.raw_root):
+            print(f"  {line}")
+
+
 def _report_latest_release(settings: Settings, verified_in_run: bool = False) -> None:
     """The latest release and how to load it; verified again unless this run's `release_verifies`
-    check passed (it re-hashes the same files: 1.2 s for a release of 1 GB of raw logs)."""
+    check passed (it re-hashes the same files: 1.2 s for a release of 1 GB of raw logs). With no
+    episode built, says there was nothing to release."""
     from pipelines.layout import Layout
+    from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
     from pipelines.release.files import latest_release
     from pipelines.release.verify import verify_release
 
-    exports = Layout(settings.data_root).exports
+    layout = Layout(settings.data_root)
+    exports = layout.exports
     version = latest_release(exports)
+    if nothing_to_release(layout):
+        print(f"\n{NOTHING_TO_RELEASE}" + (f"; the latest release {version} is from an earlier build" if version else ""))
+        return
     if version is None:
         return
     if verified_in_run:
@@ -215,6 +236,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     _print_table("Pending tails", status.pending)
     _print_table("Quarantined records by source and error kind", summary.quarantine)
     _print_table("Freshness per source", status.freshness)
+    _print_unrecognised(status.unrecognised, settings)
     problems = published_problems(Layout(settings.data_root))
     for problem in problems:
         print(f"PROBLEM {problem}", file=sys.stderr)
@@ -287,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     if extra and args.command != "dev":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra  # `turnlake dev --port 3001` passes --port through to `dg dev`
-    return args.func(args)
+    try:
+        return args.func(args)
+    except SettingsError as err:
+        print(f"turnlake {args.command}: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,29 +1,70 @@
-"""Run settings: where data lives and the limits/conventions adapters apply.
+"""Run settings: where data lives and the limits/conventions every step applies.
 
-Everything has an embedded default; environment variables override them so that the CLI,
-`dg launch` and `dg dev` all see the same roots.
+turnlake.toml is read once per file version, validated against `pipelines.config_schema` (an
+unknown table or key, or a bad value, raises `SettingsError` naming the file, the key and what is
+allowed) and turned into one typed `Settings`. Nothing else reads the file. Environment variables
+`TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` / `TURNLAKE_CONFIG` choose the roots and the file, so the
+CLI, `dg launch` and `dg dev` all see the same settings.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipelines import config_schema as schema
+from pipelines.privacy.redact import RedactionConfig
+from pipelines.splits import SplitConfig
 
 SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
+_D = schema.DEFAULTS
+
+
+class SettingsError(ValueError):
+    """A settings file holds an unknown table or key, or a value that is not allowed."""
+
+    def __init__(self, where: str | Path, problems: list[str]):
+        self.where = str(where)
+        self.problems = problems
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"invalid settings in {where}:\n{lines}")
 
 
 @dataclass(frozen=True)
 class Limits:
     """Bounds that keep memory flat on hostile input; exceeding one quarantines as `too_large`."""
 
-    max_record_bytes: int = 16 * 1024 * 1024
-    max_file_bytes: int = 512 * 1024 * 1024
-    max_nesting_depth: int = 64
-    max_decompressed_bytes: int = 8 * 1024 * 1024
-    raw_excerpt_chars: int = 2000
+    max_record_bytes: int = _D.limits.max_record_bytes
+    max_file_bytes: int = _D.limits.max_file_bytes
+    max_nesting_depth: int = _D.limits.max_nesting_depth
+    max_decompressed_bytes: int = _D.limits.max_decompressed_bytes
+    raw_excerpt_chars: int = _D.limits.raw_excerpt_chars
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    """`[privacy]`: surveys in releases, where the pseudonym key is, what released text loses."""
+
+    include_surveys: bool = _D.privacy.include_surveys
+    pseudonym_key_file: str | None = _D.privacy.pseudonym_key_file
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
+
+    def record(self) -> dict[str, Any]:
+        """As JSON-able values in a stable order (for manifests and digests)."""
+        r = self.redaction
+        return {
+            "include_surveys": self.include_surveys,
+            "pseudonym_key_file": self.pseudonym_key_file,
+            "redaction": {"org_names": list(r.org_names), "phone_regions": list(r.phone_regions),
+                          "kinds": sorted(r.kinds)},
+        }
 
 
 @dataclass(frozen=True)
@@ -38,31 +79,26 @@ class Settings:
     default_turn_index_base: int = 0
     config_path: Path | None = None
     # A raw file that vanished keeps its rows (reported as missing) unless this is set.
-    remove_deleted_files: bool = False
+    remove_deleted_files: bool = _D.ingest.remove_deleted_files
     # Raw files parsed into one bronze part per table: bounds ingest memory and the number of parts.
-    ingest_batch_files: int = 2000
-    ingest_batch_bytes: int = 64 * 1024 * 1024
-    ingest_workers: int = 0  # processes parsing batches / redacting release texts; 0 = one per CPU core
+    ingest_batch_files: int = _D.ingest.batch_files
+    ingest_batch_bytes: int = _D.ingest.batch_mb * 1024 * 1024
+    ingest_workers: int = _D.ingest.workers  # processes parsing batches / redacting release texts; 0 = one per core
     # Re-read and hash raw files whose size and modification time are unchanged (default: trust them).
-    ingest_rehash_unchanged: bool = False
+    ingest_rehash_unchanged: bool = _D.ingest.rehash_unchanged
     # Nightly build: cron expression and the zone it is read in.
-    schedule_cron: str = "0 2 * * *"
-    schedule_timezone: str = "UTC"
-    # turnlake.toml [splits] as written; `splits` parses it.
-    splits_table: dict = field(default_factory=dict)
+    schedule_cron: str = _D.schedule.cron
+    schedule_timezone: str = _D.schedule.timezone
+    # Split assignment (`[splits]`: salt and ratios).
+    splits: SplitConfig = field(default_factory=SplitConfig)
     # Scale of decision `outcome.rating` per dataset (first folder under decisions/): "0-1" or "1-5".
     # A dataset without an entry has its scale settled by evidence (DESIGN §3).
     decision_rating_scale: dict[str, str] = field(default_factory=dict)
     # Release semantics (turnlake.toml [release]): KTO rows with reward exactly 0 are left out unless
     # this is set; SFT examples whose final turn has a negative reward are left out unless this is set.
-    release_kto_include_neutral: bool = False
-    release_sft_include_negative: bool = False
-
-    @property
-    def splits(self):  # -> pipelines.splits.SplitConfig (imported here: splits imports this module)
-        from pipelines.splits import split_config_from
-
-        return split_config_from(self.splits_table)
+    release_kto_include_neutral: bool = _D.release.kto_include_neutral
+    release_sft_include_negative: bool = _D.release.sft_include_negative
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -93,12 +129,36 @@ class Settings:
         )
 
 
-def load_config_file(path: Path | None) -> dict:
-    """Per-dataset conventions from `turnlake.toml` (see the file shipped at the project root)."""
-    if path is None or not path.exists():
-        return {}
-    with path.open("rb") as fh:
-        return tomllib.load(fh)
+def validate_config(config: Mapping[str, Any], where: str | Path = "turnlake.toml") -> schema.TurnlakeFile:
+    """A parsed turnlake.toml as its typed model; `SettingsError` lists every problem in it."""
+    data = dict(config)
+    try:
+        return schema.TurnlakeFile.model_validate(data)
+    except ValidationError as err:
+        raise SettingsError(where, schema.problems(err, data)) from None
+
+
+def read_config_file(path: Path | None) -> schema.TurnlakeFile:
+    """turnlake.toml at `path` (None: no file, every default), parsed and validated."""
+    if path is None:
+        return schema.DEFAULTS
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError as err:
+        raise SettingsError(path, [f"cannot read the settings file: {err.strerror or err}"]) from None
+    return _read_config_file(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_config_file(path: Path, mtime_ns: int, size: int) -> schema.TurnlakeFile:
+    # Keyed by modification time and size: read once per version of the file, in every process.
+    try:
+        with path.open("rb") as fh:
+            parsed = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise SettingsError(path, [f"not valid TOML: {err}"]) from None
+    return validate_config(parsed, path)
 
 
 def config_path_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -109,28 +169,47 @@ def config_path_from_env(environ: Mapping[str, str] | None = None) -> Path | Non
     return default if default.exists() else None
 
 
-def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | None) -> Settings:
-    config = load_config_file(config_path)
-    limits = Limits(**config.get("limits", {}))
+def split_config_of(splits: schema.Splits) -> SplitConfig:
+    """`[splits]` as the split assignment uses it (no `[splits.ratios]`: train 0.8, test 0.2)."""
+    if splits.ratios is None:
+        return SplitConfig(salt=splits.salt)
+    return SplitConfig(salt=splits.salt, ratios=splits.ratios.given())
+
+
+def settings_from_model(raw_root: Path, data_root: Path, config_path: Path | None,
+                        file: schema.TurnlakeFile) -> Settings:
+    """The typed settings a validated turnlake.toml gives for these roots."""
+    redaction = file.privacy.redaction
     return Settings(
         raw_root=raw_root,
         data_root=data_root,
         config_path=config_path,
-        limits=limits,
-        source_timezones=dict(config.get("timezones", {})),
-        remove_deleted_files=bool(config.get("ingest", {}).get("remove_deleted_files", False)),
-        ingest_batch_files=int(config.get("ingest", {}).get("batch_files", Settings.ingest_batch_files)),
-        ingest_batch_bytes=int(config.get("ingest", {}).get("batch_mb", 64)) * 1024 * 1024,
-        ingest_workers=int(config.get("ingest", {}).get("workers", 0)),
-        ingest_rehash_unchanged=bool(config.get("ingest", {}).get("rehash_unchanged", False)),
-        schedule_cron=config.get("schedule", {}).get("cron", Settings.schedule_cron),
-        schedule_timezone=config.get("schedule", {}).get("timezone", Settings.schedule_timezone),
-        splits_table=dict(config.get("splits", {})),
-        dialogue_turn_index_base={k: int(v) for k, v in config.get("dialogue", {}).get("turn_index_base", {}).items()},
-        decision_rating_scale={k: str(v) for k, v in config.get("decision", {}).get("rating_scale", {}).items()},
-        release_kto_include_neutral=bool(config.get("release", {}).get("kto_include_neutral", False)),
-        release_sft_include_negative=bool(config.get("release", {}).get("sft_include_negative", False)),
+        limits=Limits(**file.limits.model_dump()),
+        source_timezones={s: z for s, z in file.timezones.model_dump().items() if z is not None},
+        remove_deleted_files=file.ingest.remove_deleted_files,
+        ingest_batch_files=file.ingest.batch_files,
+        ingest_batch_bytes=file.ingest.batch_mb * 1024 * 1024,
+        ingest_workers=file.ingest.workers,
+        ingest_rehash_unchanged=file.ingest.rehash_unchanged,
+        schedule_cron=file.schedule.cron,
+        schedule_timezone=file.schedule.timezone,
+        splits=split_config_of(file.splits),
+        dialogue_turn_index_base=dict(file.dialogue.turn_index_base),
+        decision_rating_scale=dict(file.decision.rating_scale),
+        release_kto_include_neutral=file.release.kto_include_neutral,
+        release_sft_include_negative=file.release.sft_include_negative,
+        privacy=PrivacySettings(
+            include_surveys=file.privacy.include_surveys,
+            pseudonym_key_file=file.privacy.pseudonym_key_file,
+            redaction=RedactionConfig(list(redaction.org_names), list(redaction.phone_regions),
+                                      frozenset(redaction.kinds)),
+        ),
     )
+
+
+def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | None) -> Settings:
+    """Settings from the turnlake.toml at `config_path` (validated; None: every default)."""
+    return settings_from_model(raw_root, data_root, config_path, read_config_file(config_path))
 
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:

@@ -27,13 +27,15 @@ from pipelines.ingest_parse import IngestContext, file_id, read_raw, write_in_ba
 from pipelines.io import module_files, read_table, remove_file, write_parquet_atomic
 from pipelines.layout import Layout
 from pipelines.privacy.forget import forgotten_ids, mentions_text
+from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
-from pipelines.sources import adapter, jsonio
+from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources.base import RawFile
 
-__all__ = ["PARSE_QUARANTINE_SCHEMA", "QUARANTINE_PART", "current_parts", "ingest_source", "read_log", "scan_current"]
+__all__ = ["PARSE_QUARANTINE_SCHEMA", "QUARANTINE_PART", "current_parts", "ingest_source", "read_log", "scan_current",
+           "unrecognised_files"]
 
 INGEST_LOG_SCHEMA = pl.Schema(
     {
@@ -75,6 +77,16 @@ class IngestReport:
     n_quarantine: int = 0
     n_pending: int = 0
     parts_written: int = 0
+
+
+def unrecognised_files(raw_root: Path) -> list[str]:
+    """Raw files (relative paths) that no adapter claims and that are not the consent registry:
+    never read, so the build summary and `status` list them instead of ignoring them silently."""
+    if not Path(raw_root).is_dir():
+        return []
+    claimed = {f.rel_path for module in all_adapters().values() for f in module.discover(Path(raw_root))}
+    claimed.add(OPTOUTS_FILE.as_posix())
+    return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
 
 
 def parser_version(source: str) -> str:

@@ -63,13 +63,11 @@ class SplitConfig:
 
 
 def split_config_from(config: Mapping[str, Any]) -> SplitConfig:
-    """SplitConfig from a parsed turnlake.toml (its `[splits]` table; every key optional)."""
-    section = config.get("splits", {}) or {}
-    ratios = section.get("ratios")
-    return SplitConfig(
-        salt=str(section.get("salt", DEFAULT_SALT)),
-        ratios={str(k): float(v) for k, v in ratios.items()} if ratios else _default_ratios(),
-    )
+    """SplitConfig from a whole parsed turnlake.toml (its `[splits]` table; every key optional),
+    validated as the build validates it (`pipelines.config.SettingsError` on a bad key or value)."""
+    from pipelines.config import split_config_of, validate_config  # config imports this module
+
+    return split_config_of(validate_config(config).splits)
 
 
 def stable_bucket(salt: str, group_id: str) -> int:

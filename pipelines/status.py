@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
 from pipelines.config import SOURCES, Settings
-from pipelines.ingest import read_log
+from pipelines.ingest import read_log, unrecognised_files
 from pipelines.layout import Layout
 from pipelines.sources import adapter
 
@@ -22,6 +22,7 @@ class RawStatus:
     changes: pl.DataFrame  # source, file, change (new | changed | missing)
     pending: pl.DataFrame  # source, file, locator
     freshness: pl.DataFrame  # source, files, last_parsed_at, newest_record_at
+    unrecognised: list[str] = field(default_factory=list)  # raw files no adapter claims (never read)
 
 
 def _sha256(path: Path) -> str:
@@ -82,4 +83,5 @@ def raw_status(settings: Settings) -> RawStatus:
         .explode("locator")
         .drop_nulls("locator")
     )
-    return RawStatus(pl.DataFrame(changes, schema=_CHANGES, orient="row"), pending, _freshness(layout))
+    return RawStatus(pl.DataFrame(changes, schema=_CHANGES, orient="row"), pending, _freshness(layout),
+                     unrecognised_files(settings.raw_root))

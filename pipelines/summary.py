@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import orjson
 import polars as pl
 
 from pipelines.config import SOURCES, Settings
-from pipelines.ingest import read_log
+from pipelines.ingest import read_log, unrecognised_files
 from pipelines.io import read_table
 from pipelines.layout import Layout
 from pipelines.reconcile import reconcile_source
@@ -24,6 +26,7 @@ class BuildSummary:
     pending: pl.DataFrame  # source, file, locator
     missing: pl.DataFrame  # source, file, missing_since: raw files that vanished (rows kept)
     withheld: dict[str, int]  # silver rows withheld per table for opted-out subjects (counts only)
+    unrecognised: list[str] = field(default_factory=list)  # raw files no adapter claims (never read)
 
     @property
     def balanced(self) -> bool:
@@ -66,4 +69,18 @@ def build_summary(settings: Settings) -> BuildSummary:
     ).explode("locator").drop_nulls("locator")
     marker = layout.silver_link / WITHHELD_MARKER
     withheld = orjson.loads(marker.read_bytes()) if marker.exists() else {}
-    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing, withheld)
+    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing, withheld,
+                        unrecognised_files(settings.raw_root))
+
+
+def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> list[str]:
+    """`not recognised: N files under <folder> (e.g. …)`, one line per top-level folder of the raw root."""
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for rel in files:
+        by_folder[rel.split("/", 1)[0] if "/" in rel else "."].append(rel)
+    lines = []
+    for folder, members in sorted(by_folder.items()):
+        shown = ", ".join(members[:examples]) + (", …" if len(members) > examples else "")
+        noun = "file" if len(members) == 1 else "files"
+        lines.append(f"not recognised: {len(members)} {noun} under {Path(raw_root) / folder} (e.g. {shown})")
+    return lines

@@ -53,8 +53,57 @@ def test_sql_reports_errors_with_exit_code_one(demo_build, capsys):
     assert main(["sql", "--data-root", str(data_root), "SELECT nope FROM episodes"]) == 1
 
 
-def test_build_on_empty_raw_root_without_demo_flag_refuses(tmp_path):
-    assert main(["build", "--raw-root", str(tmp_path / "empty"), "--data-root", str(tmp_path / "d")]) == 2
+def test_build_on_a_raw_root_that_does_not_exist_refuses(tmp_path, capsys):
+    assert main(["build", "--raw-root", str(tmp_path / "absent"), "--data-root", str(tmp_path / "d")]) == 2
+    assert f"raw root {tmp_path / 'absent'} does not exist" in capsys.readouterr().err
+
+
+def test_build_on_an_empty_or_unrecognised_raw_root_builds_nothing_says_so_and_succeeds(tmp_path, monkeypatch, capsys):
+    # Issue 13, item 13: an empty raw root used to exit 2, and files no adapter claims used to
+    # fail the build with FAILED CHECK gold_splits:splits_leak_free and no word about the files.
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    raw, data = tmp_path / "raw", tmp_path / "d"
+    raw.mkdir()
+    build = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
+    assert main(build) == 0
+    out = capsys.readouterr().out
+    assert f"raw root {raw} holds no files: building empty tables" in out
+    assert "nothing to release: no episodes were built" in out and "not recognised" not in out
+    (raw / "oasst").mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (raw / "oasst" / name).write_text('{"text": "hello"}\n')
+    assert main(build) == 0
+    captured = capsys.readouterr()
+    assert f"not recognised: 2 files under {raw / 'oasst'} (e.g. oasst/a.jsonl, oasst/b.jsonl)" in captured.out
+    assert "nothing to release" in captured.out and "FAILED CHECK" not in captured.err
+    assert not list((data / "exports").glob("2*"))
+    assert main(["status", "--raw-root", str(raw), "--data-root", str(data)]) == 0
+    assert f"not recognised: 2 files under {raw / 'oasst'}" in capsys.readouterr().out
+
+
+def test_a_bad_setting_stops_every_command_before_it_runs_and_names_file_and_key(tmp_path, monkeypatch, capsys):
+    config = tmp_path / "turnlake.toml"
+    config.write_text('[ingest]\nbatch_file = 10\n[schedule]\ncron = "every night"\n')
+    monkeypatch.setenv("TURNLAKE_CONFIG", str(config))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    (tmp_path / "raw").mkdir()
+    for command in (["build"], ["status"], ["sql", "SELECT 1"]):
+        assert main([*command, "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")]) == 2
+        err = capsys.readouterr().err
+        assert f"invalid settings in {config}" in err
+        assert "[ingest] batch_file: unknown key; allowed: remove_deleted_files, batch_files" in err
+        assert "[schedule] cron: 'every night' is not a cron expression" in err
+    assert not (tmp_path / "d").exists()  # nothing ran
+
+
+def test_a_bad_rewards_file_stops_the_build_before_it_runs(tmp_path, monkeypatch, capsys):
+    rewards = tmp_path / "rewards.toml"
+    rewards.write_text('[aggregation]\nmethod = "mode"\n')
+    monkeypatch.setenv("TURNLAKE_REWARDS", str(rewards))
+    (tmp_path / "raw").mkdir()
+    assert main(["build", "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid settings in {rewards}" in err and "[aggregation] method: 'mode' is not one of" in err
 
 
 def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from pipelines.lock import data_root_lock
-from pipelines.release.assemble import make_release
+from pipelines.release.assemble import NOTHING_TO_RELEASE, make_release
 from pipelines.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 
@@ -22,6 +22,9 @@ def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg
     settings = turnlake.settings()
     with data_root_lock(settings.data_root):
         outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
+    if outcome.version is None:
+        context.log.info(NOTHING_TO_RELEASE)
+        return dg.MaterializeResult(metadata={"version": "none", "created": False, "note": NOTHING_TO_RELEASE})
     context.log.info(f"release {outcome.version} {'written' if outcome.created else 'unchanged (already exists)'}"
                      f" at {outcome.path}")
     return dg.MaterializeResult(metadata={

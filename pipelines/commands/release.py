@@ -22,7 +22,7 @@ release: {path}
 def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.layout import Layout
     from pipelines.lock import DataRootBusy, data_root_lock
-    from pipelines.release.assemble import LeakageError, make_release
+    from pipelines.release.assemble import NOTHING_TO_RELEASE, LeakageError, make_release
     from pipelines.release.verify import verify_release
 
     if not Layout(settings.data_root).gold_link.exists():
@@ -37,6 +37,9 @@ def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
     except LeakageError as leak:
         print(f"turnlake release: refused, the split proof found leakage: {leak}", file=sys.stderr)
         return 1
+    if outcome.version is None:
+        print(NOTHING_TO_RELEASE)
+        return 0
     problems = verify_release(outcome.path)
     print(f"{'new release' if outcome.created else 'unchanged inputs: existing release'} {outcome.version}"
           f" ({'verified' if not problems else f'{len(problems)} problems'})")

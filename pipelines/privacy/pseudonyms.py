@@ -130,21 +130,30 @@ def key_from_env_or_config(
     environ: Mapping[str, str] | None = None,
     base_dir: Path | None = None,
 ) -> bytes:
-    """The pseudonym key: env `TURNLAKE_PSEUDONYM_KEY` first, else the file named by
-    `[privacy] pseudonym_key_file` (relative paths against `base_dir`, default the working
-    directory; surrounding whitespace stripped). Raises `PseudonymKeyError` when neither is set,
-    the file is missing or empty, the key is shorter than 16 bytes, or the TOML holds a key literal."""
-    env = os.environ if environ is None else environ
+    """`key_from_env_or_file` with the key file of a parsed turnlake.toml (`[privacy]
+    pseudonym_key_file`); a TOML that holds a key literal raises `PseudonymKeyError`."""
     privacy = config.get("privacy") or {}
     if any(k in privacy for k in ("pseudonym_key", "key", "secret")):
         raise PseudonymKeyError(
             "turnlake.toml must not hold the pseudonym key itself: set [privacy] pseudonym_key_file "
             f"to a file holding it, or the environment variable {KEY_ENV}"
         )
+    return key_from_env_or_file(privacy.get("pseudonym_key_file"), environ, base_dir)
+
+
+def key_from_env_or_file(
+    key_file: str | None,
+    environ: Mapping[str, str] | None = None,
+    base_dir: Path | None = None,
+) -> bytes:
+    """The pseudonym key: env `TURNLAKE_PSEUDONYM_KEY` first, else the file `key_file` (relative
+    paths against `base_dir`, default the working directory; surrounding whitespace stripped).
+    Raises `PseudonymKeyError` when neither is set, the file is missing or empty, or the key is
+    shorter than 16 bytes."""
+    env = os.environ if environ is None else environ
     value = env.get(KEY_ENV)
     if value:
         return _checked(value.strip().encode(), f"environment variable {KEY_ENV}")
-    key_file = privacy.get("pseudonym_key_file")
     if key_file:
         path = Path(str(key_file)).expanduser()
         if not path.is_absolute() and base_dir is not None:

@@ -11,13 +11,12 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config import SOURCES, Settings, load_config_file
+from pipelines.config import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
 from pipelines.layout import Layout
-from pipelines.privacy.redact import redaction_config_from
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
@@ -40,10 +39,19 @@ class LeakageError(RuntimeError):
 
 @dataclass(frozen=True)
 class ReleaseOutcome:
-    version: str
-    path: Path
-    created: bool  # False: an identical release already existed
+    version: str | None  # None: nothing to release (no episode in silver), nothing written
+    path: Path | None
+    created: bool  # False: an identical release already existed, or nothing to release
     dropped_duplicate_prompts: dict[str, int]
+
+
+NOTHING_TO_RELEASE = "nothing to release: no episodes were built (no recognised raw records)"
+
+
+def nothing_to_release(layout: Layout) -> bool:
+    """No episode in silver, so no dataset can hold a row: no release is written or verified."""
+    episodes = layout.silver("episodes")
+    return not episodes.exists() or pl.scan_parquet(episodes).select(pl.len()).collect().item() == 0
 
 
 def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
@@ -116,21 +124,20 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
         raise LeakageError("; ".join(problems))
     params_file = layout.gold_link / PARAMS_MARKER
     key, key_origin = pseudonym_key(settings)
-    toml = load_config_file(settings.config_path)
-    include_surveys = bool(toml.get("privacy", {}).get("include_surveys", False))
+    include_surveys = settings.privacy.include_surveys
     if include_surveys:
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
-    redaction = redaction_config_from(toml)
+    redaction = settings.privacy.redaction
     memo_id = memo_fingerprint(redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    private = privatize(datasets, silver, key, toml, memo, workers=settings.ingest_workers)
+    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
     save_memo(memo, settings.data_root, memo_id)
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
                     "include_surveys": include_surveys,
-                    "redaction": load_config_file(settings.config_path).get("privacy", {}).get("redaction", {})},
+                    "redaction": settings.privacy.record()["redaction"]},
     }
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout)
@@ -146,9 +153,12 @@ def _dropped_in(release: Path) -> dict[str, int]:
 
 def make_release(settings: Settings, today: str) -> ReleaseOutcome:
     """Publish a new release under exports/, or return the identical one that already exists
-    (without building anything when the release inputs are unchanged since the last run)."""
+    (without building anything when the release inputs are unchanged since the last run); with no
+    episode at all, write nothing and return an outcome without a version."""
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
+    if nothing_to_release(Layout(settings.data_root)):
+        return ReleaseOutcome(None, None, False, {})
     key, _ = pseudonym_key(settings)
     raw_fingerprints = _raw_fingerprints(Layout(settings.data_root))
     inputs = release_inputs_digest(settings, key, raw_fingerprints)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.config import Settings, load_config_file
+from pipelines.config import Settings
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.io import code_digest, write_bytes_atomic
 from pipelines.layout import Layout
@@ -49,7 +49,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
         digest.update(f"{path.name}={sha256_file(path) if path.exists() else 'absent'}\n".encode())
     digest.update(f"code={code_digest(*_CODE)}\n".encode())
     config = {
-        "privacy": load_config_file(settings.config_path).get("privacy", {}),
+        "privacy": settings.privacy.record(),
         "splits": asdict(settings.splits),
         "key": key_fingerprint(key),
         "raw_files": raw_fingerprints,

@@ -14,15 +14,15 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.config import Settings, load_config_file
+from pipelines.config import Settings
 from pipelines.privacy.prefilter import detector_gates
 from pipelines.privacy.pseudonyms import (
     IdReplacer,
     Pseudonymizer,
     PseudonymKeyError,
-    key_from_env_or_config,
+    key_from_env_or_file,
 )
-from pipelines.privacy.redact import redaction_config_from
+from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
@@ -40,11 +40,11 @@ class Privatized:
 
 def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
     """The configured key (env or key file), else a random key generated once under the data root."""
-    config = load_config_file(settings.config_path)
+    key_file = settings.privacy.pseudonym_key_file
     try:
-        return key_from_env_or_config(config, base_dir=settings.config_path.parent if settings.config_path else None), "configured"
+        return key_from_env_or_file(key_file, base_dir=settings.config_path.parent if settings.config_path else None), "configured"
     except PseudonymKeyError:
-        if (config.get("privacy") or {}).get("pseudonym_key_file"):
+        if key_file:
             raise  # a configured key that cannot be read must not be silently replaced
     path = settings.data_root / GENERATED_KEY
     if not path.exists():
@@ -119,9 +119,10 @@ def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
 
 
 def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
-              config: Mapping[str, Any], memo: RedactionMemo | None = None, workers: int = 1) -> Privatized:
-    """Pseudonymize every subject id and redact every text value in every dataset (`config` is the
-    parsed turnlake.toml; its [privacy.redaction] table configures the redactor). The distinct
+              redaction: RedactionConfig | Mapping[str, Any], memo: RedactionMemo | None = None,
+              workers: int = 1) -> Privatized:
+    """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
+    `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
     strings of all datasets are gated together; only those a prefilter gate passes reach Python,
     each once, with only the detectors whose gate they pass; what the redactor made of a text in an
     earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
@@ -129,7 +130,8 @@ def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFra
     pseudonyms = Pseudonymizer(key)
     ids = subject_ids(silver)
     replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
-    redaction = redaction_config_from(config)
+    if not isinstance(redaction, RedactionConfig):
+        redaction = redaction_config_from(redaction)
     occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
     distinct = pl.concat([pl.Series("value", [], dtype=pl.String)]
                          + [o.get_column("value") for _, o in occurrences.values()]).unique()

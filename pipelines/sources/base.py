@@ -70,6 +70,14 @@ def find_raw_files(source: str, raw_root: Path, patterns: Iterable[str]) -> list
             if os.path.isfile(os.path.join(root, rel))]
 
 
+def all_raw_files(raw_root: Path) -> list[str]:
+    """Every regular file under `raw_root` as a relative POSIX path, sorted; hidden files and
+    folders (`.DS_Store`, `.gitkeep`, `.git/`) are not raw data and are left out."""
+    root = os.fspath(raw_root)
+    found = glob.glob("**/*", root_dir=root, recursive=True)
+    return sorted(rel.replace(os.sep, "/") for rel in found if os.path.isfile(os.path.join(root, rel)))
+
+
 @dataclass(frozen=True)
 class QuarantineRow:
     source: str

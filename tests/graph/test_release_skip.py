@@ -55,7 +55,8 @@ def test_unchanged_inputs_return_the_release_without_building_datasets(built, bu
 def test_changed_redaction_config_builds_again(built, builds):
     make_release(built, today="20261121")
     built.config_path.write_text(built.config_path.read_text() + '\n[privacy.redaction]\nkinds = ["email"]\n')
-    make_release(built, today="20261121")
+    # settings are read once per build: the next build reads the changed file
+    make_release(settings_from_config(built.raw_root, built.data_root, built.config_path), today="20261121")
     assert builds == [1]
 
 
