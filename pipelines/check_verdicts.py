@@ -94,3 +94,14 @@ def release_verifies(settings: Settings) -> Verdict:
     problems = verify_release(exports / version) if version else ["no complete release"]
     return Verdict(not problems, {"version": str(version), "problems": len(problems),
                                   "first_problems": "; ".join(problems[:5])})
+
+
+def release_is_trainable(settings: Settings) -> Verdict:
+    from pipelines.release.files import latest_release
+    from pipelines.release.trainability import trainability_problems
+
+    exports = Layout(settings.data_root).exports
+    version = latest_release(exports)
+    problems = trainability_problems(exports / version) if version else ["no complete release"]
+    return Verdict(not problems, {"version": str(version), "problems": len(problems),
+                                  "first_problems": "; ".join(problems[:5])[:2000]})

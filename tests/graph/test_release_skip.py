@@ -1,6 +1,7 @@
 """An unchanged build does no release work; any changed input (config, gold, a forget rewrite) does."""
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -57,6 +58,13 @@ def test_changed_redaction_config_builds_again(built, builds):
     built.config_path.write_text(built.config_path.read_text() + '\n[privacy.redaction]\nkinds = ["email"]\n')
     make_release(built, today="20261121")
     assert builds == [1]
+
+
+def test_changed_release_settings_build_again(built, builds):
+    make_release(built, today="20261121")
+    outcome = make_release(replace(built, release_kto_include_neutral=True), today="20261121")
+    assert builds == [1] and outcome.created
+    assert read_manifest(outcome.path)["config"]["release"]["kto_include_neutral"] is True
 
 
 def test_changed_gold_parameters_build_again(built, builds):
