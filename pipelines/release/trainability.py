@@ -38,6 +38,17 @@ CHATS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "preference": ("prompt", ("chosen", "rejected")),
 }
 RLDS_COLUMNS = ("episode_id", "step", "is_first", "is_last", "is_terminal", "discount", "split")
+CHECKED_COLUMNS = (
+    *RLDS_COLUMNS,
+    "label",
+    "reward",
+    "outcome_reward",
+    "outcome_was_good",
+    "reward_chosen",
+    "reward_rejected",
+    "chosen_prompt_hash",
+    "rejected_prompt_hash",
+)
 # columns that name a row in a problem message, first present wins
 ROW_NAMES = ("turn_id", "decision_id", "chosen_turn_id", "episode_id")
 EXAMPLES = 3
@@ -59,10 +70,17 @@ def trainability_problems(release: Path) -> list[str]:
     for folder in sorted(p for p in release.iterdir() if p.is_dir()):
         files = sorted(folder.glob("*.parquet"))
         if files:
-            frames[folder.name] = pl.concat(
-                [pl.read_parquet(f) for f in files], how="diagonal_relaxed"
-            )
+            frames[folder.name] = _checked_columns(folder.name, files)
     return dataset_problems(frames, kto_include_neutral=include_neutral)
+
+
+def _checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
+    """All splits of one dataset, only the columns some check reads (a release can be large)."""
+    prompt, completions = CHATS.get(dataset, (None, ()))
+    wanted = {*CHECKED_COLUMNS, *ROW_NAMES, *(c for c in (prompt, *completions) if c)}
+    parts = [pl.scan_parquet(f) for f in files]
+    parts = [part.select(c for c in part.collect_schema() if c in wanted) for part in parts]
+    return pl.concat(parts, how="diagonal_relaxed").collect()
 
 
 def dataset_problems(
