@@ -101,3 +101,18 @@ def release_verifies(settings: Settings) -> Verdict:
     problems = verify_release(exports / version) if version else ["no complete release"]
     return Verdict(not problems, {"version": str(version), "problems": len(problems),
                                   "first_problems": "; ".join(problems[:5])})
+
+
+def release_is_trainable(settings: Settings) -> Verdict:
+    from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
+    from pipelines.release.files import latest_release
+    from pipelines.release.trainability import trainability_problems
+
+    layout = Layout(settings.data_root)
+    exports = layout.exports
+    version = latest_release(exports)
+    if version is None and nothing_to_release(layout):
+        return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
+    problems = trainability_problems(exports / version) if version else ["no complete release"]
+    return Verdict(not problems, {"version": str(version), "problems": len(problems),
+                                  "first_problems": "; ".join(problems[:5])[:2000]})

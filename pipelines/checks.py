@@ -1,6 +1,6 @@
 """One factory for the blocking checks: every table's Pandera contract at data depth, plus the
-nothing-lost reconciliation, silver referential integrity, reward provenance, leak-free splits and
-the release's own verification (the verdicts are in pipelines/check_verdicts.py).
+nothing-lost reconciliation, silver referential integrity, reward provenance, leak-free splits, and
+the release's own verification and trainability (the verdicts are in pipelines/check_verdicts.py).
 
 The checks of one group (each bronze source, silver, gold, splits, release) run in one Dagster
 step, a multi-asset check, because every step costs event-log writes even when its check is
@@ -187,14 +187,25 @@ def _gold_checks() -> list[BlockingCheck]:
     return checks
 
 
-def _release_check() -> BlockingCheck:
-    return BlockingCheck(
-        "release", "release", "release_verifies",
-        "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
-        judge=verdicts.release_verifies, inputs=_release_lines,
-        code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits",
-              "pipelines.release.assemble"),
-    )
+def _release_checks() -> list[BlockingCheck]:
+    return [
+        BlockingCheck(
+            "release", "release", "release_verifies",
+            "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
+            judge=verdicts.release_verifies, inputs=_release_lines,
+            code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits",
+                  "pipelines.release.assemble"),
+        ),
+        BlockingCheck(
+            "release", "release", "release_is_trainable",
+            "The latest release's own files keep what a trainer relies on (DESIGN §5): whole RLDS episodes, "
+            "one chat shape, preference pairs on one prompt never preferring the lower reward, KTO label = "
+            "sign of the reward, no reward contradicting its outcome.",
+            judge=verdicts.release_is_trainable, inputs=_release_lines,
+            code=(*JUDGING_CODE, "pipelines.release.trainability", "pipelines.release.files",
+                  "pipelines.release.assemble"),
+        ),
+    ]
 
 
 def blocking_checks() -> list[BlockingCheck]:
@@ -202,7 +213,7 @@ def blocking_checks() -> list[BlockingCheck]:
     from pipelines.config import SOURCES
 
     checks = [check for source in SOURCES for check in _bronze_checks(source)]
-    return [*checks, *_silver_checks(), *_gold_checks(), _release_check()]
+    return [*checks, *_silver_checks(), *_gold_checks(), *_release_checks()]
 
 
 # ---------------------------------------------------------------- as Dagster steps

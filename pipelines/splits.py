@@ -144,12 +144,22 @@ SQL: dict[str, str] = {
     "dataset_prompt_overlap": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
                               "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
                               "HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "dataset_episode_not_whole": "SELECT episode_id, count(DISTINCT prompt_hash) AS prompt_hashes, "
+                                 "list(DISTINCT split ORDER BY split) AS splits FROM dataset GROUP BY episode_id "
+                                 "HAVING count(DISTINCT prompt_hash) > 1 OR count(DISTINCT split) > 1 ORDER BY 1",
     "prompt_overlap_across_datasets": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits, "
                                       "list(DISTINCT dataset ORDER BY dataset) AS datasets FROM prompts "
                                       "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
                                       "HAVING count(DISTINCT split) > 1 ORDER BY 1",
 }
 DATASET_COLUMNS = ("group_id", "split", "prompt_hash")
+# What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops examples).
+EXAMPLE_UNITS = {
+    "rl_steps": "episode: every step of an episode carries the hash of the whole episode's (observation, action) "
+                "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
+                "is reported under `episodes_not_whole`",
+}
+DEFAULT_EXAMPLE_UNIT = "row: prompt_hash = sha256 of the row's prompt messages (canonical JSON) as released"
 EXAMPLES = 10  # offending rows kept in the proof per overlap
 
 
@@ -202,8 +212,10 @@ def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
         if missing:
             proof["datasets"][name] = {"missing_columns": missing}
             continue
-        con.register("dataset", frame.select(DATASET_COLUMNS))
+        per_episode = name in EXAMPLE_UNITS and "episode_id" in frame.columns
+        con.register("dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else [])))
         proof["datasets"][name] = {
+            "example": EXAMPLE_UNITS.get(name, DEFAULT_EXAMPLE_UNIT),
             "rows_per_split": _counts(_rows(con, "dataset_rows_per_split")),
             "overlaps": {
                 "groups": _overlap(_rows(con, "dataset_group_overlap")),
@@ -211,6 +223,8 @@ def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
                 "prompts": _overlap(_rows(con, "dataset_prompt_overlap")),
             },
         }
+        if per_episode:
+            proof["datasets"][name]["overlaps"]["episodes_not_whole"] = _overlap(_rows(con, "dataset_episode_not_whole"))
         con.unregister("dataset")
         prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
     if prompts:

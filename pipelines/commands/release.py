@@ -23,6 +23,7 @@ def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.layout import Layout
     from pipelines.lock import DataRootBusy, data_root_lock
     from pipelines.release.assemble import NOTHING_TO_RELEASE, LeakageError, make_release
+    from pipelines.release.trainability import UntrainableRelease
     from pipelines.release.verify import verify_release
 
     if not Layout(settings.data_root).gold_link.exists():
@@ -36,6 +37,9 @@ def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
         return 3
     except LeakageError as leak:
         print(f"turnlake release: refused, the split proof found leakage: {leak}", file=sys.stderr)
+        return 1
+    except UntrainableRelease as untrainable:
+        print(f"turnlake release: refused, the release would not be trainable: {untrainable}", file=sys.stderr)
         return 1
     if outcome.version is None:
         print(NOTHING_TO_RELEASE)

@@ -1,5 +1,6 @@
 """From the published warehouse to a release: datasets, duplicate-prompt removal, split proof,
-content-addressed version. An identical rebuild finds its existing release and writes nothing."""
+privatization, a stable pseudo-random row order, trainability checks, content-addressed version. An
+identical rebuild finds its existing release and writes nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import polars as pl
 
 from pipelines.config import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
+from pipelines.exports.datasets.common import DatasetOptions, sha256_hex
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.ingest import read_log
 from pipelines.io import read_table
@@ -21,6 +23,7 @@ from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
+from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.release.write import (
     ReleaseRequest,
     content_hash,
@@ -56,7 +59,9 @@ def nothing_to_release(layout: Layout) -> bool:
 
 def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """Keep an exact prompt only in its earliest split (train, then validation, then test), across
-    all datasets: a prompt trained on in `sft` must not be tested on in `kto`."""
+    all datasets: a prompt trained on in `sft` must not be tested on in `kto`. Rows are whole
+    examples; an rl_steps episode's steps share one `prompt_hash` (the whole episode), so an episode
+    is kept or dropped whole, never cut."""
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
 
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
@@ -74,11 +79,43 @@ def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str,
     return kept, dropped
 
 
+def _flat_columns(frame: pl.DataFrame) -> list[str]:
+    return [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+
+
 def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
     """Rows sorted by every flat column, so the release's bytes (and version) do not depend on the
-    order joins and group-bys happened to produce."""
-    flat = [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+    order joins and group-bys happened to produce (the tie-breaker of `shuffled_order`)."""
+    flat = _flat_columns(frame)
     return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
+
+
+# The columns that name a row of each dataset (those present are used; none present: every flat column).
+# rl_steps is ordered by episode, then step: an episode's steps stay together and in order.
+ROW_ID: dict[str, tuple[str, ...]] = {
+    "sft": ("turn_id",),
+    "kto": ("turn_id", "decision_id"),
+    "preference": ("pair_kind", "chosen_turn_id", "rejected_turn_id", "decision_id", "chosen_decision_id",
+                   "rejected_decision_id"),
+    "rl_steps": ("episode_id",),
+    "decisions": ("decision_id",),
+    "surveys": ("participant_id", "session_id", "section", "question"),
+}
+
+
+def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows in a stable pseudo-random order: by sha256 of the row id (ROW_ID), so trainers that read in
+    order see every source mixed, and a row keeps its place relative to the others when rows are added.
+    Ties (equal ids) keep the order they come in, which `canonical_order` made deterministic."""
+    columns = [c for c in ROW_ID.get(name, ()) if c in frame.columns] or _flat_columns(frame)
+    if not columns or frame.height == 0:
+        return frame
+    row_id = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f")
+    ids = frame.select(row_id.alias("_id")).unique()
+    ids = ids.with_columns(_order=sha256_hex(pl.col("_id")))
+    keys = ["_order", "step"] if name == "rl_steps" and "step" in frame.columns else ["_order"]
+    ordered = frame.with_columns(_id=row_id).join(ids, on="_id", how="left", maintain_order="left")
+    return ordered.sort(keys, maintain_order=True).drop("_id", "_order")
 
 
 def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
@@ -116,9 +153,12 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
     layout = Layout(settings.data_root)
     silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
-    datasets, dropped = drop_prompt_duplicates(build_datasets(silver, gold, gold["splits"]))
+    options = DatasetOptions.from_settings(settings)
+    left_out: dict[str, dict[str, int]] = {}
+    datasets, dropped = drop_prompt_duplicates(build_datasets(silver, gold, gold["splits"], options, left_out))
     datasets = {name: canonical_order(frame) for name, frame in datasets.items()}
-    proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {"dropped_duplicate_prompts": dropped}
+    proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {
+        "dropped_duplicate_prompts": dropped, "left_out": left_out}
     problems = proof_problems(proof)
     if problems:
         raise LeakageError("; ".join(problems))
@@ -132,9 +172,11 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
     memo = load_memo(settings.data_root, key, memo_id)
     private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
     save_memo(memo, settings.data_root, memo_id)
+    released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
     config = {
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
+        "release": asdict(options),
         "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
                     "include_surveys": include_surveys,
                     "redaction": settings.privacy.record()["redaction"]},
@@ -142,7 +184,7 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout)
     fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in raw_fingerprints]
-    request = ReleaseRequest(private.datasets, proof, config, fingerprints, _package_version(), _git_commit(),
+    request = ReleaseRequest(released, proof, config, fingerprints, _package_version(), _git_commit(),
                              private.ledger)
     return request, dropped
 
@@ -151,10 +193,18 @@ def _dropped_in(release: Path) -> dict[str, int]:
     return orjson.loads((release / SPLIT_PROOF).read_bytes()).get("dropped_duplicate_prompts", {})
 
 
+def _trainable(folder: Path) -> None:
+    problems = trainability_problems(folder)
+    if problems:
+        raise UntrainableRelease(f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20]))
+
+
 def make_release(settings: Settings, today: str) -> ReleaseOutcome:
     """Publish a new release under exports/, or return the identical one that already exists
     (without building anything when the release inputs are unchanged since the last run); with no
-    episode at all, write nothing and return an outcome without a version."""
+    episode at all, write nothing and return an outcome without a version. A new release is
+    published only if its own written files pass the trainability checks; otherwise
+    `UntrainableRelease` is raised and nothing is published."""
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
     if nothing_to_release(Layout(settings.data_root)):
@@ -173,6 +223,6 @@ def make_release(settings: Settings, today: str) -> ReleaseOutcome:
         record_inputs(exports, inputs, found)
         return ReleaseOutcome(found, exports / found, False, dropped)
     name = f"{today}-{digest[:10]}"
-    path = write_release(exports, name, digest, request)
+    path = write_release(exports, name, digest, request, check=_trainable)
     record_inputs(exports, inputs, name)
     return ReleaseOutcome(name, path, True, dropped)

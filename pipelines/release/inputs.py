@@ -51,6 +51,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
     config = {
         "privacy": settings.privacy.record(),
         "splits": asdict(settings.splits),
+        "release": [settings.release_kto_include_neutral, settings.release_sft_include_negative],
         "key": key_fingerprint(key),
         "raw_files": raw_fingerprints,
     }

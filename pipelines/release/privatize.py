@@ -72,10 +72,15 @@ def _keyed_hashes(column: pl.Series, key: bytes) -> pl.Series:
     return column.replace(distinct, hashed)
 
 
+def _is_prompt_hash(column: str) -> bool:
+    """`prompt_hash` and the pair builders' `chosen_prompt_hash` / `rejected_prompt_hash`."""
+    return column == "prompt_hash" or column.endswith("_prompt_hash")
+
+
 def _occurrences(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
-    """The text columns of `frame` (not `prompt_hash`, hashed apart), and each distinct string in
+    """The text columns of `frame` (not the prompt hashes, keyed apart), and each distinct string in
     them with how often it occurs."""
-    textual = [c for c, t in frame.schema.items() if c != "prompt_hash" and is_textual(t)]
+    textual = [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
     return textual, string_leaves(frame, textual).value_counts(name="n")
 
 
@@ -91,8 +96,7 @@ def _clean_frame(frame: pl.DataFrame, textual: list[str], occurrences: pl.DataFr
     changed = hits.filter(pl.col("cleaned") != pl.col("value"))
     changes = [replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(c)
                for c in textual] if changed.height else []
-    if "prompt_hash" in frame.columns:
-        changes.append(_keyed_hashes(frame["prompt_hash"], key))
+    changes += [_keyed_hashes(frame[c], key) for c in frame.columns if _is_prompt_hash(c)]
     return frame.with_columns(changes), dict(sorted(counts.items()))
 
 

@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,8 +75,12 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
-def write_release(exports: Path, version: str, digest: str, request: ReleaseRequest) -> Path:
-    """Write everything into a hidden temporary folder, the manifest last, then rename it into place."""
+def write_release(exports: Path, version: str, digest: str, request: ReleaseRequest,
+                  check: Callable[[Path], None] | None = None) -> Path:
+    """Write everything into a hidden temporary folder, the manifest last, then rename it into place.
+
+    `check(folder)` runs on the complete temporary folder before the rename; if it raises, the folder
+    is removed and nothing is published."""
     exports.mkdir(parents=True, exist_ok=True)
     tmp = exports / f".tmp-{version}-{os.getpid()}"
     if tmp.exists():
@@ -109,6 +114,12 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
         rows = next((f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None)
         manifest["files"].append({"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows})
     (tmp / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    if check is not None:
+        try:
+            check(tmp)
+        except Exception:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     crash_point("release:before_rename")
     target = exports / version
     os.rename(tmp, target)

@@ -77,7 +77,7 @@ def test_all_checks_run_in_one_step_per_asset_group():
     check_steps = {d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)}
     assert check_steps == GROUPS
     assert len(job.graph.node_defs) == 10 + len(GROUPS)  # ten asset steps, nine check steps
-    assert len(defs.get_repository_def().asset_graph.asset_check_keys) == len(checks.blocking_checks()) == 33
+    assert len(defs.get_repository_def().asset_graph.asset_check_keys) == len(checks.blocking_checks()) == 34
 
 
 def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(tmp_path, monkeypatch, capsys):
@@ -109,7 +109,7 @@ def test_unchanged_build_reuses_every_check_without_validating(first_build, rebu
     result = build()
     assert result.success
     checks_run = evaluations(result)
-    assert len(checks_run) == 33 and all(c["passed"] for c in checks_run.values())
+    assert len(checks_run) == 34 and all(c["passed"] for c in checks_run.values())
     assert all(c["reused"] and c["validated_in_run"] == first_build[1] for c in checks_run.values())
     assert validated == []
 
@@ -157,7 +157,7 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     _, build = rebuild
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     checks_run = evaluations(build())
-    assert len(checks_run) == 33 and not any(c.get("reused") for c in checks_run.values())
+    assert len(checks_run) == 34 and not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS
 
 

@@ -1,6 +1,7 @@
 """An unchanged build does no release work; any changed input (config, gold, a forget rewrite) does."""
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -58,6 +59,13 @@ def test_changed_redaction_config_builds_again(built, builds):
     # settings are read once per build: the next build reads the changed file
     make_release(settings_from_config(built.raw_root, built.data_root, built.config_path), today="20261121")
     assert builds == [1]
+
+
+def test_changed_release_settings_build_again(built, builds):
+    make_release(built, today="20261121")
+    outcome = make_release(replace(built, release_kto_include_neutral=True), today="20261121")
+    assert builds == [1] and outcome.created
+    assert read_manifest(outcome.path)["config"]["release"]["kto_include_neutral"] is True
 
 
 def test_changed_gold_parameters_build_again(built, builds):

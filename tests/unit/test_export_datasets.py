@@ -8,7 +8,7 @@ import orjson
 import polars as pl
 
 from pipelines.exports.datasets import build_datasets
-from pipelines.exports.datasets.common import MESSAGES
+from pipelines.exports.datasets.common import MESSAGES, DatasetOptions
 from tests.unit._export_helpers import all_train, context, episode, reward, tables, turn
 
 D = "dialogue:d/1"
@@ -44,12 +44,34 @@ def test_prompt_hash_is_sha256_of_the_prompt_messages_json():
     assert ds["kto"]["prompt_hash"].to_list() == [expected]  # same prompt, same hash across datasets
 
 
-def test_kto_label_is_reward_above_zero():
+def _kto_with_reward(value: float, options: DatasetOptions | None = None) -> pl.DataFrame:
+    silver, gold = _dialogue()
+    gold["turn_rewards"] = gold["turn_rewards"].with_columns(reward=pl.lit(value))
+    return build_datasets(silver, gold, all_train(silver), options)["kto"]
+
+
+def test_kto_label_is_the_sign_of_the_reward():
+    assert _kto_with_reward(0.8)["label"].to_list() == [True]
+    assert _kto_with_reward(-0.8)["label"].to_list() == [False]
+    assert _kto_with_reward(-0.8)["completion"][0].to_list() == [{"role": "assistant", "content": "hello"}]
+
+
+def test_kto_leaves_out_reward_zero_unless_neutral_rows_are_asked_for():
+    """Was: a reward of 0 shipped as label false (undesirable)."""
+    left_out: dict = {}
     silver, gold = _dialogue()
     gold["turn_rewards"] = gold["turn_rewards"].with_columns(reward=pl.lit(0.0))
-    kto = build_datasets(silver, gold, all_train(silver))["kto"]
-    assert kto.select("prompt", "completion", "label").row(0)[2] is False
-    assert kto["completion"][0].to_list() == [{"role": "assistant", "content": "hello"}]
+    assert build_datasets(silver, gold, all_train(silver), left_out=left_out)["kto"].height == 0
+    assert left_out["kto"]["neutral_reward"] == 1
+    assert _kto_with_reward(0.0, DatasetOptions(kto_include_neutral=True))["label"].to_list() == [False]
+
+
+def test_sft_leaves_out_a_negatively_rewarded_final_turn_unless_asked_for():
+    silver, gold = _dialogue()
+    gold["turn_rewards"] = gold["turn_rewards"].with_columns(reward=pl.lit(-0.8))
+    assert build_datasets(silver, gold, all_train(silver))["sft"].height == 0
+    kept = build_datasets(silver, gold, all_train(silver), DatasetOptions(sft_include_negative=True))["sft"]
+    assert kept["reward"].to_list() == [-0.8]
 
 
 def test_group_without_a_split_row_is_left_out():

@@ -9,6 +9,8 @@ import pytest
 from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.io import read_table
 from pipelines.layout import Layout
+from pipelines.release.files import latest_release
+from pipelines.release.trainability import trainability_problems
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits import SplitConfig, assign_splits
@@ -80,3 +82,13 @@ def test_rl_steps_rlds_invariants_hold_on_demo_data(demo_datasets):
     terminal = steps.filter(pl.col("is_terminal"))
     assert set(terminal["source"]) <= {"study"} and terminal.height > 0
     assert steps.filter(pl.col("source") == "social_rl")["episode_id"].str.contains("@").all()
+
+
+def test_the_demo_release_passes_every_trainability_check(demo_warehouse):
+    """The release the demo build published (its blocking check passed, or the build would have failed):
+    its own files, read back, have no trainability problem and every kind of chat row is present."""
+    exports = Layout(demo_warehouse).exports
+    release = exports / latest_release(exports)
+    assert trainability_problems(release) == []
+    for name in ("sft", "kto", "preference", "rl_steps"):
+        assert list((release / name).glob("*.parquet")), name

@@ -69,3 +69,22 @@ def test_decision_steps_are_per_actor_and_truncated():
     assert steps.group_by("episode_id").len().sort("episode_id").rows() == [(f"{e}@x", 2), (f"{e}@y", 1)]
     assert steps["is_first"].sum() == 2 and steps["is_last"].sum() == 2 and steps["is_terminal"].sum() == 0
     assert (steps["reward"] == 0.0).all() and steps["reward_rule"].is_null().all()
+
+
+def test_an_episode_is_one_example_its_steps_share_the_hash_of_the_whole_episode():
+    """Two sessions whose first observation is equal but whose later steps differ: one prompt_hash per
+    episode, different between them (duplicate-prompt removal then keeps or drops episodes whole)."""
+    eps, turns, decisions = [], [], []
+    for s, later in (("s1", "go now"), ("s2", "stay calm")):
+        e = f"study:{s}"
+        eps.append(episode(e, "study", s, end_reason="unknown"))
+        turns += [turn(e, 0, "assistant", "greeting"), turn(e, 1, "user", "hello"), turn(e, 2, "assistant", "pack"),
+                  turn(e, 3, "user", later), turn(e, 4, "assistant", "leave")]
+        decisions += [{"decision_id": f"{s}k{i}", "episode_id": e, "turn_id": f"{e}#{i}", "actor_type": "policy",
+                       "action": "p", "candidates": []} for i in (2, 4)]
+    steps = _steps(*tables(episodes=eps, turns=turns, decisions=decisions))
+    per_episode = steps.group_by("episode_id").agg(pl.col("prompt_hash").n_unique().alias("n"), pl.col("prompt_hash").first())
+    assert per_episode["n"].to_list() == [1, 1]
+    assert per_episode["prompt_hash"].n_unique() == 2
+    first_observations = steps.filter(pl.col("step") == 0)["observation"].unique()
+    assert first_observations.len() == 1  # the case that used to drop step 0 of one of them

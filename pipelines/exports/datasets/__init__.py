@@ -2,23 +2,39 @@
 decisions. Column shapes follow what TRL / Hugging Face `datasets` load as-is; every frame also carries
 `split`, `episode_id`, `group_id`, `source`, `prompt_hash` and reward provenance.
 
+Every chat column is put in one chat shape at the end (chat_shape.py), whichever builder made it.
+
 `prompt_hash` = sha256 hex of the exact text an example conditions on: the canonical JSON array of its
-prompt messages (`[{"role":…,"content":…},…]`), for rl_steps the observation text. Equal prompts in two
-datasets therefore get equal hashes.
+prompt messages (`[{"role":…,"content":…},…]`) as shipped (after the chat shape); for rl_steps the whole
+episode (see rl_steps.py). Equal prompts in two datasets therefore get equal hashes.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipelines.exports.datasets.common import COMMON, front, sha256_hex, with_split
+from pipelines.exports.datasets.chat_shape import (
+    shape_conversations,
+    shape_prompt_completions,
+    shape_prompts,
+)
+from pipelines.exports.datasets.common import (
+    COMMON,
+    DatasetOptions,
+    front,
+    messages_text,
+    sha256_hex,
+    with_split,
+)
 from pipelines.exports.datasets.decisions import build_decisions, with_decision_prompts
-from pipelines.exports.datasets.kto import build_kto
+from pipelines.exports.datasets.kto import build_kto, kto_rows
 from pipelines.exports.datasets.preference import build_preference
 from pipelines.exports.datasets.rl_steps import build_rl_steps
-from pipelines.exports.datasets.sft import build_sft
+from pipelines.exports.datasets.sft import build_sft, sft_rows
 
 DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions")
+# Why a row was left out of a dataset (counts in the split proof and on the dataset card).
+NEGATIVE_REWARD, NEUTRAL_REWARD, NO_USER_TURN = "negative_reward", "neutral_reward", "no_user_turn"
 
 
 def finish(frame: pl.DataFrame, episodes: pl.DataFrame, splits: pl.DataFrame, episode_col: str = "episode_id") -> pl.DataFrame:
@@ -28,20 +44,47 @@ def finish(frame: pl.DataFrame, episodes: pl.DataFrame, splits: pl.DataFrame, ep
     return front(out, COMMON)
 
 
+def shape_chats(frames: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+    """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped prompt; the
+    rows that cannot be shaped are left out (counted per dataset)."""
+    sft, sft_out = shape_conversations(frames["sft"], "messages")
+    sft = sft.with_columns(_prompt_text=messages_text(pl.col("messages").list.head(pl.col("messages").list.len() - 1)))
+    kto, kto_out = shape_prompt_completions(frames["kto"], "prompt", ("completion",))
+    pref, pref_out = shape_prompt_completions(frames["preference"], "prompt", ("chosen", "rejected"))
+    decisions = shape_prompts(frames["decisions"], "prompt")
+    shaped = {"sft": sft} | {name: frame.with_columns(_prompt_text=messages_text("prompt"))
+                             for name, frame in (("kto", kto), ("preference", pref), ("decisions", decisions))}
+    return shaped, {"sft": sft_out, "kto": kto_out, "preference": pref_out}
+
+
 def build_datasets(
-    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], splits: pl.DataFrame
+    silver: dict[str, pl.DataFrame],
+    gold: dict[str, pl.DataFrame],
+    splits: pl.DataFrame,
+    options: DatasetOptions | None = None,
+    left_out: dict[str, dict[str, int]] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Every dataset as a frame (rows of groups without a split are left out)."""
+    """Every dataset as a frame (rows of groups without a split are left out). `left_out`, when given,
+    is filled with how many rows each dataset left out and why (before splits are attached)."""
+    options = options or DatasetOptions()
     episodes = silver["episodes"]
     silver = with_decision_prompts(silver, gold)
-    sft = build_sft(silver, gold)
-    kto = build_kto(silver, gold, sft)
+    examples = build_sft(silver, gold)
+    rated = build_kto(silver, gold, examples)
+    sft, negative = sft_rows(examples, options.sft_include_negative)
+    kto, neutral = kto_rows(rated, options.kto_include_neutral)
     frames = {
         "sft": sft,
-        "preference": build_preference(silver, gold, kto),
+        "preference": build_preference(silver, gold, rated),
         "kto": kto,
         "decisions": build_decisions(silver, gold),
     }
+    frames, unshaped = shape_chats(frames)
     out = {name: finish(frame, episodes, splits) for name, frame in frames.items()}
     out["rl_steps"] = finish(build_rl_steps(silver, gold), episodes, splits, "source_episode_id")
+    if left_out is not None:
+        counts = {"sft": {NEGATIVE_REWARD: negative}, "kto": {NEUTRAL_REWARD: neutral}}
+        for name, n in unshaped.items():
+            counts.setdefault(name, {})[NO_USER_TURN] = n
+        left_out.update({name: dict(sorted(c.items())) for name, c in sorted(counts.items())})
     return {name: out[name] for name in DATASETS}

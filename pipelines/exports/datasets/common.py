@@ -6,13 +6,31 @@ Everything here is pure Polars over silver / gold frames; no I/O, no Dagster.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from pipelines.config import Settings
 
 MESSAGE = pl.Struct({"role": pl.String, "content": pl.String})
 MESSAGES = pl.List(MESSAGE)
 # Columns every dataset carries (the release joins, dedups and proves leakage on them).
 COMMON = ("split", "episode_id", "group_id", "source", "prompt_hash")
+
+
+@dataclass(frozen=True)
+class DatasetOptions:
+    """Release choices a user may want otherwise (turnlake.toml `[release]`)."""
+
+    kto_include_neutral: bool = False  # keep kto rows with reward exactly 0 (labelled false)
+    sft_include_negative: bool = False  # keep sft examples whose final turn has a negative reward
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DatasetOptions:
+        return cls(kto_include_neutral=settings.release_kto_include_neutral,
+                   sft_include_negative=settings.release_sft_include_negative)
 
 
 def sha256_hex(expr: pl.Expr) -> pl.Expr:
@@ -24,9 +42,10 @@ def sha256_hex(expr: pl.Expr) -> pl.Expr:
     )
 
 
-def messages_text(column: str) -> pl.Expr:
+def messages_text(column: str | pl.Expr) -> pl.Expr:
     """The exact text of a message list: its canonical JSON array of {role, content}, in order."""
-    items = pl.col(column).list.eval(pl.element().struct.json_encode()).list.join(",")
+    messages = pl.col(column) if isinstance(column, str) else column
+    items = messages.list.eval(pl.element().struct.json_encode()).list.join(",")
     return pl.concat_str(pl.lit("["), items, pl.lit("]"))
 
 

@@ -1,6 +1,8 @@
 """`kto`: rated assistant turns and rated decisions as prompt / completion / label (TRL KTOTrainer).
 
-label = reward > 0 (a neutral 0 counts as undesirable). Rated turns are turns gold rewards directly
+label = the sign of the reward: reward > 0 desirable (true), reward < 0 undesirable (false). A reward of
+exactly 0 says neither (a study step where the stance did not move), so such rows are left out unless
+`[release] kto_include_neutral` (then they are labelled false: KTO has no neutral class). Rated turns are turns gold rewards directly
 (dialogue feedback, scenario outcome, study IQL step via the reply it chose); a Social RL round reward judges
 an agent's whole round, not one message, so it stays in sft / rl_steps only.
 """
@@ -35,6 +37,13 @@ def rated_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFram
 
 
 def build_kto(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], sft: pl.DataFrame) -> pl.DataFrame:
-    """KTO rows from rated turns (taken from the sft examples) and rated decisions."""
+    """Every rated turn (taken from the sft examples, whatever its reward) and rated decision, with its
+    label; `kto_rows` then leaves out what KTO must not see."""
     rows = pl.concat([rated_turns(sft), rated_decisions(silver, gold)], how="diagonal_relaxed")
     return rows.with_columns(label=pl.col("reward") > 0)
+
+
+def kto_rows(rated: pl.DataFrame, include_neutral: bool) -> tuple[pl.DataFrame, int]:
+    """The rows KTO trains on (reward 0 only with `include_neutral`), and how many were left out."""
+    kept = rated if include_neutral else rated.filter(pl.col("reward") != 0)
+    return kept, rated.height - kept.height

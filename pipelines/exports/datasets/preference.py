@@ -7,7 +7,12 @@
 - `override`: a human overrode a companion AI's suggestion. chosen = the human's action, rejected = the
   suggestion, both as action-only JSON (the suggestion has no text); prompt = the decision context.
 - `rated_alternatives`: one prompt (same prompt_hash) with differently rewarded completions in kto:
-  chosen = the best rewarded, rejected = the worst.
+  chosen = the best rewarded, rejected = the worst (rewards in `reward_chosen` / `reward_rejected`; the
+  prompt each side answered in `chosen_prompt_hash` / `rejected_prompt_hash`).
+
+Every pair kind should carry `reward_chosen` / `reward_rejected` where the rewards are known: the release's
+trainability check (pipelines/release/trainability.py) rejects a pair that prefers the lower known reward,
+and one whose `chosen_prompt_hash` and `rejected_prompt_hash` differ.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pipelines.exports.datasets.common import (
     as_messages,
     messages_text,
     prefixes,
+    sha256_hex,
     single,
     visible_turns,
 )
@@ -102,6 +108,9 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
     return pairs.select(
         "episode_id", "prompt", pl.col("completion").alias("chosen"), pl.col("completion_rejected").alias("rejected"),
         pl.col("turn_id").alias("chosen_turn_id"), pl.col("turn_id_rejected").alias("rejected_turn_id"),
+        pl.col("decision_id").alias("chosen_decision_id"), pl.col("decision_id_rejected").alias("rejected_decision_id"),
+        sha256_hex(messages_text("prompt")).alias("chosen_prompt_hash"),
+        sha256_hex(messages_text("prompt_rejected")).alias("rejected_prompt_hash"),
         pl.col("reward").alias("reward_chosen"), "reward_rejected",
         pl.concat_list("feedback_ids", "feedback_ids_rejected").list.unique().list.sort().alias("feedback_ids"),
         pl.concat_str("reward_rule", "reward_rule_rejected", separator=",").alias("reward_rule"),
@@ -110,6 +119,8 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
 
 
 def build_preference(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], kto: pl.DataFrame) -> pl.DataFrame:
-    """All preference pairs; `_prompt_text` is the canonical JSON of the prompt (hashed by the caller)."""
+    """All preference pairs; `_prompt_text` is the canonical JSON of the prompt (hashed by the caller).
+
+    `kto`: every rated row, neutral ones included (a 0 beats a −1)."""
     frames = [correction_pairs(silver, gold), override_pairs(silver, gold), rated_alternative_pairs(kto, silver["episodes"])]
     return pl.concat(frames, how="diagonal_relaxed").with_columns(_prompt_text=messages_text("prompt"))

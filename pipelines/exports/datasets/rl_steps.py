@@ -12,6 +12,11 @@ runs are truncated: `is_last` without `is_terminal`. Steps without a known rewar
 - social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's messages,
   observation = the visible round transcript before it; the agent-round reward lands on its last message
   of the round. Internal coach messages are in no observation.
+
+An episode is one example: its `prompt_hash` is the hash of its whole (observation, action) sequence,
+the same on every step, so duplicate-prompt removal across splits keeps or drops whole episodes and
+never cuts steps out of one (an empty first observation or a templated greeting shared by many
+episodes is not a duplicate episode).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pipelines.exports.datasets.common import (
     messages_text,
     prefixes,
     rewards_by,
+    sha256_hex,
     visible_turns,
 )
 from pipelines.exports.datasets.decisions import decision_prompts
@@ -122,11 +128,20 @@ def rlds(steps: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(discount=pl.when(pl.col("is_terminal")).then(0.0).otherwise(1.0)).drop("terminal")
 
 
+def with_episode_text(steps: pl.DataFrame) -> pl.DataFrame:
+    """`_prompt_text` = the episode as a whole: its steps' sha256(JSON {observation, action}) in step
+    order (hashed per step first, so a long episode of long observations stays a short text)."""
+    per_step = sha256_hex(pl.struct("observation", "action").struct.json_encode())
+    episodes = steps.sort("episode_id", "step").with_columns(_step_hash=per_step).group_by("episode_id").agg(
+        _prompt_text=pl.lit("rl_steps episode:") + pl.col("_step_hash").str.join(","))
+    return steps.join(episodes, on="episode_id", how="left")
+
+
 def build_rl_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """All RL steps; `_prompt_text` is the observation (duplicate observations count as duplicate prompts)."""
+    """All RL steps; `_prompt_text` is the whole episode (see the module doc)."""
     parts = [study_steps(silver, gold).drop("turn_index"), decision_steps(silver, gold), social_steps(silver, gold)]
     steps = rlds(pl.concat(parts, how="diagonal_relaxed"))
-    return steps.with_columns(_prompt_text=pl.col("observation")).select(
+    return with_episode_text(steps).select(
         "episode_id", "step", "observation", "action", "reward", "discount", "is_first", "is_last",
         "is_terminal", "q_values", "policy", "source_episode_id", "reward_rule", "feedback_ids",
         "decision_id", "turn_id", "_prompt_text")

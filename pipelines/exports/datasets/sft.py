@@ -4,7 +4,11 @@ One example per assistant turn (per agent message in Social RL): every visible e
 plus that turn. Examples with nothing before the final turn are skipped: there is nothing to condition on,
 and every such example would share one empty prompt. Social RL is seen from the speaking agent: its own
 messages are `assistant`, other agents' are `user` prefixed with their id; internal coach messages are left
-out (see common.visible_turns).
+out (see common.visible_turns). A study session's `scenario` (what the resident was told) opens its
+examples as system context; the chat shape (chat_shape.py, applied to every dataset) does the rest.
+
+Left out unless `[release] sft_include_negative`: examples whose final turn has a negative reward
+(supervised fine-tuning imitates every example it is given; an answer rated bad is no model answer).
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.exports.datasets.common import (
+    MESSAGES,
     agent_view_content,
     agent_view_role,
     as_messages,
+    message,
     messages_text,
     prefixes,
     rewards_by,
@@ -23,6 +29,7 @@ from pipelines.exports.datasets.common import (
 
 SFT_SOURCES = ("dialogue", "study", "scenario", "social_rl")
 CHAT_SOURCES = ("dialogue", "study", "scenario")
+SCENARIO_PREFIX = "The resident's scenario: "
 
 
 def chat_turns(turns: pl.DataFrame, episodes: pl.DataFrame, sources: tuple[str, ...]) -> pl.DataFrame:
@@ -44,7 +51,19 @@ def turn_examples(turns: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
     targets = pl.concat([chat_targets, social_targets], how="diagonal").select(
         "target_id", "episode_id", "source", "turn_index", "actor_id")
     examples = targets.join(pl.concat([chat_msgs, social_msgs]), on="target_id")
-    return examples.filter(pl.col("messages").list.len() >= 2).rename({"target_id": "turn_id"})
+    examples = examples.filter(pl.col("messages").list.len() >= 2).rename({"target_id": "turn_id"})
+    return with_episode_context(examples, episodes)
+
+
+def with_episode_context(examples: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
+    """A study session's scenario text first, as a system message (the operator's model knew it)."""
+    scenario = episodes.filter(pl.col("source") == "study").select(
+        "episode_id", _scenario=pl.col("attributes").str.json_path_match("$.scenario"))
+    out = examples.join(scenario, on="episode_id", how="left")
+    system = pl.concat_list(message("system", pl.lit(SCENARIO_PREFIX) + pl.col("_scenario")))
+    has_scenario = pl.col("_scenario").is_not_null() & (pl.col("_scenario") != "")
+    messages = pl.when(has_scenario).then(pl.concat_list(system, "messages")).otherwise(pl.col("messages"))
+    return out.with_columns(messages.cast(MESSAGES).alias("messages")).drop("_scenario")
 
 
 def _agent_round_rewards(turn_rewards: pl.DataFrame) -> pl.DataFrame:
@@ -65,3 +84,10 @@ def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) ->
     out = pl.concat([chat, agents], how="diagonal_relaxed")
     prompt = pl.col("messages").list.head(pl.col("messages").list.len() - 1)
     return out.with_columns(_prompt=prompt).with_columns(_prompt_text=messages_text("_prompt")).drop("_prompt")
+
+
+def sft_rows(examples: pl.DataFrame, include_negative: bool) -> tuple[pl.DataFrame, int]:
+    """The examples SFT trains on (a negative final reward only with `include_negative`), and how many
+    were left out."""
+    kept = examples if include_negative else examples.filter(pl.col("reward").fill_null(0.0) >= 0)
+    return kept, examples.height - kept.height

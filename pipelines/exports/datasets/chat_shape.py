@@ -1,0 +1,165 @@
+"""One chat shape for every chat column of every dataset (DESIGN §5, "What a trainer can rely on").
+
+A chat row a trainer renders (`sft` messages; `kto` prompt + completion; `preference` prompt + chosen,
+prompt + rejected) must be: at most one system message, first; then a user turn; then user and
+assistant alternating; ending with an assistant turn. Strict chat templates (Llama-2 / Mistral
+style) raise on anything else. The sources do not all speak that way, so every chat column is mapped
+into it here, at the end of `build_datasets`, whatever builder made the row:
+
+1. Every system message before the first user turn joins one leading system message.
+2. An assistant turn before the first user turn (the study operator's or a scenario moderator's
+   opening) becomes system context: `The assistant opened with: <text>`.
+3. A system message after the first user turn becomes user text `System: <text>`; a message with any
+   other role becomes user text `<role>: <text>` (Social RL agents are already named user turns).
+4. Consecutive messages of one role are merged into one, their texts joined by a blank line (several
+   other agents speaking in a row become one user turn of named lines).
+5. prompt / completion columns: a prompt that ends with an assistant turn (the assistant spoke twice
+   in a row) hands that turn to the completion, which starts with it, so prompt + completion still
+   alternate; chosen and rejected get the same text, so they still answer the same prompt.
+6. A row with no user turn at all cannot be shaped (there is nothing the assistant answers) and is
+   left out; `build_datasets` counts it as `no_user_turn`.
+
+Pure Polars (explode, a run id per role change, group-by): no Python loop over rows.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.exports.datasets.common import MESSAGES
+
+SYSTEM, USER, ASSISTANT = "system", "user", "assistant"
+OPENING_PREFIX = "The assistant opened with: "
+LATE_SYSTEM_PREFIX = "System: "
+JOIN = "\n\n"
+
+
+def _long(messages: pl.Series) -> pl.DataFrame:
+    """One row per message: `_row` (position of its list), `role`, `content`, in list order."""
+    frame = pl.DataFrame({"_m": messages.cast(MESSAGES)}).with_row_index("_row")
+    exploded = frame.explode("_m").filter(pl.col("_m").is_not_null())
+    return exploded.select(
+        "_row",
+        role=pl.col("_m").struct.field("role").fill_null(USER),
+        content=pl.col("_m").struct.field("content").fill_null(""),
+    )
+
+
+def _mapped(long: pl.DataFrame) -> pl.DataFrame:
+    """Rules 1–3: each message's role and content in the shaped chat."""
+    role, content = pl.col("role"), pl.col("content")
+    speaks_as_user = ~role.is_in([SYSTEM, ASSISTANT])
+    before_user = speaks_as_user.cast(pl.Int32).cum_sum().over("_row") == 0
+    new_role = (
+        pl.when(before_user)
+        .then(pl.lit(SYSTEM))
+        .when(role == SYSTEM)
+        .then(pl.lit(USER))
+        .when(role == ASSISTANT)
+        .then(pl.lit(ASSISTANT))
+        .otherwise(pl.lit(USER))
+    )
+    new_content = (
+        pl.when(before_user & (role == ASSISTANT))
+        .then(pl.lit(OPENING_PREFIX) + content)
+        .when(before_user)
+        .then(content)
+        .when(role == SYSTEM)
+        .then(pl.lit(LATE_SYSTEM_PREFIX) + content)
+        .when(role.is_in([USER, ASSISTANT]))
+        .then(content)
+        .otherwise(role + pl.lit(": ") + content)
+    )
+    return long.with_columns(role=new_role, content=new_content)
+
+
+def _merged(long: pl.DataFrame) -> pl.DataFrame:
+    """Rule 4: one message per run of equal roles."""
+    changed = (pl.col("role") != pl.col("role").shift(1).over("_row")).fill_null(True)
+    runs = long.with_columns(_run=changed.cast(pl.Int32).cum_sum().over("_row"))
+    return runs.group_by("_row", "_run", maintain_order=True).agg(
+        pl.col("role").first(), pl.col("content").str.join(JOIN)
+    )
+
+
+def shape_messages(messages: pl.Series, *, opens_chat: bool = True) -> pl.Series:
+    """Each message list mapped by rules 1–4 (a null or empty list gives an empty list).
+
+    `opens_chat=False` (a completion, which continues a prompt): only rule 4, roles kept."""
+    long = _long(messages)
+    merged = _merged(_mapped(long) if opens_chat else long)
+    lists = merged.group_by("_row", maintain_order=True).agg(
+        pl.struct("role", "content").alias("messages")
+    )
+    rows = pl.DataFrame({"_row": pl.int_range(len(messages), dtype=pl.UInt32, eager=True)})
+    out = rows.join(lists, on="_row", how="left", maintain_order="left")
+    return out["messages"].fill_null(pl.lit([], dtype=MESSAGES)).cast(MESSAGES).alias(messages.name)
+
+
+def _roles(column: str) -> pl.Expr:
+    return pl.col(column).list.eval(pl.element().struct.field("role"))
+
+
+def _has_user(column: str) -> pl.Expr:
+    return _roles(column).list.contains(USER)
+
+
+def shape_conversations(frame: pl.DataFrame, column: str) -> tuple[pl.DataFrame, int]:
+    """Rows whose `column` is a whole chat ending in the assistant turn (sft): shaped, and the rows
+    that cannot be (no user turn, or no assistant turn last) left out; also how many were."""
+    shaped = frame.with_columns(shape_messages(frame[column]))
+    ends_with_assistant = _roles(column).list.last() == ASSISTANT
+    kept = shaped.filter(_has_user(column) & ends_with_assistant)
+    return kept, frame.height - kept.height
+
+
+def _hand_trailing_assistant(
+    frame: pl.DataFrame, prompt: str, completions: tuple[str, ...]
+) -> pl.DataFrame:
+    """Rule 5: a shaped prompt's final assistant turn moves to the front of every completion."""
+    trailing = _roles(prompt).list.last() == ASSISTANT
+    handed = pl.col(prompt).list.last().struct.field("content")
+    moved = []
+    for column in completions:
+        first = pl.col(column).list.first()
+        joined = pl.struct(
+            pl.lit(ASSISTANT).alias("role"),
+            pl.concat_str(handed, pl.lit(JOIN), first.struct.field("content")).alias("content"),
+        )
+        rest = pl.col(column).list.slice(1)
+        moved.append(
+            pl.when(trailing)
+            .then(pl.concat_list(joined, rest))
+            .otherwise(pl.col(column))
+            .cast(MESSAGES)
+            .alias(column)
+        )
+    shortened = (
+        pl.when(trailing)
+        .then(pl.col(prompt).list.head(pl.col(prompt).list.len() - 1))
+        .otherwise(pl.col(prompt))
+    )
+    return frame.with_columns(*moved).with_columns(shortened.cast(MESSAGES).alias(prompt))
+
+
+def shape_prompt_completions(
+    frame: pl.DataFrame, prompt: str, completions: tuple[str, ...]
+) -> tuple[pl.DataFrame, int]:
+    """Rows of a prompt and one or more completions (kto: completion; preference: chosen, rejected):
+    every column shaped, the rows whose prompt has no user turn or whose completion is not one
+    assistant turn left out; also how many were."""
+    shaped = frame.with_columns(
+        shape_messages(frame[prompt]),
+        *(shape_messages(frame[c], opens_chat=False) for c in completions),
+    )
+    shaped = _hand_trailing_assistant(shaped, prompt, completions)
+    ok = _has_user(prompt) & (_roles(prompt).list.last() == USER)
+    for column in completions:
+        ok = ok & (pl.col(column).list.len() == 1) & (_roles(column).list.first() == ASSISTANT)
+    kept = shaped.filter(ok)
+    return kept, frame.height - kept.height
+
+
+def shape_prompts(frame: pl.DataFrame, prompt: str) -> pl.DataFrame:
+    """A prompt-only column (the `decisions` dataset's): shaped by rules 1–4, no row left out."""
+    return frame.with_columns(shape_messages(frame[prompt]))
