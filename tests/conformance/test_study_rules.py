@@ -391,3 +391,92 @@ def test_iql_step_whose_operator_response_is_not_the_next_reply_is_quarantined(t
     term = terminal_row(built, record)
     assert (term["reward"], term["decision_id"], term["turn_id"]) == (1.0, None, None)
     assert rl_episode(built, record).height == 0
+
+
+def test_source_document_example_agreement_at_turn_two_credits_provide_information_of_turn_one(
+    tmp_path,
+):
+    # The document's role-play example, its history completed with the turn-2 texts its iql_data quotes.
+    opening = "Hello, this is the fire department dispatcher..."
+    t1 = (
+        "Hi, yes I can hear you. What's happening?",
+        "There's a wildfire approaching your area. Can you evacuate?",
+    )
+    t2 = (
+        "I can leave but I need to know which direction is safe",
+        "Head west on Main Street. That route is clear.",
+    )
+    q1 = {
+        "provide_information": 0.85,
+        "offer_assistance": 0.72,
+        "express_urgency": 0.65,
+        "ask_question": 0.58,
+        "give_direction": 0.45,
+    }
+    q2 = {
+        "give_direction": 0.92,
+        "provide_information": 0.78,
+        "offer_assistance": 0.65,
+        "express_urgency": 0.55,
+        "ask_question": 0.42,
+    }
+    record = {
+        "session_id": "participant-id_niki_1234567890",
+        "participant_id": PID,
+        "character": "niki",
+        "conversation_type": "roleplay",
+        "persuasion_strategy": None,
+        "turn_count": 2,
+        "history": [{"role": "operator", "text": opening}]
+        + [
+            {"role": r, "text": t}
+            for pair in (t1, t2)
+            for r, t in zip(("resident", "operator"), pair, strict=True)
+        ],
+        "iql_data": [
+            {
+                "turn": 1,
+                "resident_message": t1[0],
+                "operator_response": t1[1],
+                "selected_policy": "provide_information",
+                "q_values": q1,
+                "judge": {
+                    "stance": "NEUTRAL",
+                    "confidence": 0.65,
+                    "reasoning": "Resident is seeking information...",
+                },
+                "timestamp": "2025-12-24T00:32:50.123456",
+            },
+            {
+                "turn": 2,
+                "resident_message": t2[0],
+                "operator_response": t2[1],
+                "selected_policy": "give_direction",
+                "q_values": q2,
+                "judge": {
+                    "stance": "AGREE",
+                    "confidence": 0.80,
+                    "reasoning": "Resident is willing to evacuate...",
+                },
+                "timestamp": "2025-12-24T00:33:15.234567",
+            },
+        ],
+        "created_at": "2025-12-24T00:32:45.123456",
+        "ended_at": "2025-12-24T00:35:30.456789",
+        "scenario": "It is a regular day at home. You (Niki) are with your elderly parents...",
+    }
+    built = build(tmp_path, record)
+    # history: [0] opening, [1] t1 resident, [2] t1 reply, [3] t2 resident (AGREE 0.80 ≥ 0.70), [4] t2 reply.
+    steps = rl_episode(built, record)
+    assert steps["action"].to_list() == [
+        "provide_information"
+    ]  # "Head west" was said after the agreement
+    assert steps["is_terminal"].to_list() == [True]
+    assert steps["reward"].to_list() == [1.5]  # 0.5 × (1 − 0) + 1
+    term = terminal_row(built, record)
+    assert (term["reward"], term["turn_id"]) == (1.0, f"{eid(record)}#2")
+    judged = built.silver["feedback"].filter(pl.col("name") == "judge_stance").sort("turn_id")
+    assert judged.select("turn_id", "value_text").rows() == [
+        (f"{eid(record)}#1", "NEUTRAL"),
+        (f"{eid(record)}#3", "AGREE"),
+    ]
