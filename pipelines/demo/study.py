@@ -3,7 +3,8 @@
 Per participant: up to six sessions (non-roleplay strategies, then roleplay characters with IQL
 steps), each written to its own file and/or the master JSONL and/or the participant's
 completed (CCC) or exit (INC) file, so most sessions appear 2-3 times. Judge trails reach
-agreement, refusal, max_turns (15 resident turns) and no event at all. Plus a few bad records.
+agreement, refusal, max_turns (15 resident turns) and no event at all. Plus a few bad records, a session
+whose copies disagree (duplicate_conflict) and an IQL step whose text is not the transcript's (bad_value).
 """
 
 from __future__ import annotations
@@ -188,6 +189,8 @@ def _survey(rng: random.Random, pid: str, when: datetime) -> dict:
         "background": {"email": f"participant{rng.randint(100, 999)}@example.org",
                        "nickname": rng.choice(T.NICKNAMES), "age": str(rng.randint(19, 71)),
                        "gender": rng.choice(("female", "male", "non-binary")),
+                       # From the id, not the generator: adding it left every other demo value unchanged.
+                       "education": T.EDUCATION[int(pid[:8], 16) % len(T.EDUCATION)],
                        "occupation": rng.choice(T.OCCUPATIONS), "ideology": str(rng.randint(1, 7))},
         "personality": {f"q{i}": str(rng.randint(1, 5)) for i in range(1, 11)},
         "moral": {f"q{i}": str(rng.randint(1, 5)) for i in range(1, 13)},
@@ -227,3 +230,12 @@ def _write_bad_records(base: Path, rng: random.Random, master: list[bytes], star
     text_history = dict(_session(rng, pid, start, False, 2, "unknown"), history="operator: hello?")
     master.insert(len(master) // 2, b'{"session_id": "' + pid.encode() + b'_nonrole_x_1", "history": [}\n')
     master += [orjson.dumps(r) + b"\n" for r in (no_id, list_q, text_history)]
+    # The master copy of a session says something else at history[1] than its own file: duplicate_conflict.
+    edited = _session(rng, pid, start + timedelta(minutes=30), True, 5, "agreement")
+    (conv / f"{edited['session_id']}.json").write_bytes(orjson.dumps(edited, option=orjson.OPT_INDENT_2))
+    master.append(orjson.dumps({**edited, "history": [edited["history"][0], {"role": "resident", "text": "Who is calling?"},
+                                                      *edited["history"][2:]]}) + b"\n")
+    # The IQL log kept a resident message the transcript does not have: that step is quarantined (bad_value).
+    drifted = _session(rng, pid, start + timedelta(minutes=40), True, 5, "refusal")
+    drifted["iql_data"][-1] = {**drifted["iql_data"][-1], "resident_message": "I will think about it."}
+    master.append(orjson.dumps(drifted) + b"\n")

@@ -64,5 +64,6 @@ JUDGE_NOTES = {
     "DELAY": "The resident intends to leave but only after a delay.",
 }
 NATURALNESS = ("very-natural", "somewhat-natural", "neutral", "somewhat-unnatural")
+EDUCATION = ("high-school", "some-college", "college-graduate", "graduate-degree", "other")
 OCCUPATIONS = ("nurse", "software engineer", "teacher", "retired", "student", "electrician")
 NICKNAMES = ("Mavis", "Jo", "Sunny", "Dee", "Kit", "Rae")

@@ -8,14 +8,20 @@ from pipelines.exports.datasets import build_datasets
 from tests.unit._export_helpers import all_train, episode, reward, tables, turn
 
 
-def _study(end_reason: str) -> tuple[dict, dict]:
+def _study(end_reason: str, end_step: int) -> tuple[dict, dict]:
+    """Steps 1-3 choose replies t2, t4, t6; the judged resident message at `end_step` ended the session
+    and answers the reply of step end_step - 1, which the terminal reward names."""
     e = "study:s1"
-    turns = [turn(e, i, "assistant" if i % 2 == 0 else "user", f"t{i}") for i in range(6)]
-    decisions = [{"decision_id": f"k{i}", "episode_id": e, "turn_id": f"{e}#{i}", "actor_type": "policy",
-                  "action": f"p{i}", "candidates": [{"action": f"p{i}", "value": 1.0}]} for i in (2, 4)]
-    rewards = [reward("decision", "k2", e, 0.5, "study_stance_step@1", decision_id="k2", turn_id=f"{e}#2"),
-               reward("episode", e, e, 1.0, "study_terminal@1")]
-    return tables(gold={"turn_rewards": rewards}, episodes=[episode(e, "study", "p1", end_reason=end_reason)],
+    turns = [turn(e, i, "assistant" if i % 2 == 0 else "user", f"t{i}") for i in range(8)]
+    decisions = [{"decision_id": f"k{2 * k}", "episode_id": e, "turn_id": f"{e}#{2 * k}", "actor_type": "policy",
+                  "action": f"p{2 * k}", "candidates": [{"action": f"p{2 * k}", "value": 1.0}],
+                  "attributes": f'{{"step":{k}}}'} for k in (1, 2, 3)]
+    credited = f"k{2 * (end_step - 1)}"
+    rewards = [reward("decision", "k2", e, 0.5, "study_stance_step@2", decision_id="k2", turn_id=f"{e}#2"),
+               reward("episode", e, e, 1.0 if end_reason == "agreement" else 0.0, "study_terminal@2",
+                      decision_id=credited, turn_id=f"{e}#{2 * (end_step - 1)}")]
+    return tables(gold={"turn_rewards": rewards},
+                  episodes=[episode(e, "study", "p1", end_reason=end_reason, attributes=f'{{"end_step":{end_step}}}')],
                   turns=turns, decisions=decisions)
 
 
@@ -23,8 +29,9 @@ def _steps(silver: dict, gold: dict) -> pl.DataFrame:
     return build_datasets(silver, gold, all_train(silver))["rl_steps"]
 
 
-def test_study_agreement_ends_terminal_with_the_terminal_reward_on_the_last_step():
-    steps = _steps(*_study("agreement")).sort("step")
+def test_study_agreement_ends_terminal_on_the_step_whose_reply_the_agreeing_message_answered():
+    # Agreement judged at step 3 (resident message t5) answers step 2's reply t4: step 3's reply t6 is no RL step.
+    steps = _steps(*_study("agreement", 3)).sort("step")
     assert steps["step"].to_list() == [0, 1]
     assert steps["action"].to_list() == ["p2", "p4"]
     assert steps["is_first"].to_list() == [True, False]
@@ -32,16 +39,17 @@ def test_study_agreement_ends_terminal_with_the_terminal_reward_on_the_last_step
     assert steps["is_terminal"].to_list() == [False, True]
     assert steps["discount"].to_list() == [1.0, 0.0]
     assert steps["reward"].to_list() == [0.5, 1.0]
-    assert steps["reward_rule"].to_list() == ["study_stance_step@1", "study_terminal@1"]
+    assert steps["reward_rule"].to_list() == ["study_stance_step@2", "study_terminal@2"]
     assert steps["q_values"][0].to_list() == [{"action": "p2", "value": 1.0}]
     assert '"content":"t1"' in steps["observation"][0] and '"t2"' not in steps["observation"][0]
 
 
 def test_study_max_turns_is_truncated_last_not_terminal():
-    steps = _steps(*_study("max_turns"))
+    steps = _steps(*_study("max_turns", 4))
+    assert steps["action"].to_list() == ["p2", "p4", "p6"]
     assert steps["is_last"].sum() == 1
     assert steps["is_terminal"].sum() == 0
-    assert steps["discount"].to_list() == [1.0, 1.0]
+    assert steps["discount"].to_list() == [1.0, 1.0, 1.0]
 
 
 def test_social_rl_gives_one_episode_per_agent_over_all_rounds_of_a_run():

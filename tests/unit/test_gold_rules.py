@@ -88,16 +88,16 @@ def _study(end_reason, stances):
 
 @pytest.mark.parametrize(("end_reason", "expected"), [("agreement", 1.0), ("refusal", -1.0), ("max_turns", 0.0)])
 def test_study_terminal_reward_follows_the_derived_end_reason(end_reason, expected):
-    row = run_rule("study_terminal@1", _study(end_reason, ["NEUTRAL", "AGREE"]), params()).row(0, named=True)
+    row = run_rule("study_terminal@2", _study(end_reason, ["NEUTRAL", "AGREE"]), params()).row(0, named=True)
     assert (row["target"], row["reward"], row["feedback_ids"]) == ("episode", expected, ["j1", "j2"])
 
 
 def test_study_unknown_end_reason_gives_no_terminal_reward():
-    assert run_rule("study_terminal@1", _study("unknown", ["NEUTRAL"]), params()).height == 0
+    assert run_rule("study_terminal@2", _study("unknown", ["NEUTRAL"]), params()).height == 0
 
 
 def test_study_step_reward_is_the_half_stance_change_after_the_step_with_q_columns():
-    rows = _by_target(run_rule("study_stance_step@1", _study("agreement", ["REFUSE", "NEUTRAL", "AGREE", "DELAY"]), params()))
+    rows = _by_target(run_rule("study_stance_step@2", _study("agreement", ["REFUSE", "NEUTRAL", "AGREE", "DELAY"]), params()))
     # step k is rewarded by the stance change from step k to step k+1; the last step has no next stance.
     assert {k: r["reward"] for k, r in rows.items()} == {"d1": 0.5, "d2": 0.5, "d3": -0.5}
     d1 = rows["d1"]

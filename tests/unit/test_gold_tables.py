@@ -78,7 +78,7 @@ def test_episode_outcomes_sum_rewards_into_the_return_and_count_signals():
     gold = build_gold(silver, params())
     outcomes = {r["episode_id"]: r for r in gold["episode_outcomes"].iter_rows(named=True)}
     study = outcomes["study:s"]
-    assert study["terminal_reward"] == 1.0 and study["terminal_rule"] == "study_terminal@1"
+    assert study["terminal_reward"] == 1.0 and study["terminal_rule"] == "study_terminal@2"
     assert study["return"] == pytest.approx(1.0 + 0.5) and study["n_rewards"] == 2
     assert (study["n_signals"], study["n_judge_signals"], study["n_human_signals"]) == (2, 2, 0)
     assert outcomes["scenario:x"]["return"] is None and '"scenario_successful":true' in outcomes["scenario:x"]["outcome"]

@@ -195,3 +195,26 @@ def test_ids_are_deterministic_across_runs() -> None:
 @pytest.mark.parametrize("table", ["episodes", "turns", "feedback", "decisions", "quarantine"])
 def test_empty_bronze_gives_empty_valid_silver(table: str) -> None:
     assert run([])[table].height == 0
+
+
+def test_copies_naming_different_participants_are_a_duplicate_conflict() -> None:
+    sid = f"{PID}_niki_11"
+    other = "11111111-2222-4333-8444-555555555555"
+    rows = [session(sid, [("NEUTRAL", 0.6)]),
+            session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl", participant_id=other),
+            session(sid, [("NEUTRAL", 0.6)], copy_kind="completed", file="c.json", participant_id=None)]
+    quarantine = run(rows)["quarantine"]
+    assert quarantine.select("file", "error_kind").rows() == [("m.jsonl", "duplicate_conflict")]
+    assert "participant_id" in quarantine["message"][0]
+    assert "kept that copy because its kind ranks first" in quarantine["message"][0]
+
+
+def test_a_longer_copy_that_rewrites_an_earlier_turn_is_a_conflict_not_a_snapshot() -> None:
+    sid = f"{PID}_bob_12"
+    longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)], copy_kind="master", file="m.jsonl")
+    shorter = session(sid, [("NEUTRAL", 0.6)])
+    shorter["history"][1] = {"role": "resident", "text": "something else"}
+    quarantine = run([longer, shorter])["quarantine"]
+    assert quarantine.select("file", "error_kind").rows() == [(shorter["file"], "duplicate_conflict")]
+    assert "history[1] (text)" in quarantine["message"][0]
+    assert "more history entries (5 vs 3)" in quarantine["message"][0]

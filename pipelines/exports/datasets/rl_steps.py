@@ -7,7 +7,8 @@ runs are truncated: `is_last` without `is_terminal`. Steps without a known rewar
 `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the step.
 
 - study: one episode per session; step = an IQL decision, action = the policy chosen, q_values = its
-  Q-values; reward = the stance-step reward, plus the terminal reward on the last step.
+  Q-values; reward = the stance-step reward, plus the terminal reward on the step whose action caused the
+  ending, which is the episode's last step (replies written after the ending are not RL steps).
 - decision: one episode per actor of a decision session; observation = the full context JSON.
 - social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's messages,
   observation = the visible round transcript before it; the agent-round reward lands on its last message
@@ -57,27 +58,43 @@ def _merge_provenance(a: str, b: str) -> list[pl.Expr]:
 
 
 def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """IQL steps of study sessions, in the order of the replies they chose."""
-    episodes = silver["episodes"].filter(pl.col("source") == "study").select("episode_id", "end_reason")
+    """IQL steps of study sessions in step order, ending with the action that caused the session's end.
+
+    The judged resident message at `end_step` (episode attributes) ended the session and answers the
+    reply of step end_step−1: that step is the episode's last, carries the terminal reward (the
+    study_terminal row names its decision) and is terminal on agreement / refusal. Steps from
+    end_step on chose replies written after the outcome was decided; they stay in silver `decisions`
+    (attribute `after_end`) and in the chat datasets, not in the RL episode. The episode is the
+    contiguous run of steps from its first one: a step left out at silver (texts not matching the
+    transcript) or whose reply is not in the transcript cuts it there, since the next observation
+    would follow an action the episode does not hold. A session ended by its first resident message
+    (credited to the scripted opening) has no RL step.
+    """
+    episodes = silver["episodes"].filter(pl.col("source") == "study").select(
+        "episode_id", "end_reason",
+        end_step=pl.col("attributes").str.json_path_match("$.end_step").cast(pl.Int64, strict=False))
     turns = visible_turns(silver["turns"]).join(episodes.select("episode_id"), on="episode_id")
     steps = silver["decisions"].join(episodes, on="episode_id").join(
         turns.select("turn_id", "turn_index"), on="turn_id").with_columns(
-        target_id=pl.col("decision_id"), viewer=pl.lit(None, pl.String))
+        iql_step=pl.col("attributes").str.json_path_match("$.step").cast(pl.Int64, strict=False))
+    steps = steps.filter(pl.col("end_step").is_null() | (pl.col("iql_step") < pl.col("end_step"))).sort(
+        "episode_id", "iql_step")
+    contiguous = pl.col("iql_step") - pl.col("iql_step").min().over("episode_id") == pl.int_range(
+        pl.len()).over("episode_id")
+    steps = steps.filter(contiguous).with_columns(target_id=pl.col("decision_id"), viewer=pl.lit(None, pl.String))
     steps = _observations(turns, steps, pl.col("role"), pl.col("text"))
     rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
-    terminal = gold["turn_rewards"].filter(pl.col("target") == "episode").group_by("episode_id").agg(
+    terminal = gold["turn_rewards"].filter((pl.col("target") == "episode") & pl.col("decision_id").is_not_null())
+    terminal = terminal.group_by("decision_id").agg(
         pl.col("reward").mean().alias("reward_end"), pl.col("reward_rule").unique().sort().str.join(",")
         .alias("reward_rule_end"), pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids_end"))
-    steps = steps.join(rewards, on="decision_id", how="left").sort("episode_id", "turn_index").with_columns(
-        _last=pl.col("turn_index") == pl.col("turn_index").max().over("episode_id"))
-    steps = steps.join(terminal, on="episode_id", how="left").with_columns(
-        [pl.when(pl.col("_last")).then(pl.col(c)).otherwise(None).alias(c)
-         for c in ("reward_end", "reward_rule_end", "feedback_ids_end")])
-    return steps.select(
+    steps = steps.join(rewards, on="decision_id", how="left").join(terminal, on="decision_id", how="left")
+    ended_here = pl.col("end_reason").is_in(TERMINAL_END_REASONS) & (pl.col("iql_step") == pl.col("end_step") - 1)
+    return steps.sort("episode_id", "iql_step").select(
         pl.col("episode_id").alias("source_episode_id"), "episode_id", "turn_index", "observation", "action",
         pl.col("candidates").cast(Q_VALUES).alias("q_values"), pl.lit("iql").alias("policy"),
         (pl.col("reward").fill_null(0.0) + pl.col("reward_end").fill_null(0.0)).alias("reward"),
-        (pl.col("_last") & pl.col("end_reason").is_in(TERMINAL_END_REASONS)).alias("terminal"),
+        ended_here.alias("terminal"),
         *_merge_provenance("", "_end"), pl.col("decision_id"))
 
 

@@ -1,7 +1,9 @@
 """Study bronze → silver: episodes, turns, decisions, feedback and silver quarantine.
 
-See `sessions` for how one copy of a session is chosen and how the end reason is derived, and
-`signals` for decisions (IQL steps) and feedback (judge stances, post-survey answers).
+See `copies` for which copy of a session is kept and when other copies are `duplicate_conflict`,
+`sessions` for how IQL steps are tied to the transcript (and quarantined when their texts do not
+match it) and how the end reason is derived, and `signals` for decisions (IQL steps) and feedback
+(judge stances, post-survey answers).
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import polars as pl
 from pipelines.config import Settings
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
+from pipelines.transforms.study import copies, signals
 from pipelines.transforms.study import sessions as sess
-from pipelines.transforms.study import signals
 from pipelines.transforms.study.common import SOURCE
 from pipelines.transforms.study.sessions import AGREE_MIN_CONFIDENCE, MAX_RESIDENT_TURNS
 from pipelines.transforms.study.surveys import survey_answers
@@ -25,9 +27,12 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
     participants = _table(bronze, "study_participants", polars_schema(StudyParticipants))
 
     # Collected once: every builder below reads the chosen copies and their steps.
-    chosen = sess.choose_copies(sessions).collect().lazy()
+    ranked = copies.rank_copies(sessions).collect().lazy()
+    chosen = copies.choose_copies(ranked).collect().lazy()
     steps = sess.iql_steps(chosen).collect().lazy()
+    ends = sess.end_reasons(chosen, steps).collect().lazy()
     turns = sess.turns(chosen, steps).collect().lazy()
+    conflicts = copies.copy_conflicts(ranked, settings.limits.raw_excerpt_chars)
 
     judge, judge_orphans = signals.judge_feedback(steps)
     willing, willing_orphans = signals.willing_feedback(
@@ -36,13 +41,12 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
     feedback = pl.concat(
         [conform(judge, silver_schema("feedback")), conform(willing, silver_schema("feedback"))]
     )
-    quarantine = pl.concat(
-        [conform(q, silver_schema("quarantine")) for q in (judge_orphans, willing_orphans)]
-    )
+    rejected = (conflicts.lazy(), sess.mismatched_steps(steps), judge_orphans, willing_orphans)
+    quarantine = pl.concat([conform(q, silver_schema("quarantine")) for q in rejected])
     return {
-        "episodes": conform(sess.episodes(chosen, steps), silver_schema("episodes")),
+        "episodes": conform(sess.episodes(chosen, ends), silver_schema("episodes")),
         "turns": conform(turns, silver_schema("turns")),
-        "decisions": conform(signals.decisions(steps, turns), silver_schema("decisions")),
+        "decisions": conform(signals.decisions(steps, ends), silver_schema("decisions")),
         "feedback": feedback,
         "quarantine": quarantine,
         "survey_answers": conform(survey_answers(participants), silver_schema("survey_answers")),

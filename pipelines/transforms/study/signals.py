@@ -1,8 +1,10 @@
 """IQL steps → decisions; judge stances and post-survey answers → feedback.
 
-A judge stance is about the resident message the step answered (history[2k-1]); a step whose
-resident message is not in the transcript cannot be tied to a turn and is quarantined as an
-orphan (its decision is still kept, with a null turn_id). A post-survey `willing` answer is an
+Only verified steps (see `sessions`: texts agree with the turns they are tied to) are used. A judge
+stance is about the resident message the step answered (the k-th, history[2k-1]); a step whose
+resident message is not in the transcript cannot be tied to a turn and its stance is quarantined as
+an orphan (its decision is still kept, with a null turn_id when its reply is not in the transcript
+either). A post-survey `willing` answer is an
 episode-level human signal; one naming a session that is not in the data is an orphan.
 Post-surveys never carry the pre-study survey (which holds PII) into silver.
 """
@@ -19,6 +21,7 @@ from pipelines.transforms.study.common import (
     ts_from_text,
     turn_id_expr,
 )
+from pipelines.transforms.study.sessions import verified_steps
 
 POST_SURVEY = pl.List(
     pl.Struct(
@@ -36,17 +39,16 @@ POST_SURVEY = pl.List(
 WILLING_VALUES = {"yes": 1.0, "no": 0.0}
 
 
-def decisions(steps: pl.LazyFrame, turns: pl.LazyFrame) -> pl.LazyFrame:
-    operator_text = turns.filter(pl.col("native_role") == "operator").select(
-        "episode_id", operator_index=pl.col("turn_index"), operator_text=pl.col("text")
-    )
+def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
+    """One decision per verified IQL step; `ends` = sessions.end_reasons (for `after_end`)."""
     return (
-        steps.join(operator_text, on=["episode_id", "operator_index"], how="left")
+        verified_steps(steps)
+        .join(ends.select("episode_id", "end_step"), on="episode_id", how="left")
         .with_columns(decision_id=hash_expr("study-iql-step", "session_id", "turn"))
         .select(
             "decision_id",
             "episode_id",
-            turn_id=pl.when(pl.col("operator_index") < pl.col("n_history")).then(
+            turn_id=pl.when(pl.col("operator_index").is_not_null()).then(
                 turn_id_expr(pl.col("operator_index"))
             ),
             actor_id=pl.lit(OPERATOR_ACTOR),
@@ -61,8 +63,10 @@ def decisions(steps: pl.LazyFrame, turns: pl.LazyFrame) -> pl.LazyFrame:
             ts=pl.col("ts"),
             attributes=json_expr(
                 step=pl.col("turn"),
-                # Proves (or disproves) the step ↔ turn mapping on every row.
+                # The step ↔ turn tie, proven by the reply's text where both sides have one.
                 response_matches_turn=pl.col("operator_response") == pl.col("operator_text"),
+                # A reply chosen after the judged stance that ended the session: not an RL step.
+                after_end=pl.when(pl.col("turn") >= pl.col("end_step")).then(pl.lit(True)),
                 extra_json=pl.col("extra"),
             ),
         )
@@ -71,8 +75,8 @@ def decisions(steps: pl.LazyFrame, turns: pl.LazyFrame) -> pl.LazyFrame:
 
 def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(feedback rows, silver quarantine rows for stances whose resident turn is missing)."""
-    judged = steps.filter(pl.col("judge_stance").is_not_null()).with_columns(
-        tied=pl.col("resident_index") < pl.col("n_history"),
+    judged = verified_steps(steps).filter(pl.col("judge_stance").is_not_null()).with_columns(
+        tied=pl.col("resident_index").is_not_null(),
         decision_id=hash_expr("study-iql-step", "session_id", "turn"),
     )
     rows = judged.filter(pl.col("tied")).with_columns(turn_id=turn_id_expr(pl.col("resident_index")))
@@ -96,8 +100,8 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         ),
         "orphan",
         pl.format(
-            "judge stance of IQL step {} points at resident message history[{}], but the transcript has {} entries",
-            pl.col("turn"), pl.col("resident_index"), pl.col("n_history"),
+            "judge stance of IQL step {} is about resident message {}, but the transcript ({} entries) has fewer resident messages",
+            pl.col("turn"), pl.col("turn"), pl.col("n_history"),
         ),
         json_expr(stance=pl.col("judge_stance"), confidence=pl.col("judge_confidence"),
                   reasoning=pl.col("judge_reasoning")),
