@@ -103,7 +103,7 @@ def assert_trained_two_steps(trainer):
     ],
 )
 def test_trl_trainer_runs_two_steps_on_release_config(
-    release, tokenizer, tmp_path, name, trainer_name, config_name
+    trl, release, tokenizer, tmp_path, name, trainer_name, config_name
 ):
     splits = load_release_config(release, name, tmp_path / "hf_cache")
     model = tiny_llama(tokenizer)
