@@ -6,28 +6,29 @@ nothing is downloaded. Needs the optional `trainers` group (torch, trl); skipped
 from __future__ import annotations
 
 import copy
+import importlib
+import importlib.util
 import math
 
 import pytest
 
 from tests.trainers.chat import CHATML_TEMPLATE, data_files, latest_release, local_tokenizer
 
-# TRL's own calls of transformers' renamed gradient-checkpointing API warn; not this test's concern.
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
-
-MISSING = (
-    "needs the optional `trainers` group (torch, trl): `.ci/install-trainers` installs it with a CPU "
-    "torch from a local wheel folder, or `uv sync --group trainers` (PyPI torch, a CUDA build)"
+NOT_INSTALLED = [name for name in ("torch", "trl") if importlib.util.find_spec(name) is None]
+SKIP_REASON = (
+    f"not installed: {', '.join(NOT_INSTALLED)}; the trainer test needs the optional `trainers` group: "
+    "`.ci/install-trainers` installs it with a CPU torch from a local wheel folder, "
+    "`uv sync --group trainers` from PyPI (where Linux torch is a CUDA build of several GB)"
 )
+pytestmark = [
+    pytest.mark.slow,
+    # Decided before any fixture runs, so a skip does not build the demo release first.
+    pytest.mark.skipif(bool(NOT_INSTALLED), reason=SKIP_REASON),
+    # TRL's own calls of transformers' renamed gradient-checkpointing API warn; not this test's concern.
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
 
 MAX_LENGTH = 1024  # TRL's default; tokens are bytes here, so long conversations are truncated
-
-
-@pytest.fixture(scope="module")
-def trl():
-    """TRL, imported only when a trainer test runs (torch and TRL take seconds to import)."""
-    pytest.importorskip("torch", reason=f"torch is not installed; {MISSING}")
-    return pytest.importorskip("trl", reason=f"trl is not installed; {MISSING}")
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +104,11 @@ def assert_trained_two_steps(trainer):
     ],
 )
 def test_trl_trainer_runs_two_steps_on_release_config(
-    trl, release, tokenizer, tmp_path, name, trainer_name, config_name
+    release, tokenizer, tmp_path, name, trainer_name, config_name
 ):
+    trl = importlib.import_module(
+        "trl"
+    )  # here, not at collection: torch and TRL take seconds to import
     splits = load_release_config(release, name, tmp_path / "hf_cache")
     model = tiny_llama(tokenizer)
     # DPO and KTO would reload their reference model from the policy's hub id, which a model built
