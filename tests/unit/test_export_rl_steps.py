@@ -89,7 +89,7 @@ def test_an_episode_is_one_example_its_steps_share_the_hash_of_the_whole_episode
         turns += [turn(e, 0, "assistant", "greeting"), turn(e, 1, "user", "hello"), turn(e, 2, "assistant", "pack"),
                   turn(e, 3, "user", later), turn(e, 4, "assistant", "leave")]
         decisions += [{"decision_id": f"{s}k{i}", "episode_id": e, "turn_id": f"{e}#{i}", "actor_type": "policy",
-                       "action": "p", "candidates": []} for i in (2, 4)]
+                       "action": "p", "candidates": [], "attributes": f'{{"step": {i // 2}}}'} for i in (2, 4)]
     steps = _steps(*tables(episodes=eps, turns=turns, decisions=decisions))
     per_episode = steps.group_by("episode_id").agg(pl.col("prompt_hash").n_unique().alias("n"), pl.col("prompt_hash").first())
     assert per_episode["n"].to_list() == [1, 1]
