@@ -12,7 +12,7 @@ new_strategic_context), some in `quality_signals`, some in the reply's `signals`
 real logs scatter them; decisions use the varied wording real users type (`proceed_without_reround`,
 `proceed_with_reround`, `accept`, ...). A corrected checkpoint that the user sends back for a re-round is
 followed by the moderator's revised answer to the same checkpoint (same phase and checkpoint_number):
-the material of correction preference pairs. One revision per few scenarios is itself judged worse
+the material of correction preference pairs. The first revision of every sixth scenario is itself judged worse
 than the answer it replaces, so a release must drop that pair.
 """
 
@@ -66,7 +66,7 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
             ts = start + timedelta(days=i * 3, minutes=m * 17)
             entries.append(_entry(rng, sid, ts, m, i))
             if _sent_back(entries[-1]):
-                entries.append(_revision(rng, entries[-1], ts + timedelta(minutes=8), worse=i % 6 == 4))
+                entries.append(_revision(rng, entries[-1], ts + timedelta(minutes=8), worse=i % 6 == 4 and m == 1))
         records = entries + ([_metadata(rng, sid, len(entries), i)] if state == "completed" else [])
         pretty = i % 3 == 1
         text = _encode(records, pretty, bom=i % 4 == 0, blank_lines=i % 2 == 0)
