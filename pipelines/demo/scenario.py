@@ -5,6 +5,15 @@ of DESIGN §1 (plain-string messages, pretty-printed concatenated objects, `user
 undocumented interaction types, text cut at 1000 bytes inside a UTF-8 character, BOM, blank lines,
 an active file with a half-written last entry, a scenario copied into two state folders) and a few
 bad records of each kind. Deterministic for a given `rng` seed; size grows linearly with `scale`.
+
+Entries carry the seed's signals (checkpoint_timing, question_quality, user_engagement_level,
+feedback_specificity, engagement_indicators, synthesis_length_words, validated_output,
+new_strategic_context), some in `quality_signals`, some in the reply's `signals` or in `outcome`, as
+real logs scatter them; decisions use the varied wording real users type (`proceed_without_reround`,
+`proceed_with_reround`, `accept`, ...). A corrected checkpoint that the user sends back for a re-round is
+followed by the moderator's revised answer to the same checkpoint (same phase and checkpoint_number):
+the material of correction preference pairs. The first revision of every sixth scenario is itself judged worse
+than the answer it replaces, so a release must drop that pair.
 """
 
 from __future__ import annotations
@@ -27,7 +36,16 @@ USER_CORRECTIONS = ["Actually, our revenue is {n}M, not {m}M.", "That's wrong: w
                     "Not quite, the contract with our main supplier runs until 2029.",
                     "However, we are in acquisition talks, please factor that in."]
 USER_OK = ["Looks good, proceed.", "Yes, that matches what we see.", "Great, no additions.",
-           "ok", "Fine by me, move on.", "Approved."]
+           "ok", "Fine by me, move on.", "Approved.", "This is actually great, proceed.",
+           "No corrections, nothing wrong there."]
+# Decision wording by meaning, as users type it.
+WORDING = {"re-round": ["re-round", "proceed_with_reround", "accept"],
+           "proceed": ["proceed", "proceed_without_reround", "accept"]}
+OVERRIDE = {"re-round": ["proceed_without_reround", "proceed"], "proceed": ["re-round", "proceed_with_reround"]}
+TIMING = ["well_timed", "well_timed", "too_early", "too_late"]
+LEVELS = ["high", "medium", "low"]
+SPECIFICITY = ["specific", "general", "vague"]
+TONES = ["collaborative", "directive", "neutral"]
 USER_QUESTIONS = ["Why is the {s} only in phase 3?", "How did the {s} arrive at that number?",
                   "Can you explain what a predetermined element is?"]
 DOCUMENTED = ["checkpoint", "validation_request", "clarification", "user_question",
@@ -43,8 +61,12 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
     for i in range(n):
         sid = f"SCENARIO-2025-{i + 1:03d}"
         state = "active" if i % 6 == 2 else STATES[i % len(STATES)]
-        entries = [_entry(rng, sid, start + timedelta(days=i * 3, minutes=m * 17), m, i)
-                   for m in range(rng.randint(4, 9))]
+        entries = []
+        for m in range(rng.randint(4, 9)):
+            ts = start + timedelta(days=i * 3, minutes=m * 17)
+            entries.append(_entry(rng, sid, ts, m, i))
+            if _sent_back(entries[-1]):
+                entries.append(_revision(rng, entries[-1], ts + timedelta(minutes=8), worse=i % 6 == 4 and m == 1))
         records = entries + ([_metadata(rng, sid, len(entries), i)] if state == "completed" else [])
         pretty = i % 3 == 1
         text = _encode(records, pretty, bom=i % 4 == 0, blank_lines=i % 2 == 0)
@@ -63,7 +85,9 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
     specialist, finding = rng.choice(SPECIALISTS), rng.choice(FINDINGS)
     moderator = (f"Round {m + 1} complete for {rng.choice(COMPANIES)}. The {specialist} expects that "
                  f"{finding}. Any corrections, or new context this triggers?")
-    correcting = rng.random() < 0.35
+    # Scenarios with object messages correct their first checkpoint and send it back for a re-round.
+    forced = m == 1 and i % 3 == 1
+    correcting = forced or (kind == "user_correction") or (kind != "user_validation" and rng.random() < 0.35)
     user = (rng.choice(USER_CORRECTIONS).format(n=rng.randint(300, 990), m=rng.randint(300, 990), s=specialist)
             if correcting else rng.choice(USER_OK))
     if kind == "user_question":
@@ -77,24 +101,81 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
                 "timestamp": _iso(ts), "scenario_id": sid, "interaction_type": kind}
     if m == 1 and i % 2 == 0:  # text cut at 1000 bytes by the logger, splitting a UTF-8 character
         moderator = (moderator + " Détails: " + "économie régionale, coûts énergétiques; " * 40)
+    proposal = "re-round" if correcting else "proceed"
+    followed = forced or rng.random() < 0.7
+    wording = ["re-round", "proceed_with_reround"] if forced else (WORDING if followed else OVERRIDE)[proposal]
+    decision = rng.choice(wording)
+    new_context = rng.random() < 0.3
+    signals = {"provided_correction": correcting,
+               "correction_magnitude": rng.choice(["minor", "moderate", "major"]) if correcting else None,
+               "new_strategic_context": new_context, "expressed_satisfaction": not correcting and rng.random() < 0.6}
+    quality = {"user_engagement_level": rng.choice(LEVELS),
+               "moderator_effectiveness": rng.choice(["excellent", "good", "fair", "poor"]),
+               "decision_confidence": rng.choice(["high", "medium", "low"]),
+               "checkpoint_timing": rng.choice(TIMING), "question_quality": rng.choice(LEVELS),
+               "feedback_specificity": rng.choice(SPECIFICITY)}
+    outcome = {"checkpoint_successful": not correcting or rng.random() < 0.5, "feedback_captured": True,
+               "user_validated": not correcting, "iteration_triggered": decision in ("re-round", "proceed_with_reround"),
+               "user_satisfaction_score": round(rng.uniform(0.3, 1), 2)}
+    if i % 2:  # other loggers write some signals elsewhere: accepted wherever they are
+        signals["feedback_specificity"] = quality.pop("feedback_specificity")
+        outcome["checkpoint_timing"] = quality.pop("checkpoint_timing")
+        signals["validated_output"] = not correcting
+    quality["engagement_indicators"] = (["asked_follow_up", "added_context"][: rng.randint(0, 2)] if i % 2 == 0 else
+                                        {"follow_up_questions": rng.randint(0, 3), "reply_words": len(user.split())})
     entry = {"timestamp": _iso(ts), "scenario_id": sid, "phase": f"phase_{1 + m // 2}", "round": m % 3,
-             "context": {"specialists_consulted": rng.sample(SPECIALISTS, 3), "checkpoint_number": m + 1},
-             "moderator_message": {"content": moderator, "message_type": f"{kind}_prompt"},
+             "context": {"specialists_consulted": rng.sample(SPECIALISTS, 3),
+                         "files_created": [f"conversations/{specialist.replace(' ', '_')}_round{m + 1}.md"],
+                         "synthesis_length_words": rng.randint(80, 900), "checkpoint_number": m + 1},
+             "moderator_message": {"content": moderator, "message_type": f"{kind}_prompt",
+                                   "prompt_structure": {"synthesis_provided": rng.random() < 0.8,
+                                                        "questions_asked": rng.randint(1, 4),
+                                                        "tone": rng.choice(TONES)}},
              "user_response": {"content": user, "response_type": "correction" if correcting else "approval",
-                               "signals": {"provided_correction": correcting,
-                                           "correction_magnitude": rng.choice(["minor", "moderate", "major"]) if correcting else None}},
-             "moderator_action": {"significance_evaluation": "major" if correcting else "minor",
-                                  "proposed_action": "re-round" if correcting else "proceed"},
-             "user_decision": {"decision": rng.choice(["proceed_without_reround", "re-round", "accept"]),
-                               "decision_time_seconds": rng.randint(3, 90)},
-             "outcome": {"user_validated": not correcting, "iteration_triggered": correcting,
-                         "user_satisfaction_score": round(rng.uniform(0.3, 1), 2)},
-             "quality_signals": {"moderator_effectiveness": rng.choice(["excellent", "good", "fair", "poor"]),
-                                 "decision_confidence": rng.choice(["high", "medium", "low"])}}
+                               "signals": signals},
+             "moderator_action": {"action_taken": "evaluate_and_query" if correcting else "acknowledge",
+                                  "significance_evaluation": "major" if correcting else "minor",
+                                  "proposed_action": proposal},
+             "user_decision": {"decision": decision, "decision_time_seconds": rng.randint(3, 90)},
+             "outcome": outcome,
+             "quality_signals": quality}
     entry["interaction_type" if i % 2 else "type"] = kind
     if i % 3 == 0:  # plain-string messages, `user_message` spelling
         entry["moderator_message"] = moderator
         entry["user_message"] = entry.pop("user_response")["content"]
+    return entry
+
+
+def _sent_back(entry: dict) -> bool:
+    """A corrected checkpoint the user decided to re-round."""
+    decision = (entry.get("user_decision") or {}).get("decision")
+    return isinstance(entry.get("user_response"), dict) and decision in ("re-round", "proceed_with_reround") and \
+        entry["user_response"]["signals"]["provided_correction"]
+
+
+def _revision(rng: random.Random, original: dict, ts: datetime, *, worse: bool) -> dict:
+    """The moderator's revised answer to the same checkpoint (same phase, checkpoint_number and type)."""
+    entry = json.loads(json.dumps(original))
+    number = entry["context"]["checkpoint_number"]
+    finding = rng.choice(FINDINGS)
+    entry["timestamp"] = _iso(ts)
+    entry["context"]["synthesis_length_words"] = rng.randint(80, 900)
+    entry["moderator_message"]["content"] = (
+        f"Revised round for checkpoint {number}: the specialists re-ran it with your correction. "
+        f"They now expect that {finding}. Does this version hold?")
+    validated = not worse
+    reply = rng.choice(USER_OK) if validated else "Still wrong: you kept the old figures."
+    entry["user_response"] = {"content": reply, "response_type": "approval" if validated else "correction",
+                              "signals": {"provided_correction": not validated,
+                                          "correction_magnitude": None if validated else "major",
+                                          "new_strategic_context": False, "expressed_satisfaction": validated}}
+    entry["moderator_action"] = {"action_taken": "acknowledge", "significance_evaluation": "minor",
+                                 "proposed_action": "proceed"}
+    entry["user_decision"] = {"decision": rng.choice(WORDING["proceed"]), "decision_time_seconds": rng.randint(3, 40)}
+    entry["outcome"] = {"checkpoint_successful": validated, "feedback_captured": True, "user_validated": validated,
+                        "iteration_triggered": False,
+                        "user_satisfaction_score": round(rng.uniform(0.7, 1) if validated else 0.05, 2)}
+    entry["quality_signals"]["moderator_effectiveness"] = rng.choice(["excellent", "good"]) if validated else "poor"
     return entry
 
 

@@ -1,6 +1,18 @@
 """quality_signals: automatic per-turn signals from text and timestamps (no model, no feedback).
 
 Lexicons and the JSON-request pattern come from the `[quality]` section of rewards.toml.
+
+Where the source itself says what a turn is, its word wins over the text heuristics: a turn whose
+attributes carry `source_correction` / `new_strategic_context` (scenario signals and labels) takes
+that as `is_correction` / `is_new_context`; a turn whose attributes carry `response_seconds_basis`
+takes `response_seconds` from its attributes (e.g. the scenario user's decision time; null when
+the basis is `unknown`) instead of the gap between timestamps.
+
+The correction lexicon is a weak signal, never evidence for a preference pair: strong terms
+(`correction_terms`) count unless inside a denial (`correction_exclusions`: "no corrections",
+"nothing wrong"); hedges (`correction_hedges`: "actually") count only in a sentence that also
+negates or contrasts (`contrast_terms`, or a word ending in n't) — "Actually, it is 900M, not 850M"
+is a correction, "This is actually great" is not.
 """
 
 from __future__ import annotations
@@ -23,6 +35,33 @@ def lexicon_pattern(terms: Iterable[str]) -> str:
     """Whole-word (or whole-phrase), case-insensitive alternation of the terms."""
     escaped = [r"\s+".join(re.escape(word) for word in term.split()) for term in terms if term.strip()]
     return r"(?i)\b(?:" + "|".join(escaped) + r")\b" if escaped else r"a\A"  # a\A never matches
+
+
+def correction_pattern(params: Mapping[str, Any]) -> pl.Expr:
+    """Lexicon test of `pl.col("text")` for a correction (see the module docstring)."""
+    text = pl.col("text").fill_null("")
+    exclusions = params.get("correction_exclusions", [])
+    if exclusions:
+        text = text.str.replace_all(lexicon_pattern(exclusions), " ")
+    strong = text.str.contains(lexicon_pattern(params["correction_terms"]))
+    hedges = [t for t in params.get("correction_hedges", []) if t.strip()]
+    if not hedges:
+        return strong
+    hedge = lexicon_pattern(hedges).removeprefix("(?i)")
+    contrast = lexicon_pattern(params.get("contrast_terms", [])).removeprefix("(?i)")
+    contrast = f"(?:{contrast}|\\b\\p{{L}}+n['’]t\\b)"
+    same_sentence = r"[^.!?\n]*"
+    hedged = text.str.contains(f"(?i){hedge}{same_sentence}{contrast}|{contrast}{same_sentence}{hedge}")
+    return strong | hedged
+
+
+def _attribute(path: str) -> pl.Expr:
+    return pl.col("attributes").str.json_path_match(f"$.{path}")
+
+
+def _source_flag(path: str) -> pl.Expr:
+    value = _attribute(path)
+    return pl.when(value == "true").then(True).when(value == "false").then(False)
 
 
 def is_json_document(text: str | None) -> bool | None:
@@ -62,10 +101,15 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
     is_answer = (pl.col("role") == "assistant") & pl.col("prompt_seen")
     frame = frame.with_columns(
         word_count=pl.col("text").fill_null("").str.count_matches(WORD).cast(pl.Int64),
+        response_seconds=pl.when(_attribute("response_seconds_basis").is_not_null())
+        .then(_attribute("response_seconds").cast(pl.Float64, strict=False))
         # Clock skew or reordered logs give negative gaps: no latency rather than a wrong one.
-        response_seconds=pl.when(pl.col("elapsed") >= 0).then(pl.col("elapsed")),
-        is_correction=pl.when(scanned).then(pl.col("text").fill_null("").str.contains(lexicon_pattern(params["correction_terms"]))),
-        is_new_context=pl.when(scanned).then(pl.col("text").fill_null("").str.contains(lexicon_pattern(params["new_context_terms"]))),
+        .when(pl.col("elapsed") >= 0).then(pl.col("elapsed")),
+        is_correction=pl.when(scanned).then(
+            pl.coalesce(_source_flag("source_correction"), correction_pattern(params))),
+        is_new_context=pl.when(scanned).then(pl.coalesce(
+            _source_flag("new_strategic_context"),
+            pl.col("text").fill_null("").str.contains(lexicon_pattern(params["new_context_terms"])))),
         json_requested=(is_answer & pl.col("prompt").fill_null("").str.contains(request)),
         echo_rate=pl.when(is_answer).then(_echo_rate()),
     )

@@ -96,20 +96,45 @@ def test_social_rl_internal_coach_messages_never_reach_another_agents_prompt():
                                {"role": "assistant", "content": "buses first"}]
 
 
-def test_correction_pair_rejects_the_answer_before_and_chooses_the_answer_after():
+CORRECTION = '{"interaction_type":"user_correction","source_correction":true,"corrects_turn_id":"scenario:S1#1"}'
+REVISION = '{"interaction_type":"checkpoint","revises_turn_id":"scenario:S1#1"}'
+
+
+def _correction_tables(revision: bool, rewards: tuple[float, float] | None = None) -> tuple[dict, dict]:
     s = "scenario:S1"
-    silver, gold = tables(
+    gold = {"turn_rewards": [reward("turn", f"{s}#{i}", s, value, "scenario_outcome@2", turn_id=f"{s}#{i}")
+                             for i, value in zip((1, 4), rewards, strict=True)]} if rewards else None
+    return tables(
+        gold=gold,
         episodes=[episode(s, "scenario", "S1")],
         turns=[turn(s, 0, "user", "plan my year"), turn(s, 1, "assistant", "revenue is 488M"),
-               turn(s, 2, "user", "Actually, it is 867M", attributes='{"interaction_type":"user_correction"}'),
-               turn(s, 3, "assistant", "revenue is 867M")],
+               turn(s, 2, "user", "Actually, it is 867M", attributes=CORRECTION),
+               turn(s, 3, "assistant", "Noted, re-running the round."),
+               turn(s, 4, "assistant", "revenue is 867M", attributes=REVISION if revision else None)],
     )
+
+
+def test_correction_pair_rejects_the_corrected_answer_and_chooses_its_revision():
+    # Changed with issue 13: the chosen answer is the moderator's revision of the corrected answer (silver
+    # `revises_turn_id`), not the next moderator turn (#3 here, which only acknowledges the correction).
+    silver, gold = _correction_tables(revision=True, rewards=(-0.5, 0.6))
     (row,) = build_datasets(silver, gold, all_train(silver))["preference"].to_dicts()
     assert row["pair_kind"] == "correction"
     assert row["prompt"] == [{"role": "user", "content": "plan my year"}]
     assert row["rejected"] == [{"role": "assistant", "content": "revenue is 488M"}]
     assert row["chosen"] == [{"role": "assistant", "content": "revenue is 867M"}]
-    assert row["evidence_turn_ids"] == [f"{s}#2"]
+    assert row["evidence_turn_ids"] == ["scenario:S1#2"]
+    assert (row["reward_chosen"], row["reward_rejected"]) == (0.6, -0.5)
+
+
+def test_correction_without_a_revised_answer_makes_no_pair():
+    silver, gold = _correction_tables(revision=False)
+    assert build_datasets(silver, gold, all_train(silver))["preference"].height == 0
+
+
+def test_correction_pair_whose_revision_is_rewarded_lower_is_dropped():
+    silver, gold = _correction_tables(revision=True, rewards=(0.6, -0.5))
+    assert build_datasets(silver, gold, all_train(silver))["preference"].height == 0
 
 
 def _decision_tables(followed: bool | None) -> tuple[dict, dict]:

@@ -121,11 +121,11 @@ def test_scenario_turn_reward_is_the_weighted_mean_of_mapped_outcome_signals():
         decisions=[{"decision_id": "x", "episode_id": SC, "suggestion_followed": False,
                     "attributes": f'{{"moderator_turn_id":"{turn}"}}'}],
     )
-    row = run_rule("scenario_outcome@1", silver, params()).row(0, named=True)
+    row = run_rule("scenario_outcome@2", silver, params()).row(0, named=True)
     assert row["reward"] == pytest.approx((1 + 0.5 - 0.5 + 0.25) / 2.75)
     assert row["n_signals"] == 4 and row["suggestion_followed"] is False
     # The agreement signal enters the reward only with a weight.
-    weighted = run_rule("scenario_outcome@1", silver, params(scenario_outcome={"weights": {"followed_proposal": 1.0}}))
+    weighted = run_rule("scenario_outcome@2", silver, params(scenario_outcome={"weights": {"followed_proposal": 1.0}}))
     assert weighted["reward"][0] == pytest.approx((1 + 0.5 - 0.5 + 0.25 - 1) / 3.75)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -80,6 +81,38 @@ def test_documented_entry_maps_typed_outcome_decision_and_keeps_unknown_fields(c
     assert row["decision_time_seconds"] == 12.0
     assert row["extra"] == '{"session_tag":"pilot-a"}'
     assert '"prompt_structure"' in row["moderator_fields"]
+
+
+def test_seed_signals_are_read_from_whichever_block_holds_them(clean):
+    first, clarification = entry(clean, COMPLETED, 0), entry(clean, COMPLETED, 3)
+    assert (first["synthesis_length_words"], first["checkpoint_number"]) == (342, 1)  # context
+    assert first["user_engagement_level"] == "high"  # quality_signals
+    assert (first["new_strategic_context"], first["expressed_satisfaction"]) == (True, False)  # reply signals
+    assert clarification["validated_output"] is True  # reply signals
+
+
+def test_a_signal_found_in_outcome_and_a_numeric_label_are_kept(tmp_path):
+    path = tmp_path / "scenarios/completed/SCENARIO-2025-060/moderator_dialog.jsonl"
+    path.parent.mkdir(parents=True)
+    record = {"timestamp": "2025-01-01T00:00:00Z", "moderator_message": "Round one.", "user_response": "ok",
+              "outcome": {"checkpoint_timing": "too_early", "validated_output": False},
+              "quality_signals": {"question_quality": 0.75, "engagement_indicators": ["asked_follow_up"]}}
+    path.write_text(json.dumps(record) + "\n")
+    result = scenario.parse_file(RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS)
+    row = result.tables["scenario_entries"].row(0, named=True)
+    assert (row["checkpoint_timing"], row["validated_output"], row["question_quality"]) == ("too_early", False, "0.75")
+    assert row["engagement_indicators"] == '["asked_follow_up"]'
+
+
+def test_a_boolean_where_a_signal_label_belongs_is_quarantined_by_name(tmp_path):
+    path = tmp_path / "scenarios/completed/SCENARIO-2025-061/moderator_dialog.jsonl"
+    path.parent.mkdir(parents=True)
+    record = {"timestamp": "2025-01-01T00:00:00Z", "moderator_message": "Round one.",
+              "quality_signals": {"checkpoint_timing": True}}
+    path.write_text(json.dumps(record) + "\n")
+    result = scenario.parse_file(RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS)
+    (bad,) = result.quarantine
+    assert bad.error_kind == "bad_type" and "quality_signals.checkpoint_timing" in bad.message
 
 
 def test_plain_string_messages_and_type_spelling_are_accepted(clean):

@@ -148,3 +148,37 @@ def test_ids_are_deterministic_across_runs(silver):
     again = to_silver(bronze(ENTRIES + A_COPY_ENTRIES, METADATA), Settings())
     for name, key in (("feedback", "feedback_id"), ("decisions", "decision_id"), ("turns", "turn_id")):
         assert sorted(again[name].collect()[key].to_list()) == sorted(silver[name][key].to_list())
+
+
+def test_a_repeated_checkpoint_revises_the_earlier_one_and_a_correction_names_what_it_corrects():
+    f = "scenarios/completed/SCENARIO-2025-003/moderator_dialog.jsonl"
+    rows = [
+        entry(f, 0, interaction_type="checkpoint", phase="phase_1", checkpoint_number=2, moderator_text="Round two.",
+              user_text="Wrong.", provided_correction=True, decision_time_seconds=9.0),
+        entry(f, 1, interaction_type="clarification", phase="phase_1", moderator_text="Noted.", user_text="ok"),
+        entry(f, 2, interaction_type="checkpoint", phase="phase_1", checkpoint_number=2, moderator_text="Round two, revised.",
+              user_text="Good."),
+        entry(f, 3, interaction_type="checkpoint", phase="phase_2", checkpoint_number=2, moderator_text="Other phase."),
+    ]
+    out = to_silver(bronze(rows, []), Settings())
+    turns = conform(out["turns"], silver_schema("turns")).collect().sort("turn_index")
+    attrs = {r["turn_id"].split("#")[1]: json.loads(r["attributes"]) for r in turns.iter_rows(named=True)}
+    e = "scenario:SCENARIO-2025-003"
+    assert attrs["4"]["revises_turn_id"] == f"{e}#0"  # same phase, checkpoint and type
+    assert attrs["2"]["revises_turn_id"] is None and attrs["6"]["revises_turn_id"] is None  # acknowledgement, other phase
+    assert (attrs["1"]["source_correction"], attrs["1"]["corrects_turn_id"]) == (True, f"{e}#0")
+    assert (attrs["1"]["response_seconds"], attrs["1"]["response_seconds_basis"]) == (9.0, "decision_time_seconds")
+    assert (attrs["3"]["response_seconds"], attrs["3"]["response_seconds_basis"]) == (None, "unknown")
+
+
+@pytest.mark.parametrize(("proposal", "decision", "followed"), [
+    ("proceed", "proceed_without_reround", True), ("re-round", "proceed_with_reround", True),
+    ("re-round", "Re Round", True), ("Advance Phase", "proceed", True), ("re-round", "accept", True),
+    ("proceed", "reject", False), ("re-round", "proceed_without_reround", False),
+    ("consult_three", "consult_four", None), ("proceed", "think_about_it", None),
+])
+def test_followed_compares_decision_and_proposal_by_meaning(proposal, decision, followed):
+    f = "scenarios/completed/SCENARIO-2025-004/moderator_dialog.jsonl"
+    rows = [entry(f, 0, moderator_text="Round one.", user_text="ok", proposed_action=proposal, user_decision=decision)]
+    decisions = to_silver(bronze(rows, []), Settings())["decisions"].collect()
+    assert decisions["suggestion_followed"].to_list() == [followed]

@@ -1,9 +1,9 @@
 """`preference`: prompt / chosen / rejected pairs (TRL DPOTrainer), from three kinds of evidence (`pair_kind`):
 
-- `correction`: a scenario user corrects the moderator. rejected = the latest moderator answer before the
-  correction, chosen = the first moderator answer after it; prompt = the conversation before the rejected
-  answer. A correction is a user turn gold flags `is_correction` (lexicon) or the source labels
-  `user_correction`. Caveat: the chosen answer was written knowing the correction, the prompt does not hold it.
+- `correction`: a scenario user corrects the moderator and the log holds the moderator's revised answer to
+  the same question (see `correction_pairs`). rejected = the corrected answer, chosen = its revision;
+  prompt = the conversation before the rejected answer. Caveat: the chosen answer was written knowing the
+  correction, the prompt does not hold it.
 - `override`: a human overrode a companion AI's suggestion. chosen = the human's action, rejected = the
   suggestion, both as action-only JSON (the suggestion has no text); prompt = the decision context.
 - `rated_alternatives`: one prompt (same prompt_hash) with differently rewarded completions in kto:
@@ -31,40 +31,63 @@ from pipelines.exports.datasets.common import (
 from pipelines.exports.datasets.decisions import completion_json, decision_prompts
 
 CORRECTION_SOURCES = ("scenario",)
+CORRECTION_RULE = "scenario_outcome"  # the reward rule whose rewards order a correction pair
 
 
-def correction_turns(turns: pl.DataFrame, quality: pl.DataFrame | None) -> pl.DataFrame:
-    """User turns that correct the assistant: lexicon flag from gold, or the source's own label."""
-    labelled = pl.col("attributes").str.json_path_match("$.interaction_type") == "user_correction"
-    flagged = pl.col("is_correction").fill_null(False)
-    users = turns.filter(pl.col("role") == "user")
-    if quality is not None:
-        users = users.join(quality.select("turn_id", "is_correction"), on="turn_id", how="left")
-    else:
-        users = users.with_columns(is_correction=pl.lit(None, pl.Boolean))
-    return users.filter(labelled.fill_null(False) | flagged)
+def correction_turns(turns: pl.DataFrame) -> pl.DataFrame:
+    """User turns the source itself marks as corrections (silver attribute `source_correction`, from
+    `signals.provided_correction`, interaction_type `user_correction` or a response_type containing
+    `correction`), with the moderator turn each corrects (`corrects_turn_id`). The text lexicon of
+    quality_signals never counts here: it fires on praise ("This is actually great")."""
+    attribute = pl.col("attributes").str.json_path_match
+    return turns.filter((pl.col("role") == "user") & (attribute("$.source_correction") == "true")).with_columns(
+        corrects_turn_id=attribute("$.corrects_turn_id"))
+
+
+def revised_answers(turns: pl.DataFrame) -> pl.DataFrame:
+    """Assistant turns that revise an earlier answer to the same question (silver `revises_turn_id`: the
+    next message of the same scenario checkpoint)."""
+    return turns.filter(pl.col("role") == "assistant").with_columns(
+        revises_turn_id=pl.col("attributes").str.json_path_match("$.revises_turn_id")
+    ).filter(pl.col("revises_turn_id").is_not_null())
 
 
 def correction_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """(rejected, chosen) assistant turns around each correction; several corrections between the same two
-    answers give one pair."""
+    """(rejected, chosen) = (a corrected moderator answer, the moderator's revised answer to the same question).
+
+    A pair needs all three: a correction the source labels (`correction_turns`), the moderator turn it
+    corrects, and a later revision of that turn written after the correction (`revised_answers`). The next
+    moderator message is NOT a chosen answer: it replies to a different context (the correction itself),
+    and a reply that merely acknowledges the correction answers no earlier prompt. No revised answer → no
+    pair. Several corrections of one answer give one pair (`evidence_turn_ids`). `reward_chosen` /
+    `reward_rejected` are the scenario_outcome rewards of the two turns (null when unknown); a pair whose
+    chosen answer is rewarded lower than its rejected one is dropped (the data contradicts the preference)."""
     meta = silver["episodes"].filter(pl.col("source").is_in(CORRECTION_SOURCES)).select("episode_id")
     turns = visible_turns(silver["turns"]).join(meta, on="episode_id")
-    fixes = correction_turns(turns, gold.get("quality_signals")).select(
-        "episode_id", pl.col("turn_index").alias("fix_index"), pl.col("turn_id").alias("fix_id"))
-    answers = turns.filter(pl.col("role") == "assistant").select("episode_id", "turn_index", "turn_id", "text")
-    around = fixes.join(answers, on="episode_id").group_by("episode_id", "fix_index", "fix_id").agg(
-        pl.col("turn_index").filter(pl.col("turn_index") < pl.col("fix_index")).max().alias("rejected_index"),
-        pl.col("turn_index").filter(pl.col("turn_index") > pl.col("fix_index")).min().alias("chosen_index"),
-    ).drop_nulls(["rejected_index", "chosen_index"])
-    pairs = around.group_by("episode_id", "rejected_index", "chosen_index").agg(
-        pl.col("fix_id").sort().alias("evidence_turn_ids"))
-    text = answers.select("episode_id", "turn_index", "turn_id", "text")
-    pairs = (pairs.join(text.rename({"turn_index": "rejected_index", "turn_id": "rejected_turn_id",
-                                     "text": "rejected_text"}), on=["episode_id", "rejected_index"])
-             .join(text.rename({"turn_index": "chosen_index", "turn_id": "chosen_turn_id",
-                                "text": "chosen_text"}), on=["episode_id", "chosen_index"])
-             .filter(pl.col("rejected_text") != pl.col("chosen_text")))
+    fixes = correction_turns(turns).select("episode_id", "corrects_turn_id", fix_id="turn_id", fix_index="turn_index")
+    answers = turns.filter(pl.col("role") == "assistant").select("turn_id", "turn_index", "text")
+    revisions = revised_answers(turns).select(
+        chosen_turn_id="turn_id", chosen_index="turn_index", chosen_text="text", rejected_turn_id="revises_turn_id")
+    pairs = (
+        fixes.join(answers.rename({"turn_id": "rejected_turn_id", "turn_index": "rejected_index",
+                                   "text": "rejected_text"}), left_on="corrects_turn_id", right_on="rejected_turn_id")
+        .rename({"corrects_turn_id": "rejected_turn_id"})
+        .join(revisions, on="rejected_turn_id")
+        .filter((pl.col("chosen_index") > pl.col("fix_index")) & (pl.col("rejected_text") != pl.col("chosen_text")))
+        .group_by("episode_id", "rejected_turn_id", "rejected_index", "rejected_text",
+                  "chosen_turn_id", "chosen_text")
+        .agg(pl.col("fix_id").sort().alias("evidence_turn_ids"))
+    )
+    rewards = scenario_rewards(gold.get("turn_rewards"))
+    pairs = (
+        pairs.join(rewards.rename({"turn_id": "chosen_turn_id", "reward": "reward_chosen",
+                                   "feedback_ids": "chosen_feedback_ids", "reward_rule": "chosen_rule"}),
+                   on="chosen_turn_id", how="left")
+        .join(rewards.rename({"turn_id": "rejected_turn_id", "reward": "reward_rejected",
+                              "feedback_ids": "rejected_feedback_ids", "reward_rule": "rejected_rule"}),
+              on="rejected_turn_id", how="left")
+        .filter(~(pl.col("reward_chosen") < pl.col("reward_rejected")).fill_null(False))
+    )
     targets = pairs.select(pl.col("rejected_turn_id").alias("target_id"), "episode_id",
                            pl.col("rejected_index").alias("turn_index"), viewer=pl.lit(None, pl.String))
     prompts = as_messages(prefixes(turns, targets, inclusive=False), pl.col("role"), pl.col("text"))
@@ -73,9 +96,23 @@ def correction_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFra
         "episode_id", "prompt",
         single("assistant", pl.col("chosen_text")).cast(MESSAGES).alias("chosen"),
         single("assistant", pl.col("rejected_text")).cast(MESSAGES).alias("rejected"),
-        "chosen_turn_id", "rejected_turn_id", "evidence_turn_ids",
+        "chosen_turn_id", "rejected_turn_id", "evidence_turn_ids", "reward_chosen", "reward_rejected",
+        pl.concat_list(pl.col("chosen_feedback_ids").fill_null([]), pl.col("rejected_feedback_ids").fill_null([]))
+        .list.unique().list.sort().alias("feedback_ids"),
+        reward_rule=pl.coalesce("chosen_rule", "rejected_rule"),
         pair_kind=pl.lit("correction"),
     )
+
+
+def scenario_rewards(turn_rewards: pl.DataFrame | None) -> pl.DataFrame:
+    """turn_id → the scenario_outcome reward of a moderator turn, with its rule and feedback ids."""
+    columns = {"turn_id": pl.String, "reward": pl.Float64, "reward_rule": pl.String,
+               "feedback_ids": pl.List(pl.String)}
+    if turn_rewards is None:
+        return pl.DataFrame(schema=columns)
+    rows = turn_rewards.filter(pl.col("reward_rule").str.starts_with(f"{CORRECTION_RULE}@")
+                               & pl.col("turn_id").is_not_null())
+    return rows.select(list(columns)).unique("turn_id", keep="first")
 
 
 def override_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:

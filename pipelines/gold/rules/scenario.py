@@ -3,7 +3,15 @@ its metadata line.
 
 Silver attaches each entry's outcome signals to the moderator turn they judge (the entry's own
 moderator message, else the latest earlier one) and records the user's decision against the
-moderator's proposal as a decision with `suggestion_followed`.
+moderator's proposal as a decision with `suggestion_followed` (compared by meaning, null when the
+wording is unknown). Following is a decision signal (DESIGN §3): it moves the reward only with a
+`followed_proposal` weight (default 0).
+
+Version 2 counts `validated_output` (the user's own validation in the reply signals) like
+`user_validated`, but only for an entry whose outcome has no `user_validated`: the seed writes both
+for one judgement, which must not count twice. Signals not in `weights` (checkpoint_timing,
+question_quality, user_engagement_level, feedback_specificity, iteration_triggered, ...) stay in
+`feedback` without moving the reward.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ def _component(params: dict[str, Any]) -> pl.Expr:
     """Each outcome signal mapped to [-1, 1]; unknown labels give null (and are not counted)."""
     label = pl.col("value_text").str.to_lowercase().str.strip_chars()
     return (
-        pl.when(pl.col("name").is_in(["user_validated", "scenario_successful"]))
+        pl.when(pl.col("name").is_in(["user_validated", "validated_output", "scenario_successful"]))
         .then(to_signed(pl.col("value_num")))
         .when(pl.col("name").is_in(["user_satisfaction_score", "user_satisfaction_overall"]))
         .then(to_signed(pl.col("value_num")))
@@ -39,7 +47,7 @@ def _weighted(silver: Silver, params: dict[str, Any], target: str) -> pl.DataFra
         pl.col("episode_id").str.starts_with("scenario:")
         & (pl.col("target") == target)
         & pl.col("name").is_in(list(weights))
-    ).with_columns(
+    ).filter(~_validated_twice()).with_columns(
         component=_component(params),
         weight=mapped(pl.col("name"), weights),
     ).filter(pl.col("component").is_not_null() & (pl.col("weight") > 0))
@@ -54,6 +62,14 @@ def _weighted(silver: Silver, params: dict[str, Any], target: str) -> pl.DataFra
     )
 
 
+def _validated_twice() -> pl.Expr:
+    """A validated_output row of an entry (file + locator) that also has a user_validated row."""
+    entry = [pl.col("episode_id"), pl.col("attributes").str.json_path_match("$.file"),
+             pl.col("attributes").str.json_path_match("$.locator")]
+    has_user_validated = (pl.col("name") == "user_validated").any().over(entry)
+    return (pl.col("name") == "validated_output") & has_user_validated
+
+
 def _followed(decisions: pl.DataFrame) -> pl.DataFrame:
     """Per moderator turn: did the user follow the moderator's proposal (false if any decision overrode it)."""
     return (
@@ -64,7 +80,7 @@ def _followed(decisions: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-@rule("scenario_outcome", 1, "moderator turn: weighted mean of user_validated, satisfaction, correction, effectiveness")
+@rule("scenario_outcome", 2, "moderator turn: weighted mean of user_validated (else validated_output), satisfaction, correction, effectiveness")
 def scenario_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     follow_weight = float(params["weights"].get(FOLLOWED, 0.0))
     followed = pl.col("suggestion_followed").cast(pl.Float64) * 2.0 - 1.0

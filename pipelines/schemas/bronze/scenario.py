@@ -19,8 +19,6 @@ from pipelines.schemas.strict import StrictModel
 UTC_TS = pl.Datetime("us", "UTC")
 
 
-
-
 class _ScenarioRecord(StrictModel):
     file: str = pa.Field(description="Raw file, relative to the raw root.")
     locator: str = pa.Field(description="Where the record starts: `line N (byte B)`.")
@@ -45,7 +43,9 @@ class ScenarioEntries(_ScenarioRecord):
     user_fields: str = pa.Field(nullable=True, description="JSON object of the other user message fields, `signals` included.")
     provided_correction: bool = pa.Field(nullable=True, description="signals.provided_correction: the user corrected the moderator.")
     correction_magnitude: str = pa.Field(nullable=True, description="signals.correction_magnitude (minor, moderate, major; other labels kept).")
-    validated_output: bool = pa.Field(nullable=True, description="signals.validated_output: the user validated the output.")
+    expressed_satisfaction: bool = pa.Field(nullable=True, description="signals.expressed_satisfaction: the user expressed satisfaction.")
+    validated_output: bool = pa.Field(nullable=True, description="validated_output (user signals, quality_signals or outcome): the user validated the output.")
+    new_strategic_context: bool = pa.Field(nullable=True, description="new_strategic_context (user signals, quality_signals or outcome): the user added strategic context the moderator did not have.")
     action_taken: str = pa.Field(nullable=True, description="moderator_action.action_taken.")
     significance_evaluation: str = pa.Field(nullable=True, description="moderator_action.significance_evaluation (minor, major, ...).")
     proposed_action: str = pa.Field(nullable=True, description="moderator_action.proposed_action: what the moderator suggested (e.g. re-round).")
@@ -65,6 +65,13 @@ class ScenarioEntries(_ScenarioRecord):
     moderator_effectiveness: str = pa.Field(nullable=True, description="quality_signals.moderator_effectiveness (excellent, good, fair, poor; other labels kept).")
     decision_confidence: str = pa.Field(nullable=True, description="quality_signals.decision_confidence (high, medium, low).")
     context: str = pa.Field(nullable=True, description="The entry `context` object (specialists consulted, files created, ...) as JSON text.")
+    checkpoint_timing: str = pa.Field(nullable=True, description="checkpoint_timing label (quality_signals, user signals or outcome); a number is kept as its text.")
+    question_quality: str = pa.Field(nullable=True, description="question_quality label of the moderator's questions (quality_signals, user signals or outcome); a number is kept as its text.")
+    user_engagement_level: str = pa.Field(nullable=True, description="user_engagement_level label (high, medium, low; quality_signals, user signals or outcome).")
+    feedback_specificity: str = pa.Field(nullable=True, description="feedback_specificity label of the user's reply (quality_signals, user signals or outcome).")
+    engagement_indicators: str = pa.Field(nullable=True, description="engagement_indicators as JSON text (a list or an object, as written).")
+    synthesis_length_words: pl.Int64 = pa.Field(nullable=True, ge=0, description="context.synthesis_length_words: words of the synthesis the checkpoint presents.")
+    checkpoint_number: pl.Int64 = pa.Field(nullable=True, ge=0, description="context.checkpoint_number: which checkpoint of the scenario the entry belongs to (a re-round repeats it).")
 
 
 class ScenarioMetadata(_ScenarioRecord):

@@ -1,4 +1,11 @@
-"""One parsed JSON record of a scenario dialog file → one bronze row (or a RecordError)."""
+"""One parsed JSON record of a scenario dialog file → one bronze row (or a RecordError).
+
+Seed signals (`checkpoint_timing`, `question_quality`, `user_engagement_level`, `feedback_specificity`,
+`engagement_indicators`, `validated_output`, `new_strategic_context`, ...) are documented in one block
+but real logs write them in others: each is read from the first of `quality_signals`,
+`user_response.signals`, `outcome` (and `context` for the entry's counts) that holds it. The whole
+objects stay in their JSON columns, so a value found twice is never lost.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +34,9 @@ MODERATOR_KEYS = ("moderator_message", "moderator_response")
 # The hook's fallback logger writes the user's prompt as a top-level `content`.
 USER_KEYS = ("user_response", "user_message", "content")
 DECISION_KEYS = ("user_decision", "decision")
+# Where a seed signal may sit, searched in this order (see the module docstring).
+SIGNAL_BLOCKS = ("quality_signals", "signals", "outcome", "context")
+LABEL_SIGNALS = ("checkpoint_timing", "question_quality", "user_engagement_level", "feedback_specificity")
 METADATA_COUNTS = ("total_phases", "total_checkpoints", "total_specialist_consultations",
                    "total_iterations_triggered")
 
@@ -70,11 +80,18 @@ def entry_row(obj: dict, ctx: FileContext, tz: str) -> dict:
     row["phase"] = text(obj.get("phase"), "phase", numbers=True)
     row["round"] = count(obj.get("round"), "round")
     row["context"] = dumps_or_none(mapping(obj.get("context"), "context"))
-    row.update(_messages(obj, keys[MODERATOR_KEYS], keys[USER_KEYS]))
+    messages = _messages(obj, keys[MODERATOR_KEYS], keys[USER_KEYS])
+    signals = messages.pop("signals")
+    row.update(messages)
     row.update(_moderator_action(obj.get("moderator_action")))
     row.update(_user_decision(obj.get(keys[DECISION_KEYS]) if keys[DECISION_KEYS] else None))
-    row.update(_outcome(mapping(obj.get("outcome"), "outcome")))
-    row.update(_quality(mapping(obj.get("quality_signals"), "quality_signals")))
+    outcome = mapping(obj.get("outcome"), "outcome")
+    quality = mapping(obj.get("quality_signals"), "quality_signals")
+    row.update(_outcome(outcome))
+    row.update(_quality(quality))
+    blocks = {"quality_signals": quality, "signals": signals, "outcome": outcome,
+              "context": mapping(obj.get("context"), "context")}
+    row.update(_seed_signals(blocks))
     return row
 
 
@@ -114,7 +131,8 @@ def _messages(obj: dict, moderator_key: str | None, user_key: str | None) -> dic
         "user_fields": dumps_or_none(user_fields),
         "provided_correction": flag(signals.get("provided_correction"), "signals.provided_correction"),
         "correction_magnitude": text(signals.get("correction_magnitude"), "signals.correction_magnitude"),
-        "validated_output": flag(signals.get("validated_output"), "signals.validated_output"),
+        "expressed_satisfaction": flag(signals.get("expressed_satisfaction"), "signals.expressed_satisfaction"),
+        "signals": signals,
     }
 
 
@@ -183,6 +201,25 @@ def _quality(quality: dict | None) -> dict:
     }
 
 
+def _seed_signals(blocks: dict[str, dict | None]) -> dict:
+    """The seed's signals from whichever block holds them (first of SIGNAL_BLOCKS)."""
+    def found(name: str) -> tuple[Any, str]:
+        for block in SIGNAL_BLOCKS:
+            value = (blocks.get(block) or {}).get(name)
+            if value is not None:
+                return value, f"{block}.{name}"
+        return None, name
+
+    row = {name: label(*found(name)) for name in LABEL_SIGNALS}
+    row["validated_output"] = flag(*found("validated_output"))
+    row["new_strategic_context"] = flag(*found("new_strategic_context"))
+    row["synthesis_length_words"] = count(*found("synthesis_length_words"))
+    row["checkpoint_number"] = count(*found("checkpoint_number"))
+    indicators, _ = found("engagement_indicators")
+    row["engagement_indicators"] = dumps_or_none(indicators)
+    return row
+
+
 # ---------------------------------------------------------------- typed field access
 
 
@@ -197,6 +234,13 @@ def text(value: Any, what: str, *, numbers: bool = False) -> str | None:
     if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     raise RecordError("bad_type", f"{what} should be a string, got {type(value).__name__}")
+
+
+def label(value: Any, what: str) -> str | None:
+    """A category label; a number is kept as its text (some loggers score instead of labelling)."""
+    if isinstance(value, bool):
+        raise RecordError("bad_type", f"{what} should be a label or a number, got {value!r}")
+    return text(value, what, numbers=True)
 
 
 def mapping(value: Any, what: str) -> dict | None:
