@@ -1,7 +1,7 @@
 """decision_outcome: the later outcome of one decision (coordination decisions, human or AI).
 
 Silver settles each `outcome.rating`'s scale by evidence and says whether it can be read
-(`feedback.attributes.reading`, see `pipelines.transforms.decision.settle_rating_scales`). This rule
+(`feedback.attributes.reading`, see `pipelines.transforms.decision.ratings`). This rule
 turns a readable rating into a reward; a rating that cannot be read (scale unknown, off its configured
 scale, or contradicting wasGoodDecision) gives the decision no reward at all — neither from the rating nor
 from wasGoodDecision, since either would be a guess that may flip a sign. Without a rating,
@@ -16,7 +16,7 @@ import polars as pl
 
 from pipelines.gold.common import aggregate, json_object, mapped, sorted_ids, to_signed
 from pipelines.gold.registry import Silver, rule
-from pipelines.transforms.decision import normalized_rating
+from pipelines.transforms.decision.ratings import normalized_rating
 
 # A rating whose scale was not known from a setting or its own value: the reward rests on inference.
 _INFERRED = ("rater", "file", "was_good_decision")

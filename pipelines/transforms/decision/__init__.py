@@ -10,7 +10,7 @@ linked by a shared human actor, named after its earliest session (a session alon
 Rating scale (DESIGN §3): `outcome.rating` is on 0–1 or 1–5, and a rating of exactly 1 is the top of
 one and the bottom of the other. Each rating row of `feedback` records the scale settled by evidence
 and how (`attributes.scale_evidence`), and whether it can be read as a reward (`attributes.reading`);
-see `settle_rating_scales`.
+see `ratings.settle_rating_scales`. Feedback signals: `feedback.feedback_signals`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,12 @@ import polars as pl
 
 from pipelines.config import Settings
 from pipelines.schemas.silver import CANDIDATE
-from pipelines.sources.base import content_hash, stable_hash
+from pipelines.sources.base import content_hash
+from pipelines.transforms.decision.feedback import feedback_signals
+from pipelines.transforms.decision.ratings import settle_rating_scales
 from pipelines.transforms.groups import person_components
+
+__all__ = ["reconcile_copies", "to_silver"]
 
 SOURCE = "decision"
 TABLE = "decision_records"
@@ -29,11 +33,6 @@ TABLE = "decision_records"
 # Where a record was stored, not what it says: two copies differing only here are identical.
 _STORAGE_COLUMNS = ("file", "locator", "ordinal", "file_kind", "rag_context_encoding", "extra")
 _CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
-_RATED_BY_KIND = {"user": "human", "community": "human", "human": "human", "self": "self", "system": "system"}
-# turnlake.toml `[decision.rating_scale]` values → the `feedback.scale` labels.
-_SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}
-UNKNOWN_SCALE = "unknown"
-_FOLLOW_UPS = ("follow_up_conversation_continued", "follow_up_mistake_corrected")
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]:
@@ -47,7 +46,7 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         "turns": turns.drop("decision_id"),
         "decisions": _decisions(decisions),
         "contexts": _contexts(decisions),
-        "feedback": _feedback(decisions),
+        "feedback": feedback_signals(decisions),
         "quarantine": conflicts,
     }
 
@@ -195,81 +194,6 @@ def _with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# ---------------------------------------------------------------- rating scale, settled by evidence
-
-
-def _scale_by_evidence(over: str) -> pl.Expr:
-    """The scale the ratings of one group (a rater, a file) prove: any rating > 1 ⇒ 1–5, any rating < 1
-    ⇒ 0–1 (1–5 has no 0 and no fraction below 1); both ⇒ no evidence; a group key that is null ⇒ none."""
-    r = pl.col("outcome_rating")
-    above = (r > 1).any().over(over)
-    below = (r < 1).any().over(over)
-    scale = pl.when(above & ~below).then(pl.lit("1-5")).when(below & ~above).then(pl.lit("[0,1]"))
-    return pl.when(pl.col(over).is_not_null()).then(scale)
-
-
-def _rater() -> pl.Expr:
-    """Who rated, within a dataset: `ratedBy` as recorded; `self` is the deciding actor, so it is per actor."""
-    rated_by = pl.col("outcome_rated_by").str.strip_chars().str.to_lowercase()
-    own = pl.when(rated_by == "self").then(pl.col("actor_id").fill_null("?")).otherwise(pl.lit(""))
-    return pl.concat_str(pl.col("dataset").fill_null(""), rated_by, own, separator="|")
-
-
-def _configured_scale(decisions: pl.DataFrame, settings: Settings) -> pl.Expr:
-    datasets = decisions.get_column("dataset").drop_nulls().unique().to_list()
-    configured = {d: _SCALE_LABELS[s] for d in datasets if (s := settings.rating_scale_for(d)) in _SCALE_LABELS}
-    return pl.col("dataset").replace_strict(configured, default=None, return_dtype=pl.String)
-
-
-def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.DataFrame:
-    """Columns `rating_scale`, `scale_evidence`, `rating_reading` and `rater` for every rated decision.
-
-    Evidence, first that speaks: the dataset's `[decision.rating_scale]` setting; the value itself (≠ 1);
-    the rater's other ratings; the file's other ratings; a `wasGoodDecision: false` beside a 1 (the top of
-    0–1 for a decision its rater calls bad is excluded, so it is the bottom of 1–5). `true` settles nothing:
-    the seed requires wasGoodDecision and makes the rating optional, so `true` may be a writer's default
-    left beside a worst 1 of 5; reading that 1 as the top of 0–1 would be a guess that could flip a sign.
-    Reading: `ok`, `scale_unknown`, `off_scale` (the value does not exist on the configured scale), or
-    `contradicts_was_good_decision` (the normalized rating's sign disagrees with wasGoodDecision)."""
-    r = pl.col("outcome_rating")
-    rated = r.is_not_null()
-    framed = decisions.with_columns(
-        rater=pl.when(rated & pl.col("outcome_rated_by").is_not_null()).then(_rater()),
-        _file_key=pl.when(rated).then(pl.col("file")),
-        _configured=_configured_scale(decisions, settings),
-        _by_value=pl.when(r > 1).then(pl.lit("1-5")).when(r < 1).then(pl.lit("[0,1]")),
-    ).with_columns(_by_rater=_scale_by_evidence("rater"), _by_file=_scale_by_evidence("_file_key"))
-    bottom_of_1_5 = (r == 1) & pl.col("outcome_was_good").not_()
-    steps = [("setting", pl.col("_configured")), ("value", pl.col("_by_value")), ("rater", pl.col("_by_rater")),
-             ("file", pl.col("_by_file")), ("was_good_decision", pl.when(bottom_of_1_5).then(pl.lit("1-5")))]
-    scale, evidence = pl.lit(UNKNOWN_SCALE), pl.lit("none")
-    for name, found in reversed(steps):
-        scale = pl.when(found.is_not_null()).then(found).otherwise(scale)
-        evidence = pl.when(found.is_not_null()).then(pl.lit(name)).otherwise(evidence)
-    settled = framed.with_columns(
-        rating_scale=pl.when(rated).then(scale), scale_evidence=pl.when(rated).then(evidence)
-    )
-    return settled.with_columns(rating_reading=pl.when(rated).then(_reading())).drop(pl.selectors.starts_with("_"))
-
-
-def normalized_rating(value: pl.Expr, scale: pl.Expr) -> pl.Expr:
-    """A rating → [0, 1] by its scale: 1–5 → (r − 1) / 4, 0–1 as is; null when the scale is unknown."""
-    return pl.when(scale == "1-5").then((value - 1.0) / 4.0).when(scale == "[0,1]").then(value)
-
-
-def _reading() -> pl.Expr:
-    r, scale, good = pl.col("outcome_rating"), pl.col("rating_scale"), pl.col("outcome_was_good")
-    n = normalized_rating(r, scale)
-    off_scale = ((scale == "1-5") & (r < 1)) | ((scale == "[0,1]") & (r > 1))
-    contradicts = (good & (n < 0.5)) | (~good & (n > 0.5))
-    return (
-        pl.when(scale == UNKNOWN_SCALE).then(pl.lit("scale_unknown"))
-        .when(off_scale).then(pl.lit("off_scale"))
-        .when(contradicts.fill_null(False)).then(pl.lit("contradicts_was_good_decision"))
-        .otherwise(pl.lit("ok"))
-    )
-
-
 # ---------------------------------------------------------------- silver tables
 
 
@@ -362,87 +286,3 @@ def _human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
     links = decisions.filter((pl.col("actor_kind") == "human") & pl.col("actor_id").is_not_null())
     components = person_components(units, links.select(unit="episode_id", person="actor_id"))
     return components.select(episode_id="unit", human_group="group")
-
-
-# ---------------------------------------------------------------- feedback
-
-
-def _rated_by_kind() -> pl.Expr:
-    return pl.col("outcome_rated_by").str.to_lowercase().replace_strict(
-        _RATED_BY_KIND, default="outcome", return_dtype=pl.String
-    )
-
-
-def _signal(frame: pl.DataFrame, name: str, value_num: pl.Expr, value_text: pl.Expr, scale: pl.Expr,
-            source_kind: pl.Expr, observed_at: pl.Expr, attributes: pl.Expr) -> pl.DataFrame:
-    return frame.select(
-        "episode_id", "decision_id",
-        target=pl.lit("decision"),
-        name=pl.lit(name),
-        value_num=value_num.cast(pl.Float64),
-        value_text=value_text.cast(pl.String),
-        scale=scale,
-        source_kind=source_kind,
-        observed_at=observed_at,
-        attributes=attributes.struct.json_encode(),
-    )
-
-
-def _rating_signal(decisions: pl.DataFrame) -> pl.DataFrame:
-    rated = decisions.filter(pl.col("outcome_rating").is_not_null())
-    why = pl.struct(
-        "scale_evidence", "dataset", "rater", reading="rating_reading", was_good_decision="outcome_was_good",
-        rated_by="outcome_rated_by", outcome="outcome",
-    )
-    return _signal(rated, "rating", pl.col("outcome_rating"), pl.lit(None), pl.col("rating_scale"),
-                   _rated_by_kind(), pl.col("outcome_rated_at"), why)
-
-
-def _follow_up_signals(decisions: pl.DataFrame) -> list[pl.DataFrame]:
-    """seed 004 `outcome.followUp`: later facts about the outcome, kept as signals (no rule rewards them)."""
-    context = pl.struct(rated_by="outcome_rated_by", follow_up="follow_up")
-    frames = []
-    for column in _FOLLOW_UPS:
-        rows = decisions.filter(pl.col(column).is_not_null())
-        frames.append(_signal(rows, column, pl.col(column), pl.col(column).cast(pl.String), pl.lit("bool"),
-                              _rated_by_kind(), pl.col("outcome_rated_at"), context))
-    satisfied = decisions.filter(pl.col("follow_up_user_satisfaction").is_not_null())
-    frames.append(_signal(satisfied, "follow_up_user_satisfaction", pl.col("follow_up_user_satisfaction"),
-                          pl.lit(None), pl.lit("as_recorded"), _rated_by_kind(), pl.col("outcome_rated_at"), context))
-    return frames
-
-
-def _long_term_signal(decisions: pl.DataFrame) -> pl.DataFrame:
-    """seed 004 `longTermOutcome`: its final category, with the whole record (checkpoints) as attributes."""
-    rows = decisions.filter(pl.col("long_term_outcome").is_not_null())
-    return rows.select(
-        "episode_id", "decision_id",
-        target=pl.lit("decision"),
-        name=pl.lit("long_term_outcome"),
-        value_num=pl.lit(None, pl.Float64),
-        value_text=pl.col("long_term_outcome_final"),
-        scale=pl.lit("category"),
-        source_kind=pl.lit("outcome"),
-        observed_at=pl.lit(None, pl.Datetime("us", "UTC")),
-        attributes=pl.col("long_term_outcome"),
-    )
-
-
-def _feedback(decisions: pl.DataFrame) -> pl.DataFrame:
-    judged = decisions.filter(pl.col("outcome_was_good").is_not_null())
-    overridden = decisions.filter((pl.col("actor_kind") == "human") & pl.col("suggestion_followed").not_())
-    signals = pl.concat([
-        _rating_signal(decisions),
-        _signal(judged, "was_good_decision", pl.col("outcome_was_good"), pl.col("outcome_was_good").cast(pl.String),
-                pl.lit("bool"), _rated_by_kind(), pl.col("outcome_rated_at"),
-                pl.struct(rated_by="outcome_rated_by", outcome="outcome")),
-        _signal(overridden, "suggestion_overridden", pl.lit(1.0), pl.lit("true"), pl.lit("bool"), pl.lit("human"),
-                pl.col("ts"), pl.struct("suggested_action", "action", "companion_suggestion", "suggestion_followed_from")),
-        *_follow_up_signals(decisions),
-        _long_term_signal(decisions),
-    ])
-    feedback_id = pl.struct("target", "decision_id", "name", "value_num", "value_text").map_batches(
-        lambda s: pl.Series([stable_hash(*row.values()) for row in s.to_list()], dtype=pl.String),
-        return_dtype=pl.String,
-    )
-    return signals.with_columns(feedback_id=feedback_id, turn_id=pl.lit(None, pl.String))
