@@ -229,3 +229,15 @@ def test_seed_extension_fields_are_read_nested_or_top_level_and_leave_extra_and_
 def test_malformed_seed_extension_fields_are_quarantined_with_their_kind(tmp_path, record, kind):
     result = _parse_records(tmp_path, record)
     assert [q.error_kind for q in result.quarantine] == [kind] and result.n_bronze == 0
+
+
+def test_demo_export_carries_one_decision_per_rule_case(tmp_path):
+    write_demo(tmp_path, random.Random(3), scale=1)
+    rows = rows_by_id(parse_all(tmp_path)["decisions/continuum/exports/decisions-export.jsonl"])
+    cases = {k: v for k, v in rows.items() if k.startswith("case-")}
+    assert set(cases) == {"case-worst-of-5", "case-self-0.7", "case-best-of-0-1", "case-ambiguous-1",
+                          "case-followed-cased", "case-followed-no-flag", "case-override-rated-bad", "case-extra-fields"}
+    assert (cases["case-worst-of-5"]["outcome_rating"], cases["case-worst-of-5"]["outcome_was_good"]) == (1.0, False)
+    assert (cases["case-followed-cased"]["suggested_action"], cases["case-followed-cased"]["was_followed"]) == ("posted", True)
+    extra = cases["case-extra-fields"]
+    assert all(extra[c] is not None for c in ("alternatives", "consensus", "follow_up", "long_term_outcome"))
