@@ -3,6 +3,10 @@
 Covers every variation of DESIGN §1 (gzip+base64 and plain rag_context, epoch-ms and ISO
 timestamps, 0–1 and 1–5 ratings, null outcomes, repeated system prompts, companion suggestions
 followed and overridden, the same decision in both files) and a few bad records of each kind.
+Raters keep to one scale each, as a rating UI does: users and the community give 1–5 stars, self- and
+system ratings are on 0–1. Seed 004's optional fields appear too: `outcome.followUp`,
+`decision.alternatives`, and (in the export) top-level `consensus` and `longTermOutcome`. One extra
+session in the export holds one decision per rule case (see `_rule_cases`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ REASONS = {
                "Conversation temperature is low; a reply would be noise."],
 }
 RATED_BY = ["user", "self", "system", "community"]
+STAR_RATERS = ("user", "community")  # rate on 1–5; the others on 0–1
 
 
 def _uuid(rng: random.Random) -> str:
@@ -70,13 +75,23 @@ def gzip_text(payload: bytes) -> str:
 def _outcome(rng: random.Random, ts_ms: int, good: bool) -> dict[str, Any] | None:
     if rng.random() < 0.35:
         return None  # not rated yet
-    if rng.random() < 0.5:
-        rating: float = round(rng.uniform(0.6, 1.0) if good else rng.uniform(0.0, 0.45), 2)
+    rated_by = rng.choice(RATED_BY)
+    if rated_by in STAR_RATERS:
+        rating: float = rng.choice([4, 5]) if good else rng.choice([1, 2])
     else:
-        rating = rng.choice([4, 5]) if good else rng.choice([1, 2, 3])
-    return {"wasGoodDecision": good, "rating": rating, "ratedBy": rng.choice(RATED_BY),
-            "ratedAt": ts_ms + rng.randint(60_000, 3_600_000),
-            "reasoning": "Helpful and on time." if good else "Added noise or was wrong."}
+        rating = round(rng.uniform(0.6, 1.0) if good else rng.uniform(0.0, 0.45), 2)
+    outcome = {"wasGoodDecision": good, "rating": rating, "ratedBy": rated_by,
+               "ratedAt": ts_ms + rng.randint(60_000, 3_600_000),
+               "reasoning": "Helpful and on time." if good else "Added noise or was wrong."}
+    if rng.random() < 0.3:
+        outcome["followUp"] = {"conversationContinued": rng.random() < 0.7, "mistakeCorrected": not good and rng.random() < 0.5}
+    return outcome
+
+
+def _alternatives(rng: random.Random, action: str, confidence: float) -> list[dict]:
+    other = "SILENT" if action == "POSTED" else "POSTED"
+    return [{"action": other, "confidence": round(1 - confidence, 2), "reasoning": rng.choice(REASONS[other]),
+             "whyNotChosen": "Lower confidence than the chosen action."}]
 
 
 def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetime, history: list[dict]) -> dict:
@@ -90,11 +105,16 @@ def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetim
         decision["responseContent"] = reply
     if not human:
         decision["modelUsed"] = rng.choice(["llama3.2:3b", "claude-3-haiku", "gpt-4o-mini"])
+        if rng.random() < 0.3:
+            decision["alternatives"] = _alternatives(rng, action, decision["confidence"])
     if human and rng.random() < 0.8:
         suggested = rng.choice(["POSTED", "SILENT"])
         decision["companionSuggestion"] = {"suggestedAction": suggested, "confidence": round(rng.uniform(0.4, 0.9), 2),
-                                           "reasoning": "You were mentioned by name." if suggested == "POSTED" else "Others are handling it.",
-                                           "wasFollowed": suggested == action}
+                                           "reasoning": "You were mentioned by name." if suggested == "POSTED" else "Others are handling it."}
+        if rng.random() < 0.7:  # older companion builds did not write wasFollowed
+            decision["companionSuggestion"]["wasFollowed"] = suggested == action
+        else:
+            decision["companionSuggestion"]["suggestedAction"] = suggested.lower()
     prompt = f"You are {name}, a human member of #{room}." if human else PERSONAS[name]
     ts_ms = int(ts.timestamp() * 1000)
     return {
@@ -112,6 +132,59 @@ def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetim
         "outcome": _outcome(rng, ts_ms, good=rng.random() < 0.65),
         "metadata": {"sessionId": session, "contextId": f"room-{room}", "sequenceNumber": seq, "tags": [room]},
     }
+
+
+def _case(base: dict, decision_id: str, minutes: int, actor: tuple[str, str, str], decision: dict,
+          outcome: dict | None, **top: Any) -> dict:
+    """One rule case, built on a template decision (its context) with its own id, time, actor and outcome."""
+    record = orjson.loads(orjson.dumps(base))
+    actor_id, actor_type, name = actor
+    ts_ms = record["timestamp"] + minutes * 60_000
+    record.update(id=decision_id, timestamp=ts_ms, actorId=actor_id, actorType=actor_type, actorName=name,
+                  decision={"confidence": 0.7, "responseTime": 1200, **decision}, **top)
+    record["outcome"] = None if outcome is None else {"ratedAt": ts_ms + 600_000, "reasoning": "Rule case.", **outcome}
+    record["metadata"] = {**record["metadata"], "sessionId": "rule-cases", "sequenceNumber": minutes}
+    prompt = f"You are {name}, a human member of the room." if actor_type == "human" else PERSONAS.get(
+        name, f"You are {name}, a visiting assistant. Speak only when asked directly.")
+    record["ragContext"] = {**record["ragContext"], "identity": {"systemPrompt": prompt, "role": actor_type}}
+    return record
+
+
+def _rule_cases(base: dict) -> list[dict]:
+    """One decision per rule case of issue 13, in a session of their own (written to the export)."""
+    ana, helper = ("user-ana", "human", "Ana"), ("persona-helper-ai", "ai-persona", "Helper AI")
+    guest = ("persona-guest-bot", "ai-persona", "Guest Bot")  # rates itself once: no evidence about its scale
+    silent, posted = {"action": "SILENT"}, {"action": "POSTED", "responseContent": "On it, checking the logs now."}
+    suggest = {"suggestedAction": "POSTED", "confidence": 0.8, "reasoning": "You were mentioned by name."}
+    return [
+        # a 1 from a star rater, "not a good decision": the bottom of 1–5 → −1 (issue 13 item 1)
+        _case(base, "case-worst-of-5", 1, ana, silent, {"rating": 1, "wasGoodDecision": False, "ratedBy": "user"}),
+        # a 1 from a 0–1 self-rater (its other self-rating is 0.7): the top of 0–1 → +1
+        _case(base, "case-self-0.7", 2, helper, posted, {"rating": 0.7, "wasGoodDecision": True, "ratedBy": "self"}),
+        _case(base, "case-best-of-0-1", 3, helper, posted, {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"}),
+        # a 1 with no evidence either way and `true`: the scale stays unknown → no reward
+        _case(base, "case-ambiguous-1", 4, guest, silent, {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"}),
+        # followed: the source's wasFollowed, and actions that differ only in case
+        _case(base, "case-followed-cased", 5, ana,
+              {**posted, "companionSuggestion": {**suggest, "suggestedAction": "posted", "wasFollowed": True}},
+              {"rating": 4, "wasGoodDecision": True, "ratedBy": "user"}),
+        _case(base, "case-followed-no-flag", 6, ana,
+              {**silent, "companionSuggestion": {**suggest, "suggestedAction": "silent"}}, None),
+        # an override whose outcome rates the human's choice bad → no preference pair
+        _case(base, "case-override-rated-bad", 7, ana, {**silent, "companionSuggestion": {**suggest, "wasFollowed": False}},
+              {"rating": 2, "wasGoodDecision": False, "ratedBy": "user"}),
+        # seed 004's optional fields, top level as the export writes them
+        _case(base, "case-extra-fields", 8, helper,
+              {**posted, "alternatives": [{"action": "SILENT", "confidence": 0.3, "reasoning": "Teacher AI may answer.",
+                                           "whyNotChosen": "I was named."}]},
+              {"rating": 0.9, "wasGoodDecision": True, "ratedBy": "system",
+               "followUp": {"conversationContinued": True, "userSatisfaction": 0.8, "mistakeCorrected": False}},
+              consensus={"participants": ["persona-helper-ai", "persona-teacher-ai"],
+                         "votes": {"persona-helper-ai": "POSTED", "persona-teacher-ai": "SILENT"},
+                         "finalDecision": "majority"},
+              longTermOutcome={"checkpoints": [{"timestamp": base["timestamp"] + 86_400_000, "metric": "threadResolved",
+                                                "value": 1}], "finalOutcome": "good"}),
+    ]
 
 
 def _session(rng: random.Random, start: datetime) -> list[dict]:
@@ -213,6 +286,7 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
     conn.commit()
     conn.close()
     exported = [_export_copy(r, rng) for r in overlap] + [_iso(r) if rng.random() < 0.3 else r for r in only_export]
+    exported += _rule_cases(in_db[-1])
     lines = [orjson.dumps(r) for r in exported]
     for bad in bad_lines:
         lines.insert(rng.randrange(len(lines) + 1), bad)

@@ -34,7 +34,7 @@ class TurnRewards(StrictModel):
     aggregation: str = pa.Field(description="How the signals were combined: single, mean, median, min, max, last, weighted_mean, transition, end_reason.")
     reward_rule: str = pa.Field(str_matches=RULE_ID, description="Rule that produced the reward, `name@version` (see docs/rewards.md).")
     rule_inputs: str = pa.Field(description="JSON object of the rule's inputs for this row (signal values, mapped components, parameters used).")
-    flags: pl.List(pl.String) = pa.Field(nullable=True, description="Caveats on the row, e.g. `ambiguous_rating_scale` (a decision rating of exactly 1).")
+    flags: pl.List(pl.String) = pa.Field(nullable=True, description="Caveats on the row, e.g. `rating_scale_inferred` (a decision rating whose scale was inferred from other ratings or wasGoodDecision).")
     suggestion_followed: bool = pa.Field(nullable=True, description="Whether the human followed the moderator's / companion's suggestion (false = overrode it); null without one.")
     selected_policy: str = pa.Field(nullable=True, description="Study: IQL policy the step selected.")
     q_selected: pl.Float64 = pa.Field(nullable=True, description="Study: Q-value of the selected policy.")

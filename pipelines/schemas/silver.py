@@ -63,7 +63,7 @@ class Feedback(StrictModel):
     name: str = pa.Field(description="Signal name (rating, reward, user_validated, judge_stance, engagement, ...).")
     value_num: pl.Float64 = pa.Field(nullable=True, description="Numeric value, if the signal is numeric or boolean (1/0).")
     value_text: str = pa.Field(nullable=True, description="Text or category value (e.g. a judge stance, a comment).")
-    scale: str = pa.Field(description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, `category`, `count`, `text`.")
+    scale: str = pa.Field(description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, `category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence settles, `as_recorded` for a number whose scale the source does not state.")
     source_kind: str = pa.Field(isin=FEEDBACK_SOURCE_KINDS, description="Who produced it: human, judge, system, self or outcome.")
     observed_at: UTC_TS = pa.Field(nullable=True, description="When the signal was recorded (UTC), where known.")
     attributes: str = pa.Field(nullable=True, description="JSON object with the signal's context (reasoning, comment, raw fields).")

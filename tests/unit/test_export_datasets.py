@@ -137,17 +137,22 @@ def test_correction_pair_whose_revision_is_rewarded_lower_is_dropped():
     assert build_datasets(silver, gold, all_train(silver))["preference"].height == 0
 
 
-def _decision_tables(followed: bool | None) -> tuple[dict, dict]:
+def _decision_tables(followed: bool | None, value: float = 0.5) -> tuple[dict, dict]:
     e = "decision:s1"
     ctx = context({"ambient_state": {"temperature": 0.1}, "coordination_snapshot": {"phase": "deciding"},
                    "rag_context": {"identity": {"systemPrompt": "You are Priya."},
                                    "conversationHistory": [{"role": "user", "name": "Ana", "content": "hi?"}]}})
+    suggestion = orjson.dumps({"suggestedAction": "POSTED", "wasFollowed": followed}).decode()
     return tables(
-        gold={"turn_rewards": [reward("decision", "d1", e, -0.5, "decision_outcome@1", decision_id="d1")]},
+        gold={"turn_rewards": [reward("decision", "d1", e, value, "decision_outcome@2", decision_id="d1")]},
         episodes=[episode(e, "decision")], contexts=[ctx],
         decisions=[{"decision_id": "d1", "episode_id": e, "actor_id": "user-priya", "actor_type": "human",
                     "action": "SILENT", "suggested_action": "POSTED", "suggestion_followed": followed,
-                    "confidence": 0.6, "context_hash": ctx["context_hash"]}],
+                    "confidence": 0.6, "context_hash": ctx["context_hash"],
+                    "attributes": orjson.dumps({"companion_suggestion": suggestion}).decode()}],
+        feedback=[{"feedback_id": "g1", "episode_id": e, "decision_id": "d1", "target": "decision",
+                   "name": "was_good_decision", "value_num": 1.0 if value > 0 else 0.0, "scale": "bool",
+                   "source_kind": "human"}],
     )
 
 
@@ -156,14 +161,23 @@ def test_overridden_companion_suggestion_prefers_the_human_action():
     ds = build_datasets(silver, gold, all_train(silver))
     (row,) = ds["preference"].to_dicts()
     assert row["pair_kind"] == "override"
-    assert row["prompt"] == [{"role": "system", "content": "You are Priya."}, {"role": "user", "content": "Ana: hi?"}]
+    context_block = ('You are Priya.\n\n[decision context]\nambient state: {"temperature":0.1}\n'
+                     'coordination snapshot: {"phase":"deciding"}\ncompanion suggestion: {"suggestedAction":"POSTED"}')
+    assert row["prompt"] == [{"role": "system", "content": context_block}, {"role": "user", "content": "Ana: hi?"}]
     assert row["chosen"][0]["content"] == '{"action":"SILENT"}'
     assert row["rejected"][0]["content"] == '{"action":"POSTED"}'
+    assert (row["reward_chosen"], row["reward_rejected"]) == (0.5, None)
     (kto,) = ds["kto"].to_dicts()
-    assert (kto["label"], kto["reward_rule"], kto["decision_id"]) == (False, "decision_outcome@1", "d1")
+    assert (kto["label"], kto["reward_rule"], kto["decision_id"], kto["outcome_was_good"]) == (
+        True, "decision_outcome@2", "d1", True)
     (dec,) = ds["decisions"].to_dicts()
     assert (dec["ambient_state"], dec["coordination_state"]) == ('{"temperature":0.1}', '{"phase":"deciding"}')
-    assert (dec["action"], dec["confidence"], dec["outcome_reward"]) == ("SILENT", 0.6, -0.5)
+    assert (dec["action"], dec["confidence"], dec["outcome_reward"], dec["outcome_was_good"]) == ("SILENT", 0.6, 0.5, True)
+
+
+def test_override_rated_bad_gives_no_preference_pair():
+    silver, gold = _decision_tables(followed=False, value=-0.5)
+    assert build_datasets(silver, gold, all_train(silver))["preference"].height == 0
 
 
 def test_followed_suggestion_gives_no_preference_pair():

@@ -155,27 +155,37 @@ def test_social_rl_reward_is_the_signed_weighted_mean_of_the_feedback_vector():
 DE = "decision:sess"
 
 
-def _decision_fb(fid, decision, name, value, scale, ambiguous=False):
+def _decision_fb(fid, decision, name, value, scale, evidence="value", reading="ok"):
     return _fb(fid, name, value, episode=DE, target="decision", scale=scale, decision_id=decision,
-               attributes=orjson.dumps({"ambiguous_scale": ambiguous}).decode())
+               attributes=orjson.dumps({"scale_evidence": evidence, "reading": reading}).decode())
 
 
 @pytest.mark.parametrize(("value", "scale", "expected"), [(4.0, "1-5", 0.5), (1.0, "1-5", -1.0), (0.25, "[0,1]", -0.5)])
 def test_decision_rating_is_normalized_by_its_scale(value, scale, expected):
     silver = silver_tables(feedback=[_decision_fb("r", "d", "rating", value, scale)],
                            decisions=[{"decision_id": "d", "episode_id": DE}])
-    assert run_rule("decision_outcome@1", silver, params())["reward"][0] == pytest.approx(expected)
+    assert run_rule("decision_outcome@2", silver, params())["reward"][0] == pytest.approx(expected)
 
 
-def test_decision_rating_wins_over_was_good_which_is_the_fallback_and_ambiguity_is_flagged():
+def test_decision_rating_wins_over_was_good_which_is_the_fallback_and_inference_is_flagged():
     silver = silver_tables(
-        feedback=[_decision_fb("r", "d1", "rating", 1.0, "[0,1]", ambiguous=True),
+        feedback=[_decision_fb("r", "d1", "rating", 1.0, "1-5", evidence="was_good_decision"),
                   _decision_fb("g1", "d1", "was_good_decision", 0.0, "bool"),
-                  _decision_fb("g2", "d2", "was_good_decision", 0.0, "bool")],
+                  _decision_fb("g2", "d2", "was_good_decision", 1.0, "bool")],
         decisions=[{"decision_id": "d1", "episode_id": DE, "suggested_action": "POST", "suggestion_followed": False},
                    {"decision_id": "d2", "episode_id": DE}],
     )
-    rows = _by_target(run_rule("decision_outcome@1", silver, params()))
-    assert rows["d1"]["reward"] == 1.0 and rows["d1"]["feedback_ids"] == ["r"]
-    assert rows["d1"]["flags"] == ["ambiguous_rating_scale"] and rows["d1"]["suggestion_followed"] is False
-    assert rows["d2"]["reward"] == -1.0 and rows["d2"]["flags"] is None
+    rows = _by_target(run_rule("decision_outcome@2", silver, params()))
+    assert rows["d1"]["reward"] == -1.0 and rows["d1"]["feedback_ids"] == ["r"]
+    assert rows["d1"]["flags"] == ["rating_scale_inferred"] and rows["d1"]["suggestion_followed"] is False
+    assert rows["d2"]["reward"] == 1.0 and rows["d2"]["flags"] is None
+
+
+@pytest.mark.parametrize("reading", ["scale_unknown", "off_scale", "contradicts_was_good_decision"])
+def test_an_unreadable_decision_rating_gives_no_reward_not_even_from_was_good(reading):
+    silver = silver_tables(
+        feedback=[_decision_fb("r", "d1", "rating", 1.0, "unknown", evidence="none", reading=reading),
+                  _decision_fb("g1", "d1", "was_good_decision", 1.0, "bool")],
+        decisions=[{"decision_id": "d1", "episode_id": DE}],
+    )
+    assert run_rule("decision_outcome@2", silver, params()).height == 0

@@ -181,3 +181,63 @@ def test_empty_sqlite_file_is_one_unreadable_record(tmp_path):
     result = decision.parse_file(RawFile.under("decision", tmp_path, path), b"", SETTINGS)
     assert result.records_read == 1
     assert [(q.locator, q.error_kind) for q in result.quarantine] == [("file", "unreadable")]
+
+
+def _parse_records(tmp_path: Path, *records: dict) -> ParseResult:
+    path = tmp_path / "decisions" / "ds" / "export.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return decision.parse_file(RawFile.under("decision", tmp_path, path), path.read_bytes(), SETTINGS)
+
+
+def _minimal(decision_id: str, decision_fields: dict | None = None, outcome: dict | None = None, **top) -> dict:
+    return {"id": decision_id, "metadata": {"sessionId": "s"}, "decision": {"action": "SILENT", **(decision_fields or {})},
+            "outcome": outcome, **top}
+
+
+def test_seed_extension_fields_are_read_nested_or_top_level_and_leave_extra_and_details(tmp_path):
+    nested = _minimal("a", {"alternatives": [{"action": "POSTED", "confidence": 0.4}], "consensus": {"finalDecision": "override"},
+                            "companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": False}},
+                      {"wasGoodDecision": True, "followUp": {"conversationContinued": True, "userSatisfaction": 4,
+                                                             "mistakeCorrected": False},
+                       "longTermOutcome": {"finalOutcome": "good"}})
+    top = _minimal("b", alternatives=[{"action": "POSTED"}], consensus={"votes": {}}, followUp={"mistakeCorrected": True},
+                   longTermOutcome={"finalOutcome": "disaster", "checkpoints": []})
+    result = _parse_records(tmp_path, nested, top)
+    assert result.quarantine == []
+    rows = rows_by_id(result)
+    a, b = rows["a"], rows["b"]
+    assert (a["was_followed"], orjson.loads(a["alternatives"]), orjson.loads(a["consensus"])) == (
+        False, [{"action": "POSTED", "confidence": 0.4}], {"finalDecision": "override"})
+    assert (a["follow_up_conversation_continued"], a["follow_up_user_satisfaction"], a["follow_up_mistake_corrected"]) == (
+        True, 4.0, False)
+    assert a["long_term_outcome_final"] == "good" and a["decision_details"] is None and a["extra"] is None
+    assert (b["follow_up_mistake_corrected"], b["long_term_outcome_final"], b["extra"]) == (True, "disaster", None)
+    assert orjson.loads(b["alternatives"]) == [{"action": "POSTED"}]
+    DecisionRecords.validate(result.tables["decision_records"], lazy=True)
+
+
+@pytest.mark.parametrize(("record", "kind"), [
+    (_minimal("x", {"alternatives": {"action": "POSTED"}}), "bad_type"),
+    (_minimal("x", {"alternatives": [{"confidence": 0.2}]}), "missing_field"),
+    (_minimal("x", {"alternatives": [{"action": "POSTED", "confidence": "high"}]}), "bad_type"),
+    (_minimal("x", {"companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": "yes"}}), "bad_type"),
+    (_minimal("x", outcome={"followUp": {"userSatisfaction": "very"}}), "bad_type"),
+    (_minimal("x", outcome={"followUp": {"conversationContinued": 1}}), "bad_type"),
+    (_minimal("x", longTermOutcome=["poor"]), "bad_type"),
+])
+def test_malformed_seed_extension_fields_are_quarantined_with_their_kind(tmp_path, record, kind):
+    result = _parse_records(tmp_path, record)
+    assert [q.error_kind for q in result.quarantine] == [kind] and result.n_bronze == 0
+
+
+def test_demo_export_carries_one_decision_per_rule_case(tmp_path):
+    write_demo(tmp_path, random.Random(3), scale=1)
+    rows = rows_by_id(parse_all(tmp_path)["decisions/continuum/exports/decisions-export.jsonl"])
+    cases = {k: v for k, v in rows.items() if k.startswith("case-")}
+    assert set(cases) == {"case-worst-of-5", "case-self-0.7", "case-best-of-0-1", "case-ambiguous-1",
+                          "case-followed-cased", "case-followed-no-flag", "case-override-rated-bad", "case-extra-fields"}
+    assert (cases["case-worst-of-5"]["outcome_rating"], cases["case-worst-of-5"]["outcome_was_good"]) == (1.0, False)
+    assert (cases["case-followed-cased"]["suggested_action"], cases["case-followed-cased"]["was_followed"]) == ("posted", True)
+    extra = cases["case-extra-fields"]
+    assert all(extra[c] is not None for c in ("alternatives", "consensus", "follow_up", "long_term_outcome"))

@@ -89,13 +89,62 @@ def test_context_hash_is_sha256_of_the_full_context_json():
     assert dict(out["contexts"].select("context_hash", "context").iter_rows())[row["context_hash"]] == text
 
 
-@pytest.mark.parametrize(("rating", "scale", "ambiguous"), [(0.4, "[0,1]", False), (1.0, "[0,1]", True), (4.0, "1-5", False)])
-def test_rating_keeps_its_value_and_names_its_scale(rating, scale, ambiguous):
-    out = silver(record("d1", outcome=f'{{"rating":{rating}}}', outcome_rating=rating, outcome_rated_by="user"))
-    fb = out["feedback"].row(0, named=True)
+@pytest.mark.parametrize(("rating", "was_good", "scale", "evidence", "reading"), [
+    (0.4, None, "[0,1]", "value", "ok"),
+    (4.0, None, "1-5", "value", "ok"),
+    (1.0, None, "unknown", "none", "scale_unknown"),  # top of 0–1 or bottom of 1–5: no evidence
+    (1.0, False, "1-5", "was_good_decision", "ok"),  # the top mark for a bad decision is excluded
+    (1.0, True, "unknown", "none", "scale_unknown"),  # `true` may be a default: settles nothing
+    (5.0, False, "1-5", "value", "contradicts_was_good_decision"),
+])
+def test_rating_keeps_its_value_and_records_its_scale_and_evidence(rating, was_good, scale, evidence, reading):
+    out = silver(record("d1", outcome=f'{{"rating":{rating}}}', outcome_rating=rating, outcome_was_good=was_good,
+                        outcome_rated_by="user"))
+    fb = out["feedback"].filter(pl.col("name") == "rating").row(0, named=True)
     assert (fb["name"], fb["value_num"], fb["scale"], fb["source_kind"], fb["target"], fb["decision_id"]) == (
         "rating", rating, scale, "human", "decision", "d1")
-    assert orjson.loads(fb["attributes"])["ambiguous_scale"] is ambiguous
+    attributes = orjson.loads(fb["attributes"])
+    assert (attributes["scale_evidence"], attributes["reading"]) == (evidence, reading)
+
+
+def _ratings(*values: tuple[str, float, str, str]) -> list[dict]:
+    """(decision id, rating, rated_by, file) → bronze rows, one per minute."""
+    return [record(d, outcome=f'{{"rating":{r}}}', outcome_rating=r, outcome_rated_by=by, file=f, ts=T0.replace(minute=i))
+            for i, (d, r, by, f) in enumerate(values)]
+
+
+def _scales(out: dict) -> dict[str, tuple[str, str]]:
+    fb = out["feedback"].filter(pl.col("name") == "rating")
+    return {r["decision_id"]: (r["scale"], orjson.loads(r["attributes"])["scale_evidence"]) for r in fb.to_dicts()}
+
+
+def test_a_1_is_settled_by_the_raters_other_ratings_before_the_files():
+    out = silver(*_ratings(("d1", 1.0, "user", "decisions/a/x.jsonl"), ("d2", 5.0, "user", "decisions/a/y.jsonl"),
+                           ("d3", 0.5, "system", "decisions/a/x.jsonl")))
+    assert _scales(out)["d1"] == ("1-5", "rater")  # its file says 0–1 (0.5), its rater says 1–5 (5): rater first
+
+
+def test_raters_are_per_dataset_and_self_is_per_actor():
+    rows = _ratings(("d1", 1.0, "user", "decisions/a/x.jsonl"), ("d2", 5.0, "user", "decisions/b/x.jsonl"))
+    rows += [record("d3", outcome='{"rating":1}', outcome_rating=1.0, outcome_rated_by="self", actor_id="p-1",
+                    file="decisions/a/z.jsonl", ts=T0.replace(minute=5)),
+             record("d4", outcome='{"rating":0.2}', outcome_rated_by="self", outcome_rating=0.2, actor_id="p-2",
+                    file="decisions/a/w.jsonl", ts=T0.replace(minute=6))]
+    scales = _scales(silver(*rows))
+    assert scales["d1"] == ("unknown", "none")  # "user" of dataset b is not "user" of dataset a
+    assert scales["d3"] == ("unknown", "none")  # p-2's self-rating says nothing about p-1
+
+
+def test_the_dataset_setting_settles_the_scale_and_flags_values_off_it():
+    settings = Settings(decision_rating_scale={"a": "1-5"})
+    rows = _ratings(("d1", 1.0, "user", "decisions/a/x.jsonl"), ("d2", 0.5, "user", "decisions/a/x.jsonl"),
+                    ("d3", 1.0, "user", "decisions/b/x.jsonl"))
+    out = to_silver({"decision_records": frame_from_rows(rows, polars_schema(DecisionRecords)).lazy()}, settings)
+    fb = {r["decision_id"]: (r["scale"], orjson.loads(r["attributes"])) for r in out["feedback"].to_dicts()}
+    assert (fb["d1"][0], fb["d1"][1]["scale_evidence"], fb["d1"][1]["reading"]) == ("1-5", "setting", "ok")
+    assert (fb["d2"][0], fb["d2"][1]["reading"]) == ("1-5", "off_scale")
+    # dataset b has no setting; its only other rating is in dataset a's file and rater, so: unknown
+    assert (fb["d3"][0], fb["d3"][1]["reading"]) == ("unknown", "scale_unknown")
 
 
 def test_was_good_decision_becomes_a_bool_signal():
@@ -113,6 +162,29 @@ def test_human_override_of_a_companion_suggestion_is_a_human_signal_and_followin
     assert fb.select("decision_id", "name", "source_kind").rows() == [("d1", "suggestion_overridden", "human")]
     followed_flags = dict(out["decisions"].select("decision_id", "suggestion_followed").iter_rows())
     assert followed_flags == {"d1": False, "d2": True, "d3": False}
+
+
+def test_suggestion_followed_is_the_sources_was_followed_else_actions_compared_case_insensitively():
+    rows = [
+        record("d1", actor_type="human", action="POSTED", suggested_action="posted"),  # no wasFollowed
+        record("d2", actor_type="human", action="SILENT", suggested_action="POSTED", was_followed=True),
+        record("d3", actor_type="human", action="POSTED", suggested_action="POSTED", was_followed=False),
+        record("d4", actor_type="human", action="POSTED"),  # no suggestion
+    ]
+    out = silver(*rows)
+    followed = dict(out["decisions"].select("decision_id", "suggestion_followed").iter_rows())
+    assert followed == {"d1": True, "d2": True, "d3": False, "d4": None}
+    sources = {d["decision_id"]: orjson.loads(d["attributes"])["suggestion_followed_from"] for d in out["decisions"].to_dicts()}
+    assert sources == {"d1": "actions", "d2": "was_followed", "d3": "was_followed", "d4": None}
+
+
+def test_alternatives_become_candidates_only_when_every_one_carries_a_value():
+    rows = [
+        record("d1", action="POSTED", confidence=0.9, alternatives='[{"action":"SILENT","value":0.2}]'),
+        record("d2", action="POSTED", alternatives='[{"action":"SILENT","confidence":0.2},{"action":"ERROR"}]'),
+    ]
+    cands = dict(silver(*rows)["decisions"].select("decision_id", "candidates").iter_rows())
+    assert cands == {"d1": [{"action": "POSTED", "value": 0.9}, {"action": "SILENT", "value": 0.2}], "d2": None}
 
 
 def test_feedback_ids_are_stable_across_runs():

@@ -1,13 +1,16 @@
 """`decisions` dataset, and the decision prompts the kto / preference / rl_steps builders reuse.
 
-A decision's prompt is what its actor saw: the system prompt of its identity, then the conversation
-history of its RAG context (each message prefixed by its speaker's name). Its completion is a small JSON
-object, `{"action": ..., "response": ...}`, so a model learns the choice (post / stay silent) and the text
-together.
+A decision's prompt is what its actor saw (seed 004's model input): one system message holding the system
+prompt of its identity and, under a `[decision context]` label, the ambient state, the coordination
+snapshot and the companion suggestion the actor was shown (canonical JSON: sorted keys, compact; the
+suggestion without `wasFollowed`, which is the label, not the input); then the conversation history of its
+RAG context (each message prefixed by its speaker's name). Its completion is a small JSON object,
+`{"action": ..., "response": ...}`, so a model learns the choice (post / stay silent) and the text together.
 """
 
 from __future__ import annotations
 
+import orjson
 import polars as pl
 
 from pipelines.exports.datasets.common import MESSAGES, message, messages_text, rewards_by
@@ -22,10 +25,42 @@ _CONTEXT = pl.Struct({
 })
 
 
-def _prompt_from_context(context: pl.Expr) -> pl.Expr:
-    """Context JSON → messages: [system prompt] + history (roles other than user/assistant become user)."""
+# The parts of the context the prompt shows, in this order, with their labels.
+_CONTEXT_LINES = (("ambient state", "$.ambient_state"), ("coordination snapshot", "$.coordination_snapshot"))
+_NOT_SHOWN = ("wasFollowed", "was_followed")  # what the actor did with the suggestion: the label, not the input
+
+
+def _shown_suggestions(texts: pl.Series) -> pl.Series:
+    """Companion suggestion JSON → what the actor was shown: canonical JSON without `wasFollowed`."""
+    out = []
+    for text in texts.to_list():
+        suggestion = orjson.loads(text) if text else None
+        shown = {k: v for k, v in suggestion.items() if k not in _NOT_SHOWN} if isinstance(suggestion, dict) else None
+        out.append(orjson.dumps(shown, option=orjson.OPT_SORT_KEYS).decode() if shown else None)
+    return pl.Series(out, dtype=pl.String)
+
+
+def shown_suggestion(attributes: pl.Expr) -> pl.Expr:
+    return attributes.str.json_path_match("$.companion_suggestion").map_batches(
+        _shown_suggestions, return_dtype=pl.String
+    )
+
+
+def _system_content(system_prompt: pl.Expr, context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
+    """System prompt, then the labelled decision context (null when there is neither)."""
+    lines = [pl.lit(f"{label}: ") + context.str.json_path_match(path) for label, path in _CONTEXT_LINES]
+    lines.append(pl.lit("companion suggestion: ") + suggestion)
+    block = pl.concat_str(lines, separator="\n", ignore_nulls=True)
+    block = pl.when(block != "").then(pl.lit("[decision context]\n") + block)
+    content = pl.concat_str([system_prompt, block], separator="\n\n", ignore_nulls=True)
+    return pl.when(content != "").then(content)
+
+
+def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
+    """Context JSON → messages: [system + decision context] + history (roles other than user/assistant
+    become user)."""
     rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
-    system = rag.struct.field("identity").struct.field("systemPrompt")
+    system = _system_content(rag.struct.field("identity").struct.field("systemPrompt"), context, suggestion)
     history = rag.struct.field("conversationHistory").list.eval(
         message(
             pl.when(pl.element().struct.field("role").is_in(["user", "assistant"]))
@@ -39,6 +74,15 @@ def _prompt_from_context(context: pl.Expr) -> pl.Expr:
     head = pl.when(system.is_not_null()).then(pl.concat_list(message("system", system))).otherwise(
         pl.lit([], dtype=MESSAGES))
     return pl.concat_list(head, history.fill_null(pl.lit([], dtype=MESSAGES))).cast(MESSAGES)
+
+
+def _outcomes(feedback: pl.DataFrame) -> pl.DataFrame:
+    """Per decision: the source's own wasGoodDecision (null without one) and whether any outcome was recorded."""
+    signals = feedback.filter(
+        (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
+    )
+    verdict = pl.col("value_num").filter(pl.col("name") == "was_good_decision").first()
+    return signals.group_by("decision_id").agg(outcome_was_good=verdict.cast(pl.Boolean), has_outcome=pl.lit(True))
 
 
 def completion_json(action: pl.Expr, response: pl.Expr | None = None) -> pl.Expr:
@@ -67,9 +111,11 @@ def decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFra
     rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
     out = (decisions.join(contexts, on="context_hash", how="left")
            .join(turns, on="turn_id", how="left")
-           .join(rewards, on="decision_id", how="left"))
+           .join(rewards, on="decision_id", how="left")
+           .join(_outcomes(silver["feedback"]), on="decision_id", how="left"))
     return out.with_columns(
-        prompt=_prompt_from_context(pl.col("context")),
+        has_outcome=pl.col("has_outcome").fill_null(False),
+        prompt=_prompt_from_context(pl.col("context"), shown_suggestion(pl.col("attributes"))),
         completion_text=completion_json(pl.col("action"), pl.col("response")),
         ambient_state=pl.col("context").str.json_path_match("$.ambient_state"),
         coordination_state=pl.col("context").str.json_path_match("$.coordination_snapshot"),
@@ -78,11 +124,12 @@ def decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFra
 
 def build_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """The `decisions` dataset: context (and its hash), ambient / coordination state → action, confidence,
-    outcome (gold reward with rule and feedback ids; null while unrated)."""
+    outcome (gold reward with rule and feedback ids; null while unrated or unreadable) and the source's own
+    wasGoodDecision (`outcome_was_good`), against which a reward's sign can be checked."""
     rows = decision_prompts(silver, gold)
     return rows.select(
         "episode_id", "decision_id", "turn_id", "actor_id", "actor_type", "ts", "context_hash", "context",
         "ambient_state", "coordination_state", "prompt", "action", "response", "confidence", "reasoning",
         "candidates", "suggested_action", "suggestion_followed",
-        pl.col("reward").alias("outcome_reward"), "reward_rule", "feedback_ids", "_prompt_text",
+        pl.col("reward").alias("outcome_reward"), "outcome_was_good", "reward_rule", "feedback_ids", "_prompt_text",
     )

@@ -32,7 +32,7 @@ def rated_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFram
     return rows.select(
         "episode_id", "turn_id", "prompt",
         single("assistant", pl.col("completion_text")).cast(MESSAGES).alias("completion"),
-        "reward", "reward_rule", "feedback_ids", "_prompt_text", "decision_id",
+        "reward", "reward_rule", "feedback_ids", "_prompt_text", "decision_id", "outcome_was_good",
     ).with_columns(kind=pl.lit("decision"))
 
 

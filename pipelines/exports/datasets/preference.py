@@ -115,16 +115,33 @@ def scenario_rewards(turn_rewards: pl.DataFrame | None) -> pl.DataFrame:
     return rows.select(list(columns)).unique("turn_id", keep="first")
 
 
+def _really_overridden() -> pl.Expr:
+    """A human whose companion suggestion was not followed (the source's `wasFollowed`, else the actions
+    compared case-insensitively) and whose action differs from it: `posted` vs `POSTED` is no override."""
+    differs = pl.col("action").str.strip_chars().str.to_lowercase() != (
+        pl.col("suggested_action").str.strip_chars().str.to_lowercase())
+    return (pl.col("actor_type") == "human") & pl.col("suggestion_followed").eq(False) & differs.fill_null(False)
+
+
+def _not_rated_bad() -> pl.Expr:
+    """The outcome does not rate the human's choice bad: reward ≥ 0, or no outcome recorded at all (the
+    override is then the only evidence, as seed 004's meta-learning intends). An outcome that gave no reward
+    (scale unknown, contradicting wasGoodDecision) may be bad: no pair on a guess."""
+    return (pl.col("reward") >= 0) | (pl.col("reward").is_null() & ~pl.col("has_outcome"))
+
+
 def override_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Human action (chosen) over the companion's overridden suggestion (rejected)."""
-    rows = decision_prompts(silver, gold).filter(
-        pl.col("suggestion_followed").eq(False) & pl.col("suggested_action").is_not_null()
-        & (pl.col("suggested_action") != pl.col("action")))
+    """Human action (chosen) over the companion's overridden suggestion (rejected), unless the outcome rates
+    the human's choice bad. `reward_chosen` = the decision's reward (null if unrated); `reward_rejected` is
+    null: the suggestion itself was never carried out, so never rated."""
+    rows = decision_prompts(silver, gold).filter(_really_overridden() & _not_rated_bad())
     return rows.select(
         "episode_id", "prompt",
         single("assistant", completion_json(pl.col("action"))).cast(MESSAGES).alias("chosen"),
         single("assistant", completion_json(pl.col("suggested_action"))).cast(MESSAGES).alias("rejected"),
-        "decision_id", "reward", "reward_rule", "feedback_ids",
+        "decision_id",
+        pl.col("reward").alias("reward_chosen"), pl.lit(None, pl.Float64).alias("reward_rejected"),
+        "reward_rule", "feedback_ids",
         pair_kind=pl.lit("override"),
     )
 

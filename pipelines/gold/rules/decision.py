@@ -1,7 +1,11 @@
 """decision_outcome: the later outcome of one decision (coordination decisions, human or AI).
 
-Silver labels each `outcome.rating` with its scale: a value ≤ 1 is read as the 0–1 scale, a value
-> 1 as the 1–5 scale, and a rating of exactly 1 is marked ambiguous (top of 0–1, or bottom of 1–5).
+Silver settles each `outcome.rating`'s scale by evidence and says whether it can be read
+(`feedback.attributes.reading`, see `pipelines.transforms.decision.ratings`). This rule
+turns a readable rating into a reward; a rating that cannot be read (scale unknown, off its configured
+scale, or contradicting wasGoodDecision) gives the decision no reward at all — neither from the rating nor
+from wasGoodDecision, since either would be a guess that may flip a sign. Without a rating,
+wasGoodDecision gives the reward.
 """
 
 from __future__ import annotations
@@ -12,36 +16,46 @@ import polars as pl
 
 from pipelines.gold.common import aggregate, json_object, mapped, sorted_ids, to_signed
 from pipelines.gold.registry import Silver, rule
+from pipelines.transforms.decision.ratings import normalized_rating
+
+# A rating whose scale was not known from a setting or its own value: the reward rests on inference.
+_INFERRED = ("rater", "file", "was_good_decision")
 
 
-def _normalized_rating() -> pl.Expr:
-    """rating → [0, 1] by its scale: 1-5 → (r − 1) / 4; [0,1] as is."""
-    r = pl.col("value_num")
-    return pl.when(pl.col("scale") == "1-5").then((r - 1.0) / 4.0).when(pl.col("scale") == "[0,1]").then(r)
+def _signals(feedback: pl.DataFrame, was_good_rewards: dict[str, float]) -> pl.DataFrame:
+    attribute = pl.col("attributes").str.json_path_match
+    is_rating = pl.col("name") == "rating"
+    return feedback.filter(
+        (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
+    ).with_columns(
+        evidence=pl.when(is_rating).then(attribute("$.scale_evidence")),
+        reading=pl.when(is_rating).then(attribute("$.reading")),
+        value=pl.when(is_rating).then(to_signed(normalized_rating(pl.col("value_num"), pl.col("scale"))))
+        .otherwise(mapped(pl.col("value_num").cast(pl.Boolean).cast(pl.String), was_good_rewards)),
+    )
 
 
-@rule("decision_outcome", 1, "rating normalized by scale then 2n − 1; wasGoodDecision ±1 when unrated")
+@rule("decision_outcome", 2, "readable rating normalized by its settled scale then 2n − 1; else no reward; "
+      "wasGoodDecision ±1 when unrated")
 def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     method = params["aggregation"]
     good = {str(k).lower(): v for k, v in params["was_good_rewards"].items()}
-    signals = silver["feedback"].filter(
-        (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
-    ).with_columns(
-        value=pl.when(pl.col("name") == "rating").then(to_signed(_normalized_rating()))
-        .otherwise(mapped(pl.col("value_num").cast(pl.Boolean).cast(pl.String), good)),
-        ambiguous=(pl.col("name") == "rating")
-        & (pl.col("attributes").str.json_path_match("$.ambiguous_scale") == "true"),
-    ).filter(pl.col("value").is_not_null())
-    # A rating, where there is one, wins over wasGoodDecision.
-    has_rating = pl.col("name").eq("rating").any().over("decision_id")
-    used = signals.filter(~has_rating | (pl.col("name") == "rating"))
+    signals = _signals(silver["feedback"], good)
+    # A rating, where there is one, decides: readable → its value; unreadable → no reward for the decision.
+    has_rating = (pl.col("name") == "rating").any().over("decision_id")
+    unreadable = ((pl.col("name") == "rating") & (pl.col("reading") != "ok")).any().over("decision_id")
+    used = signals.filter(~unreadable & (~has_rating | (pl.col("name") == "rating"))).filter(
+        pl.col("value").is_not_null()
+    )
     grouped = used.group_by("decision_id").agg(
         pl.col("episode_id").first(),
         reward=aggregate(pl.col("value"), method, pl.col("observed_at")),
         feedback_ids=sorted_ids(),
         n_signals=pl.len().cast(pl.Int64),
-        ambiguous=pl.col("ambiguous").any(),
-        signals=pl.struct("name", "value_num", "scale", "source_kind", "value").sort_by("name", "feedback_id"),
+        inferred=pl.col("evidence").is_in(_INFERRED).any(),
+        signals=pl.struct("name", "value_num", "scale", "evidence", "source_kind", "value").sort_by(
+            "name", "feedback_id"
+        ),
     )
     decisions = silver["decisions"].select("decision_id", "turn_id", "suggestion_followed")
     rows = grouped.join(decisions, on="decision_id", how="left")
@@ -50,7 +64,7 @@ def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         reward="reward",
         feedback_ids="feedback_ids", n_signals="n_signals",
         aggregation=pl.when(pl.col("n_signals") == 1).then(pl.lit("single")).otherwise(pl.lit(method)),
-        rule_inputs=json_object(signals=pl.col("signals"), ambiguous_rating_scale=pl.col("ambiguous")),
-        flags=pl.when(pl.col("ambiguous")).then(pl.lit(["ambiguous_rating_scale"], pl.List(pl.String))),
+        rule_inputs=json_object(signals=pl.col("signals"), rating_scale_inferred=pl.col("inferred")),
+        flags=pl.when(pl.col("inferred")).then(pl.lit(["rating_scale_inferred"], pl.List(pl.String))),
         suggestion_followed="suggestion_followed",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.config import Settings
+from pipelines.config import Limits, Settings
 from pipelines.sources.base import (
     RecordError,
     as_float,
@@ -39,6 +39,11 @@ TOP_LEVEL: dict[str, tuple[str, ...]] = {
     "decision": ("decision",),
     "outcome": ("outcome",),
     "metadata": ("metadata",),
+    # Seed 004's "future extensions": top-level fields / SQLite JSON text columns where a writer puts them.
+    "alternatives": ("alternatives",),
+    "consensus": ("consensus",),
+    "follow_up": ("follow_up", "followUp"),
+    "long_term_outcome": ("long_term_outcome", "longTermOutcome"),
 }
 _KNOWN_TOP = frozenset(name for names in TOP_LEVEL.values() for name in names)
 _DECISION_KEYS = {
@@ -48,6 +53,8 @@ _DECISION_KEYS = {
     "response_content": ("responseContent", "response_content"),
     "model_used": ("modelUsed", "model_used"),
     "companion_suggestion": ("companionSuggestion", "companion_suggestion"),
+    "alternatives": ("alternatives",),
+    "consensus": ("consensus",),
 }
 _KNOWN_DECISION = frozenset(name for names in _DECISION_KEYS.values() for name in names)
 
@@ -79,6 +86,9 @@ def _decision_fields(decision: dict) -> dict[str, Any]:
     if suggestion is not None:
         expect_type(suggestion, dict, "decision.companionSuggestion")
     details = {k: v for k, v in decision.items() if k not in _KNOWN_DECISION}
+    was_followed = None if suggestion is None else first_of(suggestion, "wasFollowed", "was_followed")
+    if was_followed is not None:
+        expect_type(was_followed, bool, "companionSuggestion.wasFollowed")
     return {
         "action": action,
         "confidence": _confidence(decision),
@@ -92,6 +102,7 @@ def _decision_fields(decision: dict) -> dict[str, Any]:
             first_of(suggestion, "suggestedAction", "suggested_action"), "companionSuggestion.suggestedAction"
         ),
         "companion_suggestion": json_text_or_none(suggestion),
+        "was_followed": was_followed,
     }
 
 
@@ -120,6 +131,64 @@ def _system_prompt(rag: Any) -> str | None:
     nested = identity.get("systemPrompt") if isinstance(identity, dict) else None
     prompt = first_of(rag, "systemPrompt", "system_prompt", default=nested)
     return _optional_text(prompt, "ragContext.identity.systemPrompt")
+
+
+def _one_of_two_places(record: dict, nested: dict | None, canonical: str, nested_names: tuple[str, ...],
+                       limits: Limits, types: tuple[type, ...]) -> Any:
+    """A seed-004 extension field: top-level (JSONL) / its own JSON text column (SQLite), else nested."""
+    value = decode_json_part(field(record, canonical), limits, canonical, types)
+    if value is None and isinstance(nested, dict):
+        value = decode_json_part(first_of(nested, *nested_names), limits, canonical, types)
+    return value
+
+
+def _alternatives(value: list | None) -> list | None:
+    """`alternatives`: options considered and not chosen, each an object with an action."""
+    for i, item in enumerate(value or []):
+        what = f"alternatives[{i}]"
+        expect_type(item, dict, what)
+        _optional_text(require(item, "action"), f"{what}.action")
+        for key in ("value", "confidence"):
+            as_float(item.get(key), f"{what}.{key}")
+    return value
+
+
+def _follow_up_fields(follow_up: dict | None) -> dict[str, Any]:
+    """`outcome.followUp` (seed 004): did the conversation continue, user satisfaction, mistake corrected."""
+    follow_up = follow_up or {}
+    flags = {}
+    for column, names in (("follow_up_conversation_continued", ("conversationContinued", "conversation_continued")),
+                          ("follow_up_mistake_corrected", ("mistakeCorrected", "mistake_corrected"))):
+        value = first_of(follow_up, *names)
+        flags[column] = None if value is None else expect_type(value, bool, f"followUp.{names[0]}")
+    satisfaction = as_float(first_of(follow_up, "userSatisfaction", "user_satisfaction"), "followUp.userSatisfaction")
+    return {"follow_up": json_text_or_none(follow_up or None), **flags, "follow_up_user_satisfaction": satisfaction}
+
+
+def _long_term_fields(long_term: dict | None) -> dict[str, Any]:
+    """`longTermOutcome` (seed 004): checkpoints over time and a final category (excellent … disaster)."""
+    if long_term is None:
+        return {"long_term_outcome": None, "long_term_outcome_final": None}
+    checkpoints = first_of(long_term, "checkpoints")
+    if checkpoints is not None:
+        expect_type(checkpoints, list, "longTermOutcome.checkpoints")
+    final = _optional_text(first_of(long_term, "finalOutcome", "final_outcome"), "longTermOutcome.finalOutcome")
+    return {"long_term_outcome": json_text_or_none(long_term), "long_term_outcome_final": final}
+
+
+def _extension_fields(record: dict, decision: dict, outcome: dict | None, limits: Limits) -> dict[str, Any]:
+    alternatives = _one_of_two_places(record, decision, "alternatives", ("alternatives",), limits, (list,))
+    consensus = _one_of_two_places(record, decision, "consensus", ("consensus",), limits, (dict,))
+    follow_up = _one_of_two_places(record, outcome, "follow_up", ("followUp", "follow_up"), limits, (dict,))
+    long_term = _one_of_two_places(
+        record, outcome, "long_term_outcome", ("longTermOutcome", "long_term_outcome"), limits, (dict,)
+    )
+    return {
+        "alternatives": json_text_or_none(_alternatives(alternatives)),
+        "consensus": json_text_or_none(consensus),
+        **_follow_up_fields(follow_up),
+        **_long_term_fields(long_term),
+    }
 
 
 def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
@@ -160,6 +229,7 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
         "ambient_state": json_text_or_none(decode_json_part(field(record, "ambient_state"), limits, "ambient state")),
         "metadata": json_text_or_none(metadata or None),
         **_outcome_fields(outcome, tz),
+        **_extension_fields(record, decision, outcome, limits),
         "ts": parse_ts(field(record, "timestamp"), tz),
         "extra": json_text_or_none(extra or None),
     }

@@ -6,6 +6,11 @@ outcome, then the one from the later file (path order), and quarantine the other
 
 Split unit: a human actor can decide in several sessions, so `group_id` is the set of sessions
 linked by a shared human actor, named after its earliest session (a session alone: itself).
+
+Rating scale (DESIGN §3): `outcome.rating` is on 0–1 or 1–5, and a rating of exactly 1 is the top of
+one and the bottom of the other. Each rating row of `feedback` records the scale settled by evidence
+and how (`attributes.scale_evidence`), and whether it can be read as a reward (`attributes.reading`);
+see `ratings.settle_rating_scales`. Feedback signals: `feedback.feedback_signals`.
 """
 
 from __future__ import annotations
@@ -14,8 +19,13 @@ import orjson
 import polars as pl
 
 from pipelines.config import Settings
-from pipelines.sources.base import content_hash, stable_hash
+from pipelines.schemas.silver import CANDIDATE
+from pipelines.sources.base import content_hash
+from pipelines.transforms.decision.feedback import feedback_signals
+from pipelines.transforms.decision.ratings import settle_rating_scales
 from pipelines.transforms.groups import person_components
+
+__all__ = ["reconcile_copies", "to_silver"]
 
 SOURCE = "decision"
 TABLE = "decision_records"
@@ -23,13 +33,12 @@ TABLE = "decision_records"
 # Where a record was stored, not what it says: two copies differing only here are identical.
 _STORAGE_COLUMNS = ("file", "locator", "ordinal", "file_kind", "rag_context_encoding", "extra")
 _CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
-_RATED_BY_KIND = {"user": "human", "community": "human", "human": "human", "self": "self", "system": "system"}
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]:
     records = bronze[TABLE].collect()
     kept, conflicts = reconcile_copies(records)
-    decisions = _with_derived_columns(kept)
+    decisions = settle_rating_scales(_with_derived_columns(kept), settings)
     turns = _turns(decisions)
     decisions = decisions.join(turns.select("decision_id", "turn_id"), on="decision_id", how="left")
     return {
@@ -37,7 +46,7 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         "turns": turns.drop("decision_id"),
         "decisions": _decisions(decisions),
         "contexts": _contexts(decisions),
-        "feedback": _feedback(decisions),
+        "feedback": feedback_signals(decisions),
         "quarantine": conflicts,
     }
 
@@ -124,12 +133,61 @@ def _actor_kind() -> pl.Expr:
     )
 
 
+def _dataset() -> pl.Expr:
+    """The dataset of a decision: the first folder under `decisions/` (none for a file directly in it)."""
+    parts = pl.col("file").str.split("/")
+    return pl.when(parts.list.len() > 2).then(parts.list.get(1, null_on_oob=True))
+
+
+def _normalized_action(column: str) -> pl.Expr:
+    return pl.col(column).str.strip_chars().str.to_lowercase()
+
+
+def _suggestion_followed() -> pl.Expr:
+    """The source's own `wasFollowed` where it has one; else the actions compared case-insensitively, trimmed."""
+    same = _normalized_action("action") == _normalized_action("suggested_action")
+    return pl.coalesce(pl.col("was_followed"), same)
+
+
+def _suggestion_followed_from() -> pl.Expr:
+    return (
+        pl.when(pl.col("was_followed").is_not_null()).then(pl.lit("was_followed"))
+        .when(pl.col("suggested_action").is_not_null()).then(pl.lit("actions"))
+    )
+
+
+def _candidates(rows: pl.Series) -> pl.Series:
+    """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`), when every
+    alternative carries a number; else null (the alternatives stay in `attributes`)."""
+    out = []
+    for row in rows.to_list():
+        alternatives = orjson.loads(row["alternatives"]) if row["alternatives"] else []
+        values = [_first_number(a.get("value"), a.get("confidence")) for a in alternatives]
+        if not alternatives or any(v is None for v in values):
+            out.append(None)
+            continue
+        chosen = [{"action": row["action"], "value": row["confidence"]}]
+        out.append(chosen + [{"action": str(a["action"]), "value": v} for a, v in zip(alternatives, values, strict=True)])
+    return pl.Series(out, dtype=CANDIDATE)
+
+
+def _first_number(*values: object) -> float | None:
+    for value in values:
+        if value is not None and value != "":
+            return float(value)  # the adapter checked that it is a number
+    return None
+
+
 def _with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
     return kept.with_columns(
         episode_id=pl.lit(f"{SOURCE}:") + pl.col("session_id"),
         actor_kind=_actor_kind(),
+        dataset=_dataset(),
         context=_full_context(),
         prompt_context=_json_string(pl.col("system_prompt")),
+        suggestion_followed=_suggestion_followed(),
+        suggestion_followed_from=_suggestion_followed_from(),
+        candidates=pl.struct("action", "confidence", "alternatives").map_batches(_candidates, return_dtype=CANDIDATE),
     ).with_columns(
         context_hash=_sha256_of(pl.col("context")),
         system_prompt_hash=_sha256_of(pl.col("prompt_context")),
@@ -163,18 +221,20 @@ def _decisions(decisions: pl.DataFrame) -> pl.DataFrame:
         trigger_event_id="trigger_event_id", context_id="context_id", sequence_number="sequence_number",
         model_used="model_used", decision_details="decision_details", companion_suggestion="companion_suggestion",
         metadata="metadata", rag_context_encoding="rag_context_encoding", source_file="file",
-        locator="locator", file_kind="file_kind", extra="extra",
+        locator="locator", file_kind="file_kind", extra="extra", dataset="dataset",
+        suggestion_followed_from="suggestion_followed_from", alternatives="alternatives", consensus="consensus",
+        follow_up="follow_up", long_term_outcome="long_term_outcome",
     ).struct.json_encode()
     return decisions.select(
         "decision_id", "episode_id", "turn_id", "actor_id",
         actor_type="actor_kind",
         action="action",
+        candidates="candidates",
         confidence="confidence",
         reasoning="reasoning",
         context_hash="context_hash",
         suggested_action="suggested_action",
-        suggestion_followed=pl.when(pl.col("suggested_action").is_not_null())
-        .then(pl.col("action") == pl.col("suggested_action")),
+        suggestion_followed="suggestion_followed",
         ts="ts",
         attributes=attributes,
     )
@@ -226,53 +286,3 @@ def _human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
     links = decisions.filter((pl.col("actor_kind") == "human") & pl.col("actor_id").is_not_null())
     components = person_components(units, links.select(unit="episode_id", person="actor_id"))
     return components.select(episode_id="unit", human_group="group")
-
-
-# ---------------------------------------------------------------- feedback
-
-
-def _rated_by_kind() -> pl.Expr:
-    return pl.col("outcome_rated_by").str.to_lowercase().replace_strict(
-        _RATED_BY_KIND, default="outcome", return_dtype=pl.String
-    )
-
-
-def _signal(frame: pl.DataFrame, name: str, value_num: pl.Expr, value_text: pl.Expr, scale: pl.Expr,
-            source_kind: pl.Expr, observed_at: pl.Expr, attributes: pl.Expr) -> pl.DataFrame:
-    return frame.select(
-        "episode_id", "decision_id",
-        target=pl.lit("decision"),
-        name=pl.lit(name),
-        value_num=value_num.cast(pl.Float64),
-        value_text=value_text.cast(pl.String),
-        scale=scale,
-        source_kind=source_kind,
-        observed_at=observed_at,
-        attributes=attributes.struct.json_encode(),
-    )
-
-
-def _feedback(decisions: pl.DataFrame) -> pl.DataFrame:
-    rated = decisions.filter(pl.col("outcome_rating").is_not_null())
-    judged = decisions.filter(pl.col("outcome_was_good").is_not_null())
-    overridden = decisions.filter(
-        pl.col("suggested_action").is_not_null()
-        & (pl.col("actor_kind") == "human")
-        & (pl.col("action") != pl.col("suggested_action"))
-    )
-    rating = pl.col("outcome_rating")
-    signals = pl.concat([
-        _signal(rated, "rating", rating, pl.lit(None), pl.when(rating <= 1).then(pl.lit("[0,1]")).otherwise(pl.lit("1-5")),
-                _rated_by_kind(), pl.col("outcome_rated_at"),
-                pl.struct(ambiguous_scale=rating == 1.0, rated_by="outcome_rated_by", outcome="outcome")),
-        _signal(judged, "was_good_decision", pl.col("outcome_was_good"), pl.col("outcome_was_good").cast(pl.String),
-                pl.lit("bool"), _rated_by_kind(), pl.col("outcome_rated_at"),
-                pl.struct(rated_by="outcome_rated_by", outcome="outcome")),
-        _signal(overridden, "suggestion_overridden", pl.lit(1.0), pl.lit("true"), pl.lit("bool"), pl.lit("human"),
-                pl.col("ts"), pl.struct("suggested_action", "action", "companion_suggestion")),
-    ])
-    feedback_id = pl.struct("target", "decision_id", "name", "value_num", "value_text").map_batches(
-        lambda s: pl.Series([stable_hash(*row.values()) for row in s.to_list()], dtype=pl.String),
-        return_dtype=pl.String,
-    )
-    return signals.with_columns(feedback_id=feedback_id, turn_id=pl.lit(None, pl.String))
