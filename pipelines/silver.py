@@ -111,7 +111,7 @@ def silver_inputs_digest(settings: Settings) -> str:
     optouts = Path(settings.raw_root) / OPTOUTS_FILE
     digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
     digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,
-                        settings.default_turn_index_base)).encode())
+                        settings.default_turn_index_base, sorted(settings.decision_rating_scale.items()))).encode())
     return digest.hexdigest()
 
 
