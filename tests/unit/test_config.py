@@ -396,5 +396,5 @@ def test_every_example_key_the_shipped_turnlake_toml_documents_is_valid_when_unc
     assert uncommented.count("\n[") > (PROJECT / "turnlake.toml").read_text().count("\n[")
     s, _ = settings_for(tmp_path, uncommented)
     assert s.timezone_for("study") == "America/Los_Angeles"
-    assert s.rating_scale_for("ops") == "1-5"
+    assert s.rating_scale_for("continuum") == "1-5"
     assert s.privacy.redaction.org_names == ["Acme Corp", "Globex"]
