@@ -158,6 +158,8 @@ def _read_config_file(path: Path, mtime_ns: int, size: int) -> schema.TurnlakeFi
             parsed = tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise SettingsError(path, [f"not valid TOML: {err}"]) from None
+    except OSError as err:  # a folder, no permission
+        raise SettingsError(path, [f"cannot read the settings file: {err.strerror or err}"]) from None
     return validate_config(parsed, path)
 
 

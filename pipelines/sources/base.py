@@ -74,8 +74,13 @@ def all_raw_files(raw_root: Path) -> list[str]:
     """Every regular file under `raw_root` as a relative POSIX path, sorted; hidden files and
     folders (`.DS_Store`, `.gitkeep`, `.git/`) are not raw data and are left out."""
     root = os.fspath(raw_root)
-    found = glob.glob("**/*", root_dir=root, recursive=True)
-    return sorted(rel.replace(os.sep, "/") for rel in found if os.path.isfile(os.path.join(root, rel)))
+    found = []
+    for folder, dirs, files in os.walk(root):  # scandir: file types without a stat per file
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        found += [prefix + name for name in files if not name.startswith(".")]
+    return sorted(found)
 
 
 @dataclass(frozen=True)

@@ -266,11 +266,12 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
     assert "[ingest] batch_file" in message and "[schedule] cron" in message
 
 
-def test_a_settings_file_named_by_the_environment_must_exist(tmp_path):
-    missing = tmp_path / "nope.toml"
+@pytest.mark.parametrize("name", ["nope.toml", "."])
+def test_a_settings_file_named_by_the_environment_must_exist_and_be_a_file(tmp_path, name):
+    missing = tmp_path / name
     with pytest.raises(SettingsError, match="cannot read the settings file") as raised:
         settings_from_env({"TURNLAKE_CONFIG": str(missing)})
-    assert str(missing) in str(raised.value)
+    assert str(missing.resolve() if name == "." else missing) in str(raised.value)
 
 
 # ---------------------------------------------------------------- rewards.toml and overrides
