@@ -5,6 +5,9 @@ Pure functions (no Dagster); pipelines/checks.py attaches them to assets and cac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pandera.polars as pa
 import polars as pl
 
@@ -88,31 +91,27 @@ def splits_leak_free(settings: Settings) -> Verdict:
     return Verdict(not problems, metadata)
 
 
-def release_verifies(settings: Settings) -> Verdict:
+def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list[str]]) -> Verdict:
+    """`problems_of` the latest release; with no episode at all there is nothing to release, which passes."""
     from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
     from pipelines.release.files import latest_release
-    from pipelines.release.verify import verify_release
 
     layout = Layout(settings.data_root)
-    exports = layout.exports
-    version = latest_release(exports)
+    version = latest_release(layout.exports)
     if version is None and nothing_to_release(layout):
         return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
-    problems = verify_release(exports / version) if version else ["no complete release"]
+    problems = problems_of(layout.exports / version) if version else ["no complete release"]
     return Verdict(not problems, {"version": str(version), "problems": len(problems),
-                                  "first_problems": "; ".join(problems[:5])})
+                                  "first_problems": "; ".join(problems[:5])[:2000]})
+
+
+def release_verifies(settings: Settings) -> Verdict:
+    from pipelines.release.verify import verify_release
+
+    return _judge_latest_release(settings, verify_release)
 
 
 def release_is_trainable(settings: Settings) -> Verdict:
-    from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
-    from pipelines.release.files import latest_release
     from pipelines.release.trainability import trainability_problems
 
-    layout = Layout(settings.data_root)
-    exports = layout.exports
-    version = latest_release(exports)
-    if version is None and nothing_to_release(layout):
-        return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
-    problems = trainability_problems(exports / version) if version else ["no complete release"]
-    return Verdict(not problems, {"version": str(version), "problems": len(problems),
-                                  "first_problems": "; ".join(problems[:5])[:2000]})
+    return _judge_latest_release(settings, trainability_problems)

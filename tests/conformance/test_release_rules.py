@@ -336,3 +336,21 @@ def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, mo
         run_pipeline(raw, tmp_path / "data", config=ALL_TRAIN)
     exports = tmp_path / "data" / "exports"
     assert complete_releases(exports) == [] and not list(exports.glob(".tmp-*"))
+
+
+def test_the_release_is_trainable_check_fails_on_a_latest_release_whose_files_break_a_rule(
+    tmp_path,
+):
+    """The blocking asset check judges the published files themselves (a release written by older code,
+    or edited after publication), not what the builders would produce today."""
+    from pipelines.check_verdicts import release_is_trainable
+
+    raw = tmp_path / "raw"
+    dialogue(raw, "c-up", [("user", "Is it late?"), ("assistant", "It ships today.")], {1: 1})
+    built = run_pipeline(raw, tmp_path / "data", config=ALL_TRAIN)
+    assert release_is_trainable(built.settings).passed
+    kto_file = next((built.release / "kto").glob("*.parquet"))
+    pl.read_parquet(kto_file).with_columns(label=pl.lit(False)).write_parquet(kto_file)
+    verdict = release_is_trainable(built.settings)
+    assert not verdict.passed
+    assert "label is not the sign of the reward" in verdict.metadata["first_problems"]
