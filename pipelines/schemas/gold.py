@@ -70,7 +70,7 @@ class QualitySignals(StrictModel):
     turn_index: pl.Int64 = pa.Field(ge=0, description="0-based position in the episode.")
     role: str = pa.Field(description="Canonical role of the turn.")
     word_count: pl.Int64 = pa.Field(ge=0, description="Words in the text (runs of letters, digits, apostrophes); 0 for empty text.")
-    response_seconds: pl.Float64 = pa.Field(nullable=True, ge=0, description="Seconds since the previous turn of the episode; null when either timestamp is missing or time runs backwards.")
+    response_seconds: pl.Float64 = pa.Field(nullable=True, ge=0, description="Seconds since the previous turn of the episode, or the time the source itself recorded (a scenario user turn: user_decision.decision_time_seconds); null when unknown (a missing timestamp, time running backwards, two turns logged with one timestamp).")
     is_correction: bool = pa.Field(nullable=True, description="Turn uses the correction lexicon (whole word, case-insensitive); null for roles not scanned.")
     is_new_context: bool = pa.Field(nullable=True, description="Turn uses the new-context lexicon; null for roles not scanned.")
     json_requested: bool = pa.Field(description="An assistant turn whose latest preceding user turn asks for JSON.")
