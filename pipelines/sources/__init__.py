@@ -9,7 +9,7 @@ Each adapter is a module `pipelines/sources/<source>.py` (no Dagster imports) ex
 Its bronze tables are Pandera models in `pipelines/schemas/bronze/<source>.py`
 (`BRONZE_MODELS: dict[table_name, model]`); every bronze table has `file` and `locator` columns,
 and each bronze row is one raw record. The matching silver transform lives in
-`pipelines.transforms.<source>` (a package, or a module for the small social_rl transform):
+`pipelines.transforms.<source>` (a package or a module):
 
     def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]
 
