@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.schemas import silver_schema
 from pipelines.sources.base import dumps
 from pipelines.transforms.study.common import SOURCE
 
@@ -111,7 +112,9 @@ def copy_conflicts(ranked: pl.LazyFrame, excerpt_chars: int) -> pl.DataFrame:
             differs = differences(kept, other, linked)
             if differs and not is_earlier_snapshot(kept, other, differs):
                 out.append(_conflict_row(kept, other, differs, len(copies), excerpt_chars))
-    return pl.DataFrame(out, schema=_QUARANTINE, orient="row")
+    # The silver quarantine contract without run_id (silver stamps the run that read the record).
+    schema = {k: v for k, v in silver_schema("quarantine").items() if k != "run_id"}
+    return pl.DataFrame(out, schema=schema, orient="row")
 
 
 def differences(kept: dict[str, Any], other: dict[str, Any], participant: str | None) -> list[str]:
@@ -193,14 +196,3 @@ def _conflict_row(
         "raw": raw[:excerpt_chars],
         "stage": "silver",
     }
-
-
-_QUARANTINE = {
-    "source": pl.String,
-    "file": pl.String,
-    "locator": pl.String,
-    "error_kind": pl.String,
-    "message": pl.String,
-    "raw": pl.String,
-    "stage": pl.String,
-}
