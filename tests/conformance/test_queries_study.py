@@ -20,6 +20,7 @@ from pipelines.layout import Layout
 from pipelines.queries import saved_queries
 from pipelines.warehouse import query, write_views
 from tests.conformance.harness import run_pipeline, write_json
+from tests.conformance.test_study_rules import POLICIES
 
 PIDS = {
     "A": "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa",
@@ -34,13 +35,6 @@ RESIDENT = {
     "UNKNOWN": "I am at home.",
     "DELAY": "Let me pack first.",
 }
-POLICIES = (
-    "provide_information",
-    "express_urgency",
-    "give_direction",
-    "offer_assistance",
-    "ask_question",
-)
 
 # (participant, session name, character or strategy, [(stance, confidence, policy)], willing answer)
 SESSIONS = [
