@@ -9,11 +9,11 @@ from assets.exports import EXPORT_ASSETS
 from assets.gold import GOLD_ASSETS
 from assets.silver import SILVER_ASSETS
 from assets.warehouse import WAREHOUSE_ASSETS
-from pipelines.checks import build_blocking_checks
-from pipelines.config import Settings, settings_from_env
-from pipelines.resources import TurnlakeResource, settings_of
-from pipelines.schedules import nightly_schedule
-from pipelines.sensors import raw_files_sensor
+from pipelines.checks.factory import build_blocking_checks
+from pipelines.config.settings import Settings, settings_from_env
+from pipelines.orchestration.resources import TurnlakeResource, settings_of
+from pipelines.orchestration.schedules import nightly_schedule
+from pipelines.orchestration.sensors import raw_files_sensor
 
 BUILD_JOB = "turnlake_build"
 ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAREHOUSE_ASSETS]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL_SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "real_samples"
@@ -28,7 +28,7 @@ def settings_for(tmp_path):
 
 
 HOLD_LOCK = (
-    "import sys, time; from pathlib import Path; from pipelines.lock import data_root_lock\n"
+    "import sys, time; from pathlib import Path; from pipelines.storage.lock import data_root_lock\n"
     "with data_root_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
 )
 
@@ -57,7 +57,7 @@ def lock_held_elsewhere():
 def demo_warehouse(tmp_path_factory) -> Path:
     """The data root of ONE `turnlake build --demo-if-empty` (through the CLI and Dagster), shared
     read-only by every test that needs realistic built data."""
-    from pipelines.cli import main
+    from pipelines.cli.main import main
 
     root = tmp_path_factory.mktemp("demo_warehouse")
     home = root / "dagster_home"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
-from pipelines.resources import TurnlakeResource
+from pipelines.orchestration.resources import TurnlakeResource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "clean"
 

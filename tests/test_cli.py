@@ -3,8 +3,8 @@
 import polars as pl
 import pytest
 
-from pipelines.cli import main
-from pipelines.layout import Layout
+from pipelines.cli.main import main
+from pipelines.storage.layout import Layout
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_status_reports_new_raw_files_and_healthy_published_tables(demo_build, c
 def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
     demo_build, capsys, lock_held_elsewhere
 ):
-    from pipelines.lock import data_root_lock
+    from pipelines.storage.lock import data_root_lock
 
     _, data_root, _ = demo_build
     holder = lock_held_elsewhere(data_root)

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from pipelines.config import SOURCES
+from pipelines.config.settings import SOURCES
 from pipelines.definitions import BUILD_JOB, defs
 from pipelines.schemas.silver import SILVER_MODELS
 
@@ -32,7 +32,7 @@ def test_each_bronze_asset_reconciles_records():
 
 
 def test_resource_roots_follow_environment(monkeypatch, tmp_path):
-    from pipelines.config import settings_from_env
+    from pipelines.config.settings import settings_from_env
     from pipelines.definitions import build_definitions
 
     monkeypatch.setenv("TURNLAKE_RAW_ROOT", str(tmp_path / "raw"))

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from pipelines.dictionary import render_dictionary
+from pipelines.reports.dictionary import render_dictionary
 from pipelines.schemas.silver import SILVER_MODELS
 
 

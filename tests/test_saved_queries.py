@@ -2,10 +2,10 @@
 
 import pytest
 
-from pipelines.cli import main
-from pipelines.layout import Layout
-from pipelines.queries import saved_queries
-from pipelines.warehouse import query
+from pipelines.cli.main import main
+from pipelines.storage.layout import Layout
+from pipelines.warehouse.queries import saved_queries
+from pipelines.warehouse.views import query
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,10 @@
 
 import dagster as dg
 
-from pipelines.config import SOURCES
-from pipelines.ingest import ingest_source
-from pipelines.lock import data_root_lock
-from pipelines.resources import TurnlakeResource
+from pipelines.config.settings import SOURCES
+from pipelines.ingest.incremental import ingest_source
+from pipelines.orchestration.resources import TurnlakeResource
+from pipelines.storage.lock import data_root_lock
 
 
 def bronze_asset(source: str) -> dg.AssetsDefinition:

@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from pipelines.lock import data_root_lock
+from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.release.assemble import NOTHING_TO_RELEASE, make_release
-from pipelines.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.storage.lock import data_root_lock
 
 
 @dg.asset(

@@ -5,11 +5,11 @@ import dagster as dg
 
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
 from pipelines.gold.params import load_params
-from pipelines.layout import Layout
-from pipelines.lock import data_root_lock
-from pipelines.resources import TurnlakeResource
+from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
-from pipelines.splits import refresh_splits
+from pipelines.splits.assign import refresh_splits
+from pipelines.storage.layout import Layout
+from pipelines.storage.lock import data_root_lock
 
 GOLD_KEYS = [dg.AssetKey(f"gold_{table}") for table in GOLD_TABLES]
 

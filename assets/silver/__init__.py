@@ -3,11 +3,11 @@
 
 import dagster as dg
 
-from pipelines.config import SOURCES
-from pipelines.lock import data_root_lock
-from pipelines.resources import TurnlakeResource
+from pipelines.config.settings import SOURCES
+from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.silver import refresh_silver
+from pipelines.storage.lock import data_root_lock
+from pipelines.transforms.build import refresh_silver
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
 SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]

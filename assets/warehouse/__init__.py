@@ -3,13 +3,13 @@ collection of files no published view reads any more."""
 
 import dagster as dg
 
-from pipelines.garbage import collect_garbage
-from pipelines.layout import Layout
-from pipelines.lock import data_root_lock
-from pipelines.resources import TurnlakeResource
+from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.warehouse import write_views
+from pipelines.storage.garbage import collect_garbage
+from pipelines.storage.layout import Layout
+from pipelines.storage.lock import data_root_lock
+from pipelines.warehouse.views import write_views
 
 SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 

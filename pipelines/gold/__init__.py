@@ -17,18 +17,18 @@ from pipelines.gold.outcomes import build_episode_outcomes
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.registry import build_turn_rewards
-from pipelines.io import (
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.sources.base import dumps
+from pipelines.storage.files import (
     INPUTS_MARKER,
     code_digest,
     publish_generation,
     published_inputs,
     read_table,
 )
-from pipelines.layout import Layout
-from pipelines.schemas.gold import GOLD_MODELS
-from pipelines.sources.base import dumps
+from pipelines.storage.layout import Layout
 
-GOLD_TABLES = tuple(t for t in GOLD_MODELS if t != "splits")  # splits: asset gold_splits (pipelines/splits.py)
+GOLD_TABLES = tuple(t for t in GOLD_MODELS if t != "splits")  # splits: asset gold_splits (pipelines/splits/)
 SILVER_INPUTS = ("episodes", "turns", "feedback", "decisions", "agent_rounds")
 
 

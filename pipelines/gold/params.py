@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipelines.config import SettingsError
+from pipelines.config.settings import SettingsError
 
 REWARDS_FILE = Path(__file__).resolve().parents[2] / "rewards.toml"
 PARAMS_MARKER = "_params.json"  # the parameters a gold generation was built with, stored beside it

@@ -24,9 +24,9 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.io import write_parquet_atomic
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.release.files import MANIFEST, complete_releases, read_manifest, sha256_file
+from pipelines.storage.files import write_parquet_atomic
 
 TOMBSTONES = Path("privacy") / "tombstones.jsonl"
 

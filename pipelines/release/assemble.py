@@ -12,13 +12,11 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config import SOURCES, Settings
+from pipelines.config.settings import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions, sha256_hex
 from pipelines.gold.params import PARAMS_MARKER
-from pipelines.ingest import read_log
-from pipelines.io import read_table
-from pipelines.layout import Layout
+from pipelines.ingest.log import read_log
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
@@ -33,7 +31,9 @@ from pipelines.release.write import (
 )
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.splits import proof_problems, split_proof
+from pipelines.splits.assign import proof_problems, split_proof
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
 
 
 class LeakageError(RuntimeError):

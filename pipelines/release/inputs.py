@@ -17,17 +17,17 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.gold.params import PARAMS_MARKER
-from pipelines.io import code_digest, write_bytes_atomic
-from pipelines.layout import Layout
 from pipelines.release.files import complete_releases, read_manifest, sha256_file
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.files import code_digest, write_bytes_atomic
+from pipelines.storage.layout import Layout
 
 INPUTS_MARKER = ".release-inputs.json"  # under exports/
 _PIPELINES = Path(__file__).resolve().parents[1]
-_CODE = (_PIPELINES / "exports", _PIPELINES / "release", _PIPELINES / "privacy", _PIPELINES / "splits.py")
+_CODE = (_PIPELINES / "exports", _PIPELINES / "release", _PIPELINES / "privacy", _PIPELINES / "splits")
 _KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
 
 

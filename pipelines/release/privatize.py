@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.privacy.prefilter import detector_gates
 from pipelines.privacy.pseudonyms import (
     IdReplacer,
@@ -26,7 +26,7 @@ from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
-from pipelines.splits import human_participants
+from pipelines.splits.assign import human_participants
 
 GENERATED_KEY = Path(".turnlake") / "pseudonym.key"  # under the data root, never in a release
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.io import code_digest, write_parquet_atomic
 from pipelines.privacy.redact import RedactionConfig
+from pipelines.storage.files import code_digest, write_parquet_atomic
 
 MEMO_DIR = Path(".turnlake") / "redaction-memo"
 _SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.workers import worker_count, worker_pool
+from pipelines.runtime.workers import worker_count, worker_pool
 
 # Below this many texts to redact, one process is faster: a spawned worker costs 1–2 s of imports,
 # what redacting ~20 000 candidate texts costs on the benchmark machine.

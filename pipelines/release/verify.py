@@ -9,7 +9,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipelines.release.files import MANIFEST, SPLIT_PROOF, read_manifest, sha256_file
-from pipelines.splits import proof_problems
+from pipelines.splits.assign import proof_problems
 
 
 def _split_overlaps(release: Path, dataset: str) -> list[str]:

@@ -14,7 +14,6 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.faults import crash_point
 from pipelines.release.card import render_card
 from pipelines.release.files import (
     CARD,
@@ -28,6 +27,7 @@ from pipelines.release.files import (
     sha256_file,
     split_files,
 )
+from pipelines.runtime.faults import crash_point
 
 SCHEMA_VERSION = "1"
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from pipelines.config import SOURCES
+from pipelines.config.settings import SOURCES
 
 
 def adapter(source: str) -> ModuleType:

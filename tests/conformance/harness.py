@@ -14,18 +14,18 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config import SOURCES, Settings, settings_from_config
+from pipelines.config.settings import SOURCES, Settings, settings_from_config
 from pipelines.gold import refresh_gold
 from pipelines.gold.params import load_params
-from pipelines.ingest import ingest_source
-from pipelines.io import read_table
-from pipelines.layout import Layout
+from pipelines.ingest.incremental import ingest_source
 from pipelines.release.assemble import make_release
 from pipelines.release.files import latest_release
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.silver import refresh_silver
-from pipelines.splits import refresh_splits
+from pipelines.splits.assign import refresh_splits
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
+from pipelines.transforms.build import refresh_silver
 
 PROJECT = Path(__file__).resolve().parents[2]
 # One split for every group unless a test asks otherwise: hand-computed expectations then need no

@@ -6,9 +6,9 @@ Followed = the source's own `wasFollowed`, else the actions compared case-insens
 
 from __future__ import annotations
 
-from pipelines.layout import Layout
-from pipelines.queries import saved_queries
-from pipelines.warehouse import query, write_views
+from pipelines.storage.layout import Layout
+from pipelines.warehouse.queries import saved_queries
+from pipelines.warehouse.views import query, write_views
 from tests.conformance.harness import run_pipeline, write_jsonl
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.layout import Layout
-from pipelines.queries import saved_queries
-from pipelines.warehouse import query, write_views
+from pipelines.storage.layout import Layout
+from pipelines.warehouse.queries import saved_queries
+from pipelines.warehouse.views import query, write_views
 from tests.conformance.harness import run_pipeline, write_jsonl
 
 

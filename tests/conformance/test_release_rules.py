@@ -15,7 +15,7 @@ import pytest
 from pipelines.release import assemble
 from pipelines.release.files import complete_releases
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
-from pipelines.splits import SplitConfig, assign_splits
+from pipelines.splits.assign import SplitConfig, assign_splits
 from tests.conformance.harness import ALL_TRAIN, run_pipeline, write_json, write_jsonl
 
 HALVES = '[splits]\nsalt = "conformance"\n[splits.ratios]\ntrain = 0.5\ntest = 0.5\n'
@@ -343,7 +343,7 @@ def test_the_release_is_trainable_check_fails_on_a_latest_release_whose_files_br
 ):
     """The blocking asset check judges the published files themselves (a release written by older code,
     or edited after publication), not what the builders would produce today."""
-    from pipelines.check_verdicts import release_is_trainable
+    from pipelines.checks.verdicts import release_is_trainable
 
     raw = tmp_path / "raw"
     dialogue(raw, "c-up", [("user", "Is it late?"), ("assistant", "It ships today.")], {1: 1})

@@ -14,7 +14,7 @@ import json
 import polars as pl
 import pytest
 
-from pipelines.layout import Layout
+from pipelines.storage.layout import Layout
 from tests.conformance.harness import Built, run_pipeline, write_jsonl
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines import check_verdicts
-from pipelines.config import SettingsError
-from pipelines.ingest import current_parts, unrecognised_files
-from pipelines.layout import Layout
-from pipelines.status import raw_status
-from pipelines.summary import build_summary, unrecognised_lines
+from pipelines.checks import verdicts as check_verdicts
+from pipelines.config.settings import SettingsError
+from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.log import current_parts
+from pipelines.reports.status import raw_status
+from pipelines.reports.summary import build_summary, unrecognised_lines
+from pipelines.storage.layout import Layout
 from tests.conformance.harness import run_pipeline, write_jsonl
 
 GROUP = "dialogue:tutoring/c-1"

@@ -9,14 +9,14 @@ import polars as pl
 import pytest
 
 from assets.gold import gold_tables
-from pipelines.checks import build_blocking_checks
-from pipelines.config import SOURCES, Settings, settings_from_config
+from pipelines.checks.factory import build_blocking_checks
+from pipelines.config.settings import SOURCES, Settings, settings_from_config
 from pipelines.definitions import ALL_ASSETS
-from pipelines.layout import Layout
-from pipelines.resources import TurnlakeResource, settings_of
+from pipelines.orchestration.resources import TurnlakeResource, settings_of
+from pipelines.reports.summary import build_summary
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.summary import build_summary
-from pipelines.warehouse import query
+from pipelines.storage.layout import Layout
+from pipelines.warehouse.views import query
 
 PROJECT_CONFIG = Path(__file__).parents[2] / "turnlake.toml"
 

@@ -10,14 +10,14 @@ import pandera.polars as pa
 import polars as pl
 import pytest
 
-from pipelines import checks
-from pipelines.checks import build_blocking_checks
-from pipelines.cli import main
+from pipelines.checks import factory as checks
+from pipelines.checks.factory import build_blocking_checks
+from pipelines.checks.ledger import REVALIDATE_ENV, ledger_entry
+from pipelines.cli.main import main
 from pipelines.definitions import BUILD_JOB, defs
-from pipelines.layout import Layout
-from pipelines.resources import settings_of
+from pipelines.orchestration.resources import settings_of
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.validation_cache import REVALIDATE_ENV, ledger_entry
+from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

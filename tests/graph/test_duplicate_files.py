@@ -5,7 +5,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.layout import Layout
+from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

@@ -8,11 +8,11 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.cli import main
-from pipelines.layout import Layout
+from pipelines.cli.main import main
 from pipelines.privacy.forget import TOMBSTONES
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.verify import verify_release
+from pipelines.storage.layout import Layout
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config import Settings
-from pipelines.layout import Layout
-from pipelines.summary import build_summary
+from pipelines.config.settings import Settings
+from pipelines.reports.summary import build_summary
+from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

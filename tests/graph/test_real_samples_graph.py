@@ -5,9 +5,9 @@ import shutil
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
-from pipelines.layout import Layout
-from pipelines.summary import build_summary
+from pipelines.config.settings import Settings
+from pipelines.reports.summary import build_summary
+from pipelines.storage.layout import Layout
 from tests.conftest import REAL_SAMPLES
 from tests.graph.test_build_graph import failed_checks, materialize_all
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.layout import Layout
 from pipelines.release.files import complete_releases, latest_release, read_manifest
 from pipelines.release.verify import verify_release
-from pipelines.warehouse import query
+from pipelines.storage.layout import Layout
+from pipelines.warehouse.views import query
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

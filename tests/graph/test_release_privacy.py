@@ -3,12 +3,12 @@
 import polars as pl
 import pytest
 
-from pipelines.layout import Layout
 from pipelines.privacy.redact import Redactor
 from pipelines.release.files import LEDGER, latest_release
 from pipelines.release.privatize import subject_ids
 from pipelines.release.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.layout import Layout
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipelines.config import settings_from_config
+from pipelines.config.settings import settings_from_config
 from pipelines.gold.params import PARAMS_MARKER
-from pipelines.layout import Layout
 from pipelines.release import assemble
 from pipelines.release.assemble import make_release
 from pipelines.release.files import MANIFEST, latest_release, read_manifest
 from pipelines.release.inputs import key_fingerprint
+from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

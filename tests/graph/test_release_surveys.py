@@ -5,8 +5,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.layout import Layout
 from pipelines.release.files import latest_release
+from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"

@@ -12,10 +12,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipelines.checks.health import published_problems
 from pipelines.demo import write_demo
-from pipelines.health import published_problems
-from pipelines.layout import Layout
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.layout import Layout
 
 KILL_POINTS = ["ingest:before_log", "ingest:after_log", "silver:before_publish",
                "silver:after_publish", "views:before_swap"]
@@ -27,7 +27,7 @@ def build(raw: Path, data: Path, home: Path, kill_at: str | None = None) -> subp
     if kill_at:
         env["TURNLAKE_KILL_AT"] = kill_at
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "build", "--raw-root", str(raw), "--data-root", str(data),
+        [sys.executable, "-m", "pipelines.cli.main", "build", "--raw-root", str(raw), "--data-root", str(data),
          "--log-level", "ERROR"],
         env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2], check=False,
     )

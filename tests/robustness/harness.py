@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter

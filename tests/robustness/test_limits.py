@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from tests.robustness.harness import (
     DECISION_TABLE,
     JSON_KINDS,

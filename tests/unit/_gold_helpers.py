@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config import Settings, settings_from_config
+from pipelines.config.settings import Settings, settings_from_config
 from pipelines.gold.params import load_params
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.config import Limits
+from pipelines.config.settings import Limits
 from pipelines.sources.base import RawFile, RecordError
 from pipelines.sources.jsonio import loads_record, read_jsonl, split_json_units
 

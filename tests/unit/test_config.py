@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import config
-from pipelines.config import Limits, SettingsError, settings_from_env
+from pipelines.config import settings as config
+from pipelines.config.settings import Limits, SettingsError, settings_from_env
 from pipelines.gold.params import OVERRIDES, load_params, rewards_path
 from pipelines.privacy.redact import KINDS
 

@@ -7,13 +7,13 @@ import polars as pl
 import pytest
 
 from pipelines.exports.datasets import DATASETS, build_datasets
-from pipelines.io import read_table
-from pipelines.layout import Layout
 from pipelines.release.files import latest_release
 from pipelines.release.trainability import trainability_problems
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.splits import SplitConfig, assign_splits
+from pipelines.splits.assign import SplitConfig, assign_splits
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
 
 TRAINER_COLUMNS = {
     "sft": {"messages"},  # SFTTrainer, conversational

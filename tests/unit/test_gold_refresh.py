@@ -5,11 +5,11 @@ import polars as pl
 
 from pipelines.gold import refresh_gold
 from pipelines.gold.params import load_params, merge
-from pipelines.layout import Layout
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.silver import publish_silver
-from pipelines.splits import SplitConfig, refresh_splits
+from pipelines.splits.assign import SplitConfig, refresh_splits
+from pipelines.storage.layout import Layout
+from pipelines.transforms.build import publish_silver
 
 
 def _publish_silver(layout: Layout, generation: str, inputs: str, episodes: list[str]) -> None:

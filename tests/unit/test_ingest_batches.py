@@ -8,14 +8,15 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
-from pipelines.ingest import QUARANTINE_PART, current_parts, ingest_source, read_log
-from pipelines.ingest_batches import Batch
-from pipelines.ingest_parse import ingest_workers
-from pipelines.layout import Layout
-from pipelines.reconcile import reconcile_source
+from pipelines.config.settings import Settings
+from pipelines.ingest.batches import QUARANTINE_PART, Batch
+from pipelines.ingest.incremental import ingest_source
+from pipelines.ingest.log import current_parts, read_log
+from pipelines.ingest.parse import ingest_workers
+from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult
+from pipelines.storage.layout import Layout
 
 TABLE = "dialogue_conversations"
 

@@ -8,10 +8,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
-from pipelines.ingest import QUARANTINE_PART, current_parts, ingest_source, read_log
-from pipelines.layout import Layout
-from pipelines.reconcile import reconcile_source
+from pipelines.config.settings import Settings
+from pipelines.ingest.batches import QUARANTINE_PART
+from pipelines.ingest.incremental import ingest_source
+from pipelines.ingest.log import current_parts, read_log
+from pipelines.ingest.reconcile import reconcile_source
+from pipelines.storage.layout import Layout
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "clean"
 ACTIVE = "scenarios/active/SCENARIO-2030-001/moderator_dialog.jsonl"
@@ -92,7 +94,7 @@ def test_pending_tail_is_retried_and_counted_once_when_complete(tmp_path):
 
 
 def test_parts_the_log_no_longer_names_stay_until_garbage_collection(raw, tmp_path):
-    from pipelines.garbage import collect_garbage
+    from pipelines.storage.garbage import collect_garbage
 
     settings = Settings(raw_root=raw, data_root=tmp_path / "data")
     layout = Layout(settings.data_root)
@@ -151,7 +153,7 @@ def test_unchanged_ingest_leaves_the_log_file_untouched(raw, tmp_path):
 def test_planning_reads_only_files_it_must_fingerprint(raw, tmp_path, monkeypatch):
     import os
 
-    import pipelines.ingest as ingest_module
+    import pipelines.ingest.incremental as ingest_module
 
     planned_reads: list[str] = []
     real = ingest_module.read_raw

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from pipelines.lock import DataRootBusy, data_root_lock
+from pipelines.storage.lock import DataRootBusy, data_root_lock
 
 
 def test_second_writer_gets_a_clear_busy_error_while_another_process_holds_the_root(tmp_path, lock_held_elsewhere):

@@ -8,7 +8,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas import conform, silver_schema
 from pipelines.schemas.bronze.study import BRONZE_MODELS
 from pipelines.schemas.silver import SILVER_MODELS

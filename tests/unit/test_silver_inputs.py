@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from pipelines.config import Settings
-from pipelines.silver import silver_inputs_digest
+from pipelines.config.settings import Settings
+from pipelines.transforms.build import silver_inputs_digest
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from pipelines.demo.decision import write as write_demo
 from pipelines.schemas.bronze.decision import DecisionRecords
 from pipelines.sources import decision

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 from pipelines.sources import dialogue
 from pipelines.sources.base import RawFile

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from pipelines.demo import scenario as demo
 from pipelines.schemas.bronze.scenario import BRONZE_MODELS
 from pipelines.sources import scenario

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
 from pipelines.sources import social_rl
 

@@ -9,7 +9,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas.bronze.study import BRONZE_MODELS
 from pipelines.sources import study
 from pipelines.sources.base import RawFile

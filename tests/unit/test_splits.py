@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pipelines.schemas.gold import Splits
-from pipelines.splits import (
+from pipelines.splits.assign import (
     SQL,
     SplitConfig,
     assign_splits,

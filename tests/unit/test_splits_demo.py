@@ -5,17 +5,17 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipelines.cli import main
-from pipelines.io import read_table
-from pipelines.layout import Layout
+from pipelines.cli.main import main
 from pipelines.schemas.gold import Splits
-from pipelines.splits import (
+from pipelines.splits.assign import (
     SplitConfig,
     assign_splits,
     human_participants,
     proof_problems,
     split_proof,
 )
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
 
 SILVER = ("episodes", "turns", "decisions", "feedback")
 

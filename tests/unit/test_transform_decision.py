@@ -9,7 +9,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas import conform, frame_from_rows, polars_schema, silver_schema
 from pipelines.schemas.bronze.decision import DecisionRecords
 from pipelines.schemas.silver import SILVER_MODELS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas import conform, frame_from_rows, polars_schema, silver_schema
 from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 from pipelines.schemas.silver import SILVER_MODELS

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from pipelines.validation_cache import (
+from pipelines.checks.ledger import (
     REVALIDATE_ENV,
     Verdict,
     cached_verdict,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 if TYPE_CHECKING:
-    from pipelines.config import Settings
+    from pipelines.config.settings import Settings
 
 MESSAGE = pl.Struct({"role": pl.String, "content": pl.String})
 MESSAGES = pl.List(MESSAGE)

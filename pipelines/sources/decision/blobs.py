@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from pipelines.config import Limits
+from pipelines.config.settings import Limits
 from pipelines.sources.base import RecordError, dumps
 from pipelines.sources.jsonio import loads_record
 

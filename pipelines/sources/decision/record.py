@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.config import Limits, Settings
+from pipelines.config.settings import Limits, Settings
 from pipelines.sources.base import (
     RecordError,
     as_float,

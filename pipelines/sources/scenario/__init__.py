@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas.bronze.scenario import BRONZE_MODELS
 from pipelines.sources.base import (
     ParseResult,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.sources.base import ParseResult, RawFile, RecordError, find_raw_files, quarantine_row
 from pipelines.sources.jsonio import load_json_file
 from pipelines.sources.social_rl.fields import LocatedError

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.sources.base import (
     ParseResult,
     QuarantineRow,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import orjson
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas.silver import CANDIDATE
 from pipelines.sources.base import content_hash
 from pipelines.transforms.decision.feedback import feedback_signals

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 
 # turnlake.toml `[decision.rating_scale]` values → the `feedback.scale` labels.
 _SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}

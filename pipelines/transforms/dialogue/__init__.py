@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 from pipelines.transforms.dialogue import conversations as conv

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.transforms.dialogue._common import (
     SOURCE,
     conflicts_quarantine,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.transforms.scenario.decisions import build_contexts, build_decisions
 from pipelines.transforms.scenario.entries import choose_files, final_metadata, with_turn_positions
 from pipelines.transforms.scenario.feedback import entry_feedback, metadata_feedback

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config import Settings
+from pipelines.config.settings import Settings
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
 from pipelines.transforms.study import copies, signals

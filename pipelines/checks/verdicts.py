@@ -1,0 +1,117 @@
+"""What each blocking check concludes from the data it reads: a pass or a failure with counts.
+
+Pure functions (no Dagster); pipelines/checks/factory.py attaches them to assets and caches their passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandera.polars as pa
+import polars as pl
+
+from pipelines.checks.ledger import Markdown, Verdict
+from pipelines.config.settings import Settings
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
+
+SPLIT_SILVER = ("episodes", "turns", "decisions", "feedback")  # the silver tables the split proof reads
+
+
+def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdict:
+    """Validate schema AND data (an eager frame is checked at data depth by Pandera)."""
+    try:
+        model.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        cases = err.failure_cases
+        summary = (
+            cases.group_by("column", "check").agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
+            .sort("n", descending=True)
+        )
+        return Verdict(False, {"rows": frame.height, "failures": cases.height,
+                               "failure_summary": Markdown(_markdown(summary))})
+    return Verdict(True, {"rows": frame.height})
+
+
+def _markdown(frame: pl.DataFrame) -> str:
+    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
+    body = "".join("| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows())
+    return header + body
+
+
+def nothing_lost(source: str, settings: Settings) -> Verdict:
+    """Per raw file: records read == bronze rows + quarantine rows."""
+    from pipelines.ingest.reconcile import reconcile_source
+
+    per_file = reconcile_source(source, Layout(settings.data_root))
+    bad = per_file.filter(~pl.col("balanced"))
+    totals = per_file.select(pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum())
+    metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
+    metadata["files"] = per_file.height
+    metadata["unbalanced_files"] = bad.height
+    if bad.height:
+        metadata["unbalanced"] = Markdown(_markdown(bad.head(20)))
+    return Verdict(bad.height == 0, metadata)
+
+
+def references_resolve(settings: Settings) -> Verdict:
+    from pipelines.schemas.integrity import dangling_references
+    from pipelines.schemas.silver import SILVER_MODELS
+
+    layout = Layout(settings.data_root)
+    problems = dangling_references({t: read_table(layout.silver(t)) for t in SILVER_MODELS})
+    return Verdict(not problems, dict(problems))
+
+
+def rewards_traceable(settings: Settings) -> Verdict:
+    from pipelines.gold.provenance import reward_problems
+
+    layout = Layout(settings.data_root)
+    rewards = read_table(layout.gold("turn_rewards"))
+    problems = reward_problems(rewards, read_table(layout.silver("feedback")))
+    return Verdict(not problems, {"rows": rewards.height, **problems})
+
+
+def splits_leak_free(settings: Settings) -> Verdict:
+    from pipelines.splits.assign import proof_problems, split_proof
+
+    layout = Layout(settings.data_root)
+    silver = {t: read_table(layout.silver(t)) for t in SPLIT_SILVER}
+    splits = read_table(layout.gold("splits"))
+    if splits.height == 0 and silver["episodes"].height == 0:
+        return Verdict(True, {"groups": 0, "note": "no episodes, so no groups to split"})
+    proof = split_proof(splits, silver, {}, settings.splits)  # also re-checks ratios
+    problems = proof_problems(proof)
+    metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
+    metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}
+    metadata |= {f"{k}_overlap": v["count"] for k, v in proof["overlaps"].items()}
+    if problems:
+        metadata["problems"] = "; ".join(problems)[:2000]
+    return Verdict(not problems, metadata)
+
+
+def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list[str]]) -> Verdict:
+    """`problems_of` the latest release; with no episode at all there is nothing to release, which passes."""
+    from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
+    from pipelines.release.files import latest_release
+
+    layout = Layout(settings.data_root)
+    version = latest_release(layout.exports)
+    if version is None and nothing_to_release(layout):
+        return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
+    problems = problems_of(layout.exports / version) if version else ["no complete release"]
+    return Verdict(not problems, {"version": str(version), "problems": len(problems),
+                                  "first_problems": "; ".join(problems[:5])[:2000]})
+
+
+def release_verifies(settings: Settings) -> Verdict:
+    from pipelines.release.verify import verify_release
+
+    return _judge_latest_release(settings, verify_release)
+
+
+def release_is_trainable(settings: Settings) -> Verdict:
+    from pipelines.release.trainability import trainability_problems
+
+    return _judge_latest_release(settings, trainability_problems)

@@ -1,1 +1,0 @@
-"""Sub-command groups of the `turnlake` CLI beyond build/demo/sql (see pipelines/cli.py)."""

@@ -1,0 +1,265 @@
+"""What turnlake.toml may hold: one Pydantic model per table, unknown keys forbidden, values typed.
+
+`TurnlakeFile.model_validate(parsed_toml)` accepts exactly what the shipped turnlake.toml documents;
+`problems(error, data)` turns a validation error into one line per problem that names the key (as
+`[section] key`) and what is allowed. Defaults live here once; `pipelines.config.Settings` takes
+its defaults from `DEFAULTS`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import phonenumbers
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
+
+from pipelines.privacy.redact import DEFAULT_PHONE_REGIONS, KINDS
+from pipelines.splits.assign import DEFAULT_SALT, SPLIT_ORDER
+
+# A literal key in turnlake.toml would put the secret in a file that is copied around.
+KEY_LITERALS = ("pseudonym_key", "key", "secret")
+
+
+def _known_zone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {name!r}: use an IANA name such as 'UTC' or 'Europe/Berlin'"
+        ) from None
+    return name
+
+
+def _cron(expression: str) -> str:
+    # Dagster's own test of what its schedules accept (imported here only: dagster is slow to import).
+    from dagster._utils.schedules import is_valid_cron_string
+
+    if not is_valid_cron_string(expression):
+        raise ValueError(
+            f"{expression!r} is not a cron expression: five fields 'minute hour day-of-month month "
+            "day-of-week', e.g. '0 2 * * *' (02:00 every day)"
+        )
+    return expression
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def _phone_region(region: str) -> str:
+    if region not in phonenumbers.SUPPORTED_REGIONS:
+        raise ValueError(
+            f"unknown phone region {region!r}: use ISO 3166 alpha-2 codes such as US, GB"
+        )
+    return region
+
+
+ZoneName = Annotated[str, AfterValidator(_known_zone)]
+CronExpression = Annotated[str, AfterValidator(_cron)]
+PhoneRegion = Annotated[str, BeforeValidator(_upper), AfterValidator(_phone_region)]
+RedactionKind = Annotated[Literal[KINDS], BeforeValidator(_lower)]  # type: ignore[valid-type]
+
+
+class Table(BaseModel):
+    """A TOML table: only the keys declared, each of its declared type (no silent coercion)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Timezones(Table):
+    """Source name = IANA zone in which that source's naive timestamps are read (default UTC)."""
+
+    scenario: ZoneName | None = None
+    study: ZoneName | None = None
+    social_rl: ZoneName | None = None
+    dialogue: ZoneName | None = None
+    decision: ZoneName | None = None
+
+
+class Dialogue(Table):
+    turn_index_base: dict[str, Literal[0, 1]] = Field(default_factory=dict)
+
+
+class Decision(Table):
+    rating_scale: dict[str, Literal["0-1", "1-5"]] = Field(default_factory=dict)
+
+
+class Ingest(Table):
+    remove_deleted_files: bool = False
+    batch_files: PositiveInt = 2000
+    batch_mb: PositiveInt = 64
+    workers: NonNegativeInt = 0  # 0 = one per CPU core
+    rehash_unchanged: bool = False
+
+
+class Schedule(Table):
+    cron: CronExpression = "0 2 * * *"
+    timezone: ZoneName = "UTC"
+
+
+class Ratios(Table):
+    train: NonNegativeFloat | None = None
+    validation: NonNegativeFloat | None = None
+    test: NonNegativeFloat | None = None
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> Ratios:
+        given = self.given()
+        if not given:
+            raise ValueError(f"give at least one of {', '.join(SPLIT_ORDER)}")
+        total = sum(given.values())
+        if abs(total - 1.0) > 1e-9:
+            terms = " + ".join(f"{k} {v:g}" for k, v in given.items())
+            raise ValueError(f"ratios must sum to 1, got {total:g} ({terms})")
+        return self
+
+    def given(self) -> dict[str, float]:
+        return {
+            name: getattr(self, name) for name in SPLIT_ORDER if getattr(self, name) is not None
+        }
+
+
+class Splits(Table):
+    salt: Annotated[str, Field(min_length=1)] = DEFAULT_SALT
+    ratios: Ratios | None = None  # None: train 0.8, test 0.2
+
+
+class Limits(Table):
+    max_record_bytes: PositiveInt = 16 * 1024 * 1024
+    max_file_bytes: PositiveInt = 512 * 1024 * 1024
+    max_nesting_depth: PositiveInt = 64
+    max_decompressed_bytes: PositiveInt = 8 * 1024 * 1024
+    raw_excerpt_chars: PositiveInt = 2000
+
+
+class Release(Table):
+    kto_include_neutral: bool = False
+    sft_include_negative: bool = False
+
+
+class Redaction(Table):
+    org_names: list[str] = Field(default_factory=list)
+    phone_regions: list[PhoneRegion] = Field(default_factory=lambda: list(DEFAULT_PHONE_REGIONS))
+    kinds: list[RedactionKind] = Field(default_factory=lambda: list(KINDS))
+
+
+class Privacy(Table):
+    include_surveys: bool = False
+    pseudonym_key_file: str | None = None
+    redaction: Redaction = Field(default_factory=Redaction)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_literal(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(k in data for k in KEY_LITERALS):
+            raise ValueError(
+                "turnlake.toml must not hold the pseudonym key itself: set pseudonym_key_file to a "
+                "file holding it, or the environment variable TURNLAKE_PSEUDONYM_KEY"
+            )
+        return data
+
+
+class TurnlakeFile(Table):
+    """The whole of turnlake.toml; every table optional."""
+
+    timezones: Timezones = Field(default_factory=Timezones)
+    dialogue: Dialogue = Field(default_factory=Dialogue)
+    decision: Decision = Field(default_factory=Decision)
+    ingest: Ingest = Field(default_factory=Ingest)
+    schedule: Schedule = Field(default_factory=Schedule)
+    splits: Splits = Field(default_factory=Splits)
+    limits: Limits = Field(default_factory=Limits)
+    release: Release = Field(default_factory=Release)
+    privacy: Privacy = Field(default_factory=Privacy)
+
+
+DEFAULTS = TurnlakeFile()
+
+
+# ---------------------------------------------------------------- errors in words
+
+
+def problems(error: ValidationError, data: dict[str, Any]) -> list[str]:
+    """One line per problem: `[section] key: what is wrong; what is allowed`."""
+    return [_problem(e, data) for e in error.errors(include_url=False)]
+
+
+def _problem(error: Any, data: dict[str, Any]) -> str:
+    loc = tuple(error["loc"])
+    if error["type"] == "extra_forbidden":
+        allowed = _fields_at(loc[:-1])
+        what = "unknown table" if isinstance(_value_at(data, loc), dict) else "unknown key"
+        return f"{_where(data, loc)}: {what}; allowed: {', '.join(allowed) or '(none)'}"
+    if error["type"] == "value_error":
+        return f"{_where(data, loc)}: {error['ctx']['error']}"
+    message = _PLAIN.get(error["type"]) or error["msg"].removeprefix("Input ")
+    got = _value_at(data, loc)
+    suffix = "" if got is _MISSING else f", got {got!r}"
+    return f"{_where(data, loc)}: {message}{suffix}"
+
+
+_MISSING = object()
+# Pydantic's wording for type errors, in the words of a TOML file.
+_PLAIN = {
+    "bool_type": "should be true or false",
+    "int_type": "should be a whole number",
+    "float_type": "should be a number",
+    "string_type": "should be a string (in quotes)",
+    "list_type": "should be a list",
+    "dict_type": "should be a table",
+    "model_type": "should be a table",
+    "string_too_short": "should not be empty",
+}
+
+
+def _value_at(data: Any, loc: tuple) -> Any:
+    node = data
+    for part in loc:
+        in_table = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
+        if not (in_table or in_list):
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _where(data: dict[str, Any], loc: tuple) -> str:
+    """`[a.b] key` for a key in table a.b, `[a.b]` for the table itself."""
+    section, node = [], data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(node.get(part), dict):
+            section.append(str(part))
+            node = node[part]
+            continue
+        key = str(part) + "".join(f"[{p}]" for p in loc[i + 1 :] if p != "[key]")
+        return f"[{'.'.join(section)}] {key}" if section else f"{key} (top level)"
+    return f"[{'.'.join(section)}]"
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    model: Any = TurnlakeFile
+    for part in loc:
+        field = model.model_fields.get(part) if isinstance(model, type) else None
+        if field is None:
+            return []
+        candidates = [field.annotation, *get_args(field.annotation)]
+        model = next(
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+        )
+    return list(model.model_fields) if model else []

@@ -1,0 +1,157 @@
+"""Bronze parts hold the rows of many raw files: one Parquet file per batch of raw files and table.
+
+Writing (and later scanning) one tiny Parquet file per raw file and table cost milliseconds per
+file, which dominated ingest and silver on corpora of many small files. A batch collects the parsed
+rows of up to `batch_files` files / `batch_bytes` raw bytes (memory is bounded by the batch, not the
+corpus) and writes one part per table. A part's name is a hash of its members (file, file_id), so
+the same rows always land in the same file name and a part, once written, never changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.privacy.forget import purge
+from pipelines.schemas import bronze_schema, conform, frame_from_rows
+from pipelines.schemas.bronze import bronze_models
+from pipelines.sources.base import ParseResult
+from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.layout import Layout
+
+QUARANTINE_PART = "_quarantine"  # pseudo table name in a log row's `tables`
+
+PARSE_QUARANTINE_SCHEMA = pl.Schema(
+    {
+        "source": pl.String,
+        "file": pl.String,
+        "locator": pl.String,
+        "error_kind": pl.String,
+        "message": pl.String,
+        "raw": pl.String,
+        "stage": pl.String,
+        "run_id": pl.String,
+    }
+)
+
+
+def part_path(layout: Layout, source: str, table: str, part_id: str) -> Path:
+    if table == QUARANTINE_PART:
+        return layout.parse_quarantine_part(source, part_id)
+    return layout.bronze_part(table, part_id)
+
+
+def table_schema(table: str) -> pl.Schema:
+    return PARSE_QUARANTINE_SCHEMA if table == QUARANTINE_PART else bronze_schema(table)
+
+
+@dataclass
+class _Member:
+    log_row: dict
+    rows: dict[str, list[dict]]  # freshly parsed bronze rows and parse-quarantine rows, per table
+    frames: dict[str, pl.DataFrame]  # rows copied from an existing part, per table
+
+
+@dataclass
+class Batch:
+    """The rows of several raw files, waiting to be written as one part per table."""
+
+    source: str
+    run_id: str
+    members: list[_Member] = field(default_factory=list)
+    raw_bytes: int = 0
+
+    def add_parsed(self, log_row: dict, result: ParseResult) -> None:
+        """A freshly parsed file; its log row's `tables` is set from what it produced."""
+        unknown = set(result.rows) - set(bronze_models(self.source))
+        if unknown:
+            raise ValueError(f"{self.source} adapter returned tables without a bronze model: {sorted(unknown)}")
+        rows = {table: r for table, r in result.rows.items() if r}
+        if result.quarantine:
+            rows[QUARANTINE_PART] = [{**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine]
+        self.members.append(_Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {}))
+        self.raw_bytes += log_row["size_bytes"]
+
+    def add_moved(self, log_row: dict, frames: dict[str, pl.DataFrame]) -> None:
+        """A file whose rows are copied from the part it shared with a file that changed."""
+        kept = {t: f for t, f in frames.items() if f.height}  # purging may have emptied a table
+        self.members.append(_Member({**log_row, "tables": _in_table_order(self.source, kept)}, {}, kept))
+        self.raw_bytes += log_row["size_bytes"]
+
+    def full(self, max_files: int, max_bytes: int) -> bool:
+        return len(self.members) >= max_files or self.raw_bytes >= max_bytes
+
+    def write(self, layout: Layout) -> list[dict]:
+        """Write one part per table that has rows; return the members' log rows naming the part."""
+        if not self.members:
+            return []
+        frames = self._typed()
+        names = "\n".join(sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members))
+        part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
+        for table, parts in frames.items():
+            frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
+            write_parquet_atomic(frame, part_path(layout, self.source, table, part_id))
+        return [{**m.log_row, "part_id": part_id} for m in self.members]
+
+    def _typed(self) -> dict[str, list[pl.DataFrame]]:
+        """Per table: the parsed rows of all members typed at once, plus the copied frames."""
+        try:
+            typed = self._typed_together()
+        except Exception:  # noqa: BLE001 — some file's rows do not fit the contract: find it, retry
+            self._quarantine_untypable_members()
+            typed = self._typed_together()
+        for member in self.members:
+            for table, frame in member.frames.items():
+                typed.setdefault(table, []).append(frame)
+        return typed
+
+    def _typed_together(self) -> dict[str, list[pl.DataFrame]]:
+        tables = {t for m in self.members for t in m.rows}
+        return {t: [frame_from_rows([r for m in self.members for r in m.rows.get(t, ())],
+                                    table_schema(t))] for t in tables}
+
+    def _quarantine_untypable_members(self) -> None:
+        """A file whose rows cannot be typed becomes one quarantined record for the whole file (as
+        when its adapter fails), so the other files of the batch are not lost with it."""
+        for i, member in enumerate(self.members):
+            for table, rows in member.rows.items():
+                try:
+                    frame_from_rows(rows, table_schema(table))
+                except Exception as exc:  # noqa: BLE001 — turned into a specific quarantine row
+                    self.members[i] = _untypable(member, self.source, self.run_id, table, exc)
+                    break
+
+
+def _untypable(member: _Member, source: str, run_id: str, table: str, exc: Exception) -> _Member:
+    row = member.log_row
+    record = {"source": source, "file": row["file"], "locator": "file", "error_kind": "unreadable",
+              "message": f"rows for {table} do not fit its contract: {type(exc).__name__}: {exc}"[:2000],
+              "raw": None, "stage": "parse", "run_id": run_id}
+    log_row = {**row, "tables": [QUARANTINE_PART], "records_read": 1, "n_bronze": 0, "n_quarantine": 1,
+               "n_pending": 0, "pending_locators": []}
+    return _Member(log_row, {QUARANTINE_PART: [record]}, {})
+
+
+def _in_table_order(source: str, rows: dict) -> list[str]:
+    return [t for t in [*bronze_models(source), QUARANTINE_PART] if t in rows]
+
+
+def rows_of_files(layout: Layout, source: str, part_id: str, tables: set[str], files: list[str],
+                  forgotten: list[str]) -> tuple[dict[str, dict[str, pl.DataFrame]], dict[str, int]]:
+    """The rows `files` have in one existing part, per file and table, purged of forgotten subjects
+    (a kept row of a vanished file can only be purged this way); and rows purged per file."""
+    out: dict[str, dict[str, pl.DataFrame]] = {f: {} for f in files}
+    purged: dict[str, int] = dict.fromkeys(files, 0)
+    for table in sorted(tables):
+        path = part_path(layout, source, table, part_id)
+        if not path.exists():  # lost outside turnlake: the file's counts stop balancing, reported
+            continue
+        rows = pl.scan_parquet(path, schema=table_schema(table)).filter(pl.col("file").is_in(files)).collect()
+        for (file,), frame in rows.partition_by("file", as_dict=True).items():
+            kept, n = purge(frame, forgotten) if forgotten else (frame, 0)
+            out[file][table] = kept
+            purged[file] += n
+    return out, purged

@@ -1,0 +1,173 @@
+"""Raw files → bronze parts + parse quarantine, tracked by a per-source ingest log that works like
+a table manifest.
+
+Each raw file gets a `file_id` (content fingerprint + parser version + parse settings): a file is
+parsed only when its file_id changed since the log saw it. Parsed rows are written in batches of
+many files, one immutable part per batch and table (pipelines/ingest/batches.py); the log names, per
+file, the part holding its rows. When a file changes, the other files of its old part are moved
+(their rows copied) into a new part with it, so every part holds exactly the files that name it.
+Parts are written under new names first; the log is replaced atomically last; stale parts are
+removed only after the views moved on. A build killed at any moment therefore leaves the previous
+log and every part it names intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipelines.config.settings import Settings
+from pipelines.ingest.log import INGEST_LOG_SCHEMA, read_log
+from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
+from pipelines.privacy.forget import forgotten_ids, mentions_text
+from pipelines.privacy.optouts import OPTOUTS_FILE
+from pipelines.runtime.faults import crash_point
+from pipelines.schemas import frame_from_rows, polars_schema
+from pipelines.schemas.bronze import bronze_models
+from pipelines.sources import adapter, all_adapters, jsonio
+from pipelines.sources import base as source_base
+from pipelines.sources.base import RawFile
+from pipelines.storage.files import module_files, write_parquet_atomic
+from pipelines.storage.layout import Layout
+
+
+@dataclass
+class IngestReport:
+    source: str
+    files_seen: int = 0
+    files_parsed: int = 0
+    files_reused: int = 0
+    files_moved: int = 0  # unchanged files rewritten into a new part beside a changed one
+    files_missing: list[str] = field(default_factory=list)
+    files_removed: list[str] = field(default_factory=list)
+    files_withheld: int = 0  # raw files named after a forgotten subject: not read at all
+    records_read: int = 0
+    n_bronze: int = 0
+    n_quarantine: int = 0
+    n_pending: int = 0
+    parts_written: int = 0
+
+
+def unrecognised_files(raw_root: Path) -> list[str]:
+    """Raw files (relative paths) that no adapter claims and that are not the consent registry:
+    never read, so the build summary and `status` list them instead of ignoring them silently."""
+    if not Path(raw_root).is_dir():
+        return []
+    claimed = {f.rel_path for module in all_adapters().values() for f in module.discover(Path(raw_root))}
+    claimed.add(OPTOUTS_FILE.as_posix())
+    return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
+
+
+def parser_version(source: str) -> str:
+    """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
+    files = [*module_files(adapter(source)), *module_files(jsonio), *module_files(source_base)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    for model in bronze_models(source).values():
+        digest.update(str(polars_schema(model)).encode())
+    return digest.hexdigest()[:16]
+
+
+def parse_settings_key(settings: Settings, source: str, forgotten: list[str]) -> str:
+    """What changes what parsing keeps: zone of naive timestamps, limits, forgotten subjects (a new
+    `forget` re-parses every file once, so no part keeps the subject)."""
+    digest = hashlib.sha256("\0".join(forgotten).encode()).hexdigest()[:16]
+    return f"{settings.timezone_for(source)}|{settings.limits}|{digest}"
+
+
+@dataclass
+class _Plan:
+    keep: list[dict] = field(default_factory=list)  # log rows carried over as they are
+    parse: list[RawFile] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # raw bytes of the files to parse
+    move: list[dict] = field(default_factory=list)
+    dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
+    rows_updated: bool = False  # a kept log row changed (touched file, newly missing)
+
+    @property
+    def log_changes(self) -> bool:
+        return bool(self.parse or self.move or self.dropped_parts or self.rows_updated)
+
+
+def _same_stat(file: RawFile, prev: dict) -> bool:
+    """Same size and modification time as when last read: trusted as unchanged without reading it
+    (as rsync and git do; `[ingest] rehash_unchanged = true` re-reads and hashes every file)."""
+    stat = file.path.stat()
+    return (stat.st_size, stat.st_mtime_ns) == (prev["size_bytes"], prev["mtime_ns"])
+
+
+def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, report: IngestReport) -> _Plan:
+    plan = _Plan()
+    for file in files:
+        prev = previous.pop(file.rel_path, None)
+        same_parse = (prev is not None and prev["missing_since"] is None
+                      and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key))
+        if not same_parse:  # new file, or parsed by other code / settings: parsed whatever its bytes
+            size = file.path.stat().st_size
+        elif not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
+            plan.keep.append(prev)
+            continue
+        else:
+            _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
+            if prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
+                plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
+                plan.rows_updated = True
+                continue
+        plan.parse.append(file)
+        plan.sizes[file.rel_path] = size
+        if prev is not None:
+            plan.dropped_parts.add(prev["part_id"])
+    for rel_path in sorted(previous):  # in the log, not in the raw root (any more)
+        prev = previous[rel_path]
+        if ctx.settings.remove_deleted_files or prev["withheld"]:
+            if not prev["withheld"]:
+                report.files_removed.append(rel_path)
+            plan.dropped_parts.add(prev["part_id"])
+            continue
+        report.files_missing.append(rel_path)
+        plan.rows_updated |= prev["missing_since"] is None
+        plan.keep.append({**prev, "missing_since": prev["missing_since"] or datetime.now(UTC)})
+        if prev["parse_settings"] != ctx.settings_key:  # e.g. a subject forgotten since: purge its rows
+            plan.dropped_parts.add(prev["part_id"])
+    plan.move = [row for row in plan.keep if row["part_id"] in plan.dropped_parts]
+    plan.keep = [row for row in plan.keep if row["part_id"] not in plan.dropped_parts]
+    return plan
+
+
+def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
+    """Bring this source's bronze parts up to date with the raw root."""
+    layout = Layout(settings.data_root)
+    forgotten = forgotten_ids(Path(settings.raw_root))
+    ctx = IngestContext(layout, settings, source, parser_version(source),
+                        parse_settings_key(settings, source, forgotten), forgotten, run_id)
+    previous = {row["file"]: {**row, "withheld": False} for row in read_log(layout, source).iter_rows(named=True)}
+    report = IngestReport(source)
+    files = []
+    for file in adapter(source).discover(Path(settings.raw_root)):
+        if mentions_text(file.rel_path, forgotten):
+            report.files_withheld += 1
+            if file.rel_path in previous:  # named after a forgotten subject: its rows go, unlisted
+                previous[file.rel_path]["withheld"] = True
+            continue
+        files.append(file)
+    plan = _plan(files, previous, ctx, report)
+    new_rows = write_in_batches(ctx, plan.parse, plan.sizes, plan.move)
+    report.files_seen = len(files)
+    report.files_parsed = len(plan.parse)
+    report.files_moved = len(plan.move)
+    report.files_reused = len(files) - len(plan.parse)
+    report.parts_written = len({r["part_id"] for r in new_rows})
+    log_rows = [{k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]]
+    for row in log_rows:
+        report.records_read += row["records_read"]
+        report.n_bronze += row["n_bronze"]
+        report.n_quarantine += row["n_quarantine"]
+        report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
+    crash_point("ingest:before_log")
+    if plan.log_changes or not layout.ingest_log(source).exists():
+        write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"), layout.ingest_log(source))
+    crash_point("ingest:after_log")
+    return report

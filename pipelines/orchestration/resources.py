@@ -1,0 +1,37 @@
+"""The one resource that says where data lives; everything else derives paths from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.config.settings import Settings, settings_from_config, settings_from_env
+
+
+class TurnlakeResource(dg.ConfigurableResource):
+    """Raw (landing) root and data root. Defaults come from TURNLAKE_RAW_ROOT / TURNLAKE_DATA_ROOT."""
+
+    raw_root: str
+    data_root: str
+    config_path: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TurnlakeResource:
+        return cls(
+            raw_root=str(settings.raw_root),
+            data_root=str(settings.data_root),
+            config_path=str(settings.config_path) if settings.config_path else None,
+        )
+
+    @classmethod
+    def from_env(cls) -> TurnlakeResource:
+        return cls.from_settings(settings_from_env())
+
+    def settings(self) -> Settings:
+        config = Path(self.config_path) if self.config_path else None
+        return settings_from_config(Path(self.raw_root), Path(self.data_root), config)
+
+
+def settings_of(resource: TurnlakeResource) -> Settings:
+    return resource.settings()

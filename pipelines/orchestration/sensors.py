@@ -1,0 +1,50 @@
+"""Start a build when raw files are added, changed or removed."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.config.settings import SOURCES
+from pipelines.orchestration.resources import TurnlakeResource
+from pipelines.privacy.optouts import OPTOUTS_FILE
+from pipelines.sources import adapter
+
+
+def raw_root_signature(raw_root: Path) -> tuple[str, int]:
+    """Digest of every discovered raw file's path, size and mtime (no file contents are read)."""
+    digest = hashlib.sha256()
+    n_files = 0
+    for source in SOURCES:
+        for file in adapter(source).discover(raw_root):
+            stat = file.path.stat()
+            digest.update(f"{file.rel_path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            n_files += 1
+    consent = raw_root / OPTOUTS_FILE  # a new opt-out must trigger a rebuild too
+    if consent.exists():
+        stat = consent.stat()
+        digest.update(f"{OPTOUTS_FILE}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32], n_files
+
+
+def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
+    @dg.sensor(
+        name="raw_files_changed",
+        job=job,
+        minimum_interval_seconds=60,
+        default_status=dg.DefaultSensorStatus.STOPPED,
+        description="Requests a build when the set of raw files, their sizes or mtimes change.",
+    )
+    def _sensor(context: dg.SensorEvaluationContext, turnlake: TurnlakeResource):
+        signature, n_files = raw_root_signature(Path(turnlake.raw_root))
+        if n_files == 0:
+            return dg.SkipReason(f"no raw files under {turnlake.raw_root}")
+        if signature == context.cursor:
+            return dg.SkipReason("raw files unchanged since the last requested build")
+        context.update_cursor(signature)
+        return dg.RunRequest(run_key=signature, tags={"turnlake/raw_signature": signature,
+                                                      "turnlake/raw_files": str(n_files)})
+
+    return _sensor

@@ -1,0 +1,62 @@
+"""The data dictionary, generated from the Pandera models so it cannot drift from the contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandera.polars as pa
+
+from pipelines.config.settings import SOURCES
+from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+
+DICTIONARY_PATH = Path("docs/data_dictionary.md")
+
+
+def _rules(column: pa.Column) -> str:
+    parts = []
+    if column.unique:
+        parts.append("unique")
+    for check in column.checks:
+        stats = {k: v for k, v in (check.statistics or {}).items() if v is not None}
+        parts.append(f"{check.name}({', '.join(map(str, stats.values()))})" if stats else check.name)
+    return "; ".join(parts).replace("|", "\\|")
+
+
+def _table_section(name: str, model: type[pa.DataFrameModel]) -> str:
+    schema = model.to_schema()
+    doc = (model.__doc__ or "").strip()
+    lines = [f"### `{name}`", "", f"{doc}", "", f"Model: `{model.__module__}.{model.__name__}`", "",
+             "| column | type | nullable | rules | description |", "|---|---|---|---|---|"]
+    for col_name, col in schema.columns.items():
+        desc = (col.description or "").replace("|", "\\|")
+        lines.append(f"| `{col_name}` | `{col.dtype}` | {'yes' if col.nullable else 'no'} | {_rules(col)} | {desc} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_dictionary() -> str:
+    out = [
+        "# turnlake data dictionary",
+        "",
+        (
+            "Generated from the Pandera models by `turnlake dictionary`; do not edit by hand "
+            "(a test fails when this file is stale)."
+        ),
+        "",
+        "## Silver (canonical tables)",
+        "",
+    ]
+    out += [_table_section(name, model) for name, model in SILVER_MODELS.items()]
+    out += ["## Gold (rewards with provenance, outcomes, quality signals; rules in docs/rewards.md)", ""]
+    out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
+    out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
+    for source in SOURCES:
+        out += [_table_section(name, model) for name, model in bronze_models(source).items()]
+    return "\n".join(out)
+
+
+def write_dictionary(path: Path = DICTIONARY_PATH) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_dictionary(), encoding="utf-8")
+    return path

@@ -1,0 +1,87 @@
+"""What a build produced, for the operator: rows per table, quarantine, pending tails, balance."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.config.settings import SOURCES, Settings
+from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.log import read_log
+from pipelines.ingest.reconcile import reconcile_source
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.files import read_table
+from pipelines.storage.layout import Layout
+from pipelines.transforms.build import WITHHELD_MARKER
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    table_rows: pl.DataFrame  # table, rows
+    reconciliation: pl.DataFrame  # source, files, records_read, bronze_rows, quarantine_rows, pending, balanced
+    quarantine: pl.DataFrame  # source, stage, error_kind, n
+    pending: pl.DataFrame  # source, file, locator
+    missing: pl.DataFrame  # source, file, missing_since: raw files that vanished (rows kept)
+    withheld: dict[str, int]  # silver rows withheld per table for opted-out subjects (counts only)
+    unrecognised: list[str] = field(default_factory=list)  # raw files no adapter claims (never read)
+
+    @property
+    def balanced(self) -> bool:
+        return bool(self.reconciliation["balanced"].all()) if self.reconciliation.height else True
+
+
+def build_summary(settings: Settings) -> BuildSummary:
+    layout = Layout(settings.data_root)
+    rows = [
+        {"table": table, "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item()}
+        for table in SILVER_MODELS
+        if layout.silver(table).exists()
+    ]
+    table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
+    per_source = []
+    for source in SOURCES:
+        per_file = reconcile_source(source, layout)
+        per_source.append(
+            per_file.select(
+                pl.lit(source).alias("source"),
+                pl.len().cast(pl.Int64).alias("files"),
+                pl.col("records_read").sum().cast(pl.Int64),
+                pl.col("bronze_rows").sum().cast(pl.Int64),
+                pl.col("quarantine_rows").sum().cast(pl.Int64),
+                pl.col("n_pending").sum().cast(pl.Int64).alias("pending"),
+                pl.col("balanced").all(),
+            )
+        )
+    reconciliation = pl.concat(per_source)
+    quarantine = read_table(layout.silver("quarantine"), None) if layout.silver("quarantine").exists() else None
+    by_kind = (
+        quarantine.group_by("source", "stage", "error_kind").agg(pl.len().cast(pl.Int64).alias("n")).sort("source", "stage", "error_kind")
+        if quarantine is not None
+        else pl.DataFrame(schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64})
+    )
+    logs = pl.concat([read_log(layout, s) for s in SOURCES])
+    missing = logs.filter(pl.col("missing_since").is_not_null()).select("source", "file", "missing_since")
+    pending = logs.filter(pl.col("missing_since").is_null()).select(
+        "source", "file", pl.col("pending_locators").alias("locator")
+    ).explode("locator").drop_nulls("locator")
+    marker = layout.silver_link / WITHHELD_MARKER
+    withheld = orjson.loads(marker.read_bytes()) if marker.exists() else {}
+    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing, withheld,
+                        unrecognised_files(settings.raw_root))
+
+
+def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> list[str]:
+    """`not recognised: N files under <folder> (e.g. …)`, one line per top-level folder of the raw root."""
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for rel in files:
+        by_folder[rel.split("/", 1)[0] if "/" in rel else "."].append(rel)
+    lines = []
+    for folder, members in sorted(by_folder.items()):
+        shown = ", ".join(members[:examples]) + (", …" if len(members) > examples else "")
+        noun = "file" if len(members) == 1 else "files"
+        lines.append(f"not recognised: {len(members)} {noun} under {Path(raw_root) / folder} (e.g. {shown})")
+    return lines

@@ -1,0 +1,293 @@
+"""Leakage-free splits (DESIGN §4): whole groups, assigned by a stable hash of (salt, group_id).
+
+`assign_splits` is a pure function of each group id alone, so adding groups never moves an existing
+one. `split_proof` is the evidence that nothing straddles: no group, no human participant, no exact
+prompt in two splits, computed with DuckDB SQL that ships inside the proof. Pure: no Dagster here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipelines.storage.files import (
+    INPUTS_MARKER,
+    code_digest,
+    publish_generation,
+    published_inputs,
+    read_table,
+)
+from pipelines.storage.layout import Layout
+from pipelines.transforms.groups import feedback_rater
+
+N_BUCKETS = 10_000
+SPLIT_ORDER = ("train", "validation", "test")  # bucket ranges are laid out in this order
+DEFAULT_SALT = "turnlake-splits-v1"
+
+
+def _default_ratios() -> dict[str, float]:
+    return {"train": 0.8, "test": 0.2}
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Salt and ratios of the split assignment (`[splits]` in turnlake.toml)."""
+
+    salt: str = DEFAULT_SALT
+    ratios: dict[str, float] = field(default_factory=_default_ratios)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.ratios) - set(SPLIT_ORDER)
+        if unknown:
+            raise ValueError(f"unknown split(s) {sorted(unknown)}: use {', '.join(SPLIT_ORDER)}")
+        if any(r < 0 for r in self.ratios.values()) or abs(sum(self.ratios.values()) - 1.0) > 1e-9:
+            raise ValueError(f"split ratios must be ≥ 0 and sum to 1, got {self.ratios}")
+        if not self.salt:
+            raise ValueError("split salt must not be empty")
+
+    def bucket_ranges(self) -> dict[str, tuple[int, int]]:
+        """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at N_BUCKETS."""
+        ranges, start = {}, 0
+        present = [s for s in SPLIT_ORDER if s in self.ratios]
+        for i, split in enumerate(present):
+            end = N_BUCKETS if i == len(present) - 1 else start + round(self.ratios[split] * N_BUCKETS)
+            ranges[split] = (start, end)
+            start = end
+        return ranges
+
+
+def split_config_from(config: Mapping[str, Any]) -> SplitConfig:
+    """SplitConfig from a whole parsed turnlake.toml (its `[splits]` table; every key optional),
+    validated as the build validates it (`pipelines.config.SettingsError` on a bad key or value)."""
+    from pipelines.config.settings import (  # config imports this module
+        split_config_of,
+        validate_config,
+    )
+
+    return split_config_of(validate_config(config).splits)
+
+
+def stable_bucket(salt: str, group_id: str) -> int:
+    """First 8 bytes of sha256(salt NUL group_id) mod N_BUCKETS: the same on every machine and run
+    (Python's hash() is salted per process, so it must never be used here)."""
+    digest = hashlib.sha256(f"{salt}\x00{group_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % N_BUCKETS
+
+
+def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
+    """One row per distinct non-null group id: group_id, bucket, split, salt (sorted by group_id)."""
+    groups = group_ids.cast(pl.String).drop_nulls().unique().sort()
+    buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in groups], dtype=pl.Int64)
+    split = pl.lit(None, pl.String)
+    for name, (start, end) in reversed(config.bucket_ranges().items()):
+        split = pl.when(pl.col("bucket").is_between(start, end, closed="left")).then(pl.lit(name)).otherwise(split)
+    return pl.DataFrame({"group_id": groups, "bucket": buckets}).select(
+        "group_id", "bucket", split=split, salt=pl.lit(config.salt)
+    )
+
+
+# ---------------------------------------------------------------- who the human subjects are
+
+
+def human_participants(silver: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """episode_id, participant_id (`<source>:<id>`), kind: every human subject seen in silver.
+
+    Study residents and dialogue/scenario users speak as `turns.role = 'user'` with an `actor_id`;
+    decision humans are `decisions.actor_type = 'human'`; dialogue raters carry a `user_id` in their
+    feedback attributes. Ids are namespaced by source: equal strings from two systems are not known
+    to be one person.
+    """
+    empty = pl.DataFrame(schema={"episode_id": pl.String, "person": pl.String, "kind": pl.String})
+    parts = [empty]
+    if "turns" in silver:
+        t = silver["turns"].filter((pl.col("role") == "user") & pl.col("actor_id").is_not_null())
+        parts.append(t.select("episode_id", person="actor_id", kind=pl.lit("turn_user")))
+    if "decisions" in silver:
+        d = silver["decisions"].filter((pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null())
+        parts.append(d.select("episode_id", person="actor_id", kind=pl.lit("decision_human")))
+    if "feedback" in silver:
+        f = silver["feedback"].filter(pl.col("source_kind") == "human").select("episode_id", person=feedback_rater())
+        parts.append(f.drop_nulls("person").with_columns(kind=pl.lit("feedback_rater")))
+    people = pl.concat(parts).unique()
+    sources = silver["episodes"].select("episode_id", "source")
+    return people.join(sources, on="episode_id", how="inner").select(
+        "episode_id", participant_id=pl.col("source") + ":" + pl.col("person"), kind="kind"
+    ).sort("participant_id", "episode_id", "kind")
+
+
+# ---------------------------------------------------------------- the proof
+
+# Each query reads registered frames: splits, episodes, participants, dataset (one at a time), prompts.
+SQL: dict[str, str] = {
+    "groups_per_split": "SELECT split, count(*) AS n FROM splits GROUP BY split ORDER BY split",
+    "bucket_ranges": "SELECT split, min(bucket) AS lo, max(bucket) AS hi FROM splits GROUP BY split ORDER BY lo",
+    "group_overlap": "SELECT group_id, list(split ORDER BY split) AS splits FROM splits "
+                     "GROUP BY group_id HAVING count(*) > 1",
+    "unassigned_groups": "SELECT DISTINCT group_id FROM episodes "
+                         "WHERE group_id NOT IN (SELECT group_id FROM splits) ORDER BY group_id",
+    "episodes_per_split": "SELECT s.split, count(*) AS n FROM episodes e JOIN splits s USING (group_id) "
+                          "GROUP BY s.split ORDER BY s.split",
+    "participants_per_split": "SELECT s.split, count(DISTINCT p.participant_id) AS n FROM participants p "
+                              "JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
+                              "GROUP BY s.split ORDER BY s.split",
+    "participant_overlap": "SELECT p.participant_id, list(DISTINCT s.split ORDER BY s.split) AS splits "
+                           "FROM participants p JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
+                           "GROUP BY p.participant_id HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
+    "dataset_rows_per_split": "SELECT split, count(*) AS n FROM dataset GROUP BY split ORDER BY split",
+    "dataset_group_overlap": "SELECT group_id, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
+                             "GROUP BY group_id HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "dataset_split_mismatch": "SELECT d.group_id, d.split, s.split AS assigned FROM dataset d "
+                              "LEFT JOIN splits s USING (group_id) WHERE s.split IS DISTINCT FROM d.split",
+    "dataset_prompt_overlap": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
+                              "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
+                              "HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "dataset_episode_not_whole": "SELECT episode_id, count(DISTINCT prompt_hash) AS prompt_hashes, "
+                                 "list(DISTINCT split ORDER BY split) AS splits FROM dataset GROUP BY episode_id "
+                                 "HAVING count(DISTINCT prompt_hash) > 1 OR count(DISTINCT split) > 1 ORDER BY 1",
+    "prompt_overlap_across_datasets": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits, "
+                                      "list(DISTINCT dataset ORDER BY dataset) AS datasets FROM prompts "
+                                      "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
+                                      "HAVING count(DISTINCT split) > 1 ORDER BY 1",
+}
+DATASET_COLUMNS = ("group_id", "split", "prompt_hash")
+# What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops examples).
+EXAMPLE_UNITS = {
+    "rl_steps": "episode: every step of an episode carries the hash of the whole episode's (observation, action) "
+                "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
+                "is reported under `episodes_not_whole`",
+}
+DEFAULT_EXAMPLE_UNIT = "row: prompt_hash = sha256 of the row's prompt messages (canonical JSON) as released"
+EXAMPLES = 10  # offending rows kept in the proof per overlap
+
+
+def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
+    return con.sql(SQL[name]).pl().to_dicts()
+
+
+def _counts(rows: list[dict]) -> dict[str, int]:
+    return {str(r["split"]): int(r["n"]) for r in rows}
+
+
+def _overlap(rows: list[dict]) -> dict:
+    return {"count": len(rows), "examples": rows[:EXAMPLES]}
+
+
+def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
+                datasets: Mapping[str, pl.DataFrame], config: SplitConfig | None = None) -> dict:
+    """JSON-able evidence that no group, participant or exact prompt appears in two splits.
+
+    `config` (optional) adds the configured ratios and checks every row's bucket and split against
+    them; without it, buckets are still re-hashed with the table's own salt.
+    """
+    participants = human_participants(silver)
+    con = duckdb.connect()
+    con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
+    con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))
+    con.register("participants", participants)
+    salts = sorted(splits["salt"].unique().to_list())
+    proof: dict[str, Any] = {
+        "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per group_id",
+        "salt": salts[0] if len(salts) == 1 else salts,
+        "ratios": dict(config.ratios) if config else None,
+        "bucket_ranges": _rows(con, "bucket_ranges"),
+        "groups_per_split": _counts(_rows(con, "groups_per_split")),
+        "episodes_per_split": _counts(_rows(con, "episodes_per_split")),
+        "participants_per_split": _counts(_rows(con, "participants_per_split")),
+        "participant_kinds": dict(participants.group_by("kind").len().sort("kind").iter_rows()),
+        "bucket_mismatches": _bucket_mismatches(splits, config),
+        "overlaps": {
+            "groups": _overlap(_rows(con, "group_overlap")),
+            "unassigned_groups": _overlap(_rows(con, "unassigned_groups")),
+            "participants": _overlap(_rows(con, "participant_overlap")),
+        },
+        "datasets": {},
+        "sql": SQL,
+    }
+    prompts = []
+    for name, frame in sorted(datasets.items()):
+        missing = [c for c in DATASET_COLUMNS if c not in frame.columns]
+        if missing:
+            proof["datasets"][name] = {"missing_columns": missing}
+            continue
+        per_episode = name in EXAMPLE_UNITS and "episode_id" in frame.columns
+        con.register("dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else [])))
+        proof["datasets"][name] = {
+            "example": EXAMPLE_UNITS.get(name, DEFAULT_EXAMPLE_UNIT),
+            "rows_per_split": _counts(_rows(con, "dataset_rows_per_split")),
+            "overlaps": {
+                "groups": _overlap(_rows(con, "dataset_group_overlap")),
+                "split_mismatch": _overlap(_rows(con, "dataset_split_mismatch")),
+                "prompts": _overlap(_rows(con, "dataset_prompt_overlap")),
+            },
+        }
+        if per_episode:
+            proof["datasets"][name]["overlaps"]["episodes_not_whole"] = _overlap(_rows(con, "dataset_episode_not_whole"))
+        con.unregister("dataset")
+        prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
+    if prompts:
+        con.register("prompts", pl.concat(prompts))
+        proof["overlaps"]["prompts_across_datasets"] = _overlap(_rows(con, "prompt_overlap_across_datasets"))
+    con.close()
+    return proof
+
+
+def _bucket_mismatches(splits: pl.DataFrame, config: SplitConfig | None) -> int:
+    """Rows whose bucket (or, given the config, split) differs from a fresh assignment."""
+    if splits.height == 0:
+        return 0
+    mismatched = 0
+    for salt, rows in splits.group_by("salt"):
+        fresh = assign_splits(rows["group_id"], config or SplitConfig(salt=str(salt[0])))
+        fresh = fresh.with_columns(salt=pl.lit(salt[0]))
+        joined = rows.join(fresh, on="group_id", how="left", suffix="_fresh")
+        bad = pl.col("bucket") != pl.col("bucket_fresh")
+        if config is not None:
+            bad = bad | (pl.col("split") != pl.col("split_fresh")) | (pl.col("salt") != config.salt)
+        mismatched += joined.filter(bad).height
+    return mismatched
+
+
+def proof_problems(proof: Mapping[str, Any]) -> list[str]:
+    """Every leakage or inconsistency the proof records, in words; empty = leakage-free."""
+    problems: list[str] = []
+    for key in ("overlaps", "groups_per_split", "datasets", "sql"):
+        if key not in proof:
+            problems.append(f"proof lacks '{key}'")
+    if not isinstance(proof.get("salt"), str):
+        problems.append(f"splits do not use one salt: {proof.get('salt')!r}")
+    if proof.get("bucket_mismatches", 0):
+        problems.append(f"{proof['bucket_mismatches']} groups have a bucket or split other than the hash gives")
+    for name, overlap in (proof.get("overlaps") or {}).items():
+        problems += _overlap_problem(name, overlap)
+    for dataset, entry in (proof.get("datasets") or {}).items():
+        if entry.get("missing_columns"):
+            problems.append(f"{dataset}: lacks column(s) {entry['missing_columns']}")
+        for name, overlap in (entry.get("overlaps") or {}).items():
+            problems += _overlap_problem(f"{dataset} {name}", overlap)
+    return problems
+
+
+def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
+    count = overlap.get("count")
+    if count == 0:
+        return []
+    return [f"{name}: {count} found in more than one split (or unassigned), e.g. {overlap.get('examples', [])[:3]}"]
+
+
+def refresh_splits(layout: Layout, config: SplitConfig, generation: str) -> tuple[pl.DataFrame, bool]:
+    """Assign and publish splits unless the published silver, the config and this code are as
+    before; the splits table and whether it was rebuilt."""
+    parts = [published_inputs(layout.silver_link) or "no silver", repr((config.salt, sorted(config.ratios.items()))),
+             code_digest(Path(__file__))]
+    inputs = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    if published_inputs(layout.splits_link) == inputs:
+        return read_table(layout.gold("splits")), False
+    splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
+    publish_generation(layout.splits_link, generation, {"splits": splits}, markers={INPUTS_MARKER: inputs})
+    return splits, True

@@ -1,0 +1,139 @@
+"""Bronze → silver: run every source's transform and assemble the canonical tables."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.config.settings import SOURCES, Settings
+from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
+from pipelines.ingest.log import read_log, scan_current
+from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
+from pipelines.runtime.faults import crash_point
+from pipelines.schemas import conform, polars_schema, silver_schema
+from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.sources.base import dumps
+from pipelines.storage.files import INPUTS_MARKER, code_digest, publish_generation
+from pipelines.storage.layout import Layout
+
+# Deterministic row order, so an unchanged input gives byte-identical tables.
+SORT_KEYS: dict[str, list[str]] = {
+    "episodes": ["episode_id"],
+    "turns": ["episode_id", "turn_index"],
+    "feedback": ["feedback_id"],
+    "decisions": ["decision_id"],
+    "contexts": ["context_hash"],
+    "agent_rounds": ["episode_id", "agent_id", "round_number"],
+    "quarantine": ["source", "file", "locator", "error_kind", "message"],
+    "survey_answers": ["participant_id", "session_id", "section", "question"],
+}
+
+
+def load_bronze(source: str, layout: Layout) -> dict[str, pl.LazyFrame]:
+    return {
+        table: scan_current(layout, source, table, polars_schema(model))
+        for table, model in bronze_models(source).items()
+    }
+
+
+def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
+    """One source's contribution to each silver table, conformed to the contract."""
+    transform = importlib.import_module(f"pipelines.transforms.{source}")
+    produced = transform.to_silver(load_bronze(source, Layout(settings.data_root)), settings)
+    unknown = set(produced) - set(SILVER_MODELS)
+    if unknown:
+        raise ValueError(f"{source} transform produced unknown tables: {sorted(unknown)}")
+    return {table: conform(frame, silver_schema(table)) for table, frame in produced.items()}
+
+
+def _with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
+    counts = turns.group_by("episode_id").agg(pl.len().cast(pl.Int64).alias("_n"))
+    return (
+        episodes.join(counts, on="episode_id", how="left")
+        .with_columns(n_turns=pl.col("_n").fill_null(0))
+        .drop("_n")
+    )
+
+
+def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> pl.LazyFrame:
+    """A silver rejection names the run that read the rejected record, so an unchanged input
+    gives an identical quarantine table on every rebuild."""
+    runs = read_log(layout, source).lazy().select("file", pl.col("run_id").alias("_ingest_run"))
+    return (
+        frame.join(runs, on="file", how="left")
+        .with_columns(stage=pl.lit("silver"), run_id=pl.col("_ingest_run"))
+        .drop("_ingest_run")
+    )
+
+
+def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+    """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections.
+    Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no ids)."""
+    layout = Layout(settings.data_root)
+    pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
+    for source in SOURCES:
+        for table, frame in source_silver(source, settings).items():
+            if table == "quarantine":
+                frame = _stamp_with_ingest_run(frame, layout, source)
+            pieces[table].append(frame)
+    for source in SOURCES:
+        pieces["quarantine"].append(
+            conform(scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA),
+                    silver_schema("quarantine"))
+        )
+    tables = {}
+    for table, frames in pieces.items():
+        schema = silver_schema(table)
+        frame = pl.concat(frames).collect() if frames else pl.DataFrame(schema=schema)
+        tables[table] = frame
+    tables["episodes"] = _with_turn_counts(tables["episodes"], tables["turns"])
+    tables, withheld = withhold(tables, load_optouts(Path(settings.raw_root))[0])
+    # Content-addressed: the same blob from two places is one row.
+    tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
+    return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}, withheld
+
+
+WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subjects (counts only)
+
+
+def silver_inputs_digest(settings: Settings) -> str:
+    """Everything silver is a function of: the current bronze parts, the transform code, settings."""
+    layout = Layout(settings.data_root)
+    digest = hashlib.sha256()
+    for source in SOURCES:
+        log = read_log(layout, source).select("file", "file_id", pl.col("missing_since").is_null()).sort("file")
+        digest.update(log.write_csv().encode())
+    here = Path(__file__)
+    digest.update(code_digest(here.parent, here.parents[1] / "schemas").encode())
+    optouts = Path(settings.raw_root) / OPTOUTS_FILE
+    digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
+    digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,
+                        settings.default_turn_index_base, sorted(settings.decision_rating_scale.items()))).encode())
+    return digest.hexdigest()
+
+
+def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame], inputs: str = "",
+                   withheld: dict[str, int] | None = None) -> Path:
+    """Make a complete set of silver tables current in one atomic step."""
+    crash_point("silver:before_publish")
+    markers = {INPUTS_MARKER: inputs, WITHHELD_MARKER: dumps(withheld or {})}
+    target = publish_generation(layout.silver_link, generation, tables, markers=markers)
+    crash_point("silver:after_publish")
+    return target
+
+
+def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int], bool]:
+    """Rebuild and publish silver unless its inputs are unchanged; row counts and whether rebuilt."""
+    layout = Layout(settings.data_root)
+    inputs = silver_inputs_digest(settings)
+    marker = layout.silver_link / INPUTS_MARKER
+    if marker.exists() and marker.read_text() == inputs:
+        rows = {t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item() for t in SILVER_MODELS}
+        return rows, False
+    tables, withheld = build_silver(settings)
+    publish_silver(layout, generation, tables, inputs, withheld)
+    return {t: f.height for t, f in tables.items()}, True

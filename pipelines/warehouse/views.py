@@ -1,0 +1,81 @@
+"""DuckDB as the SQL lens: one view per table over the Parquet files, no data copied."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.config.settings import SOURCES
+from pipelines.ingest.log import current_parts
+from pipelines.release.files import latest_release
+from pipelines.runtime.faults import crash_point
+from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.layout import Layout
+
+
+def _literal(text: str) -> str:
+    # DDL cannot take bound parameters; paths are the only values spliced in, quoted here.
+    return "'" + text.replace("'", "''") + "'"
+
+
+def view_sources(layout: Layout) -> dict[str, list[str]]:
+    """View name → the exact Parquet files it reads, for every table that currently has data.
+
+    Paths are resolved (through the `silver` generation link, to the bronze parts the ingest logs
+    name), so a published view keeps reading the same immutable files until views are rebuilt.
+    """
+    views = {table: [str(layout.silver(table).resolve())] for table in SILVER_MODELS
+             if layout.silver(table).exists()}
+    views |= {table: [str(layout.gold(table).resolve())] for table in GOLD_MODELS if layout.gold(table).exists()}
+    for source in SOURCES:
+        for table in bronze_models(source):
+            parts = [str(p.resolve()) for p in current_parts(layout, source, table)]
+            if parts:
+                views[f"bronze.{table}"] = parts
+    views |= _latest_release_views(layout)
+    return views
+
+
+def _latest_release_views(layout: Layout) -> dict[str, list[str]]:
+    """`release.<dataset>` over every split file of the newest complete release (older versions:
+    `read_parquet('<exports>/<version>/<dataset>/*.parquet')`)."""
+    version = latest_release(layout.exports)
+    if version is None:
+        return {}
+    release = (layout.exports / version).resolve()
+    return {
+        f"release.{folder.name}": [str(p) for p in sorted(folder.glob("*.parquet"))]
+        for folder in sorted(release.iterdir())
+        if folder.is_dir() and any(folder.glob("*.parquet"))
+    }
+
+
+def write_views(layout: Layout) -> list[str]:
+    """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically."""
+    target = layout.duckdb
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal")):
+        stale.unlink(missing_ok=True)
+    views = view_sources(layout)
+    with duckdb.connect(str(tmp)) as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS bronze")
+        con.execute("CREATE SCHEMA IF NOT EXISTS release")
+        for name, paths in views.items():
+            files = "[" + ", ".join(_literal(p) for p in paths) + "]"
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")
+        con.execute("CHECKPOINT")
+    crash_point("views:before_swap")
+    os.replace(tmp, target)
+    return sorted(views)
+
+
+def query(layout: Layout, sql: str, params: list | None = None) -> pl.DataFrame:
+    with duckdb.connect(str(layout.duckdb), read_only=True) as con:
+        relation = con.sql(sql, params=params or None)
+        return relation.pl() if relation is not None else pl.DataFrame()
