@@ -12,7 +12,12 @@ def _steps_sum(m: dict, prefix: str = "") -> float:
 
 
 def figures(label: str, info: dict, r: dict) -> dict:
-    f: dict = {"size": label, "scale": info["scale"], "files": info["files"], "mb": round(info["bytes"] / 1e6, 1)}
+    f: dict = {
+        "size": label,
+        "scale": info["scale"],
+        "files": info["files"],
+        "mb": round(info["bytes"] / 1e6, 1),
+    }
     for name, m in r.items():
         f[f"{name}.wall_s"] = m["wall_s"]
         f[f"{name}.cpu_s"] = m["cpu_s"]
@@ -26,7 +31,11 @@ def figures(label: str, info: dict, r: dict) -> dict:
         f["full / lower_bound (cpu)"] = round(full["cpu_s"] / r["lower_bound"]["cpu_s"], 1)
         f["full_build.mb_per_s"] = round(info["bytes"] / 1e6 / full["wall_s"], 2)
         f["full_build.projected_1GB_s"] = round(full["wall_s"] * 1e9 / info["bytes"], 0)
-        study_bytes = sum(p.stat().st_size for p in (Path(info["raw"]) / "survey_responses").rglob("*") if p.is_file())
+        study_bytes = sum(
+            p.stat().st_size
+            for p in (Path(info["raw"]) / "survey_responses").rglob("*")
+            if p.is_file()
+        )
         share = study_bytes / info["bytes"]
         steps = full["steps_ms"]
         study_s = (steps.get("bronze_study", 0) + share * steps.get("silver_tables", 0)) / 1000
@@ -39,10 +48,14 @@ def figures(label: str, info: dict, r: dict) -> dict:
         if name in r:
             f[f"{name} / lower_bound (wall)"] = round(r[name]["wall_s"] / lb, 1)
     if "nochange_rebuild" in r:
-        f["nochange_beyond_startup_s"] = round(r["nochange_rebuild"]["wall_s"] - r["startup"]["wall_s"], 2)
+        f["nochange_beyond_startup_s"] = round(
+            r["nochange_rebuild"]["wall_s"] - r["startup"]["wall_s"], 2
+        )
         f["nochange.steps_sum_s"] = round(_steps_sum(r["nochange_rebuild"]), 2)
     if "rebuild_1pct_new" in r:
-        f["1pct / full_build (wall)"] = round(r["rebuild_1pct_new"]["wall_s"] / r["full_build"]["wall_s"], 3)
+        f["1pct / full_build (wall)"] = round(
+            r["rebuild_1pct_new"]["wall_s"] / r["full_build"]["wall_s"], 3
+        )
         f.update({f"1pct.{k}": v for k, v in r["rebuild_1pct_new"]["extra"].items()})
     return f
 

@@ -59,7 +59,9 @@ def records_of(path: Path):
 
 def main(raw_root: Path, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
-    columns: dict[str, dict[str, list]] = defaultdict(lambda: {"file": [], "record": [], "json": []})
+    columns: dict[str, dict[str, list]] = defaultdict(
+        lambda: {"file": [], "record": [], "json": []}
+    )
     n_files = n_bytes = n_records = n_bad = 0
     for path in sorted(p for p in raw_root.rglob("*") if p.is_file()):
         rel = path.relative_to(raw_root).as_posix()
@@ -76,8 +78,9 @@ def main(raw_root: Path, out_dir: Path) -> dict:
             target["record"].append(i)
             target["json"].append(orjson.dumps(record, default=str).decode())
     for source, cols in columns.items():
-        pl.DataFrame(cols, schema={"file": pl.String, "record": pl.Int64, "json": pl.String}).write_parquet(
-            out_dir / f"{source}.parquet")
+        pl.DataFrame(
+            cols, schema={"file": pl.String, "record": pl.Int64, "json": pl.String}
+        ).write_parquet(out_dir / f"{source}.parquet")
     return {"files": n_files, "bytes": n_bytes, "records": n_records, "unparseable": n_bad}
 
 

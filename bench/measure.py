@@ -61,8 +61,9 @@ def _kill_tree(proc: psutil.Process) -> None:
             pass
 
 
-def run_measured(name: str, command: list[str], *, env: dict, cwd: Path, log_path: Path,
-                 timeout_s: float) -> Measurement:
+def run_measured(
+    name: str, command: list[str], *, env: dict, cwd: Path, log_path: Path, timeout_s: float
+) -> Measurement:
     """Run `command`, stdout+stderr into `log_path`; per-step times parsed from Dagster DEBUG lines."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -81,8 +82,16 @@ def run_measured(name: str, command: list[str], *, env: dict, cwd: Path, log_pat
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Measurement(name, command, proc.returncode, round(wall, 3), round(cpu, 3),
-                       round(peak / 2**20, 1), timed_out, step_times(log_path))
+    return Measurement(
+        name,
+        command,
+        proc.returncode,
+        round(wall, 3),
+        round(cpu, 3),
+        round(peak / 2**20, 1),
+        timed_out,
+        step_times(log_path),
+    )
 
 
 def step_times(log_path: Path) -> dict[str, float]:

@@ -27,14 +27,22 @@ def load_copies(raw_root):
     def add(record, kind, path, locator, enclosing=None):
         if not isinstance(record, dict) or not record.get("session_id"):
             return
-        copies.append({
-            "session_id": record["session_id"],
-            "participant_id": record.get("participant_id") or record.get("participantId") or enclosing,
-            "copy_kind": kind, "file": path, "locator": locator,
-            "history": record.get("history") or [], "iql_data": record.get("iql_data") or [],
-            "created_at": record.get("created_at"), "ended_at": record.get("ended_at"),
-            "character": record.get("character"),
-        })
+        copies.append(
+            {
+                "session_id": record["session_id"],
+                "participant_id": record.get("participant_id")
+                or record.get("participantId")
+                or enclosing,
+                "copy_kind": kind,
+                "file": path,
+                "locator": locator,
+                "history": record.get("history") or [],
+                "iql_data": record.get("iql_data") or [],
+                "created_at": record.get("created_at"),
+                "ended_at": record.get("ended_at"),
+                "character": record.get("character"),
+            }
+        )
 
     for path in glob.glob(os.path.join(base, "conversations", "*.json")):
         try:
@@ -56,7 +64,9 @@ def load_copies(raw_root):
                     participant = json.load(f)
             except (ValueError, UnicodeDecodeError):
                 continue
-            if not isinstance(participant, dict) or not isinstance(participant.get("conversations"), list):
+            if not isinstance(participant, dict) or not isinstance(
+                participant.get("conversations"), list
+            ):
                 continue
             enclosing = participant.get("participant_id") or participant.get("participantId")
             for i, conv in enumerate(participant["conversations"]):
@@ -71,9 +81,12 @@ def choose(copies):
     copies["kind_rank"] = copies["copy_kind"].map(KIND_RANK)
     ordered = copies.sort_values(
         ["session_id", "n_history", "n_iql", "has_participant", "kind_rank", "file", "locator"],
-        ascending=[True, False, False, False, True, True, True])
+        ascending=[True, False, False, False, True, True, True],
+    )
     counts = ordered.groupby("session_id").size().rename("copies")
-    first_participant = ordered.dropna(subset=["participant_id"]).groupby("session_id")["participant_id"].first()
+    first_participant = (
+        ordered.dropna(subset=["participant_id"]).groupby("session_id")["participant_id"].first()
+    )
     chosen = ordered.drop_duplicates("session_id", keep="first").set_index("session_id")
     chosen["copies"] = counts
     chosen["participant"] = first_participant.reindex(chosen.index)
@@ -89,7 +102,9 @@ def end_reason(row):
             except ValueError:
                 pass
     steps.sort(key=lambda s: s[0])
-    residents = sum(1 for h in row["history"] if isinstance(h, dict) and h.get("role") == "resident")
+    residents = sum(
+        1 for h in row["history"] if isinstance(h, dict) and h.get("role") == "resident"
+    )
     previous = None
     for turn, judge in steps:
         if residents >= 15 and turn > 15:
@@ -110,18 +125,26 @@ def end_reason(row):
 def turns_of(chosen):
     rows = []
     for _, row in chosen.iterrows():
-        step_ts = {int(s["turn"]) * 2: s.get("timestamp") for s in row["iql_data"]
-                   if isinstance(s, dict) and str(s.get("turn", "")).isdigit()}
+        step_ts = {
+            int(s["turn"]) * 2: s.get("timestamp")
+            for s in row["iql_data"]
+            if isinstance(s, dict) and str(s.get("turn", "")).isdigit()
+        }
         for i, entry in enumerate(row["history"]):
             if not isinstance(entry, dict):
                 continue
             role = entry.get("role")
-            rows.append({
-                "turn_id": f"study:{row['session_id']}#{i}", "episode_id": f"study:{row['session_id']}",
-                "turn_index": i, "role": {"operator": "assistant", "resident": "user"}.get(role, role),
-                "actor_id": row["participant"] if role == "resident" else "operator",
-                "text": entry.get("text"), "ts": step_ts.get(i),
-            })
+            rows.append(
+                {
+                    "turn_id": f"study:{row['session_id']}#{i}",
+                    "episode_id": f"study:{row['session_id']}",
+                    "turn_index": i,
+                    "role": {"operator": "assistant", "resident": "user"}.get(role, role),
+                    "actor_id": row["participant"] if role == "resident" else "operator",
+                    "text": entry.get("text"),
+                    "ts": step_ts.get(i),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -130,20 +153,34 @@ def main(raw_root, out_dir):
     copies = load_copies(raw_root)
     chosen = choose(copies)
     chosen["end_reason"] = chosen.apply(end_reason, axis=1)
-    episodes = pd.DataFrame({
-        "episode_id": "study:" + chosen["session_id"], "native_id": chosen["session_id"],
-        "group_id": chosen["participant"].fillna(chosen["session_id"]),
-        "started_at": pd.to_datetime(chosen["created_at"], errors="coerce", utc=True, format="mixed"),
-        "ended_at": pd.to_datetime(chosen["ended_at"], errors="coerce", utc=True, format="mixed"),
-        "n_turns": chosen["n_history"], "end_reason": chosen["end_reason"], "copies": chosen["copies"],
-        "character": chosen["character"], "source_file": chosen["file"],
-    })
+    episodes = pd.DataFrame(
+        {
+            "episode_id": "study:" + chosen["session_id"],
+            "native_id": chosen["session_id"],
+            "group_id": chosen["participant"].fillna(chosen["session_id"]),
+            "started_at": pd.to_datetime(
+                chosen["created_at"], errors="coerce", utc=True, format="mixed"
+            ),
+            "ended_at": pd.to_datetime(
+                chosen["ended_at"], errors="coerce", utc=True, format="mixed"
+            ),
+            "n_turns": chosen["n_history"],
+            "end_reason": chosen["end_reason"],
+            "copies": chosen["copies"],
+            "character": chosen["character"],
+            "source_file": chosen["file"],
+        }
+    )
     turns = turns_of(chosen)
     turns["ts"] = pd.to_datetime(turns["ts"], errors="coerce", utc=True, format="mixed")
     episodes.to_parquet(os.path.join(out_dir, "episodes.parquet"), index=False)
     turns.to_parquet(os.path.join(out_dir, "turns.parquet"), index=False)
-    return {"copies": len(copies), "episodes": len(episodes), "turns": len(turns),
-            "end_reasons": episodes["end_reason"].value_counts().to_dict()}
+    return {
+        "copies": len(copies),
+        "episodes": len(episodes),
+        "turns": len(turns),
+        "end_reasons": episodes["end_reason"].value_counts().to_dict(),
+    }
 
 
 if __name__ == "__main__":

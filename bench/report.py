@@ -11,8 +11,18 @@ import json
 import sys
 from pathlib import Path
 
-RUNS = ["startup", "startup_no_bytecode_cache", "page_cache_warmup", "lower_bound", "peer_pandas_study", "full_build",
-        "nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"]
+RUNS = [
+    "startup",
+    "startup_no_bytecode_cache",
+    "page_cache_warmup",
+    "lower_bound",
+    "peer_pandas_study",
+    "full_build",
+    "nochange_rebuild",
+    "rebuild_1pct_new",
+    "release_unchanged",
+    "release_fresh",
+]
 
 
 def reparse(path: Path, result: dict) -> None:
@@ -35,30 +45,65 @@ def main(path: Path, again: bool = False) -> None:
         reparse(path, result)
     sizes = result["sizes"]
     labels = list(sizes)
-    print("| measurement | " + " | ".join(f"{s}: wall s / CPU s / peak RSS MB / exit" for s in labels) + " |")
+    print(
+        "| measurement | "
+        + " | ".join(f"{s}: wall s / CPU s / peak RSS MB / exit" for s in labels)
+        + " |"
+    )
     print("|---|" + "---|" * len(labels))
     for run in RUNS:
         cells = []
         for s in labels:
             m = sizes[s]["runs"].get(run)
-            cells.append("—" if m is None else f"{m['wall_s']:.1f} / {m['cpu_s']:.1f} / {m['peak_rss_mb']:.0f} / {m['returncode']}")
+            cells.append(
+                "—"
+                if m is None
+                else f"{m['wall_s']:.1f} / {m['cpu_s']:.1f} / {m['peak_rss_mb']:.0f} / {m['returncode']}"
+            )
         print(f"| {run} | " + " | ".join(cells) + " |")
     print()
-    keys = [k for k in sizes[labels[0]]["figures"] if "/" in k or k.endswith(("_s", "share", "mb_per_s")) and "." not in k
-            or k.startswith(("1pct.", "full_build.steps", "nochange.steps", "full_build.mb", "full_build.proj"))]
+    keys = [
+        k
+        for k in sizes[labels[0]]["figures"]
+        if "/" in k
+        or k.endswith(("_s", "share", "mb_per_s"))
+        and "." not in k
+        or k.startswith(
+            ("1pct.", "full_build.steps", "nochange.steps", "full_build.mb", "full_build.proj")
+        )
+    ]
     print("| figure | " + " | ".join(labels) + " |")
     print("|---|" + "---|" * len(labels))
     for key in ["scale", "files", "mb", *keys]:
-        print(f"| {key} | " + " | ".join(str(sizes[s]["figures"].get(key, "—")) for s in labels) + " |")
+        print(
+            f"| {key} | "
+            + " | ".join(str(sizes[s]["figures"].get(key, "—")) for s in labels)
+            + " |"
+        )
     print()
-    steps = sorted({k for s in labels for run in ("full_build", "nochange_rebuild") for k in sizes[s]["runs"].get(run, {}).get("steps_ms", {})})
-    heads = [f"{s} {run}" for s in labels for run in ("full_build", "nochange_rebuild", "rebuild_1pct_new")]
+    steps = sorted(
+        {
+            k
+            for s in labels
+            for run in ("full_build", "nochange_rebuild")
+            for k in sizes[s]["runs"].get(run, {}).get("steps_ms", {})
+        }
+    )
+    heads = [
+        f"{s} {run}"
+        for s in labels
+        for run in ("full_build", "nochange_rebuild", "rebuild_1pct_new")
+    ]
     print("| Dagster step (ms) | " + " | ".join(heads) + " |")
     print("|---|" + "---|" * len(heads))
     totals = [0.0] * len(heads)
     for step in steps:
         row = []
-        for i, (s, run) in enumerate((s, run) for s in labels for run in ("full_build", "nochange_rebuild", "rebuild_1pct_new")):
+        for i, (s, run) in enumerate(
+            (s, run)
+            for s in labels
+            for run in ("full_build", "nochange_rebuild", "rebuild_1pct_new")
+        ):
             v = sizes[s]["runs"].get(run, {}).get("steps_ms", {}).get(step)
             totals[i] += v or 0
             row.append("—" if v is None else f"{v:.0f}")

@@ -43,18 +43,23 @@ IMPORTS = "import dagster, polars, pandera.polars; import pipelines.definitions"
 TURNLAKE = str(Path(PY).parent / "turnlake")
 # Reads every raw file once before anything is measured, so the lower bound does not pay for cold
 # disk reads that the builds after it would not (its time varied 19–39 s at 1 GB without this).
-WARM_PAGE_CACHE = ("import os, sys\nfor folder, _, names in os.walk(sys.argv[1]):\n    for name in names:\n"
-                   "        with open(os.path.join(folder, name), 'rb') as fh:\n            fh.read()")
+WARM_PAGE_CACHE = (
+    "import os, sys\nfor folder, _, names in os.walk(sys.argv[1]):\n    for name in names:\n"
+    "        with open(os.path.join(folder, name), 'rb') as fh:\n            fh.read()"
+)
 
 
 # ------------------------------------------------------------------ environment
+
 
 def _env(home: Path, bytecode_cache: bool = True) -> dict:
     """Environment of a measured command. With `bytecode_cache`, compiled .pyc files are kept under
     <work>/pycache (as any normal install keeps __pycache__); without it every process recompiles
     the source of dagster, polars, pandera, … (PYTHONDONTWRITEBYTECODE=1, as this sandbox sets)."""
     env = dict(os.environ)
-    env.update(DAGSTER_HOME=str(home), TURNLAKE_CONFIG=str(PROJECT / "turnlake.toml"), PYTHONHASHSEED="0")
+    env.update(
+        DAGSTER_HOME=str(home), TURNLAKE_CONFIG=str(PROJECT / "turnlake.toml"), PYTHONHASHSEED="0"
+    )
     env.pop("TURNLAKE_RAW_ROOT", None)
     env.pop("TURNLAKE_DATA_ROOT", None)
     if bytecode_cache:
@@ -75,7 +80,8 @@ def _dagster_home(path: Path) -> Path:
         f"  config:\n    base_dir: {path}\n"
         f"compute_logs:\n  module: dagster._core.storage.local_compute_log_manager\n"
         f"  class: LocalComputeLogManager\n  config:\n    base_dir: {path}/logs\n"
-        "telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+        "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+    )
     return path
 
 
@@ -85,11 +91,17 @@ def _tree_stats(root: Path) -> tuple[int, int]:
 
 
 def _demo(raw: Path, scale: int, seed: int, work: Path) -> None:
-    subprocess.run([TURNLAKE, "demo", "--raw-root", str(raw), "--scale", str(scale), "--seed", str(seed)],
-                   check=True, cwd=work, env=_env(work / "dagster-demo"), stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [TURNLAKE, "demo", "--raw-root", str(raw), "--scale", str(scale), "--seed", str(seed)],
+        check=True,
+        cwd=work,
+        env=_env(work / "dagster-demo"),
+        stdout=subprocess.DEVNULL,
+    )
 
 
 # ------------------------------------------------------------------ corpora
+
 
 def calibrate(work: Path) -> float:
     """Raw bytes per unit of demo --scale (the generator grows ~linearly)."""
@@ -111,8 +123,13 @@ def corpus(work: Path, label: str, per_scale: float) -> dict:
     start = datetime.now(UTC)
     _demo(folder / "raw", scale, SEED, work)
     files, size = _tree_stats(folder / "raw")
-    info = {"raw": str(folder / "raw"), "scale": scale, "files": files, "bytes": size,
-            "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1)}
+    info = {
+        "raw": str(folder / "raw"),
+        "scale": scale,
+        "files": files,
+        "bytes": size,
+        "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1),
+    }
     marker.write_text(json.dumps(info))
     return info
 
@@ -166,6 +183,7 @@ def remove_added(raw: Path, added: list[Path]) -> None:
 
 # ------------------------------------------------------------------ one size
 
+
 def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
     run_dir = work / f"run-{label}"
     if run_dir.exists():
@@ -181,16 +199,27 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
 
     def measure(name: str, command: list[str]) -> Measurement:
         print(f"  [{label}] {name} …", flush=True)
-        m = run_measured(name, command, env=env, cwd=run_dir, log_path=logs / f"{name}.log", timeout_s=timeout)
-        print(f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS {m.peak_rss_mb:.0f} MB,"
-              f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}", flush=True)
+        m = run_measured(
+            name, command, env=env, cwd=run_dir, log_path=logs / f"{name}.log", timeout_s=timeout
+        )
+        print(
+            f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS {m.peak_rss_mb:.0f} MB,"
+            f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}",
+            flush=True,
+        )
         out[name] = m
         return m
 
     subprocess.run([PY, "-c", IMPORTS], env=env, cwd=run_dir, check=True)  # warm the bytecode cache
     measure("startup", [PY, "-c", IMPORTS])
-    cold = run_measured("startup_no_bytecode_cache", [PY, "-c", IMPORTS], env=_env(home, bytecode_cache=False),
-                        cwd=run_dir, log_path=logs / "startup_no_bytecode_cache.log", timeout_s=timeout)
+    cold = run_measured(
+        "startup_no_bytecode_cache",
+        [PY, "-c", IMPORTS],
+        env=_env(home, bytecode_cache=False),
+        cwd=run_dir,
+        log_path=logs / "startup_no_bytecode_cache.log",
+        timeout_s=timeout,
+    )
     out[cold.name] = cold
     measure("page_cache_warmup", [PY, "-c", WARM_PAGE_CACHE, raw])
     measure("lower_bound", [PY, str(BENCH / "lower_bound.py"), raw, str(run_dir / "lower_bound")])
@@ -216,14 +245,38 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
 
 
 def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
-    versions = {pkg: metadata.version(pkg) for pkg in ("polars", "dagster", "pandera", "pandas", "orjson", "pyarrow")}
-    git = subprocess.run(["git", "-C", str(PROJECT), "describe", "--always", "--dirty"],
-                         check=False, capture_output=True, text=True).stdout.strip()
-    return {"git": git, "nproc": os.cpu_count(), "mem_gb": round(int(mem) / 2**20, 1), "cpu": cpu,
-            "python": platform.python_version(), **versions, "kernel": platform.release()}
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        line.split()[1]
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal")
+    )
+    versions = {
+        pkg: metadata.version(pkg)
+        for pkg in ("polars", "dagster", "pandera", "pandas", "orjson", "pyarrow")
+    }
+    git = subprocess.run(
+        ["git", "-C", str(PROJECT), "describe", "--always", "--dirty"],
+        check=False,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return {
+        "git": git,
+        "nproc": os.cpu_count(),
+        "mem_gb": round(int(mem) / 2**20, 1),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        **versions,
+        "kernel": platform.release(),
+    }
 
 
 def _guard_1gb(label: str, done: dict) -> str | None:
@@ -232,16 +285,26 @@ def _guard_1gb(label: str, done: dict) -> str | None:
     if label != "1GB" or full is None:
         return None
     if full["timed_out"] or full["returncode"] != 0 or full["wall_s"] >= GUARD_1GB_S:
-        return (f"1GB skipped: the 100MB full build took {full['wall_s']:.0f} s "
-                f"(runs only under {GUARD_1GB_S} s; projection in the figures)")
+        return (
+            f"1GB skipped: the 100MB full build took {full['wall_s']:.0f} s "
+            f"(runs only under {GUARD_1GB_S} s; projection in the figures)"
+        )
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10MB,100MB,1GB", help="comma list of 10MB, 100MB, 1GB (default all)")
-    parser.add_argument("--work", default="/tmp/turnlake-bench", help="corpora and run folders (cached corpora)")
-    parser.add_argument("--timeout", type=float, default=900, help="kill a measured command after this many seconds")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10MB,100MB,1GB", help="comma list of 10MB, 100MB, 1GB (default all)"
+    )
+    parser.add_argument(
+        "--work", default="/tmp/turnlake-bench", help="corpora and run folders (cached corpora)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="kill a measured command after this many seconds"
+    )
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -252,9 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sizes {sorted(unknown)}; choose from {list(SIZES)}")
     per_scale = calibrate(work)
-    result = {"started": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(),
-              "command": "bench/run " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "bytes_per_scale": round(per_scale), "sizes": {}}
+    result = {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "command": "bench/run " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "bytes_per_scale": round(per_scale),
+        "sizes": {},
+    }
     rows = []
     for label in labels:
         skip = _guard_1gb(label, result["sizes"])
@@ -263,7 +330,10 @@ def main(argv: list[str] | None = None) -> int:
             result["skipped"] = {label: skip}
             continue
         info = corpus(work, label, per_scale)
-        print(f"{label}: scale {info['scale']}, {info['files']} files, {info['bytes'] / 1e6:.1f} MB", flush=True)
+        print(
+            f"{label}: scale {info['scale']}, {info['files']} files, {info['bytes'] / 1e6:.1f} MB",
+            flush=True,
+        )
         runs = bench_size(label, info, work, args.timeout)
         row = figures(label, info, runs)
         rows.append(row)

@@ -20,8 +20,11 @@ ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAR
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
-    build_job = dg.define_asset_job(BUILD_JOB, selection=dg.AssetSelection.all(),
-                                    description="Raw files → bronze → silver → gold → release → DuckDB views.")
+    build_job = dg.define_asset_job(
+        BUILD_JOB,
+        selection=dg.AssetSelection.all(),
+        description="Raw files → bronze → silver → gold → release → DuckDB views.",
+    )
     return dg.Definitions(
         assets=ALL_ASSETS,
         asset_checks=build_blocking_checks(settings_of),

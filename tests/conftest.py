@@ -42,7 +42,9 @@ def lock_held_elsewhere():
     started = []
 
     def hold(data_root: Path) -> subprocess.Popen:
-        proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(data_root)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", HOLD_LOCK, str(data_root)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout.readline().strip() == "held"
         started.append(proc)
         return proc
@@ -68,7 +70,19 @@ def demo_warehouse(tmp_path_factory) -> Path:
     mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
     try:
         # Exit 0 means every blocking check passed, leakage and release verification included.
-        assert main(["build", "--data-root", str(root / "data"), "--demo-if-empty", "--log-level", "WARNING"]) == 0
+        assert (
+            main(
+                [
+                    "build",
+                    "--data-root",
+                    str(root / "data"),
+                    "--demo-if-empty",
+                    "--log-level",
+                    "WARNING",
+                ]
+            )
+            == 0
+        )
     finally:
         mp.undo()
     return root / "data"
@@ -77,7 +91,9 @@ def demo_warehouse(tmp_path_factory) -> Path:
 @dataclass
 class RedactorCalls:
     texts: list[str] = field(default_factory=list)  # every text `Redactor.redact` was given
-    only: list[frozenset[str] | None] = field(default_factory=list)  # the detectors asked for, per call
+    only: list[frozenset[str] | None] = field(
+        default_factory=list
+    )  # the detectors asked for, per call
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ PII = Path(__file__).parent / "fixtures" / "pii"
 
 
 def org_names() -> list[str]:
-    return [line.strip() for line in (PII / "org_names.txt").read_text().splitlines() if line.strip()]
+    return [
+        line.strip() for line in (PII / "org_names.txt").read_text().splitlines() if line.strip()
+    ]
 
 
 def positive() -> list[dict]:
@@ -24,9 +26,17 @@ def positive() -> list[dict]:
 def negative() -> list[str]:
     """Ordinary text that must not be redacted: negative.txt and every demo study text (dispatcher
     lines, resident replies, judge notes, scenarios)."""
-    lines = [line for line in (PII / "negative.txt").read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")]
-    return lines + [v for name in dir(study_text) if name.isupper() for v in strings_in(getattr(study_text, name))]
+    lines = [
+        line
+        for line in (PII / "negative.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    return lines + [
+        v
+        for name in dir(study_text)
+        if name.isupper()
+        for v in strings_in(getattr(study_text, name))
+    ]
 
 
 def strings_in(value) -> Iterator[str]:

@@ -24,14 +24,17 @@ def test_nightly_schedule_uses_configured_cron_and_zone_and_requests_the_build(t
     schedule = defs.resolve_schedule_def("nightly_build")
     assert schedule.cron_schedule == "30 3 * * *"
     assert schedule.execution_timezone == "Europe/Berlin"
-    context = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 21, 2, tzinfo=UTC))
+    context = dg.build_schedule_context(
+        scheduled_execution_time=datetime(2026, 11, 21, 2, tzinfo=UTC)
+    )
     request = schedule.evaluate_tick(context).run_requests[0]
     assert request.job_name in (None, "turnlake_build") and schedule.job_name == "turnlake_build"
 
 
 def _tick(sensor: dg.SensorDefinition, raw: Path, cursor: str | None):
     context = dg.build_sensor_context(
-        cursor=cursor, resources={"turnlake": TurnlakeResource(raw_root=str(raw), data_root=str(raw))}
+        cursor=cursor,
+        resources={"turnlake": TurnlakeResource(raw_root=str(raw), data_root=str(raw))},
     )
     return sensor.evaluate_tick(context)
 

@@ -17,7 +17,9 @@ def demo_build(tmp_path_factory):
     mp.setenv("DAGSTER_HOME", str(home))
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
     mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    code = main(["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"])
+    code = main(
+        ["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"]
+    )
     yield code, data_root, home
     mp.undo()
 
@@ -35,7 +37,17 @@ def test_build_records_the_run_in_the_local_instance(demo_build):
 
 def test_build_prints_summary_tables(demo_build, capsys):
     _, data_root, _ = demo_build
-    assert main(["sql", "--data-root", str(data_root), "SELECT source, count(*) AS n FROM episodes GROUP BY ALL"]) == 0
+    assert (
+        main(
+            [
+                "sql",
+                "--data-root",
+                str(data_root),
+                "SELECT source, count(*) AS n FROM episodes GROUP BY ALL",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     for source in ("scenario", "study", "social_rl", "dialogue", "decision"):
         assert source in out
@@ -54,11 +66,16 @@ def test_sql_reports_errors_with_exit_code_one(demo_build, capsys):
 
 
 def test_build_on_a_raw_root_that_does_not_exist_refuses(tmp_path, capsys):
-    assert main(["build", "--raw-root", str(tmp_path / "absent"), "--data-root", str(tmp_path / "d")]) == 2
+    assert (
+        main(["build", "--raw-root", str(tmp_path / "absent"), "--data-root", str(tmp_path / "d")])
+        == 2
+    )
     assert f"raw root {tmp_path / 'absent'} does not exist" in capsys.readouterr().err
 
 
-def test_build_on_an_empty_or_unrecognised_raw_root_builds_nothing_says_so_and_succeeds(tmp_path, monkeypatch, capsys):
+def test_build_on_an_empty_or_unrecognised_raw_root_builds_nothing_says_so_and_succeeds(
+    tmp_path, monkeypatch, capsys
+):
     # Issue 13, item 13: an empty raw root used to exit 2, and files no adapter claims used to
     # fail the build with FAILED CHECK gold_splits:splits_leak_free and no word about the files.
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
@@ -74,21 +91,31 @@ def test_build_on_an_empty_or_unrecognised_raw_root_builds_nothing_says_so_and_s
         (raw / "oasst" / name).write_text('{"text": "hello"}\n')
     assert main(build) == 0
     captured = capsys.readouterr()
-    assert f"not recognised: 2 files under {raw / 'oasst'} (e.g. oasst/a.jsonl, oasst/b.jsonl)" in captured.out
+    assert (
+        f"not recognised: 2 files under {raw / 'oasst'} (e.g. oasst/a.jsonl, oasst/b.jsonl)"
+        in captured.out
+    )
     assert "nothing to release" in captured.out and "FAILED CHECK" not in captured.err
     assert not list((data / "exports").glob("2*"))
     assert main(["status", "--raw-root", str(raw), "--data-root", str(data)]) == 0
     assert f"not recognised: 2 files under {raw / 'oasst'}" in capsys.readouterr().out
 
 
-def test_a_bad_setting_stops_every_command_before_it_runs_and_names_file_and_key(tmp_path, monkeypatch, capsys):
+def test_a_bad_setting_stops_every_command_before_it_runs_and_names_file_and_key(
+    tmp_path, monkeypatch, capsys
+):
     config = tmp_path / "turnlake.toml"
     config.write_text('[ingest]\nbatch_file = 10\n[schedule]\ncron = "every night"\n')
     monkeypatch.setenv("TURNLAKE_CONFIG", str(config))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     (tmp_path / "raw").mkdir()
     for command in (["build"], ["status"], ["sql", "SELECT 1"]):
-        assert main([*command, "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")]) == 2
+        assert (
+            main(
+                [*command, "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")]
+            )
+            == 2
+        )
         err = capsys.readouterr().err
         assert f"invalid settings in {config}" in err
         assert "[ingest] batch_file: unknown key; allowed: remove_deleted_files, batch_files" in err
@@ -101,9 +128,15 @@ def test_a_bad_rewards_file_stops_the_build_before_it_runs(tmp_path, monkeypatch
     rewards.write_text('[aggregation]\nmethod = "mode"\n')
     monkeypatch.setenv("TURNLAKE_REWARDS", str(rewards))
     (tmp_path / "raw").mkdir()
-    assert main(["build", "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")]) == 2
+    assert (
+        main(["build", "--raw-root", str(tmp_path / "raw"), "--data-root", str(tmp_path / "d")])
+        == 2
+    )
     err = capsys.readouterr().err
-    assert f"invalid settings in {rewards}" in err and "[aggregation] method: 'mode' is not one of" in err
+    assert (
+        f"invalid settings in {rewards}" in err
+        and "[aggregation] method: 'mode' is not one of" in err
+    )
 
 
 def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
@@ -120,13 +153,28 @@ def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     raw = tmp_path / "raw"
     assert main(["demo", "--raw-root", str(raw)]) == 0
-    assert main(["build", "--raw-root", str(raw), "--data-root", str(tmp_path / "d"), "--log-level", "ERROR"]) == 1
+    assert (
+        main(
+            [
+                "build",
+                "--raw-root",
+                str(raw),
+                "--data-root",
+                str(tmp_path / "d"),
+                "--log-level",
+                "ERROR",
+            ]
+        )
+        == 1
+    )
 
 
 def test_status_reports_new_raw_files_and_healthy_published_tables(demo_build, capsys):
     _, data_root, _ = demo_build
     new_file = data_root / "raw" / "dialogues" / "status-probe.jsonl"
-    new_file.write_text('{"conversation_id": "probe", "turns": [{"role": "user", "content": "hi"}]}\n')
+    new_file.write_text(
+        '{"conversation_id": "probe", "turns": [{"role": "user", "content": "hi"}]}\n'
+    )
     try:
         assert main(["status", "--data-root", str(data_root)]) == 0
     finally:
@@ -153,10 +201,16 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
 
 def test_subject_show_lists_every_table_holding_a_participant(demo_build, capsys):
     _, data_root, _ = demo_build
-    participant = pl.read_parquet(Layout(data_root).silver("episodes")).filter(
-        pl.col("source") == "study")["group_id"].sort()[0]
+    participant = (
+        pl.read_parquet(Layout(data_root).silver("episodes"))
+        .filter(pl.col("source") == "study")["group_id"]
+        .sort()[0]
+    )
     assert main(["subject", "show", "participant", participant, "--data-root", str(data_root)]) == 0
     out = capsys.readouterr().out
     assert f"participant {participant}:" in out and "episodes:" in out and "turns:" in out
-    assert main(["subject", "show", "participant", "nobody-at-all", "--data-root", str(data_root)]) == 0
+    assert (
+        main(["subject", "show", "participant", "nobody-at-all", "--data-root", str(data_root)])
+        == 0
+    )
     assert "0 rows" in capsys.readouterr().out

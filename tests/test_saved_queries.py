@@ -15,10 +15,20 @@ def demo_data_root(demo_warehouse):
 
 def test_the_issue_research_questions_all_have_a_saved_query():
     names = set(saved_queries())
-    assert {"agreement_by_policy", "agreement_by_character", "persuasion_strategies", "q_values_over_turns",
-            "checkpoint_timing_vs_iteration", "moderator_significance_followed", "synthesis_length_vs_validation",
-            "agent_engagement_over_rounds", "human_override_rate", "outcomes_by_demographics",
-            "policy_effect_by_openness", "moral_foundations_vs_resistance"} <= names
+    assert {
+        "agreement_by_policy",
+        "agreement_by_character",
+        "persuasion_strategies",
+        "q_values_over_turns",
+        "checkpoint_timing_vs_iteration",
+        "moderator_significance_followed",
+        "synthesis_length_vs_validation",
+        "agent_engagement_over_rounds",
+        "human_override_rate",
+        "outcomes_by_demographics",
+        "policy_effect_by_openness",
+        "moral_foundations_vs_resistance",
+    } <= names
     assert all(q.description for q in saved_queries().values())
 
 

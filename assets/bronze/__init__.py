@@ -1,6 +1,5 @@
 """Bronze: one asset per source; each raw file becomes typed bronze rows or quarantine rows."""
 
-
 import dagster as dg
 
 from pipelines.config.settings import SOURCES
@@ -17,7 +16,9 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         description=f"Raw `{source}` files parsed into typed bronze parts (one per raw file); "
         "unchanged files are reused, bad records quarantined.",
     )
-    def _bronze(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
+    def _bronze(
+        context: dg.AssetExecutionContext, turnlake: TurnlakeResource
+    ) -> dg.MaterializeResult:
         settings = turnlake.settings()
         with data_root_lock(settings.data_root):
             report = ingest_source(source, settings, context.run_id)

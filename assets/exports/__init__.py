@@ -24,15 +24,21 @@ def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg
         outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
     if outcome.version is None:
         context.log.info(NOTHING_TO_RELEASE)
-        return dg.MaterializeResult(metadata={"version": "none", "created": False, "note": NOTHING_TO_RELEASE})
-    context.log.info(f"release {outcome.version} {'written' if outcome.created else 'unchanged (already exists)'}"
-                     f" at {outcome.path}")
-    return dg.MaterializeResult(metadata={
-        "version": outcome.version,
-        "path": str(outcome.path),
-        "created": outcome.created,
-        "dropped_duplicate_prompts": sum(outcome.dropped_duplicate_prompts.values()),
-    })
+        return dg.MaterializeResult(
+            metadata={"version": "none", "created": False, "note": NOTHING_TO_RELEASE}
+        )
+    context.log.info(
+        f"release {outcome.version} {'written' if outcome.created else 'unchanged (already exists)'}"
+        f" at {outcome.path}"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "version": outcome.version,
+            "path": str(outcome.path),
+            "created": outcome.created,
+            "dropped_duplicate_prompts": sum(outcome.dropped_duplicate_prompts.values()),
+        }
+    )
 
 
 EXPORT_ASSETS = [release]

@@ -1,6 +1,5 @@
 """Gold: rewards with provenance, episode outcomes, quality signals, agent-round deltas; splits."""
 
-
 import dagster as dg
 
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
@@ -38,7 +37,9 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     params = load_params(overrides=config.overrides)
     with data_root_lock(settings.data_root):
         rows, rebuilt = refresh_gold(Layout(settings.data_root), params, context.run_id)
-    context.log.info(f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: {rows}")
+    context.log.info(
+        f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: {rows}"
+    )
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
     for table, n in rows.items():
         metadata = {"rows": n, "rebuilt": rebuilt}
@@ -54,14 +55,23 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     kinds={"polars", "parquet"},
     description=(GOLD_MODELS["splits"].__doc__ or "").strip() or None,
 )
-def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
+def gold_splits(
+    context: dg.AssetExecutionContext, turnlake: TurnlakeResource
+) -> dg.MaterializeResult:
     settings = turnlake.settings()
     config = settings.splits
     with data_root_lock(settings.data_root):
         splits, rebuilt = refresh_splits(Layout(settings.data_root), config, context.run_id)
     counts = dict(splits.group_by("split").len().sort("split").iter_rows())
-    return dg.MaterializeResult(metadata={"rows": splits.height, "rebuilt": rebuilt, "salt": config.salt,
-                                          "ratios": str(config.ratios), **{f"groups_{k}": v for k, v in counts.items()}})
+    return dg.MaterializeResult(
+        metadata={
+            "rows": splits.height,
+            "rebuilt": rebuilt,
+            "salt": config.salt,
+            "ratios": str(config.ratios),
+            **{f"groups_{k}": v for k, v in counts.items()},
+        }
+    )
 
 
 GOLD_ASSETS = [gold_tables, gold_splits]

@@ -1,6 +1,5 @@
 """Silver: the canonical tables, built together from all bronze data."""
 
-
 import dagster as dg
 
 from pipelines.config.settings import SOURCES
@@ -20,7 +19,8 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
             deps=BRONZE_KEYS,
             group_name="silver",
             kinds={"polars", "parquet"},
-            description=(SILVER_MODELS[key.path[0].removeprefix("silver_")].__doc__ or "").strip() or None,
+            description=(SILVER_MODELS[key.path[0].removeprefix("silver_")].__doc__ or "").strip()
+            or None,
         )
         for key in SILVER_KEYS
     ],
@@ -29,9 +29,13 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
     settings = turnlake.settings()
     with data_root_lock(settings.data_root):
         rows, rebuilt = refresh_silver(settings, context.run_id)
-    context.log.info(f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: {rows}")
+    context.log.info(
+        f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: {rows}"
+    )
     for table, n in rows.items():
-        yield dg.MaterializeResult(asset_key=f"silver_{table}", metadata={"rows": n, "rebuilt": rebuilt})
+        yield dg.MaterializeResult(
+            asset_key=f"silver_{table}", metadata={"rows": n, "rebuilt": rebuilt}
+        )
 
 
 SILVER_ASSETS = [silver_tables]

@@ -16,7 +16,11 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 
 @dg.asset(
     name="warehouse_views",
-    deps=[*SILVER_KEYS, *(dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS), dg.AssetKey("release")],
+    deps=[
+        *SILVER_KEYS,
+        *(dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS),
+        dg.AssetKey("release"),
+    ],
     group_name="warehouse",
     kinds={"duckdb"},
     description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the Parquet files.",

@@ -63,12 +63,23 @@ def _layout(settings: Settings) -> Layout:
     return Layout(settings.data_root)
 
 
-def _contract(step: str, asset: str, table: str, model: type[pa.DataFrameModel],
-              load: Callable[[Settings], pl.DataFrame], inputs: Callable[[Settings], list[str]],
-              code: tuple[str, ...] = CONTRACT_CODE) -> BlockingCheck:
+def _contract(
+    step: str,
+    asset: str,
+    table: str,
+    model: type[pa.DataFrameModel],
+    load: Callable[[Settings], pl.DataFrame],
+    inputs: Callable[[Settings], list[str]],
+    code: tuple[str, ...] = CONTRACT_CODE,
+) -> BlockingCheck:
     return BlockingCheck(
-        step, asset, f"{table}_matches_contract", f"`{table}` satisfies `{model.__name__}` (schema and data).",
-        judge=lambda s: verdicts.validate_frame(model, load(s)), inputs=inputs, code=code,
+        step,
+        asset,
+        f"{table}_matches_contract",
+        f"`{table}` satisfies `{model.__name__}` (schema and data).",
+        judge=lambda s: verdicts.validate_frame(model, load(s)),
+        inputs=inputs,
+        code=code,
     )
 
 
@@ -89,7 +100,10 @@ def _reconcile_lines(settings: Settings, source: str) -> list[str]:
 
     log = read_log(_layout(settings), source)
     log_digest = hashlib.sha256(log.write_json().encode()).hexdigest()
-    return [f"log|{log_digest}", *_part_lines(settings, source, [*bronze_models(source), QUARANTINE_PART])]
+    return [
+        f"log|{log_digest}",
+        *_part_lines(settings, source, [*bronze_models(source), QUARANTINE_PART]),
+    ]
 
 
 def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
@@ -109,7 +123,10 @@ def _release_lines(settings: Settings) -> list[str]:
     exports = _layout(settings).exports
     version = latest_release(exports)
     if version is None:  # passes only when there is nothing to release: silver decides
-        return ["no complete release", *stat_lines([_layout(settings).silver("episodes")], settings.data_root)]
+        return [
+            "no complete release",
+            *stat_lines([_layout(settings).silver("episodes")], settings.data_root),
+        ]
     files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
     return [version, *stat_lines(files, settings.data_root)]
 
@@ -124,18 +141,27 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
         return _contract(
-            f"bronze_{source}", f"bronze_{source}", table, model,
+            f"bronze_{source}",
+            f"bronze_{source}",
+            table,
+            model,
             load=lambda s: scan_current(_layout(s), source, table, polars_schema(model)).collect(),
-            inputs=lambda s: _part_lines(s, source, [table]), code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
+            inputs=lambda s: _part_lines(s, source, [table]),
+            code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
         )
 
     checks = [contract(table, model) for table, model in bronze_models(source).items()]
-    checks.append(BlockingCheck(
-        f"bronze_{source}", f"bronze_{source}", "nothing_lost",
-        "Per raw file: records read == bronze rows + quarantine rows.",
-        judge=lambda s: verdicts.nothing_lost(source, s), inputs=lambda s: _reconcile_lines(s, source),
-        code=(*CONTRACT_CODE, "pipelines.ingest.incremental", "pipelines.ingest.reconcile"),
-    ))
+    checks.append(
+        BlockingCheck(
+            f"bronze_{source}",
+            f"bronze_{source}",
+            "nothing_lost",
+            "Per raw file: records read == bronze rows + quarantine rows.",
+            judge=lambda s: verdicts.nothing_lost(source, s),
+            inputs=lambda s: _reconcile_lines(s, source),
+            code=(*CONTRACT_CODE, "pipelines.ingest.incremental", "pipelines.ingest.reconcile"),
+        )
+    )
     return checks
 
 
@@ -144,18 +170,28 @@ def _silver_checks() -> list[BlockingCheck]:
     from pipelines.storage.files import read_table
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract("silver", f"silver_{table}", table, model,
-                         load=lambda s: read_table(_layout(s).silver(table)),
-                         inputs=lambda s: _silver_lines(s, [table]))
+        return _contract(
+            "silver",
+            f"silver_{table}",
+            table,
+            model,
+            load=lambda s: read_table(_layout(s).silver(table)),
+            inputs=lambda s: _silver_lines(s, [table]),
+        )
 
     checks = [contract(table, model) for table, model in SILVER_MODELS.items()]
-    checks.append(BlockingCheck(
-        "silver", "silver_episodes", "references_resolve",
-        "Every id a silver row points at (episode, turn, decision, context) exists.",
-        judge=verdicts.references_resolve, inputs=lambda s: _silver_lines(s, SILVER_MODELS),
-        code=(*JUDGING_CODE, "pipelines.schemas.integrity"),
-        additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
-    ))
+    checks.append(
+        BlockingCheck(
+            "silver",
+            "silver_episodes",
+            "references_resolve",
+            "Every id a silver row points at (episode, turn, decision, context) exists.",
+            judge=verdicts.references_resolve,
+            inputs=lambda s: _silver_lines(s, SILVER_MODELS),
+            code=(*JUDGING_CODE, "pipelines.schemas.integrity"),
+            additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
+        )
+    )
     return checks
 
 
@@ -164,47 +200,80 @@ def _gold_checks() -> list[BlockingCheck]:
     from pipelines.storage.files import read_table
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract("splits" if table == "splits" else "gold", f"gold_{table}", table, model,
-                         load=lambda s: read_table(_layout(s).gold(table)),
-                         inputs=lambda s: _gold_lines(s, [table]))
+        return _contract(
+            "splits" if table == "splits" else "gold",
+            f"gold_{table}",
+            table,
+            model,
+            load=lambda s: read_table(_layout(s).gold(table)),
+            inputs=lambda s: _gold_lines(s, [table]),
+        )
 
     checks = [contract(table, model) for table, model in GOLD_MODELS.items()]
-    checks.append(BlockingCheck(
-        "gold", "gold_turn_rewards", "rewards_traceable",
-        "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
-        judge=verdicts.rewards_traceable,
-        inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
-        code=(*JUDGING_CODE, "pipelines.gold"), additional_deps=("silver_feedback",),
-    ))
-    checks.append(BlockingCheck(
-        "splits", "gold_splits", "splits_leak_free",
-        "Every group has exactly one split and no group or human participant is in two splits "
-        "(prompts are proven at release time, over the datasets).",
-        judge=verdicts.splits_leak_free,
-        inputs=lambda s: [*_gold_lines(s, ["splits"]), *_silver_lines(s, verdicts.SPLIT_SILVER), repr(s.splits)],
-        code=(*JUDGING_CODE, "pipelines.splits.assign", "pipelines.transforms.groups"),
-        additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
-    ))
+    checks.append(
+        BlockingCheck(
+            "gold",
+            "gold_turn_rewards",
+            "rewards_traceable",
+            "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
+            judge=verdicts.rewards_traceable,
+            inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
+            code=(*JUDGING_CODE, "pipelines.gold"),
+            additional_deps=("silver_feedback",),
+        )
+    )
+    checks.append(
+        BlockingCheck(
+            "splits",
+            "gold_splits",
+            "splits_leak_free",
+            "Every group has exactly one split and no group or human participant is in two splits "
+            "(prompts are proven at release time, over the datasets).",
+            judge=verdicts.splits_leak_free,
+            inputs=lambda s: [
+                *_gold_lines(s, ["splits"]),
+                *_silver_lines(s, verdicts.SPLIT_SILVER),
+                repr(s.splits),
+            ],
+            code=(*JUDGING_CODE, "pipelines.splits.assign", "pipelines.transforms.groups"),
+            additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
+        )
+    )
     return checks
 
 
 def _release_checks() -> list[BlockingCheck]:
     return [
         BlockingCheck(
-            "release", "release", "release_verifies",
+            "release",
+            "release",
+            "release_verifies",
             "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
-            judge=verdicts.release_verifies, inputs=_release_lines,
-            code=(*JUDGING_CODE, "pipelines.release.verify", "pipelines.release.files", "pipelines.splits.assign",
-                  "pipelines.release.assemble"),
+            judge=verdicts.release_verifies,
+            inputs=_release_lines,
+            code=(
+                *JUDGING_CODE,
+                "pipelines.release.verify",
+                "pipelines.release.files",
+                "pipelines.splits.assign",
+                "pipelines.release.assemble",
+            ),
         ),
         BlockingCheck(
-            "release", "release", "release_is_trainable",
+            "release",
+            "release",
+            "release_is_trainable",
             "The latest release's own files keep what a trainer relies on (DESIGN §5): whole RLDS episodes, "
             "one chat shape, preference pairs on one prompt never preferring the lower reward, KTO label = "
             "sign of the reward, no reward contradicting its outcome.",
-            judge=verdicts.release_is_trainable, inputs=_release_lines,
-            code=(*JUDGING_CODE, "pipelines.release.trainability", "pipelines.release.files",
-                  "pipelines.release.assemble"),
+            judge=verdicts.release_is_trainable,
+            inputs=_release_lines,
+            code=(
+                *JUDGING_CODE,
+                "pipelines.release.trainability",
+                "pipelines.release.files",
+                "pipelines.release.assemble",
+            ),
         ),
     ]
 
@@ -220,7 +289,9 @@ def blocking_checks() -> list[BlockingCheck]:
 # ---------------------------------------------------------------- as Dagster steps
 
 
-def build_blocking_checks(settings_of: Callable[[object], Settings]) -> list[dg.AssetChecksDefinition]:
+def build_blocking_checks(
+    settings_of: Callable[[object], Settings],
+) -> list[dg.AssetChecksDefinition]:
     """One multi-asset check per step; `settings_of(resource)` resolves the run's settings."""
     steps: dict[str, list[BlockingCheck]] = {}
     for check in blocking_checks():
@@ -228,27 +299,53 @@ def build_blocking_checks(settings_of: Callable[[object], Settings]) -> list[dg.
     return [_step_checks(step, checks, settings_of) for step, checks in steps.items()]
 
 
-def _step_checks(step: str, checks: list[BlockingCheck],
-                 settings_of: Callable[[object], Settings]) -> dg.AssetChecksDefinition:
-    specs = [dg.AssetCheckSpec(c.name, asset=c.asset, description=c.description, blocking=True,
-                               additional_deps=list(c.additional_deps)) for c in checks]
+def _step_checks(
+    step: str, checks: list[BlockingCheck], settings_of: Callable[[object], Settings]
+) -> dg.AssetChecksDefinition:
+    specs = [
+        dg.AssetCheckSpec(
+            c.name,
+            asset=c.asset,
+            description=c.description,
+            blocking=True,
+            additional_deps=list(c.additional_deps),
+        )
+        for c in checks
+    ]
 
-    @dg.multi_asset_check(specs=specs, name=f"{step}_checks", can_subset=True, required_resource_keys={"turnlake"})
+    @dg.multi_asset_check(
+        specs=specs, name=f"{step}_checks", can_subset=True, required_resource_keys={"turnlake"}
+    )
     def _checks(context: dg.AssetCheckExecutionContext):
         settings = settings_of(context.resources.turnlake)
         selected = [c for c in checks if c.key in context.selected_asset_check_keys]
         reused = 0
         for check in selected:
-            verdict = cached_verdict(settings.data_root, check.check_id, check.digest(settings),
-                                     context.run.run_id, lambda check=check: check.judge(settings))
+            verdict = cached_verdict(
+                settings.data_root,
+                check.check_id,
+                check.digest(settings),
+                context.run.run_id,
+                lambda check=check: check.judge(settings),
+            )
             reused += bool(verdict.metadata.get("reused"))
             yield _check_result(check, verdict)
-        context.log.info(f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they passed")
+        context.log.info(
+            f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they passed"
+        )
 
     return _checks
 
 
 def _check_result(check: BlockingCheck, verdict: Verdict) -> dg.AssetCheckResult:
-    metadata = {k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else v for k, v in verdict.metadata.items()}
-    return dg.AssetCheckResult(asset_key=check.asset, check_name=check.name, passed=verdict.passed,
-                               severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+    metadata = {
+        k: dg.MetadataValue.md(v) if isinstance(v, Markdown) else v
+        for k, v in verdict.metadata.items()
+    }
+    return dg.AssetCheckResult(
+        asset_key=check.asset,
+        check_name=check.name,
+        passed=verdict.passed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata,
+    )

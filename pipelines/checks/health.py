@@ -32,7 +32,9 @@ def published_problems(layout: Layout) -> list[str]:
         except (OSError, pa.errors.SchemaErrors) as err:
             problems.append(f"silver {table}: {type(err).__name__}: {str(err)[:200]}")
     if len(tables) == len(SILVER_MODELS):
-        problems += [f"silver reference {k}: {v} dangling" for k, v in dangling_references(tables).items()]
+        problems += [
+            f"silver reference {k}: {v} dangling" for k, v in dangling_references(tables).items()
+        ]
     if not layout.duckdb.exists():
         return [*problems, "views: warehouse.duckdb is missing"]
     for table in SILVER_MODELS:

@@ -80,8 +80,12 @@ def stat_lines(paths: Iterable[Path], root: Path) -> list[str]:
 
 def content_lines(paths: Iterable[Path]) -> list[str]:
     """sha256 of each file's bytes, for small files rewritten by every run with the same content."""
-    return [f"{p.name}|{hashlib.sha256(p.read_bytes()).hexdigest()}" if p.exists() else f"{p.name}|missing"
-            for p in paths]
+    return [
+        f"{p.name}|{hashlib.sha256(p.read_bytes()).hexdigest()}"
+        if p.exists()
+        else f"{p.name}|missing"
+        for p in paths
+    ]
 
 
 @cache
@@ -115,7 +119,11 @@ def recall(data_root: Path, check_id: str, digest: str) -> Verdict | None:
         return None
     if not isinstance(entry, dict) or entry.get("digest") != digest:
         return None
-    metadata = {**entry.get("metadata", {}), "reused": True, "validated_in_run": entry.get("run_id", "")}
+    metadata = {
+        **entry.get("metadata", {}),
+        "reused": True,
+        "validated_in_run": entry.get("run_id", ""),
+    }
     return Verdict(passed=True, metadata=metadata)
 
 
@@ -125,13 +133,21 @@ def record(data_root: Path, check_id: str, digest: str, run_id: str, verdict: Ve
     if not verdict.passed:
         path.unlink(missing_ok=True)
         return
-    entry = {"check": check_id, "digest": digest, "run_id": run_id,
-             "validated_at": datetime.now(UTC).isoformat(), "metadata": _plain(verdict.metadata)}
+    entry = {
+        "check": check_id,
+        "digest": digest,
+        "run_id": run_id,
+        "validated_at": datetime.now(UTC).isoformat(),
+        "metadata": _plain(verdict.metadata),
+    }
     write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
 
 
 def _plain(metadata: dict[str, Any]) -> dict[str, Any]:
-    return {k: v if isinstance(v, bool | int | float | str) or v is None else str(v) for k, v in metadata.items()}
+    return {
+        k: v if isinstance(v, bool | int | float | str) or v is None else str(v)
+        for k, v in metadata.items()
+    }
 
 
 def cached_verdict(

@@ -16,7 +16,12 @@ from pipelines.config.settings import Settings
 from pipelines.storage.files import read_table
 from pipelines.storage.layout import Layout
 
-SPLIT_SILVER = ("episodes", "turns", "decisions", "feedback")  # the silver tables the split proof reads
+SPLIT_SILVER = (
+    "episodes",
+    "turns",
+    "decisions",
+    "feedback",
+)  # the silver tables the split proof reads
 
 
 def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdict:
@@ -26,17 +31,26 @@ def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdi
     except pa.errors.SchemaErrors as err:
         cases = err.failure_cases
         summary = (
-            cases.group_by("column", "check").agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
+            cases.group_by("column", "check")
+            .agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
             .sort("n", descending=True)
         )
-        return Verdict(False, {"rows": frame.height, "failures": cases.height,
-                               "failure_summary": Markdown(_markdown(summary))})
+        return Verdict(
+            False,
+            {
+                "rows": frame.height,
+                "failures": cases.height,
+                "failure_summary": Markdown(_markdown(summary)),
+            },
+        )
     return Verdict(True, {"rows": frame.height})
 
 
 def _markdown(frame: pl.DataFrame) -> str:
     header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
-    body = "".join("| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows())
+    body = "".join(
+        "| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows()
+    )
     return header + body
 
 
@@ -46,7 +60,9 @@ def nothing_lost(source: str, settings: Settings) -> Verdict:
 
     per_file = reconcile_source(source, Layout(settings.data_root))
     bad = per_file.filter(~pl.col("balanced"))
-    totals = per_file.select(pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum())
+    totals = per_file.select(
+        pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum()
+    )
     metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
     metadata["files"] = per_file.height
     metadata["unbalanced_files"] = bad.height
@@ -99,10 +115,18 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
     layout = Layout(settings.data_root)
     version = latest_release(layout.exports)
     if version is None and nothing_to_release(layout):
-        return Verdict(True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE})
+        return Verdict(
+            True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE}
+        )
     problems = problems_of(layout.exports / version) if version else ["no complete release"]
-    return Verdict(not problems, {"version": str(version), "problems": len(problems),
-                                  "first_problems": "; ".join(problems[:5])[:2000]})
+    return Verdict(
+        not problems,
+        {
+            "version": str(version),
+            "problems": len(problems),
+            "first_problems": "; ".join(problems[:5])[:2000],
+        },
+    )
 
 
 def release_verifies(settings: Settings) -> Verdict:

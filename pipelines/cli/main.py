@@ -33,7 +33,11 @@ def _export_roots(settings: Settings) -> None:
 def _ensure_dagster_home(settings: Settings) -> Path:
     """Use the project's dagster.yaml (SQLite under .dagster/) when run from the project root."""
     if "DAGSTER_HOME" not in os.environ:
-        home = Path.cwd() if (Path.cwd() / "dagster.yaml").exists() else settings.data_root / ".dagster"
+        home = (
+            Path.cwd()
+            if (Path.cwd() / "dagster.yaml").exists()
+            else settings.data_root / ".dagster"
+        )
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home.resolve())
     return Path(os.environ["DAGSTER_HOME"])
@@ -44,8 +48,14 @@ def _print_table(title: str, frame: pl.DataFrame) -> None:
     if frame.height == 0:
         print("  (none)")
         return
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
-                   tbl_hide_column_data_types=True, tbl_width_chars=160, fmt_str_lengths=80):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=160,
+        fmt_str_lengths=80,
+    ):
         print(frame)
 
 
@@ -55,7 +65,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     settings = _settings(args)
     write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
     n = sum(1 for p in settings.raw_root.rglob("*") if p.is_file())
-    print(f"demo data written under {settings.raw_root} ({n} files, scale {args.scale}, seed {args.seed})")
+    print(
+        f"demo data written under {settings.raw_root} ({n} files, scale {args.scale}, seed {args.seed})"
+    )
     return 0
 
 
@@ -73,22 +85,32 @@ def cmd_build(args: argparse.Namespace) -> int:
         write_demo(settings.raw_root, scale=args.scale, seed=args.seed)
         print(f"raw root was empty: wrote demo data under {settings.raw_root}")
     elif not settings.raw_root.is_dir():
-        print(f"raw root {settings.raw_root} does not exist: create it and add raw files, point "
-              "--raw-root at them, or pass --demo-if-empty to generate demo data", file=sys.stderr)
+        print(
+            f"raw root {settings.raw_root} does not exist: create it and add raw files, point "
+            "--raw-root at them, or pass --demo-if-empty to generate demo data",
+            file=sys.stderr,
+        )
         return 2
     elif is_empty(settings.raw_root):
-        print(f"raw root {settings.raw_root} holds no files: building empty tables "
-              "(pass --demo-if-empty to generate demo data instead)")
+        print(
+            f"raw root {settings.raw_root} holds no files: building empty tables "
+            "(pass --demo-if-empty to generate demo data instead)"
+        )
     home = _ensure_dagster_home(settings)
-    print(f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}")
+    print(
+        f"building: raw root {settings.raw_root}, data root {settings.data_root}, Dagster home {home}"
+    )
 
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
 
     job = build_definitions(settings).resolve_job_def(BUILD_JOB)
     try:
-        with data_root_lock(settings.data_root, wait_seconds=args.wait), dg.DagsterInstance.get() as instance, \
-                revalidation(args.revalidate):
+        with (
+            data_root_lock(settings.data_root, wait_seconds=args.wait),
+            dg.DagsterInstance.get() as instance,
+            revalidation(args.revalidate),
+        ):
             result = job.execute_in_process(
                 instance=instance,
                 raise_on_error=False,
@@ -98,29 +120,40 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"turnlake build: {busy}", file=sys.stderr)
         return 3
     failed_checks = [
-        e.event_specific_data for e in result.all_events
+        e.event_specific_data
+        for e in result.all_events
         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
     ]
     summary = build_summary(settings)
     _print_table("Rows per silver table", summary.table_rows)
     _print_table("Records per source (records read = bronze + quarantined)", summary.reconciliation)
     _print_table("Quarantined records by source and error kind", summary.quarantine)
-    _print_table("Pending tails (incomplete last records of active files, retried next run)", summary.pending)
+    _print_table(
+        "Pending tails (incomplete last records of active files, retried next run)", summary.pending
+    )
     if any(summary.withheld.values()):
         counts = ", ".join(f"{table} {n}" for table, n in summary.withheld.items() if n)
         print(f"\nWithheld for opted-out subjects (consent/optouts.jsonl): {counts}")
     if summary.missing.height:
-        _print_table("Raw files that disappeared (rows kept; set [ingest] remove_deleted_files to drop)",
-                     summary.missing)
+        _print_table(
+            "Raw files that disappeared (rows kept; set [ingest] remove_deleted_files to drop)",
+            summary.missing,
+        )
     _print_unrecognised(summary.unrecognised, settings)
     for check in failed_checks:
-        print(f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr)
-    print(f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
-          f"warehouse: {settings.data_root / 'warehouse.duckdb'}")
+        print(
+            f"FAILED CHECK {check.asset_key.to_user_string()}:{check.check_name}", file=sys.stderr
+        )
+    print(
+        f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
+        f"warehouse: {settings.data_root / 'warehouse.duckdb'}"
+    )
     if result.success:
         verified_in_run = any(
-            e.event_type_value == "ASSET_CHECK_EVALUATION" and e.event_specific_data.check_name == "release_verifies"
-            and e.event_specific_data.passed for e in result.all_events
+            e.event_type_value == "ASSET_CHECK_EVALUATION"
+            and e.event_specific_data.check_name == "release_verifies"
+            and e.event_specific_data.passed
+            for e in result.all_events
         )
         _report_latest_release(settings, verified_in_run)
     return 0 if result.success and not failed_checks else 1
@@ -130,7 +163,9 @@ def _print_unrecognised(files: list[str], settings: Settings) -> None:
     from pipelines.reports.summary import unrecognised_lines
 
     if files:
-        print("\nRaw files no adapter reads (see the raw layouts in README.md; these were not ingested)")
+        print(
+            "\nRaw files no adapter reads (see the raw layouts in README.md; these were not ingested)"
+        )
         for line in unrecognised_lines(files, settings.raw_root):
             print(f"  {line}")
 
@@ -148,7 +183,10 @@ def _report_latest_release(settings: Settings, verified_in_run: bool = False) ->
     exports = layout.exports
     version = latest_release(exports)
     if nothing_to_release(layout):
-        print(f"\n{NOTHING_TO_RELEASE}" + (f"; the latest release {version} is from an earlier build" if version else ""))
+        print(
+            f"\n{NOTHING_TO_RELEASE}"
+            + (f"; the latest release {version} is from an earlier build" if version else "")
+        )
         return
     if version is None:
         return
@@ -156,7 +194,9 @@ def _report_latest_release(settings: Settings, verified_in_run: bool = False) ->
         print(f"latest release {version}: verified (release_verifies, this run)")
     else:
         problems = verify_release(exports / version)
-        print(f"latest release {version}: {'verified' if not problems else f'{len(problems)} PROBLEMS'}")
+        print(
+            f"latest release {version}: {'verified' if not problems else f'{len(problems)} PROBLEMS'}"
+        )
     release_commands.print_load_hint(exports / version)
 
 
@@ -216,8 +256,12 @@ def _last_run_line(home: Path) -> str:
             return f"no runs recorded in the Dagster instance at {home}"
         run = runs[0]
         record = instance.get_run_record_by_id(run.run_id)
-        started = record.start_time and datetime.fromtimestamp(record.start_time, UTC).isoformat(timespec="seconds")
-        ended = record.end_time and datetime.fromtimestamp(record.end_time, UTC).isoformat(timespec="seconds")
+        started = record.start_time and datetime.fromtimestamp(record.start_time, UTC).isoformat(
+            timespec="seconds"
+        )
+        ended = record.end_time and datetime.fromtimestamp(record.end_time, UTC).isoformat(
+            timespec="seconds"
+        )
         return f"last run {run.run_id} ({run.job_name}): {run.status.value}, started {started}, ended {ended}"
 
 
@@ -240,7 +284,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     problems = published_problems(Layout(settings.data_root))
     for problem in problems:
         print(f"PROBLEM {problem}", file=sys.stderr)
-    print("\npublished tables and views: " + ("OK" if not problems else f"{len(problems)} problems"))
+    print(
+        "\npublished tables and views: " + ("OK" if not problems else f"{len(problems)} problems")
+    )
     return 0 if not problems else 1
 
 
@@ -257,20 +303,39 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def roots(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--raw-root", help="landing root of raw files (default data/raw, env TURNLAKE_RAW_ROOT)")
-        p.add_argument("--data-root", help="root of warehouse and exports (default data, env TURNLAKE_DATA_ROOT)")
+        p.add_argument(
+            "--raw-root", help="landing root of raw files (default data/raw, env TURNLAKE_RAW_ROOT)"
+        )
+        p.add_argument(
+            "--data-root",
+            help="root of warehouse and exports (default data, env TURNLAKE_DATA_ROOT)",
+        )
 
     build = sub.add_parser("build", help="materialize the whole asset graph through Dagster")
     roots(build)
-    build.add_argument("--demo-if-empty", action="store_true", help="write demo data first when the raw root is empty")
-    build.add_argument("--scale", type=int, default=1, help="demo scale when generating (default 1)")
+    build.add_argument(
+        "--demo-if-empty",
+        action="store_true",
+        help="write demo data first when the raw root is empty",
+    )
+    build.add_argument(
+        "--scale", type=int, default=1, help="demo scale when generating (default 1)"
+    )
     build.add_argument("--seed", type=int, default=7, help="demo seed when generating (default 7)")
     build.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    build.add_argument("--revalidate", action="store_true",
-                       help="re-run every check on its data, ignoring checks passed before on the same "
-                       "inputs (env TURNLAKE_REVALIDATE=1)")
-    build.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                       help="if another build holds the data root, wait this long before giving up (exit 3)")
+    build.add_argument(
+        "--revalidate",
+        action="store_true",
+        help="re-run every check on its data, ignoring checks passed before on the same "
+        "inputs (env TURNLAKE_REVALIDATE=1)",
+    )
+    build.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="if another build holds the data root, wait this long before giving up (exit 3)",
+    )
     build.set_defaults(func=cmd_build)
 
     demo = sub.add_parser("demo", help="write realistic demo raw files of all five sources")
@@ -282,18 +347,24 @@ def _parser() -> argparse.ArgumentParser:
     sql = sub.add_parser("sql", help="run SQL against the DuckDB views and print the result")
     roots(sql)
     sql.add_argument("query", nargs="?", help="SQL to run (or use --saved NAME)")
-    sql.add_argument("--saved", metavar="NAME", help="run a saved research query (pipelines/queries/NAME.sql)")
+    sql.add_argument(
+        "--saved", metavar="NAME", help="run a saved research query (pipelines/queries/NAME.sql)"
+    )
     sql.add_argument("--list", action="store_true", help="list the saved queries")
     sql.set_defaults(func=cmd_sql)
 
     release_commands.register(sub, roots, _settings)
     privacy_commands.register(sub, roots, _settings)
 
-    status = sub.add_parser("status", help="last run, raw changes since, pending tails, quarantine, freshness")
+    status = sub.add_parser(
+        "status", help="last run, raw changes since, pending tails, quarantine, freshness"
+    )
     roots(status)
     status.set_defaults(func=cmd_status)
 
-    dictionary = sub.add_parser("dictionary", help="regenerate docs/data_dictionary.md from the models")
+    dictionary = sub.add_parser(
+        "dictionary", help="regenerate docs/data_dictionary.md from the models"
+    )
     dictionary.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     dictionary.set_defaults(func=cmd_dictionary)
 

@@ -23,7 +23,9 @@ def cmd_subject_show(args: argparse.Namespace, settings: Settings) -> int:
         print("no silver tables yet: run `turnlake build` first", file=sys.stderr)
         return 2
     tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
-    tables |= {f"gold.{t}": read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
+    tables |= {
+        f"gold.{t}": read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()
+    }
     try:
         rows = subject_rows(tables, args.kind, args.id)
     except ValueError as err:
@@ -35,7 +37,9 @@ def cmd_subject_show(args: argparse.Namespace, settings: Settings) -> int:
             if frame.height:
                 print(f"\n{name}: {frame.height} rows")
                 print(frame)
-    print(f"\n{args.kind} {args.id}: {total} rows across {sum(1 for f in rows.values() if f.height)} tables")
+    print(
+        f"\n{args.kind} {args.id}: {total} rows across {sum(1 for f in rows.values() if f.height)} tables"
+    )
     return 0
 
 
@@ -53,12 +57,26 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     try:
         with data_root_lock(settings.data_root, wait_seconds=args.wait):
             key, _ = pseudonym_key(settings)
-            tombstone = record_forget(settings.raw_root, settings.data_root, args.kind, args.id, key)
+            tombstone = record_forget(
+                settings.raw_root, settings.data_root, args.kind, args.id, key
+            )
             print(f"tombstone {tombstone['tombstone_id']} recorded; rebuilding without the subject")
-            code = turnlake(["build", "--raw-root", str(settings.raw_root), "--data-root", str(settings.data_root),
-                             "--log-level", "WARNING"])
+            code = turnlake(
+                [
+                    "build",
+                    "--raw-root",
+                    str(settings.raw_root),
+                    "--data-root",
+                    str(settings.data_root),
+                    "--log-level",
+                    "WARNING",
+                ]
+            )
             if code != 0:
-                print("turnlake forget: the rebuild failed; releases were not rewritten", file=sys.stderr)
+                print(
+                    "turnlake forget: the rebuild failed; releases were not rewritten",
+                    file=sys.stderr,
+                )
                 return code
             needles = [args.id, Pseudonymizer(key).pseudonym("person", args.id)]
             rewritten = rewrite_releases(layout.exports, needles, tombstone)
@@ -67,16 +85,30 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
         return 3
     for version, rows in rewritten.items():
         print(f"release {version}: {rows} rows removed (manifest deletion log updated)")
-    problems = [f"{v}: {p}" for v in complete_releases(layout.exports) for p in verify_release(layout.exports / v)]
+    problems = [
+        f"{v}: {p}"
+        for v in complete_releases(layout.exports)
+        for p in verify_release(layout.exports / v)
+    ]
     for problem in problems:
         print(f"MISMATCH {problem}", file=sys.stderr)
-    raw_files = [p for p in Path(settings.raw_root).rglob("*") if p.is_file() and mentions_text(str(p), [args.id])]
+    raw_files = [
+        p
+        for p in Path(settings.raw_root).rglob("*")
+        if p.is_file() and mentions_text(str(p), [args.id])
+    ]
     if raw_files:
-        print(f"{len(raw_files)} raw files are named after the subject; turnlake no longer reads them — "
-              "erase them at the source:")
+        print(
+            f"{len(raw_files)} raw files are named after the subject; turnlake no longer reads them — "
+            "erase them at the source:"
+        )
         for path in raw_files:
             print(f"  {path}")
-    print("forgotten; every release verifies" if not problems else f"forgotten, but {len(problems)} release problems")
+    print(
+        "forgotten; every release verifies"
+        if not problems
+        else f"forgotten, but {len(problems)} release problems"
+    )
     return 0 if not problems else 1
 
 
@@ -89,7 +121,9 @@ def register(sub, roots, settings_of) -> None:
     show.add_argument("id")
     show.set_defaults(func=lambda args: cmd_subject_show(args, settings_of(args)))
 
-    forget = sub.add_parser("forget", help="tombstone a subject and remove it from silver, gold and every release")
+    forget = sub.add_parser(
+        "forget", help="tombstone a subject and remove it from silver, gold and every release"
+    )
     roots(forget)
     forget.add_argument("kind", choices=["participant", "actor", "scenario", "conversation"])
     forget.add_argument("id")

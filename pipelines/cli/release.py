@@ -39,14 +39,19 @@ def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
         print(f"turnlake release: refused, the split proof found leakage: {leak}", file=sys.stderr)
         return 1
     except UntrainableRelease as untrainable:
-        print(f"turnlake release: refused, the release would not be trainable: {untrainable}", file=sys.stderr)
+        print(
+            f"turnlake release: refused, the release would not be trainable: {untrainable}",
+            file=sys.stderr,
+        )
         return 1
     if outcome.version is None:
         print(NOTHING_TO_RELEASE)
         return 0
     problems = verify_release(outcome.path)
-    print(f"{'new release' if outcome.created else 'unchanged inputs: existing release'} {outcome.version}"
-          f" ({'verified' if not problems else f'{len(problems)} problems'})")
+    print(
+        f"{'new release' if outcome.created else 'unchanged inputs: existing release'} {outcome.version}"
+        f" ({'verified' if not problems else f'{len(problems)} problems'})"
+    )
     print_load_hint(outcome.path)
     return 0 if not problems else 1
 
@@ -82,13 +87,17 @@ def cmd_pull(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.storage.layout import Layout
 
     try:
-        target, problems = pull_release(Layout(settings.data_root).exports, args.version, Path(args.to))
+        target, problems = pull_release(
+            Layout(settings.data_root).exports, args.version, Path(args.to)
+        )
     except (FileNotFoundError, FileExistsError) as err:
         print(f"turnlake pull: {err}", file=sys.stderr)
         return 2
     for problem in problems:
         print(f"MISMATCH {problem}", file=sys.stderr)
-    print(f"pulled {args.version} to {target}: {'verified' if not problems else f'{len(problems)} problems'}")
+    print(
+        f"pulled {args.version} to {target}: {'verified' if not problems else f'{len(problems)} problems'}"
+    )
     return 0 if not problems else 1
 
 
@@ -102,10 +111,14 @@ def register(sub, roots, settings_of) -> None:
     roots(release)
     release.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
     release.set_defaults(func=bind(cmd_release))
-    releases = sub.add_parser("releases", help="list complete releases: version, date, rows per dataset")
+    releases = sub.add_parser(
+        "releases", help="list complete releases: version, date, rows per dataset"
+    )
     roots(releases)
     releases.set_defaults(func=bind(cmd_releases))
-    verify = sub.add_parser("verify", help="re-hash a release against its manifest and re-check the split proof")
+    verify = sub.add_parser(
+        "verify", help="re-hash a release against its manifest and re-check the split proof"
+    )
     roots(verify)
     verify.add_argument("version", nargs="?", help="default: the latest release")
     verify.set_defaults(func=bind(cmd_verify))

@@ -62,8 +62,11 @@ class PrivacySettings:
         return {
             "include_surveys": self.include_surveys,
             "pseudonym_key_file": self.pseudonym_key_file,
-            "redaction": {"org_names": list(r.org_names), "phone_regions": list(r.phone_regions),
-                          "kinds": sorted(r.kinds)},
+            "redaction": {
+                "org_names": list(r.org_names),
+                "phone_regions": list(r.phone_regions),
+                "kinds": sorted(r.kinds),
+            },
         }
 
 
@@ -83,7 +86,9 @@ class Settings:
     # Raw files parsed into one bronze part per table: bounds ingest memory and the number of parts.
     ingest_batch_files: int = _D.ingest.batch_files
     ingest_batch_bytes: int = _D.ingest.batch_mb * 1024 * 1024
-    ingest_workers: int = _D.ingest.workers  # processes parsing batches / redacting release texts; 0 = one per core
+    ingest_workers: int = (
+        _D.ingest.workers
+    )  # processes parsing batches / redacting release texts; 0 = one per core
     # Re-read and hash raw files whose size and modification time are unchanged (default: trust them).
     ingest_rehash_unchanged: bool = _D.ingest.rehash_unchanged
     # Nightly build: cron expression and the zone it is read in.
@@ -121,7 +126,9 @@ class Settings:
     def exports_dir(self) -> Path:
         return self.data_root / "exports"
 
-    def with_roots(self, raw_root: Path | str | None = None, data_root: Path | str | None = None) -> Settings:
+    def with_roots(
+        self, raw_root: Path | str | None = None, data_root: Path | str | None = None
+    ) -> Settings:
         return replace(
             self,
             raw_root=Path(raw_root) if raw_root is not None else self.raw_root,
@@ -129,7 +136,9 @@ class Settings:
         )
 
 
-def validate_config(config: Mapping[str, Any], where: str | Path = "turnlake.toml") -> schema.TurnlakeFile:
+def validate_config(
+    config: Mapping[str, Any], where: str | Path = "turnlake.toml"
+) -> schema.TurnlakeFile:
     """A parsed turnlake.toml as its typed model; `SettingsError` lists every problem in it."""
     data = dict(config)
     try:
@@ -146,7 +155,9 @@ def read_config_file(path: Path | None) -> schema.TurnlakeFile:
     try:
         stat = path.stat()
     except OSError as err:
-        raise SettingsError(path, [f"cannot read the settings file: {err.strerror or err}"]) from None
+        raise SettingsError(
+            path, [f"cannot read the settings file: {err.strerror or err}"]
+        ) from None
     return _read_config_file(path.resolve(), stat.st_mtime_ns, stat.st_size)
 
 
@@ -159,7 +170,9 @@ def _read_config_file(path: Path, mtime_ns: int, size: int) -> schema.TurnlakeFi
     except tomllib.TOMLDecodeError as err:
         raise SettingsError(path, [f"not valid TOML: {err}"]) from None
     except OSError as err:  # a folder, no permission
-        raise SettingsError(path, [f"cannot read the settings file: {err.strerror or err}"]) from None
+        raise SettingsError(
+            path, [f"cannot read the settings file: {err.strerror or err}"]
+        ) from None
     return validate_config(parsed, path)
 
 
@@ -178,8 +191,9 @@ def split_config_of(splits: schema.Splits) -> SplitConfig:
     return SplitConfig(salt=splits.salt, ratios=splits.ratios.given())
 
 
-def settings_from_model(raw_root: Path, data_root: Path, config_path: Path | None,
-                        file: schema.TurnlakeFile) -> Settings:
+def settings_from_model(
+    raw_root: Path, data_root: Path, config_path: Path | None, file: schema.TurnlakeFile
+) -> Settings:
     """The typed settings a validated turnlake.toml gives for these roots."""
     redaction = file.privacy.redaction
     return Settings(
@@ -203,8 +217,9 @@ def settings_from_model(raw_root: Path, data_root: Path, config_path: Path | Non
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,
             pseudonym_key_file=file.privacy.pseudonym_key_file,
-            redaction=RedactionConfig(list(redaction.org_names), list(redaction.phone_regions),
-                                      frozenset(redaction.kinds)),
+            redaction=RedactionConfig(
+                list(redaction.org_names), list(redaction.phone_regions), frozenset(redaction.kinds)
+            ),
         ),
     )
 

@@ -55,10 +55,16 @@ REPLIES = [
     "git blame points to the persona refactor in March; Priya touched it last.",
 ]
 REASONS = {
-    "POSTED": ["Direct question in my area, nobody has answered yet.", "I was mentioned by name.",
-               "The thread stalled and I have a concrete fix."],
-    "SILENT": ["Another persona is already answering.", "Off-topic for my role.",
-               "Conversation temperature is low; a reply would be noise."],
+    "POSTED": [
+        "Direct question in my area, nobody has answered yet.",
+        "I was mentioned by name.",
+        "The thread stalled and I have a concrete fix.",
+    ],
+    "SILENT": [
+        "Another persona is already answering.",
+        "Off-topic for my role.",
+        "Conversation temperature is low; a reply would be noise.",
+    ],
 }
 RATED_BY = ["user", "self", "system", "community"]
 STAR_RATERS = ("user", "community")  # rate on 1–5; the others on 0–1
@@ -80,27 +86,46 @@ def _outcome(rng: random.Random, ts_ms: int, good: bool) -> dict[str, Any] | Non
         rating: float = rng.choice([4, 5]) if good else rng.choice([1, 2])
     else:
         rating = round(rng.uniform(0.6, 1.0) if good else rng.uniform(0.0, 0.45), 2)
-    outcome = {"wasGoodDecision": good, "rating": rating, "ratedBy": rated_by,
-               "ratedAt": ts_ms + rng.randint(60_000, 3_600_000),
-               "reasoning": "Helpful and on time." if good else "Added noise or was wrong."}
+    outcome = {
+        "wasGoodDecision": good,
+        "rating": rating,
+        "ratedBy": rated_by,
+        "ratedAt": ts_ms + rng.randint(60_000, 3_600_000),
+        "reasoning": "Helpful and on time." if good else "Added noise or was wrong.",
+    }
     if rng.random() < 0.3:
-        outcome["followUp"] = {"conversationContinued": rng.random() < 0.7, "mistakeCorrected": not good and rng.random() < 0.5}
+        outcome["followUp"] = {
+            "conversationContinued": rng.random() < 0.7,
+            "mistakeCorrected": not good and rng.random() < 0.5,
+        }
     return outcome
 
 
 def _alternatives(rng: random.Random, action: str, confidence: float) -> list[dict]:
     other = "SILENT" if action == "POSTED" else "POSTED"
-    return [{"action": other, "confidence": round(1 - confidence, 2), "reasoning": rng.choice(REASONS[other]),
-             "whyNotChosen": "Lower confidence than the chosen action."}]
+    return [
+        {
+            "action": other,
+            "confidence": round(1 - confidence, 2),
+            "reasoning": rng.choice(REASONS[other]),
+            "whyNotChosen": "Lower confidence than the chosen action.",
+        }
+    ]
 
 
-def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetime, history: list[dict]) -> dict:
+def _decision(
+    rng: random.Random, session: str, room: str, seq: int, ts: datetime, history: list[dict]
+) -> dict:
     human = rng.random() < 0.3
     name = rng.choice(HUMANS) if human else rng.choice(list(PERSONAS))
     action = rng.choice(["POSTED", "SILENT"])
     reply = rng.choice(REPLIES) if action == "POSTED" else None
-    decision: dict[str, Any] = {"action": action, "confidence": round(rng.uniform(0.3, 0.98), 2),
-                                "reasoning": rng.choice(REASONS[action]), "responseTime": rng.randint(300, 9000)}
+    decision: dict[str, Any] = {
+        "action": action,
+        "confidence": round(rng.uniform(0.3, 0.98), 2),
+        "reasoning": rng.choice(REASONS[action]),
+        "responseTime": rng.randint(300, 9000),
+    }
     if reply:
         decision["responseContent"] = reply
     if not human:
@@ -109,8 +134,13 @@ def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetim
             decision["alternatives"] = _alternatives(rng, action, decision["confidence"])
     if human and rng.random() < 0.8:
         suggested = rng.choice(["POSTED", "SILENT"])
-        decision["companionSuggestion"] = {"suggestedAction": suggested, "confidence": round(rng.uniform(0.4, 0.9), 2),
-                                           "reasoning": "You were mentioned by name." if suggested == "POSTED" else "Others are handling it."}
+        decision["companionSuggestion"] = {
+            "suggestedAction": suggested,
+            "confidence": round(rng.uniform(0.4, 0.9), 2),
+            "reasoning": "You were mentioned by name."
+            if suggested == "POSTED"
+            else "Others are handling it.",
+        }
         if rng.random() < 0.7:  # older companion builds did not write wasFollowed
             decision["companionSuggestion"]["wasFollowed"] = suggested == action
         else:
@@ -118,72 +148,218 @@ def _decision(rng: random.Random, session: str, room: str, seq: int, ts: datetim
     prompt = f"You are {name}, a human member of #{room}." if human else PERSONAS[name]
     ts_ms = int(ts.timestamp() * 1000)
     return {
-        "id": _uuid(rng), "timestamp": ts_ms, "actorId": f"{'user' if human else 'persona'}-{name.lower().replace(' ', '-')}",
-        "actorType": "human" if human else "ai-persona", "actorName": name, "triggerEventId": _uuid(rng), "domain": "chat",
-        "ragContext": {"identity": {"systemPrompt": prompt, "role": "member" if human else "assistant"},
-                       "conversationHistory": list(history[-6:]), "metadata": {"messageCount": len(history)}},
+        "id": _uuid(rng),
+        "timestamp": ts_ms,
+        "actorId": f"{'user' if human else 'persona'}-{name.lower().replace(' ', '-')}",
+        "actorType": "human" if human else "ai-persona",
+        "actorName": name,
+        "triggerEventId": _uuid(rng),
+        "domain": "chat",
+        "ragContext": {
+            "identity": {"systemPrompt": prompt, "role": "member" if human else "assistant"},
+            "conversationHistory": list(history[-6:]),
+            "metadata": {"messageCount": len(history)},
+        },
         "visualContext": {"type": "chat-ui", "activeTab": room, "scrollPosition": 0},
-        "coordinationSnapshot": {"thoughtStreamId": _uuid(rng)[:8], "phase": "deciding",
-                                 "othersConsideringCount": rng.randint(0, 3), "othersConsideringNames": []},
-        "ambientState": {"temperature": round(rng.random(), 2), "userPresent": rng.random() < 0.7,
-                         "timeSinceLastResponse": rng.randint(2_000, 600_000), "messagesInLastMinute": rng.randint(0, 6),
-                         "mentionedByName": rng.random() < 0.2},
+        "coordinationSnapshot": {
+            "thoughtStreamId": _uuid(rng)[:8],
+            "phase": "deciding",
+            "othersConsideringCount": rng.randint(0, 3),
+            "othersConsideringNames": [],
+        },
+        "ambientState": {
+            "temperature": round(rng.random(), 2),
+            "userPresent": rng.random() < 0.7,
+            "timeSinceLastResponse": rng.randint(2_000, 600_000),
+            "messagesInLastMinute": rng.randint(0, 6),
+            "mentionedByName": rng.random() < 0.2,
+        },
         "decision": decision,
         "outcome": _outcome(rng, ts_ms, good=rng.random() < 0.65),
-        "metadata": {"sessionId": session, "contextId": f"room-{room}", "sequenceNumber": seq, "tags": [room]},
+        "metadata": {
+            "sessionId": session,
+            "contextId": f"room-{room}",
+            "sequenceNumber": seq,
+            "tags": [room],
+        },
     }
 
 
-def _case(base: dict, decision_id: str, minutes: int, actor: tuple[str, str, str], decision: dict,
-          outcome: dict | None, **top: Any) -> dict:
+def _case(
+    base: dict,
+    decision_id: str,
+    minutes: int,
+    actor: tuple[str, str, str],
+    decision: dict,
+    outcome: dict | None,
+    **top: Any,
+) -> dict:
     """One rule case, built on a template decision (its context) with its own id, time, actor and outcome."""
     record = orjson.loads(orjson.dumps(base))
     actor_id, actor_type, name = actor
     ts_ms = record["timestamp"] + minutes * 60_000
-    record.update(id=decision_id, timestamp=ts_ms, actorId=actor_id, actorType=actor_type, actorName=name,
-                  decision={"confidence": 0.7, "responseTime": 1200, **decision}, **top)
-    record["outcome"] = None if outcome is None else {"ratedAt": ts_ms + 600_000, "reasoning": "Rule case.", **outcome}
-    record["metadata"] = {**record["metadata"], "sessionId": "rule-cases", "sequenceNumber": minutes}
-    prompt = f"You are {name}, a human member of the room." if actor_type == "human" else PERSONAS.get(
-        name, f"You are {name}, a visiting assistant. Speak only when asked directly.")
-    record["ragContext"] = {**record["ragContext"], "identity": {"systemPrompt": prompt, "role": actor_type}}
+    record.update(
+        id=decision_id,
+        timestamp=ts_ms,
+        actorId=actor_id,
+        actorType=actor_type,
+        actorName=name,
+        decision={"confidence": 0.7, "responseTime": 1200, **decision},
+        **top,
+    )
+    record["outcome"] = (
+        None
+        if outcome is None
+        else {"ratedAt": ts_ms + 600_000, "reasoning": "Rule case.", **outcome}
+    )
+    record["metadata"] = {
+        **record["metadata"],
+        "sessionId": "rule-cases",
+        "sequenceNumber": minutes,
+    }
+    prompt = (
+        f"You are {name}, a human member of the room."
+        if actor_type == "human"
+        else PERSONAS.get(
+            name, f"You are {name}, a visiting assistant. Speak only when asked directly."
+        )
+    )
+    record["ragContext"] = {
+        **record["ragContext"],
+        "identity": {"systemPrompt": prompt, "role": actor_type},
+    }
     return record
 
 
 def _rule_cases(base: dict) -> list[dict]:
     """One decision per rule case of issue 13, in a session of their own (written to the export)."""
     ana, helper = ("user-ana", "human", "Ana"), ("persona-helper-ai", "ai-persona", "Helper AI")
-    guest = ("persona-guest-bot", "ai-persona", "Guest Bot")  # rates itself once: no evidence about its scale
-    silent, posted = {"action": "SILENT"}, {"action": "POSTED", "responseContent": "On it, checking the logs now."}
-    suggest = {"suggestedAction": "POSTED", "confidence": 0.8, "reasoning": "You were mentioned by name."}
+    guest = (
+        "persona-guest-bot",
+        "ai-persona",
+        "Guest Bot",
+    )  # rates itself once: no evidence about its scale
+    silent, posted = (
+        {"action": "SILENT"},
+        {"action": "POSTED", "responseContent": "On it, checking the logs now."},
+    )
+    suggest = {
+        "suggestedAction": "POSTED",
+        "confidence": 0.8,
+        "reasoning": "You were mentioned by name.",
+    }
     return [
         # a 1 from a star rater, "not a good decision": the bottom of 1–5 → −1 (issue 13 item 1)
-        _case(base, "case-worst-of-5", 1, ana, silent, {"rating": 1, "wasGoodDecision": False, "ratedBy": "user"}),
+        _case(
+            base,
+            "case-worst-of-5",
+            1,
+            ana,
+            silent,
+            {"rating": 1, "wasGoodDecision": False, "ratedBy": "user"},
+        ),
         # a 1 from a 0–1 self-rater (its other self-rating is 0.7): the top of 0–1 → +1
-        _case(base, "case-self-0.7", 2, helper, posted, {"rating": 0.7, "wasGoodDecision": True, "ratedBy": "self"}),
-        _case(base, "case-best-of-0-1", 3, helper, posted, {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"}),
+        _case(
+            base,
+            "case-self-0.7",
+            2,
+            helper,
+            posted,
+            {"rating": 0.7, "wasGoodDecision": True, "ratedBy": "self"},
+        ),
+        _case(
+            base,
+            "case-best-of-0-1",
+            3,
+            helper,
+            posted,
+            {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"},
+        ),
         # a 1 with no evidence either way and `true`: the scale stays unknown → no reward
-        _case(base, "case-ambiguous-1", 4, guest, silent, {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"}),
+        _case(
+            base,
+            "case-ambiguous-1",
+            4,
+            guest,
+            silent,
+            {"rating": 1, "wasGoodDecision": True, "ratedBy": "self"},
+        ),
         # followed: the source's wasFollowed, and actions that differ only in case
-        _case(base, "case-followed-cased", 5, ana,
-              {**posted, "companionSuggestion": {**suggest, "suggestedAction": "posted", "wasFollowed": True}},
-              {"rating": 4, "wasGoodDecision": True, "ratedBy": "user"}),
-        _case(base, "case-followed-no-flag", 6, ana,
-              {**silent, "companionSuggestion": {**suggest, "suggestedAction": "silent"}}, None),
+        _case(
+            base,
+            "case-followed-cased",
+            5,
+            ana,
+            {
+                **posted,
+                "companionSuggestion": {
+                    **suggest,
+                    "suggestedAction": "posted",
+                    "wasFollowed": True,
+                },
+            },
+            {"rating": 4, "wasGoodDecision": True, "ratedBy": "user"},
+        ),
+        _case(
+            base,
+            "case-followed-no-flag",
+            6,
+            ana,
+            {**silent, "companionSuggestion": {**suggest, "suggestedAction": "silent"}},
+            None,
+        ),
         # an override whose outcome rates the human's choice bad → no preference pair
-        _case(base, "case-override-rated-bad", 7, ana, {**silent, "companionSuggestion": {**suggest, "wasFollowed": False}},
-              {"rating": 2, "wasGoodDecision": False, "ratedBy": "user"}),
+        _case(
+            base,
+            "case-override-rated-bad",
+            7,
+            ana,
+            {**silent, "companionSuggestion": {**suggest, "wasFollowed": False}},
+            {"rating": 2, "wasGoodDecision": False, "ratedBy": "user"},
+        ),
         # seed 004's optional fields, top level as the export writes them
-        _case(base, "case-extra-fields", 8, helper,
-              {**posted, "alternatives": [{"action": "SILENT", "confidence": 0.3, "reasoning": "Teacher AI may answer.",
-                                           "whyNotChosen": "I was named."}]},
-              {"rating": 0.9, "wasGoodDecision": True, "ratedBy": "system",
-               "followUp": {"conversationContinued": True, "userSatisfaction": 0.8, "mistakeCorrected": False}},
-              consensus={"participants": ["persona-helper-ai", "persona-teacher-ai"],
-                         "votes": {"persona-helper-ai": "POSTED", "persona-teacher-ai": "SILENT"},
-                         "finalDecision": "majority"},
-              longTermOutcome={"checkpoints": [{"timestamp": base["timestamp"] + 86_400_000, "metric": "threadResolved",
-                                                "value": 1}], "finalOutcome": "good"}),
+        _case(
+            base,
+            "case-extra-fields",
+            8,
+            helper,
+            {
+                **posted,
+                "alternatives": [
+                    {
+                        "action": "SILENT",
+                        "confidence": 0.3,
+                        "reasoning": "Teacher AI may answer.",
+                        "whyNotChosen": "I was named.",
+                    }
+                ],
+            },
+            {
+                "rating": 0.9,
+                "wasGoodDecision": True,
+                "ratedBy": "system",
+                "followUp": {
+                    "conversationContinued": True,
+                    "userSatisfaction": 0.8,
+                    "mistakeCorrected": False,
+                },
+            },
+            consensus={
+                "participants": ["persona-helper-ai", "persona-teacher-ai"],
+                "votes": {"persona-helper-ai": "POSTED", "persona-teacher-ai": "SILENT"},
+                "finalDecision": "majority",
+            },
+            longTermOutcome={
+                "checkpoints": [
+                    {
+                        "timestamp": base["timestamp"] + 86_400_000,
+                        "metric": "threadResolved",
+                        "value": 1,
+                    }
+                ],
+                "finalOutcome": "good",
+            },
+        ),
     ]
 
 
@@ -194,10 +370,18 @@ def _session(rng: random.Random, start: datetime) -> list[dict]:
     ts = start
     for seq in range(1, rng.randint(5, 9)):
         ts += timedelta(seconds=rng.randint(5, 240))
-        history.append({"role": "user", "name": rng.choice(HUMANS), "content": rng.choice(USER_LINES)})
+        history.append(
+            {"role": "user", "name": rng.choice(HUMANS), "content": rng.choice(USER_LINES)}
+        )
         record = _decision(rng, session, room, seq, ts, history)
         if record["decision"].get("responseContent"):
-            history.append({"role": "assistant", "name": record["actorName"], "content": record["decision"]["responseContent"]})
+            history.append(
+                {
+                    "role": "assistant",
+                    "name": record["actorName"],
+                    "content": record["decision"]["responseContent"],
+                }
+            )
         out.append(record)
     return out
 
@@ -205,11 +389,22 @@ def _session(rng: random.Random, start: datetime) -> list[dict]:
 # ---------------------------------------------------------------- SQLite
 
 
-SQL_COLUMNS = {"id": "id", "timestamp": "timestamp", "actor_id": "actorId", "actor_type": "actorType",
-               "actor_name": "actorName", "trigger_event_id": "triggerEventId", "domain": "domain",
-               "rag_context": "ragContext", "visual_context": "visualContext",
-               "coordination_snapshot": "coordinationSnapshot", "ambient_state": "ambientState",
-               "decision": "decision", "outcome": "outcome", "metadata": "metadata"}
+SQL_COLUMNS = {
+    "id": "id",
+    "timestamp": "timestamp",
+    "actor_id": "actorId",
+    "actor_type": "actorType",
+    "actor_name": "actorName",
+    "trigger_event_id": "triggerEventId",
+    "domain": "domain",
+    "rag_context": "ragContext",
+    "visual_context": "visualContext",
+    "coordination_snapshot": "coordinationSnapshot",
+    "ambient_state": "ambientState",
+    "decision": "decision",
+    "outcome": "outcome",
+    "metadata": "metadata",
+}
 
 
 def _json(value: Any) -> str | None:
@@ -220,7 +415,14 @@ def _sql_row(record: dict, rng: random.Random) -> tuple:
     rag = orjson.dumps(record["ragContext"])
     values = {col: record.get(key) for col, key in SQL_COLUMNS.items()}
     values["rag_context"] = gzip_text(rag) if rng.random() < 0.5 else rag.decode()
-    for col in ("visual_context", "coordination_snapshot", "ambient_state", "decision", "outcome", "metadata"):
+    for col in (
+        "visual_context",
+        "coordination_snapshot",
+        "ambient_state",
+        "decision",
+        "outcome",
+        "metadata",
+    ):
         values[col] = _json(values[col])
     return (*values.values(), "1.4.2")
 
@@ -232,8 +434,10 @@ def _write_sqlite(path: Path, records: list[dict], rng: random.Random) -> None:
     conn = sqlite3.connect(path)
     try:
         conn.execute(f"CREATE TABLE coordination_decisions ({', '.join(cols)}, PRIMARY KEY (id))")
-        conn.executemany(f"INSERT INTO coordination_decisions VALUES ({', '.join('?' * len(cols))})",
-                         [_sql_row(r, rng) for r in records])
+        conn.executemany(
+            f"INSERT INTO coordination_decisions VALUES ({', '.join('?' * len(cols))})",
+            [_sql_row(r, rng) for r in records],
+        )
         conn.commit()
     finally:
         conn.close()
@@ -244,9 +448,16 @@ def _write_sqlite(path: Path, records: list[dict], rng: random.Random) -> None:
 
 def _export_copy(record: dict, rng: random.Random) -> dict:
     copy = orjson.loads(orjson.dumps(record))
-    if copy["outcome"] is None and rng.random() < 0.5:  # rated after the DB snapshot → conflict, export wins
-        copy["outcome"] = {"wasGoodDecision": True, "rating": 5, "ratedBy": "user",
-                           "ratedAt": copy["timestamp"] + 7_200_000, "reasoning": "Rated later from the export UI."}
+    if (
+        copy["outcome"] is None and rng.random() < 0.5
+    ):  # rated after the DB snapshot → conflict, export wins
+        copy["outcome"] = {
+            "wasGoodDecision": True,
+            "rating": 5,
+            "ratedBy": "user",
+            "ratedAt": copy["timestamp"] + 7_200_000,
+            "reasoning": "Rated later from the export UI.",
+        }
     if rng.random() < 0.4:
         copy["ragContext"] = gzip_text(orjson.dumps(copy["ragContext"]))
     return copy
@@ -254,7 +465,11 @@ def _export_copy(record: dict, rng: random.Random) -> dict:
 
 def _iso(record: dict) -> dict:
     ts = datetime.fromtimestamp(record["timestamp"] / 1000, tz=UTC)
-    return {**record, "timestamp": ts.isoformat().replace("+00:00", "Z"), "exportedBy": "decision/export v2"}
+    return {
+        **record,
+        "timestamp": ts.isoformat().replace("+00:00", "Z"),
+        "exportedBy": "decision/export v2",
+    }
 
 
 def _bad_records(rng: random.Random, template: dict) -> tuple[list[tuple], list[bytes]]:
@@ -263,12 +478,21 @@ def _bad_records(rng: random.Random, template: dict) -> tuple[list[tuple], list[
     bad_conf["id"] = _uuid(rng)
     bad_conf["decision"]["confidence"] = "very sure"
     sql_rows = [_sql_row(broken_gzip, rng), _sql_row(bad_conf, rng)]
-    cut_stream = gzip.compress(orjson.dumps(template["ragContext"]), mtime=0)[:-12]  # no trailer, no end
-    sql_rows[0] = (*sql_rows[0][:7], "gzip:" + base64.b64encode(cut_stream).decode(), *sql_rows[0][8:])
+    cut_stream = gzip.compress(orjson.dumps(template["ragContext"]), mtime=0)[
+        :-12
+    ]  # no trailer, no end
+    sql_rows[0] = (
+        *sql_rows[0][:7],
+        "gzip:" + base64.b64encode(cut_stream).decode(),
+        *sql_rows[0][8:],
+    )
     bomb = dict(template, id=_uuid(rng), ragContext=gzip_text(b" " * (9 * 1024 * 1024)))
     no_id = {k: v for k, v in template.items() if k != "id"}
-    lines = [orjson.dumps(bomb), b'{"id": "' + _uuid(rng).encode() + b'", "decision": {"action": "POSTED",, }}',
-             orjson.dumps(no_id)]
+    lines = [
+        orjson.dumps(bomb),
+        b'{"id": "' + _uuid(rng).encode() + b'", "decision": {"action": "POSTED",, }}',
+        orjson.dumps(no_id),
+    ]
     return sql_rows, lines
 
 
@@ -285,7 +509,9 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
     conn.executemany(f"INSERT INTO coordination_decisions VALUES ({', '.join('?' * 15)})", bad_sql)
     conn.commit()
     conn.close()
-    exported = [_export_copy(r, rng) for r in overlap] + [_iso(r) if rng.random() < 0.3 else r for r in only_export]
+    exported = [_export_copy(r, rng) for r in overlap] + [
+        _iso(r) if rng.random() < 0.3 else r for r in only_export
+    ]
     exported += _rule_cases(in_db[-1])
     lines = [orjson.dumps(r) for r in exported]
     for bad in bad_lines:

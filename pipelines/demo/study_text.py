@@ -50,11 +50,30 @@ CLOSINGS = (
     "I'll note that you're leaving. Drive carefully and keep your headlights on.",
 )
 RESIDENT_LINES = {
-    "AGREE": ("okay, I'm grabbing my bag and leaving now", "Alright, we'll head to the high school.", "yes, leaving in five minutes", "Fine, I'll go. Which road again?"),
-    "REFUSE": ("No, I'm staying. I've been through fires before.", "I'm not leaving my horses behind.", "I don't think it's that bad, I'll stay.", "Stop calling, I'm not going anywhere."),
-    "NEUTRAL": ("How close is it exactly?", "What about my neighbor, is she leaving?", "Who are you again?", "I can see some smoke but it looks far."),
+    "AGREE": (
+        "okay, I'm grabbing my bag and leaving now",
+        "Alright, we'll head to the high school.",
+        "yes, leaving in five minutes",
+        "Fine, I'll go. Which road again?",
+    ),
+    "REFUSE": (
+        "No, I'm staying. I've been through fires before.",
+        "I'm not leaving my horses behind.",
+        "I don't think it's that bad, I'll stay.",
+        "Stop calling, I'm not going anywhere.",
+    ),
+    "NEUTRAL": (
+        "How close is it exactly?",
+        "What about my neighbor, is she leaving?",
+        "Who are you again?",
+        "I can see some smoke but it looks far.",
+    ),
     "UNKNOWN": ("yes", "hmm", "I'm at home.", "I am doing good"),
-    "DELAY": ("Let me finish packing first, maybe half an hour.", "I need to wait for my husband to get home.", "I'll go after I water the garden."),
+    "DELAY": (
+        "Let me finish packing first, maybe half an hour.",
+        "I need to wait for my husband to get home.",
+        "I'll go after I water the garden.",
+    ),
 }
 JUDGE_NOTES = {
     "AGREE": "The resident commits to leaving and asks about the route.",

@@ -28,11 +28,15 @@ from pipelines.storage.files import (
 )
 from pipelines.storage.layout import Layout
 
-GOLD_TABLES = tuple(t for t in GOLD_MODELS if t != "splits")  # splits: asset gold_splits (pipelines/splits/)
+GOLD_TABLES = tuple(
+    t for t in GOLD_MODELS if t != "splits"
+)  # splits: asset gold_splits (pipelines/splits/)
 SILVER_INPUTS = ("episodes", "turns", "feedback", "decisions", "agent_rounds")
 
 
-def build_gold(silver: Mapping[str, pl.DataFrame], params: Mapping[str, Any]) -> dict[str, pl.DataFrame]:
+def build_gold(
+    silver: Mapping[str, pl.DataFrame], params: Mapping[str, Any]
+) -> dict[str, pl.DataFrame]:
     """Every gold table from the silver tables and the reward parameters (rewards.toml + overrides)."""
     rewards = build_turn_rewards(silver, params)
     return {
@@ -46,19 +50,31 @@ def build_gold(silver: Mapping[str, pl.DataFrame], params: Mapping[str, Any]) ->
 def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
     """What gold is a function of: the published silver (its own inputs digest), the parameters
     and the gold code."""
-    parts = [published_inputs(layout.silver_link) or "no silver", dumps(params),
-             code_digest(Path(__file__).parent, Path(__file__).parents[1] / "schemas" / "gold.py")]
+    parts = [
+        published_inputs(layout.silver_link) or "no silver",
+        dumps(params),
+        code_digest(Path(__file__).parent, Path(__file__).parents[1] / "schemas" / "gold.py"),
+    ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def refresh_gold(layout: Layout, params: Mapping[str, Any], generation: str) -> tuple[dict[str, int], bool]:
+def refresh_gold(
+    layout: Layout, params: Mapping[str, Any], generation: str
+) -> tuple[dict[str, int], bool]:
     """Build and publish gold unless its inputs are unchanged; rows per table and whether rebuilt.
     (Reusing the published generation also lets its checks reuse their verdicts.)"""
     inputs = gold_inputs_digest(layout, params)
     if published_inputs(layout.gold_link) == inputs:
-        return {t: pl.scan_parquet(layout.gold(t)).select(pl.len()).collect().item() for t in GOLD_TABLES}, False
+        return {
+            t: pl.scan_parquet(layout.gold(t)).select(pl.len()).collect().item()
+            for t in GOLD_TABLES
+        }, False
     silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
     tables = build_gold(silver, params)
-    publish_generation(layout.gold_link, generation, tables,
-                       markers={PARAMS_MARKER: dumps(params), INPUTS_MARKER: inputs})
+    publish_generation(
+        layout.gold_link,
+        generation,
+        tables,
+        markers={PARAMS_MARKER: dumps(params), INPUTS_MARKER: inputs},
+    )
     return {t: f.height for t, f in tables.items()}, True

@@ -21,18 +21,24 @@ PAIRS = (
 
 def build_agent_round_deltas(agent_rounds: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
     experiments = episodes.select("episode_id", experiment_id="group_id")
-    rounds = agent_rounds.join(experiments, on="episode_id", how="left").with_columns(
-        pl.col("experiment_id").fill_null(pl.col("episode_id"))
-    ).sort("experiment_id", "agent_id", "round_number")
+    rounds = (
+        agent_rounds.join(experiments, on="episode_id", how="left")
+        .with_columns(pl.col("experiment_id").fill_null(pl.col("episode_id")))
+        .sort("experiment_id", "agent_id", "round_number")
+    )
     by_agent = ["experiment_id", "agent_id"]
     rounds = rounds.with_columns(
         previous_round_number=pl.col("round_number").shift(1).over(by_agent),
         # Rounded: 0.6 - 0.1 is 0.49999999999999994 in floats, not a delta anyone reported.
-        **{delta: (pl.col(value) - pl.col(value).shift(1).over(by_agent)).round(9) for value, delta, _ in PAIRS},
+        **{
+            delta: (pl.col(value) - pl.col(value).shift(1).over(by_agent)).round(9)
+            for value, delta, _ in PAIRS
+        },
     )
     comparisons = [
-        pl.when(pl.col(reported).is_not_null() & pl.col(delta).is_not_null())
-        .then((pl.col(reported) - pl.col(delta)).abs() <= TOLERANCE)
+        pl.when(pl.col(reported).is_not_null() & pl.col(delta).is_not_null()).then(
+            (pl.col(reported) - pl.col(delta)).abs() <= TOLERANCE
+        )
         for _, delta, reported in PAIRS
     ]
     # A pair with nothing to compare does not vote; a row with nothing to compare at all stays null.

@@ -32,7 +32,9 @@ def rewards_path() -> Path:
     return Path(os.environ.get("TURNLAKE_REWARDS", REWARDS_FILE))
 
 
-def load_params(path: Path | None = None, overrides: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+def load_params(
+    path: Path | None = None, overrides: Mapping[str, Any] | str | None = None
+) -> dict[str, Any]:
     """The rewards file with `overrides` (a dict, or JSON / TOML text) merged over it, validated."""
     path = path or rewards_path()
     params = _read(Path(path))
@@ -54,7 +56,9 @@ def _read(path: Path) -> dict[str, Any]:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except OSError as err:
-        raise SettingsError(path, [f"cannot read the rewards file: {err.strerror or err}"]) from None
+        raise SettingsError(
+            path, [f"cannot read the rewards file: {err.strerror or err}"]
+        ) from None
     except tomllib.TOMLDecodeError as err:
         raise SettingsError(path, [f"not valid TOML: {err}"]) from None
 
@@ -118,7 +122,9 @@ def _where(path: tuple[str, ...]) -> str:
     return f"[{'.'.join(path[:-1])}] {path[-1]}" if len(path) > 1 else f"[{path[0]}]"
 
 
-def schema_problems(params: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[str, ...] = ()) -> list[str]:
+def schema_problems(
+    params: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[str, ...] = ()
+) -> list[str]:
     """Keys `schema` lacks and values of another kind than the schema's, one line each."""
     problems = []
     for key, value in params.items():
@@ -129,13 +135,17 @@ def schema_problems(params: Mapping[str, Any], schema: Mapping[str, Any], path: 
             continue
         expected = schema[key]
         if _kind(value) != _kind(expected):
-            problems.append(f"{_where(here)}: should be {_kind(expected)} (shipped: {expected!r}), got {value!r}")
+            problems.append(
+                f"{_where(here)}: should be {_kind(expected)} (shipped: {expected!r}), got {value!r}"
+            )
         elif isinstance(expected, Mapping):
             problems += schema_problems(value, expected, here)
         elif isinstance(expected, list) and expected:
             wrong = [v for v in value if _kind(v) != _kind(expected[0])]
             if wrong:
-                problems.append(f"{_where(here)}: items should be {_kind(expected[0])}, got {wrong!r}")
+                problems.append(
+                    f"{_where(here)}: items should be {_kind(expected[0])}, got {wrong!r}"
+                )
     return problems
 
 
@@ -148,7 +158,9 @@ def value_problems(params: Mapping[str, Any]) -> list[str]:
     problems = []
     unknown = [r for r in params.get("rules", {}).get("enabled", []) if r not in RULES]
     if unknown:
-        problems.append(f"[rules] enabled: unknown rule(s) {unknown}; registered: {', '.join(sorted(RULES))}")
+        problems.append(
+            f"[rules] enabled: unknown rule(s) {unknown}; registered: {', '.join(sorted(RULES))}"
+        )
     method = params.get("aggregation", {}).get("method")
     if method is not None and method not in AGGREGATIONS:
         problems.append(f"[aggregation] method: {method!r} is not one of {', '.join(AGGREGATIONS)}")
@@ -158,5 +170,7 @@ def value_problems(params: Mapping[str, Any]) -> list[str]:
             pl.Series([""]).str.contains("(?i)" + pattern)  # the engine quality signals use
         except pl.exceptions.ComputeError as err:
             reason = " ".join(str(err).split("This error occurred")[0].split())
-            problems.append(f"[quality] json_request_pattern: not a valid regular expression: {reason}")
+            problems.append(
+                f"[quality] json_request_pattern: not a valid regular expression: {reason}"
+            )
     return problems

@@ -16,7 +16,9 @@ def reward_problems(turn_rewards: pl.DataFrame, feedback: pl.DataFrame) -> dict[
     )
     problems = {
         "reward_outside_minus1_1": turn_rewards.filter(
-            pl.col("reward").is_null() | pl.col("reward").is_nan() | ~pl.col("reward").is_between(-1.0, 1.0)
+            pl.col("reward").is_null()
+            | pl.col("reward").is_nan()
+            | ~pl.col("reward").is_between(-1.0, 1.0)
         ).height,
         "reward_without_feedback": turn_rewards.filter(
             pl.col("feedback_ids").is_null() | (pl.col("feedback_ids").list.len() == 0)

@@ -33,7 +33,9 @@ FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 
 def lexicon_pattern(terms: Iterable[str]) -> str:
     """Whole-word (or whole-phrase), case-insensitive alternation of the terms."""
-    escaped = [r"\s+".join(re.escape(word) for word in term.split()) for term in terms if term.strip()]
+    escaped = [
+        r"\s+".join(re.escape(word) for word in term.split()) for term in terms if term.strip()
+    ]
     return r"(?i)\b(?:" + "|".join(escaped) + r")\b" if escaped else r"a\A"  # a\A never matches
 
 
@@ -51,7 +53,9 @@ def correction_pattern(params: Mapping[str, Any]) -> pl.Expr:
     contrast = lexicon_pattern(params.get("contrast_terms", [])).removeprefix("(?i)")
     contrast = f"(?:{contrast}|\\b\\p{{L}}+n['’]t\\b)"
     same_sentence = r"[^.!?\n]*"
-    hedged = text.str.contains(f"(?i){hedge}{same_sentence}{contrast}|{contrast}{same_sentence}{hedge}")
+    hedged = text.str.contains(
+        f"(?i){hedge}{same_sentence}{contrast}|{contrast}{same_sentence}{hedge}"
+    )
     return strong | hedged
 
 
@@ -92,7 +96,8 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
         # The latest user turn before this one (the prompt an assistant turn answers).
         prompt=pl.when(pl.col("role") == "user").then(pl.col("text")).shift(1).over(by_episode),
         prompt_seen=pl.when(pl.col("role") == "user").then(pl.lit(True)).shift(1).over(by_episode),
-        elapsed=(pl.col("ts") - pl.col("ts").shift(1).over(by_episode)).dt.total_microseconds() / 1e6,
+        elapsed=(pl.col("ts") - pl.col("ts").shift(1).over(by_episode)).dt.total_microseconds()
+        / 1e6,
     ).with_columns(
         # forward_fill inside each episode: carry the last user text to the following turns.
         prompt=pl.col("prompt").forward_fill().over(by_episode),
@@ -104,12 +109,19 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
         response_seconds=pl.when(_attribute("response_seconds_basis").is_not_null())
         .then(_attribute("response_seconds").cast(pl.Float64, strict=False))
         # Clock skew or reordered logs give negative gaps: no latency rather than a wrong one.
-        .when(pl.col("elapsed") >= 0).then(pl.col("elapsed")),
+        .when(pl.col("elapsed") >= 0)
+        .then(pl.col("elapsed")),
         is_correction=pl.when(scanned).then(
-            pl.coalesce(_source_flag("source_correction"), correction_pattern(params))),
-        is_new_context=pl.when(scanned).then(pl.coalesce(
-            _source_flag("new_strategic_context"),
-            pl.col("text").fill_null("").str.contains(lexicon_pattern(params["new_context_terms"])))),
+            pl.coalesce(_source_flag("source_correction"), correction_pattern(params))
+        ),
+        is_new_context=pl.when(scanned).then(
+            pl.coalesce(
+                _source_flag("new_strategic_context"),
+                pl.col("text")
+                .fill_null("")
+                .str.contains(lexicon_pattern(params["new_context_terms"])),
+            )
+        ),
         json_requested=(is_answer & pl.col("prompt").fill_null("").str.contains(request)),
         echo_rate=pl.when(is_answer).then(_echo_rate()),
     )

@@ -68,17 +68,25 @@ class Batch:
         """A freshly parsed file; its log row's `tables` is set from what it produced."""
         unknown = set(result.rows) - set(bronze_models(self.source))
         if unknown:
-            raise ValueError(f"{self.source} adapter returned tables without a bronze model: {sorted(unknown)}")
+            raise ValueError(
+                f"{self.source} adapter returned tables without a bronze model: {sorted(unknown)}"
+            )
         rows = {table: r for table, r in result.rows.items() if r}
         if result.quarantine:
-            rows[QUARANTINE_PART] = [{**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine]
-        self.members.append(_Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {}))
+            rows[QUARANTINE_PART] = [
+                {**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine
+            ]
+        self.members.append(
+            _Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {})
+        )
         self.raw_bytes += log_row["size_bytes"]
 
     def add_moved(self, log_row: dict, frames: dict[str, pl.DataFrame]) -> None:
         """A file whose rows are copied from the part it shared with a file that changed."""
         kept = {t: f for t, f in frames.items() if f.height}  # purging may have emptied a table
-        self.members.append(_Member({**log_row, "tables": _in_table_order(self.source, kept)}, {}, kept))
+        self.members.append(
+            _Member({**log_row, "tables": _in_table_order(self.source, kept)}, {}, kept)
+        )
         self.raw_bytes += log_row["size_bytes"]
 
     def full(self, max_files: int, max_bytes: int) -> bool:
@@ -89,7 +97,9 @@ class Batch:
         if not self.members:
             return []
         frames = self._typed()
-        names = "\n".join(sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members))
+        names = "\n".join(
+            sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members)
+        )
         part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
         for table, parts in frames.items():
             frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
@@ -110,8 +120,14 @@ class Batch:
 
     def _typed_together(self) -> dict[str, list[pl.DataFrame]]:
         tables = {t for m in self.members for t in m.rows}
-        return {t: [frame_from_rows([r for m in self.members for r in m.rows.get(t, ())],
-                                    table_schema(t))] for t in tables}
+        return {
+            t: [
+                frame_from_rows(
+                    [r for m in self.members for r in m.rows.get(t, ())], table_schema(t)
+                )
+            ]
+            for t in tables
+        }
 
     def _quarantine_untypable_members(self) -> None:
         """A file whose rows cannot be typed becomes one quarantined record for the whole file (as
@@ -127,11 +143,25 @@ class Batch:
 
 def _untypable(member: _Member, source: str, run_id: str, table: str, exc: Exception) -> _Member:
     row = member.log_row
-    record = {"source": source, "file": row["file"], "locator": "file", "error_kind": "unreadable",
-              "message": f"rows for {table} do not fit its contract: {type(exc).__name__}: {exc}"[:2000],
-              "raw": None, "stage": "parse", "run_id": run_id}
-    log_row = {**row, "tables": [QUARANTINE_PART], "records_read": 1, "n_bronze": 0, "n_quarantine": 1,
-               "n_pending": 0, "pending_locators": []}
+    record = {
+        "source": source,
+        "file": row["file"],
+        "locator": "file",
+        "error_kind": "unreadable",
+        "message": f"rows for {table} do not fit its contract: {type(exc).__name__}: {exc}"[:2000],
+        "raw": None,
+        "stage": "parse",
+        "run_id": run_id,
+    }
+    log_row = {
+        **row,
+        "tables": [QUARANTINE_PART],
+        "records_read": 1,
+        "n_bronze": 0,
+        "n_quarantine": 1,
+        "n_pending": 0,
+        "pending_locators": [],
+    }
     return _Member(log_row, {QUARANTINE_PART: [record]}, {})
 
 
@@ -139,8 +169,14 @@ def _in_table_order(source: str, rows: dict) -> list[str]:
     return [t for t in [*bronze_models(source), QUARANTINE_PART] if t in rows]
 
 
-def rows_of_files(layout: Layout, source: str, part_id: str, tables: set[str], files: list[str],
-                  forgotten: list[str]) -> tuple[dict[str, dict[str, pl.DataFrame]], dict[str, int]]:
+def rows_of_files(
+    layout: Layout,
+    source: str,
+    part_id: str,
+    tables: set[str],
+    files: list[str],
+    forgotten: list[str],
+) -> tuple[dict[str, dict[str, pl.DataFrame]], dict[str, int]]:
     """The rows `files` have in one existing part, per file and table, purged of forgotten subjects
     (a kept row of a vanished file can only be purged this way); and rows purged per file."""
     out: dict[str, dict[str, pl.DataFrame]] = {f: {} for f in files}
@@ -149,7 +185,11 @@ def rows_of_files(layout: Layout, source: str, part_id: str, tables: set[str], f
         path = part_path(layout, source, table, part_id)
         if not path.exists():  # lost outside turnlake: the file's counts stop balancing, reported
             continue
-        rows = pl.scan_parquet(path, schema=table_schema(table)).filter(pl.col("file").is_in(files)).collect()
+        rows = (
+            pl.scan_parquet(path, schema=table_schema(table))
+            .filter(pl.col("file").is_in(files))
+            .collect()
+        )
         for (file,), frame in rows.partition_by("file", as_dict=True).items():
             kept, n = purge(frame, forgotten) if forgotten else (frame, 0)
             out[file][table] = kept

@@ -55,7 +55,9 @@ def unrecognised_files(raw_root: Path) -> list[str]:
     never read, so the build summary and `status` list them instead of ignoring them silently."""
     if not Path(raw_root).is_dir():
         return []
-    claimed = {f.rel_path for module in all_adapters().values() for f in module.discover(Path(raw_root))}
+    claimed = {
+        f.rel_path for module in all_adapters().values() for f in module.discover(Path(raw_root))
+    }
     claimed.add(OPTOUTS_FILE.as_posix())
     return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
 
@@ -99,13 +101,20 @@ def _same_stat(file: RawFile, prev: dict) -> bool:
     return (stat.st_size, stat.st_mtime_ns) == (prev["size_bytes"], prev["mtime_ns"])
 
 
-def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, report: IngestReport) -> _Plan:
+def _plan(
+    files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, report: IngestReport
+) -> _Plan:
     plan = _Plan()
     for file in files:
         prev = previous.pop(file.rel_path, None)
-        same_parse = (prev is not None and prev["missing_since"] is None
-                      and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key))
-        if not same_parse:  # new file, or parsed by other code / settings: parsed whatever its bytes
+        same_parse = (
+            prev is not None
+            and prev["missing_since"] is None
+            and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key)
+        )
+        if (
+            not same_parse
+        ):  # new file, or parsed by other code / settings: parsed whatever its bytes
             size = file.path.stat().st_size
         elif not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
             plan.keep.append(prev)
@@ -130,7 +139,9 @@ def _plan(files: list[RawFile], previous: dict[str, dict], ctx: IngestContext, r
         report.files_missing.append(rel_path)
         plan.rows_updated |= prev["missing_since"] is None
         plan.keep.append({**prev, "missing_since": prev["missing_since"] or datetime.now(UTC)})
-        if prev["parse_settings"] != ctx.settings_key:  # e.g. a subject forgotten since: purge its rows
+        if (
+            prev["parse_settings"] != ctx.settings_key
+        ):  # e.g. a subject forgotten since: purge its rows
             plan.dropped_parts.add(prev["part_id"])
     plan.move = [row for row in plan.keep if row["part_id"] in plan.dropped_parts]
     plan.keep = [row for row in plan.keep if row["part_id"] not in plan.dropped_parts]
@@ -141,9 +152,19 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     """Bring this source's bronze parts up to date with the raw root."""
     layout = Layout(settings.data_root)
     forgotten = forgotten_ids(Path(settings.raw_root))
-    ctx = IngestContext(layout, settings, source, parser_version(source),
-                        parse_settings_key(settings, source, forgotten), forgotten, run_id)
-    previous = {row["file"]: {**row, "withheld": False} for row in read_log(layout, source).iter_rows(named=True)}
+    ctx = IngestContext(
+        layout,
+        settings,
+        source,
+        parser_version(source),
+        parse_settings_key(settings, source, forgotten),
+        forgotten,
+        run_id,
+    )
+    previous = {
+        row["file"]: {**row, "withheld": False}
+        for row in read_log(layout, source).iter_rows(named=True)
+    }
     report = IngestReport(source)
     files = []
     for file in adapter(source).discover(Path(settings.raw_root)):
@@ -160,7 +181,9 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
     report.files_moved = len(plan.move)
     report.files_reused = len(files) - len(plan.parse)
     report.parts_written = len({r["part_id"] for r in new_rows})
-    log_rows = [{k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]]
+    log_rows = [
+        {k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]
+    ]
     for row in log_rows:
         report.records_read += row["records_read"]
         report.n_bronze += row["n_bronze"]
@@ -168,6 +191,8 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
         report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
     crash_point("ingest:before_log")
     if plan.log_changes or not layout.ingest_log(source).exists():
-        write_parquet_atomic(frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"), layout.ingest_log(source))
+        write_parquet_atomic(
+            frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"), layout.ingest_log(source)
+        )
     crash_point("ingest:after_log")
     return report

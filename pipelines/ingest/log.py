@@ -46,7 +46,10 @@ def read_log(layout: Layout, source: str) -> pl.DataFrame:
 def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
     """The parts of one bronze table (or QUARANTINE_PART) that the ingest log names as current."""
     log = read_log(layout, source).filter(pl.col("tables").list.contains(table))
-    return [part_path(layout, source, table, p) for p in sorted(set(log.get_column("part_id").to_list()))]
+    return [
+        part_path(layout, source, table, p)
+        for p in sorted(set(log.get_column("part_id").to_list()))
+    ]
 
 
 def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
@@ -59,8 +62,14 @@ def collect_bronze_garbage(layout: Layout, source: str) -> None:
 
     Run only after the DuckDB views were rebuilt: until then the old views may still read them.
     """
-    keep = {str(p) for table in [*bronze_models(source), QUARANTINE_PART] for p in current_parts(layout, source, table)}
-    folders = [layout.bronze_dir(t) for t in bronze_models(source)] + [layout.parse_quarantine_dir(source)]
+    keep = {
+        str(p)
+        for table in [*bronze_models(source), QUARANTINE_PART]
+        for p in current_parts(layout, source, table)
+    }
+    folders = [layout.bronze_dir(t) for t in bronze_models(source)] + [
+        layout.parse_quarantine_dir(source)
+    ]
     for folder in folders:
         if folder.is_dir():
             for path in folder.iterdir():

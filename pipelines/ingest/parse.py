@@ -25,7 +25,11 @@ def without_forgotten(result: ParseResult, forgotten: list[str]) -> tuple[ParseR
         kept, n = purge(frame, forgotten)
         result.rows[table] = kept.to_dicts()
         removed += n
-    kept = [q for q in result.quarantine if not mentions_text(f"{q.locator}\0{q.message}\0{q.raw or ''}", forgotten)]
+    kept = [
+        q
+        for q in result.quarantine
+        if not mentions_text(f"{q.locator}\0{q.message}\0{q.raw or ''}", forgotten)
+    ]
     removed += len(result.quarantine) - len(kept)
     result.quarantine = kept
     return result, removed
@@ -36,15 +40,35 @@ def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     try:
         return adapter(file.source).parse_file(file, data, settings)
     except Exception as exc:  # noqa: BLE001 — turned into a specific, visible quarantine row
-        return ParseResult(records_read=1, quarantine=[QuarantineRow(
-            file.source, file.rel_path, "file", "unreadable",
-            f"the {file.source} adapter failed on this file: {type(exc).__name__}: {exc}",
-            raw_excerpt(data, settings.limits.raw_excerpt_chars))])
+        return ParseResult(
+            records_read=1,
+            quarantine=[
+                QuarantineRow(
+                    file.source,
+                    file.rel_path,
+                    "file",
+                    "unreadable",
+                    f"the {file.source} adapter failed on this file: {type(exc).__name__}: {exc}",
+                    raw_excerpt(data, settings.limits.raw_excerpt_chars),
+                )
+            ],
+        )
 
 
 def _too_large(file: RawFile, size: int, limit: int) -> ParseResult:
-    return ParseResult(records_read=1, quarantine=[QuarantineRow(
-        file.source, file.rel_path, "file", "too_large", f"file is {size} bytes, limit is {limit}", None)])
+    return ParseResult(
+        records_read=1,
+        quarantine=[
+            QuarantineRow(
+                file.source,
+                file.rel_path,
+                "file",
+                "too_large",
+                f"file is {size} bytes, limit is {limit}",
+                None,
+            )
+        ],
+    )
 
 
 def file_id(fingerprint: str, version: str, settings_key: str) -> str:
@@ -76,17 +100,33 @@ def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
     data, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
     limit = ctx.settings.limits.max_file_bytes
-    result = _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
+    result = (
+        _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
+    )
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
-    batch.add_parsed({
-        "source": file.source, "file": file.rel_path, "fingerprint": fingerprint, "size_bytes": size, "mtime_ns": mtime_ns,
-        "parser_version": ctx.version, "parse_settings": ctx.settings_key,
-        "file_id": file_id(fingerprint, ctx.version, ctx.settings_key), "part_id": None,
-        "records_read": result.records_read, "n_bronze": result.n_bronze,
-        "n_quarantine": len(result.quarantine), "n_pending": len(result.pending), "n_forgotten": n_forgotten,
-        "pending_locators": [p.locator for p in result.pending],
-        "run_id": ctx.run_id, "parsed_at": datetime.now(UTC), "missing_since": None,
-    }, result)
+    batch.add_parsed(
+        {
+            "source": file.source,
+            "file": file.rel_path,
+            "fingerprint": fingerprint,
+            "size_bytes": size,
+            "mtime_ns": mtime_ns,
+            "parser_version": ctx.version,
+            "parse_settings": ctx.settings_key,
+            "file_id": file_id(fingerprint, ctx.version, ctx.settings_key),
+            "part_id": None,
+            "records_read": result.records_read,
+            "n_bronze": result.n_bronze,
+            "n_quarantine": len(result.quarantine),
+            "n_pending": len(result.pending),
+            "n_forgotten": n_forgotten,
+            "pending_locators": [p.locator for p in result.pending],
+            "run_id": ctx.run_id,
+            "parsed_at": datetime.now(UTC),
+            "missing_since": None,
+        },
+        result,
+    )
 
 
 def move_into(batch: Batch, rows: list[dict], ctx: IngestContext) -> None:
@@ -94,16 +134,23 @@ def move_into(batch: Batch, rows: list[dict], ctx: IngestContext) -> None:
     were made under other parse settings (a vanished file, when a subject was forgotten since) is
     purged on the way."""
     tables = {t for row in rows for t in row["tables"]}
-    copied, purged = rows_of_files(ctx.layout, ctx.source, rows[0]["part_id"], tables,
-                                   [r["file"] for r in rows], ctx.forgotten)
+    copied, purged = rows_of_files(
+        ctx.layout, ctx.source, rows[0]["part_id"], tables, [r["file"] for r in rows], ctx.forgotten
+    )
     for row in rows:
         if row["parse_settings"] != ctx.settings_key:
-            row = {**row, "parse_settings": ctx.settings_key, "n_forgotten": row["n_forgotten"] + purged[row["file"]],
-                   "file_id": file_id(row["fingerprint"], row["parser_version"], ctx.settings_key)}
+            row = {
+                **row,
+                "parse_settings": ctx.settings_key,
+                "n_forgotten": row["n_forgotten"] + purged[row["file"]],
+                "file_id": file_id(row["fingerprint"], row["parser_version"], ctx.settings_key),
+            }
         batch.add_moved(row, copied[row["file"]])
 
 
-def _chunks(files: list[RawFile], sizes: dict[str, int], max_files: int, max_bytes: int) -> list[list[RawFile]]:
+def _chunks(
+    files: list[RawFile], sizes: dict[str, int], max_files: int, max_bytes: int
+) -> list[list[RawFile]]:
     chunks: list[list[RawFile]] = [[]]
     size = 0
     for file in files:
@@ -133,12 +180,15 @@ def ingest_workers(settings: Settings, n_batches: int) -> int:
     return worker_count(settings.ingest_workers, n_batches, MIN_BATCHES_FOR_WORKERS)
 
 
-def write_in_batches(ctx: IngestContext, to_parse: list[RawFile], sizes: dict[str, int],
-                     to_move: list[dict]) -> list[dict]:
+def write_in_batches(
+    ctx: IngestContext, to_parse: list[RawFile], sizes: dict[str, int], to_move: list[dict]
+) -> list[dict]:
     """Parse/move everything given into new parts; the log rows naming them. With more than one
     batch to parse and more than one worker, batches are parsed in worker processes (rows of files
     moved out of a rewritten part are then copied into parts of their own, in this process)."""
-    chunks = _chunks(to_parse, sizes, ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes)
+    chunks = _chunks(
+        to_parse, sizes, ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
+    )
     workers = ingest_workers(ctx.settings, len(chunks))
     if workers == 1:
         return _in_this_process(ctx, to_parse, to_move)
@@ -148,14 +198,18 @@ def write_in_batches(ctx: IngestContext, to_parse: list[RawFile], sizes: dict[st
     return rows
 
 
-def _in_this_process(ctx: IngestContext, to_parse: list[RawFile], to_move: list[dict]) -> list[dict]:
+def _in_this_process(
+    ctx: IngestContext, to_parse: list[RawFile], to_move: list[dict]
+) -> list[dict]:
     limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
     rows: list[dict] = []
     batch = Batch(ctx.source, ctx.run_id)
     by_part: dict[str, list[dict]] = defaultdict(list)
     for row in to_move:
         by_part[row["part_id"]].append(row)
-    work = [(move_into, part_rows) for part_rows in by_part.values()] + [(parse_into, f) for f in to_parse]
+    work = [(move_into, part_rows) for part_rows in by_part.values()] + [
+        (parse_into, f) for f in to_parse
+    ]
     for add, item in work:
         add(batch, item, ctx)
         if batch.full(limit_files, limit_bytes):

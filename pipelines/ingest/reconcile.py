@@ -19,7 +19,10 @@ def _rows_per_file(layout: Layout, source: str, table: str, schema: pl.Schema) -
     if not parts:
         return pl.DataFrame(schema=_COUNTS)
     return (
-        pl.scan_parquet(parts, schema=schema).group_by("file").agg(pl.len().cast(pl.Int64).alias("n")).collect()
+        pl.scan_parquet(parts, schema=schema)
+        .group_by("file")
+        .agg(pl.len().cast(pl.Int64).alias("n"))
+        .collect()
     )
 
 
@@ -29,18 +32,24 @@ def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
     Counts come from the persisted parts, not from what the parser claimed, so a lost or
     duplicated part shows up as an imbalance.
     """
-    log = read_log(layout, source).select("file", "records_read", "n_pending", "n_forgotten", "missing_since")
-    bronze = [_rows_per_file(layout, source, t, polars_schema(m)) for t, m in bronze_models(source).items()]
-    bronze_counts = pl.concat(bronze).group_by("file").agg(pl.col("n").sum().alias("bronze_rows"))
-    quarantine_counts = _rows_per_file(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA).rename(
-        {"n": "quarantine_rows"}
+    log = read_log(layout, source).select(
+        "file", "records_read", "n_pending", "n_forgotten", "missing_since"
     )
+    bronze = [
+        _rows_per_file(layout, source, t, polars_schema(m))
+        for t, m in bronze_models(source).items()
+    ]
+    bronze_counts = pl.concat(bronze).group_by("file").agg(pl.col("n").sum().alias("bronze_rows"))
+    quarantine_counts = _rows_per_file(
+        layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA
+    ).rename({"n": "quarantine_rows"})
     return (
         log.join(bronze_counts, on="file", how="left")
         .join(quarantine_counts, on="file", how="left")
         .with_columns(pl.col("bronze_rows", "quarantine_rows").fill_null(0))
         .with_columns(
-            balanced=pl.col("records_read") == pl.col("bronze_rows") + pl.col("quarantine_rows") + pl.col("n_forgotten")
+            balanced=pl.col("records_read")
+            == pl.col("bronze_rows") + pl.col("quarantine_rows") + pl.col("n_forgotten")
         )
         .sort("file")
     )

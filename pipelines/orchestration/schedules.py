@@ -7,7 +7,9 @@ import dagster as dg
 from pipelines.config.settings import Settings
 
 
-def nightly_schedule(job: dg.UnresolvedAssetJobDefinition, settings: Settings) -> dg.ScheduleDefinition:
+def nightly_schedule(
+    job: dg.UnresolvedAssetJobDefinition, settings: Settings
+) -> dg.ScheduleDefinition:
     return dg.ScheduleDefinition(
         name="nightly_build",
         job=job,

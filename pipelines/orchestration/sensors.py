@@ -44,7 +44,9 @@ def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinitio
         if signature == context.cursor:
             return dg.SkipReason("raw files unchanged since the last requested build")
         context.update_cursor(signature)
-        return dg.RunRequest(run_key=signature, tags={"turnlake/raw_signature": signature,
-                                                      "turnlake/raw_files": str(n_files)})
+        return dg.RunRequest(
+            run_key=signature,
+            tags={"turnlake/raw_signature": signature, "turnlake/raw_files": str(n_files)},
+        )
 
     return _sensor

@@ -43,7 +43,11 @@ def forgotten_ids(raw_root: Path) -> list[str]:
             entry = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if isinstance(entry, dict) and entry.get("forget") is True and str(entry.get("subject_id") or "").strip():
+        if (
+            isinstance(entry, dict)
+            and entry.get("forget") is True
+            and str(entry.get("subject_id") or "").strip()
+        ):
             ids.add(str(entry["subject_id"]).strip())
     return sorted(ids)
 
@@ -82,11 +86,23 @@ def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, k
     registry = Path(raw_root) / OPTOUTS_FILE
     registry.parent.mkdir(parents=True, exist_ok=True)
     with registry.open("ab") as fh:
-        fh.write(orjson.dumps({"subject_kind": kind, "subject_id": subject_id, "opted_out_at": now, "forget": True}) + b"\n")
+        fh.write(
+            orjson.dumps(
+                {
+                    "subject_kind": kind,
+                    "subject_id": subject_id,
+                    "opted_out_at": now,
+                    "forget": True,
+                }
+            )
+            + b"\n"
+        )
     tombstone = {
         "tombstone_id": uuid.uuid4().hex,
         "subject_kind": kind,
-        "subject_ref": hmac.new(key, f"{kind}\0{subject_id}".encode(), hashlib.sha256).hexdigest()[:24],
+        "subject_ref": hmac.new(key, f"{kind}\0{subject_id}".encode(), hashlib.sha256).hexdigest()[
+            :24
+        ],
         "forgotten_at": now,
     }
     log = Path(data_root) / TOMBSTONES
@@ -111,7 +127,10 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
             write_parquet_atomic(kept, staging / entry["path"])
             removed += n
         entry["rows"] = pl.scan_parquet(staging / entry["path"]).select(pl.len()).collect().item()
-        entry["sha256"], entry["bytes"] = sha256_file(staging / entry["path"]), (staging / entry["path"]).stat().st_size
+        entry["sha256"], entry["bytes"] = (
+            sha256_file(staging / entry["path"]),
+            (staging / entry["path"]).stat().st_size,
+        )
     if not removed:
         shutil.rmtree(staging)
         return 0
@@ -124,9 +143,15 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
                     counts[value] = counts.get(value, 0) + n
         manifest["counts"][dataset] = counts
     manifest.setdefault("deletion_log", []).append(
-        {"tombstone_id": tombstone["tombstone_id"], "forgotten_at": tombstone["forgotten_at"], "rows_removed": removed}
+        {
+            "tombstone_id": tombstone["tombstone_id"],
+            "forgotten_at": tombstone["forgotten_at"],
+            "rows_removed": removed,
+        }
     )
-    (staging / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    (staging / MANIFEST).write_bytes(
+        orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    )
     old = release.with_name(f".old-{release.name}")
     os.rename(release, old)
     os.rename(staging, release)

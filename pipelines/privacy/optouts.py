@@ -66,7 +66,11 @@ def parse_optouts(data: bytes) -> tuple[pl.DataFrame, list[OptOutProblem]]:
         if not line:
             continue
         if len(line) > MAX_LINE_BYTES:
-            problems.append(OptOutProblem(number, "too_large", f"line is {len(line)} bytes (limit {MAX_LINE_BYTES})"))
+            problems.append(
+                OptOutProblem(
+                    number, "too_large", f"line is {len(line)} bytes (limit {MAX_LINE_BYTES})"
+                )
+            )
             continue
         try:
             obj = orjson.loads(line)
@@ -74,7 +78,11 @@ def parse_optouts(data: bytes) -> tuple[pl.DataFrame, list[OptOutProblem]]:
             problems.append(OptOutProblem(number, "invalid_json", f"not valid JSON: {exc.msg}"))
             continue
         if not isinstance(obj, dict):
-            problems.append(OptOutProblem(number, "not_an_object", f"expected a JSON object, got {type(obj).__name__}"))
+            problems.append(
+                OptOutProblem(
+                    number, "not_an_object", f"expected a JSON object, got {type(obj).__name__}"
+                )
+            )
             continue
         kind = obj.get("subject_kind")
         subject = obj.get("subject_id")
@@ -84,16 +92,35 @@ def parse_optouts(data: bytes) -> tuple[pl.DataFrame, list[OptOutProblem]]:
             continue
         if not isinstance(kind, str) or kind.strip().lower() not in SUBJECT_KINDS:
             problems.append(
-                OptOutProblem(number, "bad_value", f"subject_kind must be one of {', '.join(SUBJECT_KINDS)}")
+                OptOutProblem(
+                    number, "bad_value", f"subject_kind must be one of {', '.join(SUBJECT_KINDS)}"
+                )
             )
             continue
-        if isinstance(subject, bool) or not isinstance(subject, str | int) or not str(subject).strip():
-            problems.append(OptOutProblem(number, "bad_value", "subject_id must be a non-empty string"))
+        if (
+            isinstance(subject, bool)
+            or not isinstance(subject, str | int)
+            or not str(subject).strip()
+        ):
+            problems.append(
+                OptOutProblem(number, "bad_value", "subject_id must be a non-empty string")
+            )
             continue
         when, error = _parse_time(obj.get("opted_out_at"))
         if error:
-            problems.append(OptOutProblem(number, "bad_value", f"opted_out_at {error}; opt-out honoured", honoured=True))
-        rows.append({"subject_kind": kind.strip().lower(), "subject_id": str(subject).strip(), "opted_out_at": when, "line": number})
+            problems.append(
+                OptOutProblem(
+                    number, "bad_value", f"opted_out_at {error}; opt-out honoured", honoured=True
+                )
+            )
+        rows.append(
+            {
+                "subject_kind": kind.strip().lower(),
+                "subject_id": str(subject).strip(),
+                "opted_out_at": when,
+                "line": number,
+            }
+        )
     if not rows:
         return empty_optouts(), problems
     frame = (
@@ -142,8 +169,13 @@ def withhold(
     if "episodes" in out and "turns" in out and counts.get("turns", 0):
         lost = set(silver["turns"].get_column("episode_id").unique().to_list()) - set(
             out["turns"].get_column("episode_id").unique().to_list()
-        ) | set(silver["turns"].filter(pl.col("turn_id").is_in(pl.Series(sorted(fp.turns), dtype=pl.String)))
-                .get_column("episode_id").unique().to_list())
+        ) | set(
+            silver["turns"]
+            .filter(pl.col("turn_id").is_in(pl.Series(sorted(fp.turns), dtype=pl.String)))
+            .get_column("episode_id")
+            .unique()
+            .to_list()
+        )
         out["episodes"] = _recount_turns(out["episodes"], out["turns"], lost)
     return out, counts
 
@@ -156,7 +188,12 @@ def _recount_turns(episodes: pl.DataFrame, turns: pl.DataFrame, touched: set[str
     hit = pl.col("episode_id").is_in(pl.Series(sorted(touched), dtype=pl.String))
     return (
         episodes.join(per, on="episode_id", how="left", maintain_order="left")
-        .with_columns(pl.when(hit).then(pl.col("__n").fill_null(0)).otherwise(pl.col("n_turns")).alias("n_turns"))
+        .with_columns(
+            pl.when(hit)
+            .then(pl.col("__n").fill_null(0))
+            .otherwise(pl.col("n_turns"))
+            .alias("n_turns")
+        )
         .drop("__n")
         .select(episodes.columns)
     )

@@ -5,7 +5,9 @@ import sys
 
 # Every character `str.isdigit` accepts (Nd and the No digits such as superscripts), so "has a
 # digit" is one C-speed search instead of a Python loop over the text.
-ANY_DIGIT = re.compile("[" + "".join(re.escape(chr(c)) for c in range(sys.maxunicode + 1) if chr(c).isdigit()) + "]")
+ANY_DIGIT = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in range(sys.maxunicode + 1) if chr(c).isdigit()) + "]"
+)
 
 _SECRET_PARAMS = (
     "token|access_token|id_token|refresh_token|auth_token|session_token|api_key|apikey|api-key|key|"
@@ -31,7 +33,9 @@ _IPV4 = re.compile(
     r"(?:/(?:3[0-2]|[12]?\d))?(?::\d{1,5})?(?!\w|\.\d)"
 )
 _VERSION_BEFORE = re.compile(r"(?i)(?:\bv|\bversion|\bver\.?|\brelease)\s*$")
-_IPV6 = re.compile(r"(?i)(?<![\w:.])\[?((?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3}))(?:%\w+)?\]?(?![\w:])")
+_IPV6 = re.compile(
+    r"(?i)(?<![\w:.])\[?((?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3}))(?:%\w+)?\]?(?![\w:])"
+)
 # Phone: cheap prefilter (7+ digits in a phone-ish run), shapes and cue words.
 _PHONE_CANDIDATE = re.compile(r"[+(]?\d[\d \t().\-/\u00a0]{5,}\d")
 _PHONE_NANP = re.compile(r"^(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-])\d{3}[\s.\-]\d{4}$")
@@ -106,6 +110,10 @@ def may_hold_phone(text: str) -> bool:
         if len(_DIGIT.findall(text, start, end)) < _MIN_PHONE_DIGITS:
             continue
         first, last = _phone_start(text, start, end), _phone_end(text, start, end)
-        if first is not None and last is not None and len(_DIGIT.findall(text, first, last)) >= _MIN_PHONE_DIGITS:
+        if (
+            first is not None
+            and last is not None
+            and len(_DIGIT.findall(text, first, last)) >= _MIN_PHONE_DIGITS
+        ):
             return True
     return False

@@ -23,22 +23,104 @@ _PHONE_SHAPE = r"\d[\d \t().\-/\x{a0}]{5,}\d"  # `_PHONE_CANDIDATE` without its 
 # wherever Python sees a word boundary, one of these classes matches) and a magnitude or grouped
 # amount. `_SPACE` is Python's `\s`, which also counts \x1c-\x1f.
 _CURRENCY_MARKS = (
-    "$", "€", "£", "¥", "₹", "₩", "₽", "CHF", "USD", "EUR", "GBP", "JPY", "CAD", "AUD", "NZD", "INR",
-    "CNY", "RMB", "SEK", "NOK", "DKK", "PLN", "BRL", "MXN", "ZAR", "SGD", "HKD",
+    "$",
+    "€",
+    "£",
+    "¥",
+    "₹",
+    "₩",
+    "₽",
+    "CHF",
+    "USD",
+    "EUR",
+    "GBP",
+    "JPY",
+    "CAD",
+    "AUD",
+    "NZD",
+    "INR",
+    "CNY",
+    "RMB",
+    "SEK",
+    "NOK",
+    "DKK",
+    "PLN",
+    "BRL",
+    "MXN",
+    "ZAR",
+    "SGD",
+    "HKD",
 )
 _SPACE = r"[\s\x{1c}-\x{1f}]"
 # `{_NUM}(?:{_MAG})?\s?{_WORDCUR}`: between the amount's last digit and the currency word only
 # spaces, the magnitude's letters and the dot of `mio.` / `mrd.`, at most 12 characters (a class,
 # not `.`: 20× faster in Rust's regex, which was most of the gating time).
-_CURRENCY_WORD = r"\d[\s\x{1c}-\x{1f}A-Za-z.]{0,12}(?:dollar|euro|pounds|bucks|yen|yuan|rupee|franc|cent)"
+_CURRENCY_WORD = (
+    r"\d[\s\x{1c}-\x{1f}A-Za-z.]{0,12}(?:dollar|euro|pounds|bucks|yen|yuan|rupee|franc|cent)"
+)
 _FINANCE_WORDS = (
-    "revenue", "revenues", "sales", "profit", "profits", "income", "earnings", "turnover", "arr", "mrr",
-    "budget", "budgets", "funding", "raised", "raise", "raising", "valuation", "valued", "salary",
-    "salaries", "wage", "wages", "price", "priced", "prices", "pricing", "cost", "costs", "costing",
-    "spend", "spending", "spent", "paid", "pay", "payment", "invoice", "invoiced", "deal", "contract",
-    "worth", "loss", "losses", "ebitda", "financing", "investment", "invested", "fee", "fees", "fine",
-    "fined", "fines", "bonus", "compensation", "sold", "bought", "acquired", "acquisition", "debt",
-    "loan", "grant", "donation", "refund",
+    "revenue",
+    "revenues",
+    "sales",
+    "profit",
+    "profits",
+    "income",
+    "earnings",
+    "turnover",
+    "arr",
+    "mrr",
+    "budget",
+    "budgets",
+    "funding",
+    "raised",
+    "raise",
+    "raising",
+    "valuation",
+    "valued",
+    "salary",
+    "salaries",
+    "wage",
+    "wages",
+    "price",
+    "priced",
+    "prices",
+    "pricing",
+    "cost",
+    "costs",
+    "costing",
+    "spend",
+    "spending",
+    "spent",
+    "paid",
+    "pay",
+    "payment",
+    "invoice",
+    "invoiced",
+    "deal",
+    "contract",
+    "worth",
+    "loss",
+    "losses",
+    "ebitda",
+    "financing",
+    "investment",
+    "invested",
+    "fee",
+    "fees",
+    "fine",
+    "fined",
+    "fines",
+    "bonus",
+    "compensation",
+    "sold",
+    "bought",
+    "acquired",
+    "acquisition",
+    "debt",
+    "loan",
+    "grant",
+    "donation",
+    "refund",
 )
 _NOT_WORD = "(?:^|$|[^A-Za-z0-9_])"
 _NUMBER_START = r"(?:^|[^A-Za-z0-9_.,])\d[\d,.\x{a0}\x{202f}]*"  # `(?<![\w.,]){_NUM}`
@@ -79,8 +161,12 @@ def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> di
         "email": text.str.contains("@", literal=True),
         "ip": digit & (text.str.contains(_IPV4_SHAPE) | text.str.contains(_IPV6_SHAPE)),
         "phone": digit & text.str.contains(_PHONE_SHAPE),
-        "money": digit & (text.str.contains_any(list(_CURRENCY_MARKS)) | text.str.contains(_CURRENCY_WORD)
-                          | (text.str.contains(finance) & text.str.contains(_AMOUNT_WITH_MAGNITUDE))),
+        "money": digit
+        & (
+            text.str.contains_any(list(_CURRENCY_MARKS))
+            | text.str.contains(_CURRENCY_WORD)
+            | (text.str.contains(finance) & text.str.contains(_AMOUNT_WITH_MAGNITUDE))
+        ),
         "org": pl.lit(False),
         "pseudonym": text.str.contains_any(ids) if ids else pl.lit(False),
     }
@@ -88,4 +174,3 @@ def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> di
     if names and "org" in config.kinds:
         gates["org"] = text.str.contains(_any_caseless(names))
     return gates
-

@@ -47,7 +47,9 @@ class Pseudonymizer:
 
     def mapping(self, kind: str, real_ids: Any) -> dict[str, str]:
         """real id → pseudonym for every non-empty id in `real_ids` (any iterable or Series)."""
-        return {str(i): self.pseudonym(kind, str(i)) for i in real_ids if i is not None and str(i) != ""}
+        return {
+            str(i): self.pseudonym(kind, str(i)) for i in real_ids if i is not None and str(i) != ""
+        }
 
     def __repr__(self) -> str:  # never show the key
         return "Pseudonymizer(key=<hidden>)"
@@ -60,7 +62,9 @@ class IdReplacer:
         self.mapping = {k: v for k, v in mapping.items() if k}
         self._pattern: re.Pattern[str] | None = None
         if self.mapping:
-            self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{trie_pattern(self.mapping)})(?![A-Za-z0-9])")
+            self._pattern = re.compile(
+                rf"(?<![A-Za-z0-9])(?:{trie_pattern(self.mapping)})(?![A-Za-z0-9])"
+            )
 
     def replace(self, text: str) -> str:
         """`text` with every occurrence of a known id replaced (None passes through)."""
@@ -106,7 +110,9 @@ def replace_in_text(text: str, mapping: Mapping[str, str] | IdReplacer) -> str:
     return replacer.replace(text)
 
 
-def replace_ids_column(frame: pl.DataFrame, column: str, replacer: IdReplacer) -> tuple[pl.DataFrame, int]:
+def replace_ids_column(
+    frame: pl.DataFrame, column: str, replacer: IdReplacer
+) -> tuple[pl.DataFrame, int]:
     """`frame` with known ids replaced in a String column (once per distinct value), and the number
     of occurrences replaced over all rows."""
     if frame.is_empty() or column not in frame.columns:
@@ -161,7 +167,9 @@ def key_from_env_or_file(
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise PseudonymKeyError(f"cannot read pseudonym key file {path}: {exc.strerror or exc}") from None
+            raise PseudonymKeyError(
+                f"cannot read pseudonym key file {path}: {exc.strerror or exc}"
+            ) from None
         return _checked(raw.strip(), f"pseudonym key file {path}")
     raise PseudonymKeyError(
         f"no pseudonym key: set the environment variable {KEY_ENV} or [privacy] pseudonym_key_file "
@@ -171,5 +179,7 @@ def key_from_env_or_file(
 
 def _checked(key: bytes, where: str) -> bytes:
     if len(key) < MIN_KEY_BYTES:
-        raise PseudonymKeyError(f"{where} holds {len(key)} bytes; a pseudonym key needs at least {MIN_KEY_BYTES}")
+        raise PseudonymKeyError(
+            f"{where} holds {len(key)} bytes; a pseudonym key needs at least {MIN_KEY_BYTES}"
+        )
     return key

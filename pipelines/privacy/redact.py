@@ -78,7 +78,9 @@ def redaction_config_from(config: Mapping[str, Any]) -> RedactionConfig:
     if "org_names" in section:
         kwargs["org_names"] = [str(n) for n in _as_list(section["org_names"], "org_names")]
     if "phone_regions" in section:
-        kwargs["phone_regions"] = [str(r).upper() for r in _as_list(section["phone_regions"], "phone_regions")]
+        kwargs["phone_regions"] = [
+            str(r).upper() for r in _as_list(section["phone_regions"], "phone_regions")
+        ]
     if "kinds" in section:
         kwargs["kinds"] = frozenset(str(k).lower() for k in _as_list(section["kinds"], "kinds"))
     return RedactionConfig(**kwargs)
@@ -120,10 +122,15 @@ class Redactor:
     def __init__(self, config: RedactionConfig | None = None) -> None:
         self.config = config or RedactionConfig()
         self.kinds = frozenset(self.config.kinds)
-        names = sorted({n.strip() for n in self.config.org_names if n and n.strip()}, key=lambda n: (-len(n), n))
+        names = sorted(
+            {n.strip() for n in self.config.org_names if n and n.strip()},
+            key=lambda n: (-len(n), n),
+        )
         self._org: re.Pattern[str] | None = None
         if names and "org" in self.kinds:
-            alternation = "|".join(r"\s+".join(re.escape(part) for part in n.split()) for n in names)
+            alternation = "|".join(
+                r"\s+".join(re.escape(part) for part in n.split()) for n in names
+            )
             self._org = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
         self._regions = tuple(self.config.phone_regions)
 
@@ -207,13 +214,17 @@ class Redactor:
                 yield m.start(), m.end(), "ip"
 
     def _phones(self, text: str) -> Iterable[tuple[int, int, str]]:
-        if not any(sum(c.isdigit() for c in m.group()) >= 7 for m in _PHONE_CANDIDATE.finditer(text)):
+        if not any(
+            sum(c.isdigit() for c in m.group()) >= 7 for m in _PHONE_CANDIDATE.finditer(text)
+        ):
             return
         if not may_hold_phone(text):
             return  # libphonenumber is the costliest detector: skip it where no kept match can be
         seen: set[tuple[int, int]] = set()
         for region in self._regions:
-            matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
+            matcher = phonenumbers.PhoneNumberMatcher(
+                text, region, leniency=phonenumbers.Leniency.POSSIBLE
+            )
             for match in matcher:
                 span = (match.start, match.end)
                 if span in seen:
@@ -230,7 +241,11 @@ class Redactor:
             return False
         before = text[match.start - 1] if match.start > 0 else " "
         after = text[match.end] if match.end < len(text) else " "
-        glued_before = (before.isdigit() or before in "+") if raw.startswith("+") else (before.isalnum() or before in "_-/.:")
+        glued_before = (
+            (before.isdigit() or before in "+")
+            if raw.startswith("+")
+            else (before.isalnum() or before in "_-/.:")
+        )
         if glued_before or after.isalnum() or after in "_-%":
             return False  # glued to an id, a path, a date or a percentage
         if _NOT_PHONE.match(raw.strip()):
@@ -288,7 +303,9 @@ def _resolve(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, str
     return chosen
 
 
-def redact_column(frame: pl.DataFrame, column: str, redactor: Redactor) -> tuple[pl.DataFrame, Counter[str]]:
+def redact_column(
+    frame: pl.DataFrame, column: str, redactor: Redactor
+) -> tuple[pl.DataFrame, Counter[str]]:
     """`frame` with `column` redacted, and counts per kind over all rows (a value repeated in n rows
     counts n times). Python runs once per distinct non-null value; nulls stay null."""
     counts: Counter[str] = Counter()

@@ -50,11 +50,15 @@ class Footprint:
     text_ids: set[str] = field(default_factory=set)  # searched in quarantine file / raw
 
     def is_empty(self) -> bool:
-        return not (self.episodes or self.turns or self.decisions or self.feedback or self.agent_rounds)
+        return not (
+            self.episodes or self.turns or self.decisions or self.feedback or self.agent_rounds
+        )
 
 
 def _ids(subjects: pl.DataFrame, kind: str) -> list[str]:
-    return subjects.filter(pl.col("subject_kind") == kind).get_column("subject_id").unique().to_list()
+    return (
+        subjects.filter(pl.col("subject_kind") == kind).get_column("subject_id").unique().to_list()
+    )
 
 
 def _col(frame: pl.DataFrame | None, name: str) -> bool:
@@ -82,14 +86,28 @@ def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -
     if _col(episodes, "episode_id"):
         src, native = pl.col("source"), pl.col("native_id")
         whole = (
-            ((src == "study") & (_in("group_id", actors) | native.str.extract(r"^([^_]+)_", 1).is_in(_strs(actors))))
+            (
+                (src == "study")
+                & (
+                    _in("group_id", actors)
+                    | native.str.extract(r"^([^_]+)_", 1).is_in(_strs(actors))
+                )
+            )
             | ((src == "scenario") & native.is_in(_strs(scenarios)))
-            | ((src == "dialogue") & (native.is_in(_strs(conversations)) | native.str.extract(r"/(.*)$", 1).is_in(_strs(conversations))))
+            | (
+                (src == "dialogue")
+                & (
+                    native.is_in(_strs(conversations))
+                    | native.str.extract(r"/(.*)$", 1).is_in(_strs(conversations))
+                )
+            )
             | (src.is_in(_strs(["study", "decision"])) & native.is_in(_strs(conversations)))
         )
         fp.episodes |= set(episodes.filter(whole).get_column("episode_id").to_list())
         fp.episodes |= _human_subject_episodes(turns, decisions, actors)
-        fp.text_ids |= set(episodes.filter(_in("episode_id", list(fp.episodes))).get_column("native_id").to_list())
+        fp.text_ids |= set(
+            episodes.filter(_in("episode_id", list(fp.episodes))).get_column("native_id").to_list()
+        )
         eps = list(fp.episodes)
         in_group = episodes.group_by("group_id").agg(_in("episode_id", eps).all().alias("all_out"))
         fp.groups = set(in_group.filter("all_out").get_column("group_id").to_list())
@@ -99,11 +117,7 @@ def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -
         mask = _in("episode_id", eps) | _in("actor_id", actors)
         fp.turns = set(turns.filter(mask).get_column("turn_id").to_list())
     if _col(decisions, "decision_id"):
-        mask = (
-            _in("episode_id", eps)
-            | _in("actor_id", actors)
-            | _in("turn_id", list(fp.turns))
-        )
+        mask = _in("episode_id", eps) | _in("actor_id", actors) | _in("turn_id", list(fp.turns))
         fp.decisions = set(decisions.filter(mask).get_column("decision_id").to_list())
     if _col(agent_rounds, "agent_id"):
         mask = _in("episode_id", eps) | _in("agent_id", actors)
@@ -116,7 +130,9 @@ def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -
             | _pair().is_in(_strs(fp.agent_rounds))
             | feedback_rater().is_in(_strs(actors))
         )
-        fp.feedback = set(feedback.filter(mask.fill_null(False)).get_column("feedback_id").to_list())
+        fp.feedback = set(
+            feedback.filter(mask.fill_null(False)).get_column("feedback_id").to_list()
+        )
     if _col(decisions, "context_hash") and contexts is not None:
         refs = decisions.filter(pl.col("context_hash").is_not_null())
         gone = refs.filter(_in("decision_id", list(fp.decisions))).get_column("context_hash")
@@ -138,20 +154,33 @@ def _pair() -> pl.Expr:
     return pl.concat_str([pl.col("episode_id"), pl.col("agent_id")], separator=_PAIR_SEP)
 
 
-def _human_subject_episodes(turns: pl.DataFrame | None, decisions: pl.DataFrame | None, actors: list[str]) -> set[str]:
+def _human_subject_episodes(
+    turns: pl.DataFrame | None, decisions: pl.DataFrame | None, actors: list[str]
+) -> set[str]:
     """Episodes whose human speakers and deciders are all one of `actors` (and there is one)."""
     if not actors:
         return set()
     parts = []
     if _col(turns, "actor_id"):
-        parts.append(turns.filter((pl.col("role") == "user") & pl.col("actor_id").is_not_null()).select("episode_id", "actor_id"))
+        parts.append(
+            turns.filter((pl.col("role") == "user") & pl.col("actor_id").is_not_null()).select(
+                "episode_id", "actor_id"
+            )
+        )
     if _col(decisions, "actor_type"):
         parts.append(
-            decisions.filter((pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null()).select("episode_id", "actor_id")
+            decisions.filter(
+                (pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null()
+            ).select("episode_id", "actor_id")
         )
     if not parts:
         return set()
-    humans = pl.concat(parts).unique().group_by("episode_id").agg(pl.col("actor_id").n_unique().alias("n"), pl.col("actor_id").first())
+    humans = (
+        pl.concat(parts)
+        .unique()
+        .group_by("episode_id")
+        .agg(pl.col("actor_id").n_unique().alias("n"), pl.col("actor_id").first())
+    )
     hit = humans.filter((pl.col("n") == 1) & _in("actor_id", actors))
     return set(hit.get_column("episode_id").to_list())
 
@@ -173,10 +202,18 @@ def rows_mask(name: str, frame: pl.DataFrame, fp: Footprint) -> pl.Expr:
     if {"episode_id", "agent_id"} <= cols:
         mask = mask | _pair().is_in(_strs(fp.agent_rounds))
     if "target_id" in cols:
-        targets = fp.turns | fp.decisions | fp.episodes | {p.replace(_PAIR_SEP, "/") for p in fp.agent_rounds}
+        targets = (
+            fp.turns
+            | fp.decisions
+            | fp.episodes
+            | {p.replace(_PAIR_SEP, "/") for p in fp.agent_rounds}
+        )
         mask = mask | _in("target_id", list(targets))
     if "feedback_ids" in cols and fp.feedback:
-        mask = mask | pl.col("feedback_ids").list.eval(pl.element().is_in(_strs(fp.feedback))).list.any()
+        mask = (
+            mask
+            | pl.col("feedback_ids").list.eval(pl.element().is_in(_strs(fp.feedback))).list.any()
+        )
     if "participant_id" in cols:
         mask = mask | _in("participant_id", list(fp.participants))
     if base == "contexts" and "context_hash" in cols:
@@ -197,7 +234,9 @@ def _text_pattern(ids: set[str]) -> str:
     return rf"(?:^|[^A-Za-z0-9])(?:{alternation})(?:$|[^A-Za-z0-9])"
 
 
-def subject_rows(tables: dict[str, pl.DataFrame], kind: str, subject_id: str) -> dict[str, pl.DataFrame]:
+def subject_rows(
+    tables: dict[str, pl.DataFrame], kind: str, subject_id: str
+) -> dict[str, pl.DataFrame]:
     """Every row about one subject, per table of `tables` (silver and gold together; a key may carry
     a layer prefix such as `gold.turn_rewards`). Tables without such rows map to empty frames."""
     if kind not in SUBJECT_KINDS:

@@ -57,7 +57,9 @@ def nothing_to_release(layout: Layout) -> bool:
     return not episodes.exists() or pl.scan_parquet(episodes).select(pl.len()).collect().item() == 0
 
 
-def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+def drop_prompt_duplicates(
+    datasets: dict[str, pl.DataFrame],
+) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """Keep an exact prompt only in its earliest split (train, then validation, then test), across
     all datasets: a prompt trained on in `sft` must not be tested on in `kto`. Rows are whole
     examples; an rl_steps episode's steps share one `prompt_hash` (the whole episode), so an episode
@@ -65,7 +67,9 @@ def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str,
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
 
     def ranked(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.with_columns(_rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32))
+        return frame.with_columns(
+            _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
+        )
 
     first = (
         pl.concat([ranked(f).select("prompt_hash", "_rank") for f in datasets.values()])
@@ -74,7 +78,11 @@ def drop_prompt_duplicates(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str,
     )
     kept, dropped = {}, {}
     for name, frame in datasets.items():
-        out = ranked(frame).join(first, on="prompt_hash", how="left").filter(pl.col("_rank") == pl.col("_first"))
+        out = (
+            ranked(frame)
+            .join(first, on="prompt_hash", how="left")
+            .filter(pl.col("_rank") == pl.col("_first"))
+        )
         kept[name], dropped[name] = out.drop("_rank", "_first"), frame.height - out.height
     return kept, dropped
 
@@ -95,8 +103,14 @@ def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
 ROW_ID: dict[str, tuple[str, ...]] = {
     "sft": ("turn_id",),
     "kto": ("turn_id", "decision_id"),
-    "preference": ("pair_kind", "chosen_turn_id", "rejected_turn_id", "decision_id", "chosen_decision_id",
-                   "rejected_decision_id"),
+    "preference": (
+        "pair_kind",
+        "chosen_turn_id",
+        "rejected_turn_id",
+        "decision_id",
+        "chosen_decision_id",
+        "rejected_decision_id",
+    ),
     "rl_steps": ("episode_id",),
     "decisions": ("decision_id",),
     "surveys": ("participant_id", "session_id", "section", "question"),
@@ -110,7 +124,9 @@ def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     columns = [c for c in ROW_ID.get(name, ()) if c in frame.columns] or _flat_columns(frame)
     if not columns or frame.height == 0:
         return frame
-    row_id = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f")
+    row_id = pl.concat_str(
+        [pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f"
+    )
     ids = frame.select(row_id.alias("_id")).unique()
     ids = ids.with_columns(_order=sha256_hex(pl.col("_id")))
     keys = ["_order", "step"] if name == "rl_steps" and "step" in frame.columns else ["_order"]
@@ -120,15 +136,28 @@ def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
     """Survey answers with the split of their participant's group (study groups are participants)."""
-    return answers.drop("source_file").join(
-        splits.select("group_id", "split"), left_on="participant_id", right_on="group_id", how="inner"
-    ).with_columns(group_id=pl.col("participant_id"))
+    return (
+        answers.drop("source_file")
+        .join(
+            splits.select("group_id", "split"),
+            left_on="participant_id",
+            right_on="group_id",
+            how="inner",
+        )
+        .with_columns(group_id=pl.col("participant_id"))
+    )
 
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).parent, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).parent,
+            timeout=10,
+        )
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -142,12 +171,16 @@ def _package_version() -> str:
 
 
 def _raw_fingerprints(layout: Layout) -> list[dict]:
-    logs = pl.concat([read_log(layout, s) for s in SOURCES]).filter(pl.col("missing_since").is_null())
+    logs = pl.concat([read_log(layout, s) for s in SOURCES]).filter(
+        pl.col("missing_since").is_null()
+    )
     return logs.select("source", "file", "fingerprint").sort("source", "file").to_dicts()
 
 
-def release_request(settings: Settings, raw_fingerprints: list[dict] | None = None,
-                    ) -> tuple[ReleaseRequest, dict[str, int]]:
+def release_request(
+    settings: Settings,
+    raw_fingerprints: list[dict] | None = None,
+) -> tuple[ReleaseRequest, dict[str, int]]:
     """Everything a release would contain, built in memory from the published warehouse
     (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them)."""
     layout = Layout(settings.data_root)
@@ -155,10 +188,14 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
     options = DatasetOptions.from_settings(settings)
     left_out: dict[str, dict[str, int]] = {}
-    datasets, dropped = drop_prompt_duplicates(build_datasets(silver, gold, gold["splits"], options, left_out))
+    datasets, dropped = drop_prompt_duplicates(
+        build_datasets(silver, gold, gold["splits"], options, left_out)
+    )
     datasets = {name: canonical_order(frame) for name, frame in datasets.items()}
     proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {
-        "dropped_duplicate_prompts": dropped, "left_out": left_out}
+        "dropped_duplicate_prompts": dropped,
+        "left_out": left_out,
+    }
     problems = proof_problems(proof)
     if problems:
         raise LeakageError("; ".join(problems))
@@ -177,15 +214,20 @@ def release_request(settings: Settings, raw_fingerprints: list[dict] | None = No
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "release": asdict(options),
-        "privacy": {"pseudonymized": True, "redacted": True, "key": key_origin.split(" ")[0],
-                    "include_surveys": include_surveys,
-                    "redaction": settings.privacy.record()["redaction"]},
+        "privacy": {
+            "pseudonymized": True,
+            "redacted": True,
+            "key": key_origin.split(" ")[0],
+            "include_surveys": include_surveys,
+            "redaction": settings.privacy.record()["redaction"],
+        },
     }
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout)
     fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in raw_fingerprints]
-    request = ReleaseRequest(released, proof, config, fingerprints, _package_version(), _git_commit(),
-                             private.ledger)
+    request = ReleaseRequest(
+        released, proof, config, fingerprints, _package_version(), _git_commit(), private.ledger
+    )
     return request, dropped
 
 
@@ -196,7 +238,9 @@ def _dropped_in(release: Path) -> dict[str, int]:
 def _trainable(folder: Path) -> None:
     problems = trainability_problems(folder)
     if problems:
-        raise UntrainableRelease(f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20]))
+        raise UntrainableRelease(
+            f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20])
+        )
 
 
 def make_release(settings: Settings, today: str) -> ReleaseOutcome:
@@ -214,7 +258,9 @@ def make_release(settings: Settings, today: str) -> ReleaseOutcome:
     inputs = release_inputs_digest(settings, key, raw_fingerprints)
     unchanged = release_for_inputs(exports, inputs)
     if unchanged:
-        return ReleaseOutcome(unchanged, exports / unchanged, False, _dropped_in(exports / unchanged))
+        return ReleaseOutcome(
+            unchanged, exports / unchanged, False, _dropped_in(exports / unchanged)
+        )
     request, dropped = release_request(settings, raw_fingerprints)
     request = replace(request, input_digest=inputs)
     digest = content_hash(request)

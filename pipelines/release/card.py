@@ -47,9 +47,19 @@ def _dataset_section(name: str, schema: dict, files: list[dict]) -> str:
     rows = {}
     for f in files:
         rows[f["split"]] = rows.get(f["split"], 0) + f["rows"]
-    out = [f"### `{name}`", "", DATASET_PURPOSE.get(name, ""), "",
-           "Rows: " + ", ".join(f"{s} {n}" for s, n in rows.items()), "", "| column | type | meaning |", "|---|---|---|"]
-    out += [f"| `{col}` | `{dtype}` | {COMMON_COLUMNS.get(col, '')} |" for col, dtype in schema.items()]
+    out = [
+        f"### `{name}`",
+        "",
+        DATASET_PURPOSE.get(name, ""),
+        "",
+        "Rows: " + ", ".join(f"{s} {n}" for s, n in rows.items()),
+        "",
+        "| column | type | meaning |",
+        "|---|---|---|",
+    ]
+    out += [
+        f"| `{col}` | `{dtype}` | {COMMON_COLUMNS.get(col, '')} |" for col, dtype in schema.items()
+    ]
     return "\n".join(out)
 
 
@@ -126,15 +136,26 @@ def _left_out(proof: dict, dataset: str, reason: str) -> int:
 def rules_section(release: dict, proof: dict) -> str:
     """Every rule that decides a label, a pair, an example or the row order (docs/rewards.md § Release
     rules has the reasoning), with this release's settings and what each rule left out."""
-    negative, neutral = release.get("sft_include_negative", False), release.get("kto_include_neutral", False)
-    no_user = {name: _left_out(proof, name, "no_user_turn") for name in ("sft", "kto", "preference")}
+    negative, neutral = (
+        release.get("sft_include_negative", False),
+        release.get("kto_include_neutral", False),
+    )
+    no_user = {
+        name: _left_out(proof, name, "no_user_turn") for name in ("sft", "kto", "preference")
+    }
     dropped = proof.get("dropped_duplicate_prompts") or {}
-    sft_negative = ("kept (`[release] sft_include_negative = true`)" if negative else
-                    f"left out ({_left_out(proof, 'sft', 'negative_reward')} examples; "
-                    "`[release] sft_include_negative = true` keeps them)")
-    kto_neutral = ("kept and labelled false (`[release] kto_include_neutral = true`)" if neutral else
-                   f"left out ({_left_out(proof, 'kto', 'neutral_reward')} rows; "
-                   "`[release] kto_include_neutral = true` keeps them, labelled false)")
+    sft_negative = (
+        "kept (`[release] sft_include_negative = true`)"
+        if negative
+        else f"left out ({_left_out(proof, 'sft', 'negative_reward')} examples; "
+        "`[release] sft_include_negative = true` keeps them)"
+    )
+    kto_neutral = (
+        "kept and labelled false (`[release] kto_include_neutral = true`)"
+        if neutral
+        else f"left out ({_left_out(proof, 'kto', 'neutral_reward')} rows; "
+        "`[release] kto_include_neutral = true` keeps them, labelled false)"
+    )
     return f"""## Rules that decide labels, pairs and examples
 
 - `sft`: one example per assistant turn (per agent message in Social RL): the visible conversation
@@ -180,7 +201,11 @@ sign of the reward, no reward with the opposite sign of the outcome it came from
 
 def _privacy_line(privacy: dict) -> str:
     if privacy.get("pseudonymized") and privacy.get("redacted"):
-        return ("Participant, actor and user ids are keyed pseudonyms and free text is redacted; the "
-                "redaction ledger counts what was replaced.")
-    return ("**This release is NOT pseudonymised or redacted**: ids are the sources' own ids and text is "
-            "as recorded. Do not share it outside the team that owns the raw data.")
+        return (
+            "Participant, actor and user ids are keyed pseudonyms and free text is redacted; the "
+            "redaction ledger counts what was replaced."
+        )
+    return (
+        "**This release is NOT pseudonymised or redacted**: ids are the sources' own ids and text is "
+        "as recorded. Do not share it outside the team that owns the raw data."
+    )

@@ -17,12 +17,17 @@ def list_releases(exports: Path) -> pl.DataFrame:
     rows = []
     for version in complete_releases(exports):
         manifest = read_manifest(exports / version)
-        rows.append({
-            "version": version,
-            "created_at": manifest["created_at"],
-            "latest": version == latest,
-            **{name: sum(counts.values()) for name, counts in sorted(manifest["counts"].items())},
-        })
+        rows.append(
+            {
+                "version": version,
+                "created_at": manifest["created_at"],
+                "latest": version == latest,
+                **{
+                    name: sum(counts.values())
+                    for name, counts in sorted(manifest["counts"].items())
+                },
+            }
+        )
     return pl.DataFrame(rows) if rows else pl.DataFrame(schema={"version": pl.String})
 
 

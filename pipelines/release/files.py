@@ -37,7 +37,10 @@ def split_files(frame: pl.DataFrame, split: str) -> list[tuple[str, pl.DataFrame
     if frame.height <= SHARD_ROWS:
         return [(f"{split}.parquet", frame)]
     n = -(-frame.height // SHARD_ROWS)
-    return [(f"{split}-{i:05d}-of-{n:05d}.parquet", frame.slice(i * SHARD_ROWS, SHARD_ROWS)) for i in range(n)]
+    return [
+        (f"{split}-{i:05d}-of-{n:05d}.parquet", frame.slice(i * SHARD_ROWS, SHARD_ROWS))
+        for i in range(n)
+    ]
 
 
 def read_manifest(release: Path) -> dict:

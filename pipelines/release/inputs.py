@@ -27,7 +27,12 @@ from pipelines.storage.layout import Layout
 
 INPUTS_MARKER = ".release-inputs.json"  # under exports/
 _PIPELINES = Path(__file__).resolve().parents[1]
-_CODE = (_PIPELINES / "exports", _PIPELINES / "release", _PIPELINES / "privacy", _PIPELINES / "splits")
+_CODE = (
+    _PIPELINES / "exports",
+    _PIPELINES / "release",
+    _PIPELINES / "privacy",
+    _PIPELINES / "splits",
+)
 _KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
 
 
@@ -61,7 +66,9 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
 
 def record_inputs(exports: Path, digest: str, version: str) -> None:
     """Remember which release the inputs `digest` gave (written after the release is in place)."""
-    write_bytes_atomic(exports / INPUTS_MARKER, orjson.dumps({"input_digest": digest, "version": version}))
+    write_bytes_atomic(
+        exports / INPUTS_MARKER, orjson.dumps({"input_digest": digest, "version": version})
+    )
 
 
 def release_for_inputs(exports: Path, digest: str) -> str | None:
@@ -76,4 +83,3 @@ def release_for_inputs(exports: Path, digest: str) -> str | None:
     if "deletion_log" in read_manifest(exports / version):
         return None  # rewritten by `turnlake forget`: no longer what these inputs made
     return version
-

@@ -42,7 +42,9 @@ def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
     """The configured key (env or key file), else a random key generated once under the data root."""
     key_file = settings.privacy.pseudonym_key_file
     try:
-        return key_from_env_or_file(key_file, base_dir=settings.config_path.parent if settings.config_path else None), "configured"
+        return key_from_env_or_file(
+            key_file, base_dir=settings.config_path.parent if settings.config_path else None
+        ), "configured"
     except PseudonymKeyError:
         if key_file:
             raise  # a configured key that cannot be read must not be silently replaced
@@ -57,7 +59,12 @@ def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
 
 def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
     """Real ids of human subjects (participants, decision humans, raters) as the sources write them."""
-    people = human_participants(silver).get_column("participant_id").str.splitn(":", 2).struct.field("field_1")
+    people = (
+        human_participants(silver)
+        .get_column("participant_id")
+        .str.splitn(":", 2)
+        .struct.field("field_1")
+    )
     return sorted(set(people.drop_nulls().to_list()) - {""})
 
 
@@ -84,27 +91,48 @@ def _occurrences(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
     return textual, string_leaves(frame, textual).value_counts(name="n")
 
 
-def _clean_frame(frame: pl.DataFrame, textual: list[str], occurrences: pl.DataFrame, key: bytes,
-                 cleaned: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+def _clean_frame(
+    frame: pl.DataFrame,
+    textual: list[str],
+    occurrences: pl.DataFrame,
+    key: bytes,
+    cleaned: pl.DataFrame,
+) -> tuple[pl.DataFrame, dict[str, int]]:
     """`frame` with its texts replaced by their cleaned versions, and its ledger (a text repeated n
     times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
-    counts: dict[str, int] = {"pseudonym": 0} if occurrences.height else {}  # named wherever there was text
+    counts: dict[str, int] = (
+        {"pseudonym": 0} if occurrences.height else {}
+    )  # named wherever there was text
     hits = occurrences.join(cleaned, on="value", how="inner")
     kinds = [c for c in cleaned.columns if c not in ("value", "cleaned")]
     totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0) if kinds else ()
     counts |= {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
     changed = hits.filter(pl.col("cleaned") != pl.col("value"))
-    changes = [replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(c)
-               for c in textual] if changed.height else []
+    changes = (
+        [
+            replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(
+                c
+            )
+            for c in textual
+        ]
+        if changed.height
+        else []
+    )
     changes += [_keyed_hashes(frame[c], key) for c in frame.columns if _is_prompt_hash(c)]
     return frame.with_columns(changes), dict(sorted(counts.items()))
 
 
-def _candidates(distinct: pl.Series, gates: dict[str, pl.Expr]) -> Iterator[tuple[str, frozenset[str]]]:
+def _candidates(
+    distinct: pl.Series, gates: dict[str, pl.Expr]
+) -> Iterator[tuple[str, frozenset[str]]]:
     """Each distinct string some gate passes, with the names of the gates it passes."""
     names = list(gates)
-    mask = pl.sum_horizontal(gate.cast(pl.Int64) * (1 << i) for i, gate in enumerate(gates.values()))
-    gated = distinct.to_frame("value").select("value", mask.alias("mask")).filter(pl.col("mask") > 0)
+    mask = pl.sum_horizontal(
+        gate.cast(pl.Int64) * (1 << i) for i, gate in enumerate(gates.values())
+    )
+    gated = (
+        distinct.to_frame("value").select("value", mask.alias("mask")).filter(pl.col("mask") > 0)
+    )
     passed: dict[int, frozenset[str]] = {}
     for value, bits in zip(gated["value"].to_list(), gated["mask"].to_list(), strict=True):
         if bits not in passed:
@@ -116,15 +144,23 @@ def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
     kinds = sorted({kind for _, counts in cleaned.values() for kind in counts})
     results = list(cleaned.values())
     return pl.DataFrame(
-        {"value": list(cleaned), "cleaned": [text for text, _ in results],
-         **{kind: [counts.get(kind, 0) for _, counts in results] for kind in kinds}},
+        {
+            "value": list(cleaned),
+            "cleaned": [text for text, _ in results],
+            **{kind: [counts.get(kind, 0) for _, counts in results] for kind in kinds},
+        },
         schema={"value": pl.String, "cleaned": pl.String, **dict.fromkeys(kinds, pl.Int64)},
     )
 
 
-def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFrame], key: bytes,
-              redaction: RedactionConfig | Mapping[str, Any], memo: RedactionMemo | None = None,
-              workers: int = 1) -> Privatized:
+def privatize(
+    datasets: dict[str, pl.DataFrame],
+    silver: Mapping[str, pl.DataFrame],
+    key: bytes,
+    redaction: RedactionConfig | Mapping[str, Any],
+    memo: RedactionMemo | None = None,
+    workers: int = 1,
+) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
     `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
     strings of all datasets are gated together; only those a prefilter gate passes reach Python,
@@ -137,8 +173,10 @@ def privatize(datasets: dict[str, pl.DataFrame], silver: Mapping[str, pl.DataFra
     if not isinstance(redaction, RedactionConfig):
         redaction = redaction_config_from(redaction)
     occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
-    distinct = pl.concat([pl.Series("value", [], dtype=pl.String)]
-                         + [o.get_column("value") for _, o in occurrences.values()]).unique()
+    distinct = pl.concat(
+        [pl.Series("value", [], dtype=pl.String)]
+        + [o.get_column("value") for _, o in occurrences.values()]
+    ).unique()
     candidates = _candidates(distinct, detector_gates(pl.col("value"), ids, redaction))
     cleaned = _as_frame(clean_texts(candidates, replacer, redaction, memo, workers))
     ledger: dict[str, dict[str, int]] = {}

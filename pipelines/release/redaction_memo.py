@@ -29,8 +29,12 @@ _PRIVACY = Path(__file__).resolve().parents[1] / "privacy"
 
 def memo_fingerprint(config: RedactionConfig) -> str:
     """Changes with the redaction config and with the code that detects and gates."""
-    settings = {"org_names": sorted(config.org_names), "phone_regions": sorted(config.phone_regions),
-                "kinds": sorted(config.kinds), "mac": "blake2b-128"}
+    settings = {
+        "org_names": sorted(config.org_names),
+        "phone_regions": sorted(config.phone_regions),
+        "kinds": sorted(config.kinds),
+        "mac": "blake2b-128",
+    }
     return hashlib.sha256(orjson.dumps(settings) + code_digest(_PRIVACY).encode()).hexdigest()[:20]
 
 
@@ -74,10 +78,16 @@ def load_memo(data_root: Path, key: bytes, fingerprint: str) -> RedactionMemo:
         frame = pl.read_parquet(path)
         if frame.schema == _SCHEMA:
             counts = frame["counts"].to_list()
-            decoded = {text: orjson.loads(text) for text in set(counts)}  # few distinct: decode each once
-            memo.known = dict(zip(frame["text_mac"].to_list(),
-                                  zip(frame["cleaned"].to_list(), map(decoded.__getitem__, counts), strict=True),
-                                  strict=True))
+            decoded = {
+                text: orjson.loads(text) for text in set(counts)
+            }  # few distinct: decode each once
+            memo.known = dict(
+                zip(
+                    frame["text_mac"].to_list(),
+                    zip(frame["cleaned"].to_list(), map(decoded.__getitem__, counts), strict=True),
+                    strict=True,
+                )
+            )
     return memo
 
 
@@ -90,8 +100,14 @@ def save_memo(memo: RedactionMemo, data_root: Path, fingerprint: str) -> None:
         if key not in encoded:
             encoded[key] = orjson.dumps(dict(key)).decode()
         counts.append(encoded[key])
-    frame = pl.DataFrame({"text_mac": list(memo.used), "cleaned": [cleaned for cleaned, _ in memo.used.values()],
-                          "counts": counts}, schema=_SCHEMA)
+    frame = pl.DataFrame(
+        {
+            "text_mac": list(memo.used),
+            "cleaned": [cleaned for cleaned, _ in memo.used.values()],
+            "counts": counts,
+        },
+        schema=_SCHEMA,
+    )
     path = _path(data_root, fingerprint)
     write_parquet_atomic(frame, path)
     for other in path.parent.glob("*.parquet"):

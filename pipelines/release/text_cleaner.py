@@ -19,12 +19,19 @@ from pipelines.runtime.workers import worker_count, worker_pool
 MIN_TEXTS_FOR_WORKERS = 20_000
 _CHUNKS_PER_WORKER = 8  # several chunks per worker, so one slow chunk does not idle the others
 
-Cleaned = tuple[str, dict[str, int]]  # cleaned text, replacements by kind (kinds with none left out)
+Cleaned = tuple[
+    str, dict[str, int]
+]  # cleaned text, replacements by kind (kinds with none left out)
 
 
-def clean_texts(candidates: Iterable[tuple[str, frozenset[str]]], replacer: IdReplacer,
-                redaction: RedactionConfig, memo: RedactionMemo | None = None, workers: int = 1,
-                min_texts_for_workers: int = MIN_TEXTS_FOR_WORKERS) -> dict[str, Cleaned]:
+def clean_texts(
+    candidates: Iterable[tuple[str, frozenset[str]]],
+    replacer: IdReplacer,
+    redaction: RedactionConfig,
+    memo: RedactionMemo | None = None,
+    workers: int = 1,
+    min_texts_for_workers: int = MIN_TEXTS_FOR_WORKERS,
+) -> dict[str, Cleaned]:
     """Each candidate text → (cleaned text, replacements by kind incl. `pseudonym`). A candidate
     comes with the detectors (and `pseudonym`) whose prefilter gate it passed: a text with no id
     runs only those (the gates are proven supersets), a text whose ids were replaced runs them all
@@ -47,7 +54,9 @@ def clean_texts(candidates: Iterable[tuple[str, frozenset[str]]], replacer: IdRe
         else:
             known = todo.get(free, frozenset())
             todo[free] = None if only is None or known is None else known | only
-    fresh = _redact_all(list(todo.items()), redaction, worker_count(workers, len(todo), min_texts_for_workers))
+    fresh = _redact_all(
+        list(todo.items()), redaction, worker_count(workers, len(todo), min_texts_for_workers)
+    )
     for free, result in zip(todo, fresh, strict=True):
         redacted[free] = result
         if memo is not None:
@@ -59,21 +68,31 @@ def clean_texts(candidates: Iterable[tuple[str, frozenset[str]]], replacer: IdRe
     return out
 
 
-def _redact_all(todo: list[tuple[str, frozenset[str] | None]], redaction: RedactionConfig,
-                workers: int) -> list[Cleaned]:
+def _redact_all(
+    todo: list[tuple[str, frozenset[str] | None]], redaction: RedactionConfig, workers: int
+) -> list[Cleaned]:
     if workers == 1:
         return _redact_chunk(redaction, todo)
     size = max(1, -(-len(todo) // (workers * _CHUNKS_PER_WORKER)))
-    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     pool = worker_pool(workers)
-    return [result for chunk in pool.map(_redact_chunk, [redaction] * len(chunks), chunks) for result in chunk]
+    return [
+        result
+        for chunk in pool.map(_redact_chunk, [redaction] * len(chunks), chunks)
+        for result in chunk
+    ]
 
 
 _REDACTORS: dict[str, Redactor] = {}  # per process: compiling a Redactor's patterns once per config
 
 
-def _redact_chunk(redaction: RedactionConfig, chunk: list[tuple[str, frozenset[str] | None]]) -> list[Cleaned]:
+def _redact_chunk(
+    redaction: RedactionConfig, chunk: list[tuple[str, frozenset[str] | None]]
+) -> list[Cleaned]:
     redactor = _REDACTORS.get(repr(redaction))
     if redactor is None:
         redactor = _REDACTORS[repr(redaction)] = Redactor(redaction)
-    return [(cleaned, dict(counts)) for cleaned, counts in (redactor.redact(text, only) for text, only in chunk)]
+    return [
+        (cleaned, dict(counts))
+        for cleaned, counts in (redactor.redact(text, only) for text, only in chunk)
+    ]

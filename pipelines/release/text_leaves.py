@@ -22,7 +22,9 @@ def _leaf_exprs(expr: pl.Expr, dtype: pl.DataType) -> list[pl.Expr]:
     if isinstance(dtype, pl.List):
         return _leaf_exprs(expr.list.explode(), dtype.inner)
     if isinstance(dtype, pl.Struct):
-        return [leaf for f in dtype.fields for leaf in _leaf_exprs(expr.struct.field(f.name), f.dtype)]
+        return [
+            leaf for f in dtype.fields for leaf in _leaf_exprs(expr.struct.field(f.name), f.dtype)
+        ]
     return []
 
 
@@ -46,7 +48,10 @@ def replace_strings(expr: pl.Expr, dtype: pl.DataType, old: pl.Series, new: pl.S
     if isinstance(dtype, pl.List):
         return expr.list.eval(replace_strings(pl.element(), dtype.inner, old, new))
     if isinstance(dtype, pl.Struct):
-        fields = [replace_strings(pl.field(f.name), f.dtype, old, new).alias(f.name)
-                  for f in dtype.fields if is_textual(f.dtype)]
+        fields = [
+            replace_strings(pl.field(f.name), f.dtype, old, new).alias(f.name)
+            for f in dtype.fields
+            if is_textual(f.dtype)
+        ]
         return expr.struct.with_fields(fields)
     return expr

@@ -22,10 +22,15 @@ def _split_overlaps(release: Path, dataset: str) -> list[str]:
     problems = []
     for column in columns:
         straddling = (
-            frame.group_by(column).agg(pl.col("split").n_unique().alias("n")).filter(pl.col("n") > 1).collect()
+            frame.group_by(column)
+            .agg(pl.col("split").n_unique().alias("n"))
+            .filter(pl.col("n") > 1)
+            .collect()
         )
         if straddling.height:
-            problems.append(f"{dataset}: {straddling.height} {column} values appear in more than one split")
+            problems.append(
+                f"{dataset}: {straddling.height} {column} values appear in more than one split"
+            )
     return problems
 
 
@@ -36,7 +41,9 @@ def verify_release(release: Path) -> list[str]:
     manifest = read_manifest(release)
     problems = []
     listed = {f["path"] for f in manifest["files"]}
-    present = {p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file()} - {MANIFEST}
+    present = {p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file()} - {
+        MANIFEST
+    }
     problems += [f"{path}: not in the manifest" for path in sorted(present - listed)]
     for entry in manifest["files"]:
         path = release / entry["path"]
@@ -46,11 +53,17 @@ def verify_release(release: Path) -> list[str]:
         if sha256_file(path) != entry["sha256"]:
             problems.append(f"{entry['path']}: sha256 differs from the manifest")
             continue
-        if entry.get("rows") is not None and pq.ParquetFile(path).metadata.num_rows != entry["rows"]:
+        if (
+            entry.get("rows") is not None
+            and pq.ParquetFile(path).metadata.num_rows != entry["rows"]
+        ):
             problems.append(f"{entry['path']}: row count differs from the manifest")
     if problems:
         return problems
-    problems += [f"split proof: {p}" for p in proof_problems(orjson.loads((release / SPLIT_PROOF).read_bytes()))]
+    problems += [
+        f"split proof: {p}"
+        for p in proof_problems(orjson.loads((release / SPLIT_PROOF).read_bytes()))
+    ]
     for dataset in manifest["counts"]:
         problems += _split_overlaps(release, dataset)
     return problems

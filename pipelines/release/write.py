@@ -40,8 +40,12 @@ class ReleaseRequest:
     raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
     package_version: str
     git_commit: str
-    redaction_ledger: dict[str, dict[str, int]] | None = None  # dataset -> kind -> count (no values)
-    input_digest: str | None = None  # what it was made from (pipelines/release/inputs.py); not content
+    redaction_ledger: dict[str, dict[str, int]] | None = (
+        None  # dataset -> kind -> count (no values)
+    )
+    input_digest: str | None = (
+        None  # what it was made from (pipelines/release/inputs.py); not content
+    )
 
 
 def content_hash(request: ReleaseRequest) -> str:
@@ -67,7 +71,9 @@ def existing_version(exports: Path, digest: str) -> str | None:
 def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     folder.mkdir(parents=True)
     files = []
-    splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(set(frame["split"]) - set(SPLIT_ORDER))
+    splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(
+        set(frame["split"]) - set(SPLIT_ORDER)
+    )
     for split in splits:
         for name, part in split_files(frame.filter(pl.col("split") == split), split):
             part.write_parquet(folder / name, compression="zstd", statistics=True)
@@ -75,8 +81,13 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
-def write_release(exports: Path, version: str, digest: str, request: ReleaseRequest,
-                  check: Callable[[Path], None] | None = None) -> Path:
+def write_release(
+    exports: Path,
+    version: str,
+    digest: str,
+    request: ReleaseRequest,
+    check: Callable[[Path], None] | None = None,
+) -> Path:
     """Write everything into a hidden temporary folder, the manifest last, then rename it into place.
 
     `check(folder)` runs on the complete temporary folder before the rename; if it raises, the folder
@@ -87,11 +98,21 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
         shutil.rmtree(tmp)
     tmp.mkdir()
     # A dataset with no rows in this build is left out (its count is 0 in the manifest).
-    layout = {name: _write_dataset(tmp / name, frame) for name, frame in sorted(request.datasets.items()) if frame.height}
+    layout = {
+        name: _write_dataset(tmp / name, frame)
+        for name, frame in sorted(request.datasets.items())
+        if frame.height
+    }
     crash_point("release:after_datasets")
-    (tmp / SPLIT_PROOF).write_bytes(orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    (tmp / SPLIT_PROOF).write_bytes(
+        orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    )
     if request.redaction_ledger is not None:
-        (tmp / LEDGER).write_bytes(orjson.dumps(request.redaction_ledger, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        (tmp / LEDGER).write_bytes(
+            orjson.dumps(
+                request.redaction_ledger, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+            )
+        )
     (tmp / CARD).write_text(render_card(version, request, layout), encoding="utf-8")
     manifest = {
         "version": version,
@@ -103,7 +124,9 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,
-        "counts": {name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)},
+        "counts": {
+            name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
+        },
         "files": [],
     }
     for name, files in layout.items():
@@ -111,9 +134,15 @@ def write_release(exports: Path, version: str, digest: str, request: ReleaseRequ
             manifest["counts"][name][f["split"]] += f["rows"]
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
-        rows = next((f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None)
-        manifest["files"].append({"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows})
-    (tmp / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        rows = next(
+            (f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None
+        )
+        manifest["files"].append(
+            {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows}
+        )
+    (tmp / MANIFEST).write_bytes(
+        orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    )
     if check is not None:
         try:
             check(tmp)

@@ -20,18 +20,30 @@ def _rules(column: pa.Column) -> str:
         parts.append("unique")
     for check in column.checks:
         stats = {k: v for k, v in (check.statistics or {}).items() if v is not None}
-        parts.append(f"{check.name}({', '.join(map(str, stats.values()))})" if stats else check.name)
+        parts.append(
+            f"{check.name}({', '.join(map(str, stats.values()))})" if stats else check.name
+        )
     return "; ".join(parts).replace("|", "\\|")
 
 
 def _table_section(name: str, model: type[pa.DataFrameModel]) -> str:
     schema = model.to_schema()
     doc = (model.__doc__ or "").strip()
-    lines = [f"### `{name}`", "", f"{doc}", "", f"Model: `{model.__module__}.{model.__name__}`", "",
-             "| column | type | nullable | rules | description |", "|---|---|---|---|---|"]
+    lines = [
+        f"### `{name}`",
+        "",
+        f"{doc}",
+        "",
+        f"Model: `{model.__module__}.{model.__name__}`",
+        "",
+        "| column | type | nullable | rules | description |",
+        "|---|---|---|---|---|",
+    ]
     for col_name, col in schema.columns.items():
         desc = (col.description or "").replace("|", "\\|")
-        lines.append(f"| `{col_name}` | `{col.dtype}` | {'yes' if col.nullable else 'no'} | {_rules(col)} | {desc} |")
+        lines.append(
+            f"| `{col_name}` | `{col.dtype}` | {'yes' if col.nullable else 'no'} | {_rules(col)} | {desc} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -48,7 +60,10 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_table_section(name, model) for name, model in SILVER_MODELS.items()]
-    out += ["## Gold (rewards with provenance, outcomes, quality signals; rules in docs/rewards.md)", ""]
+    out += [
+        "## Gold (rewards with provenance, outcomes, quality signals; rules in docs/rewards.md)",
+        "",
+    ]
     out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
     out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
     for source in SOURCES:

@@ -23,7 +23,9 @@ class RawStatus:
     changes: pl.DataFrame  # source, file, change (new | changed | missing)
     pending: pl.DataFrame  # source, file, locator
     freshness: pl.DataFrame  # source, files, last_parsed_at, newest_record_at
-    unrecognised: list[str] = field(default_factory=list)  # raw files no adapter claims (never read)
+    unrecognised: list[str] = field(
+        default_factory=list
+    )  # raw files no adapter claims (never read)
 
 
 def _sha256(path: Path) -> str:
@@ -37,7 +39,10 @@ def _sha256(path: Path) -> str:
 def raw_changes(settings: Settings, source: str) -> list[dict]:
     """Files added, changed or gone since the last ingest; content is hashed only when size
     and mtime cannot tell."""
-    log = {row["file"]: row for row in read_log(Layout(settings.data_root), source).iter_rows(named=True)}
+    log = {
+        row["file"]: row
+        for row in read_log(Layout(settings.data_root), source).iter_rows(named=True)
+    }
     changes = []
     seen = set()
     for file in adapter(source).discover(Path(settings.raw_root)):
@@ -52,24 +57,36 @@ def raw_changes(settings: Settings, source: str) -> list[dict]:
             modified > known["parsed_at"] and _sha256(file.path) != known["fingerprint"]
         ):
             changes.append({"source": source, "file": file.rel_path, "change": "changed"})
-    changes += [{"source": source, "file": f, "change": "missing"} for f, row in log.items()
-                if f not in seen and row["missing_since"] is None]
+    changes += [
+        {"source": source, "file": f, "change": "missing"}
+        for f, row in log.items()
+        if f not in seen and row["missing_since"] is None
+    ]
     return changes
 
 
 def _freshness(layout: Layout) -> pl.DataFrame:
     logs = pl.concat([read_log(layout, s) for s in SOURCES])
-    parsed = logs.group_by("source").agg(pl.len().alias("files"), pl.col("parsed_at").max().alias("last_parsed_at"))
+    parsed = logs.group_by("source").agg(
+        pl.len().alias("files"), pl.col("parsed_at").max().alias("last_parsed_at")
+    )
     frame = pl.DataFrame({"source": list(SOURCES)}).join(parsed, on="source", how="left")
     if not layout.silver("episodes").exists():
         return frame.with_columns(newest_record_at=pl.lit(None, pl.Datetime("us", "UTC")))
-    episodes = pl.read_parquet(layout.silver("episodes"), columns=["episode_id", "source", "started_at", "ended_at"])
+    episodes = pl.read_parquet(
+        layout.silver("episodes"), columns=["episode_id", "source", "started_at", "ended_at"]
+    )
     turns = pl.read_parquet(layout.silver("turns"), columns=["episode_id", "ts"])
     newest = (
-        episodes.join(turns.group_by("episode_id").agg(pl.col("ts").max()), on="episode_id", how="left")
+        episodes.join(
+            turns.group_by("episode_id").agg(pl.col("ts").max()), on="episode_id", how="left"
+        )
         .group_by("source")
-        .agg(pl.max_horizontal(pl.col("ended_at").max(), pl.col("started_at").max(), pl.col("ts").max())
-             .alias("newest_record_at"))
+        .agg(
+            pl.max_horizontal(
+                pl.col("ended_at").max(), pl.col("started_at").max(), pl.col("ts").max()
+            ).alias("newest_record_at")
+        )
     )
     return frame.join(newest, on="source", how="left")
 
@@ -84,5 +101,9 @@ def raw_status(settings: Settings) -> RawStatus:
         .explode("locator")
         .drop_nulls("locator")
     )
-    return RawStatus(pl.DataFrame(changes, schema=_CHANGES, orient="row"), pending, _freshness(layout),
-                     unrecognised_files(settings.raw_root))
+    return RawStatus(
+        pl.DataFrame(changes, schema=_CHANGES, orient="row"),
+        pending,
+        _freshness(layout),
+        unrecognised_files(settings.raw_root),
+    )

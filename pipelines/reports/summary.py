@@ -22,12 +22,16 @@ from pipelines.transforms.build import WITHHELD_MARKER
 @dataclass(frozen=True)
 class BuildSummary:
     table_rows: pl.DataFrame  # table, rows
-    reconciliation: pl.DataFrame  # source, files, records_read, bronze_rows, quarantine_rows, pending, balanced
+    reconciliation: (
+        pl.DataFrame
+    )  # source, files, records_read, bronze_rows, quarantine_rows, pending, balanced
     quarantine: pl.DataFrame  # source, stage, error_kind, n
     pending: pl.DataFrame  # source, file, locator
     missing: pl.DataFrame  # source, file, missing_since: raw files that vanished (rows kept)
     withheld: dict[str, int]  # silver rows withheld per table for opted-out subjects (counts only)
-    unrecognised: list[str] = field(default_factory=list)  # raw files no adapter claims (never read)
+    unrecognised: list[str] = field(
+        default_factory=list
+    )  # raw files no adapter claims (never read)
 
     @property
     def balanced(self) -> bool:
@@ -37,7 +41,10 @@ class BuildSummary:
 def build_summary(settings: Settings) -> BuildSummary:
     layout = Layout(settings.data_root)
     rows = [
-        {"table": table, "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item()}
+        {
+            "table": table,
+            "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item(),
+        }
         for table in SILVER_MODELS
         if layout.silver(table).exists()
     ]
@@ -57,21 +64,41 @@ def build_summary(settings: Settings) -> BuildSummary:
             )
         )
     reconciliation = pl.concat(per_source)
-    quarantine = read_table(layout.silver("quarantine"), None) if layout.silver("quarantine").exists() else None
+    quarantine = (
+        read_table(layout.silver("quarantine"), None)
+        if layout.silver("quarantine").exists()
+        else None
+    )
     by_kind = (
-        quarantine.group_by("source", "stage", "error_kind").agg(pl.len().cast(pl.Int64).alias("n")).sort("source", "stage", "error_kind")
+        quarantine.group_by("source", "stage", "error_kind")
+        .agg(pl.len().cast(pl.Int64).alias("n"))
+        .sort("source", "stage", "error_kind")
         if quarantine is not None
-        else pl.DataFrame(schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64})
+        else pl.DataFrame(
+            schema={"source": pl.String, "stage": pl.String, "error_kind": pl.String, "n": pl.Int64}
+        )
     )
     logs = pl.concat([read_log(layout, s) for s in SOURCES])
-    missing = logs.filter(pl.col("missing_since").is_not_null()).select("source", "file", "missing_since")
-    pending = logs.filter(pl.col("missing_since").is_null()).select(
-        "source", "file", pl.col("pending_locators").alias("locator")
-    ).explode("locator").drop_nulls("locator")
+    missing = logs.filter(pl.col("missing_since").is_not_null()).select(
+        "source", "file", "missing_since"
+    )
+    pending = (
+        logs.filter(pl.col("missing_since").is_null())
+        .select("source", "file", pl.col("pending_locators").alias("locator"))
+        .explode("locator")
+        .drop_nulls("locator")
+    )
     marker = layout.silver_link / WITHHELD_MARKER
     withheld = orjson.loads(marker.read_bytes()) if marker.exists() else {}
-    return BuildSummary(table_rows, reconciliation, by_kind, pending, missing, withheld,
-                        unrecognised_files(settings.raw_root))
+    return BuildSummary(
+        table_rows,
+        reconciliation,
+        by_kind,
+        pending,
+        missing,
+        withheld,
+        unrecognised_files(settings.raw_root),
+    )
 
 
 def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> list[str]:
@@ -83,5 +110,7 @@ def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> l
     for folder, members in sorted(by_folder.items()):
         shown = ", ".join(members[:examples]) + (", …" if len(members) > examples else "")
         noun = "file" if len(members) == 1 else "files"
-        lines.append(f"not recognised: {len(members)} {noun} under {Path(raw_root) / folder} (e.g. {shown})")
+        lines.append(
+            f"not recognised: {len(members)} {noun} under {Path(raw_root) / folder} (e.g. {shown})"
+        )
     return lines

@@ -22,7 +22,9 @@ def dangling_references(tables: dict[str, pl.DataFrame]) -> dict[str, int]:
     problems = {}
     for child, column, parent, key in REFERENCES:
         values = tables[child].select(pl.col(column).drop_nulls().unique())
-        missing = values.join(tables[parent].select(pl.col(key).alias(column)), on=column, how="anti")
+        missing = values.join(
+            tables[parent].select(pl.col(key).alias(column)), on=column, how="anti"
+        )
         if missing.height:
             problems[f"{child}.{column} -> {parent}.{key}"] = missing.height
     return problems

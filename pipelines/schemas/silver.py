@@ -19,79 +19,166 @@ FEEDBACK_TARGETS = ("turn", "episode", "decision", "agent_round")
 FEEDBACK_SOURCE_KINDS = ("human", "judge", "system", "self", "outcome")
 
 
-
-
 class Episodes(StrictModel):
     """One conversation, scenario, experiment round or decision session."""
 
     episode_id: str = pa.Field(unique=True, description="Deterministic id: `<source>:<native id>`.")
     source: str = pa.Field(isin=SOURCES, description="Source adapter that produced the episode.")
-    native_id: str = pa.Field(description="The source's own id (scenario_id, session_id, run folder + round, conversation_id, decision sessionId).")
-    group_id: str = pa.Field(description="Unit that must never straddle splits (participant, scenario, experiment, conversation, decision session; decision sessions sharing a human actor form one group).")
-    started_at: UTC_TS = pa.Field(nullable=True, description="First known time of the episode (UTC).")
+    native_id: str = pa.Field(
+        description="The source's own id (scenario_id, session_id, run folder + round, conversation_id, decision sessionId)."
+    )
+    group_id: str = pa.Field(
+        description="Unit that must never straddle splits (participant, scenario, experiment, conversation, decision session; decision sessions sharing a human actor form one group)."
+    )
+    started_at: UTC_TS = pa.Field(
+        nullable=True, description="First known time of the episode (UTC)."
+    )
     ended_at: UTC_TS = pa.Field(nullable=True, description="Last known time of the episode (UTC).")
     n_turns: pl.Int64 = pa.Field(ge=0, description="Number of rows in `turns` for this episode.")
-    end_reason: str = pa.Field(nullable=True, description="Why the episode ended (study: derived from the judge trail: agreement, refusal, max_turns, unknown).")
-    attributes: str = pa.Field(nullable=True, description="JSON object of source-specific metadata and unmapped raw fields.")
-    source_file: str = pa.Field(description="Raw file (relative to the raw root) the episode's chosen copy came from.")
+    end_reason: str = pa.Field(
+        nullable=True,
+        description="Why the episode ended (study: derived from the judge trail: agreement, refusal, max_turns, unknown).",
+    )
+    attributes: str = pa.Field(
+        nullable=True,
+        description="JSON object of source-specific metadata and unmapped raw fields.",
+    )
+    source_file: str = pa.Field(
+        description="Raw file (relative to the raw root) the episode's chosen copy came from."
+    )
 
 
 class Turns(StrictModel):
     """One utterance or message, in source order within its episode."""
 
-    turn_id: str = pa.Field(unique=True, description="Deterministic id: `<episode_id>#<turn_index>`.")
+    turn_id: str = pa.Field(
+        unique=True, description="Deterministic id: `<episode_id>#<turn_index>`."
+    )
     episode_id: str = pa.Field(description="Episode the turn belongs to.")
-    turn_index: pl.Int64 = pa.Field(ge=0, description="0-based position in source order (a dialogue's `turns[i]`, a session's `history[i]`).")
-    role: str = pa.Field(isin=ROLES, description="Canonical role: user, assistant, system or agent.")
-    native_role: str = pa.Field(nullable=True, description="Role as the source names it (operator, resident, moderator, Worker, ...).")
-    actor_id: str = pa.Field(nullable=True, description="Who spoke: participant, agent id, persona or user id where known.")
+    turn_index: pl.Int64 = pa.Field(
+        ge=0,
+        description="0-based position in source order (a dialogue's `turns[i]`, a session's `history[i]`).",
+    )
+    role: str = pa.Field(
+        isin=ROLES, description="Canonical role: user, assistant, system or agent."
+    )
+    native_role: str = pa.Field(
+        nullable=True,
+        description="Role as the source names it (operator, resident, moderator, Worker, ...).",
+    )
+    actor_id: str = pa.Field(
+        nullable=True,
+        description="Who spoke: participant, agent id, persona or user id where known.",
+    )
     text: str = pa.Field(nullable=True, description="Utterance text as recorded.")
-    ts: UTC_TS = pa.Field(nullable=True, description="When the turn was recorded (UTC), where known.")
-    internal: bool = pa.Field(description="True for messages not shown to other participants (e.g. Social RL coach messages).")
-    attributes: str = pa.Field(nullable=True, description="JSON object of turn-level metadata and unmapped raw fields.")
+    ts: UTC_TS = pa.Field(
+        nullable=True, description="When the turn was recorded (UTC), where known."
+    )
+    internal: bool = pa.Field(
+        description="True for messages not shown to other participants (e.g. Social RL coach messages)."
+    )
+    attributes: str = pa.Field(
+        nullable=True, description="JSON object of turn-level metadata and unmapped raw fields."
+    )
 
 
 class Feedback(StrictModel):
     """One signal (rating, reward, judge stance, outcome, ...) about one target."""
 
-    feedback_id: str = pa.Field(unique=True, description="Idempotent id: hash of the signal's content and target.")
+    feedback_id: str = pa.Field(
+        unique=True, description="Idempotent id: hash of the signal's content and target."
+    )
     episode_id: str = pa.Field(description="Episode the signal is about.")
-    turn_id: str = pa.Field(nullable=True, description="Turn the signal judges, if it targets a turn.")
-    decision_id: str = pa.Field(nullable=True, description="Decision the signal judges, if it targets a decision.")
-    agent_id: str = pa.Field(nullable=True, description="Agent the signal judges, if it targets an agent round.")
-    target: str = pa.Field(isin=FEEDBACK_TARGETS, description="What is judged: turn, episode, decision or agent_round.")
-    name: str = pa.Field(description="Signal name (rating, reward, user_validated, judge_stance, engagement, ...).")
-    value_num: pl.Float64 = pa.Field(nullable=True, description="Numeric value, if the signal is numeric or boolean (1/0).")
-    value_text: str = pa.Field(nullable=True, description="Text or category value (e.g. a judge stance, a comment).")
-    scale: str = pa.Field(description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, `category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence settles, `as_recorded` for a number whose scale the source does not state.")
-    source_kind: str = pa.Field(isin=FEEDBACK_SOURCE_KINDS, description="Who produced it: human, judge, system, self or outcome.")
-    observed_at: UTC_TS = pa.Field(nullable=True, description="When the signal was recorded (UTC), where known.")
-    attributes: str = pa.Field(nullable=True, description="JSON object with the signal's context (reasoning, comment, raw fields).")
+    turn_id: str = pa.Field(
+        nullable=True, description="Turn the signal judges, if it targets a turn."
+    )
+    decision_id: str = pa.Field(
+        nullable=True, description="Decision the signal judges, if it targets a decision."
+    )
+    agent_id: str = pa.Field(
+        nullable=True, description="Agent the signal judges, if it targets an agent round."
+    )
+    target: str = pa.Field(
+        isin=FEEDBACK_TARGETS, description="What is judged: turn, episode, decision or agent_round."
+    )
+    name: str = pa.Field(
+        description="Signal name (rating, reward, user_validated, judge_stance, engagement, ...)."
+    )
+    value_num: pl.Float64 = pa.Field(
+        nullable=True, description="Numeric value, if the signal is numeric or boolean (1/0)."
+    )
+    value_text: str = pa.Field(
+        nullable=True, description="Text or category value (e.g. a judge stance, a comment)."
+    )
+    scale: str = pa.Field(
+        description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, `category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence settles, `as_recorded` for a number whose scale the source does not state."
+    )
+    source_kind: str = pa.Field(
+        isin=FEEDBACK_SOURCE_KINDS,
+        description="Who produced it: human, judge, system, self or outcome.",
+    )
+    observed_at: UTC_TS = pa.Field(
+        nullable=True, description="When the signal was recorded (UTC), where known."
+    )
+    attributes: str = pa.Field(
+        nullable=True,
+        description="JSON object with the signal's context (reasoning, comment, raw fields).",
+    )
 
 
 class Decisions(StrictModel):
     """One choice among actions, with the alternatives and the context the decider saw."""
 
-    decision_id: str = pa.Field(unique=True, description="The decision point's own id where the source has one, else deterministic.")
+    decision_id: str = pa.Field(
+        unique=True,
+        description="The decision point's own id where the source has one, else deterministic.",
+    )
     episode_id: str = pa.Field(description="Episode the decision belongs to.")
-    turn_id: str = pa.Field(nullable=True, description="Turn that carried out the decision (e.g. the operator reply an IQL step chose).")
-    actor_id: str = pa.Field(nullable=True, description="Who decided (persona, participant, agent).")
+    turn_id: str = pa.Field(
+        nullable=True,
+        description="Turn that carried out the decision (e.g. the operator reply an IQL step chose).",
+    )
+    actor_id: str = pa.Field(
+        nullable=True, description="Who decided (persona, participant, agent)."
+    )
     actor_type: str = pa.Field(nullable=True, description="human, ai, policy, moderator, ...")
-    action: str = pa.Field(nullable=True, description="The chosen action (IQL policy, post/silent, proposed significance, ...).")
-    candidates: CANDIDATE = pa.Field(nullable=True, description="All options considered with their values (Q-values, alternatives).")
-    confidence: pl.Float64 = pa.Field(nullable=True, description="Decider's confidence, where recorded.")
-    reasoning: str = pa.Field(nullable=True, description="Decider's stated reasoning, where recorded.")
-    context_hash: str = pa.Field(nullable=True, description="sha256 of the context the decider saw; key into `contexts`.")
-    suggested_action: str = pa.Field(nullable=True, description="Action a companion/moderator suggested, if any.")
-    suggestion_followed: bool = pa.Field(nullable=True, description="Whether the action equals the suggestion (null without a suggestion).")
+    action: str = pa.Field(
+        nullable=True,
+        description="The chosen action (IQL policy, post/silent, proposed significance, ...).",
+    )
+    candidates: CANDIDATE = pa.Field(
+        nullable=True,
+        description="All options considered with their values (Q-values, alternatives).",
+    )
+    confidence: pl.Float64 = pa.Field(
+        nullable=True, description="Decider's confidence, where recorded."
+    )
+    reasoning: str = pa.Field(
+        nullable=True, description="Decider's stated reasoning, where recorded."
+    )
+    context_hash: str = pa.Field(
+        nullable=True, description="sha256 of the context the decider saw; key into `contexts`."
+    )
+    suggested_action: str = pa.Field(
+        nullable=True, description="Action a companion/moderator suggested, if any."
+    )
+    suggestion_followed: bool = pa.Field(
+        nullable=True,
+        description="Whether the action equals the suggestion (null without a suggestion).",
+    )
     ts: UTC_TS = pa.Field(nullable=True, description="When the decision was made (UTC).")
-    attributes: str = pa.Field(nullable=True, description="JSON object of decision metadata and unmapped raw fields.")
+    attributes: str = pa.Field(
+        nullable=True, description="JSON object of decision metadata and unmapped raw fields."
+    )
 
 
 class Contexts(StrictModel):
     """A distinct context blob (system prompt, RAG context, full decision context), stored once."""
 
-    context_hash: str = pa.Field(unique=True, description="sha256 of `context`: content-addressed, one row per distinct blob.")
+    context_hash: str = pa.Field(
+        unique=True,
+        description="sha256 of `context`: content-addressed, one row per distinct blob.",
+    )
     context: str = pa.Field(description="The context as JSON text (decompressed).")
     n_bytes: pl.Int64 = pa.Field(ge=0, description="Size of `context` in UTF-8 bytes.")
 
@@ -102,19 +189,48 @@ class AgentRounds(StrictModel):
     episode_id: str = pa.Field(description="Episode of the round (one experiment round).")
     agent_id: str = pa.Field(description="Agent id as the source writes it (e.g. `Worker+Alice`).")
     round_number: pl.Int64 = pa.Field(ge=0, description="Round number within the experiment.")
-    role: str = pa.Field(nullable=True, description="Agent role (prefix of `Role+Name` ids, or from the source).")
-    engagement: pl.Float64 = pa.Field(nullable=True, description="Feedback vector: engagement in [0,1].")
-    theoretical_alignment: pl.Float64 = pa.Field(nullable=True, description="Feedback vector: theoretical alignment in [0,1].")
-    contribution_value: pl.Float64 = pa.Field(nullable=True, description="Feedback vector: contribution value in [0,1].")
-    direct_references: pl.Int64 = pa.Field(nullable=True, description="Feedback vector: times the agent was referenced.")
-    response_received: pl.Int64 = pa.Field(nullable=True, description="Feedback vector: responses the agent received.")
-    analyst_mentions: pl.Int64 = pa.Field(nullable=True, description="Feedback vector: mentions by the analyst.")
-    synthesis_inclusion: pl.Float64 = pa.Field(nullable=True, description="Feedback vector: share included in the round synthesis.")
-    concepts_embodied: pl.List(pl.String) = pa.Field(nullable=True, description="Feedback vector: theory concepts the agent embodied.")
-    reported_engagement_delta: pl.Float64 = pa.Field(nullable=True, description="Engagement delta the source itself reports in policy_adaptations.")
-    reported_alignment_delta: pl.Float64 = pa.Field(nullable=True, description="Alignment delta the source itself reports in policy_adaptations.")
-    reported_contribution_delta: pl.Float64 = pa.Field(nullable=True, description="Contribution delta the source itself reports in policy_adaptations.")
-    attributes: str = pa.Field(nullable=True, description="JSON object of other feedback fields and adaptations.")
+    role: str = pa.Field(
+        nullable=True, description="Agent role (prefix of `Role+Name` ids, or from the source)."
+    )
+    engagement: pl.Float64 = pa.Field(
+        nullable=True, description="Feedback vector: engagement in [0,1]."
+    )
+    theoretical_alignment: pl.Float64 = pa.Field(
+        nullable=True, description="Feedback vector: theoretical alignment in [0,1]."
+    )
+    contribution_value: pl.Float64 = pa.Field(
+        nullable=True, description="Feedback vector: contribution value in [0,1]."
+    )
+    direct_references: pl.Int64 = pa.Field(
+        nullable=True, description="Feedback vector: times the agent was referenced."
+    )
+    response_received: pl.Int64 = pa.Field(
+        nullable=True, description="Feedback vector: responses the agent received."
+    )
+    analyst_mentions: pl.Int64 = pa.Field(
+        nullable=True, description="Feedback vector: mentions by the analyst."
+    )
+    synthesis_inclusion: pl.Float64 = pa.Field(
+        nullable=True, description="Feedback vector: share included in the round synthesis."
+    )
+    concepts_embodied: pl.List(pl.String) = pa.Field(
+        nullable=True, description="Feedback vector: theory concepts the agent embodied."
+    )
+    reported_engagement_delta: pl.Float64 = pa.Field(
+        nullable=True,
+        description="Engagement delta the source itself reports in policy_adaptations.",
+    )
+    reported_alignment_delta: pl.Float64 = pa.Field(
+        nullable=True,
+        description="Alignment delta the source itself reports in policy_adaptations.",
+    )
+    reported_contribution_delta: pl.Float64 = pa.Field(
+        nullable=True,
+        description="Contribution delta the source itself reports in policy_adaptations.",
+    )
+    attributes: str = pa.Field(
+        nullable=True, description="JSON object of other feedback fields and adaptations."
+    )
 
 
 class Quarantine(StrictModel):
@@ -122,11 +238,18 @@ class Quarantine(StrictModel):
 
     source: str = pa.Field(isin=SOURCES, description="Source whose record was rejected.")
     file: str = pa.Field(description="Raw file (relative to the raw root).")
-    locator: str = pa.Field(description="Where in the file: line and byte offset, row id, or record path.")
-    error_kind: str = pa.Field(description="Reason from a fixed vocabulary (invalid_json, truncated, missing_field, bad_type, bad_value, orphan, duplicate_conflict, too_large, ...).")
+    locator: str = pa.Field(
+        description="Where in the file: line and byte offset, row id, or record path."
+    )
+    error_kind: str = pa.Field(
+        description="Reason from a fixed vocabulary (invalid_json, truncated, missing_field, bad_type, bad_value, orphan, duplicate_conflict, too_large, ...)."
+    )
     message: str = pa.Field(description="What is wrong, in words a person understands.")
     raw: str = pa.Field(nullable=True, description="Truncated copy of the rejected raw record.")
-    stage: str = pa.Field(isin=("parse", "silver"), description="parse: rejected reading the file; silver: rejected when building canonical tables.")
+    stage: str = pa.Field(
+        isin=("parse", "silver"),
+        description="parse: rejected reading the file; silver: rejected when building canonical tables.",
+    )
     run_id: str = pa.Field(nullable=True, description="Dagster run that rejected it.")
 
 
@@ -135,14 +258,31 @@ class SurveyAnswers(StrictModel):
     releases leave it out unless `[privacy] include_surveys` is true, and then pseudonymized."""
 
     participant_id: str = pa.Field(description="Study participant (real id: silver is local data).")
-    confirmation_number: str = pa.Field(nullable=True, description="The participant file's confirmation number (CCC### / INC###).")
-    session_id: str = pa.Field(nullable=True, description="Conversation the post-survey answer is about; null for the pre-survey.")
-    section: str = pa.Field(description="background, personality, moral, specialNeeds or post_survey.")
-    question: str = pa.Field(description="Question key as the survey writes it (q1, age, willing, ...).")
-    answer_text: str = pa.Field(nullable=True, description="Answer as recorded (numbers stored as strings stay text here).")
-    source_file: str = pa.Field(description="Raw participant file the answer came from (the last file wins).")
-    answer_num: pl.Float64 = pa.Field(nullable=True, description="Answer as a number when it is one (Likert items, age).")
-    answered_at: UTC_TS = pa.Field(nullable=True, description="When the survey was submitted (UTC), where recorded.")
+    confirmation_number: str = pa.Field(
+        nullable=True, description="The participant file's confirmation number (CCC### / INC###)."
+    )
+    session_id: str = pa.Field(
+        nullable=True,
+        description="Conversation the post-survey answer is about; null for the pre-survey.",
+    )
+    section: str = pa.Field(
+        description="background, personality, moral, specialNeeds or post_survey."
+    )
+    question: str = pa.Field(
+        description="Question key as the survey writes it (q1, age, willing, ...)."
+    )
+    answer_text: str = pa.Field(
+        nullable=True, description="Answer as recorded (numbers stored as strings stay text here)."
+    )
+    source_file: str = pa.Field(
+        description="Raw participant file the answer came from (the last file wins)."
+    )
+    answer_num: pl.Float64 = pa.Field(
+        nullable=True, description="Answer as a number when it is one (Likert items, age)."
+    )
+    answered_at: UTC_TS = pa.Field(
+        nullable=True, description="When the survey was submitted (UTC), where recorded."
+    )
 
 
 SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {

@@ -89,7 +89,9 @@ def _depth_exceeds(data: bytes, max_depth: int) -> bool:
     # Cheap upper bound first: a text with few brackets cannot be deep.
     if data.count(b"{") + data.count(b"[") <= max_depth:
         return False
-    outside_strings = _JSON_STRING.sub(b"", data).split(b'"', 1)[0]  # an unclosed string runs to the end
+    outside_strings = _JSON_STRING.sub(b"", data).split(b'"', 1)[
+        0
+    ]  # an unclosed string runs to the end
     brackets = _NOT_BRACKET.sub(b"", outside_strings)
     if len(brackets) <= max_depth:
         return False
@@ -118,8 +120,10 @@ def loads_record(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
             except UnicodeDecodeError as exc:
                 if exc.reason == "unexpected end of data":  # the text stops inside a character
                     raise RecordError(
-                        "invalid_json", f"invalid JSON: unexpected end of data (a UTF-8 character "
-                                        f"cut at byte {exc.start})") from None
+                        "invalid_json",
+                        f"invalid JSON: unexpected end of data (a UTF-8 character "
+                        f"cut at byte {exc.start})",
+                    ) from None
                 raise RecordError(
                     "invalid_encoding", f"bytes that are not UTF-8 at offset {exc.start}"
                 ) from None
@@ -139,7 +143,9 @@ def load_json_file(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
         return loads_record(data, max_bytes=max_bytes, max_depth=max_depth)
     except RecordError as err:
         if is_cut_short(err):
-            raise RecordError("truncated", f"file ends inside the JSON document ({err.message})") from None
+            raise RecordError(
+                "truncated", f"file ends inside the JSON document ({err.message})"
+            ) from None
         raise
 
 
@@ -180,13 +186,23 @@ def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False)
             # says "cut" then is the parser running out of data.
             cut_short = unit.is_last and (not unit.ends_with_newline or is_cut_short(err))
             if cut_short and active:
-                out.pending.append(PendingTail(file.source, file.rel_path, unit.locator, len(unit.data)))
+                out.pending.append(
+                    PendingTail(file.source, file.rel_path, unit.locator, len(unit.data))
+                )
                 continue
             kind = "truncated" if cut_short and err.kind == "invalid_json" else err.kind
-            message = err.message if kind == err.kind else f"file ends inside a record: {err.message}"
+            message = (
+                err.message if kind == err.kind else f"file ends inside a record: {err.message}"
+            )
             out.quarantine.append(
-                QuarantineRow(file.source, file.rel_path, unit.locator, kind, message,
-                              raw_excerpt(unit.data, limits.raw_excerpt_chars))
+                QuarantineRow(
+                    file.source,
+                    file.rel_path,
+                    unit.locator,
+                    kind,
+                    message,
+                    raw_excerpt(unit.data, limits.raw_excerpt_chars),
+                )
             )
             continue
         out.records.append((unit, obj))

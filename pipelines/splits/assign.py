@@ -56,7 +56,11 @@ class SplitConfig:
         ranges, start = {}, 0
         present = [s for s in SPLIT_ORDER if s in self.ratios]
         for i, split in enumerate(present):
-            end = N_BUCKETS if i == len(present) - 1 else start + round(self.ratios[split] * N_BUCKETS)
+            end = (
+                N_BUCKETS
+                if i == len(present) - 1
+                else start + round(self.ratios[split] * N_BUCKETS)
+            )
             ranges[split] = (start, end)
             start = end
         return ranges
@@ -86,7 +90,11 @@ def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
     buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in groups], dtype=pl.Int64)
     split = pl.lit(None, pl.String)
     for name, (start, end) in reversed(config.bucket_ranges().items()):
-        split = pl.when(pl.col("bucket").is_between(start, end, closed="left")).then(pl.lit(name)).otherwise(split)
+        split = (
+            pl.when(pl.col("bucket").is_between(start, end, closed="left"))
+            .then(pl.lit(name))
+            .otherwise(split)
+        )
     return pl.DataFrame({"group_id": groups, "bucket": buckets}).select(
         "group_id", "bucket", split=split, salt=pl.lit(config.salt)
     )
@@ -109,16 +117,24 @@ def human_participants(silver: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         t = silver["turns"].filter((pl.col("role") == "user") & pl.col("actor_id").is_not_null())
         parts.append(t.select("episode_id", person="actor_id", kind=pl.lit("turn_user")))
     if "decisions" in silver:
-        d = silver["decisions"].filter((pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null())
+        d = silver["decisions"].filter(
+            (pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null()
+        )
         parts.append(d.select("episode_id", person="actor_id", kind=pl.lit("decision_human")))
     if "feedback" in silver:
-        f = silver["feedback"].filter(pl.col("source_kind") == "human").select("episode_id", person=feedback_rater())
+        f = (
+            silver["feedback"]
+            .filter(pl.col("source_kind") == "human")
+            .select("episode_id", person=feedback_rater())
+        )
         parts.append(f.drop_nulls("person").with_columns(kind=pl.lit("feedback_rater")))
     people = pl.concat(parts).unique()
     sources = silver["episodes"].select("episode_id", "source")
-    return people.join(sources, on="episode_id", how="inner").select(
-        "episode_id", participant_id=pl.col("source") + ":" + pl.col("person"), kind="kind"
-    ).sort("participant_id", "episode_id", "kind")
+    return (
+        people.join(sources, on="episode_id", how="inner")
+        .select("episode_id", participant_id=pl.col("source") + ":" + pl.col("person"), kind="kind")
+        .sort("participant_id", "episode_id", "kind")
+    )
 
 
 # ---------------------------------------------------------------- the proof
@@ -128,41 +144,43 @@ SQL: dict[str, str] = {
     "groups_per_split": "SELECT split, count(*) AS n FROM splits GROUP BY split ORDER BY split",
     "bucket_ranges": "SELECT split, min(bucket) AS lo, max(bucket) AS hi FROM splits GROUP BY split ORDER BY lo",
     "group_overlap": "SELECT group_id, list(split ORDER BY split) AS splits FROM splits "
-                     "GROUP BY group_id HAVING count(*) > 1",
+    "GROUP BY group_id HAVING count(*) > 1",
     "unassigned_groups": "SELECT DISTINCT group_id FROM episodes "
-                         "WHERE group_id NOT IN (SELECT group_id FROM splits) ORDER BY group_id",
+    "WHERE group_id NOT IN (SELECT group_id FROM splits) ORDER BY group_id",
     "episodes_per_split": "SELECT s.split, count(*) AS n FROM episodes e JOIN splits s USING (group_id) "
-                          "GROUP BY s.split ORDER BY s.split",
+    "GROUP BY s.split ORDER BY s.split",
     "participants_per_split": "SELECT s.split, count(DISTINCT p.participant_id) AS n FROM participants p "
-                              "JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
-                              "GROUP BY s.split ORDER BY s.split",
+    "JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
+    "GROUP BY s.split ORDER BY s.split",
     "participant_overlap": "SELECT p.participant_id, list(DISTINCT s.split ORDER BY s.split) AS splits "
-                           "FROM participants p JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
-                           "GROUP BY p.participant_id HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
+    "FROM participants p JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
+    "GROUP BY p.participant_id HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
     "dataset_rows_per_split": "SELECT split, count(*) AS n FROM dataset GROUP BY split ORDER BY split",
     "dataset_group_overlap": "SELECT group_id, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
-                             "GROUP BY group_id HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "GROUP BY group_id HAVING count(DISTINCT split) > 1 ORDER BY 1",
     "dataset_split_mismatch": "SELECT d.group_id, d.split, s.split AS assigned FROM dataset d "
-                              "LEFT JOIN splits s USING (group_id) WHERE s.split IS DISTINCT FROM d.split",
+    "LEFT JOIN splits s USING (group_id) WHERE s.split IS DISTINCT FROM d.split",
     "dataset_prompt_overlap": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
-                              "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
-                              "HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
+    "HAVING count(DISTINCT split) > 1 ORDER BY 1",
     "dataset_episode_not_whole": "SELECT episode_id, count(DISTINCT prompt_hash) AS prompt_hashes, "
-                                 "list(DISTINCT split ORDER BY split) AS splits FROM dataset GROUP BY episode_id "
-                                 "HAVING count(DISTINCT prompt_hash) > 1 OR count(DISTINCT split) > 1 ORDER BY 1",
+    "list(DISTINCT split ORDER BY split) AS splits FROM dataset GROUP BY episode_id "
+    "HAVING count(DISTINCT prompt_hash) > 1 OR count(DISTINCT split) > 1 ORDER BY 1",
     "prompt_overlap_across_datasets": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits, "
-                                      "list(DISTINCT dataset ORDER BY dataset) AS datasets FROM prompts "
-                                      "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
-                                      "HAVING count(DISTINCT split) > 1 ORDER BY 1",
+    "list(DISTINCT dataset ORDER BY dataset) AS datasets FROM prompts "
+    "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
+    "HAVING count(DISTINCT split) > 1 ORDER BY 1",
 }
 DATASET_COLUMNS = ("group_id", "split", "prompt_hash")
 # What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops examples).
 EXAMPLE_UNITS = {
     "rl_steps": "episode: every step of an episode carries the hash of the whole episode's (observation, action) "
-                "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
-                "is reported under `episodes_not_whole`",
+    "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
+    "is reported under `episodes_not_whole`",
 }
-DEFAULT_EXAMPLE_UNIT = "row: prompt_hash = sha256 of the row's prompt messages (canonical JSON) as released"
+DEFAULT_EXAMPLE_UNIT = (
+    "row: prompt_hash = sha256 of the row's prompt messages (canonical JSON) as released"
+)
 EXAMPLES = 10  # offending rows kept in the proof per overlap
 
 
@@ -178,8 +196,12 @@ def _overlap(rows: list[dict]) -> dict:
     return {"count": len(rows), "examples": rows[:EXAMPLES]}
 
 
-def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
-                datasets: Mapping[str, pl.DataFrame], config: SplitConfig | None = None) -> dict:
+def split_proof(
+    splits: pl.DataFrame,
+    silver: Mapping[str, pl.DataFrame],
+    datasets: Mapping[str, pl.DataFrame],
+    config: SplitConfig | None = None,
+) -> dict:
     """JSON-able evidence that no group, participant or exact prompt appears in two splits.
 
     `config` (optional) adds the configured ratios and checks every row's bucket and split against
@@ -216,7 +238,9 @@ def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
             proof["datasets"][name] = {"missing_columns": missing}
             continue
         per_episode = name in EXAMPLE_UNITS and "episode_id" in frame.columns
-        con.register("dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else [])))
+        con.register(
+            "dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else []))
+        )
         proof["datasets"][name] = {
             "example": EXAMPLE_UNITS.get(name, DEFAULT_EXAMPLE_UNIT),
             "rows_per_split": _counts(_rows(con, "dataset_rows_per_split")),
@@ -227,12 +251,16 @@ def split_proof(splits: pl.DataFrame, silver: Mapping[str, pl.DataFrame],
             },
         }
         if per_episode:
-            proof["datasets"][name]["overlaps"]["episodes_not_whole"] = _overlap(_rows(con, "dataset_episode_not_whole"))
+            proof["datasets"][name]["overlaps"]["episodes_not_whole"] = _overlap(
+                _rows(con, "dataset_episode_not_whole")
+            )
         con.unregister("dataset")
         prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
     if prompts:
         con.register("prompts", pl.concat(prompts))
-        proof["overlaps"]["prompts_across_datasets"] = _overlap(_rows(con, "prompt_overlap_across_datasets"))
+        proof["overlaps"]["prompts_across_datasets"] = _overlap(
+            _rows(con, "prompt_overlap_across_datasets")
+        )
     con.close()
     return proof
 
@@ -262,7 +290,9 @@ def proof_problems(proof: Mapping[str, Any]) -> list[str]:
     if not isinstance(proof.get("salt"), str):
         problems.append(f"splits do not use one salt: {proof.get('salt')!r}")
     if proof.get("bucket_mismatches", 0):
-        problems.append(f"{proof['bucket_mismatches']} groups have a bucket or split other than the hash gives")
+        problems.append(
+            f"{proof['bucket_mismatches']} groups have a bucket or split other than the hash gives"
+        )
     for name, overlap in (proof.get("overlaps") or {}).items():
         problems += _overlap_problem(name, overlap)
     for dataset, entry in (proof.get("datasets") or {}).items():
@@ -277,17 +307,26 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     count = overlap.get("count")
     if count == 0:
         return []
-    return [f"{name}: {count} found in more than one split (or unassigned), e.g. {overlap.get('examples', [])[:3]}"]
+    return [
+        f"{name}: {count} found in more than one split (or unassigned), e.g. {overlap.get('examples', [])[:3]}"
+    ]
 
 
-def refresh_splits(layout: Layout, config: SplitConfig, generation: str) -> tuple[pl.DataFrame, bool]:
+def refresh_splits(
+    layout: Layout, config: SplitConfig, generation: str
+) -> tuple[pl.DataFrame, bool]:
     """Assign and publish splits unless the published silver, the config and this code are as
     before; the splits table and whether it was rebuilt."""
-    parts = [published_inputs(layout.silver_link) or "no silver", repr((config.salt, sorted(config.ratios.items()))),
-             code_digest(Path(__file__))]
+    parts = [
+        published_inputs(layout.silver_link) or "no silver",
+        repr((config.salt, sorted(config.ratios.items()))),
+        code_digest(Path(__file__)),
+    ]
     inputs = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     if published_inputs(layout.splits_link) == inputs:
         return read_table(layout.gold("splits")), False
     splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
-    publish_generation(layout.splits_link, generation, {"splits": splits}, markers={INPUTS_MARKER: inputs})
+    publish_generation(
+        layout.splits_link, generation, {"splits": splits}, markers={INPUTS_MARKER: inputs}
+    )
     return splits, True

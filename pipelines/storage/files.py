@@ -46,7 +46,6 @@ def remove_file(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-
 def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
     if not path.exists():
         if schema is None:
@@ -56,7 +55,10 @@ def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
 
 
 def publish_generation(
-    link: Path, generation: str, tables: dict[str, pl.DataFrame], markers: dict[str, str] | None = None
+    link: Path,
+    generation: str,
+    tables: dict[str, pl.DataFrame],
+    markers: dict[str, str] | None = None,
 ) -> Path:
     """Write a set of tables as one new generation folder, then switch `link` to it atomically.
 
@@ -80,7 +82,9 @@ def publish_generation(
     return target
 
 
-INPUTS_MARKER = "_inputs.sha256"  # beside a generation's tables: the digest of what they were built from
+INPUTS_MARKER = (
+    "_inputs.sha256"  # beside a generation's tables: the digest of what they were built from
+)
 
 
 def published_inputs(link: Path) -> str | None:

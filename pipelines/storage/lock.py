@@ -62,7 +62,10 @@ def data_root_lock(data_root: Path, wait_seconds: float = 0.0, poll: float = 0.2
                 ) from None
             time.sleep(poll)
     os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode())
+    os.write(
+        fd,
+        f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode(),
+    )
     _HELD[key] = (fd, 1)
     try:
         yield

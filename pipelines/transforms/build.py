@@ -82,8 +82,10 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
             pieces[table].append(frame)
     for source in SOURCES:
         pieces["quarantine"].append(
-            conform(scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA),
-                    silver_schema("quarantine"))
+            conform(
+                scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA),
+                silver_schema("quarantine"),
+            )
         )
     tables = {}
     for table, frames in pieces.items():
@@ -94,7 +96,9 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
     tables, withheld = withhold(tables, load_optouts(Path(settings.raw_root))[0])
     # Content-addressed: the same blob from two places is one row.
     tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
-    return {table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()}, withheld
+    return {
+        table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()
+    }, withheld
 
 
 WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subjects (counts only)
@@ -105,19 +109,36 @@ def silver_inputs_digest(settings: Settings) -> str:
     layout = Layout(settings.data_root)
     digest = hashlib.sha256()
     for source in SOURCES:
-        log = read_log(layout, source).select("file", "file_id", pl.col("missing_since").is_null()).sort("file")
+        log = (
+            read_log(layout, source)
+            .select("file", "file_id", pl.col("missing_since").is_null())
+            .sort("file")
+        )
         digest.update(log.write_csv().encode())
     here = Path(__file__)
     digest.update(code_digest(here.parent, here.parents[1] / "schemas").encode())
     optouts = Path(settings.raw_root) / OPTOUTS_FILE
     digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
-    digest.update(repr((settings.source_timezones, settings.dialogue_turn_index_base,
-                        settings.default_turn_index_base, sorted(settings.decision_rating_scale.items()))).encode())
+    digest.update(
+        repr(
+            (
+                settings.source_timezones,
+                settings.dialogue_turn_index_base,
+                settings.default_turn_index_base,
+                sorted(settings.decision_rating_scale.items()),
+            )
+        ).encode()
+    )
     return digest.hexdigest()
 
 
-def publish_silver(layout: Layout, generation: str, tables: dict[str, pl.DataFrame], inputs: str = "",
-                   withheld: dict[str, int] | None = None) -> Path:
+def publish_silver(
+    layout: Layout,
+    generation: str,
+    tables: dict[str, pl.DataFrame],
+    inputs: str = "",
+    withheld: dict[str, int] | None = None,
+) -> Path:
     """Make a complete set of silver tables current in one atomic step."""
     crash_point("silver:before_publish")
     markers = {INPUTS_MARKER: inputs, WITHHELD_MARKER: dumps(withheld or {})}
@@ -132,7 +153,10 @@ def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int],
     inputs = silver_inputs_digest(settings)
     marker = layout.silver_link / INPUTS_MARKER
     if marker.exists() and marker.read_text() == inputs:
-        rows = {t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item() for t in SILVER_MODELS}
+        rows = {
+            t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item()
+            for t in SILVER_MODELS
+        }
         return rows, False
     tables, withheld = build_silver(settings)
     publish_silver(layout, generation, tables, inputs, withheld)

@@ -15,10 +15,14 @@ def feedback_rater() -> pl.Expr:
     """Id of the human who gave a feedback row (`user_id` in its attributes, e.g. a dialogue event's
     unmapped `extra.user_id`); null when the source records none."""
     attrs = pl.col("attributes")
-    return pl.coalesce(attrs.str.json_path_match("$.user_id"), attrs.str.json_path_match("$.extra.user_id"))
+    return pl.coalesce(
+        attrs.str.json_path_match("$.user_id"), attrs.str.json_path_match("$.extra.user_id")
+    )
 
 
-def person_components(units: pl.DataFrame, links: pl.DataFrame, max_rounds: int = 10_000) -> pl.DataFrame:
+def person_components(
+    units: pl.DataFrame, links: pl.DataFrame, max_rounds: int = 10_000
+) -> pl.DataFrame:
     """`units` (unit, started_at) and `links` (unit, person) → one row per unit: unit, group = the
     earliest unit (started_at, then id; unknown times last) of its component of units sharing a person.
 
@@ -26,14 +30,22 @@ def person_components(units: pl.DataFrame, links: pl.DataFrame, max_rounds: int 
     only a unit bridging two components renames the later one (unavoidable: those people must now
     share a split). Label propagation, vectorized: O(component diameter) rounds.
     """
-    ranked = units.select("unit", "started_at").unique("unit").sort("started_at", "unit", nulls_last=True)
+    ranked = (
+        units.select("unit", "started_at")
+        .unique("unit")
+        .sort("started_at", "unit", nulls_last=True)
+    )
     ranked = ranked.with_columns(rank=pl.int_range(pl.len(), dtype=pl.Int64))
     pairs = links.select("unit", pl.col("person").cast(pl.String)).drop_nulls().unique()
     pairs = pairs.join(ranked.select("unit", "rank"), on="unit", how="inner")
     label = ranked.select("unit", label="rank")
     for _ in range(max_rounds):
         per_person = pairs.join(label, on="unit").group_by("person").agg(pl.col("label").min())
-        reached = pairs.join(per_person, on="person").group_by("unit").agg(pl.col("label").min().alias("via"))
+        reached = (
+            pairs.join(per_person, on="person")
+            .group_by("unit")
+            .agg(pl.col("label").min().alias("via"))
+        )
         new = label.join(reached, on="unit", how="left").select(
             "unit", label=pl.min_horizontal("label", "via")
         )

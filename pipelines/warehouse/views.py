@@ -29,9 +29,16 @@ def view_sources(layout: Layout) -> dict[str, list[str]]:
     Paths are resolved (through the `silver` generation link, to the bronze parts the ingest logs
     name), so a published view keeps reading the same immutable files until views are rebuilt.
     """
-    views = {table: [str(layout.silver(table).resolve())] for table in SILVER_MODELS
-             if layout.silver(table).exists()}
-    views |= {table: [str(layout.gold(table).resolve())] for table in GOLD_MODELS if layout.gold(table).exists()}
+    views = {
+        table: [str(layout.silver(table).resolve())]
+        for table in SILVER_MODELS
+        if layout.silver(table).exists()
+    }
+    views |= {
+        table: [str(layout.gold(table).resolve())]
+        for table in GOLD_MODELS
+        if layout.gold(table).exists()
+    }
     for source in SOURCES:
         for table in bronze_models(source):
             parts = [str(p.resolve()) for p in current_parts(layout, source, table)]

@@ -66,7 +66,9 @@ def test_clean_fixtures_give_episodes_and_turns_for_every_source_and_no_quaranti
     _, data_root = clean_build
     episodes = silver(data_root, "episodes")
     assert set(episodes["source"]) == set(SOURCES)
-    turns = silver(data_root, "turns").join(episodes.select("episode_id", "source"), on="episode_id")
+    turns = silver(data_root, "turns").join(
+        episodes.select("episode_id", "source"), on="episode_id"
+    )
     assert set(turns["source"]) == set(SOURCES)
     assert silver(data_root, "quarantine").height == 0
 
@@ -97,7 +99,9 @@ def test_duckdb_views_answer_sql_for_every_silver_table(clean_build):
 
 def _tree_digest(root: Path) -> dict[str, str]:
     return {
-        str(p.relative_to(root)): hashlib.sha256(pl.read_parquet(p).write_ipc(None).getvalue()).hexdigest()
+        str(p.relative_to(root)): hashlib.sha256(
+            pl.read_parquet(p).write_ipc(None).getvalue()
+        ).hexdigest()
         for p in sorted((root / "warehouse" / "silver").glob("*.parquet"))
     }
 
@@ -117,7 +121,8 @@ def _gold_checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
     return {
         f"{e.event_specific_data.asset_key.to_user_string()}:{e.event_specific_data.check_name}": e.event_specific_data.passed
         for e in result.all_events
-        if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.event_specific_data.asset_key.path[0].startswith("gold_")
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.event_specific_data.asset_key.path[0].startswith("gold_")
     }
 
 
@@ -125,7 +130,10 @@ def _gold_checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
 def test_gold_tables_are_built_and_every_gold_check_passes(build, request):
     result, data_root = request.getfixturevalue(build)
     checks = _gold_checks(result)
-    assert "gold_turn_rewards:rewards_traceable" in checks and "gold_quality_signals:quality_signals_matches_contract" in checks
+    assert (
+        "gold_turn_rewards:rewards_traceable" in checks
+        and "gold_quality_signals:quality_signals_matches_contract" in checks
+    )
     assert all(checks.values()), checks
     assert pl.read_parquet(Layout(data_root).gold("turn_rewards")).height > 0
     assert query(Layout(data_root), "SELECT count(*) AS n FROM turn_rewards")["n"][0] > 0
@@ -143,4 +151,6 @@ def test_gold_asset_applies_reward_overrides_from_run_config(clean_build, tmp_pa
     assert result.success
     rewards = pl.read_parquet(Layout(data_root).gold("turn_rewards"))
     rated_only = rewards.filter(pl.col("target_id") == "dialogue:support/c-101#2")
-    assert rated_only["reward"].to_list() == [-0.5]  # thumbs-down now maps to -0.5, not the default -0.8
+    assert rated_only["reward"].to_list() == [
+        -0.5
+    ]  # thumbs-down now maps to -0.5, not the default -0.8

@@ -21,9 +21,20 @@ from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
-GROUPS = {"bronze_scenario", "bronze_study", "bronze_social_rl", "bronze_dialogue", "bronze_decision",
-          "silver", "gold", "splits", "release"}
-N_CONTRACTS = sum(c.name.endswith("_matches_contract") for c in checks.blocking_checks())  # bronze+silver+gold
+GROUPS = {
+    "bronze_scenario",
+    "bronze_study",
+    "bronze_social_rl",
+    "bronze_dialogue",
+    "bronze_decision",
+    "silver",
+    "gold",
+    "splits",
+    "release",
+}
+N_CONTRACTS = sum(
+    c.name.endswith("_matches_contract") for c in checks.blocking_checks()
+)  # bronze+silver+gold
 
 
 @pytest.fixture(autouse=True)
@@ -74,13 +85,21 @@ def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
 
 def test_all_checks_run_in_one_step_per_asset_group():
     job = defs.resolve_job_def(BUILD_JOB)
-    check_steps = {d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)}
+    check_steps = {
+        d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)
+    }
     assert check_steps == GROUPS
     assert len(job.graph.node_defs) == 10 + len(GROUPS)  # ten asset steps, nine check steps
-    assert len(defs.get_repository_def().asset_graph.asset_check_keys) == len(checks.blocking_checks()) == 34
+    assert (
+        len(defs.get_repository_def().asset_graph.asset_check_keys)
+        == len(checks.blocking_checks())
+        == 34
+    )
 
 
-def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(tmp_path, monkeypatch, capsys):
+def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(
+    tmp_path, monkeypatch, capsys
+):
     from pipelines.transforms import dialogue
 
     original = dialogue.to_silver
@@ -92,15 +111,27 @@ def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(tm
 
     monkeypatch.setattr(dialogue, "to_silver", robot_turns)
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    argv = ["build", "--raw-root", str(CLEAN), "--data-root", str(tmp_path / "d"), "--log-level", "ERROR"]
+    argv = [
+        "build",
+        "--raw-root",
+        str(CLEAN),
+        "--data-root",
+        str(tmp_path / "d"),
+        "--log-level",
+        "ERROR",
+    ]
     assert main(argv) == 1
     assert "FAILED CHECK silver_turns:turns_matches_contract" in capsys.readouterr().err
     with dg.DagsterInstance.get() as instance:
+
         def materialized(asset: str) -> bool:
             return instance.get_latest_materialization_event(dg.AssetKey(asset)) is not None
 
         assert materialized("silver_turns")
-        assert not any(materialized(a) for a in ("gold_turn_rewards", "gold_splits", "release", "warehouse_views"))
+        assert not any(
+            materialized(a)
+            for a in ("gold_turn_rewards", "gold_splits", "release", "warehouse_views")
+        )
     assert not ledger_entry(tmp_path / "d", "silver_turns:turns_matches_contract").exists()
 
 
@@ -120,8 +151,11 @@ def test_changed_silver_table_is_validated_again(rebuild, validated):
     pl.read_parquet(turns).write_parquet(turns, compression="uncompressed")  # same rows, new bytes
     checks_run = evaluations(build())
     validated_again = {k for k, c in checks_run.items() if not c.get("reused")}
-    assert validated_again == {"silver_turns:turns_matches_contract", "silver_episodes:references_resolve",
-                               "gold_splits:splits_leak_free"}
+    assert validated_again == {
+        "silver_turns:turns_matches_contract",
+        "silver_episodes:references_resolve",
+        "gold_splits:splits_leak_free",
+    }
     assert validated == [SILVER_MODELS["turns"].__name__]
 
 
@@ -147,7 +181,16 @@ def test_corrupted_ledger_entry_is_validated_again(rebuild, validated):
 def test_revalidate_flag_validates_every_check(rebuild, validated, tmp_path, monkeypatch):
     data_root, _ = rebuild
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    argv = ["build", "--raw-root", str(CLEAN), "--data-root", str(data_root), "--log-level", "ERROR", "--revalidate"]
+    argv = [
+        "build",
+        "--raw-root",
+        str(CLEAN),
+        "--data-root",
+        str(data_root),
+        "--log-level",
+        "ERROR",
+        "--revalidate",
+    ]
     assert main(argv) == 0
     assert len(validated) == N_CONTRACTS
     assert REVALIDATE_ENV not in os.environ
@@ -161,15 +204,29 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     assert len(validated) == N_CONTRACTS
 
 
-def test_build_reports_the_runs_release_check_instead_of_verifying_again(rebuild, tmp_path, monkeypatch, capsys):
+def test_build_reports_the_runs_release_check_instead_of_verifying_again(
+    rebuild, tmp_path, monkeypatch, capsys
+):
     import pipelines.release.verify as verify_module
 
     data_root, _ = rebuild
     calls: list[Path] = []
     real = verify_module.verify_release
-    monkeypatch.setattr(verify_module, "verify_release", lambda path: calls.append(path) or real(path))
+    monkeypatch.setattr(
+        verify_module, "verify_release", lambda path: calls.append(path) or real(path)
+    )
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    argv = ["build", "--raw-root", str(CLEAN), "--data-root", str(data_root), "--log-level", "ERROR"]
+    argv = [
+        "build",
+        "--raw-root",
+        str(CLEAN),
+        "--data-root",
+        str(data_root),
+        "--log-level",
+        "ERROR",
+    ]
     assert main(argv) == 0
     assert "verified (release_verifies, this run)" in capsys.readouterr().out
-    assert calls == []  # the check's verdict came from the ledger; the CLI did not re-hash the release
+    assert (
+        calls == []
+    )  # the check's verdict came from the ledger; the CLI did not re-hash the release

@@ -15,8 +15,12 @@ def _copy_with_twins(raw: Path) -> None:
     """Every dialogue, feedback, study and decision export file gets an identical twin beside it;
     every scenario also appears under a second state folder."""
     shutil.copytree(CLEAN, raw)
-    for pattern in ("dialogues/**/*.jsonl", "feedback/**/*.jsonl", "survey_responses/conversations/*.json",
-                    "decisions/**/*.jsonl"):
+    for pattern in (
+        "dialogues/**/*.jsonl",
+        "feedback/**/*.jsonl",
+        "survey_responses/conversations/*.json",
+        "decisions/**/*.jsonl",
+    ):
         for path in list(raw.glob(pattern)):
             shutil.copy(path, path.with_name(f"twin-{path.name}"))
     for path in list(raw.glob("scenarios/completed/*/moderator_dialog.jsonl")):
@@ -27,8 +31,10 @@ def _copy_with_twins(raw: Path) -> None:
 
 def _counts(data: Path) -> dict[str, int]:
     layout = Layout(data)
-    return {t: pl.read_parquet(layout.silver(t)).height
-            for t in ("episodes", "turns", "feedback", "decisions", "contexts", "agent_rounds")}
+    return {
+        t: pl.read_parquet(layout.silver(t)).height
+        for t in ("episodes", "turns", "feedback", "decisions", "contexts", "agent_rounds")
+    }
 
 
 def test_records_present_in_two_files_do_not_duplicate_silver_rows(tmp_path):

@@ -30,7 +30,11 @@ def forgotten(tmp_path_factory):
     shutil.copytree(CLEAN, raw)
     roots = ["--raw-root", str(raw), "--data-root", str(data)]
     assert main(["build", *roots, "--log-level", "ERROR"]) == 0
-    participant = pl.read_parquet(Layout(data).silver("episodes")).filter(pl.col("source") == "study")["group_id"].sort()[0]
+    participant = (
+        pl.read_parquet(Layout(data).silver("episodes"))
+        .filter(pl.col("source") == "study")["group_id"]
+        .sort()[0]
+    )
     assert parquet_files_mentioning(data, participant)
     before = complete_releases(Layout(data).exports)
     assert main(["forget", "participant", participant, *roots]) == 0

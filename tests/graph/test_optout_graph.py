@@ -28,7 +28,9 @@ def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path
     assert materialize_all(raw, data).success
     layout = Layout(data)
     participant = (
-        pl.read_parquet(layout.silver("episodes")).filter(pl.col("source") == "study")["group_id"].sort()[0]
+        pl.read_parquet(layout.silver("episodes"))
+        .filter(pl.col("source") == "study")["group_id"]
+        .sort()[0]
     )
     (raw / "consent").mkdir()
     (raw / "consent" / "optouts.jsonl").write_text(

@@ -11,13 +11,18 @@ from pipelines.storage.layout import Layout
 from tests.conftest import REAL_SAMPLES
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
-pytestmark = pytest.mark.skipif(not REAL_SAMPLES.is_dir(), reason="../shared/real_samples is absent")
+pytestmark = pytest.mark.skipif(
+    not REAL_SAMPLES.is_dir(), reason="../shared/real_samples is absent"
+)
 
 
 def test_real_samples_build_with_all_checks_passing_and_nothing_quarantined(tmp_path):
     raw = tmp_path / "raw"
     # Each sample folder mirrors its origin repository's paths, i.e. a raw root of its own.
-    for origin in (REAL_SAMPLES / "wildfire_persuasion", REAL_SAMPLES / "social_rl" / "Socratic-RCM"):
+    for origin in (
+        REAL_SAMPLES / "wildfire_persuasion",
+        REAL_SAMPLES / "social_rl" / "Socratic-RCM",
+    ):
         shutil.copytree(origin, raw, dirs_exist_ok=True)
     result = materialize_all(raw, tmp_path / "data")
     assert result.success and failed_checks(result) == []

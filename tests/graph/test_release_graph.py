@@ -33,8 +33,12 @@ def test_build_ends_with_a_verified_release_of_every_dataset(built):
     assert version is not None and verify_release(exports / version) == []
     manifest = read_manifest(exports / version)
     assert set(manifest["counts"]) == DATASETS
-    assert manifest["config"]["splits"]["salt"] and manifest["config"]["rewards"]["rules"]["enabled"]
-    assert {f["file"] for f in manifest["raw_files"]} and all(f["fingerprint"] for f in manifest["raw_files"])
+    assert (
+        manifest["config"]["splits"]["salt"] and manifest["config"]["rewards"]["rules"]["enabled"]
+    )
+    assert {f["file"] for f in manifest["raw_files"]} and all(
+        f["fingerprint"] for f in manifest["raw_files"]
+    )
     assert (exports / version / "split_proof.json").exists()
 
 
@@ -53,13 +57,19 @@ def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
 
     splits_before = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
     extra = raw / "dialogues" / "support" / "late-arrival.jsonl"
-    extra.write_text('{"conversation_id": "late-1", "turns": [{"role": "user", "content": "Is my order late?"}, '
-                     '{"role": "assistant", "content": "It ships tomorrow morning."}]}\n')
+    extra.write_text(
+        '{"conversation_id": "late-1", "turns": [{"role": "user", "content": "Is my order late?"}, '
+        '{"role": "assistant", "content": "It ships tomorrow morning."}]}\n'
+    )
     assert materialize_all(raw, data).success
     after = complete_releases(exports)
     assert len(after) == len(before) + 1 and latest_release(exports) == after[-1]
     assert all(verify_release(exports / v) == [] for v in after)  # older releases untouched
     splits_after = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
     assert splits_after.height == splits_before.height + 1  # the new conversation is a new group
-    assert splits_before.join(splits_after, on="group_id", suffix="_after").filter(
-        pl.col("split") != pl.col("split_after")).height == 0  # no existing group moved
+    assert (
+        splits_before.join(splits_after, on="group_id", suffix="_after")
+        .filter(pl.col("split") != pl.col("split_after"))
+        .height
+        == 0
+    )  # no existing group moved

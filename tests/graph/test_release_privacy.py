@@ -17,8 +17,11 @@ def demo_release(demo_warehouse):
     release = layout.exports / latest_release(layout.exports)
     silver = {t: pl.read_parquet(layout.silver(t)) for t in SILVER_MODELS}
     text = "\n".join(
-        pl.read_parquet(p).write_ndjson() if p.suffix == ".parquet" else p.read_text(encoding="utf-8")
-        for p in sorted(release.rglob("*")) if p.is_file()
+        pl.read_parquet(p).write_ndjson()
+        if p.suffix == ".parquet"
+        else p.read_text(encoding="utf-8")
+        for p in sorted(release.rglob("*"))
+        if p.is_file()
     )
     return release, silver, text, demo_warehouse
 
@@ -44,12 +47,18 @@ def test_release_ships_a_ledger_with_counts_only_and_the_key_stays_outside(demo_
     assert ledger and all(isinstance(v, dict) for v in ledger.values())
     assert any(counts.get("pseudonym", 0) > 0 for counts in ledger.values())
     key = (data / ".turnlake" / "pseudonym.key").read_text().strip()
-    assert key not in "".join(p.read_text(errors="ignore") for p in release.rglob("*") if p.is_file())
+    assert key not in "".join(
+        p.read_text(errors="ignore") for p in release.rglob("*") if p.is_file()
+    )
 
 
 def test_study_groups_are_real_in_silver_and_pseudonyms_in_the_release(demo_release):
     release, silver, _, _ = demo_release
     real = set(silver["episodes"].filter(pl.col("source") == "study")["group_id"])
-    released = set(pl.read_parquet(release / "sft" / "*.parquet").filter(pl.col("source") == "study")["group_id"])
+    released = set(
+        pl.read_parquet(release / "sft" / "*.parquet").filter(pl.col("source") == "study")[
+            "group_id"
+        ]
+    )
     assert real and released
     assert released.isdisjoint(real) and all(g.startswith("person_") for g in released)

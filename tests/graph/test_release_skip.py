@@ -45,7 +45,9 @@ def builds(monkeypatch):
 
 def test_unchanged_inputs_return_the_release_without_building_datasets(built, builds):
     exports = Layout(built.data_root).exports
-    first = make_release(built, today="20261121")  # the build's release step made it from these inputs
+    first = make_release(
+        built, today="20261121"
+    )  # the build's release step made it from these inputs
     assert builds == [] and not first.created and first.version == latest_release(exports)
     again = make_release(built, today="20261122")
     assert builds == [] and again.version == first.version and not again.created
@@ -55,9 +57,13 @@ def test_unchanged_inputs_return_the_release_without_building_datasets(built, bu
 
 def test_changed_redaction_config_builds_again(built, builds):
     make_release(built, today="20261121")
-    built.config_path.write_text(built.config_path.read_text() + '\n[privacy.redaction]\nkinds = ["email"]\n')
+    built.config_path.write_text(
+        built.config_path.read_text() + '\n[privacy.redaction]\nkinds = ["email"]\n'
+    )
     # settings are read once per build: the next build reads the changed file
-    make_release(settings_from_config(built.raw_root, built.data_root, built.config_path), today="20261121")
+    make_release(
+        settings_from_config(built.raw_root, built.data_root, built.config_path), today="20261121"
+    )
     assert builds == [1]
 
 

@@ -26,7 +26,12 @@ def test_surveys_are_released_only_when_configured_and_then_pseudonymized(tmp_pa
     monkeypatch.setattr("tests.graph.test_build_graph.PROJECT_CONFIG", config)
     result = materialize_all(CLEAN, data)
     assert result.success and failed_checks(result) == []
-    surveys = pl.read_parquet(layout.exports / latest_release(layout.exports) / "surveys" / "*.parquet")
+    surveys = pl.read_parquet(
+        layout.exports / latest_release(layout.exports) / "surveys" / "*.parquet"
+    )
     assert surveys.height > 0
-    assert participants.isdisjoint(set(surveys["participant_id"])) and surveys["participant_id"].str.starts_with("person_").all()
+    assert (
+        participants.isdisjoint(set(surveys["participant_id"]))
+        and surveys["participant_id"].str.starts_with("person_").all()
+    )
     assert not any(p in surveys.write_ndjson() for p in participants)

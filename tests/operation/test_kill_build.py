@@ -17,19 +17,41 @@ from pipelines.demo import write_demo
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.layout import Layout
 
-KILL_POINTS = ["ingest:before_log", "ingest:after_log", "silver:before_publish",
-               "silver:after_publish", "views:before_swap"]
+KILL_POINTS = [
+    "ingest:before_log",
+    "ingest:after_log",
+    "silver:before_publish",
+    "silver:after_publish",
+    "views:before_swap",
+]
 
 
-def build(raw: Path, data: Path, home: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:
+def build(
+    raw: Path, data: Path, home: Path, kill_at: str | None = None
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "DAGSTER_HOME": str(home)}
     env.pop("TURNLAKE_KILL_AT", None)
     if kill_at:
         env["TURNLAKE_KILL_AT"] = kill_at
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli.main", "build", "--raw-root", str(raw), "--data-root", str(data),
-         "--log-level", "ERROR"],
-        env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2], check=False,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli.main",
+            "build",
+            "--raw-root",
+            str(raw),
+            "--data-root",
+            str(data),
+            "--log-level",
+            "ERROR",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+        check=False,
     )
 
 

@@ -16,11 +16,17 @@ from hypothesis import HealthCheck, settings
 CI_EXAMPLES = 50
 _COMMON = {
     "deadline": None,
-    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    "suppress_health_check": [
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
     "print_blob": True,
 }
 
-settings.register_profile("ci", max_examples=CI_EXAMPLES, derandomize=True, database=None, **_COMMON)
+settings.register_profile(
+    "ci", max_examples=CI_EXAMPLES, derandomize=True, database=None, **_COMMON
+)
 settings.register_profile(
     "long", max_examples=int(os.environ.get("TURNLAKE_FUZZ_EXAMPLES") or CI_EXAMPLES), **_COMMON
 )

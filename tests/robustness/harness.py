@@ -64,21 +64,53 @@ def _read(rel_path: str) -> bytes:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("scenario_completed", "scenario", "scenarios/completed/SCENARIO-2025-001/moderator_dialog.jsonl", "jsonl"),
-    Kind("scenario_active", "scenario", "scenarios/active/SCENARIO-2025-002/moderator_dialog.jsonl", "jsonl"),
-    Kind("study_session_file", "study",
-         "survey_responses/conversations/0f8e3a52-6c1d-4b7e-9a20-3d5b8c7e1f44_niki_1767943131.json", "json"),
-    Kind("study_master", "study", "survey_responses/conversations/all_conversations.jsonl", "jsonl"),
+    Kind(
+        "scenario_completed",
+        "scenario",
+        "scenarios/completed/SCENARIO-2025-001/moderator_dialog.jsonl",
+        "jsonl",
+    ),
+    Kind(
+        "scenario_active",
+        "scenario",
+        "scenarios/active/SCENARIO-2025-002/moderator_dialog.jsonl",
+        "jsonl",
+    ),
+    Kind(
+        "study_session_file",
+        "study",
+        "survey_responses/conversations/0f8e3a52-6c1d-4b7e-9a20-3d5b8c7e1f44_niki_1767943131.json",
+        "json",
+    ),
+    Kind(
+        "study_master", "study", "survey_responses/conversations/all_conversations.jsonl", "jsonl"
+    ),
     Kind("study_completed", "study", "survey_responses/completed/CCC001.json", "json"),
     Kind("study_exit", "study", "survey_responses/exits/INC001.json", "json"),
-    Kind("social_rl_round", "social_rl", "outputs/social_rl_2025-11-23_180822/round1_social_rl.json", "json"),
+    Kind(
+        "social_rl_round",
+        "social_rl",
+        "outputs/social_rl_2025-11-23_180822/round1_social_rl.json",
+        "json",
+    ),
     Kind("social_rl_meta", "social_rl", "outputs/social_rl_2025-11-23_180822/meta.json", "json"),
-    Kind("social_rl_metrics", "social_rl", "outputs/social_rl_2025-11-23_180822/metrics.json", "json"),
-    Kind("social_rl_prar_state", "social_rl", "prar/outputs/2025-11-23_baseline/state.json", "json"),
+    Kind(
+        "social_rl_metrics", "social_rl", "outputs/social_rl_2025-11-23_180822/metrics.json", "json"
+    ),
+    Kind(
+        "social_rl_prar_state", "social_rl", "prar/outputs/2025-11-23_baseline/state.json", "json"
+    ),
     Kind("dialogue_conversations", "dialogue", "dialogues/support/2024-05-01.jsonl", "jsonl"),
     Kind("dialogue_feedback", "dialogue", "feedback/support/2024-05-01.jsonl", "jsonl"),
-    Kind("decision_sqlite", "decision", "decisions/continuum/coordination_decisions.sqlite", "sqlite"),
-    Kind("decision_jsonl", "decision", "decisions/continuum/exports/decisions-2024-06-03.jsonl", "jsonl"),
+    Kind(
+        "decision_sqlite", "decision", "decisions/continuum/coordination_decisions.sqlite", "sqlite"
+    ),
+    Kind(
+        "decision_jsonl",
+        "decision",
+        "decisions/continuum/exports/decisions-2024-06-03.jsonl",
+        "jsonl",
+    ),
 )
 SOURCES = tuple(dict.fromkeys(k.source for k in KINDS))
 JSON_KINDS = tuple(k for k in KINDS if k.shape != "sqlite")
@@ -99,7 +131,9 @@ def small_settings(**limits: int) -> Settings:
 # ---------------------------------------------------------------- the contract
 
 
-def parse(k: Kind, data: bytes, settings: Settings = SETTINGS, *, validate: bool = True) -> ParseResult:
+def parse(
+    k: Kind, data: bytes, settings: Settings = SETTINGS, *, validate: bool = True
+) -> ParseResult:
     """Run the adapter on `data` as a file of kind `k` and check everything the contract promises.
 
     `validate=False` leaves the Pandera step to a later `validate_results` over many results.
@@ -117,12 +151,16 @@ def validate_results(k: Kind, results: list[ParseResult]) -> None:
             validate_bronze(name, model, pl.concat(frames, how="vertical"))
 
 
-def assert_contract(k: Kind, result: ParseResult, settings: Settings = SETTINGS, *,
-                    validate: bool = True) -> None:
+def assert_contract(
+    k: Kind, result: ParseResult, settings: Settings = SETTINGS, *, validate: bool = True
+) -> None:
     assert isinstance(result, ParseResult), type(result)
     # Nothing lost: every record found is one bronze row or one quarantine row.
     assert result.records_read == result.n_bronze + len(result.quarantine), (
-        result.records_read, result.n_bronze, len(result.quarantine))
+        result.records_read,
+        result.n_bronze,
+        len(result.quarantine),
+    )
     for row in result.quarantine:
         assert row.error_kind in ERROR_KINDS, row
         assert isinstance(row.message, str) and row.message.strip(), row
@@ -240,8 +278,9 @@ def mutate(value: Any, path: tuple, action: str, payload: Any = None) -> Any:
     return value
 
 
-def dumps_with_raw(value: Any, raw: bytes | None = None, *, indent: int | None = None,
-                   ascii_only: bool = False) -> bytes:
+def dumps_with_raw(
+    value: Any, raw: bytes | None = None, *, indent: int | None = None, ascii_only: bool = False
+) -> bytes:
     """JSON text of `value` (stdlib: NaN/Infinity and big ints are written as given)."""
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, allow_nan=True)
     data = text.encode("utf-8", errors="surrogatepass")

@@ -38,7 +38,9 @@ ONE_PER_TYPE = (None, True, 7, 1.5, "text", [1, "a"], {"k": None})
 MIN_TS, MAX_TS = datetime(1990, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
 
 
-def edit_first(k: Kind, path: tuple, raw: bytes | None = None, value=None, delete: bool = False) -> bytes:
+def edit_first(
+    k: Kind, path: tuple, raw: bytes | None = None, value=None, delete: bool = False
+) -> bytes:
     record = seed_records(k)[0]
     if delete:
         edited, raw = mutate(record, path, "delete"), None
@@ -53,8 +55,9 @@ def edit_first(k: Kind, path: tuple, raw: bytes | None = None, value=None, delet
 
 def first_record_kinds(k: Kind, result) -> list[str]:
     if k.shape == "json":
-        return [q.error_kind for q in result.quarantine if q.locator == "file"] or \
-            [q.error_kind for q in result.quarantine]
+        return [q.error_kind for q in result.quarantine if q.locator == "file"] or [
+            q.error_kind for q in result.quarantine
+        ]
     start = jsonl_units(k.seed)[0][0]
     return [q.error_kind for q in result.quarantine if q.locator.endswith(f"(byte {start})")]
 
@@ -81,7 +84,9 @@ def test_nan_and_infinity_literals_are_invalid_json(k: Kind, literal: bytes) -> 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity"])
 def test_nan_in_a_sqlite_json_column_is_invalid_json(column: str, literal: bytes) -> None:
     text = '{"action": "POSTED", "sessionId": "s", "confidence": ' + literal.decode() + "}"
-    data = sqlite_edit(DECISION_SQLITE.seed, (f"UPDATE {DECISION_TABLE} SET {column} = ? WHERE rowid = 2", (text,)))
+    data = sqlite_edit(
+        DECISION_SQLITE.seed, (f"UPDATE {DECISION_TABLE} SET {column} = ? WHERE rowid = 2", (text,))
+    )
     result = parse(DECISION_SQLITE, data)
     assert [(q.locator, q.error_kind) for q in result.quarantine] == [("row id 2", "invalid_json")]
 
@@ -98,8 +103,11 @@ def test_nan_as_a_numeric_string_is_bad_value(value: str) -> None:
 
 
 @pytest.mark.parametrize("k", JSON_KINDS, ids=str)
-@pytest.mark.parametrize("raw", [b'"\xff"', b'"ok\xfe\xffok"', b'"\xc0\xaf"', b'"\xed\xa0\x80"', b'"a\xe2\x82b"'],
-                         ids=["ff", "fe-ff", "overlong", "surrogate", "cut-mid-string"])
+@pytest.mark.parametrize(
+    "raw",
+    [b'"\xff"', b'"ok\xfe\xffok"', b'"\xc0\xaf"', b'"\xed\xa0\x80"', b'"a\xe2\x82b"'],
+    ids=["ff", "fe-ff", "overlong", "surrogate", "cut-mid-string"],
+)
 def test_invalid_utf8_is_invalid_encoding(k: Kind, raw: bytes) -> None:
     result = parse(k, edit_first(k, (top_level_field(k),), raw=raw))
     assert first_record_kinds(k, result) == ["invalid_encoding"], result.quarantine
@@ -122,10 +130,17 @@ def test_file_cut_inside_a_utf8_character_is_truncated(k: Kind) -> None:
 
 
 def test_sqlite_text_that_is_not_utf8_quarantines_only_its_row() -> None:
-    data = sqlite_edit(DECISION_SQLITE.seed,
-                       (f"UPDATE {DECISION_TABLE} SET actor_name = CAST(? AS TEXT) WHERE rowid = 2", (b"\xffbad",)))
+    data = sqlite_edit(
+        DECISION_SQLITE.seed,
+        (
+            f"UPDATE {DECISION_TABLE} SET actor_name = CAST(? AS TEXT) WHERE rowid = 2",
+            (b"\xffbad",),
+        ),
+    )
     result = parse(DECISION_SQLITE, data)
-    assert [(q.locator, q.error_kind) for q in result.quarantine] == [("row id 2", "invalid_encoding")]
+    assert [(q.locator, q.error_kind) for q in result.quarantine] == [
+        ("row id 2", "invalid_encoding")
+    ]
     assert result.n_bronze == len(sqlite_rows(DECISION_SQLITE.seed)) - 1
 
 
@@ -143,8 +158,12 @@ def test_duplicate_keys_keep_the_last_value_and_cost_nothing(k: Kind) -> None:
     baseline, result = parse(k, k.seed), parse(k, data)
     assert not result.quarantine or k.active
     for name, frame in baseline.tables.items():
-        assert result.tables[name].drop("locator", strict=False).equals(frame.drop("locator", strict=False)) \
-            or k.shape == "jsonl"  # byte offsets in other columns move with the longer line
+        assert (
+            result.tables[name]
+            .drop("locator", strict=False)
+            .equals(frame.drop("locator", strict=False))
+            or k.shape == "jsonl"
+        )  # byte offsets in other columns move with the longer line
         assert result.tables[name].height == frame.height
 
 
@@ -183,7 +202,9 @@ def test_absurd_timestamps_never_reach_bronze(k: Kind) -> None:
     if not time_paths:
         pytest.skip(f"{k} records have no timestamp field")
     values = [v for v in ABSURD_TIMESTAMPS if _is_json(v)]
-    edited = [dumps_with_raw(mutate(record, path, "raw"), raw) for path in time_paths for raw in values]
+    edited = [
+        dumps_with_raw(mutate(record, path, "raw"), raw) for path in time_paths for raw in values
+    ]
     if k.shape == "jsonl":
         results = [parse(k, b"\n".join(edited) + b"\n")]
     else:
@@ -222,26 +243,55 @@ def test_every_field_with_every_wrong_type_and_every_field_missing(k: Kind) -> N
                 edits.append(mutate(record, path, "delete"))
     if k.shape == "jsonl":
         for start in range(0, len(edits), 400):
-            chunk = edits[start:start + 400]
+            chunk = edits[start : start + 400]
             body = b"\n".join(dumps_with_raw(e) for e in chunk) + b"\n"
             result = parse(k, body)
-            assert kinds_found(result) <= set(ERROR_KINDS) - {"unreadable", "too_large", "truncated"}
+            assert kinds_found(result) <= set(ERROR_KINDS) - {
+                "unreadable",
+                "too_large",
+                "truncated",
+            }
     else:
         results = [parse(k, dumps_with_raw(edited, indent=2), validate=False) for edited in edits]
         for result in results:
-            assert kinds_found(result) <= set(ERROR_KINDS) - {"unreadable", "too_large", "truncated"}
+            assert kinds_found(result) <= set(ERROR_KINDS) - {
+                "unreadable",
+                "too_large",
+                "truncated",
+            }
         validate_results(k, results)
 
 
 def test_every_sqlite_column_with_every_storage_class_and_every_column_missing() -> None:
     seed = DECISION_SQLITE.seed
     columns = sqlite_columns(seed)
-    values = [None, 0, -1, 2**63 - 1, -(2**63), 1.5, float("inf"), float("-inf"), "", "text", "12",
-              "[]", "{}", '{"k": null}', "null", b"", b"\x00\xff", b"\x1f\x8b\x08", gzip.compress(b"[]")]
+    values = [
+        None,
+        0,
+        -1,
+        2**63 - 1,
+        -(2**63),
+        1.5,
+        float("inf"),
+        float("-inf"),
+        "",
+        "text",
+        "12",
+        "[]",
+        "{}",
+        '{"k": null}',
+        "null",
+        b"",
+        b"\x00\xff",
+        b"\x1f\x8b\x08",
+        gzip.compress(b"[]"),
+    ]
     results = []
     for column in columns:
         for value in values:
-            data = sqlite_edit(seed, (f"UPDATE OR IGNORE {DECISION_TABLE} SET \"{column}\" = ?", (value,)))
+            data = sqlite_edit(
+                seed, (f'UPDATE OR IGNORE {DECISION_TABLE} SET "{column}" = ?', (value,))
+            )
             results.append(parse(DECISION_SQLITE, data, validate=False))
         keep = [c for c in columns if c != column]
         rows = [tuple(r[c] for c in keep) for r in sqlite_rows(seed)]
@@ -285,8 +335,21 @@ def test_a_sqlite_database_without_the_table_is_unreadable() -> None:
 def test_truncated_sqlite_at_every_page_boundary_and_inside_the_header() -> None:
     seed = DECISION_SQLITE.seed
     page = int.from_bytes(seed[16:18], "big") or 65536
-    cuts = sorted({0, 1, 15, 16, 50, 99, 100, 101, *range(page, len(seed), page),
-                   *range(page // 2, len(seed), page), len(seed) - 1})
+    cuts = sorted(
+        {
+            0,
+            1,
+            15,
+            16,
+            50,
+            99,
+            100,
+            101,
+            *range(page, len(seed), page),
+            *range(page // 2, len(seed), page),
+            len(seed) - 1,
+        }
+    )
     n_rows = len(sqlite_rows(seed))
     for cut in cuts:
         result = parse(DECISION_SQLITE, seed[:cut])

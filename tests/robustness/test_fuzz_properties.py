@@ -70,7 +70,7 @@ def test_truncated_fixture(source: str, data) -> None:
     elif k.shape == "jsonl":
         units = jsonl_units(seed)
         complete = sum(1 for _, end, _ in units if end <= cut)
-        rest = truncated[units[complete - 1][1] if complete else 0:]
+        rest = truncated[units[complete - 1][1] if complete else 0 :]
         partial = rest.removeprefix(b"\xef\xbb\xbf").strip() if not complete else rest.strip()
         assert result.n_bronze == complete, (result.n_bronze, complete)
         if not partial:
@@ -118,7 +118,9 @@ def _draw_json_edit(data, k: Kind, action: str) -> bytes:
     else:
         edited, raw = mutate(record, path, "raw"), data.draw(S.adversarial_fragments)
     if k.shape == "jsonl":
-        return replace_unit(k.seed, index, dumps_with_raw(edited, raw, ascii_only=data.draw(st.booleans())))
+        return replace_unit(
+            k.seed, index, dumps_with_raw(edited, raw, ascii_only=data.draw(st.booleans()))
+        )
     return dumps_with_raw(edited, raw, indent=data.draw(st.sampled_from((None, 2))))
 
 
@@ -167,11 +169,19 @@ def test_random_records_under_real_field_names(source: str, data) -> None:
         chosen = data.draw(st.lists(st.sampled_from(columns), min_size=1, unique=True))
         rows = data.draw(st.lists(st.tuples(*[S.sqlite_values] * len(chosen)), max_size=4))
         result = parse(k, sqlite_database(chosen, rows))
-        assert result.records_read == len(rows) or result.records_read == 1  # rows, or one `unreadable`
+        assert (
+            result.records_read == len(rows) or result.records_read == 1
+        )  # rows, or one `unreadable`
         return
-    seeds = [obj for _, _, obj in jsonl_units(k.seed)] if k.shape == "jsonl" else [json.loads(k.seed.removeprefix(b"\xef\xbb\xbf"))]
+    seeds = (
+        [obj for _, _, obj in jsonl_units(k.seed)]
+        if k.shape == "jsonl"
+        else [json.loads(k.seed.removeprefix(b"\xef\xbb\xbf"))]
+    )
     names = sorted({key for obj in seeds if isinstance(obj, dict) for key in obj})
-    record = st.dictionaries(st.sampled_from(names), S.json_values, max_size=len(names)) | S.json_values
+    record = (
+        st.dictionaries(st.sampled_from(names), S.json_values, max_size=len(names)) | S.json_values
+    )
     if k.shape == "jsonl":
         records = data.draw(st.lists(record, min_size=1, max_size=5))
         body = b"\n".join(dumps_with_raw(r) for r in records) + b"\n"
@@ -188,7 +198,7 @@ def test_random_records_under_real_field_names(source: str, data) -> None:
 # ---------------------------------------------------------------- SQLite edits
 
 
-COLUMN_NAMES = ("_rowid_", "rowid", "ID", "extra", "metadata ", "ragContext", "weird \"name\"", "💥")
+COLUMN_NAMES = ("_rowid_", "rowid", "ID", "extra", "metadata ", "ragContext", 'weird "name"', "💥")
 
 
 def _draw_sqlite_edit(data, k: Kind, hostile: bool = False) -> bytes:
@@ -197,7 +207,11 @@ def _draw_sqlite_edit(data, k: Kind, hostile: bool = False) -> bytes:
     n_rows = len(sqlite_rows(seed))
     statements = []
     for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
-        op = "cell" if hostile else data.draw(st.sampled_from(("cell", "cell", "drop", "add", "insert", "empty")))
+        op = (
+            "cell"
+            if hostile
+            else data.draw(st.sampled_from(("cell", "cell", "drop", "add", "insert", "empty")))
+        )
         if op == "cell":
             column = data.draw(st.sampled_from(columns))
             rowid = data.draw(st.integers(min_value=1, max_value=n_rows))
@@ -209,7 +223,12 @@ def _draw_sqlite_edit(data, k: Kind, hostile: bool = False) -> bytes:
                 statements.append((sql, (fragment, rowid)))
             else:
                 value = data.draw(S.sqlite_values)
-                statements.append((f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = ? WHERE rowid = ?", (value, rowid)))
+                statements.append(
+                    (
+                        f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = ? WHERE rowid = ?",
+                        (value, rowid),
+                    )
+                )
         elif op == "drop" and len(columns) > 1:
             column = data.draw(st.sampled_from(columns))
             keep = ", ".join(quote(c) for c in columns if c != column)
@@ -220,18 +239,24 @@ def _draw_sqlite_edit(data, k: Kind, hostile: bool = False) -> bytes:
             ]
             columns = [c for c in columns if c != column]
         elif op == "add":
-            name = data.draw(st.sampled_from(COLUMN_NAMES) | st.text(min_size=1, max_size=8).filter(
-                lambda n: "\x00" not in n))  # SQL text cannot hold NUL
+            name = data.draw(
+                st.sampled_from(COLUMN_NAMES)
+                | st.text(min_size=1, max_size=8).filter(lambda n: "\x00" not in n)
+            )  # SQL text cannot hold NUL
             if name.lower() in {c.lower() for c in columns}:
                 continue
             statements.append((f"ALTER TABLE {DECISION_TABLE} ADD COLUMN {quote(name)}", ()))
-            statements.append((f"UPDATE {DECISION_TABLE} SET {quote(name)} = ?", (data.draw(S.sqlite_values),)))
+            statements.append(
+                (f"UPDATE {DECISION_TABLE} SET {quote(name)} = ?", (data.draw(S.sqlite_values),))
+            )
             columns = [*columns, name]
         elif op == "insert":
             values = data.draw(st.tuples(*[S.sqlite_values] * len(columns)))
             marks = ", ".join("?" for _ in columns)
             names = ", ".join(quote(c) for c in columns)
-            statements.append((f"INSERT OR IGNORE INTO {DECISION_TABLE} ({names}) VALUES ({marks})", values))
+            statements.append(
+                (f"INSERT OR IGNORE INTO {DECISION_TABLE} ({names}) VALUES ({marks})", values)
+            )
             n_rows += 1
         elif op == "empty":
             statements.append((f"DELETE FROM {DECISION_TABLE}", ()))

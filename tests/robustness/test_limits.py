@@ -66,11 +66,16 @@ def _bomb_text() -> str:
 def test_gzip_bomb_in_a_rag_context_is_too_large_in_bounded_memory(where: str) -> None:
     assert len(gzip_bomb(BOMB)) < 200_000
     if where.startswith("jsonl"):
-        k, data = DECISION_JSONL, with_field(DECISION_JSONL, "ragContext", dumps_with_raw(_bomb_text()))
+        k, data = (
+            DECISION_JSONL,
+            with_field(DECISION_JSONL, "ragContext", dumps_with_raw(_bomb_text())),
+        )
     else:
         value = _bomb_text() if "text" in where else gzip_bomb(BOMB)
         k = DECISION_SQLITE
-        data = sqlite_edit(k.seed, (f"UPDATE {DECISION_TABLE} SET rag_context = ? WHERE rowid = 1", (value,)))
+        data = sqlite_edit(
+            k.seed, (f"UPDATE {DECISION_TABLE} SET rag_context = ? WHERE rowid = 1", (value,))
+        )
     tracemalloc.start()
     try:
         result = parse(k, data)
@@ -92,9 +97,13 @@ def test_decompressed_size_limit_is_configurable(k: Kind) -> None:
     if k.shape == "jsonl":
         data = with_field(k, "ragContext", dumps_with_raw(value))
     else:
-        data = sqlite_edit(k.seed, (f"UPDATE {DECISION_TABLE} SET rag_context = ? WHERE rowid = 1", (value,)))
+        data = sqlite_edit(
+            k.seed, (f"UPDATE {DECISION_TABLE} SET rag_context = ? WHERE rowid = 1", (value,))
+        )
     tight = parse(k, data, small_settings(max_decompressed_bytes=4096))
-    assert [(q.locator, q.error_kind) for q in tight.quarantine] == [(_first_locator(k), "too_large")]
+    assert [(q.locator, q.error_kind) for q in tight.quarantine] == [
+        (_first_locator(k), "too_large")
+    ]
     roomy = parse(k, data, small_settings(max_decompressed_bytes=6000))
     assert not roomy.quarantine
     row = roomy.tables["decision_records"].row(0, named=True)
@@ -135,7 +144,9 @@ def test_deep_nesting_is_too_large_with_default_limits(k: Kind, depth: int) -> N
 @pytest.mark.parametrize("column", ["decision", "metadata", "rag_context", "visual_context"])
 def test_deep_nesting_inside_a_sqlite_json_column_is_too_large(column: str) -> None:
     deep = '{"action": "POSTED", "sessionId": "s", "x": ' + "[" * 100 + "]" * 100 + "}"
-    data = sqlite_edit(DECISION_SQLITE.seed, (f"UPDATE {DECISION_TABLE} SET {column} = ? WHERE rowid = 2", (deep,)))
+    data = sqlite_edit(
+        DECISION_SQLITE.seed, (f"UPDATE {DECISION_TABLE} SET {column} = ? WHERE rowid = 2", (deep,))
+    )
     result = parse(DECISION_SQLITE, data)
     assert [(q.locator, q.error_kind) for q in result.quarantine] == [("row id 2", "too_large")]
 
@@ -170,8 +181,13 @@ def test_clean_files_under_small_limits_only_ever_quarantine_too_large(
 ) -> None:
     """Valid data under random small limits: whatever is refused is refused as `too_large`, and
     every record bigger than the record limit is refused."""
-    settings = Settings(limits=Limits(max_record_bytes=record_bytes, max_nesting_depth=depth,
-                                      max_decompressed_bytes=decompressed))
+    settings = Settings(
+        limits=Limits(
+            max_record_bytes=record_bytes,
+            max_nesting_depth=depth,
+            max_decompressed_bytes=decompressed,
+        )
+    )
     result = parse(k, k.seed, settings)
     assert kinds_found(result) <= {"too_large"}, result.quarantine
     if k.shape == "jsonl":

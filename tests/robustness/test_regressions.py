@@ -31,12 +31,15 @@ def _first_jsonl_record_with(kind_name: str, path: tuple, value) -> tuple:
 # Crash 1: integers past Int64 (JSON allows any size; orjson reads up to 2**64-1) reached polars,
 # which raised ComputeError while building the bronze frame.
 @pytest.mark.parametrize("value", TOO_BIG)
-@pytest.mark.parametrize("kind_name, path", [
-    ("scenario_completed", ("round",)),
-    ("study_master", ("turn_count",)),
-    ("dialogue_feedback", ("turn_index",)),
-    ("decision_jsonl", ("metadata", "sequenceNumber")),
-])
+@pytest.mark.parametrize(
+    "kind_name, path",
+    [
+        ("scenario_completed", ("round",)),
+        ("study_master", ("turn_count",)),
+        ("dialogue_feedback", ("turn_index",)),
+        ("decision_jsonl", ("metadata", "sequenceNumber")),
+    ],
+)
 def test_integers_outside_int64_are_bad_value(kind_name: str, path: tuple, value: int) -> None:
     k, data = _first_jsonl_record_with(kind_name, path, value)
     result = parse(k, data)
@@ -103,9 +106,14 @@ def test_sqlite_with_a_corrupt_schema_byte_is_unreadable() -> None:
 def test_sqlite_non_utf8_text_in_the_last_row_keeps_all_earlier_rows() -> None:
     k = kind("decision_sqlite")
     n = len(sqlite_rows(k.seed))
-    data = sqlite_edit(k.seed, (f"UPDATE {DECISION_TABLE} SET domain = CAST(? AS TEXT) WHERE rowid = 1", (b"\x80",)))
+    data = sqlite_edit(
+        k.seed,
+        (f"UPDATE {DECISION_TABLE} SET domain = CAST(? AS TEXT) WHERE rowid = 1", (b"\x80",)),
+    )
     result = parse(k, data)
-    assert [(q.locator, q.error_kind) for q in result.quarantine] == [("row id 1", "invalid_encoding")]
+    assert [(q.locator, q.error_kind) for q in result.quarantine] == [
+        ("row id 1", "invalid_encoding")
+    ]
     assert result.n_bronze == n - 1
 
 
@@ -114,8 +122,11 @@ def test_sqlite_non_utf8_text_in_the_last_row_keeps_all_earlier_rows() -> None:
 @pytest.mark.parametrize("name", ["_rowid_", "rowid", "oid"])
 def test_sqlite_column_shadowing_a_rowid_alias(name: str) -> None:
     k = kind("decision_sqlite")
-    data = sqlite_edit(k.seed, (f'ALTER TABLE {DECISION_TABLE} ADD COLUMN "{name}"', ()),
-                       (f'UPDATE {DECISION_TABLE} SET "{name}" = ?', ("x",)))
+    data = sqlite_edit(
+        k.seed,
+        (f'ALTER TABLE {DECISION_TABLE} ADD COLUMN "{name}"', ()),
+        (f'UPDATE {DECISION_TABLE} SET "{name}" = ?', ("x",)),
+    )
     frame = parse(k, data).tables["decision_records"]
     assert frame["ordinal"].to_list() == list(range(1, len(sqlite_rows(k.seed)) + 1))
     assert frame["locator"][0] == "row id 1"
@@ -125,7 +136,10 @@ def test_sqlite_column_shadowing_a_rowid_alias(name: str) -> None:
 # Bug 8: a file cut inside a multi-byte character was `invalid_encoding`; it is `truncated`.
 def test_jsonl_cut_inside_a_character_is_truncated() -> None:
     k = kind("dialogue_conversations")
-    data = k.seed.rstrip() + b'\n{"conversation_id": "c", "turns": [{"role": "user", "content": "\xe2\x82'
+    data = (
+        k.seed.rstrip()
+        + b'\n{"conversation_id": "c", "turns": [{"role": "user", "content": "\xe2\x82'
+    )
     result = parse(k, data)
     assert kinds_found(result) == {"truncated"}
     assert result.n_bronze == len(jsonl_units(k.seed))

@@ -36,7 +36,9 @@ def params(**overrides) -> dict:
 
 def source_silver(source: str, raw_root: Path) -> dict[str, pl.DataFrame]:
     """Run one source's real adapter and transform over a fixture folder (no Dagster)."""
-    settings: Settings = settings_from_config(raw_root, raw_root / "_unused", PROJECT / "turnlake.toml")
+    settings: Settings = settings_from_config(
+        raw_root, raw_root / "_unused", PROJECT / "turnlake.toml"
+    )
     adapter = importlib.import_module(f"pipelines.sources.{source}")
     parts: dict[str, list[pl.DataFrame]] = {t: [] for t in bronze_models(source)}
     for raw in adapter.discover(raw_root):

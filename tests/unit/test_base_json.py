@@ -81,7 +81,9 @@ def test_unfinished_last_line_of_closed_file_is_truncated():
 def test_bad_line_in_the_middle_is_invalid_json_and_neighbours_survive():
     result = read_jsonl(FILE, b'{"a": 1}\n{"b": nope}\n{"c": 3}\n', LIMITS)
     assert [o for _, o in result.records] == [{"a": 1}, {"c": 3}]
-    assert [(q.error_kind, q.locator) for q in result.quarantine] == [("invalid_json", "line 2 (byte 9)")]
+    assert [(q.error_kind, q.locator) for q in result.quarantine] == [
+        ("invalid_json", "line 2 (byte 9)")
+    ]
 
 
 def _depth_exceeds_byte_by_byte(data: bytes, max_depth: int) -> bool:

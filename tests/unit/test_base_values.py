@@ -24,12 +24,21 @@ def test_parse_ts_accepts_iso_z_offset_naive_and_epoch_seconds_or_millis(value, 
 
 
 def test_naive_timestamp_is_read_in_the_configured_zone():
-    assert parse_ts("2025-06-01T12:00:00", tz="Europe/Berlin") == datetime(2025, 6, 1, 10, tzinfo=UTC)
+    assert parse_ts("2025-06-01T12:00:00", tz="Europe/Berlin") == datetime(
+        2025, 6, 1, 10, tzinfo=UTC
+    )
 
 
-@pytest.mark.parametrize(("value", "kind"), [("yesterday", "bad_value"), (True, "bad_type"),
-                                             ("3025-01-01T00:00:00", "bad_value"), (float("nan"), "bad_value"),
-                                             ([2025], "bad_type")])
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("yesterday", "bad_value"),
+        (True, "bad_type"),
+        ("3025-01-01T00:00:00", "bad_value"),
+        (float("nan"), "bad_value"),
+        ([2025], "bad_type"),
+    ],
+)
 def test_parse_ts_rejects_unparseable_absurd_and_mistyped_values(value, kind):
     with pytest.raises(RecordError) as err:
         parse_ts(value)

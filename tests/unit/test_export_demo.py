@@ -19,9 +19,25 @@ TRAINER_COLUMNS = {
     "sft": {"messages"},  # SFTTrainer, conversational
     "preference": {"prompt", "chosen", "rejected"},  # DPOTrainer
     "kto": {"prompt", "completion", "label"},  # KTOTrainer
-    "rl_steps": {"episode_id", "step", "observation", "action", "reward", "discount", "is_first", "is_last",
-                 "is_terminal"},
-    "decisions": {"context", "ambient_state", "coordination_state", "action", "confidence", "outcome_reward"},
+    "rl_steps": {
+        "episode_id",
+        "step",
+        "observation",
+        "action",
+        "reward",
+        "discount",
+        "is_first",
+        "is_last",
+        "is_terminal",
+    },
+    "decisions": {
+        "context",
+        "ambient_state",
+        "coordination_state",
+        "action",
+        "confidence",
+        "outcome_reward",
+    },
 }
 COMMON = {"split", "episode_id", "group_id", "source", "prompt_hash"}
 
@@ -31,7 +47,9 @@ def demo_datasets(demo_warehouse) -> dict[str, pl.DataFrame]:
     layout = Layout(demo_warehouse)
     silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
     gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
-    splits = assign_splits(silver["episodes"]["group_id"], SplitConfig(ratios={"train": 0.5, "test": 0.5}))
+    splits = assign_splits(
+        silver["episodes"]["group_id"], SplitConfig(ratios={"train": 0.5, "test": 0.5})
+    )
     return build_datasets(silver, gold, splits)
 
 
@@ -51,7 +69,13 @@ def test_dataset_loads_with_hf_datasets_and_has_its_trainer_columns(demo_dataset
         assert (TRAINER_COLUMNS[name] | COMMON) <= set(ds.column_names)
         assert ds.num_rows == frame.filter(pl.col("split") == split).height
     row = next(iter(loaded.values()))[0]
-    for column in TRAINER_COLUMNS[name] & {"messages", "prompt", "chosen", "rejected", "completion"}:
+    for column in TRAINER_COLUMNS[name] & {
+        "messages",
+        "prompt",
+        "chosen",
+        "rejected",
+        "completion",
+    }:
         assert row[column] and set(row[column][0]) == {"role", "content"}, column
     if name == "kto":
         assert isinstance(row["label"], bool)
@@ -67,7 +91,9 @@ def test_every_dataset_row_has_a_split_group_and_64_hex_prompt_hash(demo_dataset
 def test_rl_steps_rlds_invariants_hold_on_demo_data(demo_datasets):
     steps = demo_datasets["rl_steps"]
     per_episode = steps.group_by("episode_id").agg(
-        firsts=pl.col("is_first").sum(), lasts=pl.col("is_last").sum(), n=pl.len(),
+        firsts=pl.col("is_first").sum(),
+        lasts=pl.col("is_last").sum(),
+        n=pl.len(),
         contiguous=(pl.col("step").sort() == pl.int_range(pl.len())).all(),
         first_is_0=pl.col("is_first").filter(pl.col("step") == 0).all(),
         last_is_max=pl.col("is_last").filter(pl.col("step") == pl.col("step").max()).all(),
@@ -75,7 +101,11 @@ def test_rl_steps_rlds_invariants_hold_on_demo_data(demo_datasets):
         splits=pl.col("split").n_unique(),
     )
     assert (per_episode["firsts"] == 1).all() and (per_episode["lasts"] == 1).all()
-    assert per_episode["contiguous"].all() and per_episode["first_is_0"].all() and per_episode["last_is_max"].all()
+    assert (
+        per_episode["contiguous"].all()
+        and per_episode["first_is_0"].all()
+        and per_episode["last_is_max"].all()
+    )
     assert per_episode["terminal_only_last"].all()
     assert (per_episode["splits"] == 1).all()  # an RL episode never straddles splits
     # is_terminal only on a real end: study agreement / refusal; everything else is truncated

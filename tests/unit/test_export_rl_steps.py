@@ -13,16 +13,41 @@ def _study(end_reason: str, end_step: int) -> tuple[dict, dict]:
     and answers the reply of step end_step - 1, which the terminal reward names."""
     e = "study:s1"
     turns = [turn(e, i, "assistant" if i % 2 == 0 else "user", f"t{i}") for i in range(8)]
-    decisions = [{"decision_id": f"k{2 * k}", "episode_id": e, "turn_id": f"{e}#{2 * k}", "actor_type": "policy",
-                  "action": f"p{2 * k}", "candidates": [{"action": f"p{2 * k}", "value": 1.0}],
-                  "attributes": f'{{"step":{k}}}'} for k in (1, 2, 3)]
+    decisions = [
+        {
+            "decision_id": f"k{2 * k}",
+            "episode_id": e,
+            "turn_id": f"{e}#{2 * k}",
+            "actor_type": "policy",
+            "action": f"p{2 * k}",
+            "candidates": [{"action": f"p{2 * k}", "value": 1.0}],
+            "attributes": f'{{"step":{k}}}',
+        }
+        for k in (1, 2, 3)
+    ]
     credited = f"k{2 * (end_step - 1)}"
-    rewards = [reward("decision", "k2", e, 0.5, "study_stance_step@2", decision_id="k2", turn_id=f"{e}#2"),
-               reward("episode", e, e, 1.0 if end_reason == "agreement" else 0.0, "study_terminal@2",
-                      decision_id=credited, turn_id=f"{e}#{2 * (end_step - 1)}")]
-    return tables(gold={"turn_rewards": rewards},
-                  episodes=[episode(e, "study", "p1", end_reason=end_reason, attributes=f'{{"end_step":{end_step}}}')],
-                  turns=turns, decisions=decisions)
+    rewards = [
+        reward("decision", "k2", e, 0.5, "study_stance_step@2", decision_id="k2", turn_id=f"{e}#2"),
+        reward(
+            "episode",
+            e,
+            e,
+            1.0 if end_reason == "agreement" else 0.0,
+            "study_terminal@2",
+            decision_id=credited,
+            turn_id=f"{e}#{2 * (end_step - 1)}",
+        ),
+    ]
+    return tables(
+        gold={"turn_rewards": rewards},
+        episodes=[
+            episode(
+                e, "study", "p1", end_reason=end_reason, attributes=f'{{"end_step":{end_step}}}'
+            )
+        ],
+        turns=turns,
+        decisions=decisions,
+    )
 
 
 def _steps(silver: dict, gold: dict) -> pl.DataFrame:
@@ -56,26 +81,49 @@ def test_social_rl_gives_one_episode_per_agent_over_all_rounds_of_a_run():
     eps, turns, rewards = [], [], []
     for r in (1, 2):
         e = f"social_rl:run/round{r}"
-        eps.append(episode(e, "social_rl", "experiment:x", attributes=f'{{"run_dir":"run","round_number":{r}}}'))
-        turns += [turn(e, 0, "agent", f"a{r}", "A"), turn(e, 1, "agent", f"b{r}", "B"),
-                  turn(e, 2, "agent", f"a{r}bis", "A")]
-        rewards.append(reward("agent_round", f"{e}/A", e, 0.2 * r, "social_rl_feedback@1", agent_id="A"))
+        eps.append(
+            episode(
+                e, "social_rl", "experiment:x", attributes=f'{{"run_dir":"run","round_number":{r}}}'
+            )
+        )
+        turns += [
+            turn(e, 0, "agent", f"a{r}", "A"),
+            turn(e, 1, "agent", f"b{r}", "B"),
+            turn(e, 2, "agent", f"a{r}bis", "A"),
+        ]
+        rewards.append(
+            reward("agent_round", f"{e}/A", e, 0.2 * r, "social_rl_feedback@1", agent_id="A")
+        )
     steps = _steps(*tables(gold={"turn_rewards": rewards}, episodes=eps, turns=turns))
     assert sorted(steps["episode_id"].unique()) == ["social_rl:run@A", "social_rl:run@B"]
     a = steps.filter(pl.col("episode_id") == "social_rl:run@A").sort("step")
     assert a["action"].to_list() == ["a1", "a1bis", "a2", "a2bis"]
-    assert a["reward"].to_list() == [0.0, 0.2, 0.0, 0.4]  # the round reward lands on the round's last message
+    assert a["reward"].to_list() == [
+        0.0,
+        0.2,
+        0.0,
+        0.4,
+    ]  # the round reward lands on the round's last message
     assert a["is_last"].to_list() == [False, False, False, True]
     assert not a["is_terminal"].any()
 
 
 def test_decision_steps_are_per_actor_and_truncated():
     e = "decision:s1"
-    decisions = [{"decision_id": f"d{i}", "episode_id": e, "actor_id": actor, "action": "POSTED"}
-                 for i, actor in enumerate(("x", "y", "x"))]
+    decisions = [
+        {"decision_id": f"d{i}", "episode_id": e, "actor_id": actor, "action": "POSTED"}
+        for i, actor in enumerate(("x", "y", "x"))
+    ]
     steps = _steps(*tables(episodes=[episode(e, "decision")], decisions=decisions))
-    assert steps.group_by("episode_id").len().sort("episode_id").rows() == [(f"{e}@x", 2), (f"{e}@y", 1)]
-    assert steps["is_first"].sum() == 2 and steps["is_last"].sum() == 2 and steps["is_terminal"].sum() == 0
+    assert steps.group_by("episode_id").len().sort("episode_id").rows() == [
+        (f"{e}@x", 2),
+        (f"{e}@y", 1),
+    ]
+    assert (
+        steps["is_first"].sum() == 2
+        and steps["is_last"].sum() == 2
+        and steps["is_terminal"].sum() == 0
+    )
     assert (steps["reward"] == 0.0).all() and steps["reward_rule"].is_null().all()
 
 
@@ -86,12 +134,29 @@ def test_an_episode_is_one_example_its_steps_share_the_hash_of_the_whole_episode
     for s, later in (("s1", "go now"), ("s2", "stay calm")):
         e = f"study:{s}"
         eps.append(episode(e, "study", s, end_reason="unknown"))
-        turns += [turn(e, 0, "assistant", "greeting"), turn(e, 1, "user", "hello"), turn(e, 2, "assistant", "pack"),
-                  turn(e, 3, "user", later), turn(e, 4, "assistant", "leave")]
-        decisions += [{"decision_id": f"{s}k{i}", "episode_id": e, "turn_id": f"{e}#{i}", "actor_type": "policy",
-                       "action": "p", "candidates": [], "attributes": f'{{"step": {i // 2}}}'} for i in (2, 4)]
+        turns += [
+            turn(e, 0, "assistant", "greeting"),
+            turn(e, 1, "user", "hello"),
+            turn(e, 2, "assistant", "pack"),
+            turn(e, 3, "user", later),
+            turn(e, 4, "assistant", "leave"),
+        ]
+        decisions += [
+            {
+                "decision_id": f"{s}k{i}",
+                "episode_id": e,
+                "turn_id": f"{e}#{i}",
+                "actor_type": "policy",
+                "action": "p",
+                "candidates": [],
+                "attributes": f'{{"step": {i // 2}}}',
+            }
+            for i in (2, 4)
+        ]
     steps = _steps(*tables(episodes=eps, turns=turns, decisions=decisions))
-    per_episode = steps.group_by("episode_id").agg(pl.col("prompt_hash").n_unique().alias("n"), pl.col("prompt_hash").first())
+    per_episode = steps.group_by("episode_id").agg(
+        pl.col("prompt_hash").n_unique().alias("n"), pl.col("prompt_hash").first()
+    )
     assert per_episode["n"].to_list() == [1, 1]
     assert per_episode["prompt_hash"].n_unique() == 2
     first_observations = steps.filter(pl.col("step") == 0)["observation"].unique()

@@ -39,14 +39,24 @@ def test_unknown_conversation_is_quarantined_as_orphan_and_never_rewarded(dirty)
 def test_out_of_range_negative_index_and_bad_values_are_quarantined_as_bad_value(dirty):
     silver, rewards = dirty
     bad = silver["quarantine"].filter(pl.col("error_kind") == "bad_value")
-    assert bad["locator"].str.extract(r"line (\d+)").cast(pl.Int64).sort().to_list() == [10, 11, 12, 13]
+    assert bad["locator"].str.extract(r"line (\d+)").cast(pl.Int64).sort().to_list() == [
+        10,
+        11,
+        12,
+        13,
+    ]
     # Only the surviving event e-1 (latest copy: rating -1 on turn 1) is rewarded.
-    assert rewards["target_id"].to_list() == ["dialogue:support/d-1#1"] and rewards["reward"][0] == -0.8
+    assert (
+        rewards["target_id"].to_list() == ["dialogue:support/d-1#1"]
+        and rewards["reward"][0] == -0.8
+    )
 
 
 def test_same_event_delivered_twice_counts_once_by_id_and_by_content(clean):
     _, rewards = clean
-    by_id = _reward(rewards, "dialogue:support/c-100#3")  # ev-1 twice (same id) + ev-2 (rating 1, reward 0.6)
+    by_id = _reward(
+        rewards, "dialogue:support/c-100#3"
+    )  # ev-1 twice (same id) + ev-2 (rating 1, reward 0.6)
     assert by_id["n_signals"] == 2 and by_id["reward"] == pytest.approx((0.8 + 0.6) / 2)
     assert by_id["aggregation"] == "mean"
     by_content = _reward(rewards, "dialogue:support/c-101#2")  # identical event without id, twice

@@ -14,9 +14,16 @@ from pipelines.transforms.build import publish_silver
 
 def _publish_silver(layout: Layout, generation: str, inputs: str, episodes: list[str]) -> None:
     tables = {t: pl.DataFrame(schema=silver_schema(t)) for t in SILVER_MODELS}
-    tables["episodes"] = pl.DataFrame({"episode_id": episodes, "group_id": episodes}).select(
-        [pl.col(c) if c in ("episode_id", "group_id") else pl.lit(None).alias(c) for c in silver_schema("episodes")]
-    ).cast(silver_schema("episodes"))
+    tables["episodes"] = (
+        pl.DataFrame({"episode_id": episodes, "group_id": episodes})
+        .select(
+            [
+                pl.col(c) if c in ("episode_id", "group_id") else pl.lit(None).alias(c)
+                for c in silver_schema("episodes")
+            ]
+        )
+        .cast(silver_schema("episodes"))
+    )
     publish_silver(layout, generation, tables, inputs=inputs)
 
 

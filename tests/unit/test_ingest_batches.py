@@ -22,8 +22,18 @@ TABLE = "dialogue_conversations"
 
 
 def _conversation(cid: str, text: str = "hello") -> bytes:
-    return orjson.dumps({"conversation_id": cid, "turns": [{"role": "user", "content": text},
-                                                           {"role": "assistant", "content": "hi"}]}) + b"\n"
+    return (
+        orjson.dumps(
+            {
+                "conversation_id": cid,
+                "turns": [
+                    {"role": "user", "content": text},
+                    {"role": "assistant", "content": "hi"},
+                ],
+            }
+        )
+        + b"\n"
+    )
 
 
 @pytest.fixture
@@ -37,14 +47,20 @@ def raw(tmp_path) -> Path:
 
 
 def _settings(raw: Path, tmp_path: Path, batch_files: int = 3) -> Settings:
-    return replace(Settings(raw_root=raw, data_root=tmp_path / "data"), ingest_batch_files=batch_files)
+    return replace(
+        Settings(raw_root=raw, data_root=tmp_path / "data"), ingest_batch_files=batch_files
+    )
 
 
 def _parts_hold_exactly_their_files(layout: Layout, source: str) -> None:
     log = read_log(layout, source)
     for table in [*bronze_models(source), QUARANTINE_PART]:
         for part in current_parts(layout, source, table):
-            named = set(log.filter(pl.col("part_id") == part.stem, pl.col("tables").list.contains(table))["file"])
+            named = set(
+                log.filter(pl.col("part_id") == part.stem, pl.col("tables").list.contains(table))[
+                    "file"
+                ]
+            )
             assert set(pl.read_parquet(part)["file"]) == named, (table, part.name)
 
 
@@ -67,7 +83,10 @@ def test_changed_file_moves_its_part_mates_into_a_new_part_and_nothing_is_lost(r
     (raw / "dialogues" / "support" / "c1.jsonl").write_bytes(_conversation("c-1", "changed text"))
     report = ingest_source("dialogue", settings, "run-2")
     after = pl.read_parquet(current_parts(layout, "dialogue", TABLE)).sort("file")
-    assert (report.files_parsed, report.files_moved) == (1, 2)  # c1 re-parsed; c0, c2 shared its part
+    assert (report.files_parsed, report.files_moved) == (
+        1,
+        2,
+    )  # c1 re-parsed; c0, c2 shared its part
     assert after.height == before.height
     unchanged = pl.col("file") != "dialogues/support/c1.jsonl"
     assert after.filter(unchanged).equals(before.filter(unchanged))
@@ -105,7 +124,8 @@ def test_forgetting_a_subject_purges_the_kept_rows_of_a_vanished_file(raw, tmp_p
     victim.unlink()  # vanished: its rows are kept (remove_deleted_files is off)
     (raw / "consent").mkdir()
     (raw / "consent" / "optouts.jsonl").write_bytes(
-        orjson.dumps({"subject_kind": "actor", "subject_id": "sub-77", "forget": True}) + b"\n")
+        orjson.dumps({"subject_kind": "actor", "subject_id": "sub-77", "forget": True}) + b"\n"
+    )
     report = ingest_source("dialogue", settings, "run-2")
     layout = Layout(settings.data_root)
     rows = pl.read_parquet(current_parts(layout, "dialogue", TABLE))
@@ -120,21 +140,41 @@ def test_a_file_whose_rows_do_not_fit_the_contract_is_quarantined_alone(tmp_path
     layout = Layout(tmp_path)
     batch = Batch("decision", "run-1")
     good = {"file": "decisions/a.jsonl", "locator": "line 1", "ordinal": 1, "file_kind": "jsonl"}
-    log = {"file": "", "file_id": "x", "size_bytes": 10, "records_read": 1, "n_bronze": 1, "n_quarantine": 0,
-           "n_pending": 0, "pending_locators": []}
-    batch.add_parsed({**log, "file": "decisions/a.jsonl", "file_id": "a"},
-                     ParseResult(records_read=1, rows={"decision_records": [good]}))
+    log = {
+        "file": "",
+        "file_id": "x",
+        "size_bytes": 10,
+        "records_read": 1,
+        "n_bronze": 1,
+        "n_quarantine": 0,
+        "n_pending": 0,
+        "pending_locators": [],
+    }
+    batch.add_parsed(
+        {**log, "file": "decisions/a.jsonl", "file_id": "a"},
+        ParseResult(records_read=1, rows={"decision_records": [good]}),
+    )
     untypable = {**good, "file": "decisions/b.jsonl", "ordinal": 2**70}
-    batch.add_parsed({**log, "file": "decisions/b.jsonl", "file_id": "b"},
-                     ParseResult(records_read=1, rows={"decision_records": [untypable]}))
+    batch.add_parsed(
+        {**log, "file": "decisions/b.jsonl", "file_id": "b"},
+        ParseResult(records_read=1, rows={"decision_records": [untypable]}),
+    )
     rows = {r["file"]: r for r in batch.write(layout)}
     assert rows["decisions/a.jsonl"]["tables"] == ["decision_records"]
     assert rows["decisions/b.jsonl"]["tables"] == [QUARANTINE_PART]
-    assert (rows["decisions/b.jsonl"]["records_read"], rows["decisions/b.jsonl"]["n_quarantine"]) == (1, 1)
+    assert (
+        rows["decisions/b.jsonl"]["records_read"],
+        rows["decisions/b.jsonl"]["n_quarantine"],
+    ) == (1, 1)
     part = rows["decisions/a.jsonl"]["part_id"]
-    assert pl.read_parquet(layout.bronze_part("decision_records", part))["file"].to_list() == ["decisions/a.jsonl"]
+    assert pl.read_parquet(layout.bronze_part("decision_records", part))["file"].to_list() == [
+        "decisions/a.jsonl"
+    ]
     quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", part))
-    assert quarantined["file"].to_list() == ["decisions/b.jsonl"] and "contract" in quarantined["message"][0]
+    assert (
+        quarantined["file"].to_list() == ["decisions/b.jsonl"]
+        and "contract" in quarantined["message"][0]
+    )
 
 
 def test_parallel_workers_write_the_same_parts_and_log_as_one_process(raw, tmp_path):
@@ -148,6 +188,8 @@ def test_parallel_workers_write_the_same_parts_and_log_as_one_process(raw, tmp_p
     logs = [read_log(Layout(s.data_root), "dialogue").select(columns) for s in (one, many)]
     assert logs[0].equals(logs[1])
     for table in [TABLE, QUARANTINE_PART]:
-        frames = [pl.read_parquet(current_parts(Layout(s.data_root), "dialogue", table)).sort("file")
-                  for s in (one, many)]
+        frames = [
+            pl.read_parquet(current_parts(Layout(s.data_root), "dialogue", table)).sort("file")
+            for s in (one, many)
+        ]
         assert frames[0].equals(frames[1])

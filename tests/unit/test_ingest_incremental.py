@@ -47,7 +47,9 @@ def test_appended_file_is_reparsed_and_replaces_its_previous_part(raw, tmp_path)
     layout = Layout(settings.data_root)
     before = current_parts(layout, "study", "study_sessions")
     lines = master.read_bytes().splitlines(keepends=True)
-    master.write_bytes(b"".join(lines) + lines[0].replace(b'"session_id": "', b'"session_id": "copy-'))
+    master.write_bytes(
+        b"".join(lines) + lines[0].replace(b'"session_id": "', b'"session_id": "copy-')
+    )
     report = ingest_source("study", settings, "run-2")
     after = current_parts(layout, "study", "study_sessions")
     assert report.files_parsed == 1
@@ -63,17 +65,24 @@ def test_vanished_file_is_reported_and_its_rows_kept_by_default(raw, tmp_path):
     report = ingest_source("study", settings, "run-2")
     assert report.files_missing == [victim.relative_to(raw).as_posix()]
     log = read_log(Layout(settings.data_root), "study")
-    assert log.filter(pl.col("missing_since").is_not_null())["file"].to_list() == report.files_missing
+    assert (
+        log.filter(pl.col("missing_since").is_not_null())["file"].to_list() == report.files_missing
+    )
 
 
 def test_vanished_file_rows_are_dropped_when_configured(raw, tmp_path):
-    settings = replace(Settings(raw_root=raw, data_root=tmp_path / "data"), remove_deleted_files=True)
+    settings = replace(
+        Settings(raw_root=raw, data_root=tmp_path / "data"), remove_deleted_files=True
+    )
     ingest_source("study", settings, "run-1")
     victim = next((raw / "survey_responses" / "exits").glob("*.json"))
     victim.unlink()
     report = ingest_source("study", settings, "run-2")
     assert report.files_removed == [victim.relative_to(raw).as_posix()]
-    assert victim.relative_to(raw).as_posix() not in read_log(Layout(settings.data_root), "study")["file"].to_list()
+    assert (
+        victim.relative_to(raw).as_posix()
+        not in read_log(Layout(settings.data_root), "study")["file"].to_list()
+    )
 
 
 def test_pending_tail_is_retried_and_counted_once_when_complete(tmp_path):
@@ -157,11 +166,17 @@ def test_planning_reads_only_files_it_must_fingerprint(raw, tmp_path, monkeypatc
 
     planned_reads: list[str] = []
     real = ingest_module.read_raw
-    monkeypatch.setattr(ingest_module, "read_raw", lambda file, s: planned_reads.append(file.rel_path) or real(file, s))
+    monkeypatch.setattr(
+        ingest_module,
+        "read_raw",
+        lambda file, s: planned_reads.append(file.rel_path) or real(file, s),
+    )
     settings = Settings(raw_root=raw, data_root=tmp_path / "data")
     assert ingest_source("study", settings, "run-1").files_parsed > 0
     assert planned_reads == []  # new files are parsed anyway: read once, by the parser
     victim = next((raw / "survey_responses" / "exits").glob("*.json"))
     os.utime(victim, ns=(victim.stat().st_atime_ns, victim.stat().st_mtime_ns + 10**9))
     ingest_source("study", settings, "run-2")
-    assert planned_reads == [victim.relative_to(raw).as_posix()]  # touched: hashed to see if it changed
+    assert planned_reads == [
+        victim.relative_to(raw).as_posix()
+    ]  # touched: hashed to see if it changed

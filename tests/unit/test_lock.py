@@ -8,7 +8,9 @@ import pytest
 from pipelines.storage.lock import DataRootBusy, data_root_lock
 
 
-def test_second_writer_gets_a_clear_busy_error_while_another_process_holds_the_root(tmp_path, lock_held_elsewhere):
+def test_second_writer_gets_a_clear_busy_error_while_another_process_holds_the_root(
+    tmp_path, lock_held_elsewhere
+):
     lock_held_elsewhere(tmp_path)
     with pytest.raises(DataRootBusy, match="another turnlake build"), data_root_lock(tmp_path):
         pass

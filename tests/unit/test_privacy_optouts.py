@@ -41,70 +41,162 @@ def _silver() -> dict[str, pl.DataFrame]:
         for i, (role, actor) in enumerate(speakers.get(ep, [("user", None), ("assistant", None)])):
             turn_rows.append((f"{ep}#{i}", ep, i, role, actor, f"text {i}"))
     turns = pl.DataFrame(
-        turn_rows, schema={"turn_id": S, "episode_id": S, "turn_index": pl.Int64, "role": S, "actor_id": S, "text": S},
+        turn_rows,
+        schema={
+            "turn_id": S,
+            "episode_id": S,
+            "turn_index": pl.Int64,
+            "role": S,
+            "actor_id": S,
+            "text": S,
+        },
         orient="row",
     )
     decisions = pl.DataFrame(
         [
-            ("d-s1", "study:" + P1 + "_ana_1", "study:" + P1 + "_ana_1#0", "operator", "policy", None),
-            ("d-s2", "study:" + P2 + "_bob_1", "study:" + P2 + "_bob_1#0", "operator", "policy", None),
+            (
+                "d-s1",
+                "study:" + P1 + "_ana_1",
+                "study:" + P1 + "_ana_1#0",
+                "operator",
+                "policy",
+                None,
+            ),
+            (
+                "d-s2",
+                "study:" + P2 + "_bob_1",
+                "study:" + P2 + "_bob_1#0",
+                "operator",
+                "policy",
+                None,
+            ),
             ("d-m1", "decision:D1", "decision:D1#0", "user-marcus", "human", "c1"),
             ("d-p1", "decision:D1", "decision:D1#1", "persona-ai", "ai", "c2"),
             ("d-m2", "decision:D2", "decision:D2#0", "user-marcus", "human", "c4"),
             ("d-a2", "decision:D2", "decision:D2#1", "user-ana", "human", "c1"),
             ("d-scn1", "scenario:SCN-1", None, None, "human", "c5"),
         ],
-        schema={"decision_id": S, "episode_id": S, "turn_id": S, "actor_id": S, "actor_type": S, "context_hash": S},
+        schema={
+            "decision_id": S,
+            "episode_id": S,
+            "turn_id": S,
+            "actor_id": S,
+            "actor_type": S,
+            "context_hash": S,
+        },
         orient="row",
     )
     feedback = pl.DataFrame(
         [
             ("f-s1", "study:" + P1 + "_ana_1", None, None, None, "episode", None),
-            ("f-s1t", "study:" + P1 + "_ana_1", "study:" + P1 + "_ana_1#1", None, None, "turn", None),
+            (
+                "f-s1t",
+                "study:" + P1 + "_ana_1",
+                "study:" + P1 + "_ana_1#1",
+                None,
+                None,
+                "turn",
+                None,
+            ),
             ("f-s2", "study:" + P2 + "_bob_1", None, "d-s2", None, "decision", None),
-            ("f-sup1", "dialogue:support/sup-1", "dialogue:support/sup-1#1", None, None, "turn", None),
-            ("f-sup2", "dialogue:support/sup-2", "dialogue:support/sup-2#1", None, None, "turn", '{"extra":{"user_id":"u-71"}}'),
-            ("f-sup2b", "dialogue:support/sup-2", "dialogue:support/sup-2#1", None, None, "turn", '{"extra":{"user_id":"u-72"}}'),
+            (
+                "f-sup1",
+                "dialogue:support/sup-1",
+                "dialogue:support/sup-1#1",
+                None,
+                None,
+                "turn",
+                None,
+            ),
+            (
+                "f-sup2",
+                "dialogue:support/sup-2",
+                "dialogue:support/sup-2#1",
+                None,
+                None,
+                "turn",
+                '{"extra":{"user_id":"u-71"}}',
+            ),
+            (
+                "f-sup2b",
+                "dialogue:support/sup-2",
+                "dialogue:support/sup-2#1",
+                None,
+                None,
+                "turn",
+                '{"extra":{"user_id":"u-72"}}',
+            ),
             ("f-scn1", "scenario:SCN-1", None, "d-scn1", None, "decision", None),
             ("f-m1", "decision:D1", None, "d-m1", None, "decision", None),
             ("f-a2", "decision:D2", None, "d-a2", None, "decision", None),
             ("f-alice", "social_rl:run/round1", None, None, "Worker+Alice", "agent_round", None),
             ("f-ben", "social_rl:run/round1", None, None, "Worker+Ben", "agent_round", None),
         ],
-        schema={"feedback_id": S, "episode_id": S, "turn_id": S, "decision_id": S, "agent_id": S, "target": S, "attributes": S},
+        schema={
+            "feedback_id": S,
+            "episode_id": S,
+            "turn_id": S,
+            "decision_id": S,
+            "agent_id": S,
+            "target": S,
+            "attributes": S,
+        },
         orient="row",
     )
     agent_rounds = pl.DataFrame(
-        {"episode_id": ["social_rl:run/round1"] * 2, "agent_id": ["Worker+Alice", "Worker+Ben"], "round_number": [1, 1]}
+        {
+            "episode_id": ["social_rl:run/round1"] * 2,
+            "agent_id": ["Worker+Alice", "Worker+Ben"],
+            "round_number": [1, 1],
+        }
     )
     contexts = pl.DataFrame({"context_hash": ["c1", "c2", "c4", "c5", "c9"], "context": ["{}"] * 5})
     quarantine = pl.DataFrame(
         {
             "source": ["study", "dialogue"],
-            "file": [f"survey_responses/conversations/{P1}_ana_9.json", "dialogues/support/a.jsonl"],
+            "file": [
+                f"survey_responses/conversations/{P1}_ana_9.json",
+                "dialogues/support/a.jsonl",
+            ],
             "locator": ["line 1", "line 4"],
             "raw": ["{broken", "{broken"],
         }
     )
     return {
-        "episodes": episodes, "turns": turns, "decisions": decisions, "feedback": feedback,
-        "agent_rounds": agent_rounds, "contexts": contexts, "quarantine": quarantine,
+        "episodes": episodes,
+        "turns": turns,
+        "decisions": decisions,
+        "feedback": feedback,
+        "agent_rounds": agent_rounds,
+        "contexts": contexts,
+        "quarantine": quarantine,
     }
 
 
 def _opt(*pairs: tuple[str, str]) -> pl.DataFrame:
-    return pl.DataFrame({"subject_kind": [k for k, _ in pairs], "subject_id": [i for _, i in pairs]})
+    return pl.DataFrame(
+        {"subject_kind": [k for k, _ in pairs], "subject_id": [i for _, i in pairs]}
+    )
 
 
-def _removed(before: dict[str, pl.DataFrame], after: dict[str, pl.DataFrame], key: dict[str, str]) -> dict[str, set]:
+def _removed(
+    before: dict[str, pl.DataFrame], after: dict[str, pl.DataFrame], key: dict[str, str]
+) -> dict[str, set]:
     out = {}
     for name, k in key.items():
         out[name] = set(before[name][k].to_list()) - set(after[name][k].to_list())
     return out
 
 
-KEYS = {"episodes": "episode_id", "turns": "turn_id", "decisions": "decision_id", "feedback": "feedback_id",
-        "contexts": "context_hash", "agent_rounds": "agent_id", "quarantine": "file"}
+KEYS = {
+    "episodes": "episode_id",
+    "turns": "turn_id",
+    "decisions": "decision_id",
+    "feedback": "feedback_id",
+    "contexts": "context_hash",
+    "agent_rounds": "agent_id",
+    "quarantine": "file",
+}
 
 
 def test_participant_withholds_their_sessions_and_everything_hanging_off_them() -> None:
@@ -117,7 +209,15 @@ def test_participant_withholds_their_sessions_and_everything_hanging_off_them() 
     assert gone["decisions"] == {"d-s1"} and gone["feedback"] == {"f-s1", "f-s1t"}
     assert gone["quarantine"] == {f"survey_responses/conversations/{P1}_ana_9.json"}
     assert not gone["contexts"] and not gone["agent_rounds"]
-    assert counts == {"episodes": 1, "turns": 2, "decisions": 1, "feedback": 2, "agent_rounds": 0, "contexts": 0, "quarantine": 1}
+    assert counts == {
+        "episodes": 1,
+        "turns": 2,
+        "decisions": 1,
+        "feedback": 2,
+        "agent_rounds": 0,
+        "contexts": 0,
+        "quarantine": 1,
+    }
     assert all(isinstance(v, int) for v in counts.values())
 
 
@@ -190,22 +290,38 @@ def test_load_optouts_reports_bad_lines_and_never_crashes(tmp_path) -> None:
     (consent / "optouts.jsonl").write_text("\r\n".join(lines), encoding="utf-8")
     frame, problems = load_optouts(tmp_path)
     assert frame.select("subject_kind", "subject_id").rows() == [
-        ("actor", "42"), ("conversation", "sup-1"), ("participant", "P-1")
+        ("actor", "42"),
+        ("conversation", "sup-1"),
+        ("participant", "P-1"),
     ]
-    assert frame.filter(pl.col("subject_id") == "P-1")["opted_out_at"].dt.to_string("%Y-%m-%dT%H:%M").item() == "2025-11-01T09:00"
+    assert (
+        frame.filter(pl.col("subject_id") == "P-1")["opted_out_at"]
+        .dt.to_string("%Y-%m-%dT%H:%M")
+        .item()
+        == "2025-11-01T09:00"
+    )
     assert frame.schema["opted_out_at"] == pl.Datetime("us", "UTC")
     assert frame.filter(pl.col("subject_id") == "sup-1")["opted_out_at"].item() is None
     kinds = {(p.line, p.error_kind, p.honoured) for p in problems}
     assert kinds == {
-        (5, "invalid_json", False), (6, "not_an_object", False), (7, "bad_value", False),
-        (8, "missing_field", False), (9, "bad_value", False), (10, "bad_value", True), (11, "invalid_json", False),
+        (5, "invalid_json", False),
+        (6, "not_an_object", False),
+        (7, "bad_value", False),
+        (8, "missing_field", False),
+        (9, "bad_value", False),
+        (10, "bad_value", True),
+        (11, "invalid_json", False),
     }
     assert not any("sup-1" in p.message or "r1" in p.message for p in problems)
 
 
 def test_missing_registry_means_no_optouts(tmp_path) -> None:
     frame, problems = load_optouts(tmp_path)
-    assert frame.is_empty() and not problems and frame.columns == ["subject_kind", "subject_id", "opted_out_at", "line"]
+    assert (
+        frame.is_empty()
+        and not problems
+        and frame.columns == ["subject_kind", "subject_id", "opted_out_at", "line"]
+    )
 
 
 def test_subject_rows_spans_silver_and_gold() -> None:
@@ -213,11 +329,17 @@ def test_subject_rows_spans_silver_and_gold() -> None:
     ep = "study:" + P1 + "_ana_1"
     gold = {
         "gold.turn_rewards": pl.DataFrame(
-            {"reward_id": ["r1", "r2", "r3"], "episode_id": [ep, "decision:D2", "decision:D2"],
-             "target_id": [ep, "d-a2", "d-m2"], "feedback_ids": [["f-s1"], ["f-a2"], ["zzz"]]}
+            {
+                "reward_id": ["r1", "r2", "r3"],
+                "episode_id": [ep, "decision:D2", "decision:D2"],
+                "target_id": [ep, "d-a2", "d-m2"],
+                "feedback_ids": [["f-s1"], ["f-a2"], ["zzz"]],
+            }
         ),
         "gold.splits": pl.DataFrame({"group_id": [P1, P2], "split": ["train", "test"]}),
-        "gold.quality_signals": pl.DataFrame({"turn_id": [ep + "#1", "decision:D2#1"], "episode_id": [ep, "decision:D2"]}),
+        "gold.quality_signals": pl.DataFrame(
+            {"turn_id": [ep + "#1", "decision:D2#1"], "episode_id": [ep, "decision:D2"]}
+        ),
     }
     rows = subject_rows({**silver, **gold}, "participant", P1)
     assert rows["gold.turn_rewards"]["reward_id"].to_list() == ["r1"]

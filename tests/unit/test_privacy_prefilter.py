@@ -23,13 +23,43 @@ REDACTOR = Redactor(CONFIG)
 REPLACER = IdReplacer({i: f"person_{n}" for n, i in enumerate(IDS)})
 # Characters where Python and Rust disagree on case, digits, spaces or word characters.
 TRICKY = "İıſKk²①٣\u0301\u00a0\u202f\x1c\u2012‿"
-ALPHABET = st.sampled_from(list("abcdeikstxyzABCKSX0123456789 .,:;/-_+()[]@#$€%=?&\n\t'\"") + list(TRICKY))
-PIECES = st.sampled_from([
-    "https://", "www.", "token=", "Bearer ", "api_key: ", "@example.com", "+1 (555) 123-4567", "555.123.4567",
-    "10.0.0.1", "fe80::1", "$1,200", "12k", "revenue", "USD 12", "3 million", "call ", "tel: ",
-    "Acme", "ACME Corp", *IDS, "2025-01-02", "1767943131", "SCENARIO-2025-167#9",
-    "12 dollars", "3 million euros", "5k bucks", " mio. ", "\u2003trillion\x1fyen", "4.5 cents", "percent",
-])
+ALPHABET = st.sampled_from(
+    list("abcdeikstxyzABCKSX0123456789 .,:;/-_+()[]@#$€%=?&\n\t'\"") + list(TRICKY)
+)
+PIECES = st.sampled_from(
+    [
+        "https://",
+        "www.",
+        "token=",
+        "Bearer ",
+        "api_key: ",
+        "@example.com",
+        "+1 (555) 123-4567",
+        "555.123.4567",
+        "10.0.0.1",
+        "fe80::1",
+        "$1,200",
+        "12k",
+        "revenue",
+        "USD 12",
+        "3 million",
+        "call ",
+        "tel: ",
+        "Acme",
+        "ACME Corp",
+        *IDS,
+        "2025-01-02",
+        "1767943131",
+        "SCENARIO-2025-167#9",
+        "12 dollars",
+        "3 million euros",
+        "5k bucks",
+        " mio. ",
+        "\u2003trillion\x1fyen",
+        "4.5 cents",
+        "percent",
+    ]
+)
 TEXTS = st.lists(st.one_of(ALPHABET, PIECES), max_size=30).map("".join)
 
 
@@ -40,7 +70,8 @@ def _corpus() -> list[str]:
 def _gates(texts: list[str]) -> pl.DataFrame:
     gates = detector_gates(pl.col("value"), IDS, CONFIG)
     return pl.DataFrame({"value": texts}, schema={"value": pl.String}).select(
-        "value", *(g.alias(k) for k, g in gates.items()))
+        "value", *(g.alias(k) for k, g in gates.items())
+    )
 
 
 def _unexplained(texts: list[str]) -> list[tuple[str, str]]:
@@ -71,24 +102,41 @@ def test_gates_cover_every_span_in_generated_text(texts: list[str]) -> None:
     assert _unexplained(texts) == []
 
 
-@pytest.mark.parametrize("text", ["paid 3 mio. dollars", "2 mrd. euros", "5 trillion yen", "12k bucks",
-                                  "7\u2003million rupees", "40 francs", "99 cents", "3\x1cthousand pounds sterling"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "paid 3 mio. dollars",
+        "2 mrd. euros",
+        "5 trillion yen",
+        "12k bucks",
+        "7\u2003million rupees",
+        "40 francs",
+        "99 cents",
+        "3\x1cthousand pounds sterling",
+    ],
+)
 def test_money_gate_covers_amounts_with_a_currency_word_after_any_magnitude(text: str) -> None:
     assert REDACTOR.redact(text, only=["money"])[1]["money"] == 1
     assert _unexplained([text]) == []
 
 
 def test_gates_leave_plain_text_out() -> None:
-    passed = _gates(["The crew reached the ridge before noon.", "Route 45 was closed in 2024."]).drop("value")
+    passed = _gates(
+        ["The crew reached the ridge before noon.", "Route 45 was closed in 2024."]
+    ).drop("value")
     assert not any(any(row) for row in passed.iter_rows())
 
 
-@pytest.mark.parametrize("text", ["SCENARIO-2025-167#9", "3176645dd3f0265ed27f", "x_1767943131#6", "bd.1234567"])
+@pytest.mark.parametrize(
+    "text", ["SCENARIO-2025-167#9", "3176645dd3f0265ed27f", "x_1767943131#6", "bd.1234567"]
+)
 def test_phone_gate_rules_out_glued_digit_runs(text: str) -> None:
     assert not may_hold_phone(text)
 
 
-@pytest.mark.parametrize("text", ["call 5551234567", "+49 151 1234 5678", "(555) 123-4567", "x 1234567"])
+@pytest.mark.parametrize(
+    "text", ["call 5551234567", "+49 151 1234 5678", "(555) 123-4567", "x 1234567"]
+)
 def test_phone_gate_keeps_free_standing_numbers(text: str) -> None:
     assert may_hold_phone(text)
 
@@ -98,7 +146,9 @@ def _phones_without_gate(monkeypatch, texts: list[str]) -> list[list]:
     return [list(REDACTOR._phones(t)) for t in texts]
 
 
-PHONE_TEXTS = st.lists(st.one_of(st.sampled_from(list("0123456789 -./()+_:#xXeEa%،٣")), PIECES), max_size=25).map("".join)
+PHONE_TEXTS = st.lists(
+    st.one_of(st.sampled_from(list("0123456789 -./()+_:#xXeEa%،٣")), PIECES), max_size=25
+).map("".join)
 
 
 @settings(max_examples=300, deadline=None)
@@ -123,13 +173,25 @@ def test_python_digits_are_all_in_the_rust_digit_class() -> None:
 
 def test_python_whitespace_is_all_in_the_rust_space_class() -> None:
     chars = pl.Series([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
-    python_spaces = chars.filter(chars.map_elements(lambda c: re.fullmatch(r"\s", c) is not None, return_dtype=pl.Boolean))
+    python_spaces = chars.filter(
+        chars.map_elements(lambda c: re.fullmatch(r"\s", c) is not None, return_dtype=pl.Boolean)
+    )
     assert python_spaces.len() > 20 and python_spaces.str.contains(r"^[\s\x{1c}-\x{1f}]$").all()
 
 
 def test_caseless_matches_what_python_ignorecase_matches() -> None:
     words = ["Bearer", "key", "Acme", "revenue"]
-    variants = ["BEARER", "bEaReR", "\u212aey", "KEY", "acme", "ACME", "revenue", "REVENUE", "revenue".replace("e", "E")]
+    variants = [
+        "BEARER",
+        "bEaReR",
+        "\u212aey",
+        "KEY",
+        "acme",
+        "ACME",
+        "revenue",
+        "REVENUE",
+        "revenue".replace("e", "E"),
+    ]
     variants += ["b\u0131sic", "\u0130ncome", "\u017fecret"]
     for word in words + ["basic", "income", "secret"]:
         python = re.compile(re.escape(word), re.IGNORECASE)

@@ -34,7 +34,9 @@ def test_pseudonym_is_kind_prefixed_hmac() -> None:
 def test_pseudonyms_are_stable_and_key_and_kind_dependent() -> None:
     a, b = Pseudonymizer(KEY), Pseudonymizer(KEY)
     assert a.pseudonym("actor", "user-ana") == b.pseudonym("actor", "user-ana")
-    assert a.pseudonym("actor", "user-ana") != Pseudonymizer(b"x" * 32).pseudonym("actor", "user-ana")
+    assert a.pseudonym("actor", "user-ana") != Pseudonymizer(b"x" * 32).pseudonym(
+        "actor", "user-ana"
+    )
     assert a.pseudonym("actor", "user-ana") != a.pseudonym("participant", "user-ana")
     assert a.pseudonym("actor", "user-ana") != a.pseudonym("actor", "user-ann")
     assert "k" * 16 not in repr(a)
@@ -46,7 +48,9 @@ def test_id_inside_session_id_and_json_is_replaced() -> None:
     alias = mapping[PID]
     session = f"{PID}_niki_1767943131"
     assert replace_in_text(session, mapping) == f"{alias}_niki_1767943131"
-    doc = orjson.dumps({"participant_id": PID, "session": f"study:{session}#3", "note": f"see {PID}."}).decode()
+    doc = orjson.dumps(
+        {"participant_id": PID, "session": f"study:{session}#3", "note": f"see {PID}."}
+    ).decode()
     out = replace_in_text(doc, mapping)
     assert PID not in out and orjson.loads(out)["participant_id"] == alias
     assert orjson.loads(out)["session"] == f"study:{alias}_niki_1767943131#3"
@@ -71,17 +75,30 @@ def test_key_from_env_first_then_file(tmp_path) -> None:
     key_file.write_bytes(b"file-key-0123456789abcdef\n")
     config = {"privacy": {"pseudonym_key_file": str(key_file)}}
     assert key_from_env_or_config(config, environ={}) == b"file-key-0123456789abcdef"
-    assert key_from_env_or_config(config, environ={KEY_ENV: "env-key-0123456789abcdef"}) == b"env-key-0123456789abcdef"
+    assert (
+        key_from_env_or_config(config, environ={KEY_ENV: "env-key-0123456789abcdef"})
+        == b"env-key-0123456789abcdef"
+    )
     rel = {"privacy": {"pseudonym_key_file": "key"}}
-    assert key_from_env_or_config(rel, environ={}, base_dir=tmp_path) == b"file-key-0123456789abcdef"
+    assert (
+        key_from_env_or_config(rel, environ={}, base_dir=tmp_path) == b"file-key-0123456789abcdef"
+    )
 
 
 @pytest.mark.parametrize(
     ("config", "environ", "message"),
     [
         ({}, {}, "no pseudonym key"),
-        ({"privacy": {"pseudonym_key_file": "/nonexistent/key"}}, {}, "cannot read pseudonym key file"),
-        ({"privacy": {"pseudonym_key": "literal-key-0123456789"}}, {}, "must not hold the pseudonym key"),
+        (
+            {"privacy": {"pseudonym_key_file": "/nonexistent/key"}},
+            {},
+            "cannot read pseudonym key file",
+        ),
+        (
+            {"privacy": {"pseudonym_key": "literal-key-0123456789"}},
+            {},
+            "must not hold the pseudonym key",
+        ),
         ({}, {KEY_ENV: "short"}, "at least 16"),
     ],
 )
@@ -95,7 +112,9 @@ def _alternation_replace(mapping: dict[str, str], text: str) -> tuple[str, int]:
     import re
 
     ids = sorted(mapping, key=lambda k: (-len(k), k))
-    pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(re.escape(i) for i in ids)})(?![A-Za-z0-9])")
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9])(?:{'|'.join(re.escape(i) for i in ids)})(?![A-Za-z0-9])"
+    )
     return pattern.subn(lambda m: mapping[m.group(0)], text)
 
 
@@ -103,9 +122,15 @@ _ID_CHARS = st.sampled_from(list("ab17-_.:"))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sets(st.text(_ID_CHARS, min_size=1, max_size=6), min_size=1, max_size=12),
-       st.lists(st.one_of(st.text(st.sampled_from(list("ab17-_ x/#")), max_size=4), st.text(_ID_CHARS, max_size=6)),
-                max_size=12))
+@given(
+    st.sets(st.text(_ID_CHARS, min_size=1, max_size=6), min_size=1, max_size=12),
+    st.lists(
+        st.one_of(
+            st.text(st.sampled_from(list("ab17-_ x/#")), max_size=4), st.text(_ID_CHARS, max_size=6)
+        ),
+        max_size=12,
+    ),
+)
 def test_trie_pattern_replaces_exactly_like_the_longest_first_alternation(ids, pieces) -> None:
     mapping = {i: f"<{n}>" for n, i in enumerate(sorted(ids))}
     text = "".join(pieces) + "".join(sorted(ids))

@@ -49,8 +49,10 @@ def test_recall_and_precision_on_the_pii_corpus(redactor: Redactor) -> None:
         spans_expected += len(matched)
     recall = found_expected / expected_total
     precision = spans_expected / spans_total if spans_total else 1.0
-    print(f"\nPII corpus: {expected_total} labelled spans {dict(per_kind)}; "
-          f"recall {recall:.1%}, precision {precision:.1%}")
+    print(
+        f"\nPII corpus: {expected_total} labelled spans {dict(per_kind)}; "
+        f"recall {recall:.1%}, precision {precision:.1%}"
+    )
     assert recall >= 0.99, "missed:\n" + "\n".join(missed)
     assert precision >= 0.99
     assert set(per_kind) == set(KINDS)
@@ -79,8 +81,14 @@ def test_longest_org_name_wins_and_whole_words_only() -> None:
 
 
 def test_url_without_secrets_is_kept_but_an_email_in_it_is_not(redactor: Redactor) -> None:
-    assert redactor.redact("see https://example.com/docs?lang=en")[0] == "see https://example.com/docs?lang=en"
-    assert redactor.redact("https://example.com/u?email=a.b@example.org")[0] == "https://example.com/u?email=[EMAIL]"
+    assert (
+        redactor.redact("see https://example.com/docs?lang=en")[0]
+        == "see https://example.com/docs?lang=en"
+    )
+    assert (
+        redactor.redact("https://example.com/u?email=a.b@example.org")[0]
+        == "https://example.com/u?email=[EMAIL]"
+    )
     assert redactor.redact("https://u:p@host.example/x?token=1")[0] == "[URL]"
 
 
@@ -91,7 +99,15 @@ def test_disabled_kinds_are_left_alone() -> None:
 
 def test_config_from_toml_table() -> None:
     cfg = redaction_config_from(
-        {"privacy": {"redaction": {"org_names": ["Globex"], "phone_regions": ["us", "IE"], "kinds": ["email", "org"]}}}
+        {
+            "privacy": {
+                "redaction": {
+                    "org_names": ["Globex"],
+                    "phone_regions": ["us", "IE"],
+                    "kinds": ["email", "org"],
+                }
+            }
+        }
     )
     assert cfg.org_names == ["Globex"] and cfg.phone_regions == ["US", "IE"]
     assert cfg.kinds == frozenset({"email", "org"})
@@ -112,7 +128,9 @@ def test_project_toml_parses() -> None:
 
 
 def test_redact_column_counts_rows_and_keeps_nulls(redactor: Redactor) -> None:
-    frame = pl.DataFrame({"id": [1, 2, 3, 4], "text": ["mail a@example.com", None, "mail a@example.com", "hello"]})
+    frame = pl.DataFrame(
+        {"id": [1, 2, 3, 4], "text": ["mail a@example.com", None, "mail a@example.com", "hello"]}
+    )
     out, counts = redact_column(frame, "text", redactor)
     assert out["text"].to_list() == ["mail [EMAIL]", None, "mail [EMAIL]", "hello"]
     assert out["id"].to_list() == [1, 2, 3, 4] and out.schema == frame.schema
@@ -143,7 +161,9 @@ def test_speed_values_per_second(redactor: Redactor) -> None:
     _, counts = redact_column(frame, "text", redactor)
     seconds = time.perf_counter() - start
     rate = len(values) / seconds
-    print(f"\nredaction speed: {len(values)} distinct values in {seconds:.2f}s = {rate:,.0f} values/s; {dict(counts)}")
+    print(
+        f"\nredaction speed: {len(values)} distinct values in {seconds:.2f}s = {rate:,.0f} values/s; {dict(counts)}"
+    )
     assert rate > 1_000
     assert set(PLACEHOLDERS) == set(KINDS)
 
@@ -153,7 +173,25 @@ def test_redaction_never_crashes_and_is_idempotent_on_separated_pieces(redactor:
     from hypothesis import strategies as st
 
     pieces = st.sampled_from(
-        ["a@b.io", "+44 20 7946 0958", "$5", "Globex", "10.0.0.1", "::", "://", "@", "+", "(", "5", " ", "€", "k", "\n", "é", "x"]
+        [
+            "a@b.io",
+            "+44 20 7946 0958",
+            "$5",
+            "Globex",
+            "10.0.0.1",
+            "::",
+            "://",
+            "@",
+            "+",
+            "(",
+            "5",
+            " ",
+            "€",
+            "k",
+            "\n",
+            "é",
+            "x",
+        ]
     )
 
     @settings(max_examples=300, deadline=None, derandomize=True)
@@ -164,7 +202,11 @@ def test_redaction_never_crashes_and_is_idempotent_on_separated_pieces(redactor:
 
     # Pieces apart (placeholders can create new word boundaries when glued): a second pass is a no-op.
     @settings(max_examples=200, deadline=None, derandomize=True)
-    @given(st.lists(st.one_of(pieces, st.text(alphabet="ab1 .,", max_size=5)), max_size=20).map(" ".join))
+    @given(
+        st.lists(st.one_of(pieces, st.text(alphabet="ab1 .,", max_size=5)), max_size=20).map(
+            " ".join
+        )
+    )
     def idempotent(text: str) -> None:
         once, _ = redactor.redact(text)
         twice, counts = redactor.redact(once)
@@ -179,5 +221,9 @@ def test_digit_pattern_accepts_exactly_the_characters_isdigit_accepts():
 
     from pipelines.privacy.patterns import ANY_DIGIT
 
-    wrong = [c for c in range(sys.maxunicode + 1) if (ANY_DIGIT.search(chr(c)) is not None) != chr(c).isdigit()]
+    wrong = [
+        c
+        for c in range(sys.maxunicode + 1)
+        if (ANY_DIGIT.search(chr(c)) is not None) != chr(c).isdigit()
+    ]
     assert wrong == []

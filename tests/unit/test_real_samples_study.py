@@ -15,7 +15,9 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources import study
 from pipelines.transforms.study import to_silver
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real_samples" / "wildfire_persuasion"
+REAL = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "real_samples" / "wildfire_persuasion"
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +28,10 @@ def real() -> dict:
     results = {f.rel_path: study.parse_file(f, f.path.read_bytes(), Settings()) for f in files}
     bronze = {name: pl.concat([r.tables[name] for r in results.values()]) for name in BRONZE_MODELS}
     out = to_silver({k: v.lazy() for k, v in bronze.items()}, Settings())
-    silver = {t: SILVER_MODELS[t].validate(conform(f, silver_schema(t)).collect(), lazy=True) for t, f in out.items()}
+    silver = {
+        t: SILVER_MODELS[t].validate(conform(f, silver_schema(t)).collect(), lazy=True)
+        for t, f in out.items()
+    }
     return {"results": results, "bronze": bronze, "silver": silver}
 
 
@@ -34,7 +39,11 @@ def raw_sessions() -> list[dict]:
     """Every session copy in the real files, read independently of the adapter."""
     base = REAL / "survey_responses"
     copies = [orjson.loads(p.read_bytes()) for p in sorted((base / "conversations").glob("*.json"))]
-    copies += [orjson.loads(line) for line in (base / "conversations" / "all_conversations.jsonl").read_bytes().splitlines() if line.strip()]
+    copies += [
+        orjson.loads(line)
+        for line in (base / "conversations" / "all_conversations.jsonl").read_bytes().splitlines()
+        if line.strip()
+    ]
     for folder in ("completed", "exits"):
         for path in sorted((base / folder).glob("*.json")):
             copies += orjson.loads(path.read_bytes())["conversations"]
@@ -78,8 +87,15 @@ def test_every_iql_step_is_a_decision_tied_to_the_operator_reply_it_produced(rea
 
 def test_judge_stances_and_post_surveys_become_feedback(real: dict) -> None:
     feedback = real["silver"]["feedback"]
-    stances = [s["judge"]["stance"] for c in raw_sessions() for s in c["iql_data"] if s.get("judge")]
-    distinct_steps = {(c["session_id"], s["turn"]) for c in raw_sessions() for s in c["iql_data"] if s.get("judge")}
+    stances = [
+        s["judge"]["stance"] for c in raw_sessions() for s in c["iql_data"] if s.get("judge")
+    ]
+    distinct_steps = {
+        (c["session_id"], s["turn"])
+        for c in raw_sessions()
+        for s in c["iql_data"]
+        if s.get("judge")
+    }
     judged = feedback.filter(pl.col("name") == "judge_stance")
     assert judged.height == len(distinct_steps)
     assert set(judged["value_text"]) == set(stances)  # UNKNOWN and DELAY kept as they are
@@ -90,7 +106,8 @@ def test_judge_stances_and_post_surveys_become_feedback(real: dict) -> None:
 def test_participant_comes_from_the_enclosing_file_and_pii_stays_out_of_silver(real: dict) -> None:
     episodes = real["silver"]["episodes"]
     assert episodes["group_id"].null_count() == 0
-    assert episodes.filter(pl.col("source_file").str.contains("completed/"))["group_id"].unique().to_list() == [
-        "d1f53e2f-24f5-4d18-800d-a8e8ac002a60"]
+    assert episodes.filter(pl.col("source_file").str.contains("completed/"))[
+        "group_id"
+    ].unique().to_list() == ["d1f53e2f-24f5-4d18-800d-a8e8ac002a60"]
     for frame in real["silver"].values():
         assert "REDACTED-EMAIL" not in frame.write_json() and "Mavis" not in frame.write_json()

@@ -22,7 +22,10 @@ def sft(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
     """rows of (split, group_id, assistant text)."""
     return pl.DataFrame(
         {
-            "messages": [[{"role": "user", "content": f"q {g}"}, {"role": "assistant", "content": t}] for _, g, t in rows],
+            "messages": [
+                [{"role": "user", "content": f"q {g}"}, {"role": "assistant", "content": t}]
+                for _, g, t in rows
+            ],
             "split": [s for s, _, _ in rows],
             "group_id": [g for _, g, _ in rows],
             "episode_id": [f"dialogue:{g}" for _, g, _ in rows],
@@ -34,7 +37,14 @@ def sft(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
 
 def request(frame: pl.DataFrame, salt: str = "s1") -> ReleaseRequest:
     proof = {"overlaps": {"group_id": 0, "participant": 0, "prompt_hash": 0}, "salt": salt}
-    return ReleaseRequest({"sft": frame}, proof, {"splits": {"salt": salt}}, [{"source": "dialogue", "file": "a", "fingerprint": "f"}], "0.1.0", "abc")
+    return ReleaseRequest(
+        {"sft": frame},
+        proof,
+        {"splits": {"salt": salt}},
+        [{"source": "dialogue", "file": "a", "fingerprint": "f"}],
+        "0.1.0",
+        "abc",
+    )
 
 
 @pytest.fixture
@@ -52,10 +62,18 @@ def test_release_has_split_files_manifest_card_and_is_latest(released):
     assert sorted(p.name for p in (path / "sft").iterdir()) == ["test.parquet", "train.parquet"]
     manifest = read_manifest(path)
     assert manifest["counts"] == {"sft": {"train": 2, "test": 1}}
-    assert {f["path"] for f in manifest["files"]} >= {"sft/train.parquet", "sft/test.parquet", "README.md", "split_proof.json"}
+    assert {f["path"] for f in manifest["files"]} >= {
+        "sft/train.parquet",
+        "sft/test.parquet",
+        "README.md",
+        "split_proof.json",
+    }
     assert latest_release(exports) == path.name
     card = (path / "README.md").read_text()
-    assert card.startswith("---\nconfigs:\n- config_name: sft") and 'path: "sft/train*.parquet"' in card
+    assert (
+        card.startswith("---\nconfigs:\n- config_name: sft")
+        and 'path: "sft/train*.parquet"' in card
+    )
 
 
 def test_verify_passes_on_a_fresh_release_and_fails_on_one_corrupted_byte(released):

@@ -24,12 +24,23 @@ Q_VALUES = pl.List(pl.Struct({"action": pl.String, "value": pl.Float64}))
 
 
 def _datasets() -> dict[str, pl.DataFrame]:
-    texts = [f"I am {PID}, call me at +1 (555) 123-4567", "Revenue was $1,200 last year.", "plain words", None, ""]
+    texts = [
+        f"I am {PID}, call me at +1 (555) 123-4567",
+        "Revenue was $1,200 last year.",
+        "plain words",
+        None,
+        "",
+    ]
     sft = pl.DataFrame(
         {
             "split": ["train", "train", "test", "test"],
             "prompt_hash": ["h1", "h1", None, "h2"],
-            "episode_id": [f"study:{PID}_ana_1767943131", f"study:{PID}_ana_1767943131", "dialogue:c-1", None],
+            "episode_id": [
+                f"study:{PID}_ana_1767943131",
+                f"study:{PID}_ana_1767943131",
+                "dialogue:c-1",
+                None,
+            ],
             "turn_index": [0, 1, 2, 3],
             "messages": [
                 [{"role": "user", "content": texts[0]}, {"role": "assistant", "content": texts[1]}],
@@ -38,11 +49,24 @@ def _datasets() -> dict[str, pl.DataFrame]:
                 None,
             ],
             "feedback_ids": [["f-1", f"{PID}#2"], None, [None, "mail x@example.com"], []],
-            "q_values": [[{"action": "wait 10.0.0.1", "value": 0.5}], None, [{"action": None, "value": None}], []],
-            "meta": [{"note": texts[2], "n": 1}, None, {"note": None, "n": None}, {"note": texts[4], "n": 2}],
+            "q_values": [
+                [{"action": "wait 10.0.0.1", "value": 0.5}],
+                None,
+                [{"action": None, "value": None}],
+                [],
+            ],
+            "meta": [
+                {"note": texts[2], "n": 1},
+                None,
+                {"note": None, "n": None},
+                {"note": texts[4], "n": 2},
+            ],
         },
-        schema_overrides={"messages": MESSAGES, "q_values": Q_VALUES,
-                          "meta": pl.Struct({"note": pl.String, "n": pl.Int64})},
+        schema_overrides={
+            "messages": MESSAGES,
+            "q_values": Q_VALUES,
+            "meta": pl.Struct({"note": pl.String, "n": pl.Int64}),
+        },
     )
     numbers = pl.DataFrame({"split": ["train"], "prompt_hash": ["h1"], "reward": [1.0]})
     empty = sft.clear()
@@ -59,7 +83,9 @@ def _walk(value, fn):
     return value
 
 
-def _reference(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, dict[str, int]]]:
+def _reference(
+    datasets: dict[str, pl.DataFrame],
+) -> tuple[dict[str, pl.DataFrame], dict[str, dict[str, int]]]:
     """The former implementation: every value of every textual column through Python."""
     pseudonyms = Pseudonymizer(KEY)
     replacer = IdReplacer({PID: pseudonyms.pseudonym("person", PID)})
@@ -79,7 +105,10 @@ def _reference(datasets: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFram
         for column, dtype in frame.schema.items():
             values = frame[column].to_list()
             if column == "prompt_hash":
-                hashed = [None if v is None else hmac.new(KEY, v.encode(), hashlib.sha256).hexdigest() for v in values]
+                hashed = [
+                    None if v is None else hmac.new(KEY, v.encode(), hashlib.sha256).hexdigest()
+                    for v in values
+                ]
                 columns.append(pl.Series(column, hashed, dtype=dtype))
             elif privatize_module.is_textual(dtype):
                 columns.append(pl.Series(column, [_walk(v, clean) for v in values], dtype=dtype))
@@ -102,7 +131,11 @@ def test_privatize_equals_the_value_by_value_walk(with_subjects) -> None:
     assert result.ledger == ledger
     for name, frame in expected.items():
         assert_frame_equal(result.datasets[name], frame)
-    assert ledger["sft"]["pseudonym"] == 5 and ledger["sft"]["phone"] == 2 and ledger["sft"]["money"] == 1
+    assert (
+        ledger["sft"]["pseudonym"] == 5
+        and ledger["sft"]["phone"] == 2
+        and ledger["sft"]["money"] == 1
+    )
 
 
 def test_only_candidate_texts_reach_python(with_subjects, redactor_calls) -> None:

@@ -12,16 +12,22 @@ from pipelines.release.privatize import privatize
 from pipelines.release.redaction_memo import MEMO_DIR, load_memo, memo_fingerprint, save_memo
 
 KEY = b"k" * 32
-TEXTS = ["mail me at ana.berg@example.com", "call +1 (555) 123-4567 now", "revenue was $1,200", "plain words",
-         "user u-17 wrote 10.0.0.1"]
+TEXTS = [
+    "mail me at ana.berg@example.com",
+    "call +1 (555) 123-4567 now",
+    "revenue was $1,200",
+    "plain words",
+    "user u-17 wrote 10.0.0.1",
+]
 
 
 def _datasets() -> dict[str, pl.DataFrame]:
     return {"sft": pl.DataFrame({"split": ["train"] * len(TEXTS), "text": TEXTS})}
 
 
-def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(tmp_path, monkeypatch,
-                                                                               redactor_calls):
+def test_rebuild_with_the_memo_equals_a_build_without_and_redacts_nothing_again(
+    tmp_path, monkeypatch, redactor_calls
+):
     monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: ["u-17"])
     fingerprint = memo_fingerprint(RedactionConfig())
     plain = privatize(_datasets(), {}, KEY, {})
@@ -46,13 +52,21 @@ def test_memo_file_holds_no_original_text_and_no_subject_id(tmp_path, monkeypatc
     privatize(_datasets(), {}, KEY, {}, memo)
     save_memo(memo, tmp_path, fingerprint)
     stored = str(pl.read_parquet(tmp_path / MEMO_DIR / f"{fingerprint}.parquet").to_dicts())
-    assert "ana.berg" not in stored and "555" not in stored and "1,200" not in stored and "u-17" not in stored
+    assert (
+        "ana.berg" not in stored
+        and "555" not in stored
+        and "1,200" not in stored
+        and "u-17" not in stored
+    )
     assert "[EMAIL]" in stored and "[PHONE]" in stored
 
 
 def test_a_changed_redaction_config_starts_a_new_memo_and_drops_the_old(tmp_path, monkeypatch):
     monkeypatch.setattr(privatize_module, "subject_ids", lambda silver: [])
-    old, new = memo_fingerprint(RedactionConfig()), memo_fingerprint(RedactionConfig(org_names=["Acme"]))
+    old, new = (
+        memo_fingerprint(RedactionConfig()),
+        memo_fingerprint(RedactionConfig(org_names=["Acme"])),
+    )
     assert old != new
     memo = load_memo(tmp_path, KEY, old)
     privatize(_datasets(), {}, KEY, {}, memo)

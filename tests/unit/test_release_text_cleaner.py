@@ -33,8 +33,9 @@ def test_worker_processes_clean_exactly_as_one_process() -> None:
 
 
 def test_ids_are_replaced_before_redaction_and_counted() -> None:
-    cleaned, kinds = clean_texts([("u-17 wrote from 10.0.0.1", frozenset({"pseudonym", "ip"}))],
-                                 REPLACER, RedactionConfig())["u-17 wrote from 10.0.0.1"]
+    cleaned, kinds = clean_texts(
+        [("u-17 wrote from 10.0.0.1", frozenset({"pseudonym", "ip"}))], REPLACER, RedactionConfig()
+    )["u-17 wrote from 10.0.0.1"]
     assert cleaned == "person_aaaa wrote from [IP]"
     assert kinds == Counter(pseudonym=1, ip=1)
 
@@ -42,7 +43,9 @@ def test_ids_are_replaced_before_redaction_and_counted() -> None:
 def test_a_text_whose_ids_were_replaced_runs_every_detector() -> None:
     # The gates saw the text before its ids were replaced; they passed only the id here.
     text = "ana-3: mail jane.doe@example.com"
-    cleaned, kinds = clean_texts([(text, frozenset({"pseudonym"}))], REPLACER, RedactionConfig())[text]
+    cleaned, kinds = clean_texts([(text, frozenset({"pseudonym"}))], REPLACER, RedactionConfig())[
+        text
+    ]
     assert cleaned == "person_bbbb: mail [EMAIL]" and kinds["email"] == 1
 
 
@@ -56,9 +59,14 @@ def test_the_same_id_free_text_is_redacted_once_and_remembered(redactor_calls) -
     seen = redactor_calls.texts
     memo = RedactionMemo(b"k" * 32)
     # Written by the subject, and the same words already pseudonymized upstream.
-    texts = [("u-17 at 10.0.0.1", frozenset({"pseudonym", "ip"})), ("person_aaaa at 10.0.0.1", frozenset({"ip"}))]
+    texts = [
+        ("u-17 at 10.0.0.1", frozenset({"pseudonym", "ip"})),
+        ("person_aaaa at 10.0.0.1", frozenset({"ip"})),
+    ]
     out = clean_texts(texts, REPLACER, RedactionConfig(), memo)
     assert seen == ["person_aaaa at 10.0.0.1"]
     assert out["u-17 at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(pseudonym=1, ip=1))
     assert out["person_aaaa at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(ip=1))
-    assert list(memo.used.values()) == [("person_aaaa at [IP]", {"ip": 1})]  # kept for the next release
+    assert list(memo.used.values()) == [
+        ("person_aaaa at [IP]", {"ip": 1})
+    ]  # kept for the next release

@@ -33,4 +33,6 @@ def test_every_enabled_rule_exists_and_has_its_parameter_section_documented():
         name = rule_id.split("@")[0]
         if name in params:
             for key in params[name]:
-                assert re.search(rf"`[^`]*\b{re.escape(key)}\b[^`]*`", doc), f"{name}.{key} is not documented"
+                assert re.search(rf"`[^`]*\b{re.escape(key)}\b[^`]*`", doc), (
+                    f"{name}.{key} is not documented"
+                )

@@ -26,7 +26,10 @@ SETTINGS = Settings()
 
 
 def parse_all(root: Path, settings: Settings = SETTINGS) -> dict:
-    return {f.rel_path: decision.parse_file(f, f.path.read_bytes(), settings) for f in decision.discover(root)}
+    return {
+        f.rel_path: decision.parse_file(f, f.path.read_bytes(), settings)
+        for f in decision.discover(root)
+    }
 
 
 def rows_by_id(result) -> dict[str, dict]:
@@ -87,7 +90,11 @@ def test_jsonl_camelcase_export_reads_like_the_sqlite_row():
     a = rows_by_id(results["decisions/continuum/coordination_decisions.sqlite"])["d-001"]
     b = rows_by_id(results["decisions/continuum/exports/decisions-2024-06-03.jsonl"])["d-001"]
     assert b["locator"] == "line 1 (byte 0)" and b["rag_context_encoding"] == "object"
-    same = [c for c in a if c not in {"file", "locator", "ordinal", "file_kind", "rag_context_encoding", "extra"}]
+    same = [
+        c
+        for c in a
+        if c not in {"file", "locator", "ordinal", "file_kind", "rag_context_encoding", "extra"}
+    ]
     assert {c: a[c] for c in same} == {c: b[c] for c in same}
 
 
@@ -95,13 +102,20 @@ EXPECTED_DIRTY = {
     "decisions/broken/not_a_database.sqlite": [("file", "unreadable")],
     "decisions/broken/other_tables.sqlite": [("file", "unreadable")],
     "decisions/continuum/coordination_decisions.sqlite": [
-        ("row id 2", "bad_value"), ("row id 3", "bad_value"), ("row id 4", "bad_type"),
-        ("row id 5", "invalid_json"), ("row id 6", "missing_field"), ("row id 7", "bad_value"),
+        ("row id 2", "bad_value"),
+        ("row id 3", "bad_value"),
+        ("row id 4", "bad_type"),
+        ("row id 5", "invalid_json"),
+        ("row id 6", "missing_field"),
+        ("row id 7", "bad_value"),
     ],
     "decisions/continuum/export.jsonl": [
-        ("line 2 (byte 1039)", "invalid_json"), ("line 3 (byte 1109)", "missing_field"),
-        ("line 4 (byte 2029)", "too_large"), ("line 5 (byte 14875)", "bad_type"),
-        ("line 6 (byte 15900)", "bad_value"), ("line 7 (byte 16915)", "bad_value"),
+        ("line 2 (byte 1039)", "invalid_json"),
+        ("line 3 (byte 1109)", "missing_field"),
+        ("line 4 (byte 2029)", "too_large"),
+        ("line 5 (byte 14875)", "bad_type"),
+        ("line 6 (byte 15900)", "bad_value"),
+        ("line 7 (byte 16915)", "bad_value"),
         ("line 9 (byte 18793)", "truncated"),
     ],
 }
@@ -109,7 +123,9 @@ EXPECTED_DIRTY = {
 
 def test_dirty_fixture_quarantines_each_bad_record_with_its_kind():
     results = parse_all(DIRTY)
-    got = {path: sorted((q.locator, q.error_kind) for q in r.quarantine) for path, r in results.items()}
+    got = {
+        path: sorted((q.locator, q.error_kind) for q in r.quarantine) for path, r in results.items()
+    }
     assert got == {path: sorted(v) for path, v in EXPECTED_DIRTY.items()}
 
 
@@ -117,17 +133,27 @@ def test_dirty_fixture_keeps_good_records_and_loses_none():
     results = parse_all(DIRTY)
     for result in results.values():
         assert result.records_read == result.n_bronze + len(result.quarantine)
-    assert sorted(rows_by_id(results["decisions/continuum/coordination_decisions.sqlite"])) == ["d-101", "d-108"]
+    assert sorted(rows_by_id(results["decisions/continuum/coordination_decisions.sqlite"])) == [
+        "d-101",
+        "d-108",
+    ]
     assert sorted(rows_by_id(results["decisions/continuum/export.jsonl"])) == ["d-101", "d-117"]
 
 
 def _one_record_jsonl(tmp_path: Path, rag_context: str) -> ParseResult:
-    record = {"id": "x-1", "metadata": {"sessionId": "s"}, "decision": {"action": "SILENT"}, "ragContext": rag_context}
+    record = {
+        "id": "x-1",
+        "metadata": {"sessionId": "s"},
+        "decision": {"action": "SILENT"},
+        "ragContext": rag_context,
+    }
     path = tmp_path / "decisions" / "one.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(orjson.dumps(record) + b"\n")
     settings = replace(SETTINGS, limits=Limits(max_decompressed_bytes=1000))
-    return decision.parse_file(RawFile.under("decision", tmp_path, path), path.read_bytes(), settings)
+    return decision.parse_file(
+        RawFile.under("decision", tmp_path, path), path.read_bytes(), settings
+    )
 
 
 def test_decompression_stops_at_the_configured_limit(tmp_path):
@@ -138,8 +164,12 @@ def test_decompression_stops_at_the_configured_limit(tmp_path):
 
 def test_gzip_just_under_the_limit_is_accepted(tmp_path):
     payload = b'{"identity": {"systemPrompt": "short"}}' + b" " * 900
-    result = _one_record_jsonl(tmp_path, "gzip:" + base64.b64encode(gzip.compress(payload)).decode())
-    assert result.quarantine == [] and result.tables["decision_records"]["system_prompt"][0] == "short"
+    result = _one_record_jsonl(
+        tmp_path, "gzip:" + base64.b64encode(gzip.compress(payload)).decode()
+    )
+    assert (
+        result.quarantine == [] and result.tables["decision_records"]["system_prompt"][0] == "short"
+    )
 
 
 def test_parse_file_never_writes_the_raw_sqlite_file(tmp_path):
@@ -147,7 +177,9 @@ def test_parse_file_never_writes_the_raw_sqlite_file(tmp_path):
     path.parent.mkdir()
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE coordination_decisions (id TEXT, decision TEXT, metadata TEXT)")
-    conn.execute("INSERT INTO coordination_decisions VALUES ('a', '{\"action\": \"POSTED\"}', '{\"sessionId\": \"s\"}')")
+    conn.execute(
+        'INSERT INTO coordination_decisions VALUES (\'a\', \'{"action": "POSTED"}\', \'{"sessionId": "s"}\')'
+    )
     conn.commit()
     conn.close()
     before = path.read_bytes()
@@ -160,7 +192,14 @@ def test_demo_writer_output_ingests_with_nothing_lost(tmp_path):
     results = parse_all(tmp_path)
     assert len(results) == 3
     kinds = sorted(q.error_kind for r in results.values() for q in r.quarantine)
-    assert kinds == ["bad_type", "bad_value", "invalid_json", "missing_field", "too_large", "unreadable"]
+    assert kinds == [
+        "bad_type",
+        "bad_value",
+        "invalid_json",
+        "missing_field",
+        "too_large",
+        "unreadable",
+    ]
     for result in results.values():
         assert result.records_read == result.n_bronze + len(result.quarantine)
     assert sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 1_000_000
@@ -170,8 +209,12 @@ def test_demo_writer_output_ingests_with_nothing_lost(tmp_path):
 def test_demo_writer_is_deterministic_for_a_seed(tmp_path, scale):
     write_demo(tmp_path / "a", random.Random(11), scale)
     write_demo(tmp_path / "b", random.Random(11), scale)
-    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert files_a and all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
+    files_a = sorted(
+        p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file()
+    )
+    assert files_a and all(
+        (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a
+    )
 
 
 def test_empty_sqlite_file_is_one_unreadable_record(tmp_path):
@@ -187,45 +230,93 @@ def _parse_records(tmp_path: Path, *records: dict) -> ParseResult:
     path = tmp_path / "decisions" / "ds" / "export.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
-    return decision.parse_file(RawFile.under("decision", tmp_path, path), path.read_bytes(), SETTINGS)
+    return decision.parse_file(
+        RawFile.under("decision", tmp_path, path), path.read_bytes(), SETTINGS
+    )
 
 
-def _minimal(decision_id: str, decision_fields: dict | None = None, outcome: dict | None = None, **top) -> dict:
-    return {"id": decision_id, "metadata": {"sessionId": "s"}, "decision": {"action": "SILENT", **(decision_fields or {})},
-            "outcome": outcome, **top}
+def _minimal(
+    decision_id: str, decision_fields: dict | None = None, outcome: dict | None = None, **top
+) -> dict:
+    return {
+        "id": decision_id,
+        "metadata": {"sessionId": "s"},
+        "decision": {"action": "SILENT", **(decision_fields or {})},
+        "outcome": outcome,
+        **top,
+    }
 
 
 def test_seed_extension_fields_are_read_nested_or_top_level_and_leave_extra_and_details(tmp_path):
-    nested = _minimal("a", {"alternatives": [{"action": "POSTED", "confidence": 0.4}], "consensus": {"finalDecision": "override"},
-                            "companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": False}},
-                      {"wasGoodDecision": True, "followUp": {"conversationContinued": True, "userSatisfaction": 4,
-                                                             "mistakeCorrected": False},
-                       "longTermOutcome": {"finalOutcome": "good"}})
-    top = _minimal("b", alternatives=[{"action": "POSTED"}], consensus={"votes": {}}, followUp={"mistakeCorrected": True},
-                   longTermOutcome={"finalOutcome": "disaster", "checkpoints": []})
+    nested = _minimal(
+        "a",
+        {
+            "alternatives": [{"action": "POSTED", "confidence": 0.4}],
+            "consensus": {"finalDecision": "override"},
+            "companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": False},
+        },
+        {
+            "wasGoodDecision": True,
+            "followUp": {
+                "conversationContinued": True,
+                "userSatisfaction": 4,
+                "mistakeCorrected": False,
+            },
+            "longTermOutcome": {"finalOutcome": "good"},
+        },
+    )
+    top = _minimal(
+        "b",
+        alternatives=[{"action": "POSTED"}],
+        consensus={"votes": {}},
+        followUp={"mistakeCorrected": True},
+        longTermOutcome={"finalOutcome": "disaster", "checkpoints": []},
+    )
     result = _parse_records(tmp_path, nested, top)
     assert result.quarantine == []
     rows = rows_by_id(result)
     a, b = rows["a"], rows["b"]
     assert (a["was_followed"], orjson.loads(a["alternatives"]), orjson.loads(a["consensus"])) == (
-        False, [{"action": "POSTED", "confidence": 0.4}], {"finalDecision": "override"})
-    assert (a["follow_up_conversation_continued"], a["follow_up_user_satisfaction"], a["follow_up_mistake_corrected"]) == (
-        True, 4.0, False)
-    assert a["long_term_outcome_final"] == "good" and a["decision_details"] is None and a["extra"] is None
-    assert (b["follow_up_mistake_corrected"], b["long_term_outcome_final"], b["extra"]) == (True, "disaster", None)
+        False,
+        [{"action": "POSTED", "confidence": 0.4}],
+        {"finalDecision": "override"},
+    )
+    assert (
+        a["follow_up_conversation_continued"],
+        a["follow_up_user_satisfaction"],
+        a["follow_up_mistake_corrected"],
+    ) == (True, 4.0, False)
+    assert (
+        a["long_term_outcome_final"] == "good"
+        and a["decision_details"] is None
+        and a["extra"] is None
+    )
+    assert (b["follow_up_mistake_corrected"], b["long_term_outcome_final"], b["extra"]) == (
+        True,
+        "disaster",
+        None,
+    )
     assert orjson.loads(b["alternatives"]) == [{"action": "POSTED"}]
     DecisionRecords.validate(result.tables["decision_records"], lazy=True)
 
 
-@pytest.mark.parametrize(("record", "kind"), [
-    (_minimal("x", {"alternatives": {"action": "POSTED"}}), "bad_type"),
-    (_minimal("x", {"alternatives": [{"confidence": 0.2}]}), "missing_field"),
-    (_minimal("x", {"alternatives": [{"action": "POSTED", "confidence": "high"}]}), "bad_type"),
-    (_minimal("x", {"companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": "yes"}}), "bad_type"),
-    (_minimal("x", outcome={"followUp": {"userSatisfaction": "very"}}), "bad_type"),
-    (_minimal("x", outcome={"followUp": {"conversationContinued": 1}}), "bad_type"),
-    (_minimal("x", longTermOutcome=["poor"]), "bad_type"),
-])
+@pytest.mark.parametrize(
+    ("record", "kind"),
+    [
+        (_minimal("x", {"alternatives": {"action": "POSTED"}}), "bad_type"),
+        (_minimal("x", {"alternatives": [{"confidence": 0.2}]}), "missing_field"),
+        (_minimal("x", {"alternatives": [{"action": "POSTED", "confidence": "high"}]}), "bad_type"),
+        (
+            _minimal(
+                "x", {"companionSuggestion": {"suggestedAction": "POSTED", "wasFollowed": "yes"}}
+            ),
+            "bad_type",
+        ),
+        (_minimal("x", outcome={"followUp": {"userSatisfaction": "very"}}), "bad_type"),
+        (_minimal("x", outcome={"followUp": {"conversationContinued": 1}}), "bad_type"),
+        (_minimal("x", longTermOutcome=["poor"]), "bad_type"),
+    ],
+)
 def test_malformed_seed_extension_fields_are_quarantined_with_their_kind(tmp_path, record, kind):
     result = _parse_records(tmp_path, record)
     assert [q.error_kind for q in result.quarantine] == [kind] and result.n_bronze == 0
@@ -235,9 +326,26 @@ def test_demo_export_carries_one_decision_per_rule_case(tmp_path):
     write_demo(tmp_path, random.Random(3), scale=1)
     rows = rows_by_id(parse_all(tmp_path)["decisions/continuum/exports/decisions-export.jsonl"])
     cases = {k: v for k, v in rows.items() if k.startswith("case-")}
-    assert set(cases) == {"case-worst-of-5", "case-self-0.7", "case-best-of-0-1", "case-ambiguous-1",
-                          "case-followed-cased", "case-followed-no-flag", "case-override-rated-bad", "case-extra-fields"}
-    assert (cases["case-worst-of-5"]["outcome_rating"], cases["case-worst-of-5"]["outcome_was_good"]) == (1.0, False)
-    assert (cases["case-followed-cased"]["suggested_action"], cases["case-followed-cased"]["was_followed"]) == ("posted", True)
+    assert set(cases) == {
+        "case-worst-of-5",
+        "case-self-0.7",
+        "case-best-of-0-1",
+        "case-ambiguous-1",
+        "case-followed-cased",
+        "case-followed-no-flag",
+        "case-override-rated-bad",
+        "case-extra-fields",
+    }
+    assert (
+        cases["case-worst-of-5"]["outcome_rating"],
+        cases["case-worst-of-5"]["outcome_was_good"],
+    ) == (1.0, False)
+    assert (
+        cases["case-followed-cased"]["suggested_action"],
+        cases["case-followed-cased"]["was_followed"],
+    ) == ("posted", True)
     extra = cases["case-extra-fields"]
-    assert all(extra[c] is not None for c in ("alternatives", "consensus", "follow_up", "long_term_outcome"))
+    assert all(
+        extra[c] is not None
+        for c in ("alternatives", "consensus", "follow_up", "long_term_outcome")
+    )

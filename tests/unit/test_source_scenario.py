@@ -26,8 +26,10 @@ DIRTY_ACTIVE = "scenarios/active/SCENARIO-2025-012/moderator_dialog.jsonl"
 
 
 def parse_root(root: Path, settings: Settings = SETTINGS) -> dict[str, ParseResult]:
-    return {f.rel_path: scenario.parse_file(f, f.path.read_bytes(), settings)
-            for f in scenario.discover(root)}
+    return {
+        f.rel_path: scenario.parse_file(f, f.path.read_bytes(), settings)
+        for f in scenario.discover(root)
+    }
 
 
 def table(results: dict[str, ParseResult], name: str) -> pl.DataFrame:
@@ -61,8 +63,14 @@ def test_discover_finds_dialog_files_in_every_state_folder_sorted():
 
 def test_clean_fixtures_ingest_without_quarantine_and_with_expected_counts(clean):
     assert quarantined(clean) == set()
-    counts = {f: (r.records_read, r.tables["scenario_entries"].height,
-                  r.tables["scenario_metadata"].height) for f, r in clean.items()}
+    counts = {
+        f: (
+            r.records_read,
+            r.tables["scenario_entries"].height,
+            r.tables["scenario_metadata"].height,
+        )
+        for f, r in clean.items()
+    }
     assert counts == {COMPLETED: (5, 4, 1), ACTIVE: (4, 4, 0), ARCHIVED: (2, 1, 1)}
 
 
@@ -73,7 +81,11 @@ def test_clean_bronze_tables_validate_against_their_models(clean):
 
 def test_documented_entry_maps_typed_outcome_decision_and_keeps_unknown_fields(clean):
     row = entry(clean, COMPLETED, 0)
-    assert (row["scenario_id"], row["state"], row["interaction_type"]) == ("SCENARIO-2025-001", "completed", "checkpoint")
+    assert (row["scenario_id"], row["state"], row["interaction_type"]) == (
+        "SCENARIO-2025-001",
+        "completed",
+        "checkpoint",
+    )
     assert row["user_text"].startswith("Actually, our revenue is $900M")
     assert (row["proposed_action"], row["user_decision"]) == ("re-round", "proceed_without_reround")
     assert (row["user_validated"], row["user_satisfaction_score"]) == (True, 0.85)
@@ -87,30 +99,48 @@ def test_seed_signals_are_read_from_whichever_block_holds_them(clean):
     first, clarification = entry(clean, COMPLETED, 0), entry(clean, COMPLETED, 3)
     assert (first["synthesis_length_words"], first["checkpoint_number"]) == (342, 1)  # context
     assert first["user_engagement_level"] == "high"  # quality_signals
-    assert (first["new_strategic_context"], first["expressed_satisfaction"]) == (True, False)  # reply signals
+    assert (first["new_strategic_context"], first["expressed_satisfaction"]) == (
+        True,
+        False,
+    )  # reply signals
     assert clarification["validated_output"] is True  # reply signals
 
 
 def test_a_signal_found_in_outcome_and_a_numeric_label_are_kept(tmp_path):
     path = tmp_path / "scenarios/completed/SCENARIO-2025-060/moderator_dialog.jsonl"
     path.parent.mkdir(parents=True)
-    record = {"timestamp": "2025-01-01T00:00:00Z", "moderator_message": "Round one.", "user_response": "ok",
-              "outcome": {"checkpoint_timing": "too_early", "validated_output": False},
-              "quality_signals": {"question_quality": 0.75, "engagement_indicators": ["asked_follow_up"]}}
+    record = {
+        "timestamp": "2025-01-01T00:00:00Z",
+        "moderator_message": "Round one.",
+        "user_response": "ok",
+        "outcome": {"checkpoint_timing": "too_early", "validated_output": False},
+        "quality_signals": {"question_quality": 0.75, "engagement_indicators": ["asked_follow_up"]},
+    }
     path.write_text(json.dumps(record) + "\n")
-    result = scenario.parse_file(RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS)
+    result = scenario.parse_file(
+        RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS
+    )
     row = result.tables["scenario_entries"].row(0, named=True)
-    assert (row["checkpoint_timing"], row["validated_output"], row["question_quality"]) == ("too_early", False, "0.75")
+    assert (row["checkpoint_timing"], row["validated_output"], row["question_quality"]) == (
+        "too_early",
+        False,
+        "0.75",
+    )
     assert row["engagement_indicators"] == '["asked_follow_up"]'
 
 
 def test_a_boolean_where_a_signal_label_belongs_is_quarantined_by_name(tmp_path):
     path = tmp_path / "scenarios/completed/SCENARIO-2025-061/moderator_dialog.jsonl"
     path.parent.mkdir(parents=True)
-    record = {"timestamp": "2025-01-01T00:00:00Z", "moderator_message": "Round one.",
-              "quality_signals": {"checkpoint_timing": True}}
+    record = {
+        "timestamp": "2025-01-01T00:00:00Z",
+        "moderator_message": "Round one.",
+        "quality_signals": {"checkpoint_timing": True},
+    }
     path.write_text(json.dumps(record) + "\n")
-    result = scenario.parse_file(RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS)
+    result = scenario.parse_file(
+        RawFile.under("scenario", tmp_path, path), path.read_bytes(), SETTINGS
+    )
     (bad,) = result.quarantine
     assert bad.error_kind == "bad_type" and "quality_signals.checkpoint_timing" in bad.message
 
@@ -159,7 +189,9 @@ def test_pretty_printed_active_file_yields_entries_and_a_pending_tail(clean):
 
 def test_moderator_response_marks_user_first_and_top_level_content_is_user_text(clean):
     question, fallback = entry(clean, ACTIVE, 1), entry(clean, ACTIVE, 2)
-    assert question["user_first"] is True and question["moderator_text"].startswith("Because phase 1")
+    assert question["user_first"] is True and question["moderator_text"].startswith(
+        "Because phase 1"
+    )
     assert fallback["user_text"] == "ok, go ahead with the four specialists"
     assert fallback["interaction_type"] == "user_message"
 
@@ -174,7 +206,10 @@ def test_naive_timestamp_is_read_in_the_configured_zone(clean):
 
 def test_folder_is_the_native_id_when_the_entry_claims_another(clean):
     row = entry(clean, ARCHIVED, 0)
-    assert (row["scenario_id"], row["entry_scenario_id"]) == ("SCENARIO-2024-007", "SCENARIO-2024-07")
+    assert (row["scenario_id"], row["entry_scenario_id"]) == (
+        "SCENARIO-2024-007",
+        "SCENARIO-2024-07",
+    )
 
 
 EXPECTED_DIRTY = {
@@ -201,9 +236,13 @@ def test_each_dirty_record_is_quarantined_with_its_expected_kind(dirty):
 
 def test_good_records_in_dirty_files_are_kept(dirty):
     kept = {(f, loc) for f, r in dirty.items() for loc in r.tables["scenario_entries"]["locator"]}
-    assert kept == {(DIRTY_CLOSED, "line 1 (byte 0)"), (DIRTY_CLOSED, "line 11 (byte 2048)"),
-                    (DIRTY_PRETTY, "line 1 (byte 0)"), (DIRTY_ACTIVE, "line 1 (byte 0)"),
-                    (DIRTY_ACTIVE, "line 3 (byte 279)")}
+    assert kept == {
+        (DIRTY_CLOSED, "line 1 (byte 0)"),
+        (DIRTY_CLOSED, "line 11 (byte 2048)"),
+        (DIRTY_PRETTY, "line 1 (byte 0)"),
+        (DIRTY_ACTIVE, "line 1 (byte 0)"),
+        (DIRTY_ACTIVE, "line 3 (byte 279)"),
+    }
 
 
 def test_nothing_lost_records_read_equals_bronze_plus_quarantine(dirty, clean):
@@ -227,7 +266,9 @@ def test_a_file_over_the_size_limit_is_one_quarantined_record(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(b'{"timestamp": "2025-01-01T00:00:00Z"}\n' * 10)
     settings = Settings(limits=Limits(max_file_bytes=100))
-    result = scenario.parse_file(RawFile.under("scenario", tmp_path, path), path.read_bytes(), settings)
+    result = scenario.parse_file(
+        RawFile.under("scenario", tmp_path, path), path.read_bytes(), settings
+    )
     assert (result.records_read, result.n_bronze) == (1, 0)
     assert (result.quarantine[0].locator, result.quarantine[0].error_kind) == ("file", "too_large")
 
@@ -236,7 +277,9 @@ def test_demo_writer_is_deterministic_and_only_its_bad_file_quarantines(tmp_path
     demo.write(tmp_path / "a", random.Random(3))
     demo.write(tmp_path / "b", random.Random(3))
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.jsonl"))
-    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
+    assert all(
+        (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a
+    )
     results = parse_root(tmp_path / "a")
     bad_files = {f for f, r in results.items() if r.quarantine}
     assert bad_files == {"scenarios/archived/SCENARIO-2025-900/moderator_dialog.jsonl"}

@@ -13,12 +13,21 @@ from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
 from pipelines.sources import social_rl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REAL_SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "real_samples" / "social_rl" / "Socratic-RCM"
+REAL_SAMPLES = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "real_samples"
+    / "social_rl"
+    / "Socratic-RCM"
+)
 SETTINGS = Settings()
 
 
 def parse_all(root: Path) -> dict:
-    results = {f.rel_path: social_rl.parse_file(f, f.path.read_bytes(), SETTINGS) for f in social_rl.discover(root)}
+    results = {
+        f.rel_path: social_rl.parse_file(f, f.path.read_bytes(), SETTINGS)
+        for f in social_rl.discover(root)
+    }
     for result in results.values():
         for table, frame in result.tables.items():
             BRONZE_MODELS[table].validate(frame, lazy=True)
@@ -26,7 +35,12 @@ def parse_all(root: Path) -> dict:
 
 
 def rows(results: dict, table: str) -> list[dict]:
-    return [row for r in results.values() if table in r.tables for row in r.tables[table].iter_rows(named=True)]
+    return [
+        row
+        for r in results.values()
+        if table in r.tables
+        for row in r.tables[table].iter_rows(named=True)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +69,11 @@ def test_clean_fixtures_ingest_without_quarantine(clean):
 
 
 def test_round_file_keeps_unicode_float_noise_and_empty_synthesis(clean):
-    row = next(r for r in rows(clean, "social_rl_rounds")
-               if r["run_dir"] == "social_rl_2025-11-23_180822" and r["round_number"] == 1)
+    row = next(
+        r
+        for r in rows(clean, "social_rl_rounds")
+        if r["run_dir"] == "social_rl_2025-11-23_180822" and r["round_number"] == 1
+    )
     assert row["synthesis"] == ""
     assert "it\u2019s" in row["messages"][0]["content"]
     assert row["messages"][0]["ts"] == datetime.fromtimestamp(1763939318.854392, UTC)
@@ -70,7 +87,10 @@ def test_both_adaptation_shapes_are_normalised(clean):
     assert (real["agent_id"], real["role"], real["round_number"]) == ("Owner+Marta", "Owner", 2)
     assert real["alignment_delta"] == -0.35 and real["adaptation_type"] is None
     documented = by_run["ces_urban_run1"]["policy_adaptations"][0]
-    assert (documented["adaptation_type"], documented["cue"]) == ("activate_cue", "emphasize_non_domination")
+    assert (documented["adaptation_type"], documented["cue"]) == (
+        "activate_cue",
+        "emphasize_non_domination",
+    )
     assert orjson.loads(documented["feedback_trigger"]) == {"engagement": 0.7, "alignment": 0.4}
 
 
@@ -78,7 +98,11 @@ def test_inline_meta_and_internal_coach_message_are_kept(clean):
     row = next(r for r in rows(clean, "social_rl_rounds") if r["run_dir"] == "ces_urban_run")
     assert orjson.loads(row["meta"])["experiment_id"] == "ces_pilot"
     coach = row["messages"][1]
-    assert (coach["agent_id"], coach["internal"], coach["message_role"]) == ("Coach", True, "system")
+    assert (coach["agent_id"], coach["internal"], coach["message_role"]) == (
+        "Coach",
+        True,
+        "system",
+    )
     assert [m["internal"] for m in row["messages"]] == [False, True, False]
     assert orjson.loads(row["round_config"])["tasks"] == "Agree on a priority"
 
@@ -104,7 +128,11 @@ EXPECTED_DIRTY = {
 
 
 def test_each_dirty_file_is_quarantined_with_its_kind(dirty):
-    got = {path: [(q.locator, q.error_kind) for q in r.quarantine] for path, r in dirty.items() if r.quarantine}
+    got = {
+        path: [(q.locator, q.error_kind) for q in r.quarantine]
+        for path, r in dirty.items()
+        if r.quarantine
+    }
     assert got == {path: [expected] for path, expected in EXPECTED_DIRTY.items()}
 
 
@@ -139,11 +167,26 @@ def test_demo_writer_output_is_deterministic_and_quarantines_only_its_bad_files(
 
     demo.write(tmp_path / "a", random.Random(3), scale=1)
     demo.write(tmp_path / "b", random.Random(3), scale=1)
-    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert files_a == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
+    files_a = sorted(
+        p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file()
+    )
+    assert files_a == sorted(
+        p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file()
+    )
+    assert all(
+        (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a
+    )
     results = parse_all(tmp_path / "a")
     kinds = sorted(q.error_kind for r in results.values() for q in r.quarantine)
-    assert kinds == ["bad_type", "bad_type", "bad_value", "invalid_json", "missing_field", "truncated"]
-    assert all(q.file.startswith("outputs/broken_run_") for r in results.values() for q in r.quarantine)
+    assert kinds == [
+        "bad_type",
+        "bad_type",
+        "bad_value",
+        "invalid_json",
+        "missing_field",
+        "truncated",
+    ]
+    assert all(
+        q.file.startswith("outputs/broken_run_") for r in results.values() for q in r.quarantine
+    )
     assert len(rows(results, "social_rl_rounds")) >= 12

@@ -23,10 +23,11 @@ REFUSAL = f"{P2}_bob_1766546860"
 
 
 def ingest(root: Path) -> dict:
-    results = {f.rel_path: study.parse_file(f, f.path.read_bytes(), Settings()) for f in study.discover(root)}
-    tables = {
-        name: pl.concat([r.tables[name] for r in results.values()]) for name in BRONZE_MODELS
+    results = {
+        f.rel_path: study.parse_file(f, f.path.read_bytes(), Settings())
+        for f in study.discover(root)
     }
+    tables = {name: pl.concat([r.tables[name] for r in results.values()]) for name in BRONZE_MODELS}
     quarantine = [q for r in results.values() for q in r.quarantine]
     return {"results": results, "tables": tables, "quarantine": quarantine}
 
@@ -42,10 +43,15 @@ def dirty() -> dict:
 
 
 def test_discover_ignores_backend_logs_exports_and_docs(tmp_path: Path) -> None:
-    for rel in ("survey_responses/conversations/b.json", "survey_responses/conversations/all_conversations.jsonl",
-                "survey_responses/completed/CCC001.json", "survey_responses/exits/INC001.json",
-                "survey_responses/DIRTY.md", "backend/q_values_log.jsonl",
-                "conversation_data_exports/conversations_20260108.json"):
+    for rel in (
+        "survey_responses/conversations/b.json",
+        "survey_responses/conversations/all_conversations.jsonl",
+        "survey_responses/completed/CCC001.json",
+        "survey_responses/exits/INC001.json",
+        "survey_responses/DIRTY.md",
+        "backend/q_values_log.jsonl",
+        "conversation_data_exports/conversations_20260108.json",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("{}")
     assert [f.rel_path for f in study.discover(tmp_path)] == [
@@ -58,7 +64,9 @@ def test_discover_ignores_backend_logs_exports_and_docs(tmp_path: Path) -> None:
 
 def test_clean_fixture_has_no_quarantine_and_expected_counts(clean: dict) -> None:
     assert clean["quarantine"] == []
-    assert clean["tables"]["study_sessions"].height == 6  # 1 own file + 3 master lines + 2 in CCC001
+    assert (
+        clean["tables"]["study_sessions"].height == 6
+    )  # 1 own file + 3 master lines + 2 in CCC001
     assert clean["tables"]["study_participants"].height == 2
     for result in clean["results"].values():
         assert result.records_read == result.n_bronze + len(result.quarantine)
@@ -70,7 +78,9 @@ def test_clean_bronze_frames_validate_against_bronze_models(clean: dict) -> None
 
 
 def test_participant_id_is_taken_from_record_camel_case_or_enclosing_file(clean: dict) -> None:
-    rows = clean["tables"]["study_sessions"].select("copy_kind", "session_id", "participant_id", "participant_id_from")
+    rows = clean["tables"]["study_sessions"].select(
+        "copy_kind", "session_id", "participant_id", "participant_id_from"
+    )
     origins = {(r["copy_kind"], r["session_id"]): r["participant_id_from"] for r in rows.to_dicts()}
     assert origins[("session_file", NIKI)] == "record"
     assert origins[("master", NONROLE)] == "participantId"
@@ -79,7 +89,12 @@ def test_participant_id_is_taken_from_record_camel_case_or_enclosing_file(clean:
 
 
 def test_timestamps_naive_z_and_epoch_are_all_read_as_utc(clean: dict) -> None:
-    by_id = {r["session_id"]: r for r in clean["tables"]["study_sessions"].filter(pl.col("copy_kind") == "master").to_dicts()}
+    by_id = {
+        r["session_id"]: r
+        for r in clean["tables"]["study_sessions"]
+        .filter(pl.col("copy_kind") == "master")
+        .to_dicts()
+    }
     assert by_id[NIKI]["created_at"] == datetime(2026, 1, 9, 7, 18, 51, 741486, tzinfo=UTC)
     assert by_id[NONROLE]["created_at"] == datetime(2026, 1, 9, 7, 15, tzinfo=UTC)
     assert by_id[REFUSAL]["created_at"] == datetime(2025, 12, 24, 3, 27, 40, 100000, tzinfo=UTC)
@@ -97,10 +112,17 @@ def test_judge_reason_or_reasoning_and_extra_stances_are_kept(clean: dict) -> No
 
 
 def test_q_values_become_policy_value_pairs_and_string_numbers_are_read(clean: dict) -> None:
-    row = clean["tables"]["study_sessions"].filter(pl.col("copy_kind") == "session_file").row(0, named=True)
+    row = (
+        clean["tables"]["study_sessions"]
+        .filter(pl.col("copy_kind") == "session_file")
+        .row(0, named=True)
+    )
     assert {q["policy"]: q["value"] for q in row["iql"][1]["q_values"]}["michelle"] == 1.1
-    nonrole = clean["tables"]["study_sessions"].filter(
-        (pl.col("session_id") == NONROLE) & (pl.col("copy_kind") == "master")).row(0, named=True)
+    nonrole = (
+        clean["tables"]["study_sessions"]
+        .filter((pl.col("session_id") == NONROLE) & (pl.col("copy_kind") == "master"))
+        .row(0, named=True)
+    )
     assert nonrole["turn_count"] == 2  # stored as the string "2"
     assert nonrole["iql"] == []
 
@@ -117,8 +139,16 @@ def test_participant_files_keep_survey_in_bronze_and_allow_no_conversations(clea
 DIRTY_EXPECTED = [
     (f"survey_responses/conversations/{REFUSAL}.json", "file", "truncated"),
     (f"survey_responses/conversations/{NONROLE}.json", "file", "bad_value"),
-    ("survey_responses/conversations/all_conversations.jsonl", "line 2 (byte 2230)", "invalid_json"),
-    ("survey_responses/conversations/all_conversations.jsonl", "line 3 (byte 2310)", "missing_field"),
+    (
+        "survey_responses/conversations/all_conversations.jsonl",
+        "line 2 (byte 2230)",
+        "invalid_json",
+    ),
+    (
+        "survey_responses/conversations/all_conversations.jsonl",
+        "line 3 (byte 2310)",
+        "missing_field",
+    ),
     ("survey_responses/conversations/all_conversations.jsonl", "line 4 (byte 3079)", "bad_type"),
     ("survey_responses/conversations/all_conversations.jsonl", "line 5 (byte 4970)", "bad_value"),
     ("survey_responses/completed/CCC002.json", "conversations[1]", "bad_type"),
@@ -128,8 +158,14 @@ DIRTY_EXPECTED = [
 
 
 @pytest.mark.parametrize(("file", "locator", "kind"), DIRTY_EXPECTED)
-def test_dirty_record_is_quarantined_with_expected_kind(dirty: dict, file: str, locator: str, kind: str) -> None:
-    found = [(q.error_kind, q.message) for q in dirty["quarantine"] if (q.file, q.locator) == (file, locator)]
+def test_dirty_record_is_quarantined_with_expected_kind(
+    dirty: dict, file: str, locator: str, kind: str
+) -> None:
+    found = [
+        (q.error_kind, q.message)
+        for q in dirty["quarantine"]
+        if (q.file, q.locator) == (file, locator)
+    ]
     assert len(found) == 1 and found[0][0] == kind, found
     assert found[0][1]
 
@@ -174,11 +210,24 @@ def test_demo_writer_is_deterministic_and_its_bad_records_are_quarantined(tmp_pa
 
     demo.write(tmp_path / "a", random.Random(3))
     demo.write(tmp_path / "b", random.Random(3))
-    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert files_a == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert all((tmp_path / "a" / p).read_bytes() == (tmp_path / "b" / p).read_bytes() for p in files_a)
+    files_a = sorted(
+        p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file()
+    )
+    assert files_a == sorted(
+        p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file()
+    )
+    assert all(
+        (tmp_path / "a" / p).read_bytes() == (tmp_path / "b" / p).read_bytes() for p in files_a
+    )
     demo_run = ingest(tmp_path / "a")
     kinds = sorted(q.error_kind for q in demo_run["quarantine"])
-    assert kinds == ["bad_type", "bad_type", "bad_value", "invalid_json", "missing_field", "truncated"]
+    assert kinds == [
+        "bad_type",
+        "bad_type",
+        "bad_value",
+        "invalid_json",
+        "missing_field",
+        "truncated",
+    ]
     copy_kinds = set(demo_run["tables"]["study_sessions"]["copy_kind"])
     assert copy_kinds == {"session_file", "master", "completed", "exit"}

@@ -33,10 +33,21 @@ def groups_in(split: str, n: int = 1, prefix: str = "g") -> list[str]:
     return table.filter(pl.col("split") == split)["group_id"].head(n).to_list()
 
 
-def silver_for(episodes: list[tuple[str, str, str]], **tables: list[dict]) -> dict[str, pl.DataFrame]:
+def silver_for(
+    episodes: list[tuple[str, str, str]], **tables: list[dict]
+) -> dict[str, pl.DataFrame]:
     """(episode_id, source, group_id) triples + optional turns / decisions / feedback rows."""
-    rows = [{"episode_id": e, "source": s, "native_id": e, "group_id": g, "n_turns": 0, "source_file": "f"}
-            for e, s, g in episodes]
+    rows = [
+        {
+            "episode_id": e,
+            "source": s,
+            "native_id": e,
+            "group_id": g,
+            "n_turns": 0,
+            "source_file": "f",
+        }
+        for e, s, g in episodes
+    ]
     out = {"episodes": silver_frame("episodes", rows)}
     for name in ("turns", "decisions", "feedback"):
         out[name] = silver_frame(name, tables.get(name, []))
@@ -44,8 +55,11 @@ def silver_for(episodes: list[tuple[str, str, str]], **tables: list[dict]) -> di
 
 
 def dataset(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={"group_id": pl.String, "split": pl.String, "prompt_hash": pl.String},
-                        orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"group_id": pl.String, "split": pl.String, "prompt_hash": pl.String},
+        orient="row",
+    )
 
 
 # ---------------------------------------------------------------- assignment
@@ -61,11 +75,19 @@ def test_bucket_is_first_8_bytes_of_sha256_of_salt_nul_group_mod_10000():
 
 def test_adding_groups_never_moves_an_existing_group():
     before = assign_splits(pl.Series([f"g{i}" for i in range(500)]), CONFIG)
-    after = assign_splits(pl.Series([f"g{i}" for i in range(0, 2000, 2)] + [f"new{i}" for i in range(300)]
-                                    + [f"g{i}" for i in range(1, 500, 2)]), CONFIG)
+    after = assign_splits(
+        pl.Series(
+            [f"g{i}" for i in range(0, 2000, 2)]
+            + [f"new{i}" for i in range(300)]
+            + [f"g{i}" for i in range(1, 500, 2)]
+        ),
+        CONFIG,
+    )
     joined = before.join(after, on="group_id", suffix="_after")
     assert joined.height == before.height
-    assert joined.filter((pl.col("split") != pl.col("split_after")) | (pl.col("bucket") != pl.col("bucket_after"))).is_empty()
+    assert joined.filter(
+        (pl.col("split") != pl.col("split_after")) | (pl.col("bucket") != pl.col("bucket_after"))
+    ).is_empty()
 
 
 def test_one_row_per_distinct_group_ignoring_duplicates_and_nulls():
@@ -76,7 +98,11 @@ def test_one_row_per_distinct_group_ignoring_duplicates_and_nulls():
 
 def test_validation_ratio_cuts_cumulative_bucket_ranges_in_order_train_validation_test():
     config = SplitConfig(ratios={"test": 0.2, "validation": 0.1, "train": 0.7})
-    assert config.bucket_ranges() == {"train": (0, 7000), "validation": (7000, 8000), "test": (8000, 10_000)}
+    assert config.bucket_ranges() == {
+        "train": (0, 7000),
+        "validation": (7000, 8000),
+        "test": (8000, 10_000),
+    }
     table = assign_splits(pl.Series([f"g{i}" for i in range(5000)]), config)
     for split, (lo, hi) in config.bucket_ranges().items():
         part = table.filter(pl.col("split") == split)
@@ -86,10 +112,15 @@ def test_validation_ratio_cuts_cumulative_bucket_ranges_in_order_train_validatio
 
 def test_changing_the_salt_reshuffles_groups():
     groups = pl.Series([f"g{i}" for i in range(100)])
-    assert not assign_splits(groups, CONFIG)["bucket"].equals(assign_splits(groups, SplitConfig(salt="other"))["bucket"])
+    assert not assign_splits(groups, CONFIG)["bucket"].equals(
+        assign_splits(groups, SplitConfig(salt="other"))["bucket"]
+    )
 
 
-@pytest.mark.parametrize("ratios", [{"train": 0.8, "test": 0.3}, {"train": 1.2, "test": -0.2}, {"train": 0.5, "dev": 0.5}])
+@pytest.mark.parametrize(
+    "ratios",
+    [{"train": 0.8, "test": 0.3}, {"train": 1.2, "test": -0.2}, {"train": 0.5, "dev": 0.5}],
+)
 def test_invalid_ratios_are_rejected(ratios):
     with pytest.raises(ValueError):
         SplitConfig(ratios=ratios)
@@ -99,7 +130,9 @@ def test_split_config_comes_from_the_splits_table_of_turnlake_toml_with_defaults
     with (PROJECT / "turnlake.toml").open("rb") as fh:
         shipped = split_config_from(tomllib.load(fh))
     assert shipped == SplitConfig()
-    custom = split_config_from({"splits": {"salt": "s2", "ratios": {"train": 0.8, "validation": 0.1, "test": 0.1}}})
+    custom = split_config_from(
+        {"splits": {"salt": "s2", "ratios": {"train": 0.8, "validation": 0.1, "test": 0.1}}}
+    )
     assert custom.salt == "s2" and custom.bucket_ranges()["validation"] == (8000, 9000)
     assert split_config_from({}) == SplitConfig()
 
@@ -109,11 +142,23 @@ def test_split_config_comes_from_the_splits_table_of_turnlake_toml_with_defaults
 
 def test_proof_of_leak_free_data_has_no_problems_and_is_json():
     train, test = groups_in("train")[0], groups_in("test")[0]
-    silver = silver_for([("e1", "study", train), ("e2", "study", test)],
-                        turns=[{"turn_id": "e1#0", "episode_id": "e1", "turn_index": 0, "role": "user",
-                                "actor_id": "p1", "internal": False}])
+    silver = silver_for(
+        [("e1", "study", train), ("e2", "study", test)],
+        turns=[
+            {
+                "turn_id": "e1#0",
+                "episode_id": "e1",
+                "turn_index": 0,
+                "role": "user",
+                "actor_id": "p1",
+                "internal": False,
+            }
+        ],
+    )
     splits = assign_splits(silver["episodes"]["group_id"], CONFIG)
-    proof = split_proof(splits, silver, {"sft": dataset([(train, "train", "h1"), (test, "test", "h2")])}, CONFIG)
+    proof = split_proof(
+        splits, silver, {"sft": dataset([(train, "train", "h1"), (test, "test", "h2")])}, CONFIG
+    )
     assert proof_problems(proof) == []
     assert proof["groups_per_split"] == {"test": 1, "train": 1}
     assert proof["participants_per_split"] == {"train": 1}
@@ -125,8 +170,10 @@ def test_proof_of_leak_free_data_has_no_problems_and_is_json():
 
 def test_proof_finds_a_human_decision_actor_in_two_splits():
     train, test = groups_in("train")[0], groups_in("test")[0]
-    decisions = [{"decision_id": d, "episode_id": e, "actor_id": "user-ana", "actor_type": "human"}
-                 for d, e in (("d1", "e1"), ("d2", "e2"))]
+    decisions = [
+        {"decision_id": d, "episode_id": e, "actor_id": "user-ana", "actor_type": "human"}
+        for d, e in (("d1", "e1"), ("d2", "e2"))
+    ]
     silver = silver_for([("e1", "decision", train), ("e2", "decision", test)], decisions=decisions)
     proof = split_proof(assign_splits(silver["episodes"]["group_id"], CONFIG), silver, {})
     assert proof["overlaps"]["participants"]["count"] == 1
@@ -136,8 +183,18 @@ def test_proof_finds_a_human_decision_actor_in_two_splits():
 
 def test_proof_finds_a_dialogue_rater_in_two_splits():
     train, test = groups_in("train")[0], groups_in("test")[0]
-    feedback = [{"feedback_id": f, "episode_id": e, "target": "episode", "name": "rating", "scale": "[-1,1]",
-                 "source_kind": "human", "attributes": '{"extra":{"user_id":"u-1"}}'} for f, e in (("f1", "e1"), ("f2", "e2"))]
+    feedback = [
+        {
+            "feedback_id": f,
+            "episode_id": e,
+            "target": "episode",
+            "name": "rating",
+            "scale": "[-1,1]",
+            "source_kind": "human",
+            "attributes": '{"extra":{"user_id":"u-1"}}',
+        }
+        for f, e in (("f1", "e1"), ("f2", "e2"))
+    ]
     silver = silver_for([("e1", "dialogue", train), ("e2", "dialogue", test)], feedback=feedback)
     assert human_participants(silver)["participant_id"].unique().to_list() == ["dialogue:u-1"]
     proof = split_proof(assign_splits(silver["episodes"]["group_id"], CONFIG), silver, {})
@@ -148,11 +205,16 @@ def test_proof_finds_the_same_prompt_in_two_splits_within_and_across_datasets():
     train, test = groups_in("train")[0], groups_in("test")[0]
     silver = silver_for([("e1", "dialogue", train), ("e2", "dialogue", test)])
     splits = assign_splits(silver["episodes"]["group_id"], CONFIG)
-    within = split_proof(splits, silver, {"sft": dataset([(train, "train", "same"), (test, "test", "same")])})
+    within = split_proof(
+        splits, silver, {"sft": dataset([(train, "train", "same"), (test, "test", "same")])}
+    )
     assert within["datasets"]["sft"]["overlaps"]["prompts"]["count"] == 1
     assert any("sft prompts" in p for p in proof_problems(within))
-    across = split_proof(splits, silver, {"sft": dataset([(train, "train", "same")]),
-                                          "kto": dataset([(test, "test", "same")])})
+    across = split_proof(
+        splits,
+        silver,
+        {"sft": dataset([(train, "train", "same")]), "kto": dataset([(test, "test", "same")])},
+    )
     assert across["overlaps"]["prompts_across_datasets"]["count"] == 1
     assert across["datasets"]["sft"]["overlaps"]["prompts"]["count"] == 0
 
@@ -160,8 +222,11 @@ def test_proof_finds_the_same_prompt_in_two_splits_within_and_across_datasets():
 def test_proof_finds_a_dataset_row_in_another_split_than_its_group():
     train = groups_in("train")[0]
     silver = silver_for([("e1", "study", train)])
-    proof = split_proof(assign_splits(silver["episodes"]["group_id"], CONFIG), silver,
-                        {"rl_steps": dataset([(train, "test", "h")])})
+    proof = split_proof(
+        assign_splits(silver["episodes"]["group_id"], CONFIG),
+        silver,
+        {"rl_steps": dataset([(train, "test", "h")])},
+    )
     assert proof["datasets"]["rl_steps"]["overlaps"]["split_mismatch"]["count"] == 1
     assert proof_problems(proof)
 
@@ -183,7 +248,12 @@ def test_proof_finds_a_group_listed_in_two_splits():
 def test_proof_flags_a_tampered_bucket_or_a_split_that_disagrees_with_the_ratios():
     silver = silver_for([("e1", "study", "g1")])
     row = assign_splits(pl.Series(["g1"]), CONFIG)
-    assert split_proof(row.with_columns(bucket=(pl.col("bucket") + 1) % 10_000), silver, {})["bucket_mismatches"] == 1
+    assert (
+        split_proof(row.with_columns(bucket=(pl.col("bucket") + 1) % 10_000), silver, {})[
+            "bucket_mismatches"
+        ]
+        == 1
+    )
     other = "test" if row["split"][0] == "train" else "train"
     proof = split_proof(row.with_columns(split=pl.lit(other)), silver, {}, CONFIG)
     assert proof["bucket_mismatches"] == 1 and proof_problems(proof)

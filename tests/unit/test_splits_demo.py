@@ -43,7 +43,8 @@ def test_demo_decision_humans_would_straddle_with_one_group_per_session(demo_lay
     """Why decision groups link sessions: with one group per session, the demo's humans straddle."""
     silver = {t: read_table(demo_layout.silver(t)) for t in SILVER}
     per_session = silver["episodes"].with_columns(
-        group_id=pl.when(pl.col("source") == "decision").then("episode_id").otherwise("group_id"))
+        group_id=pl.when(pl.col("source") == "decision").then("episode_id").otherwise("group_id")
+    )
     silver["episodes"] = per_session
     proof = split_proof(assign_splits(per_session["group_id"], SplitConfig()), silver, {})
     assert proof["overlaps"]["participants"]["count"] > 0
@@ -51,5 +52,14 @@ def test_demo_decision_humans_would_straddle_with_one_group_per_session(demo_lay
 
 
 def test_demo_splits_view_is_queryable(demo_layout):
-    assert main(["sql", "--data-root", str(demo_layout.data_root),
-                 "SELECT split, count(*) AS n FROM splits GROUP BY split"]) == 0
+    assert (
+        main(
+            [
+                "sql",
+                "--data-root",
+                str(demo_layout.data_root),
+                "SELECT split, count(*) AS n FROM splits GROUP BY split",
+            ]
+        )
+        == 0
+    )

@@ -111,7 +111,9 @@ def test_stat_lines_follow_the_generation_a_link_points_to(tmp_path):
     link.unlink()
     link.symlink_to("silver.b")
     assert stat_lines([link / "turns.parquet"], tmp_path) != before
-    assert before[0].startswith("silver.a/turns.parquet|")  # relative: a copied data root still matches
+    assert before[0].startswith(
+        "silver.a/turns.parquet|"
+    )  # relative: a copied data root still matches
 
 
 def test_content_lines_change_with_the_bytes_only(tmp_path):

@@ -37,7 +37,12 @@ DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions")
 NEGATIVE_REWARD, NEUTRAL_REWARD, NO_USER_TURN = "negative_reward", "neutral_reward", "no_user_turn"
 
 
-def finish(frame: pl.DataFrame, episodes: pl.DataFrame, splits: pl.DataFrame, episode_col: str = "episode_id") -> pl.DataFrame:
+def finish(
+    frame: pl.DataFrame,
+    episodes: pl.DataFrame,
+    splits: pl.DataFrame,
+    episode_col: str = "episode_id",
+) -> pl.DataFrame:
     """Split, group and source from the episode; `prompt_hash` from `_prompt_text`; common columns first."""
     out = with_split(frame, episodes, splits, episode_col)
     out = out.with_columns(prompt_hash=sha256_hex(pl.col("_prompt_text"))).drop("_prompt_text")
@@ -48,12 +53,18 @@ def shape_chats(frames: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame
     """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped prompt; the
     rows that cannot be shaped are left out (counted per dataset)."""
     sft, sft_out = shape_conversations(frames["sft"], "messages")
-    sft = sft.with_columns(_prompt_text=messages_text(pl.col("messages").list.head(pl.col("messages").list.len() - 1)))
+    sft = sft.with_columns(
+        _prompt_text=messages_text(pl.col("messages").list.head(pl.col("messages").list.len() - 1))
+    )
     kto, kto_out = shape_prompt_completions(frames["kto"], "prompt", ("completion",))
-    pref, pref_out = shape_prompt_completions(frames["preference"], "prompt", ("chosen", "rejected"))
+    pref, pref_out = shape_prompt_completions(
+        frames["preference"], "prompt", ("chosen", "rejected")
+    )
     decisions = shape_prompts(frames["decisions"], "prompt")
-    shaped = {"sft": sft} | {name: frame.with_columns(_prompt_text=messages_text("prompt"))
-                             for name, frame in (("kto", kto), ("preference", pref), ("decisions", decisions))}
+    shaped = {"sft": sft} | {
+        name: frame.with_columns(_prompt_text=messages_text("prompt"))
+        for name, frame in (("kto", kto), ("preference", pref), ("decisions", decisions))
+    }
     return shaped, {"sft": sft_out, "kto": kto_out, "preference": pref_out}
 
 

@@ -29,15 +29,19 @@ class DatasetOptions:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DatasetOptions:
-        return cls(kto_include_neutral=settings.release_kto_include_neutral,
-                   sft_include_negative=settings.release_sft_include_negative)
+        return cls(
+            kto_include_neutral=settings.release_kto_include_neutral,
+            sft_include_negative=settings.release_sft_include_negative,
+        )
 
 
 def sha256_hex(expr: pl.Expr) -> pl.Expr:
     """sha256 hex of a String expression (hashlib: Polars' own hash is not stable across versions)."""
     return expr.map_batches(
-        lambda s: pl.Series([None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in s],
-                            dtype=pl.String),
+        lambda s: pl.Series(
+            [None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in s],
+            dtype=pl.String,
+        ),
         return_dtype=pl.String,
     )
 
@@ -74,13 +78,23 @@ def prefixes(turns: pl.DataFrame, targets: pl.DataFrame, *, inclusive: bool) -> 
     of its episode as (turn_index, role, native_role, actor_id, text) rows, tagged with `target_id`.
 
     `inclusive` keeps the target turn itself. A self-join instead of a row loop: O(turns × length)."""
-    ctx = turns.select("episode_id", pl.col("turn_index").alias("ctx_index"), "role", "actor_id", "text")
-    joined = targets.select("target_id", "episode_id", "turn_index", "viewer").join(ctx, on="episode_id")
-    keep = pl.col("ctx_index") <= pl.col("turn_index") if inclusive else pl.col("ctx_index") < pl.col("turn_index")
+    ctx = turns.select(
+        "episode_id", pl.col("turn_index").alias("ctx_index"), "role", "actor_id", "text"
+    )
+    joined = targets.select("target_id", "episode_id", "turn_index", "viewer").join(
+        ctx, on="episode_id"
+    )
+    keep = (
+        pl.col("ctx_index") <= pl.col("turn_index")
+        if inclusive
+        else pl.col("ctx_index") < pl.col("turn_index")
+    )
     return joined.filter(keep)
 
 
-def as_messages(rows: pl.DataFrame, role: pl.Expr, content: pl.Expr, key: str = "target_id") -> pl.DataFrame:
+def as_messages(
+    rows: pl.DataFrame, role: pl.Expr, content: pl.Expr, key: str = "target_id"
+) -> pl.DataFrame:
     """Prefix rows → one `messages` list per key, in turn order."""
     return (
         rows.sort(key, "ctx_index")
@@ -92,14 +106,22 @@ def as_messages(rows: pl.DataFrame, role: pl.Expr, content: pl.Expr, key: str = 
 
 def agent_view_role() -> pl.Expr:
     """Social RL from one agent's view: its own messages are the assistant's, everyone else a user."""
-    return pl.when(pl.col("actor_id") == pl.col("viewer")).then(pl.lit("assistant")).otherwise(pl.lit("user"))
+    return (
+        pl.when(pl.col("actor_id") == pl.col("viewer"))
+        .then(pl.lit("assistant"))
+        .otherwise(pl.lit("user"))
+    )
 
 
 def agent_view_content() -> pl.Expr:
     """Other agents' messages carry their speaker, so a multi-party chat stays readable as user turns."""
     own = pl.col("actor_id") == pl.col("viewer")
-    return pl.when(own).then(pl.col("text")).otherwise(
-        pl.concat_str(pl.col("actor_id").fill_null("unknown"), pl.lit(": "), pl.col("text"))
+    return (
+        pl.when(own)
+        .then(pl.col("text"))
+        .otherwise(
+            pl.concat_str(pl.col("actor_id").fill_null("unknown"), pl.lit(": "), pl.col("text"))
+        )
     )
 
 
@@ -114,8 +136,12 @@ def rewards_by(turn_rewards: pl.DataFrame, key: str, targets: tuple[str, ...]) -
     )
 
 
-def with_split(frame: pl.DataFrame, episodes: pl.DataFrame, splits: pl.DataFrame,
-               episode_col: str = "episode_id") -> pl.DataFrame:
+def with_split(
+    frame: pl.DataFrame,
+    episodes: pl.DataFrame,
+    splits: pl.DataFrame,
+    episode_col: str = "episode_id",
+) -> pl.DataFrame:
     """Attach source and group_id (via the silver episode) and the group's split. A group without a split
     row gets no split and is dropped: an unassigned example must never ship in some split by default."""
     meta = episodes.select(pl.col("episode_id").alias(episode_col), "group_id", "source")

@@ -17,17 +17,27 @@ from pipelines.exports.datasets.common import MESSAGES, message, messages_text, 
 
 DECISION_SOURCES = ("decision",)
 _HISTORY = pl.List(pl.Struct({"role": pl.String, "content": pl.String, "name": pl.String}))
-_CONTEXT = pl.Struct({
-    "rag_context": pl.Struct({
-        "identity": pl.Struct({"systemPrompt": pl.String}),
-        "conversationHistory": _HISTORY,
-    }),
-})
+_CONTEXT = pl.Struct(
+    {
+        "rag_context": pl.Struct(
+            {
+                "identity": pl.Struct({"systemPrompt": pl.String}),
+                "conversationHistory": _HISTORY,
+            }
+        ),
+    }
+)
 
 
 # The parts of the context the prompt shows, in this order, with their labels.
-_CONTEXT_LINES = (("ambient state", "$.ambient_state"), ("coordination snapshot", "$.coordination_snapshot"))
-_NOT_SHOWN = ("wasFollowed", "was_followed")  # what the actor did with the suggestion: the label, not the input
+_CONTEXT_LINES = (
+    ("ambient state", "$.ambient_state"),
+    ("coordination snapshot", "$.coordination_snapshot"),
+)
+_NOT_SHOWN = (
+    "wasFollowed",
+    "was_followed",
+)  # what the actor did with the suggestion: the label, not the input
 
 
 def _shown_suggestions(texts: pl.Series) -> pl.Series:
@@ -35,7 +45,11 @@ def _shown_suggestions(texts: pl.Series) -> pl.Series:
     out = []
     for text in texts.to_list():
         suggestion = orjson.loads(text) if text else None
-        shown = {k: v for k, v in suggestion.items() if k not in _NOT_SHOWN} if isinstance(suggestion, dict) else None
+        shown = (
+            {k: v for k, v in suggestion.items() if k not in _NOT_SHOWN}
+            if isinstance(suggestion, dict)
+            else None
+        )
         out.append(orjson.dumps(shown, option=orjson.OPT_SORT_KEYS).decode() if shown else None)
     return pl.Series(out, dtype=pl.String)
 
@@ -48,7 +62,9 @@ def shown_suggestion(attributes: pl.Expr) -> pl.Expr:
 
 def _system_content(system_prompt: pl.Expr, context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
     """System prompt, then the labelled decision context (null when there is neither)."""
-    lines = [pl.lit(f"{label}: ") + context.str.json_path_match(path) for label, path in _CONTEXT_LINES]
+    lines = [
+        pl.lit(f"{label}: ") + context.str.json_path_match(path) for label, path in _CONTEXT_LINES
+    ]
     lines.append(pl.lit("companion suggestion: ") + suggestion)
     block = pl.concat_str(lines, separator="\n", ignore_nulls=True)
     block = pl.when(block != "").then(pl.lit("[decision context]\n") + block)
@@ -60,19 +76,30 @@ def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
     """Context JSON → messages: [system + decision context] + history (roles other than user/assistant
     become user)."""
     rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
-    system = _system_content(rag.struct.field("identity").struct.field("systemPrompt"), context, suggestion)
+    system = _system_content(
+        rag.struct.field("identity").struct.field("systemPrompt"), context, suggestion
+    )
     history = rag.struct.field("conversationHistory").list.eval(
         message(
             pl.when(pl.element().struct.field("role").is_in(["user", "assistant"]))
-            .then(pl.element().struct.field("role")).otherwise(pl.lit("user")),
+            .then(pl.element().struct.field("role"))
+            .otherwise(pl.lit("user")),
             pl.when(pl.element().struct.field("name").is_not_null())
-            .then(pl.concat_str(pl.element().struct.field("name"), pl.lit(": "),
-                                pl.element().struct.field("content").fill_null("")))
+            .then(
+                pl.concat_str(
+                    pl.element().struct.field("name"),
+                    pl.lit(": "),
+                    pl.element().struct.field("content").fill_null(""),
+                )
+            )
             .otherwise(pl.element().struct.field("content").fill_null("")),
         )
     )
-    head = pl.when(system.is_not_null()).then(pl.concat_list(message("system", system))).otherwise(
-        pl.lit([], dtype=MESSAGES))
+    head = (
+        pl.when(system.is_not_null())
+        .then(pl.concat_list(message("system", system)))
+        .otherwise(pl.lit([], dtype=MESSAGES))
+    )
     return pl.concat_list(head, history.fill_null(pl.lit([], dtype=MESSAGES))).cast(MESSAGES)
 
 
@@ -82,37 +109,51 @@ def _outcomes(feedback: pl.DataFrame) -> pl.DataFrame:
         (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
     )
     verdict = pl.col("value_num").filter(pl.col("name") == "was_good_decision").first()
-    return signals.group_by("decision_id").agg(outcome_was_good=verdict.cast(pl.Boolean), has_outcome=pl.lit(True))
+    return signals.group_by("decision_id").agg(
+        outcome_was_good=verdict.cast(pl.Boolean), has_outcome=pl.lit(True)
+    )
 
 
 def completion_json(action: pl.Expr, response: pl.Expr | None = None) -> pl.Expr:
     """The assistant's side of a decision as JSON text (response omitted for action-only comparisons)."""
-    fields = [action.alias("action")] + ([response.alias("response")] if response is not None else [])
+    fields = [action.alias("action")] + (
+        [response.alias("response")] if response is not None else []
+    )
     return pl.struct(*fields).struct.json_encode()
 
 
-_SHARED = "_decision_prompts"  # key under which `with_decision_prompts` keeps them for every builder
+_SHARED = (
+    "_decision_prompts"  # key under which `with_decision_prompts` keeps them for every builder
+)
 
 
-def with_decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+def with_decision_prompts(
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
+) -> dict[str, pl.DataFrame]:
     """`silver` plus the decision prompts, built once: four builders use them, and decoding every
     context is the costliest step of building the datasets (≈ 2.7 s per pass at 1 GB of raw logs)."""
     return silver | {_SHARED: decision_prompts(silver, gold)}
 
 
-def decision_prompts(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def decision_prompts(
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
+) -> pl.DataFrame:
     """One row per decision of the decision source: context, prompt, completion text, reward provenance."""
     if _SHARED in silver:
         return silver[_SHARED]
-    episodes = silver["episodes"].filter(pl.col("source").is_in(DECISION_SOURCES)).select("episode_id")
+    episodes = (
+        silver["episodes"].filter(pl.col("source").is_in(DECISION_SOURCES)).select("episode_id")
+    )
     decisions = silver["decisions"].join(episodes, on="episode_id")
     turns = silver["turns"].select("turn_id", pl.col("text").alias("response"))
     contexts = silver["contexts"].select("context_hash", "context")
     rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
-    out = (decisions.join(contexts, on="context_hash", how="left")
-           .join(turns, on="turn_id", how="left")
-           .join(rewards, on="decision_id", how="left")
-           .join(_outcomes(silver["feedback"]), on="decision_id", how="left"))
+    out = (
+        decisions.join(contexts, on="context_hash", how="left")
+        .join(turns, on="turn_id", how="left")
+        .join(rewards, on="decision_id", how="left")
+        .join(_outcomes(silver["feedback"]), on="decision_id", how="left")
+    )
     return out.with_columns(
         has_outcome=pl.col("has_outcome").fill_null(False),
         prompt=_prompt_from_context(pl.col("context"), shown_suggestion(pl.col("attributes"))),
@@ -128,8 +169,27 @@ def build_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFram
     wasGoodDecision (`outcome_was_good`), against which a reward's sign can be checked."""
     rows = decision_prompts(silver, gold)
     return rows.select(
-        "episode_id", "decision_id", "turn_id", "actor_id", "actor_type", "ts", "context_hash", "context",
-        "ambient_state", "coordination_state", "prompt", "action", "response", "confidence", "reasoning",
-        "candidates", "suggested_action", "suggestion_followed",
-        pl.col("reward").alias("outcome_reward"), "outcome_was_good", "reward_rule", "feedback_ids", "_prompt_text",
+        "episode_id",
+        "decision_id",
+        "turn_id",
+        "actor_id",
+        "actor_type",
+        "ts",
+        "context_hash",
+        "context",
+        "ambient_state",
+        "coordination_state",
+        "prompt",
+        "action",
+        "response",
+        "confidence",
+        "reasoning",
+        "candidates",
+        "suggested_action",
+        "suggestion_followed",
+        pl.col("reward").alias("outcome_reward"),
+        "outcome_was_good",
+        "reward_rule",
+        "feedback_ids",
+        "_prompt_text",
     )

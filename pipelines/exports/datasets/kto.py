@@ -19,10 +19,17 @@ def rated_turns(sft: pl.DataFrame) -> pl.DataFrame:
     """SFT examples whose final turn has a turn-level reward, split into prompt and completion."""
     rated = sft.filter(pl.col("reward").is_not_null() & (pl.col("reward_target") == "turn"))
     return rated.select(
-        "episode_id", "turn_id",
-        pl.col("messages").list.head(pl.col("messages").list.len() - 1).cast(MESSAGES).alias("prompt"),
+        "episode_id",
+        "turn_id",
+        pl.col("messages")
+        .list.head(pl.col("messages").list.len() - 1)
+        .cast(MESSAGES)
+        .alias("prompt"),
         pl.col("messages").list.tail(1).cast(MESSAGES).alias("completion"),
-        "reward", "reward_rule", "feedback_ids", "_prompt_text",
+        "reward",
+        "reward_rule",
+        "feedback_ids",
+        "_prompt_text",
     ).with_columns(kind=pl.lit("turn"), decision_id=pl.lit(None, pl.String))
 
 
@@ -30,13 +37,22 @@ def rated_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFram
     """Decision-source decisions with an outcome reward, as prompt → JSON completion."""
     rows = decision_prompts(silver, gold).filter(pl.col("reward").is_not_null())
     return rows.select(
-        "episode_id", "turn_id", "prompt",
+        "episode_id",
+        "turn_id",
+        "prompt",
         single("assistant", pl.col("completion_text")).cast(MESSAGES).alias("completion"),
-        "reward", "reward_rule", "feedback_ids", "_prompt_text", "decision_id", "outcome_was_good",
+        "reward",
+        "reward_rule",
+        "feedback_ids",
+        "_prompt_text",
+        "decision_id",
+        "outcome_was_good",
     ).with_columns(kind=pl.lit("decision"))
 
 
-def build_kto(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], sft: pl.DataFrame) -> pl.DataFrame:
+def build_kto(
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], sft: pl.DataFrame
+) -> pl.DataFrame:
     """Every rated turn (taken from the sft examples, whatever its reward) and rated decision, with its
     label; `kto_rows` then leaves out what KTO must not see."""
     rows = pl.concat([rated_turns(sft), rated_decisions(silver, gold)], how="diagonal_relaxed")

@@ -32,7 +32,9 @@ CHAT_SOURCES = ("dialogue", "study", "scenario")
 SCENARIO_PREFIX = "The resident's scenario: "
 
 
-def chat_turns(turns: pl.DataFrame, episodes: pl.DataFrame, sources: tuple[str, ...]) -> pl.DataFrame:
+def chat_turns(
+    turns: pl.DataFrame, episodes: pl.DataFrame, sources: tuple[str, ...]
+) -> pl.DataFrame:
     """Visible turns of the given sources, with their episode's source."""
     meta = episodes.select("episode_id", "source").filter(pl.col("source").is_in(sources))
     return visible_turns(turns).join(meta, on="episode_id")
@@ -42,14 +44,19 @@ def turn_examples(turns: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
     """(target_id = turn_id, episode_id, messages) for every assistant / agent turn of the SFT sources."""
     chat = chat_turns(turns, episodes, CHAT_SOURCES)
     chat_targets = chat.filter(pl.col("role") == "assistant").with_columns(
-        target_id=pl.col("turn_id"), viewer=pl.lit(None, pl.String))
-    chat_msgs = as_messages(prefixes(chat, chat_targets, inclusive=True), pl.col("role"), pl.col("text"))
+        target_id=pl.col("turn_id"), viewer=pl.lit(None, pl.String)
+    )
+    chat_msgs = as_messages(
+        prefixes(chat, chat_targets, inclusive=True), pl.col("role"), pl.col("text")
+    )
     social = chat_turns(turns, episodes, ("social_rl",))
     social_targets = social.with_columns(target_id=pl.col("turn_id"), viewer=pl.col("actor_id"))
-    social_msgs = as_messages(prefixes(social, social_targets, inclusive=True), agent_view_role(),
-                              agent_view_content())
+    social_msgs = as_messages(
+        prefixes(social, social_targets, inclusive=True), agent_view_role(), agent_view_content()
+    )
     targets = pl.concat([chat_targets, social_targets], how="diagonal").select(
-        "target_id", "episode_id", "source", "turn_index", "actor_id")
+        "target_id", "episode_id", "source", "turn_index", "actor_id"
+    )
     examples = targets.join(pl.concat([chat_msgs, social_msgs]), on="target_id")
     examples = examples.filter(pl.col("messages").list.len() >= 2).rename({"target_id": "turn_id"})
     return with_episode_context(examples, episodes)
@@ -58,17 +65,21 @@ def turn_examples(turns: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
 def with_episode_context(examples: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
     """A study session's scenario text first, as a system message (the operator's model knew it)."""
     scenario = episodes.filter(pl.col("source") == "study").select(
-        "episode_id", _scenario=pl.col("attributes").str.json_path_match("$.scenario"))
+        "episode_id", _scenario=pl.col("attributes").str.json_path_match("$.scenario")
+    )
     out = examples.join(scenario, on="episode_id", how="left")
     system = pl.concat_list(message("system", pl.lit(SCENARIO_PREFIX) + pl.col("_scenario")))
     has_scenario = pl.col("_scenario").is_not_null() & (pl.col("_scenario") != "")
-    messages = pl.when(has_scenario).then(pl.concat_list(system, "messages")).otherwise(pl.col("messages"))
+    messages = (
+        pl.when(has_scenario).then(pl.concat_list(system, "messages")).otherwise(pl.col("messages"))
+    )
     return out.with_columns(messages.cast(MESSAGES).alias("messages")).drop("_scenario")
 
 
 def _agent_round_rewards(turn_rewards: pl.DataFrame) -> pl.DataFrame:
     return turn_rewards.filter(pl.col("target") == "agent_round").select(
-        "episode_id", pl.col("agent_id").alias("actor_id"), "reward", "reward_rule", "feedback_ids")
+        "episode_id", pl.col("agent_id").alias("actor_id"), "reward", "reward_rule", "feedback_ids"
+    )
 
 
 def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -76,14 +87,20 @@ def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) ->
     agent's round reward, `reward_target` = agent_round), null where there is none."""
     examples = turn_examples(silver["turns"], silver["episodes"])
     rewards = gold["turn_rewards"]
-    per_turn = rewards_by(rewards, "turn_id", ("turn", "decision")).with_columns(reward_target=pl.lit("turn"))
+    per_turn = rewards_by(rewards, "turn_id", ("turn", "decision")).with_columns(
+        reward_target=pl.lit("turn")
+    )
     per_agent = _agent_round_rewards(rewards).with_columns(reward_target=pl.lit("agent_round"))
     social = pl.col("source") == "social_rl"
     chat = examples.filter(~social).join(per_turn, on="turn_id", how="left")
     agents = examples.filter(social).join(per_agent, on=["episode_id", "actor_id"], how="left")
     out = pl.concat([chat, agents], how="diagonal_relaxed")
     prompt = pl.col("messages").list.head(pl.col("messages").list.len() - 1)
-    return out.with_columns(_prompt=prompt).with_columns(_prompt_text=messages_text("_prompt")).drop("_prompt")
+    return (
+        out.with_columns(_prompt=prompt)
+        .with_columns(_prompt_text=messages_text("_prompt"))
+        .drop("_prompt")
+    )
 
 
 def sft_rows(examples: pl.DataFrame, include_negative: bool) -> tuple[pl.DataFrame, int]:

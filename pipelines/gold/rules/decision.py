@@ -30,20 +30,27 @@ def _signals(feedback: pl.DataFrame, was_good_rewards: dict[str, float]) -> pl.D
     ).with_columns(
         evidence=pl.when(is_rating).then(attribute("$.scale_evidence")),
         reading=pl.when(is_rating).then(attribute("$.reading")),
-        value=pl.when(is_rating).then(to_signed(normalized_rating(pl.col("value_num"), pl.col("scale"))))
+        value=pl.when(is_rating)
+        .then(to_signed(normalized_rating(pl.col("value_num"), pl.col("scale"))))
         .otherwise(mapped(pl.col("value_num").cast(pl.Boolean).cast(pl.String), was_good_rewards)),
     )
 
 
-@rule("decision_outcome", 2, "readable rating normalized by its settled scale then 2n − 1; else no reward; "
-      "wasGoodDecision ±1 when unrated")
+@rule(
+    "decision_outcome",
+    2,
+    "readable rating normalized by its settled scale then 2n − 1; else no reward; "
+    "wasGoodDecision ±1 when unrated",
+)
 def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     method = params["aggregation"]
     good = {str(k).lower(): v for k, v in params["was_good_rewards"].items()}
     signals = _signals(silver["feedback"], good)
     # A rating, where there is one, decides: readable → its value; unreadable → no reward for the decision.
     has_rating = (pl.col("name") == "rating").any().over("decision_id")
-    unreadable = ((pl.col("name") == "rating") & (pl.col("reading") != "ok")).any().over("decision_id")
+    unreadable = (
+        ((pl.col("name") == "rating") & (pl.col("reading") != "ok")).any().over("decision_id")
+    )
     used = signals.filter(~unreadable & (~has_rating | (pl.col("name") == "rating"))).filter(
         pl.col("value").is_not_null()
     )
@@ -60,11 +67,22 @@ def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     decisions = silver["decisions"].select("decision_id", "turn_id", "suggestion_followed")
     rows = grouped.join(decisions, on="decision_id", how="left")
     return rows.select(
-        "episode_id", target=pl.lit("decision"), target_id="decision_id", turn_id="turn_id", decision_id="decision_id",
+        "episode_id",
+        target=pl.lit("decision"),
+        target_id="decision_id",
+        turn_id="turn_id",
+        decision_id="decision_id",
         reward="reward",
-        feedback_ids="feedback_ids", n_signals="n_signals",
-        aggregation=pl.when(pl.col("n_signals") == 1).then(pl.lit("single")).otherwise(pl.lit(method)),
-        rule_inputs=json_object(signals=pl.col("signals"), rating_scale_inferred=pl.col("inferred")),
-        flags=pl.when(pl.col("inferred")).then(pl.lit(["rating_scale_inferred"], pl.List(pl.String))),
+        feedback_ids="feedback_ids",
+        n_signals="n_signals",
+        aggregation=pl.when(pl.col("n_signals") == 1)
+        .then(pl.lit("single"))
+        .otherwise(pl.lit(method)),
+        rule_inputs=json_object(
+            signals=pl.col("signals"), rating_scale_inferred=pl.col("inferred")
+        ),
+        flags=pl.when(pl.col("inferred")).then(
+            pl.lit(["rating_scale_inferred"], pl.List(pl.String))
+        ),
         suggestion_followed="suggestion_followed",
     )

@@ -42,29 +42,54 @@ def _rewardable(events: pl.DataFrame, turns: pl.DataFrame, roles: list[str]) -> 
     return joined.filter((pl.col("target") == "episode") | pl.col("role").is_in(roles))
 
 
-@rule("dialogue_feedback", 1, "explicit reward wins, else rating +1/0/-1 → +0.8/0/-0.8; assistant turns only")
+@rule(
+    "dialogue_feedback",
+    1,
+    "explicit reward wins, else rating +1/0/-1 → +0.8/0/-0.8; assistant turns only",
+)
 def dialogue_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     method = params["aggregation"]
-    events = _rewardable(_events(silver), silver["turns"], list(params.get("reward_roles", ["assistant"])))
+    events = _rewardable(
+        _events(silver), silver["turns"], list(params.get("reward_roles", ["assistant"]))
+    )
     rating_key = pl.col("rating").cast(pl.Int64, strict=False).cast(pl.String)
     # A non-integral rating has no entry in the map: the event then counts only by its reward.
-    events = events.with_columns(
-        mapped_rating=pl.when(pl.col("rating") == pl.col("rating").round()).then(mapped(rating_key, params["rating_map"])),
-    ).with_columns(
-        value=pl.coalesce("reward", "mapped_rating"),
-        target_id=pl.when(pl.col("target") == "turn").then(pl.col("turn_id")).otherwise(pl.col("episode_id")),
-    ).filter(pl.col("value").is_not_null())
+    events = (
+        events.with_columns(
+            mapped_rating=pl.when(pl.col("rating") == pl.col("rating").round()).then(
+                mapped(rating_key, params["rating_map"])
+            ),
+        )
+        .with_columns(
+            value=pl.coalesce("reward", "mapped_rating"),
+            target_id=pl.when(pl.col("target") == "turn")
+            .then(pl.col("turn_id"))
+            .otherwise(pl.col("episode_id")),
+        )
+        .filter(pl.col("value").is_not_null())
+    )
     grouped = events.group_by("target", "target_id").agg(
         pl.col("episode_id", "turn_id").first(),
         reward=aggregate(pl.col("value"), method, pl.col("observed_at")),
-        feedback_ids=pl.col("feedback_ids").list.explode(keep_nulls=False, empty_as_null=False).unique().sort(),
+        feedback_ids=pl.col("feedback_ids")
+        .list.explode(keep_nulls=False, empty_as_null=False)
+        .unique()
+        .sort(),
         n_signals=pl.len().cast(pl.Int64),
-        inputs=pl.struct("rating", "reward", "mapped_rating", "value").sort_by("observed_at", "event"),
+        inputs=pl.struct("rating", "reward", "mapped_rating", "value").sort_by(
+            "observed_at", "event"
+        ),
     )
     return grouped.select(
-        "episode_id", "target", "target_id",
+        "episode_id",
+        "target",
+        "target_id",
         turn_id=pl.when(pl.col("target") == "turn").then(pl.col("turn_id")),
-        reward="reward", feedback_ids="feedback_ids", n_signals="n_signals",
-        aggregation=pl.when(pl.col("n_signals") == 1).then(pl.lit("single")).otherwise(pl.lit(method)),
+        reward="reward",
+        feedback_ids="feedback_ids",
+        n_signals="n_signals",
+        aggregation=pl.when(pl.col("n_signals") == 1)
+        .then(pl.lit("single"))
+        .otherwise(pl.lit(method)),
         rule_inputs=json_object(events=pl.col("inputs")),
     )

@@ -43,14 +43,20 @@ def _component(params: dict[str, Any]) -> pl.Expr:
 
 def _weighted(silver: Silver, params: dict[str, Any], target: str) -> pl.DataFrame:
     weights = {k: float(v) for k, v in params["weights"].items() if k != FOLLOWED}
-    rows = silver["feedback"].filter(
-        pl.col("episode_id").str.starts_with("scenario:")
-        & (pl.col("target") == target)
-        & pl.col("name").is_in(list(weights))
-    ).filter(~_validated_twice()).with_columns(
-        component=_component(params),
-        weight=mapped(pl.col("name"), weights),
-    ).filter(pl.col("component").is_not_null() & (pl.col("weight") > 0))
+    rows = (
+        silver["feedback"]
+        .filter(
+            pl.col("episode_id").str.starts_with("scenario:")
+            & (pl.col("target") == target)
+            & pl.col("name").is_in(list(weights))
+        )
+        .filter(~_validated_twice())
+        .with_columns(
+            component=_component(params),
+            weight=mapped(pl.col("name"), weights),
+        )
+        .filter(pl.col("component").is_not_null() & (pl.col("weight") > 0))
+    )
     key = "turn_id" if target == "turn" else "episode_id"
     return rows.group_by(key).agg(
         pl.col("episode_id").first() if key != "episode_id" else pl.col("turn_id").first(),
@@ -58,14 +64,19 @@ def _weighted(silver: Silver, params: dict[str, Any], target: str) -> pl.DataFra
         den=pl.col("weight").sum(),
         feedback_ids=sorted_ids(),
         n_signals=pl.len().cast(pl.Int64),
-        signals=pl.struct("name", "value_num", "value_text", "component", "weight").sort_by("name", "feedback_id"),
+        signals=pl.struct("name", "value_num", "value_text", "component", "weight").sort_by(
+            "name", "feedback_id"
+        ),
     )
 
 
 def _validated_twice() -> pl.Expr:
     """A validated_output row of an entry (file + locator) that also has a user_validated row."""
-    entry = [pl.col("episode_id"), pl.col("attributes").str.json_path_match("$.file"),
-             pl.col("attributes").str.json_path_match("$.locator")]
+    entry = [
+        pl.col("episode_id"),
+        pl.col("attributes").str.json_path_match("$.file"),
+        pl.col("attributes").str.json_path_match("$.locator"),
+    ]
     has_user_validated = (pl.col("name") == "user_validated").any().over(entry)
     return (pl.col("name") == "validated_output") & has_user_validated
 
@@ -73,39 +84,64 @@ def _validated_twice() -> pl.Expr:
 def _followed(decisions: pl.DataFrame) -> pl.DataFrame:
     """Per moderator turn: did the user follow the moderator's proposal (false if any decision overrode it)."""
     return (
-        decisions.filter(pl.col("episode_id").str.starts_with("scenario:") & pl.col("suggestion_followed").is_not_null())
+        decisions.filter(
+            pl.col("episode_id").str.starts_with("scenario:")
+            & pl.col("suggestion_followed").is_not_null()
+        )
         .with_columns(turn_id=pl.col("attributes").str.json_path_match("$.moderator_turn_id"))
         .group_by("turn_id")
         .agg(suggestion_followed=pl.col("suggestion_followed").all())
     )
 
 
-@rule("scenario_outcome", 2, "moderator turn: weighted mean of user_validated (else validated_output), satisfaction, correction, effectiveness")
+@rule(
+    "scenario_outcome",
+    2,
+    "moderator turn: weighted mean of user_validated (else validated_output), satisfaction, correction, effectiveness",
+)
 def scenario_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     follow_weight = float(params["weights"].get(FOLLOWED, 0.0))
     followed = pl.col("suggestion_followed").cast(pl.Float64) * 2.0 - 1.0
     use_followed = pl.col("suggestion_followed").is_not_null() & (follow_weight > 0)
-    rows = _weighted(silver, params, "turn").join(_followed(silver["decisions"]), on="turn_id", how="left")
+    rows = _weighted(silver, params, "turn").join(
+        _followed(silver["decisions"]), on="turn_id", how="left"
+    )
     rows = rows.with_columns(
         num=pl.col("num") + pl.when(use_followed).then(follow_weight * followed).otherwise(0.0),
         den=pl.col("den") + pl.when(use_followed).then(follow_weight).otherwise(0.0),
     )
     return rows.select(
-        "episode_id", target=pl.lit("turn"), target_id="turn_id", turn_id="turn_id",
+        "episode_id",
+        target=pl.lit("turn"),
+        target_id="turn_id",
+        turn_id="turn_id",
         reward=pl.col("num") / pl.col("den"),
-        feedback_ids="feedback_ids", n_signals="n_signals", aggregation=pl.lit("weighted_mean"),
-        rule_inputs=json_object(signals=pl.col("signals"), suggestion_followed=pl.col("suggestion_followed"),
-                                followed_weight=pl.lit(follow_weight)),
+        feedback_ids="feedback_ids",
+        n_signals="n_signals",
+        aggregation=pl.lit("weighted_mean"),
+        rule_inputs=json_object(
+            signals=pl.col("signals"),
+            suggestion_followed=pl.col("suggestion_followed"),
+            followed_weight=pl.lit(follow_weight),
+        ),
         suggestion_followed="suggestion_followed",
     )
 
 
-@rule("scenario_episode", 1, "scenario: weighted mean of scenario_successful and user_satisfaction_overall")
+@rule(
+    "scenario_episode",
+    1,
+    "scenario: weighted mean of scenario_successful and user_satisfaction_overall",
+)
 def scenario_episode(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     rows = _weighted(silver, params, "episode")
     return rows.select(
-        "episode_id", target=pl.lit("episode"), target_id="episode_id",
+        "episode_id",
+        target=pl.lit("episode"),
+        target_id="episode_id",
         reward=pl.col("num") / pl.col("den"),
-        feedback_ids="feedback_ids", n_signals="n_signals", aggregation=pl.lit("weighted_mean"),
+        feedback_ids="feedback_ids",
+        n_signals="n_signals",
+        aggregation=pl.lit("weighted_mean"),
         rule_inputs=json_object(signals=pl.col("signals")),
     )

@@ -10,12 +10,22 @@ from pipelines.gold.common import json_object, mapped, sorted_ids, to_signed
 from pipelines.gold.registry import Silver, rule
 
 
-@rule("social_rl_feedback", 1, "agent round: 2 × weighted mean(engagement, alignment, contribution) − 1")
+@rule(
+    "social_rl_feedback",
+    1,
+    "agent round: 2 × weighted mean(engagement, alignment, contribution) − 1",
+)
 def social_rl_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     weights = {k: float(v) for k, v in params["weights"].items() if float(v) > 0}
-    rows = silver["feedback"].filter(
-        (pl.col("target") == "agent_round") & pl.col("name").is_in(list(weights)) & pl.col("value_num").is_not_null()
-    ).with_columns(weight=mapped(pl.col("name"), weights))
+    rows = (
+        silver["feedback"]
+        .filter(
+            (pl.col("target") == "agent_round")
+            & pl.col("name").is_in(list(weights))
+            & pl.col("value_num").is_not_null()
+        )
+        .with_columns(weight=mapped(pl.col("name"), weights))
+    )
     grouped = rows.group_by("episode_id", "agent_id").agg(
         num=(pl.col("value_num") * pl.col("weight")).sum(),
         den=pl.col("weight").sum(),
@@ -23,7 +33,11 @@ def social_rl_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         n_signals=pl.len().cast(pl.Int64),
         signals=pl.struct("name", "value_num", "weight").sort_by("name"),
     )
-    rounds = silver["agent_rounds"].select("episode_id", "agent_id", "round_number").unique(["episode_id", "agent_id"])
+    rounds = (
+        silver["agent_rounds"]
+        .select("episode_id", "agent_id", "round_number")
+        .unique(["episode_id", "agent_id"])
+    )
     return grouped.join(rounds, on=["episode_id", "agent_id"], how="left").select(
         "episode_id",
         target=pl.lit("agent_round"),

@@ -11,8 +11,6 @@ UTC_TS = pl.Datetime("us", "UTC")
 TURN = pl.Struct({"role": pl.String, "content": pl.String, "ts": UTC_TS, "extra": pl.String})
 
 
-
-
 class DialogueConversations(StrictModel):
     file: str = pa.Field(
         description="Raw file, relative to the raw root (`dialogues/<dataset>/...jsonl`)."

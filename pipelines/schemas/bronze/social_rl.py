@@ -63,50 +63,103 @@ ADAPTATION = pl.Struct(
 )
 
 
-
-
 class SocialRlRounds(StrictModel):
-    file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/round<N>_social_rl.json.")
-    locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
-    run_dir: str = pa.Field(description="Run folder under outputs/ (not necessarily the experiment_id).")
-    round_number: pl.Int64 = pa.Field(ge=0, description="Round number of the record (equals N of the file name).")
-    messages: pl.List(MESSAGE) = pa.Field(description="Agent messages in file order; `ts` from the epoch `timestamp`, `internal` false unless the coach flagged it, `validation` = validation_metadata JSON, `extra` = unmapped fields JSON.")
-    feedback: pl.List(FEEDBACK_VECTOR) = pa.Field(description="Per-agent feedback vectors in file order (the raw object keyed by agent id, flattened).")
-    policy_adaptations: pl.List(ADAPTATION) = pa.Field(description="Policy adaptations normalised over both shapes (documented cue shape and real deltas shape).")
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root): outputs/<run_dir>/round<N>_social_rl.json."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
+    run_dir: str = pa.Field(
+        description="Run folder under outputs/ (not necessarily the experiment_id)."
+    )
+    round_number: pl.Int64 = pa.Field(
+        ge=0, description="Round number of the record (equals N of the file name)."
+    )
+    messages: pl.List(MESSAGE) = pa.Field(
+        description="Agent messages in file order; `ts` from the epoch `timestamp`, `internal` false unless the coach flagged it, `validation` = validation_metadata JSON, `extra` = unmapped fields JSON."
+    )
+    feedback: pl.List(FEEDBACK_VECTOR) = pa.Field(
+        description="Per-agent feedback vectors in file order (the raw object keyed by agent id, flattened)."
+    )
+    policy_adaptations: pl.List(ADAPTATION) = pa.Field(
+        description="Policy adaptations normalised over both shapes (documented cue shape and real deltas shape)."
+    )
     synthesis: str = pa.Field(nullable=True, description="Round synthesis text (may be empty).")
-    duration_seconds: pl.Float64 = pa.Field(nullable=True, description="Wall-clock duration of the round in seconds.")
-    round_config: str = pa.Field(nullable=True, description="round_config object (scenario, rules, tasks) as JSON text.")
-    meta: str = pa.Field(nullable=True, description="Inline `meta` block as JSON text (absent in real files, which use meta.json).")
+    duration_seconds: pl.Float64 = pa.Field(
+        nullable=True, description="Wall-clock duration of the round in seconds."
+    )
+    round_config: str = pa.Field(
+        nullable=True, description="round_config object (scenario, rules, tasks) as JSON text."
+    )
+    meta: str = pa.Field(
+        nullable=True,
+        description="Inline `meta` block as JSON text (absent in real files, which use meta.json).",
+    )
     extra: str = pa.Field(nullable=True, description="Unmapped top-level fields as JSON text.")
 
 
 class SocialRlMeta(StrictModel):
-    file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/meta.json.")
-    locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root): outputs/<run_dir>/meta.json."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
     run_dir: str = pa.Field(description="Run folder under outputs/.")
-    experiment_id: str = pa.Field(nullable=True, description="Experiment id as written (need not equal run_dir).")
-    social_rl_version: str = pa.Field(nullable=True, description="social_rl_version as written; null when missing (pre-0.2.0 runs).")
+    experiment_id: str = pa.Field(
+        nullable=True, description="Experiment id as written (need not equal run_dir)."
+    )
+    social_rl_version: str = pa.Field(
+        nullable=True,
+        description="social_rl_version as written; null when missing (pre-0.2.0 runs).",
+    )
     model: str = pa.Field(nullable=True, description="LLM model identifier.")
-    framework: str = pa.Field(nullable=True, description="Human-readable theoretical framework name.")
+    framework: str = pa.Field(
+        nullable=True, description="Human-readable theoretical framework name."
+    )
     framework_option: str = pa.Field(nullable=True, description="Framework option code (A-E).")
-    prar_run_id: str = pa.Field(nullable=True, description="PRAR output folder the run used, if written.")
-    prar_state_file: str = pa.Field(nullable=True, description="Path of the PRAR state.json the run used, if written.")
-    written_at: UTC_TS = pa.Field(nullable=True, description="meta `timestamp` (naive, read in the source time zone) in UTC.")
-    extra: str = pa.Field(nullable=True, description="Other meta fields (provider, temperatures, git_commit, ...) as JSON text.")
+    prar_run_id: str = pa.Field(
+        nullable=True, description="PRAR output folder the run used, if written."
+    )
+    prar_state_file: str = pa.Field(
+        nullable=True, description="Path of the PRAR state.json the run used, if written."
+    )
+    written_at: UTC_TS = pa.Field(
+        nullable=True, description="meta `timestamp` (naive, read in the source time zone) in UTC."
+    )
+    extra: str = pa.Field(
+        nullable=True,
+        description="Other meta fields (provider, temperatures, git_commit, ...) as JSON text.",
+    )
 
 
 class SocialRlMetrics(StrictModel):
-    file: str = pa.Field(description="Raw file (relative to the raw root): outputs/<run_dir>/metrics.json.")
-    locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root): outputs/<run_dir>/metrics.json."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
     run_dir: str = pa.Field(description="Run folder under outputs/.")
-    metrics: str = pa.Field(description="The relational metrics document (per_round, aggregate) as JSON text.")
+    metrics: str = pa.Field(
+        description="The relational metrics document (per_round, aggregate) as JSON text."
+    )
 
 
 class SocialRlPrarStates(StrictModel):
-    file: str = pa.Field(description="Raw file (relative to the raw root): prar/outputs/<run>/state.json.")
-    locator: str = pa.Field(description="Where the record is in the file (`file`: the whole document).")
-    run_name: str = pa.Field(description="PRAR run folder name (what meta prar_run_id / prar_state_file point at).")
-    current_step: str = pa.Field(nullable=True, description="PRAR workflow step reached (e.g. `3.3`).")
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root): prar/outputs/<run>/state.json."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
+    run_name: str = pa.Field(
+        description="PRAR run folder name (what meta prar_run_id / prar_state_file point at)."
+    )
+    current_step: str = pa.Field(
+        nullable=True, description="PRAR workflow step reached (e.g. `3.3`)."
+    )
     state: str = pa.Field(description="The whole state document as JSON text.")
 
 

@@ -35,13 +35,17 @@ _PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    return find_raw_files(SOURCE, raw_root, [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS])
+    return find_raw_files(
+        SOURCE, raw_root, [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS]
+    )
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     limits = settings.limits
     if len(data) > limits.max_file_bytes:
-        return _unreadable(file, "too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}", None)
+        return _unreadable(
+            file, "too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}", None
+        )
     if file.rel_path.endswith(".sqlite"):
         return _parse_sqlite(file, data, settings)
     return _parse_jsonl(file, data, settings)
@@ -102,7 +106,12 @@ def _open_database(data: bytes) -> sqlite3.Connection:
         raise _Unreadable(f"not a readable SQLite database: {exc}") from None
     if SQLITE_TABLE not in tables:
         conn.close()
-        found = ", ".join(sorted(t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in tables)) or "none"
+        found = (
+            ", ".join(
+                sorted(t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in tables)
+            )
+            or "none"
+        )
         raise _Unreadable(f"SQLite database has no table {SQLITE_TABLE!r} (tables: {found})")
     return conn
 
@@ -121,7 +130,7 @@ def _sqlite_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, dict[str, Any]
     with_rowid = cursor is not None
     if cursor is None:  # number rows in storage order
         cursor = conn.execute(f"SELECT * FROM {SQLITE_TABLE}")
-    names = [d[0] for d in cursor.description][1 if with_rowid else 0:]
+    names = [d[0] for d in cursor.description][1 if with_rowid else 0 :]
     for position, values in enumerate(cursor, start=1):
         rowid = values[0] if with_rowid else position
         yield rowid, dict(zip(names, values[1:] if with_rowid else values, strict=True))
@@ -143,10 +152,20 @@ def _parse_sqlite(file: RawFile, data: bytes, settings: Settings) -> ParseResult
                 _check_encoding(record)
                 rows.append(_bronze_row(file, locator, rowid, "sqlite", record, settings))
             except RecordError as err:
-                quarantine.append(quarantine_row(file, locator, err, _printable(record), settings.limits))
+                quarantine.append(
+                    quarantine_row(file, locator, err, _printable(record), settings.limits)
+                )
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # corrupt part-way: the rest is lost
-        quarantine.append(QuarantineRow(SOURCE, file.rel_path, f"after row {read}", "unreadable",
-                                        f"SQLite database is corrupt after {read} rows: {exc}", None))
+        quarantine.append(
+            QuarantineRow(
+                SOURCE,
+                file.rel_path,
+                f"after row {read}",
+                "unreadable",
+                f"SQLite database is corrupt after {read} rows: {exc}",
+                None,
+            )
+        )
         read += 1
     finally:
         conn.close()
@@ -161,9 +180,16 @@ def _printable(record: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- shared
 
 
-def _bronze_row(file: RawFile, locator: str, ordinal: int, kind: str, record: dict, settings: Settings) -> dict:
-    return {"file": file.rel_path, "locator": locator, "ordinal": ordinal, "file_kind": kind,
-            **record_to_row(record, settings)}
+def _bronze_row(
+    file: RawFile, locator: str, ordinal: int, kind: str, record: dict, settings: Settings
+) -> dict:
+    return {
+        "file": file.rel_path,
+        "locator": locator,
+        "ordinal": ordinal,
+        "file_kind": kind,
+        **record_to_row(record, settings),
+    }
 
 
 def _result(records_read: int, rows: list[dict], quarantine: list[QuarantineRow]) -> ParseResult:
@@ -171,7 +197,7 @@ def _result(records_read: int, rows: list[dict], quarantine: list[QuarantineRow]
 
 
 def _unreadable(file: RawFile, kind: str, message: str, data: bytes | None) -> ParseResult:
-    row = QuarantineRow(SOURCE, file.rel_path, "file", kind, message, raw_excerpt(data[:200] if data else None))
+    row = QuarantineRow(
+        SOURCE, file.rel_path, "file", kind, message, raw_excerpt(data[:200] if data else None)
+    )
     return _result(1, [], [row])
-
-

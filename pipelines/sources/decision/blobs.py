@@ -43,7 +43,9 @@ def parse_json_text(text: bytes | str, limits: Limits, what: str) -> Any:
     """A JSON TEXT column → its value; invalid JSON names the column."""
     data = text.encode() if isinstance(text, str) else text
     try:
-        return loads_record(data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth)
+        return loads_record(
+            data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth
+        )
     except RecordError as err:
         raise RecordError(err.kind, f"{what}: {err.message}") from None
 
@@ -55,11 +57,13 @@ def decode_rag_context(value: Any, limits: Limits) -> tuple[Any, str | None]:
         return None, None
     if isinstance(value, bytes):
         if value.startswith(_GZIP_MAGIC):
-            return parse_json_text(gunzip_bounded(value, limits.max_decompressed_bytes, what), limits, what), "gzip"
+            return parse_json_text(
+                gunzip_bounded(value, limits.max_decompressed_bytes, what), limits, what
+            ), "gzip"
         return parse_json_text(value, limits, what), "plain"
     if isinstance(value, str):
         if value.startswith(GZIP_PREFIX):
-            raw = _gzip_text(value[len(GZIP_PREFIX):], limits, what)
+            raw = _gzip_text(value[len(GZIP_PREFIX) :], limits, what)
             return parse_json_text(raw, limits, what), "gzip"
         return parse_json_text(value, limits, what), "plain"
     if isinstance(value, (dict, list)):
@@ -67,7 +71,9 @@ def decode_rag_context(value: Any, limits: Limits) -> tuple[Any, str | None]:
     raise RecordError("bad_type", f"{what} should be an object or text, got {type(value).__name__}")
 
 
-def decode_json_part(value: Any, limits: Limits, what: str, types: tuple[type, ...] = (dict,)) -> Any:
+def decode_json_part(
+    value: Any, limits: Limits, what: str, types: tuple[type, ...] = (dict,)
+) -> Any:
     """A context part that SQLite stores as JSON text and JSONL as a nested value."""
     if isinstance(value, (str, bytes)):
         value = parse_json_text(value, limits, what)

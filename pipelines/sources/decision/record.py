@@ -71,8 +71,6 @@ def _optional_text(value: Any, what: str) -> str | None:
     return expect_type(value, str, what)
 
 
-
-
 def _confidence(decision: dict) -> float | None:
     value = as_float(first_of(decision, "confidence"), "decision.confidence")
     if value is not None and not 0.0 <= value <= 1.0:
@@ -86,7 +84,9 @@ def _decision_fields(decision: dict) -> dict[str, Any]:
     if suggestion is not None:
         expect_type(suggestion, dict, "decision.companionSuggestion")
     details = {k: v for k, v in decision.items() if k not in _KNOWN_DECISION}
-    was_followed = None if suggestion is None else first_of(suggestion, "wasFollowed", "was_followed")
+    was_followed = (
+        None if suggestion is None else first_of(suggestion, "wasFollowed", "was_followed")
+    )
     if was_followed is not None:
         expect_type(was_followed, bool, "companionSuggestion.wasFollowed")
     return {
@@ -96,10 +96,15 @@ def _decision_fields(decision: dict) -> dict[str, Any]:
         "response_content": _optional_text(
             first_of(decision, *_DECISION_KEYS["response_content"]), "decision.responseContent"
         ),
-        "model_used": _optional_text(first_of(decision, *_DECISION_KEYS["model_used"]), "decision.modelUsed"),
+        "model_used": _optional_text(
+            first_of(decision, *_DECISION_KEYS["model_used"]), "decision.modelUsed"
+        ),
         "decision_details": json_text_or_none(details or None),
-        "suggested_action": None if suggestion is None else _optional_text(
-            first_of(suggestion, "suggestedAction", "suggested_action"), "companionSuggestion.suggestedAction"
+        "suggested_action": None
+        if suggestion is None
+        else _optional_text(
+            first_of(suggestion, "suggestedAction", "suggested_action"),
+            "companionSuggestion.suggestedAction",
         ),
         "companion_suggestion": json_text_or_none(suggestion),
         "was_followed": was_followed,
@@ -111,7 +116,9 @@ def _outcome_fields(outcome: dict | None, tz: str) -> dict[str, Any]:
         return {"outcome": None}
     rating = as_float(first_of(outcome, "rating"), "outcome.rating")
     if rating is not None and not 0.0 <= rating <= 5.0:
-        raise RecordError("bad_value", f"outcome.rating {rating} fits neither the 0–1 nor the 1–5 scale")
+        raise RecordError(
+            "bad_value", f"outcome.rating {rating} fits neither the 0–1 nor the 1–5 scale"
+        )
     was_good = first_of(outcome, "wasGoodDecision", "was_good_decision")
     if was_good is not None:
         expect_type(was_good, bool, "outcome.wasGoodDecision")
@@ -119,7 +126,9 @@ def _outcome_fields(outcome: dict | None, tz: str) -> dict[str, Any]:
         "outcome": json_text_or_none(outcome),
         "outcome_rating": rating,
         "outcome_was_good": was_good,
-        "outcome_rated_by": _optional_text(first_of(outcome, "ratedBy", "rated_by"), "outcome.ratedBy"),
+        "outcome_rated_by": _optional_text(
+            first_of(outcome, "ratedBy", "rated_by"), "outcome.ratedBy"
+        ),
         "outcome_rated_at": parse_ts(first_of(outcome, "ratedAt", "rated_at"), tz),
     }
 
@@ -133,8 +142,14 @@ def _system_prompt(rag: Any) -> str | None:
     return _optional_text(prompt, "ragContext.identity.systemPrompt")
 
 
-def _one_of_two_places(record: dict, nested: dict | None, canonical: str, nested_names: tuple[str, ...],
-                       limits: Limits, types: tuple[type, ...]) -> Any:
+def _one_of_two_places(
+    record: dict,
+    nested: dict | None,
+    canonical: str,
+    nested_names: tuple[str, ...],
+    limits: Limits,
+    types: tuple[type, ...],
+) -> Any:
     """A seed-004 extension field: top-level (JSONL) / its own JSON text column (SQLite), else nested."""
     value = decode_json_part(field(record, canonical), limits, canonical, types)
     if value is None and isinstance(nested, dict):
@@ -157,12 +172,20 @@ def _follow_up_fields(follow_up: dict | None) -> dict[str, Any]:
     """`outcome.followUp` (seed 004): did the conversation continue, user satisfaction, mistake corrected."""
     follow_up = follow_up or {}
     flags = {}
-    for column, names in (("follow_up_conversation_continued", ("conversationContinued", "conversation_continued")),
-                          ("follow_up_mistake_corrected", ("mistakeCorrected", "mistake_corrected"))):
+    for column, names in (
+        ("follow_up_conversation_continued", ("conversationContinued", "conversation_continued")),
+        ("follow_up_mistake_corrected", ("mistakeCorrected", "mistake_corrected")),
+    ):
         value = first_of(follow_up, *names)
         flags[column] = None if value is None else expect_type(value, bool, f"followUp.{names[0]}")
-    satisfaction = as_float(first_of(follow_up, "userSatisfaction", "user_satisfaction"), "followUp.userSatisfaction")
-    return {"follow_up": json_text_or_none(follow_up or None), **flags, "follow_up_user_satisfaction": satisfaction}
+    satisfaction = as_float(
+        first_of(follow_up, "userSatisfaction", "user_satisfaction"), "followUp.userSatisfaction"
+    )
+    return {
+        "follow_up": json_text_or_none(follow_up or None),
+        **flags,
+        "follow_up_user_satisfaction": satisfaction,
+    }
 
 
 def _long_term_fields(long_term: dict | None) -> dict[str, Any]:
@@ -172,16 +195,29 @@ def _long_term_fields(long_term: dict | None) -> dict[str, Any]:
     checkpoints = first_of(long_term, "checkpoints")
     if checkpoints is not None:
         expect_type(checkpoints, list, "longTermOutcome.checkpoints")
-    final = _optional_text(first_of(long_term, "finalOutcome", "final_outcome"), "longTermOutcome.finalOutcome")
+    final = _optional_text(
+        first_of(long_term, "finalOutcome", "final_outcome"), "longTermOutcome.finalOutcome"
+    )
     return {"long_term_outcome": json_text_or_none(long_term), "long_term_outcome_final": final}
 
 
-def _extension_fields(record: dict, decision: dict, outcome: dict | None, limits: Limits) -> dict[str, Any]:
-    alternatives = _one_of_two_places(record, decision, "alternatives", ("alternatives",), limits, (list,))
+def _extension_fields(
+    record: dict, decision: dict, outcome: dict | None, limits: Limits
+) -> dict[str, Any]:
+    alternatives = _one_of_two_places(
+        record, decision, "alternatives", ("alternatives",), limits, (list,)
+    )
     consensus = _one_of_two_places(record, decision, "consensus", ("consensus",), limits, (dict,))
-    follow_up = _one_of_two_places(record, outcome, "follow_up", ("followUp", "follow_up"), limits, (dict,))
+    follow_up = _one_of_two_places(
+        record, outcome, "follow_up", ("followUp", "follow_up"), limits, (dict,)
+    )
     long_term = _one_of_two_places(
-        record, outcome, "long_term_outcome", ("longTermOutcome", "long_term_outcome"), limits, (dict,)
+        record,
+        outcome,
+        "long_term_outcome",
+        ("longTermOutcome", "long_term_outcome"),
+        limits,
+        (dict,),
     )
     return {
         "alternatives": json_text_or_none(_alternatives(alternatives)),
@@ -197,9 +233,13 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
     tz = settings.timezone_for(SOURCE)
     decision_id = _optional_text(require(record, "id"), "id")
     metadata = decode_json_part(field(record, "metadata"), limits, "metadata") or {}
-    session_id = first_of(record, *TOP_LEVEL["session_id"], default=first_of(metadata, "sessionId", "session_id"))
+    session_id = first_of(
+        record, *TOP_LEVEL["session_id"], default=first_of(metadata, "sessionId", "session_id")
+    )
     if session_id is None:
-        raise RecordError("missing_field", "missing session id ('metadata.sessionId' / 'session_id')")
+        raise RecordError(
+            "missing_field", "missing session id ('metadata.sessionId' / 'session_id')"
+        )
     decision = decode_json_part(field(record, "decision"), limits, "decision")
     if decision is None:
         raise RecordError("missing_field", "missing field 'decision'")
@@ -209,7 +249,9 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
     return {
         "decision_id": decision_id,
         "session_id": _optional_text(session_id, "metadata.sessionId"),
-        "context_id": _optional_text(first_of(metadata, "contextId", "context_id"), "metadata.contextId"),
+        "context_id": _optional_text(
+            first_of(metadata, "contextId", "context_id"), "metadata.contextId"
+        ),
         "sequence_number": as_int(
             first_of(metadata, "sequenceNumber", "sequence_number"), "metadata.sequenceNumber"
         ),
@@ -222,11 +264,17 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
         "system_prompt": _system_prompt(rag),
         "rag_context": json_text_or_none(rag),
         "rag_context_encoding": encoding,
-        "visual_context": json_text_or_none(decode_json_part(field(record, "visual_context"), limits, "visual context")),
-        "coordination_snapshot": json_text_or_none(
-            decode_json_part(field(record, "coordination_snapshot"), limits, "coordination snapshot")
+        "visual_context": json_text_or_none(
+            decode_json_part(field(record, "visual_context"), limits, "visual context")
         ),
-        "ambient_state": json_text_or_none(decode_json_part(field(record, "ambient_state"), limits, "ambient state")),
+        "coordination_snapshot": json_text_or_none(
+            decode_json_part(
+                field(record, "coordination_snapshot"), limits, "coordination snapshot"
+            )
+        ),
+        "ambient_state": json_text_or_none(
+            decode_json_part(field(record, "ambient_state"), limits, "ambient state")
+        ),
         "metadata": json_text_or_none(metadata or None),
         **_outcome_fields(outcome, tz),
         **_extension_fields(record, decision, outcome, limits),

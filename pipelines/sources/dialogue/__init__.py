@@ -50,7 +50,9 @@ _EVENT_TS_FIELDS = ("created_at", "timestamp")
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    return find_raw_files(SOURCE, raw_root, [f"{folder}/**/*.jsonl" for folder in (CONVERSATIONS_DIR, FEEDBACK_DIR)])
+    return find_raw_files(
+        SOURCE, raw_root, [f"{folder}/**/*.jsonl" for folder in (CONVERSATIONS_DIR, FEEDBACK_DIR)]
+    )
 
 
 def dataset_of(rel_path: str) -> str:

@@ -54,9 +54,14 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     if len(data) > limits.max_file_bytes:
         result.records_read = 1
         result.quarantine.append(
-            QuarantineRow(SOURCE, file.rel_path, "file", "too_large",
-                          f"file is {len(data)} bytes, limit is {limits.max_file_bytes}",
-                          raw_excerpt(data[:4096], limits.raw_excerpt_chars))
+            QuarantineRow(
+                SOURCE,
+                file.rel_path,
+                "file",
+                "too_large",
+                f"file is {len(data)} bytes, limit is {limits.max_file_bytes}",
+                raw_excerpt(data[:4096], limits.raw_excerpt_chars),
+            )
         )
         return result
     context = file_context(file)

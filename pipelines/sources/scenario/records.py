@@ -22,10 +22,18 @@ from pipelines.sources.base import (
     unknown_fields,
 )
 
-ENTRY_FIELDS = frozenset({
-    "timestamp", "scenario_id", "phase", "round", "context", "moderator_action", "outcome",
-    "quality_signals",
-})
+ENTRY_FIELDS = frozenset(
+    {
+        "timestamp",
+        "scenario_id",
+        "phase",
+        "round",
+        "context",
+        "moderator_action",
+        "outcome",
+        "quality_signals",
+    }
+)
 METADATA_FIELDS = frozenset({"timestamp", "scenario_id", "scenario_metadata"})
 # Alternative spellings, preferred first. Only the spelling actually used counts as mapped:
 # a second spelling present in the same record goes to `extra` instead of vanishing.
@@ -36,9 +44,18 @@ USER_KEYS = ("user_response", "user_message", "content")
 DECISION_KEYS = ("user_decision", "decision")
 # Where a seed signal may sit, searched in this order (see the module docstring).
 SIGNAL_BLOCKS = ("quality_signals", "signals", "outcome", "context")
-LABEL_SIGNALS = ("checkpoint_timing", "question_quality", "user_engagement_level", "feedback_specificity")
-METADATA_COUNTS = ("total_phases", "total_checkpoints", "total_specialist_consultations",
-                   "total_iterations_triggered")
+LABEL_SIGNALS = (
+    "checkpoint_timing",
+    "question_quality",
+    "user_engagement_level",
+    "feedback_specificity",
+)
+METADATA_COUNTS = (
+    "total_phases",
+    "total_checkpoints",
+    "total_specialist_consultations",
+    "total_iterations_triggered",
+)
 
 
 @dataclass(frozen=True)
@@ -89,8 +106,12 @@ def entry_row(obj: dict, ctx: FileContext, tz: str) -> dict:
     quality = mapping(obj.get("quality_signals"), "quality_signals")
     row.update(_outcome(outcome))
     row.update(_quality(quality))
-    blocks = {"quality_signals": quality, "signals": signals, "outcome": outcome,
-              "context": mapping(obj.get("context"), "context")}
+    blocks = {
+        "quality_signals": quality,
+        "signals": signals,
+        "outcome": outcome,
+        "context": mapping(obj.get("context"), "context"),
+    }
     row.update(_seed_signals(blocks))
     return row
 
@@ -103,12 +124,17 @@ def metadata_row(obj: dict, ctx: FileContext, tz: str) -> dict:
     for name in METADATA_COUNTS:
         row[name] = count(meta.get(name), f"scenario_metadata.{name}")
     row["user_satisfaction_overall"] = unit_score(
-        meta.get("user_satisfaction_overall"), "scenario_metadata.user_satisfaction_overall")
+        meta.get("user_satisfaction_overall"), "scenario_metadata.user_satisfaction_overall"
+    )
     hours = as_float(meta.get("completion_time_hours"), "scenario_metadata.completion_time_hours")
     if hours is not None and hours < 0:
-        raise RecordError("bad_value", f"scenario_metadata.completion_time_hours is negative: {hours}")
+        raise RecordError(
+            "bad_value", f"scenario_metadata.completion_time_hours is negative: {hours}"
+        )
     row["completion_time_hours"] = hours
-    row["scenario_successful"] = flag(meta.get("scenario_successful"), "scenario_metadata.scenario_successful")
+    row["scenario_successful"] = flag(
+        meta.get("scenario_successful"), "scenario_metadata.scenario_successful"
+    )
     row["metadata"] = dumps_or_none(meta) or "{}"
     return row
 
@@ -129,9 +155,15 @@ def _messages(obj: dict, moderator_key: str | None, user_key: str | None) -> dic
         "user_text": user_text,
         "user_response_type": user_type,
         "user_fields": dumps_or_none(user_fields),
-        "provided_correction": flag(signals.get("provided_correction"), "signals.provided_correction"),
-        "correction_magnitude": text(signals.get("correction_magnitude"), "signals.correction_magnitude"),
-        "expressed_satisfaction": flag(signals.get("expressed_satisfaction"), "signals.expressed_satisfaction"),
+        "provided_correction": flag(
+            signals.get("provided_correction"), "signals.provided_correction"
+        ),
+        "correction_magnitude": text(
+            signals.get("correction_magnitude"), "signals.correction_magnitude"
+        ),
+        "expressed_satisfaction": flag(
+            signals.get("expressed_satisfaction"), "signals.expressed_satisfaction"
+        ),
         "signals": signals,
     }
 
@@ -143,7 +175,9 @@ def message(value: Any, what: str) -> tuple[str | None, str | None, dict | None]
     if isinstance(value, str):
         return value, None, None
     if not isinstance(value, dict):
-        raise RecordError("bad_type", f"{what} should be text or an object, got {type(value).__name__}")
+        raise RecordError(
+            "bad_type", f"{what} should be text or an object, got {type(value).__name__}"
+        )
     obj = value
     body = text(obj.get("content"), f"{what}.content")
     kind = text(obj.get("message_type", obj.get("response_type")), f"{what}.message_type")
@@ -157,8 +191,9 @@ def _moderator_action(value: Any) -> dict:
     action = mapping(value, "moderator_action") or {}
     return {
         "action_taken": text(action.get("action_taken"), "moderator_action.action_taken"),
-        "significance_evaluation": text(action.get("significance_evaluation"),
-                                        "moderator_action.significance_evaluation"),
+        "significance_evaluation": text(
+            action.get("significance_evaluation"), "moderator_action.significance_evaluation"
+        ),
         "proposed_action": text(action.get("proposed_action"), "moderator_action.proposed_action"),
         "moderator_reasoning": text(action.get("reasoning"), "moderator_action.reasoning"),
         "moderator_action": dumps_or_none(action),
@@ -171,7 +206,9 @@ def _user_decision(value: Any) -> dict:
     decision = mapping(value, "user_decision") or {}
     seconds = as_float(decision.get("decision_time_seconds"), "user_decision.decision_time_seconds")
     if seconds is not None and seconds < 0:
-        raise RecordError("bad_value", f"user_decision.decision_time_seconds is negative: {seconds}")
+        raise RecordError(
+            "bad_value", f"user_decision.decision_time_seconds is negative: {seconds}"
+        )
     return {
         "user_decision": text(decision.get("decision"), "user_decision.decision"),
         "decision_reasoning": text(decision.get("reasoning"), "user_decision.reasoning"),
@@ -185,7 +222,8 @@ def _outcome(outcome: dict | None) -> dict:
     flags = ("user_validated", "checkpoint_successful", "iteration_triggered", "phase_completed")
     row = {name: flag(outcome.get(name), f"outcome.{name}") for name in flags}
     row["user_satisfaction_score"] = unit_score(
-        outcome.get("user_satisfaction_score"), "outcome.user_satisfaction_score")
+        outcome.get("user_satisfaction_score"), "outcome.user_satisfaction_score"
+    )
     row["outcome"] = dumps_or_none(outcome)
     return row
 
@@ -193,16 +231,19 @@ def _outcome(outcome: dict | None) -> dict:
 def _quality(quality: dict | None) -> dict:
     quality = quality or {}
     return {
-        "moderator_effectiveness": text(quality.get("moderator_effectiveness"),
-                                        "quality_signals.moderator_effectiveness"),
-        "decision_confidence": text(quality.get("decision_confidence"),
-                                    "quality_signals.decision_confidence"),
+        "moderator_effectiveness": text(
+            quality.get("moderator_effectiveness"), "quality_signals.moderator_effectiveness"
+        ),
+        "decision_confidence": text(
+            quality.get("decision_confidence"), "quality_signals.decision_confidence"
+        ),
         "quality_signals": dumps_or_none(quality),
     }
 
 
 def _seed_signals(blocks: dict[str, dict | None]) -> dict:
     """The seed's signals from whichever block holds them (first of SIGNAL_BLOCKS)."""
+
     def found(name: str) -> tuple[Any, str]:
         for block in SIGNAL_BLOCKS:
             value = (blocks.get(block) or {}).get(name)

@@ -51,7 +51,9 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     table = _table_for(Path(file.rel_path).name, file.rel_path)
     if table is None:
         err = RecordError("unreadable", f"{file.rel_path} is not a social_rl file")
-        return ParseResult(records_read=1, quarantine=[quarantine_row(file, "file", err, None, settings.limits)])
+        return ParseResult(
+            records_read=1, quarantine=[quarantine_row(file, "file", err, None, settings.limits)]
+        )
     result = ParseResult(records_read=1)
     try:
         row = _ROW_BUILDERS[table](_load(data, settings), file, settings)
@@ -70,8 +72,12 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
 def _load(data: bytes, settings: Settings) -> Any:
     limits = settings.limits
     if len(data) > limits.max_file_bytes:
-        raise RecordError("too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}")
-    return load_json_file(data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth)
+        raise RecordError(
+            "too_large", f"file is {len(data)} bytes, limit is {limits.max_file_bytes}"
+        )
+    return load_json_file(
+        data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth
+    )
 
 
 def _run_folder(file: RawFile) -> str:

@@ -41,8 +41,6 @@ def opt_str(record: dict, name: str) -> str | None:
     return None if value is None else expect_type(value, str, name)
 
 
-
-
 def opt_count(value: Any, what: str) -> int | None:
     count = as_int(value, what)
     if count is not None and count < 0:

@@ -26,24 +26,56 @@ from pipelines.sources.social_rl.fields import (
 )
 
 ROUND_FIELDS = frozenset(
-    {"round_number", "messages", "feedback", "policy_adaptations", "synthesis",
-     "duration_seconds", "round_config", "meta"}
+    {
+        "round_number",
+        "messages",
+        "feedback",
+        "policy_adaptations",
+        "synthesis",
+        "duration_seconds",
+        "round_config",
+        "meta",
+    }
 )
 MESSAGE_FIELDS = frozenset(
-    {"agent_id", "content", "round_number", "turn_number", "timestamp", "prar_cue_used",
-     "internal", "role", "context_frame", "validation_metadata"}
+    {
+        "agent_id",
+        "content",
+        "round_number",
+        "turn_number",
+        "timestamp",
+        "prar_cue_used",
+        "internal",
+        "role",
+        "context_frame",
+        "validation_metadata",
+    }
 )
 SCORES = ("engagement", "theoretical_alignment", "contribution_value", "synthesis_inclusion")
 COUNTS = ("direct_references", "response_received", "analyst_mentions")
 VECTOR_FIELDS = frozenset({"agent_id", "round_number", "concepts_embodied", *SCORES, *COUNTS})
 DELTAS = ("engagement_delta", "alignment_delta", "contribution_delta")
 ADAPTATION_FIELDS = frozenset(
-    {"agent_id", "role", "adaptation_type", "cue", "reason", "round_number", "round",
-     "deltas", "feedback_trigger"}
+    {
+        "agent_id",
+        "role",
+        "adaptation_type",
+        "cue",
+        "reason",
+        "round_number",
+        "round",
+        "deltas",
+        "feedback_trigger",
+    }
 )
 META_TEXT_FIELDS = (
-    "experiment_id", "social_rl_version", "model", "framework", "framework_option",
-    "prar_run_id", "prar_state_file",
+    "experiment_id",
+    "social_rl_version",
+    "model",
+    "framework",
+    "framework_option",
+    "prar_run_id",
+    "prar_state_file",
 )
 META_FIELDS = frozenset({*META_TEXT_FIELDS, "timestamp"})
 
@@ -57,8 +89,13 @@ def round_row(doc: Any, run_dir: str, file_round: int | None, tz: str) -> dict:
     messages = located("messages", lambda: expect_type(require(doc, "messages"), list, "messages"))
     feedback = located("feedback", lambda: opt_dict(doc.get("feedback"), "feedback"))
     adaptations = doc.get("policy_adaptations")
-    adaptations = [] if adaptations is None else located(
-        "policy_adaptations", lambda: expect_type(adaptations, list, "policy_adaptations"))
+    adaptations = (
+        []
+        if adaptations is None
+        else located(
+            "policy_adaptations", lambda: expect_type(adaptations, list, "policy_adaptations")
+        )
+    )
     meta = doc.get("meta")
     if meta is not None:
         located("meta", lambda: meta_fields(expect_type(meta, dict, "meta"), tz))
@@ -70,7 +107,8 @@ def round_row(doc: Any, run_dir: str, file_round: int | None, tz: str) -> dict:
         "policy_adaptations": each(_indexed("policy_adaptations", adaptations), adaptation),
         "synthesis": located("synthesis", lambda: opt_str(doc, "synthesis")),
         "duration_seconds": located(
-            "duration_seconds", lambda: as_float(doc.get("duration_seconds"), "duration_seconds")),
+            "duration_seconds", lambda: as_float(doc.get("duration_seconds"), "duration_seconds")
+        ),
         "round_config": json_text(doc.get("round_config")),
         "meta": json_text(meta),
         "extra": json_text(unknown_fields(doc, ROUND_FIELDS)),
@@ -86,7 +124,9 @@ def _round_number(doc: dict, file_round: int | None) -> int:
     if number < 0:
         raise RecordError("bad_value", f"round_number is negative: {number}")
     if file_round is not None and number != file_round:
-        raise RecordError("bad_value", f"round_number {number} contradicts the file name (round{file_round})")
+        raise RecordError(
+            "bad_value", f"round_number {number} contradicts the file name (round{file_round})"
+        )
     return number
 
 
@@ -176,7 +216,10 @@ def meta_row(doc: Any, run_dir: str, tz: str) -> dict:
 
 
 def metrics_row(doc: Any, run_dir: str) -> dict:
-    return {"run_dir": run_dir, "metrics": json_text(expect_type(doc, dict, "metrics document")) or "{}"}
+    return {
+        "run_dir": run_dir,
+        "metrics": json_text(expect_type(doc, dict, "metrics document")) or "{}",
+    }
 
 
 def prar_state_row(doc: Any, run_name: str) -> dict:

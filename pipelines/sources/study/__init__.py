@@ -60,7 +60,9 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     collector = _Collector(file, kind, settings)
     limit = settings.limits.max_file_bytes
     if len(data) > limit:  # any kind, the master JSONL included
-        collector._reject_file(RecordError("too_large", f"file is {len(data)} bytes, limit is {limit}"), data)
+        collector._reject_file(
+            RecordError("too_large", f"file is {len(data)} bytes, limit is {limit}"), data
+        )
     elif kind == "master":
         collector.read_master(data)
     else:
@@ -97,8 +99,11 @@ class _Collector:
 
     def read_whole_file(self, data: bytes) -> None:
         try:
-            obj = load_json_file(data, max_bytes=self.limits.max_record_bytes,
-                                 max_depth=self.limits.max_nesting_depth)
+            obj = load_json_file(
+                data,
+                max_bytes=self.limits.max_record_bytes,
+                max_depth=self.limits.max_nesting_depth,
+            )
         except RecordError as err:
             self._reject_file(err, data)
             return
@@ -109,22 +114,30 @@ class _Collector:
 
     def _participant_file(self, obj: Any, data: bytes) -> None:
         if not isinstance(obj, dict):
-            err = RecordError("bad_type", f"participant file should hold an object, got {type(obj).__name__}")
+            err = RecordError(
+                "bad_type", f"participant file should hold an object, got {type(obj).__name__}"
+            )
             self._reject_file(err, data)
             return
-        self._record(PARTICIPANT_LOCATOR, obj, lambda o: participant_row(o, self.file.rel_path, self.tz),
-                     table=self.participants)
+        self._record(
+            PARTICIPANT_LOCATOR,
+            obj,
+            lambda o: participant_row(o, self.file.rel_path, self.tz),
+            table=self.participants,
+        )
         conversations = obj.get("conversations")
         if not isinstance(conversations, list):
             return  # the participant record was quarantined for it (or it is absent: no sessions)
         enclosing = obj.get("participant_id") or obj.get("participantId")
         enclosing = enclosing if isinstance(enclosing, str) else None
         for i, conversation in enumerate(conversations):
-            self._record(f"conversations[{i}]", conversation,
-                         lambda o: session_row(o, self.tz, enclosing))
+            self._record(
+                f"conversations[{i}]", conversation, lambda o: session_row(o, self.tz, enclosing)
+            )
 
-    def _record(self, locator: str, obj: Any, build: Callable[[Any], dict],
-                table: list[dict] | None = None) -> None:
+    def _record(
+        self, locator: str, obj: Any, build: Callable[[Any], dict], table: list[dict] | None = None
+    ) -> None:
         self.records_read += 1
         try:
             row = build(obj)
@@ -140,5 +153,13 @@ class _Collector:
 
     def _reject_file(self, err: RecordError, data: bytes) -> None:
         self.records_read += 1
-        self.quarantine.append(QuarantineRow(SOURCE, self.file.rel_path, FILE_LOCATOR, err.kind,
-                                             err.message, raw_excerpt(data, self.limits.raw_excerpt_chars)))
+        self.quarantine.append(
+            QuarantineRow(
+                SOURCE,
+                self.file.rel_path,
+                FILE_LOCATOR,
+                err.kind,
+                err.message,
+                raw_excerpt(data, self.limits.raw_excerpt_chars),
+            )
+        )

@@ -18,18 +18,48 @@ from pipelines.sources.base import (
 )
 
 SESSION_FIELDS = frozenset(
-    {"session_id", "participant_id", "participantId", "character", "conversation_type",
-     "persuasion_strategy", "turn_count", "history", "iql_data", "created_at", "ended_at", "scenario"}
+    {
+        "session_id",
+        "participant_id",
+        "participantId",
+        "character",
+        "conversation_type",
+        "persuasion_strategy",
+        "turn_count",
+        "history",
+        "iql_data",
+        "created_at",
+        "ended_at",
+        "scenario",
+    }
 )
 HISTORY_FIELDS = frozenset({"role", "text"})
 HISTORY_ROLES = frozenset({"operator", "resident"})
 STEP_FIELDS = frozenset(
-    {"turn", "resident_message", "operator_response", "selected_policy", "q_values", "judge", "timestamp"}
+    {
+        "turn",
+        "resident_message",
+        "operator_response",
+        "selected_policy",
+        "q_values",
+        "judge",
+        "timestamp",
+    }
 )
 JUDGE_FIELDS = frozenset({"stance", "confidence", "reasoning", "reason"})
 PARTICIPANT_FIELDS = frozenset(
-    {"confirmation_number", "participant_id", "participantId", "status", "completion_timestamp",
-     "exit_timestamp", "exit_page", "survey", "post_surveys", "conversations"}
+    {
+        "confirmation_number",
+        "participant_id",
+        "participantId",
+        "status",
+        "completion_timestamp",
+        "exit_timestamp",
+        "exit_page",
+        "survey",
+        "post_surveys",
+        "conversations",
+    }
 )
 
 
@@ -38,8 +68,6 @@ def optional_str(record: dict, name: str) -> str | None:
     if value is None:
         return None
     return expect_type(value, str, name)
-
-
 
 
 def timestamp(value: Any, tz: str, what: str) -> Any:
@@ -96,7 +124,9 @@ def _history_entry(entry: Any, index: int) -> dict:
     entry = expect_type(entry, dict, f"history[{index}]")
     role = expect_type(require(entry, "role"), str, f"history[{index}].role")
     if role not in HISTORY_ROLES:
-        raise RecordError("bad_value", f"history[{index}].role is {role!r}, expected operator or resident")
+        raise RecordError(
+            "bad_value", f"history[{index}].role is {role!r}, expected operator or resident"
+        )
     text = entry.get("text")
     if text is not None:
         expect_type(text, str, f"history[{index}].text")

@@ -35,7 +35,9 @@ _STORAGE_COLUMNS = ("file", "locator", "ordinal", "file_kind", "rag_context_enco
 _CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
 
 
-def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+def to_silver(
+    bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.DataFrame | pl.LazyFrame]:
     records = bronze[TABLE].collect()
     kept, conflicts = reconcile_copies(records)
     decisions = settle_rating_scales(_with_derived_columns(kept), settings)
@@ -69,7 +71,9 @@ def reconcile_copies(records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
         _winner_rated=pl.col("_has_outcome").first().over("decision_id"),
     )
     kept = ranked.filter("_is_winner").drop(pl.selectors.starts_with("_"))
-    losers = ranked.filter(~pl.col("_is_winner") & (pl.col("_content_key") != pl.col("_winner_key")))
+    losers = ranked.filter(
+        ~pl.col("_is_winner") & (pl.col("_content_key") != pl.col("_winner_key"))
+    )
     return kept, _conflict_rows(losers)
 
 
@@ -81,9 +85,14 @@ def _conflict_rows(losers: pl.DataFrame) -> pl.DataFrame:
     )
     message = pl.format(
         "decision {} has a different copy in {} ({}); kept that copy because {}",
-        "decision_id", "_winner_file", "_winner_locator", reason,
+        "decision_id",
+        "_winner_file",
+        "_winner_locator",
+        reason,
     )
-    raw = pl.struct("decision_id", "action", "confidence", "outcome", pl.col("ts").dt.to_string()).struct.json_encode()
+    raw = pl.struct(
+        "decision_id", "action", "confidence", "outcome", pl.col("ts").dt.to_string()
+    ).struct.json_encode()
     return losers.select(
         source=pl.lit(SOURCE),
         file="file",
@@ -109,7 +118,9 @@ def _sha256_of(expr: pl.Expr) -> pl.Expr:
 def _json_string(expr: pl.Expr) -> pl.Expr:
     """A text value as a JSON string literal (how a lone system prompt is stored in `contexts`)."""
     return expr.map_batches(
-        lambda s: pl.Series([None if v is None else orjson.dumps(v).decode() for v in s], dtype=pl.String),
+        lambda s: pl.Series(
+            [None if v is None else orjson.dumps(v).decode() for v in s], dtype=pl.String
+        ),
         return_dtype=pl.String,
     )
 
@@ -127,8 +138,10 @@ def _full_context() -> pl.Expr:
 def _actor_kind() -> pl.Expr:
     raw = pl.col("actor_type").str.to_lowercase()
     return (
-        pl.when(raw.is_in(["human", "user"])).then(pl.lit("human"))
-        .when(raw.str.contains("ai|persona|agent|bot")).then(pl.lit("ai"))
+        pl.when(raw.is_in(["human", "user"]))
+        .then(pl.lit("human"))
+        .when(raw.str.contains("ai|persona|agent|bot"))
+        .then(pl.lit("ai"))
         .otherwise(raw)
     )
 
@@ -151,8 +164,10 @@ def _suggestion_followed() -> pl.Expr:
 
 def _suggestion_followed_from() -> pl.Expr:
     return (
-        pl.when(pl.col("was_followed").is_not_null()).then(pl.lit("was_followed"))
-        .when(pl.col("suggested_action").is_not_null()).then(pl.lit("actions"))
+        pl.when(pl.col("was_followed").is_not_null())
+        .then(pl.lit("was_followed"))
+        .when(pl.col("suggested_action").is_not_null())
+        .then(pl.lit("actions"))
     )
 
 
@@ -167,7 +182,13 @@ def _candidates(rows: pl.Series) -> pl.Series:
             out.append(None)
             continue
         chosen = [{"action": row["action"], "value": row["confidence"]}]
-        out.append(chosen + [{"action": str(a["action"]), "value": v} for a, v in zip(alternatives, values, strict=True)])
+        out.append(
+            chosen
+            + [
+                {"action": str(a["action"]), "value": v}
+                for a, v in zip(alternatives, values, strict=True)
+            ]
+        )
     return pl.Series(out, dtype=CANDIDATE)
 
 
@@ -187,7 +208,9 @@ def _with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
         prompt_context=_json_string(pl.col("system_prompt")),
         suggestion_followed=_suggestion_followed(),
         suggestion_followed_from=_suggestion_followed_from(),
-        candidates=pl.struct("action", "confidence", "alternatives").map_batches(_candidates, return_dtype=CANDIDATE),
+        candidates=pl.struct("action", "confidence", "alternatives").map_batches(
+            _candidates, return_dtype=CANDIDATE
+        ),
     ).with_columns(
         context_hash=_sha256_of(pl.col("context")),
         system_prompt_hash=_sha256_of(pl.col("prompt_context")),
@@ -201,10 +224,14 @@ def _turns(decisions: pl.DataFrame) -> pl.DataFrame:
     posted = decisions.filter(pl.col("response_content").str.len_chars() > 0)
     posted = posted.sort(["episode_id", "ts", "sequence_number", "decision_id"], nulls_last=True)
     return posted.select(
-        turn_id=pl.col("episode_id") + "#" + pl.int_range(pl.len()).over("episode_id").cast(pl.String),
+        turn_id=pl.col("episode_id")
+        + "#"
+        + pl.int_range(pl.len()).over("episode_id").cast(pl.String),
         episode_id="episode_id",
         turn_index=pl.int_range(pl.len(), dtype=pl.Int64).over("episode_id"),
-        role=pl.when(pl.col("actor_kind") == "human").then(pl.lit("user")).otherwise(pl.lit("assistant")),
+        role=pl.when(pl.col("actor_kind") == "human")
+        .then(pl.lit("user"))
+        .otherwise(pl.lit("assistant")),
         native_role="actor_type",
         actor_id="actor_id",
         text="response_content",
@@ -217,16 +244,34 @@ def _turns(decisions: pl.DataFrame) -> pl.DataFrame:
 
 def _decisions(decisions: pl.DataFrame) -> pl.DataFrame:
     attributes = pl.struct(
-        "system_prompt_hash", native_actor_type="actor_type", actor_name="actor_name", domain="domain",
-        trigger_event_id="trigger_event_id", context_id="context_id", sequence_number="sequence_number",
-        model_used="model_used", decision_details="decision_details", companion_suggestion="companion_suggestion",
-        metadata="metadata", rag_context_encoding="rag_context_encoding", source_file="file",
-        locator="locator", file_kind="file_kind", extra="extra", dataset="dataset",
-        suggestion_followed_from="suggestion_followed_from", alternatives="alternatives", consensus="consensus",
-        follow_up="follow_up", long_term_outcome="long_term_outcome",
+        "system_prompt_hash",
+        native_actor_type="actor_type",
+        actor_name="actor_name",
+        domain="domain",
+        trigger_event_id="trigger_event_id",
+        context_id="context_id",
+        sequence_number="sequence_number",
+        model_used="model_used",
+        decision_details="decision_details",
+        companion_suggestion="companion_suggestion",
+        metadata="metadata",
+        rag_context_encoding="rag_context_encoding",
+        source_file="file",
+        locator="locator",
+        file_kind="file_kind",
+        extra="extra",
+        dataset="dataset",
+        suggestion_followed_from="suggestion_followed_from",
+        alternatives="alternatives",
+        consensus="consensus",
+        follow_up="follow_up",
+        long_term_outcome="long_term_outcome",
     ).struct.json_encode()
     return decisions.select(
-        "decision_id", "episode_id", "turn_id", "actor_id",
+        "decision_id",
+        "episode_id",
+        "turn_id",
+        "actor_id",
         actor_type="actor_kind",
         action="action",
         candidates="candidates",
@@ -253,36 +298,49 @@ def _contexts(decisions: pl.DataFrame) -> pl.DataFrame:
 
 def _episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
     turn_counts = turns.group_by("episode_id").agg(n_turns=pl.len().cast(pl.Int64))
-    grouped = decisions.sort("file", "ordinal").group_by("episode_id", maintain_order=True).agg(
-        native_id=pl.col("session_id").first(),
-        started_at=pl.col("ts").min(),
-        ended_at=pl.col("ts").max(),
-        source_file=pl.col("file").first(),
-        n_decisions=pl.len(),
-        n_rated=pl.col("outcome").is_not_null().sum(),
-        actor_ids=pl.col("actor_id").drop_nulls().unique().sort(),
-        domains=pl.col("domain").drop_nulls().unique().sort(),
-        files=pl.col("file").unique().sort(),
+    grouped = (
+        decisions.sort("file", "ordinal")
+        .group_by("episode_id", maintain_order=True)
+        .agg(
+            native_id=pl.col("session_id").first(),
+            started_at=pl.col("ts").min(),
+            ended_at=pl.col("ts").max(),
+            source_file=pl.col("file").first(),
+            n_decisions=pl.len(),
+            n_rated=pl.col("outcome").is_not_null().sum(),
+            actor_ids=pl.col("actor_id").drop_nulls().unique().sort(),
+            domains=pl.col("domain").drop_nulls().unique().sort(),
+            files=pl.col("file").unique().sort(),
+        )
     )
-    return grouped.join(turn_counts, on="episode_id", how="left").join(
-        _human_groups(decisions), on="episode_id", how="left"
-    ).select(
-        "episode_id",
-        source=pl.lit(SOURCE),
-        native_id="native_id",
-        group_id=pl.coalesce("human_group", "episode_id"),
-        started_at="started_at",
-        ended_at="ended_at",
-        n_turns=pl.col("n_turns").fill_null(0),
-        end_reason=pl.lit(None, pl.String),
-        attributes=pl.struct("n_decisions", "n_rated", "actor_ids", "domains", "files").struct.json_encode(),
-        source_file="source_file",
-    ).sort("episode_id")
+    return (
+        grouped.join(turn_counts, on="episode_id", how="left")
+        .join(_human_groups(decisions), on="episode_id", how="left")
+        .select(
+            "episode_id",
+            source=pl.lit(SOURCE),
+            native_id="native_id",
+            group_id=pl.coalesce("human_group", "episode_id"),
+            started_at="started_at",
+            ended_at="ended_at",
+            n_turns=pl.col("n_turns").fill_null(0),
+            end_reason=pl.lit(None, pl.String),
+            attributes=pl.struct(
+                "n_decisions", "n_rated", "actor_ids", "domains", "files"
+            ).struct.json_encode(),
+            source_file="source_file",
+        )
+        .sort("episode_id")
+    )
 
 
 def _human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
     """episode_id → human_group: sessions linked by a shared human actor form one split unit."""
-    units = decisions.group_by("episode_id").agg(started_at=pl.col("ts").min()).rename({"episode_id": "unit"})
+    units = (
+        decisions.group_by("episode_id")
+        .agg(started_at=pl.col("ts").min())
+        .rename({"episode_id": "unit"})
+    )
     links = decisions.filter((pl.col("actor_kind") == "human") & pl.col("actor_id").is_not_null())
     components = person_components(units, links.select(unit="episode_id", person="actor_id"))
     return components.select(episode_id="unit", human_group="group")

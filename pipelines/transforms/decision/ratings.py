@@ -34,7 +34,11 @@ def _rater() -> pl.Expr:
 
 def _configured_scale(decisions: pl.DataFrame, settings: Settings) -> pl.Expr:
     datasets = decisions.get_column("dataset").drop_nulls().unique().to_list()
-    configured = {d: _SCALE_LABELS[s] for d in datasets if (s := settings.rating_scale_for(d)) in _SCALE_LABELS}
+    configured = {
+        d: _SCALE_LABELS[s]
+        for d in datasets
+        if (s := settings.rating_scale_for(d)) in _SCALE_LABELS
+    }
     return pl.col("dataset").replace_strict(configured, default=None, return_dtype=pl.String)
 
 
@@ -57,8 +61,13 @@ def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.Data
         _by_value=pl.when(r > 1).then(pl.lit("1-5")).when(r < 1).then(pl.lit("[0,1]")),
     ).with_columns(_by_rater=_scale_by_evidence("rater"), _by_file=_scale_by_evidence("_file_key"))
     bottom_of_1_5 = (r == 1) & pl.col("outcome_was_good").not_()
-    steps = [("setting", pl.col("_configured")), ("value", pl.col("_by_value")), ("rater", pl.col("_by_rater")),
-             ("file", pl.col("_by_file")), ("was_good_decision", pl.when(bottom_of_1_5).then(pl.lit("1-5")))]
+    steps = [
+        ("setting", pl.col("_configured")),
+        ("value", pl.col("_by_value")),
+        ("rater", pl.col("_by_rater")),
+        ("file", pl.col("_by_file")),
+        ("was_good_decision", pl.when(bottom_of_1_5).then(pl.lit("1-5"))),
+    ]
     scale, evidence = pl.lit(UNKNOWN_SCALE), pl.lit("none")
     for name, found in reversed(steps):
         scale = pl.when(found.is_not_null()).then(found).otherwise(scale)
@@ -66,7 +75,9 @@ def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.Data
     settled = framed.with_columns(
         rating_scale=pl.when(rated).then(scale), scale_evidence=pl.when(rated).then(evidence)
     )
-    return settled.with_columns(rating_reading=pl.when(rated).then(_reading())).drop(pl.selectors.starts_with("_"))
+    return settled.with_columns(rating_reading=pl.when(rated).then(_reading())).drop(
+        pl.selectors.starts_with("_")
+    )
 
 
 def normalized_rating(value: pl.Expr, scale: pl.Expr) -> pl.Expr:
@@ -80,8 +91,11 @@ def _reading() -> pl.Expr:
     off_scale = ((scale == "1-5") & (r < 1)) | ((scale == "[0,1]") & (r > 1))
     contradicts = (good & (n < 0.5)) | (~good & (n > 0.5))
     return (
-        pl.when(scale == UNKNOWN_SCALE).then(pl.lit("scale_unknown"))
-        .when(off_scale).then(pl.lit("off_scale"))
-        .when(contradicts.fill_null(False)).then(pl.lit("contradicts_was_good_decision"))
+        pl.when(scale == UNKNOWN_SCALE)
+        .then(pl.lit("scale_unknown"))
+        .when(off_scale)
+        .then(pl.lit("off_scale"))
+        .when(contradicts.fill_null(False))
+        .then(pl.lit("contradicts_was_good_decision"))
         .otherwise(pl.lit("ok"))
     )

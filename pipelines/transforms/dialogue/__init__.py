@@ -41,7 +41,9 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         ]
     )
     return {
-        "episodes": _grouped_by_rater(_conformed(conv.episodes(kept), "episodes"), feedback).sort("episode_id"),
+        "episodes": _grouped_by_rater(_conformed(conv.episodes(kept), "episodes"), feedback).sort(
+            "episode_id"
+        ),
         "turns": _conformed(conv.turns(kept), "turns").sort("episode_id", "turn_index"),
         "feedback": feedback.sort("feedback_id"),
         "quarantine": quarantine.sort("file", "locator"),
@@ -51,11 +53,17 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 def _grouped_by_rater(episodes: pl.LazyFrame, feedback: pl.LazyFrame) -> pl.LazyFrame:
     """group_id = the component of conversations sharing a human rater (see module docstring)."""
     units = episodes.select(unit="episode_id", started_at="started_at").collect()
-    links = feedback.filter(pl.col("source_kind") == "human").select(unit="episode_id", person=feedback_rater())
-    components = person_components(units, links.collect()).rename({"unit": "episode_id", "group": "_group"})
-    return episodes.join(components.lazy(), on="episode_id", how="left").with_columns(
-        group_id=pl.coalesce("_group", "group_id")
-    ).drop("_group")
+    links = feedback.filter(pl.col("source_kind") == "human").select(
+        unit="episode_id", person=feedback_rater()
+    )
+    components = person_components(units, links.collect()).rename(
+        {"unit": "episode_id", "group": "_group"}
+    )
+    return (
+        episodes.join(components.lazy(), on="episode_id", how="left")
+        .with_columns(group_id=pl.coalesce("_group", "group_id"))
+        .drop("_group")
+    )
 
 
 def _bronze(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:

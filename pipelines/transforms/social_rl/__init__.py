@@ -17,16 +17,27 @@ SOURCE = "social_rl"
 PRE_VERSIONED = "pre-0.2.0"  # runs written before social_rl_version existed
 DECIMALS = 12  # float noise like 0.19999999999999998 is rounded away
 SCORES = ("engagement", "theoretical_alignment", "contribution_value")
-META_COLUMNS = ("experiment_id", "social_rl_version", "model", "framework", "framework_option",
-                "prar_run_id", "prar_state_file")
+META_COLUMNS = (
+    "experiment_id",
+    "social_rl_version",
+    "model",
+    "framework",
+    "framework_option",
+    "prar_run_id",
+    "prar_state_file",
+)
 INLINE_META = pl.Struct({name: pl.String for name in META_COLUMNS})
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     rounds = _with_episode_ids(_table(bronze, "social_rl_rounds"))
     kept = rounds.filter(_first_copy())
-    runs = _run_context(kept, _table(bronze, "social_rl_meta"), _table(bronze, "social_rl_prar_states"),
-                        _table(bronze, "social_rl_metrics"))
+    runs = _run_context(
+        kept,
+        _table(bronze, "social_rl_meta"),
+        _table(bronze, "social_rl_prar_states"),
+        _table(bronze, "social_rl_metrics"),
+    )
     roles = _agent_roles(kept)
     turns = _turns(kept, roles)
     agent_rounds = _agent_rounds(kept, roles)
@@ -34,10 +45,14 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
     return {
         "episodes": conform(episodes.sort("episode_id"), silver_schema("episodes")),
         "turns": conform(turns.sort("episode_id", "turn_index"), silver_schema("turns")),
-        "agent_rounds": conform(agent_rounds.drop("ended_at").sort("episode_id", "agent_id"),
-                                silver_schema("agent_rounds")),
-        "feedback": conform(_feedback(agent_rounds).sort("episode_id", "agent_id", "name"),
-                            silver_schema("feedback")),
+        "agent_rounds": conform(
+            agent_rounds.drop("ended_at").sort("episode_id", "agent_id"),
+            silver_schema("agent_rounds"),
+        ),
+        "feedback": conform(
+            _feedback(agent_rounds).sort("episode_id", "agent_id", "name"),
+            silver_schema("feedback"),
+        ),
         "quarantine": conform(_duplicates(rounds), silver_schema("quarantine")),
     }
 
@@ -52,7 +67,9 @@ def _json_object(**columns: pl.Expr) -> pl.Expr:
 
 
 def _with_episode_ids(rounds: pl.LazyFrame) -> pl.LazyFrame:
-    native = pl.concat_str(pl.col("run_dir"), pl.lit("/round"), pl.col("round_number").cast(pl.String))
+    native = pl.concat_str(
+        pl.col("run_dir"), pl.lit("/round"), pl.col("round_number").cast(pl.String)
+    )
     return rounds.with_columns(native_id=native, episode_id=pl.lit(f"{SOURCE}:") + native)
 
 
@@ -68,7 +85,12 @@ def _duplicates(rounds: pl.LazyFrame) -> pl.LazyFrame:
         file="file",
         locator="locator",
         error_kind=pl.lit("duplicate_conflict"),
-        message=pl.format("round {} of run {} is also in {}; kept that copy", "round_number", "run_dir", first_file),
+        message=pl.format(
+            "round {} of run {} is also in {}; kept that copy",
+            "round_number",
+            "run_dir",
+            first_file,
+        ),
         raw=pl.lit(None, pl.String),
         stage=pl.lit("silver"),
     )
@@ -77,8 +99,9 @@ def _duplicates(rounds: pl.LazyFrame) -> pl.LazyFrame:
 # ---------------------------------------------------------------- run context (meta, PRAR, metrics)
 
 
-def _run_context(rounds: pl.LazyFrame, meta: pl.LazyFrame, states: pl.LazyFrame,
-                 metrics: pl.LazyFrame) -> pl.LazyFrame:
+def _run_context(
+    rounds: pl.LazyFrame, meta: pl.LazyFrame, states: pl.LazyFrame, metrics: pl.LazyFrame
+) -> pl.LazyFrame:
     """One row per run folder: meta fields (inline block first, then meta.json), PRAR link, metrics file."""
     inline = (
         rounds.filter(pl.col("meta").is_not_null())
@@ -88,21 +111,30 @@ def _run_context(rounds: pl.LazyFrame, meta: pl.LazyFrame, states: pl.LazyFrame,
         .agg(pl.col(name).drop_nulls().first().alias(f"inline_{name}") for name in META_COLUMNS)
     )
     sibling = meta.select("run_dir", *META_COLUMNS, meta_extra="extra", meta_file="file").unique(
-        "run_dir", keep="first", maintain_order=True)
+        "run_dir", keep="first", maintain_order=True
+    )
     runs = (
-        rounds.select("run_dir").unique()
+        rounds.select("run_dir")
+        .unique()
         .join(inline, on="run_dir", how="left")
         .join(sibling, on="run_dir", how="left")
         .with_columns(pl.coalesce(f"inline_{name}", name).alias(name) for name in META_COLUMNS)
         .with_columns(
-            meta_source=pl.when(pl.col("inline_experiment_id").is_not_null()).then(pl.lit("inline"))
-            .when(pl.col("meta_file").is_not_null()).then(pl.lit("meta.json")),
-            prar_run=pl.coalesce("prar_run_id", pl.col("prar_state_file").str.extract(r"([^/\\]+)[/\\]state\.json$")),
+            meta_source=pl.when(pl.col("inline_experiment_id").is_not_null())
+            .then(pl.lit("inline"))
+            .when(pl.col("meta_file").is_not_null())
+            .then(pl.lit("meta.json")),
+            prar_run=pl.coalesce(
+                "prar_run_id", pl.col("prar_state_file").str.extract(r"([^/\\]+)[/\\]state\.json$")
+            ),
         )
     )
-    prar = states.select(prar_run="run_name", prar_file="file", prar_current_step="current_step").unique(
-        "prar_run", keep="first", maintain_order=True)
-    metric_files = metrics.select("run_dir", metrics_file="file").unique("run_dir", keep="first", maintain_order=True)
+    prar = states.select(
+        prar_run="run_name", prar_file="file", prar_current_step="current_step"
+    ).unique("prar_run", keep="first", maintain_order=True)
+    metric_files = metrics.select("run_dir", metrics_file="file").unique(
+        "run_dir", keep="first", maintain_order=True
+    )
     return runs.join(prar, on="prar_run", how="left").join(metric_files, on="run_dir", how="left")
 
 
@@ -124,14 +156,23 @@ def _episodes(rounds: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
         n_turns=pl.col("messages").list.len().cast(pl.Int64),
         end_reason=pl.lit(None, pl.String),
         attributes=_json_object(
-            run_dir=pl.col("run_dir"), round_number=pl.col("round_number"),
-            experiment_id=pl.col("experiment_id"), social_rl_version=version,
-            model=pl.col("model"), framework=pl.col("framework"),
-            framework_option=pl.col("framework_option"), meta_source=pl.col("meta_source"),
-            synthesis=pl.col("synthesis"), duration_seconds=pl.col("duration_seconds"),
-            prar_run=pl.col("prar_run"), prar_state_file=pl.coalesce("prar_file", "prar_state_file"),
-            prar_current_step=pl.col("prar_current_step"), metrics_file=pl.col("metrics_file"),
-            round_config=pl.col("round_config"), meta_extra=pl.col("meta_extra"), extra=pl.col("extra"),
+            run_dir=pl.col("run_dir"),
+            round_number=pl.col("round_number"),
+            experiment_id=pl.col("experiment_id"),
+            social_rl_version=version,
+            model=pl.col("model"),
+            framework=pl.col("framework"),
+            framework_option=pl.col("framework_option"),
+            meta_source=pl.col("meta_source"),
+            synthesis=pl.col("synthesis"),
+            duration_seconds=pl.col("duration_seconds"),
+            prar_run=pl.col("prar_run"),
+            prar_state_file=pl.coalesce("prar_file", "prar_state_file"),
+            prar_current_step=pl.col("prar_current_step"),
+            metrics_file=pl.col("metrics_file"),
+            round_config=pl.col("round_config"),
+            meta_extra=pl.col("meta_extra"),
+            extra=pl.col("extra"),
         ),
         source_file="file",
     )
@@ -142,7 +183,9 @@ def _episodes(rounds: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
 
 def _role_prefix(agent_id: pl.Expr) -> pl.Expr:
     """`Worker+Alice` → `Worker`; ids without the Role+Name form have no prefix."""
-    return pl.when(agent_id.str.contains("+", literal=True)).then(agent_id.str.split("+").list.first())
+    return pl.when(agent_id.str.contains("+", literal=True)).then(
+        agent_id.str.split("+").list.first()
+    )
 
 
 def _adaptations(rounds: pl.LazyFrame) -> pl.LazyFrame:
@@ -167,8 +210,12 @@ def _agent_roles(rounds: pl.LazyFrame) -> pl.LazyFrame:
 def _turns(rounds: pl.LazyFrame, roles: pl.LazyFrame) -> pl.LazyFrame:
     exploded = (
         rounds.filter(pl.col("messages").list.len() > 0)
-        .select("episode_id", "run_dir", "messages",
-                turn_index=pl.int_ranges(0, pl.col("messages").list.len(), dtype=pl.Int64))
+        .select(
+            "episode_id",
+            "run_dir",
+            "messages",
+            turn_index=pl.int_ranges(0, pl.col("messages").list.len(), dtype=pl.Int64),
+        )
         .explode("messages", "turn_index")
         .unnest("messages")
         .join(roles, on=["run_dir", "agent_id"], how="left")
@@ -184,9 +231,13 @@ def _turns(rounds: pl.LazyFrame, roles: pl.LazyFrame) -> pl.LazyFrame:
         ts="ts",
         internal=pl.col("internal").fill_null(False),
         attributes=_json_object(
-            turn_number=pl.col("turn_number"), round_number=pl.col("round_number"),
-            prar_cue_used=pl.col("prar_cue_used"), message_role=pl.col("message_role"),
-            context_frame=pl.col("context_frame"), validation=pl.col("validation"), extra=pl.col("extra"),
+            turn_number=pl.col("turn_number"),
+            round_number=pl.col("round_number"),
+            prar_cue_used=pl.col("prar_cue_used"),
+            message_role=pl.col("message_role"),
+            context_frame=pl.col("context_frame"),
+            validation=pl.col("validation"),
+            extra=pl.col("extra"),
         ),
     )
 
@@ -195,7 +246,10 @@ def _turns(rounds: pl.LazyFrame, roles: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _agent_rounds(rounds: pl.LazyFrame, roles: pl.LazyFrame) -> pl.LazyFrame:
-    ended = rounds.select("episode_id", ended_at=pl.col("messages").list.eval(pl.element().struct.field("ts")).list.max())
+    ended = rounds.select(
+        "episode_id",
+        ended_at=pl.col("messages").list.eval(pl.element().struct.field("ts")).list.max(),
+    )
     vectors = _vector_columns(rounds)
     deltas = (
         _adaptations(rounds)
@@ -203,29 +257,46 @@ def _agent_rounds(rounds: pl.LazyFrame, roles: pl.LazyFrame) -> pl.LazyFrame:
         .group_by("episode_id", "agent_id", maintain_order=True)
         .agg(
             pl.col("role").drop_nulls().first(),
-            *(pl.col(f"{d}_delta").drop_nulls().first().alias(f"reported_{d}_delta")
-              for d in ("engagement", "alignment", "contribution")),
+            *(
+                pl.col(f"{d}_delta").drop_nulls().first().alias(f"reported_{d}_delta")
+                for d in ("engagement", "alignment", "contribution")
+            ),
             adaptations=pl.struct(pl.all().exclude("episode_id", "run_dir", "agent_id")),
         )
     )
     episode_keys = rounds.select("episode_id", "run_dir", "round_number")
     joined = (
-        vectors
-        .join(deltas, on=["episode_id", "agent_id"], how="full", coalesce=True)
+        vectors.join(deltas, on=["episode_id", "agent_id"], how="full", coalesce=True)
         .join(episode_keys, on="episode_id", how="left")
         .join(roles, on=["run_dir", "agent_id"], how="left")
         .join(ended, on="episode_id", how="left")
     )
-    rounded = [pl.col(c).round(DECIMALS) for c in (*SCORES, "synthesis_inclusion", "reported_engagement_delta",
-                                                   "reported_alignment_delta", "reported_contribution_delta")]
+    rounded = [
+        pl.col(c).round(DECIMALS)
+        for c in (
+            *SCORES,
+            "synthesis_inclusion",
+            "reported_engagement_delta",
+            "reported_alignment_delta",
+            "reported_contribution_delta",
+        )
+    ]
     return joined.select(
-        "episode_id", "agent_id", "round_number",
+        "episode_id",
+        "agent_id",
+        "round_number",
         pl.coalesce(_role_prefix(pl.col("agent_id")), "role", "adapted_role").alias("role"),
         *rounded,
-        "direct_references", "response_received", "analyst_mentions", "concepts_embodied",
+        "direct_references",
+        "response_received",
+        "analyst_mentions",
+        "concepts_embodied",
         "ended_at",
-        attributes=_json_object(vector_round_number=pl.col("vector_round_number"),
-                                extra=pl.col("vector_extra"), adaptations=pl.col("adaptations")),
+        attributes=_json_object(
+            vector_round_number=pl.col("vector_round_number"),
+            extra=pl.col("vector_extra"),
+            adaptations=pl.col("adaptations"),
+        ),
     )
 
 
@@ -240,12 +311,20 @@ def _vector_columns(rounds: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _feedback(agent_rounds: pl.LazyFrame) -> pl.LazyFrame:
-    signals = agent_rounds.select("episode_id", "agent_id", "round_number", "ended_at", *SCORES).unpivot(
-        index=["episode_id", "agent_id", "round_number", "ended_at"], on=list(SCORES),
-        variable_name="name", value_name="value_num",
-    ).filter(pl.col("value_num").is_not_null())
+    signals = (
+        agent_rounds.select("episode_id", "agent_id", "round_number", "ended_at", *SCORES)
+        .unpivot(
+            index=["episode_id", "agent_id", "round_number", "ended_at"],
+            on=list(SCORES),
+            variable_name="name",
+            value_name="value_num",
+        )
+        .filter(pl.col("value_num").is_not_null())
+    )
     feedback_id = pl.struct("episode_id", "agent_id", "name", "value_num").map_elements(
-        lambda s: stable_hash(s["episode_id"], "agent_round", s["agent_id"], s["name"], s["value_num"]),
+        lambda s: stable_hash(
+            s["episode_id"], "agent_round", s["agent_id"], s["name"], s["value_num"]
+        ),
         return_dtype=pl.String,
     )
     return signals.select(

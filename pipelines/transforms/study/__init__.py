@@ -22,7 +22,9 @@ from pipelines.transforms.study.surveys import survey_answers
 __all__ = ["AGREE_MIN_CONFIDENCE", "MAX_RESIDENT_TURNS", "to_silver"]
 
 
-def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+def to_silver(
+    bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.DataFrame | pl.LazyFrame]:
     sessions = _table(bronze, "study_sessions", polars_schema(StudySessions))
     participants = _table(bronze, "study_participants", polars_schema(StudyParticipants))
 

@@ -52,7 +52,9 @@ def turn_id_expr(index: pl.Expr) -> pl.Expr:
 
 def ts_from_text(column: str, tz: str) -> pl.Expr:
     """Parse free-form timestamps (naive, `Z`, epoch) the way the adapter does; bad ones → null."""
-    return pl.col(column).map_elements(lambda v: _safe_ts(v, tz), return_dtype=pl.Datetime("us", "UTC"))
+    return pl.col(column).map_elements(
+        lambda v: _safe_ts(v, tz), return_dtype=pl.Datetime("us", "UTC")
+    )
 
 
 def _safe_ts(value: Any, tz: str) -> Any:
@@ -62,7 +64,9 @@ def _safe_ts(value: Any, tz: str) -> Any:
         return None
 
 
-def quarantine_frame(frame: pl.LazyFrame, error_kind: str, message: pl.Expr, raw: pl.Expr) -> pl.LazyFrame:
+def quarantine_frame(
+    frame: pl.LazyFrame, error_kind: str, message: pl.Expr, raw: pl.Expr
+) -> pl.LazyFrame:
     """Silver-stage quarantine rows; `frame` must have `file` and `locator`."""
     return frame.select(
         source=pl.lit(SOURCE),

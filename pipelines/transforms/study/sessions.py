@@ -49,7 +49,9 @@ def iql_steps(chosen: pl.LazyFrame) -> pl.LazyFrame:
     `operator_index` is null when no operator entry follows that message; `text_matches` is false
     when the step's own texts contradict those turns."""
     steps = (
-        chosen.select("episode_id", "session_id", "participant", "file", "locator", "n_history", "iql")
+        chosen.select(
+            "episode_id", "session_id", "participant", "file", "locator", "n_history", "iql"
+        )
         .explode("iql")
         .filter(pl.col("iql").is_not_null())
         .unnest("iql")
@@ -66,13 +68,15 @@ def resident_positions(chosen: pl.LazyFrame) -> pl.LazyFrame:
     operator entry right after it)."""
     entries = (
         chosen.select(
-            "episode_id", "history",
+            "episode_id",
+            "history",
             index=pl.int_ranges(0, pl.col("history").list.len(), dtype=pl.Int64),
         )
         .explode("history", "index")
         .filter(pl.col("history").is_not_null())
         .select(
-            "episode_id", "index",
+            "episode_id",
+            "index",
             role=pl.col("history").struct.field("role"),
             text=pl.col("history").struct.field("text"),
         )
@@ -87,7 +91,8 @@ def resident_positions(chosen: pl.LazyFrame) -> pl.LazyFrame:
         entries.filter(pl.col("role") == "resident")
         .with_columns(turn=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("episode_id"))
         .select(
-            "episode_id", "turn",
+            "episode_id",
+            "turn",
             resident_index=pl.col("index"),
             resident_text=pl.col("text"),
             operator_index=pl.when(replied).then(pl.col("index") + 1),
@@ -110,15 +115,25 @@ def mismatched_steps(steps: pl.LazyFrame) -> pl.LazyFrame:
     """Silver quarantine (`bad_value`) for steps whose texts contradict the turns they are tied to."""
     resident_wrong = ~_same_text("resident_message", "resident_text")
     what = pl.concat_str(
-        pl.when(resident_wrong).then(pl.format(
-            "its resident_message {} is not history[{}] {} (resident message {})",
-            _quoted("resident_message"), pl.col("resident_index"), _quoted("resident_text"), pl.col("turn"),
-        )),
-        pl.when(~_same_text("operator_response", "operator_text")).then(pl.format(
-            "its operator_response {} is not history[{}] {} (the reply after it)",
-            _quoted("operator_response"), pl.col("operator_index"), _quoted("operator_text"),
-        )),
-        separator="; ", ignore_nulls=True,
+        pl.when(resident_wrong).then(
+            pl.format(
+                "its resident_message {} is not history[{}] {} (resident message {})",
+                _quoted("resident_message"),
+                pl.col("resident_index"),
+                _quoted("resident_text"),
+                pl.col("turn"),
+            )
+        ),
+        pl.when(~_same_text("operator_response", "operator_text")).then(
+            pl.format(
+                "its operator_response {} is not history[{}] {} (the reply after it)",
+                _quoted("operator_response"),
+                pl.col("operator_index"),
+                _quoted("operator_text"),
+            )
+        ),
+        separator="; ",
+        ignore_nulls=True,
     )
     return quarantine_frame(
         steps.filter(~pl.col("text_matches")).with_columns(
@@ -128,21 +143,28 @@ def mismatched_steps(steps: pl.LazyFrame) -> pl.LazyFrame:
         pl.format(
             "IQL step {} of session {} does not match the transcript: {}; the step is left out "
             "(no decision, no judge stance, no reward), it is not re-aligned by text",
-            pl.col("turn"), pl.col("session_id"), what,
+            pl.col("turn"),
+            pl.col("session_id"),
+            what,
         ),
         json_expr(
-            turn=pl.col("turn"), resident_message=pl.col("resident_message"),
-            operator_response=pl.col("operator_response"), selected_policy=pl.col("selected_policy"),
-            judge_stance=pl.col("judge_stance"), judge_confidence=pl.col("judge_confidence"),
+            turn=pl.col("turn"),
+            resident_message=pl.col("resident_message"),
+            operator_response=pl.col("operator_response"),
+            selected_policy=pl.col("selected_policy"),
+            judge_stance=pl.col("judge_stance"),
+            judge_confidence=pl.col("judge_confidence"),
         ),
     )
 
 
 def _quoted(column: str, limit: int = 80) -> pl.Expr:
     text = pl.col(column)
-    short = pl.when(text.str.len_chars() > limit).then(
-        pl.concat_str(text.str.slice(0, limit), pl.lit("…"))
-    ).otherwise(text)
+    short = (
+        pl.when(text.str.len_chars() > limit)
+        .then(pl.concat_str(text.str.slice(0, limit), pl.lit("…")))
+        .otherwise(text)
+    )
     return pl.concat_str(pl.lit('"'), short, pl.lit('"')).fill_null("(none)")
 
 
@@ -156,9 +178,13 @@ def judged(steps: pl.LazyFrame) -> pl.LazyFrame:
 
 def end_reasons(chosen: pl.LazyFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
     """(episode_id, end_reason, end_step) for every kept session; end_step null when unknown."""
-    trail = judged(steps).sort("episode_id", "turn").with_columns(
-        previous_stance=pl.col("judge_stance").shift(1).over("episode_id"),
-        previous_turn=pl.col("turn").shift(1).over("episode_id"),
+    trail = (
+        judged(steps)
+        .sort("episode_id", "turn")
+        .with_columns(
+            previous_stance=pl.col("judge_stance").shift(1).over("episode_id"),
+            previous_turn=pl.col("turn").shift(1).over("episode_id"),
+        )
     )
     refused_twice = (
         (pl.col("judge_stance") == "REFUSE")
@@ -170,7 +196,8 @@ def end_reasons(chosen: pl.LazyFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
         step=pl.col("turn"),
         priority=pl.lit(0, pl.Int64),
         reason=pl.when(
-            (pl.col("judge_stance") == "AGREE") & (pl.col("judge_confidence") >= AGREE_MIN_CONFIDENCE)
+            (pl.col("judge_stance") == "AGREE")
+            & (pl.col("judge_confidence") >= AGREE_MIN_CONFIDENCE)
         )
         .then(pl.lit("agreement"))
         .when(refused_twice)
@@ -188,8 +215,10 @@ def end_reasons(chosen: pl.LazyFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
         .group_by("episode_id", maintain_order=True)
         .agg(end_reason=pl.col("reason").first(), end_step=pl.col("step").first())
     )
-    return chosen.select("episode_id").join(first_event, on="episode_id", how="left").with_columns(
-        end_reason=pl.col("end_reason").fill_null("unknown")
+    return (
+        chosen.select("episode_id")
+        .join(first_event, on="episode_id", how="left")
+        .with_columns(end_reason=pl.col("end_reason").fill_null("unknown"))
     )
 
 
@@ -226,10 +255,14 @@ def episodes(chosen: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
 
 def turns(chosen: pl.LazyFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
     """One row per history entry; an operator reply a verified IQL step chose carries the step's time."""
-    step_times = verified_steps(steps).select("episode_id", turn_index=pl.col("operator_index"), step_ts=pl.col("ts"))
+    step_times = verified_steps(steps).select(
+        "episode_id", turn_index=pl.col("operator_index"), step_ts=pl.col("ts")
+    )
     return (
         chosen.select(
-            "episode_id", "participant", "history",
+            "episode_id",
+            "participant",
+            "history",
             turn_index=pl.int_ranges(0, pl.col("history").list.len(), dtype=pl.Int64),
         )
         .explode("history", "turn_index")

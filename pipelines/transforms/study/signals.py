@@ -75,11 +75,17 @@ def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
 
 def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(feedback rows, silver quarantine rows for stances whose resident turn is missing)."""
-    judged = verified_steps(steps).filter(pl.col("judge_stance").is_not_null()).with_columns(
-        tied=pl.col("resident_index").is_not_null(),
-        decision_id=hash_expr("study-iql-step", "session_id", "turn"),
+    judged = (
+        verified_steps(steps)
+        .filter(pl.col("judge_stance").is_not_null())
+        .with_columns(
+            tied=pl.col("resident_index").is_not_null(),
+            decision_id=hash_expr("study-iql-step", "session_id", "turn"),
+        )
     )
-    rows = judged.filter(pl.col("tied")).with_columns(turn_id=turn_id_expr(pl.col("resident_index")))
+    rows = judged.filter(pl.col("tied")).with_columns(
+        turn_id=turn_id_expr(pl.col("resident_index"))
+    )
     feedback = rows.select(
         feedback_id=hash_expr("judge_stance", "turn_id", "judge_stance", "judge_confidence", "ts"),
         episode_id=pl.col("episode_id"),
@@ -101,15 +107,22 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         "orphan",
         pl.format(
             "judge stance of IQL step {} is about resident message {}, but the transcript ({} entries) has fewer resident messages",
-            pl.col("turn"), pl.col("turn"), pl.col("n_history"),
+            pl.col("turn"),
+            pl.col("turn"),
+            pl.col("n_history"),
         ),
-        json_expr(stance=pl.col("judge_stance"), confidence=pl.col("judge_confidence"),
-                  reasoning=pl.col("judge_reasoning")),
+        json_expr(
+            stance=pl.col("judge_stance"),
+            confidence=pl.col("judge_confidence"),
+            reasoning=pl.col("judge_reasoning"),
+        ),
     )
     return feedback, orphans
 
 
-def willing_feedback(participants: pl.LazyFrame, chosen: pl.LazyFrame, tz: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+def willing_feedback(
+    participants: pl.LazyFrame, chosen: pl.LazyFrame, tz: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(episode-level `willing` feedback, silver quarantine rows for unknown sessions)."""
     answers = (
         participants.filter(pl.col("post_surveys").is_not_null())
@@ -133,7 +146,9 @@ def willing_feedback(participants: pl.LazyFrame, chosen: pl.LazyFrame, tz: str) 
             episode_id=pl.col("episode_id"),
             target=pl.lit("episode"),
             name=pl.lit("willing"),
-            value_num=pl.col("willing_text").replace_strict(WILLING_VALUES, default=None, return_dtype=pl.Float64),
+            value_num=pl.col("willing_text").replace_strict(
+                WILLING_VALUES, default=None, return_dtype=pl.Float64
+            ),
             value_text=pl.col("willing_text"),
             scale=pl.lit("bool"),
             source_kind=pl.lit("human"),
@@ -152,9 +167,12 @@ def willing_feedback(participants: pl.LazyFrame, chosen: pl.LazyFrame, tz: str) 
     orphans = quarantine_frame(
         answers.join(known, left_on="sessionId", right_on="session_id", how="anti"),
         "orphan",
-        pl.format("post-survey answer for session {} that is in no conversation file",
-                  pl.col("sessionId").fill_null("<no sessionId>")),
-        json_expr(sessionId=pl.col("sessionId"), willing=pl.col("willing"),
-                  timestamp=pl.col("timestamp")),
+        pl.format(
+            "post-survey answer for session {} that is in no conversation file",
+            pl.col("sessionId").fill_null("<no sessionId>"),
+        ),
+        json_expr(
+            sessionId=pl.col("sessionId"), willing=pl.col("willing"), timestamp=pl.col("timestamp")
+        ),
     )
     return feedback, orphans
