@@ -29,7 +29,9 @@ def settings_for(tmp_path):
 
 HOLD_LOCK = (
     "import sys, time; from pathlib import Path; from pipelines.storage.lock import data_root_lock\n"
-    "with data_root_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
+    "from pipelines.storage.layout import Layout\n"
+    "with data_root_lock(Layout(Path(sys.argv[1]))):\n"
+    "    print('held', flush=True); time.sleep(float(sys.argv[2]))\n"
 )
 
 
@@ -41,9 +43,11 @@ def lock_held_elsewhere():
 
     started = []
 
-    def hold(data_root: Path) -> subprocess.Popen:
+    def hold(data_root: Path, seconds: float = 600) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [sys.executable, "-c", HOLD_LOCK, str(data_root)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", HOLD_LOCK, str(data_root), str(seconds)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert proc.stdout.readline().strip() == "held"
         started.append(proc)

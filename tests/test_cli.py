@@ -195,7 +195,7 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
     assert "another turnlake build" in capsys.readouterr().err
     holder.kill()
     holder.wait()
-    with data_root_lock(data_root):  # released by the dead holder
+    with data_root_lock(Layout(data_root)):  # released by the dead holder
         pass
 
 

@@ -5,11 +5,12 @@ import dagster as dg
 from pipelines.config.settings import SOURCES
 from pipelines.ingest.incremental import ingest_source
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.storage.lock import data_root_lock
+from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 
 
 def bronze_asset(source: str) -> dg.AssetsDefinition:
     @dg.asset(
+        pool=DATA_ROOT_POOL,
         name=f"bronze_{source}",
         group_name="bronze",
         kinds={"polars", "parquet"},
@@ -20,7 +21,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         context: dg.AssetExecutionContext, turnlake: TurnlakeResource
     ) -> dg.MaterializeResult:
         settings = turnlake.settings()
-        with data_root_lock(settings.data_root):
+        with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
             report = ingest_source(source, settings, context.run_id)
         context.log.info(
             f"{source}: {report.files_seen} files ({report.files_parsed} parsed, {report.files_reused} unchanged), "

@@ -7,10 +7,11 @@ import dagster as dg
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.release.assemble import NOTHING_TO_RELEASE, make_release
 from pipelines.schemas.gold import GOLD_MODELS
-from pipelines.storage.lock import data_root_lock
+from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 
 
 @dg.asset(
+    pool=DATA_ROOT_POOL,
     name="release",
     deps=[dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS],  # includes gold_splits
     group_name="exports",
@@ -20,7 +21,7 @@ from pipelines.storage.lock import data_root_lock
 )
 def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
-    with data_root_lock(settings.data_root):
+    with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
     if outcome.version is None:
         context.log.info(NOTHING_TO_RELEASE)

@@ -8,7 +8,7 @@ from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.splits.assign import refresh_splits
 from pipelines.storage.layout import Layout
-from pipelines.storage.lock import data_root_lock
+from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 
 GOLD_KEYS = [dg.AssetKey(f"gold_{table}") for table in GOLD_TABLES]
 
@@ -21,6 +21,7 @@ class GoldConfig(dg.Config):
 
 
 @dg.multi_asset(
+    pool=DATA_ROOT_POOL,
     specs=[
         dg.AssetSpec(
             f"gold_{table}",
@@ -35,7 +36,7 @@ class GoldConfig(dg.Config):
 def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake: TurnlakeResource):
     settings = turnlake.settings()
     params = load_params(overrides=config.overrides)
-    with data_root_lock(settings.data_root):
+    with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         rows, rebuilt = refresh_gold(Layout(settings.data_root), params, context.run_id)
     context.log.info(
         f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: {rows}"
@@ -49,6 +50,7 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
 
 
 @dg.asset(
+    pool=DATA_ROOT_POOL,
     name="gold_splits",
     deps=[dg.AssetKey("silver_episodes")],
     group_name="gold",
@@ -60,7 +62,7 @@ def gold_splits(
 ) -> dg.MaterializeResult:
     settings = turnlake.settings()
     config = settings.splits
-    with data_root_lock(settings.data_root):
+    with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         splits, rebuilt = refresh_splits(Layout(settings.data_root), config, context.run_id)
     counts = dict(splits.group_by("split").len().sort("split").iter_rows())
     return dg.MaterializeResult(

@@ -5,7 +5,7 @@ import dagster as dg
 from pipelines.config.settings import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.lock import data_root_lock
+from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 from pipelines.transforms.build import refresh_silver
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
@@ -13,6 +13,7 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 
 
 @dg.multi_asset(
+    pool=DATA_ROOT_POOL,
     specs=[
         dg.AssetSpec(
             key,
@@ -27,7 +28,7 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 )
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
-    with data_root_lock(settings.data_root):
+    with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         rows, rebuilt = refresh_silver(settings, context.run_id)
     context.log.info(
         f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: {rows}"

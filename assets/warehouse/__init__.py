@@ -8,13 +8,14 @@ from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
-from pipelines.storage.lock import data_root_lock
+from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 from pipelines.warehouse.views import write_views
 
 SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 
 
 @dg.asset(
+    pool=DATA_ROOT_POOL,
     name="warehouse_views",
     deps=[
         *SILVER_KEYS,
@@ -27,7 +28,7 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 )
 def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
-    with data_root_lock(settings.data_root):
+    with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         views = write_views(Layout(settings.data_root))
         collect_garbage(Layout(settings.data_root))
     return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})

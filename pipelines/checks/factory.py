@@ -29,6 +29,7 @@ from pipelines.checks.ledger import (
 )
 from pipelines.config.settings import Settings
 from pipelines.storage.layout import Layout
+from pipelines.storage.lock import DATA_ROOT_POOL
 
 JUDGING_CODE = ("pipelines.checks.factory", "pipelines.checks.verdicts")
 CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
@@ -314,7 +315,11 @@ def _step_checks(
     ]
 
     @dg.multi_asset_check(
-        specs=specs, name=f"{step}_checks", can_subset=True, required_resource_keys={"turnlake"}
+        specs=specs,
+        name=f"{step}_checks",
+        can_subset=True,
+        required_resource_keys={"turnlake"},
+        pool=DATA_ROOT_POOL,  # records passes in the validation ledger under the data root
     )
     def _checks(context: dg.AssetCheckExecutionContext):
         settings = settings_of(context.resources.turnlake)

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from pipelines.storage.files import code_digest, module_files, write_bytes_atomic
+from pipelines.storage.layout import Layout
 
-LEDGER_DIR = Path(".turnlake") / "validated"
 REVALIDATE_ENV = "TURNLAKE_REVALIDATE"
 _VERDICT_LIBRARIES = ("pandera", "polars")  # an upgrade may change what passes
 
@@ -107,7 +107,7 @@ def inputs_digest(input_lines: Iterable[str], code: str) -> str:
 
 
 def ledger_entry(data_root: Path, check_id: str) -> Path:
-    return data_root / LEDGER_DIR / f"{check_id.replace('/', '_').replace(':', '.')}.json"
+    return Layout(data_root).ledger_entry(check_id)
 
 
 def recall(data_root: Path, check_id: str, digest: str) -> Verdict | None:

@@ -118,7 +118,7 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
         return Verdict(
             True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE}
         )
-    problems = problems_of(layout.exports / version) if version else ["no complete release"]
+    problems = problems_of(layout.release(version)) if version else ["no complete release"]
     return Verdict(
         not problems,
         {

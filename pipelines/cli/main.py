@@ -13,6 +13,7 @@ import polars as pl
 from pipelines.cli import privacy as privacy_commands
 from pipelines.cli import release as release_commands
 from pipelines.config.settings import Settings, SettingsError, settings_from_env
+from pipelines.storage.layout import Layout
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -20,7 +21,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     data_root = getattr(args, "data_root", None)
     raw_root = getattr(args, "raw_root", None)
     if data_root and not raw_root and "TURNLAKE_RAW_ROOT" not in os.environ:
-        raw_root = str(Path(data_root) / "raw")
+        raw_root = str(Layout(Path(data_root)).raw)
     return settings.with_roots(raw_root, data_root)
 
 
@@ -36,7 +37,7 @@ def _ensure_dagster_home(settings: Settings) -> Path:
         home = (
             Path.cwd()
             if (Path.cwd() / "dagster.yaml").exists()
-            else settings.data_root / ".dagster"
+            else Layout(settings.data_root).dagster_home
         )
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home.resolve())
@@ -107,7 +108,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     job = build_definitions(settings).resolve_job_def(BUILD_JOB)
     try:
         with (
-            data_root_lock(settings.data_root, wait_seconds=args.wait),
+            data_root_lock(settings.layout, wait=args.wait),
             dg.DagsterInstance.get() as instance,
             revalidation(args.revalidate),
         ):
@@ -146,7 +147,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     print(
         f"\nrun {result.run_id}: {'succeeded' if result.success else 'FAILED'}; "
-        f"warehouse: {settings.data_root / 'warehouse.duckdb'}"
+        f"warehouse: {Layout(settings.data_root).duckdb}"
     )
     if result.success:
         verified_in_run = any(

@@ -55,7 +55,7 @@ def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
     layout = Layout(settings.data_root)
     try:
-        with data_root_lock(settings.data_root, wait_seconds=args.wait):
+        with data_root_lock(settings.layout, wait=args.wait):
             key, _ = pseudonym_key(settings)
             tombstone = record_forget(
                 settings.raw_root, settings.data_root, args.kind, args.id, key

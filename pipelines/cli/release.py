@@ -30,7 +30,7 @@ def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
         print("no gold tables yet: run `turnlake build` first", file=sys.stderr)
         return 2
     try:
-        with data_root_lock(settings.data_root, wait_seconds=args.wait):
+        with data_root_lock(settings.layout, wait=args.wait):
             outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
     except DataRootBusy as busy:
         print(f"turnlake release: {busy}", file=sys.stderr)

@@ -140,6 +140,10 @@ class Splits(Table):
     ratios: Ratios | None = None  # None: train 0.8, test 0.2
 
 
+class Lock(Table):
+    wait_seconds: NonNegativeFloat = 600.0
+
+
 class Limits(Table):
     max_record_bytes: PositiveInt = 16 * 1024 * 1024
     max_file_bytes: PositiveInt = 512 * 1024 * 1024
@@ -185,6 +189,7 @@ class TurnlakeFile(Table):
     schedule: Schedule = Field(default_factory=Schedule)
     splits: Splits = Field(default_factory=Splits)
     limits: Limits = Field(default_factory=Limits)
+    lock: Lock = Field(default_factory=Lock)
     release: Release = Field(default_factory=Release)
     privacy: Privacy = Field(default_factory=Privacy)
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from pipelines.config import schema
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.splits.assign import SplitConfig
+from pipelines.storage.layout import Layout
 
 SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
 _D = schema.DEFAULTS
@@ -104,6 +105,8 @@ class Settings:
     release_kto_include_neutral: bool = _D.release.kto_include_neutral
     release_sft_include_negative: bool = _D.release.sft_include_negative
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    # How long an asset waits for another writer of the data root before it fails (`[lock]`).
+    lock_wait_seconds: float = _D.lock.wait_seconds
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -115,16 +118,9 @@ class Settings:
         return self.dialogue_turn_index_base.get(dataset, self.default_turn_index_base)
 
     @property
-    def warehouse_dir(self) -> Path:
-        return self.data_root / "warehouse"
-
-    @property
-    def duckdb_path(self) -> Path:
-        return self.data_root / "warehouse.duckdb"
-
-    @property
-    def exports_dir(self) -> Path:
-        return self.data_root / "exports"
+    def layout(self) -> Layout:
+        """Where every file lives under the data root."""
+        return Layout(self.data_root)
 
     def with_roots(
         self, raw_root: Path | str | None = None, data_root: Path | str | None = None
@@ -214,6 +210,7 @@ def settings_from_model(
         decision_rating_scale=dict(file.decision.rating_scale),
         release_kto_include_neutral=file.release.kto_include_neutral,
         release_sft_include_negative=file.release.sft_include_negative,
+        lock_wait_seconds=file.lock.wait_seconds,
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,
             pseudonym_key_file=file.privacy.pseudonym_key_file,
@@ -233,5 +230,5 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings with `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` / `TURNLAKE_CONFIG` applied."""
     env = os.environ if environ is None else environ
     data_root = Path(env.get("TURNLAKE_DATA_ROOT", "data"))
-    raw_root = Path(env.get("TURNLAKE_RAW_ROOT", str(data_root / "raw")))
+    raw_root = Path(env.get("TURNLAKE_RAW_ROOT", str(Layout(data_root).raw)))
     return settings_from_config(raw_root, data_root, config_path_from_env(env))

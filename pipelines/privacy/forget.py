@@ -27,8 +27,7 @@ import polars as pl
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.release.files import MANIFEST, complete_releases, read_manifest, sha256_file
 from pipelines.storage.files import write_parquet_atomic
-
-TOMBSTONES = Path("privacy") / "tombstones.jsonl"
+from pipelines.storage.layout import Layout
 
 
 def forgotten_ids(raw_root: Path) -> list[str]:
@@ -105,7 +104,7 @@ def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, k
         ],
         "forgotten_at": now,
     }
-    log = Path(data_root) / TOMBSTONES
+    log = Layout(Path(data_root)).tombstones
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as fh:
         fh.write(orjson.dumps(tombstone) + b"\n")

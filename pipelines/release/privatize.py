@@ -9,7 +9,6 @@ import hmac
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -27,8 +26,7 @@ from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits.assign import human_participants
-
-GENERATED_KEY = Path(".turnlake") / "pseudonym.key"  # under the data root, never in a release
+from pipelines.storage.layout import Layout
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
     except PseudonymKeyError:
         if key_file:
             raise  # a configured key that cannot be read must not be silently replaced
-    path = settings.data_root / GENERATED_KEY
+    path = Layout(settings.data_root).generated_pseudonym_key  # never in a release
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -21,8 +21,8 @@ import polars as pl
 
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.storage.files import code_digest, write_parquet_atomic
+from pipelines.storage.layout import Layout
 
-MEMO_DIR = Path(".turnlake") / "redaction-memo"
 _SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})
 _PRIVACY = Path(__file__).resolve().parents[1] / "privacy"
 
@@ -68,7 +68,7 @@ class RedactionMemo:
 
 
 def _path(data_root: Path, fingerprint: str) -> Path:
-    return Path(data_root) / MEMO_DIR / f"{fingerprint}.parquet"
+    return Layout(Path(data_root)).redaction_memo(fingerprint)
 
 
 def load_memo(data_root: Path, key: bytes, fingerprint: str) -> RedactionMemo:

@@ -1,4 +1,10 @@
-"""Where every table of the warehouse lives under the data root (one place, so nothing guesses)."""
+"""Where every file lives under the data root (one place, so nothing guesses).
+
+`<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations), `warehouse.duckdb`,
+`exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw root), `.turnlake/` (state
+that is never released: validation ledger, redaction memo, generated pseudonym key) and
+`.turnlake.lock`.
+"""
 
 from __future__ import annotations
 
@@ -60,3 +66,46 @@ class Layout:
     @property
     def exports(self) -> Path:
         return self.data_root / "exports"
+
+    def release(self, version: str) -> Path:
+        return self.exports / version
+
+    @property
+    def raw(self) -> Path:
+        """The raw root when none is given."""
+        return self.data_root / "raw"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.data_root / ".turnlake.lock"
+
+    @property
+    def dagster_home(self) -> Path:
+        """The Dagster instance's folder when run outside the project (no dagster.yaml in cwd)."""
+        return self.data_root / ".dagster"
+
+    @property
+    def state(self) -> Path:
+        """`.turnlake/`: the engine's own state, never released."""
+        return self.data_root / ".turnlake"
+
+    def ledger_entry(self, check_id: str) -> Path:
+        """The validation ledger's record of one check's last pass."""
+        name = check_id.replace("/", "_").replace(":", ".")
+        return self.state / "validated" / f"{name}.json"
+
+    @property
+    def redaction_memo_dir(self) -> Path:
+        return self.state / "redaction-memo"
+
+    def redaction_memo(self, fingerprint: str) -> Path:
+        return self.redaction_memo_dir / f"{fingerprint}.parquet"
+
+    @property
+    def generated_pseudonym_key(self) -> Path:
+        return self.state / "pseudonym.key"
+
+    @property
+    def tombstones(self) -> Path:
+        """`privacy/tombstones.jsonl`: one line per `turnlake forget`."""
+        return self.data_root / "privacy" / "tombstones.jsonl"

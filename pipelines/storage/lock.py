@@ -1,79 +1,60 @@
 """One writer per data root: builds take an exclusive lock so writes never interleave.
 
-The lock is re-entrant within a process (the CLI holds it around the Dagster run, and the assets
-of that run take it again), and released by the OS if the holder dies, so a killed build never
-leaves a stale lock behind.
+The lock is `filelock`'s (an OS lock on `<data root>/.turnlake.lock`, so a holder that dies,
+even by SIGKILL, releases it). One lock object per path and process, shared by every thread, so it
+is re-entrant within a process: the CLI holds it around the Dagster run and the assets of that run
+take it again. The holder writes who it is into the lock file, for the message of a waiter that
+gives up.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-_HELD: dict[str, tuple[int, int]] = {}  # lock path -> (fd, depth) held by this process
+from filelock import FileLock, Timeout
+
+from pipelines.storage.layout import Layout
+
+# The Dagster concurrency pool of every step that writes the data root (limit 1 in dagster.yaml).
+DATA_ROOT_POOL = "turnlake_data_root"
 
 
 class DataRootBusy(RuntimeError):
     """Another build holds the data root."""
 
 
-def lock_path(data_root: Path) -> Path:
-    return data_root / ".turnlake.lock"
+def _record_holder(fd: int) -> None:
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()} since {since}\n".encode(), 0)
 
 
-def _holder(path: Path) -> str:
+def lock_holder(layout: Layout) -> str:
+    """Who holds (or last held) the data root, as its holder wrote it."""
     try:
-        return path.read_text().strip() or "unknown"
+        return layout.lock_file.read_text().strip() or "unknown"
     except OSError:
         return "unknown"
 
 
 @contextmanager
-def data_root_lock(data_root: Path, wait_seconds: float = 0.0, poll: float = 0.2) -> Iterator[None]:
-    """Hold the data root exclusively; wait up to `wait_seconds`, then raise DataRootBusy."""
-    path = lock_path(data_root)
-    key = os.path.abspath(path)
-    if key in _HELD:
-        fd, depth = _HELD[key]
-        _HELD[key] = (fd, depth + 1)
-        try:
-            yield
-        finally:
-            fd, depth = _HELD[key]
-            _HELD[key] = (fd, depth - 1)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise DataRootBusy(
-                    f"another turnlake build is writing to {data_root} ({_holder(path)}); "
-                    "wait for it to finish or pass --wait SECONDS"
-                ) from None
-            time.sleep(poll)
-    os.ftruncate(fd, 0)
-    os.write(
-        fd,
-        f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode(),
+def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
+    """Hold the data root exclusively; wait up to `wait` seconds, then raise DataRootBusy."""
+    layout.lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(
+        layout.lock_file, thread_local=False, is_singleton=True, on_acquired=_record_holder
     )
-    _HELD[key] = (fd, 1)
+    try:
+        lock.acquire(timeout=wait, poll_interval=0.2)
+    except Timeout:
+        raise DataRootBusy(
+            f"another turnlake build is writing to {layout.data_root} ({lock_holder(layout)}); "
+            "wait for it to finish or pass --wait SECONDS"
+        ) from None
     try:
         yield
     finally:
-        _, depth = _HELD[key]
-        if depth <= 1:
-            del _HELD[key]
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        else:
-            _HELD[key] = (fd, depth - 1)
+        lock.release()

@@ -54,7 +54,7 @@ def _latest_release_views(layout: Layout) -> dict[str, list[str]]:
     version = latest_release(layout.exports)
     if version is None:
         return {}
-    release = (layout.exports / version).resolve()
+    release = layout.release(version).resolve()
     return {
         f"release.{folder.name}": [str(p) for p in sorted(folder.glob("*.parquet"))]
         for folder in sorted(release.iterdir())

@@ -9,7 +9,6 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.privacy.forget import TOMBSTONES
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.verify import verify_release
 from pipelines.storage.layout import Layout
@@ -51,7 +50,7 @@ def test_releases_made_before_forget_are_rewritten_with_a_deletion_log_and_verif
     _, data, _, before, _ = forgotten
     exports = Layout(data).exports
     assert before and set(before) <= set(complete_releases(exports))
-    tombstone = orjson.loads((data / TOMBSTONES).read_bytes().splitlines()[-1])
+    tombstone = orjson.loads(Layout(data).tombstones.read_bytes().splitlines()[-1])
     for version in complete_releases(exports):
         assert verify_release(exports / version) == []
     logs = [read_manifest(exports / v).get("deletion_log", []) for v in before]
@@ -60,6 +59,6 @@ def test_releases_made_before_forget_are_rewritten_with_a_deletion_log_and_verif
 
 def test_tombstone_holds_no_subject_id_and_later_builds_keep_the_subject_out(forgotten):
     _, data, participant, _, roots = forgotten
-    assert participant not in (data / TOMBSTONES).read_text()
+    assert participant not in Layout(data).tombstones.read_text()
     assert main(["build", *roots, "--log-level", "ERROR"]) == 0
     assert parquet_files_mentioning(data, participant) == []

@@ -9,7 +9,8 @@ from polars.testing import assert_frame_equal
 import pipelines.release.privatize as privatize_module
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize import privatize
-from pipelines.release.redaction_memo import MEMO_DIR, load_memo, memo_fingerprint, save_memo
+from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
+from pipelines.storage.layout import Layout
 
 KEY = b"k" * 32
 TEXTS = [
@@ -51,7 +52,7 @@ def test_memo_file_holds_no_original_text_and_no_subject_id(tmp_path, monkeypatc
     memo = load_memo(tmp_path, KEY, fingerprint)
     privatize(_datasets(), {}, KEY, {}, memo)
     save_memo(memo, tmp_path, fingerprint)
-    stored = str(pl.read_parquet(tmp_path / MEMO_DIR / f"{fingerprint}.parquet").to_dicts())
+    stored = str(pl.read_parquet(Layout(tmp_path).redaction_memo(fingerprint)).to_dicts())
     assert (
         "ana.berg" not in stored
         and "555" not in stored
@@ -73,4 +74,4 @@ def test_a_changed_redaction_config_starts_a_new_memo_and_drops_the_old(tmp_path
     save_memo(memo, tmp_path, old)
     assert load_memo(tmp_path, KEY, new).known == {}
     save_memo(load_memo(tmp_path, KEY, new), tmp_path, new)
-    assert [p.stem for p in (tmp_path / MEMO_DIR).glob("*.parquet")] == [new]
+    assert [p.stem for p in Layout(tmp_path).redaction_memo_dir.glob("*.parquet")] == [new]
