@@ -9,7 +9,6 @@ recorded (a failing check also drops its entry), and `TURNLAKE_REVALIDATE=1` ign
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -17,13 +16,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from pipelines.storage.files import code_digest, module_files, write_bytes_atomic
+from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.fingerprint import (
+    code_digest,
+    fingerprint,
+    library_versions,
+    module_files,
+    sha256_file,
+    stat_part,
+)
 from pipelines.storage.layout import Layout
 
 REVALIDATE_ENV = "TURNLAKE_REVALIDATE"
@@ -65,42 +71,23 @@ def revalidation(enabled: bool) -> Iterator[None]:
 def stat_lines(paths: Iterable[Path], root: Path) -> list[str]:
     """Where (resolved, relative to `root` so a copied data root still matches), size and mtime of
     immutable files: their names are content- or run-addressed, so this identifies their bytes."""
-    base = root.resolve()
-    lines = []
-    for path in paths:
-        resolved = path.resolve()
-        name = resolved.relative_to(base) if resolved.is_relative_to(base) else resolved
-        if resolved.exists():
-            st = resolved.stat()
-            lines.append(f"{name}|{st.st_size}|{st.st_mtime_ns}")
-        else:
-            lines.append(f"{name}|missing")
-    return lines
+    return [stat_part(path, root) for path in paths]
 
 
 def content_lines(paths: Iterable[Path]) -> list[str]:
     """sha256 of each file's bytes, for small files rewritten by every run with the same content."""
-    return [
-        f"{p.name}|{hashlib.sha256(p.read_bytes()).hexdigest()}"
-        if p.exists()
-        else f"{p.name}|missing"
-        for p in paths
-    ]
+    return [f"{p.name}|{sha256_file(p)}" if p.exists() else f"{p.name}|missing" for p in paths]
 
 
 @cache
 def code_fingerprint(modules: tuple[str, ...]) -> str:
     """Hash of the source of `modules` (a package counts all its files) and the judging libraries."""
     files = [path for name in modules for path in module_files(importlib.import_module(name))]
-    libraries = "".join(f"{library}=={version(library)}\n" for library in _VERDICT_LIBRARIES)
-    return hashlib.sha256((code_digest(*files) + libraries).encode()).hexdigest()
+    return fingerprint([code_digest(*files), library_versions(*_VERDICT_LIBRARIES)])
 
 
 def inputs_digest(input_lines: Iterable[str], code: str) -> str:
-    digest = hashlib.sha256(code.encode())
-    for line in input_lines:
-        digest.update(b"\n" + line.encode())
-    return digest.hexdigest()
+    return fingerprint([code, *input_lines])
 
 
 # ---------------------------------------------------------------- the ledger

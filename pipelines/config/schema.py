@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from pipelines.privacy.redact import DEFAULT_PHONE_REGIONS, KINDS
-from pipelines.splits.assign import DEFAULT_SALT, SPLIT_ORDER
+from pipelines.splits.config import DEFAULT_SALT, SPLIT_ORDER
 
 # A literal key in turnlake.toml would put the secret in a file that is copied around.
 KEY_LITERALS = ("pseudonym_key", "key", "secret")

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from pipelines.config import schema
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.splits.assign import SplitConfig
+from pipelines.splits.config import SplitConfig
 from pipelines.storage.layout import Layout
 
 SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
@@ -185,6 +185,12 @@ def split_config_of(splits: schema.Splits) -> SplitConfig:
     if splits.ratios is None:
         return SplitConfig(salt=splits.salt)
     return SplitConfig(salt=splits.salt, ratios=splits.ratios.given())
+
+
+def split_config_from(config: Mapping[str, Any]) -> SplitConfig:
+    """SplitConfig from a whole parsed turnlake.toml (its `[splits]` table; every key optional),
+    validated as the build validates it (`SettingsError` on a bad key or value)."""
+    return split_config_of(validate_config(config).splits)
 
 
 def settings_from_model(

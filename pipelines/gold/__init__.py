@@ -5,7 +5,6 @@ Pure Polars over the silver tables; no Dagster here (assets/gold wraps `build_go
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,11 @@ from pipelines.gold.agent_deltas import build_agent_round_deltas
 from pipelines.gold.outcomes import build_episode_outcomes
 from pipelines.gold.params import PARAMS_MARKER
 from pipelines.gold.quality import build_quality_signals
-from pipelines.gold.registry import build_turn_rewards
+from pipelines.gold.rules import build_turn_rewards
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.sources.base import dumps
-from pipelines.storage.files import (
-    INPUTS_MARKER,
-    code_digest,
-    publish_generation,
-    published_inputs,
-    read_table,
-)
+from pipelines.storage.files import INPUTS_MARKER, publish_generation, published_inputs, read_table
+from pipelines.storage.fingerprint import code_digest, fingerprint
 from pipelines.storage.layout import Layout
 
 GOLD_TABLES = tuple(
@@ -50,12 +44,14 @@ def build_gold(
 def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
     """What gold is a function of: the published silver (its own inputs digest), the parameters
     and the gold code."""
-    parts = [
-        published_inputs(layout.silver_link) or "no silver",
-        dumps(params),
-        code_digest(Path(__file__).parent, Path(__file__).parents[1] / "schemas" / "gold.py"),
-    ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    here = Path(__file__)
+    return fingerprint(
+        [
+            published_inputs(layout.silver_link) or "no silver",
+            dumps(params),
+            code_digest(here.parent, here.parents[1] / "schemas" / "gold.py"),
+        ]
+    )
 
 
 def refresh_gold(

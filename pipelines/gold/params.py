@@ -152,9 +152,8 @@ def schema_problems(
 def value_problems(params: Mapping[str, Any]) -> list[str]:
     """The rules on values the shipped types cannot express."""
     from pipelines.gold.common import AGGREGATIONS
-    from pipelines.gold.registry import RULES, load_rules
+    from pipelines.gold.rules import RULES
 
-    load_rules()
     problems = []
     unknown = [r for r in params.get("rules", {}).get("enabled", []) if r not in RULES]
     if unknown:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.gold.registry import RULES, load_rules
+from pipelines.gold.rules import RULES
 
 
 def reward_problems(turn_rewards: pl.DataFrame, feedback: pl.DataFrame) -> dict[str, int]:
-    load_rules()
     ids = turn_rewards.select("reward_id", fid=pl.col("feedback_ids")).explode("fid")
     missing = ids.filter(pl.col("fid").is_not_null()).join(
         feedback.select(fid="feedback_id"), on="fid", how="anti"

@@ -4,6 +4,8 @@ A rule is `name@version`. Its function takes the silver tables and its parameter
 of rewards.toml named after it, plus the shared `aggregation` method) and returns reward rows
 (columns of `TurnRewards` minus `reward_id` and `reward_rule`, which the registry adds).
 Changing a formula means a new version, so a trained-on number always names the code behind it.
+The registry knows no rule: `pipelines.gold.rules` imports the rule modules (which register
+themselves here) and runs the enabled ones.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.schemas import conform, polars_schema
+from pipelines.schemas import polars_schema
 from pipelines.schemas.gold import TurnRewards
 
 Silver = Mapping[str, pl.DataFrame]
@@ -52,7 +54,6 @@ def rule(name: str, version: int, summary: str) -> Callable[[RuleFn], RuleFn]:
 
 
 def get_rule(rule_id: str) -> Rule:
-    load_rules()
     if rule_id not in RULES:
         raise KeyError(f"unknown reward rule {rule_id!r}; known: {sorted(RULES)}")
     return RULES[rule_id]
@@ -63,26 +64,3 @@ def rule_params(rule_name: str, params: Mapping[str, Any]) -> dict[str, Any]:
     own = dict(params.get(rule_name, {}))
     own.setdefault("aggregation", params.get("aggregation", {}).get("method", "mean"))
     return own
-
-
-def run_rule(rule_id: str, silver: Silver, params: Mapping[str, Any]) -> pl.DataFrame:
-    entry = get_rule(rule_id)
-    rows = entry.fn(silver, rule_params(entry.name, params))
-    rows = rows.with_columns(
-        reward_rule=pl.lit(rule_id),
-        reward_id=pl.format("{}:{}:{}", pl.lit(rule_id), pl.col("target"), pl.col("target_id")),
-    )
-    return conform(rows, REWARD_SCHEMA).collect()
-
-
-def build_turn_rewards(silver: Silver, params: Mapping[str, Any]) -> pl.DataFrame:
-    """Every enabled rule's rows, in one table sorted by episode, target and rule."""
-    enabled = params.get("rules", {}).get("enabled", [])
-    frames = [run_rule(rule_id, silver, params) for rule_id in enabled]
-    table = pl.concat(frames) if frames else pl.DataFrame(schema=REWARD_SCHEMA)
-    return table.sort("episode_id", "target", "target_id", "reward_rule")
-
-
-def load_rules() -> None:
-    # Importing the modules registers their rules (kept lazy to avoid import cycles).
-    from pipelines.gold.rules import decision, dialogue, scenario, social_rl, study  # noqa: F401

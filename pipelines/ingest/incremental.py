@@ -13,7 +13,6 @@ log and every part it names intact.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +28,8 @@ from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources.base import RawFile
-from pipelines.storage.files import module_files, write_parquet_atomic
+from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
 
 
@@ -65,18 +65,14 @@ def unrecognised_files(raw_root: Path) -> list[str]:
 def parser_version(source: str) -> str:
     """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
     files = [*module_files(adapter(source)), *module_files(jsonio), *module_files(source_base)]
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.read_bytes())
-    for model in bronze_models(source).values():
-        digest.update(str(polars_schema(model)).encode())
-    return digest.hexdigest()[:16]
+    schemas = [str(polars_schema(model)) for model in bronze_models(source).values()]
+    return fingerprint([*(path.read_bytes() for path in files), *schemas])[:16]
 
 
 def parse_settings_key(settings: Settings, source: str, forgotten: list[str]) -> str:
     """What changes what parsing keeps: zone of naive timestamps, limits, forgotten subjects (a new
     `forget` re-parses every file once, so no part keeps the subject)."""
-    digest = hashlib.sha256("\0".join(forgotten).encode()).hexdigest()[:16]
+    digest = fingerprint(forgotten)[:16]
     return f"{settings.timezone_for(source)}|{settings.limits}|{digest}"
 
 

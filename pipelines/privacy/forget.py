@@ -25,8 +25,9 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.optouts import OPTOUTS_FILE
-from pipelines.release.files import MANIFEST, complete_releases, read_manifest, sha256_file
+from pipelines.release.files import MANIFEST, complete_releases, read_manifest
 from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
 
 

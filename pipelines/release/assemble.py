@@ -21,9 +21,9 @@ from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
+from pipelines.release.request import ReleaseRequest
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.release.write import (
-    ReleaseRequest,
     content_hash,
     existing_version,
     remove_abandoned,

@@ -8,7 +8,7 @@ from pipelines.exports.datasets.chat_shape import LATE_SYSTEM_PREFIX, OPENING_PR
 from pipelines.exports.datasets.sft import SCENARIO_PREFIX
 
 if TYPE_CHECKING:
-    from pipelines.release.write import ReleaseRequest
+    from pipelines.release.request import ReleaseRequest
 
 DATASET_PURPOSE = {
     "sft": "Conversation prefixes ending in an assistant (or agent) message, for supervised fine-tuning "

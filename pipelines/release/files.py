@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from pathlib import Path
 
 import orjson
 import polars as pl
+
+from pipelines.storage.files import write_bytes_atomic
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
@@ -22,14 +22,6 @@ _VERSION = re.compile(r"^\d{8}-[0-9a-f]{10}$")
 
 def is_version(name: str) -> bool:
     return bool(_VERSION.match(name))
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def split_files(frame: pl.DataFrame, split: str) -> list[tuple[str, pl.DataFrame]]:
@@ -66,6 +58,4 @@ def latest_release(exports: Path) -> str | None:
 
 
 def point_latest(exports: Path, version: str) -> None:
-    tmp = exports / f".{LATEST}.tmp"
-    tmp.write_text(version + "\n")
-    os.replace(tmp, exports / LATEST)
+    write_bytes_atomic(exports / LATEST, f"{version}\n".encode())

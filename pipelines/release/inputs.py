@@ -19,10 +19,11 @@ import orjson
 
 from pipelines.config.settings import Settings
 from pipelines.gold.params import PARAMS_MARKER
-from pipelines.release.files import complete_releases, read_manifest, sha256_file
+from pipelines.release.files import complete_releases, read_manifest
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.files import code_digest, write_bytes_atomic
+from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.fingerprint import code_digest, file_part, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 INPUTS_MARKER = ".release-inputs.json"  # under exports/
@@ -49,10 +50,6 @@ def _published_files(layout: Layout) -> Iterable[Path]:
 
 def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list[dict]) -> str:
     """Same digest, same release: see the module doc for what it covers."""
-    digest = hashlib.sha256()
-    for path in _published_files(Layout(settings.data_root)):
-        digest.update(f"{path.name}={sha256_file(path) if path.exists() else 'absent'}\n".encode())
-    digest.update(f"code={code_digest(*_CODE)}\n".encode())
     config = {
         "privacy": settings.privacy.record(),
         "splits": asdict(settings.splits),
@@ -60,8 +57,8 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
         "key": key_fingerprint(key),
         "raw_files": raw_fingerprints,
     }
-    digest.update(orjson.dumps(config, option=orjson.OPT_SORT_KEYS, default=str))
-    return digest.hexdigest()
+    published = [file_part(path) for path in _published_files(Layout(settings.data_root))]
+    return fingerprint([*published, code_digest(*_CODE), json_part(config)])
 
 
 def record_inputs(exports: Path, digest: str, version: str) -> None:

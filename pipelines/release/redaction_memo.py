@@ -20,7 +20,8 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.storage.files import code_digest, write_parquet_atomic
+from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 _SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})
@@ -35,7 +36,7 @@ def memo_fingerprint(config: RedactionConfig) -> str:
         "kinds": sorted(config.kinds),
         "mac": "blake2b-128",
     }
-    return hashlib.sha256(orjson.dumps(settings) + code_digest(_PRIVACY).encode()).hexdigest()[:20]
+    return fingerprint([json_part(settings), code_digest(_PRIVACY)])[:20]
 
 
 @dataclass

@@ -8,8 +8,9 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipelines.release.files import MANIFEST, SPLIT_PROOF, read_manifest, sha256_file
+from pipelines.release.files import MANIFEST, SPLIT_PROOF, read_manifest
 from pipelines.splits.assign import proof_problems
+from pipelines.storage.fingerprint import sha256_file
 
 
 def _split_overlaps(release: Path, dataset: str) -> list[str]:

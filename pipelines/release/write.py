@@ -7,7 +7,6 @@ import io
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,28 +23,14 @@ from pipelines.release.files import (
     complete_releases,
     point_latest,
     read_manifest,
-    sha256_file,
     split_files,
 )
+from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
+from pipelines.storage.files import fsync_path, fsync_tree
+from pipelines.storage.fingerprint import sha256_file
 
 SCHEMA_VERSION = "1"
-
-
-@dataclass(frozen=True)
-class ReleaseRequest:
-    datasets: dict[str, pl.DataFrame]  # each with a `split` column
-    proof: dict
-    config: dict  # reward rules, split salt and ratios, anything else that shaped the data
-    raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
-    package_version: str
-    git_commit: str
-    redaction_ledger: dict[str, dict[str, int]] | None = (
-        None  # dataset -> kind -> count (no values)
-    )
-    input_digest: str | None = (
-        None  # what it was made from (pipelines/release/inputs.py); not content
-    )
 
 
 def content_hash(request: ReleaseRequest) -> str:
@@ -149,9 +134,11 @@ def write_release(
         except Exception:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    fsync_tree(tmp)
     crash_point("release:before_rename")
     target = exports / version
     os.rename(tmp, target)
+    fsync_path(exports)  # the rename itself
     point_latest(exports, version)
     return target
 

@@ -9,72 +9,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
-from pipelines.storage.files import (
-    INPUTS_MARKER,
-    code_digest,
-    publish_generation,
-    published_inputs,
-    read_table,
-)
+from pipelines.splits.config import N_BUCKETS, SplitConfig
+from pipelines.storage.files import INPUTS_MARKER, publish_generation, published_inputs, read_table
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.transforms.groups import feedback_rater
-
-N_BUCKETS = 10_000
-SPLIT_ORDER = ("train", "validation", "test")  # bucket ranges are laid out in this order
-DEFAULT_SALT = "turnlake-splits-v1"
-
-
-def _default_ratios() -> dict[str, float]:
-    return {"train": 0.8, "test": 0.2}
-
-
-@dataclass(frozen=True)
-class SplitConfig:
-    """Salt and ratios of the split assignment (`[splits]` in turnlake.toml)."""
-
-    salt: str = DEFAULT_SALT
-    ratios: dict[str, float] = field(default_factory=_default_ratios)
-
-    def __post_init__(self) -> None:
-        unknown = set(self.ratios) - set(SPLIT_ORDER)
-        if unknown:
-            raise ValueError(f"unknown split(s) {sorted(unknown)}: use {', '.join(SPLIT_ORDER)}")
-        if any(r < 0 for r in self.ratios.values()) or abs(sum(self.ratios.values()) - 1.0) > 1e-9:
-            raise ValueError(f"split ratios must be ≥ 0 and sum to 1, got {self.ratios}")
-        if not self.salt:
-            raise ValueError("split salt must not be empty")
-
-    def bucket_ranges(self) -> dict[str, tuple[int, int]]:
-        """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at N_BUCKETS."""
-        ranges, start = {}, 0
-        present = [s for s in SPLIT_ORDER if s in self.ratios]
-        for i, split in enumerate(present):
-            end = (
-                N_BUCKETS
-                if i == len(present) - 1
-                else start + round(self.ratios[split] * N_BUCKETS)
-            )
-            ranges[split] = (start, end)
-            start = end
-        return ranges
-
-
-def split_config_from(config: Mapping[str, Any]) -> SplitConfig:
-    """SplitConfig from a whole parsed turnlake.toml (its `[splits]` table; every key optional),
-    validated as the build validates it (`pipelines.config.SettingsError` on a bad key or value)."""
-    from pipelines.config.settings import (  # config imports this module
-        split_config_of,
-        validate_config,
-    )
-
-    return split_config_of(validate_config(config).splits)
 
 
 def stable_bucket(salt: str, group_id: str) -> int:
@@ -317,12 +262,13 @@ def refresh_splits(
 ) -> tuple[pl.DataFrame, bool]:
     """Assign and publish splits unless the published silver, the config and this code are as
     before; the splits table and whether it was rebuilt."""
-    parts = [
-        published_inputs(layout.silver_link) or "no silver",
-        repr((config.salt, sorted(config.ratios.items()))),
-        code_digest(Path(__file__)),
-    ]
-    inputs = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    inputs = fingerprint(
+        [
+            published_inputs(layout.silver_link) or "no silver",
+            json_part([config.salt, config.ratios]),
+            code_digest(Path(__file__).parent),
+        ]
+    )
     if published_inputs(layout.splits_link) == inputs:
         return read_table(layout.gold("splits")), False
     splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)

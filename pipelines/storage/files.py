@@ -1,35 +1,60 @@
-"""The small Parquet IO layer: where each table lives and atomic writes.
+"""The small Parquet IO layer: atomic, durable writes and generation folders.
 
-Every write goes to a temporary file in the same folder and is renamed into place, so a reader
-(or a crash) only ever sees the old file or the new one.
+Every write goes to a temporary file in the same folder, is fsynced and renamed into place, and
+then the folder is fsynced: a reader, a killed process or a power loss only ever finds the old file
+or the complete new one (the rename is on disk once the function returns).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
 import polars as pl
 
 
+def fsync_path(path: Path) -> None:
+    """Flush a file's (or a folder's entries') data to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file_and_dir(path: Path) -> None:
+    """Make `path` survive a power loss: its bytes, then its entry in its folder."""
+    fsync_path(path)
+    fsync_path(path.parent)
+
+
+def fsync_tree(folder: Path) -> None:
+    """fsync every file and folder under `folder` (deepest first), and `folder` itself."""
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if not path.is_symlink():
+            fsync_path(path)
+    fsync_path(folder)
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary file beside `path`, renamed onto it when the block succeeds, removed if not."""
+    """A temporary file beside `path`, fsynced and renamed onto it (then the folder fsynced) when
+    the block succeeds, removed if not."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        fsync_path(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_path(path.parent)
 
 
 def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
@@ -72,13 +97,14 @@ def publish_generation(
     for table, frame in tables.items():
         write_parquet_atomic(frame, target / f"{table}.parquet")
     for name, text in (markers or {}).items():
-        (target / name).write_text(text)
+        write_bytes_atomic(target / name, text.encode())
     if link.exists() and not link.is_symlink():  # a plain folder from an older layout
         os.replace(link, link.with_name(f"{link.name}.legacy"))
     tmp_link = link.with_name(f".{link.name}.link.tmp")
     tmp_link.unlink(missing_ok=True)
     tmp_link.symlink_to(target.name)
     os.replace(tmp_link, link)
+    fsync_path(link.parent)  # the new folder's entry and the swapped link
     return target
 
 
@@ -91,21 +117,6 @@ def published_inputs(link: Path) -> str | None:
     """The inputs digest of the generation `link` points to (None if none is published)."""
     marker = link / INPUTS_MARKER
     return marker.read_text() if marker.exists() else None
-
-
-def module_files(module: ModuleType) -> list[Path]:
-    """The source files of a module; a package counts all its files."""
-    path = Path(module.__file__ or "")
-    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-
-
-def code_digest(*roots: Path) -> str:
-    """Digest of the Python source under `roots` (files or folders): code that shapes a table."""
-    digest = hashlib.sha256()
-    for root in roots:
-        for path in sorted([root] if root.is_file() else root.rglob("*.py")):
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def remove_old_generations(link: Path) -> list[Path]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from pathlib import Path
 
@@ -17,7 +16,8 @@ from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
-from pipelines.storage.files import INPUTS_MARKER, code_digest, publish_generation
+from pipelines.storage.files import INPUTS_MARKER, publish_generation
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
@@ -107,29 +107,29 @@ WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subj
 def silver_inputs_digest(settings: Settings) -> str:
     """Everything silver is a function of: the current bronze parts, the transform code, settings."""
     layout = Layout(settings.data_root)
-    digest = hashlib.sha256()
-    for source in SOURCES:
-        log = (
-            read_log(layout, source)
-            .select("file", "file_id", pl.col("missing_since").is_null())
-            .sort("file")
-        )
-        digest.update(log.write_csv().encode())
+    logs = [
+        read_log(layout, source)
+        .select("file", "file_id", pl.col("missing_since").is_null())
+        .sort("file")
+        .write_csv()
+        for source in SOURCES
+    ]
     here = Path(__file__)
-    digest.update(code_digest(here.parent, here.parents[1] / "schemas").encode())
     optouts = Path(settings.raw_root) / OPTOUTS_FILE
-    digest.update(optouts.read_bytes() if optouts.exists() else b"no opt-outs")
-    digest.update(
-        repr(
-            (
-                settings.source_timezones,
-                settings.dialogue_turn_index_base,
-                settings.default_turn_index_base,
-                sorted(settings.decision_rating_scale.items()),
-            )
-        ).encode()
+    config = [
+        settings.source_timezones,
+        settings.dialogue_turn_index_base,
+        settings.default_turn_index_base,
+        settings.decision_rating_scale,
+    ]
+    return fingerprint(
+        [
+            *logs,
+            code_digest(here.parent, here.parents[1] / "schemas"),
+            optouts.read_bytes() if optouts.exists() else "no opt-outs",
+            json_part(config),
+        ]
     )
-    return digest.hexdigest()
 
 
 def publish_silver(

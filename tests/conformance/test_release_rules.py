@@ -15,7 +15,8 @@ import pytest
 from pipelines.release import assemble
 from pipelines.release.files import complete_releases
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
-from pipelines.splits.assign import SplitConfig, assign_splits
+from pipelines.splits.assign import assign_splits
+from pipelines.splits.config import SplitConfig
 from tests.conformance.harness import ALL_TRAIN, run_pipeline, write_json, write_jsonl
 
 HALVES = '[splits]\nsalt = "conformance"\n[splits.ratios]\ntrain = 0.5\ntest = 0.5\n'

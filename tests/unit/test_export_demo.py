@@ -11,7 +11,8 @@ from pipelines.release.files import latest_release
 from pipelines.release.trainability import trainability_problems
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.splits.assign import SplitConfig, assign_splits
+from pipelines.splits.assign import assign_splits
+from pipelines.splits.config import SplitConfig
 from pipelines.storage.files import read_table
 from pipelines.storage.layout import Layout
 

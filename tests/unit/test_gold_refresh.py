@@ -7,7 +7,8 @@ from pipelines.gold import refresh_gold
 from pipelines.gold.params import load_params, merge
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.splits.assign import SplitConfig, refresh_splits
+from pipelines.splits.assign import refresh_splits
+from pipelines.splits.config import SplitConfig
 from pipelines.storage.layout import Layout
 from pipelines.transforms.build import publish_silver
 

@@ -4,7 +4,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.gold.registry import run_rule
+from pipelines.gold.rules import run_rule
 from tests.unit._gold_helpers import params, silver_tables
 
 EP = "dialogue:d/c"

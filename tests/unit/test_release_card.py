@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.release.card import render_card
-from pipelines.release.write import ReleaseRequest
+from pipelines.release.request import ReleaseRequest
 
 
 def card(release: dict) -> str:

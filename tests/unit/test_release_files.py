@@ -12,8 +12,9 @@ import pytest
 
 from pipelines.release.catalog import list_releases, pull_release
 from pipelines.release.files import MANIFEST, complete_releases, latest_release, read_manifest
+from pipelines.release.request import ReleaseRequest
 from pipelines.release.verify import verify_release
-from pipelines.release.write import ReleaseRequest, content_hash, existing_version, write_release
+from pipelines.release.write import content_hash, existing_version, write_release
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 

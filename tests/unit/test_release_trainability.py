@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from pipelines.release.files import MANIFEST
+from pipelines.release.request import ReleaseRequest
 from pipelines.release.trainability import (
     UntrainableRelease,
     broken_chats,
@@ -21,7 +22,7 @@ from pipelines.release.trainability import (
     rlds_problems,
     trainability_problems,
 )
-from pipelines.release.write import ReleaseRequest, content_hash, write_release
+from pipelines.release.write import content_hash, write_release
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 

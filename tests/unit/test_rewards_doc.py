@@ -3,10 +3,8 @@
 import re
 from pathlib import Path
 
-import pytest
-
 from pipelines.gold.params import load_params
-from pipelines.gold.registry import RULES, load_rules
+from pipelines.gold.rules import RULES
 
 DOC = Path(__file__).parents[2] / "docs" / "rewards.md"
 
@@ -14,11 +12,6 @@ DOC = Path(__file__).parents[2] / "docs" / "rewards.md"
 def documented_rules() -> set[str]:
     table = DOC.read_text(encoding="utf-8").split("## Rules", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"^\| `([a-z_]+@\d+)` \|", table, re.MULTILINE))
-
-
-@pytest.fixture(autouse=True)
-def registered_rules():
-    load_rules()
 
 
 def test_every_registered_rule_is_documented_and_nothing_else():

@@ -10,16 +10,16 @@ import orjson
 import polars as pl
 import pytest
 
+from pipelines.config.settings import split_config_from
 from pipelines.schemas.gold import Splits
 from pipelines.splits.assign import (
     SQL,
-    SplitConfig,
     assign_splits,
     human_participants,
     proof_problems,
-    split_config_from,
     split_proof,
 )
+from pipelines.splits.config import SplitConfig
 from tests.unit._gold_helpers import silver_frame
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,12 @@ import pytest
 from pipelines.cli.main import main
 from pipelines.schemas.gold import Splits
 from pipelines.splits.assign import (
-    SplitConfig,
     assign_splits,
     human_participants,
     proof_problems,
     split_proof,
 )
+from pipelines.splits.config import SplitConfig
 from pipelines.storage.files import read_table
 from pipelines.storage.layout import Layout
 

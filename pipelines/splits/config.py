@@ -1,0 +1,47 @@
+"""What a split assignment is configured by (`[splits]` in turnlake.toml): salt and ratios.
+
+Imports nothing of turnlake, so the settings and the split assignment can both use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+N_BUCKETS = 10_000
+SPLIT_ORDER = ("train", "validation", "test")  # bucket ranges are laid out in this order
+DEFAULT_SALT = "turnlake-splits-v1"
+
+
+def _default_ratios() -> dict[str, float]:
+    return {"train": 0.8, "test": 0.2}
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Salt and ratios of the split assignment (`[splits]` in turnlake.toml)."""
+
+    salt: str = DEFAULT_SALT
+    ratios: dict[str, float] = field(default_factory=_default_ratios)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.ratios) - set(SPLIT_ORDER)
+        if unknown:
+            raise ValueError(f"unknown split(s) {sorted(unknown)}: use {', '.join(SPLIT_ORDER)}")
+        if any(r < 0 for r in self.ratios.values()) or abs(sum(self.ratios.values()) - 1.0) > 1e-9:
+            raise ValueError(f"split ratios must be ≥ 0 and sum to 1, got {self.ratios}")
+        if not self.salt:
+            raise ValueError("split salt must not be empty")
+
+    def bucket_ranges(self) -> dict[str, tuple[int, int]]:
+        """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at N_BUCKETS."""
+        ranges, start = {}, 0
+        present = [s for s in SPLIT_ORDER if s in self.ratios]
+        for i, split in enumerate(present):
+            end = (
+                N_BUCKETS
+                if i == len(present) - 1
+                else start + round(self.ratios[split] * N_BUCKETS)
+            )
+            ranges[split] = (start, end)
+            start = end
+        return ranges
