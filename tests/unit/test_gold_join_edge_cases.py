@@ -8,7 +8,7 @@ turn_index base; gold rewards only assistant turns and averages several events o
 import polars as pl
 import pytest
 
-from pipelines.gold.registry import run_rule
+from pipelines.gold.rules import run_rule
 from tests.unit._gold_helpers import FIXTURES, params, source_silver
 
 
