@@ -33,7 +33,8 @@ class SplitConfig:
             raise ValueError("split salt must not be empty")
 
     def bucket_ranges(self) -> dict[str, tuple[int, int]]:
-        """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at N_BUCKETS."""
+        """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at
+        N_BUCKETS."""
         ranges, start = {}, 0
         present = [s for s in SPLIT_ORDER if s in self.ratios]
         for i, split in enumerate(present):

@@ -1,7 +1,7 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
-`<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations), `warehouse.duckdb`,
-`exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw root), `.turnlake/` (state
+`<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations),
+`warehouse.duckdb`, `exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw root), `.turnlake/` (state
 that is never released: validation ledger, redaction memo, generated pseudonym key) and
 `.turnlake.lock`.
 """
