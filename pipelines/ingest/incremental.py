@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.config.settings import Settings
+from pipelines.ingest import untypable
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, read_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
@@ -64,7 +65,12 @@ def unrecognised_files(raw_root: Path) -> list[str]:
 
 def parser_version(source: str) -> str:
     """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
-    files = [*module_files(adapter(source)), *module_files(jsonio), *module_files(source_base)]
+    files = [
+        *module_files(adapter(source)),
+        *module_files(jsonio),
+        *module_files(source_base),
+        *module_files(untypable),  # decides which rows of a file go to bronze
+    ]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.read_bytes())
