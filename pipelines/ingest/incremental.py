@@ -29,6 +29,7 @@ from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
+from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
 from pipelines.storage.files import module_files, write_parquet_atomic
 from pipelines.storage.layout import Layout
@@ -69,6 +70,7 @@ def parser_version(source: str) -> str:
         *module_files(adapter(source)),
         *module_files(jsonio),
         *module_files(source_base),
+        *module_files(source_values),
         *module_files(untypable),  # decides which rows of a file go to bronze
     ]
     digest = hashlib.sha256()
