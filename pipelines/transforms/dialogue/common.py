@@ -1,12 +1,16 @@
-"""Expressions shared by the dialogue transforms: ids, JSON attributes, latest-copy dedup."""
+"""Shared by the dialogue transforms: bronze tables (empty when absent), ids, JSON attributes,
+latest-copy dedup and silver quarantine rows."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipelines.schemas import silver_schema
+from pipelines.schemas import conform, polars_schema, silver_schema
+from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 
 SOURCE = "dialogue"
+CONVERSATIONS = "dialogue_conversations"
+EVENTS = "dialogue_feedback_events"
 RAW_EXCERPT_CHARS = 2000
 
 
@@ -77,3 +81,12 @@ def silver_quarantine(
         stage=pl.lit("silver"),
         run_id=pl.lit(None, dtype=pl.String),
     ).cast(dict(schema))
+
+
+def bronze_table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
+    frame = bronze.get(table)
+    return frame if frame is not None else pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[table]))
+
+
+def conformed(frame: pl.LazyFrame, table: str) -> pl.LazyFrame:
+    return conform(frame, silver_schema(table))
