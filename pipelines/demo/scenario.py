@@ -217,7 +217,7 @@ def _user_decision(rng: random.Random, turn: _Turn) -> tuple[str, str]:
 
 
 def _judgements(rng: random.Random, turn: _Turn, decision: str, i: int) -> tuple[dict, dict, dict]:
-    """The entry's signals, quality signals and outcome (some written elsewhere by other loggers)."""
+    """The entry's signals, quality signals and outcome (other loggers write some elsewhere)."""
     correcting = turn.correcting
     new_context = rng.random() < 0.3
     signals = {

@@ -1,5 +1,6 @@
 """Raw files → bronze rows in batches: parse (in worker processes when there is much to parse),
-type, write one part per batch and table. Pure functions; ingest.py decides what to parse."""
+type, write one part per batch and table. Pure functions; ingest/incremental.py decides what to
+parse."""
 
 from __future__ import annotations
 

@@ -31,8 +31,9 @@ class RedactionConfig:
 
 
 def redaction_config_from(config: Mapping[str, Any]) -> RedactionConfig:
-    """`RedactionConfig` from a parsed turnlake.toml: table `[privacy.redaction]` with optional keys
-    `org_names` (list of names), `phone_regions` (list of region codes) and `kinds` (enabled kinds)."""
+    """`RedactionConfig` from a parsed turnlake.toml: table `[privacy.redaction]` with optional
+    keys `org_names` (list of names), `phone_regions` (list of region codes) and `kinds` (enabled
+    kinds)."""
     section = (config.get("privacy") or {}).get("redaction") or {}
     if not isinstance(section, Mapping):
         raise ValueError("[privacy.redaction] must be a table")  # noqa: TRY004 - a config error, like the others

@@ -74,7 +74,8 @@ def parse_ts(value: Any, tz: str = "UTC") -> datetime | None:
 
 
 def require(record: dict, *names: str) -> Any:
-    """The first present, non-null field among `names` (alternative spellings), else missing_field."""
+    """The first present, non-null field among `names` (alternative spellings), else
+    missing_field."""
     for name in names:
         value = record.get(name)
         if value is not None:

@@ -54,7 +54,8 @@ def _actor_kind() -> pl.Expr:
 
 
 def _dataset() -> pl.Expr:
-    """The dataset of a decision: the first folder under `decisions/` (none for a file directly in it)."""
+    """The dataset of a decision: the first folder under `decisions/` (none for a file directly
+    in it)."""
     parts = pl.col("file").str.split("/")
     return pl.when(parts.list.len() > 2).then(parts.list.get(1, null_on_oob=True))
 
@@ -64,7 +65,8 @@ def _normalized_action(column: str) -> pl.Expr:
 
 
 def _suggestion_followed() -> pl.Expr:
-    """The source's own `wasFollowed` where it has one; else the actions compared case-insensitively, trimmed."""
+    """The source's own `wasFollowed` where it has one; else the actions compared
+    case-insensitively, trimmed."""
     same = _normalized_action("action") == _normalized_action("suggested_action")
     return pl.coalesce(pl.col("was_followed"), same)
 
@@ -79,8 +81,8 @@ def _suggestion_followed_from() -> pl.Expr:
 
 
 def _candidates(rows: pl.Series) -> pl.Series:
-    """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`), when every
-    alternative carries a number; else null (the alternatives stay in `attributes`)."""
+    """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`),
+    when every alternative carries a number; else null (the alternatives stay in `attributes`)."""
     out = []
     for row in rows.to_list():
         alternatives = orjson.loads(row["alternatives"]) if row["alternatives"] else []

@@ -38,7 +38,8 @@ def json_object(typed: dict[str, pl.Expr], raw_json: dict[str, str]) -> pl.Expr:
 
 
 def mark_latest(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """Order copies of one record by (file, line) and flag the latest; `latest_*` columns describe it.
+    """Order copies of one record by (file, line) and flag the latest; `latest_*` columns
+    describe it.
 
     The later file (rel path order) wins, so a re-delivered, corrected file supersedes the old one.
     """
