@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -154,23 +155,7 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
         else rng.choice(USER_OK)
     )
     if kind == "user_question":
-        return {
-            "timestamp": _iso(ts),
-            "interaction_type": kind,
-            "scenario_id": sid,
-            "user_message": {
-                "content": rng.choice(USER_QUESTIONS).format(s=specialist),
-                "message_type": "question",
-            },
-            "moderator_response": {
-                "content": f"Because the {specialist} frames {finding} as a driving force.",
-                "response_type": "clarification",
-            },
-            "outcome": {
-                "question_resolved": True,
-                "user_satisfaction_score": round(rng.uniform(0.5, 1), 2),
-            },
-        }
+        return _question_entry(rng, sid, ts, specialist, finding)
     if kind in UNDOCUMENTED:  # hook-logged user prompt: no moderator message
         return {
             "user_message": {"content": user, "message_type": kind},
@@ -181,14 +166,59 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
         }
     if m == 1 and i % 2 == 0:  # text cut at 1000 bytes by the logger, splitting a UTF-8 character
         moderator = moderator + " Détails: " + "économie régionale, coûts énergétiques; " * 40
-    proposal = "re-round" if correcting else "proceed"
-    followed = forced or rng.random() < 0.7
+    turn = _Turn(kind, specialist, moderator, user, correcting, forced)
+    return _checkpoint_entry(rng, sid, ts, m, i, turn)
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What a checkpoint entry says, drawn before its details."""
+
+    kind: str
+    specialist: str
+    moderator: str
+    user: str
+    correcting: bool
+    forced: bool
+
+
+def _question_entry(
+    rng: random.Random, sid: str, ts: datetime, specialist: str, finding: str
+) -> dict:
+    return {
+        "timestamp": _iso(ts),
+        "interaction_type": "user_question",
+        "scenario_id": sid,
+        "user_message": {
+            "content": rng.choice(USER_QUESTIONS).format(s=specialist),
+            "message_type": "question",
+        },
+        "moderator_response": {
+            "content": f"Because the {specialist} frames {finding} as a driving force.",
+            "response_type": "clarification",
+        },
+        "outcome": {
+            "question_resolved": True,
+            "user_satisfaction_score": round(rng.uniform(0.5, 1), 2),
+        },
+    }
+
+
+def _user_decision(rng: random.Random, turn: _Turn) -> tuple[str, str]:
+    """The moderator's proposal and the user's decision, followed or overridden."""
+    proposal = "re-round" if turn.correcting else "proceed"
+    followed = turn.forced or rng.random() < 0.7
     wording = (
         ["re-round", "proceed_with_reround"]
-        if forced
+        if turn.forced
         else (WORDING if followed else OVERRIDE)[proposal]
     )
-    decision = rng.choice(wording)
+    return proposal, rng.choice(wording)
+
+
+def _judgements(rng: random.Random, turn: _Turn, decision: str, i: int) -> tuple[dict, dict, dict]:
+    """The entry's signals, quality signals and outcome (other loggers write some elsewhere)."""
+    correcting = turn.correcting
     new_context = rng.random() < 0.3
     signals = {
         "provided_correction": correcting,
@@ -218,8 +248,17 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
     quality["engagement_indicators"] = (
         ["asked_follow_up", "added_context"][: rng.randint(0, 2)]
         if i % 2 == 0
-        else {"follow_up_questions": rng.randint(0, 3), "reply_words": len(user.split())}
+        else {"follow_up_questions": rng.randint(0, 3), "reply_words": len(turn.user.split())}
     )
+    return signals, quality, outcome
+
+
+def _checkpoint_entry(
+    rng: random.Random, sid: str, ts: datetime, m: int, i: int, turn: _Turn
+) -> dict:
+    proposal, decision = _user_decision(rng, turn)
+    signals, quality, outcome = _judgements(rng, turn, decision, i)
+    correcting, specialist = turn.correcting, turn.specialist
     entry = {
         "timestamp": _iso(ts),
         "scenario_id": sid,
@@ -232,8 +271,8 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
             "checkpoint_number": m + 1,
         },
         "moderator_message": {
-            "content": moderator,
-            "message_type": f"{kind}_prompt",
+            "content": turn.moderator,
+            "message_type": f"{turn.kind}_prompt",
             "prompt_structure": {
                 "synthesis_provided": rng.random() < 0.8,
                 "questions_asked": rng.randint(1, 4),
@@ -241,7 +280,7 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
             },
         },
         "user_response": {
-            "content": user,
+            "content": turn.user,
             "response_type": "correction" if correcting else "approval",
             "signals": signals,
         },
@@ -254,9 +293,9 @@ def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
         "outcome": outcome,
         "quality_signals": quality,
     }
-    entry["interaction_type" if i % 2 else "type"] = kind
+    entry["interaction_type" if i % 2 else "type"] = turn.kind
     if i % 3 == 0:  # plain-string messages, `user_message` spelling
-        entry["moderator_message"] = moderator
+        entry["moderator_message"] = turn.moderator
         entry["user_message"] = entry.pop("user_response")["content"]
     return entry
 

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.config.settings import Limits
+from pipelines.ingest.untypable import misfit_quarantine_row, misfits, raw_copy
 from pipelines.privacy.forget import purge
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
-from pipelines.sources.base import ParseResult
+from pipelines.sources.base import ParseResult, raw_excerpt
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.layout import Layout
 
@@ -53,6 +55,7 @@ class _Member:
     log_row: dict
     rows: dict[str, list[dict]]  # freshly parsed bronze rows and parse-quarantine rows, per table
     frames: dict[str, pl.DataFrame]  # rows copied from an existing part, per table
+    data: bytes | None = None  # a parsed file's bytes: the raw copy of a row that does not fit
 
 
 @dataclass
@@ -61,11 +64,13 @@ class Batch:
 
     source: str
     run_id: str
+    excerpt_chars: int = Limits().raw_excerpt_chars  # how much raw text a quarantine row keeps
     members: list[_Member] = field(default_factory=list)
     raw_bytes: int = 0
 
-    def add_parsed(self, log_row: dict, result: ParseResult) -> None:
-        """A freshly parsed file; its log row's `tables` is set from what it produced."""
+    def add_parsed(self, log_row: dict, result: ParseResult, data: bytes | None = None) -> None:
+        """A freshly parsed file (and its bytes, kept until the batch is written: memory stays
+        bounded by the batch); its log row's `tables` is set from what it produced."""
         unknown = set(result.rows) - set(bronze_models(self.source))
         if unknown:
             raise ValueError(
@@ -77,7 +82,7 @@ class Batch:
                 {**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine
             ]
         self.members.append(
-            _Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {})
+            _Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {}, data)
         )
         self.raw_bytes += log_row["size_bytes"]
 
@@ -110,9 +115,14 @@ class Batch:
         """Per table: the parsed rows of all members typed at once, plus the copied frames."""
         try:
             typed = self._typed_together()
-        except Exception:  # noqa: BLE001 — some file's rows do not fit the contract: find it, retry
-            self._quarantine_untypable_members()
-            typed = self._typed_together()
+        except Exception:  # noqa: BLE001 — some rows do not fit the contract: find them, retry
+            for member in self.members:
+                self._quarantine_misfits(member)
+            try:
+                typed = self._typed_together()
+            except Exception:  # noqa: BLE001 — no single value to blame: blame the file
+                self._quarantine_untypable_members()
+                typed = self._typed_together()
         for member in self.members:
             for table, frame in member.frames.items():
                 typed.setdefault(table, []).append(frame)
@@ -129,29 +139,56 @@ class Batch:
             for t in tables
         }
 
+    def _quarantine_misfits(self, member: _Member) -> None:
+        """Each row whose value does not fit its column's dtype becomes one quarantine row, with
+        the raw copy of its record; the file's other rows stay bronze (counts move with them)."""
+        moved = []
+        for table in [t for t in member.rows if t != QUARANTINE_PART]:
+            rows = member.rows[table]
+            found = misfits(rows, table_schema(table))
+            for index, misfit in found.items():
+                row = rows[index]
+                raw = raw_copy(member.data, row)
+                quarantined = misfit_quarantine_row(
+                    self.source, table, row, misfit, raw, self.excerpt_chars
+                )
+                moved.append({**quarantined, "stage": "parse", "run_id": self.run_id})
+            member.rows[table] = [row for i, row in enumerate(rows) if i not in found]
+        if not moved:
+            return
+        member.rows = {t: r for t, r in member.rows.items() if r}
+        member.rows.setdefault(QUARANTINE_PART, []).extend(moved)
+        member.log_row = {
+            **member.log_row,
+            "tables": _in_table_order(self.source, member.rows),
+            "n_bronze": member.log_row["n_bronze"] - len(moved),
+            "n_quarantine": member.log_row["n_quarantine"] + len(moved),
+        }
+
     def _quarantine_untypable_members(self) -> None:
-        """A file whose rows cannot be typed becomes one quarantined record for the whole file (as
-        when its adapter fails), so the other files of the batch are not lost with it."""
+        """Last resort, when no value alone is to blame: a file whose rows cannot be typed becomes
+        one quarantined record for the whole file (as when its adapter fails), so the other files
+        of the batch are not lost with it."""
         for i, member in enumerate(self.members):
             for table, rows in member.rows.items():
                 try:
                     frame_from_rows(rows, table_schema(table))
                 except Exception as exc:  # noqa: BLE001 — turned into a specific quarantine row
-                    self.members[i] = _untypable(member, self.source, self.run_id, table, exc)
+                    self.members[i] = _untypable(member, self, table, exc)
                     break
 
 
-def _untypable(member: _Member, source: str, run_id: str, table: str, exc: Exception) -> _Member:
+def _untypable(member: _Member, batch: Batch, table: str, exc: Exception) -> _Member:
     row = member.log_row
     record = {
-        "source": source,
+        "source": batch.source,
         "file": row["file"],
         "locator": "file",
         "error_kind": "unreadable",
         "message": f"rows for {table} do not fit its contract: {type(exc).__name__}: {exc}"[:2000],
-        "raw": None,
+        "raw": raw_excerpt(member.data, batch.excerpt_chars),
         "stage": "parse",
-        "run_id": run_id,
+        "run_id": batch.run_id,
     }
     log_row = {
         **row,
@@ -162,7 +199,7 @@ def _untypable(member: _Member, source: str, run_id: str, table: str, exc: Excep
         "n_pending": 0,
         "pending_locators": [],
     }
-    return _Member(log_row, {QUARANTINE_PART: [record]}, {})
+    return _Member(log_row, {QUARANTINE_PART: [record]}, {}, member.data)
 
 
 def _in_table_order(source: str, rows: dict) -> list[str]:

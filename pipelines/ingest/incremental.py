@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.config.settings import Settings
+from pipelines.ingest import untypable
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, read_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
@@ -27,6 +28,7 @@ from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
+from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import fingerprint, module_files
@@ -64,7 +66,13 @@ def unrecognised_files(raw_root: Path) -> list[str]:
 
 def parser_version(source: str) -> str:
     """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
-    files = [*module_files(adapter(source)), *module_files(jsonio), *module_files(source_base)]
+    files = [
+        *module_files(adapter(source)),
+        *module_files(jsonio),
+        *module_files(source_base),
+        *module_files(source_values),
+        *module_files(untypable),  # decides which rows of a file go to bronze
+    ]
     schemas = [str(polars_schema(model)) for model in bronze_models(source).values()]
     return fingerprint([*(path.read_bytes() for path in files), *schemas])[:16]
 

@@ -1,5 +1,6 @@
 """Raw files → bronze rows in batches: parse (in worker processes when there is much to parse),
-type, write one part per batch and table. Pure functions; ingest.py decides what to parse."""
+type, write one part per batch and table. Pure functions; ingest/incremental.py decides what to
+parse."""
 
 from __future__ import annotations
 
@@ -96,6 +97,10 @@ class IngestContext:
     run_id: str
 
 
+def _new_batch(ctx: IngestContext) -> Batch:
+    return Batch(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
+
+
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
     data, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
@@ -126,6 +131,7 @@ def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
             "missing_since": None,
         },
         result,
+        data,
     )
 
 
@@ -164,7 +170,7 @@ def _chunks(
 
 def _parse_chunk(ctx: IngestContext, files: list[RawFile]) -> list[dict]:
     """One batch: parse every file, write its parts, return the log rows (runs in a worker)."""
-    batch = Batch(ctx.source, ctx.run_id)
+    batch = _new_batch(ctx)
     for file in files:
         parse_into(batch, file, ctx)
     return batch.write(ctx.layout)
@@ -203,7 +209,7 @@ def _in_this_process(
 ) -> list[dict]:
     limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
     rows: list[dict] = []
-    batch = Batch(ctx.source, ctx.run_id)
+    batch = _new_batch(ctx)
     by_part: dict[str, list[dict]] = defaultdict(list)
     for row in to_move:
         by_part[row["part_id"]].append(row)
@@ -214,6 +220,6 @@ def _in_this_process(
         add(batch, item, ctx)
         if batch.full(limit_files, limit_bytes):
             rows.extend(batch.write(ctx.layout))
-            batch = Batch(ctx.source, ctx.run_id)
+            batch = _new_batch(ctx)
     rows.extend(batch.write(ctx.layout))
     return rows

@@ -79,40 +79,47 @@ def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -
     conversations = _ids(subjects, "conversation")
     fp.participants = set(participants)
     fp.text_ids = set(actors) | set(scenarios)
-
-    episodes, turns, decisions = t.get("episodes"), t.get("turns"), t.get("decisions")
-    feedback, agent_rounds, contexts = t.get("feedback"), t.get("agent_rounds"), t.get("contexts")
-
+    episodes = t.get("episodes")
     if _col(episodes, "episode_id"):
-        src, native = pl.col("source"), pl.col("native_id")
-        whole = (
-            (
-                (src == "study")
-                & (
-                    _in("group_id", actors)
-                    | native.str.extract(r"^([^_]+)_", 1).is_in(_strs(actors))
-                )
-            )
-            | ((src == "scenario") & native.is_in(_strs(scenarios)))
-            | (
-                (src == "dialogue")
-                & (
-                    native.is_in(_strs(conversations))
-                    | native.str.extract(r"/(.*)$", 1).is_in(_strs(conversations))
-                )
-            )
-            | (src.is_in(_strs(["study", "decision"])) & native.is_in(_strs(conversations)))
-        )
-        fp.episodes |= set(episodes.filter(whole).get_column("episode_id").to_list())
-        fp.episodes |= _human_subject_episodes(turns, decisions, actors)
+        named = _names_a_subject(actors, scenarios, conversations)
+        fp.episodes |= set(episodes.filter(named).get_column("episode_id").to_list())
+        fp.episodes |= _human_subject_episodes(t.get("turns"), t.get("decisions"), actors)
         fp.text_ids |= set(
             episodes.filter(_in("episode_id", list(fp.episodes))).get_column("native_id").to_list()
         )
         eps = list(fp.episodes)
         in_group = episodes.group_by("group_id").agg(_in("episode_id", eps).all().alias("all_out"))
         fp.groups = set(in_group.filter("all_out").get_column("group_id").to_list())
-    eps = list(fp.episodes)
+    _add_rows(fp, t, actors)
+    return fp
 
+
+def _names_a_subject(actors: list[str], scenarios: list[str], conversations: list[str]) -> pl.Expr:
+    """An episode that is wholly about a subject by its ids (see the module docstring)."""
+    src, native = pl.col("source"), pl.col("native_id")
+    return (
+        (
+            (src == "study")
+            & (_in("group_id", actors) | native.str.extract(r"^([^_]+)_", 1).is_in(_strs(actors)))
+        )
+        | ((src == "scenario") & native.is_in(_strs(scenarios)))
+        | (
+            (src == "dialogue")
+            & (
+                native.is_in(_strs(conversations))
+                | native.str.extract(r"/(.*)$", 1).is_in(_strs(conversations))
+            )
+        )
+        | (src.is_in(_strs(["study", "decision"])) & native.is_in(_strs(conversations)))
+    )
+
+
+def _add_rows(fp: Footprint, t: dict[str, pl.DataFrame], actors: list[str]) -> None:
+    """The single rows about the subjects or hanging off `fp.episodes`, table by table (each
+    table's rows may hang off those found in the tables before it)."""
+    turns, decisions = t.get("turns"), t.get("decisions")
+    feedback, agent_rounds, contexts = t.get("feedback"), t.get("agent_rounds"), t.get("contexts")
+    eps = list(fp.episodes)
     if _col(turns, "turn_id"):
         mask = _in("episode_id", eps) | _in("actor_id", actors)
         fp.turns = set(turns.filter(mask).get_column("turn_id").to_list())
@@ -138,7 +145,6 @@ def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -
         gone = refs.filter(_in("decision_id", list(fp.decisions))).get_column("context_hash")
         kept = refs.filter(~_in("decision_id", list(fp.decisions))).get_column("context_hash")
         fp.contexts = set(gone.to_list()) - set(kept.to_list())
-    return fp
 
 
 def _strs(values) -> pl.Series:

@@ -70,6 +70,11 @@ def split_json_units(data: bytes) -> Iterator[JsonUnit]:
         )
 
 
+def unit_at(data: bytes, locator: str) -> bytes | None:
+    """The JSON text that `split_json_units` finds at `locator` (`line N (byte M)`), if any."""
+    return next((unit.data for unit in split_json_units(data) if unit.locator == locator), None)
+
+
 # A multi-byte UTF-8 sequence cut before its end, right before the closing quote of a string:
 # what writers that truncate text at N bytes leave behind.
 _CUT_UTF8_BEFORE_QUOTE = re.compile(

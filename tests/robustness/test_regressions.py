@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.sources.base import RecordError, as_int, parse_ts
+from pipelines.sources.base import RecordError
+from pipelines.sources.values import as_int, parse_ts
 from tests.robustness.harness import (
     DECISION_TABLE,
     dumps_with_raw,

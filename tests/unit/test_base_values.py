@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipelines.sources.base import RecordError, as_float, parse_ts, require, stable_hash
+from pipelines.sources.base import RecordError, stable_hash
+from pipelines.sources.values import as_float, parse_ts, require
 
 
 @pytest.mark.parametrize(

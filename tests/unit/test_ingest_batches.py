@@ -136,45 +136,79 @@ def test_forgetting_a_subject_purges_the_kept_rows_of_a_vanished_file(raw, tmp_p
     assert reconcile_source("dialogue", layout)["balanced"].all()
 
 
-def test_a_file_whose_rows_do_not_fit_the_contract_is_quarantined_alone(tmp_path):
-    layout = Layout(tmp_path)
-    batch = Batch("decision", "run-1")
-    good = {"file": "decisions/a.jsonl", "locator": "line 1", "ordinal": 1, "file_kind": "jsonl"}
-    log = {
-        "file": "",
-        "file_id": "x",
+def _log_row(file: str, records: int) -> dict:
+    return {
+        "file": file,
+        "file_id": file,
         "size_bytes": 10,
-        "records_read": 1,
-        "n_bronze": 1,
+        "records_read": records,
+        "n_bronze": records,
         "n_quarantine": 0,
         "n_pending": 0,
         "pending_locators": [],
     }
+
+
+def test_only_the_rows_that_do_not_fit_the_contract_are_quarantined_with_their_raw_text(tmp_path):
+    # Rows as an adapter that missed a 64-bit check would build them: b.jsonl's second record
+    # parses but its ordinal does not fit Int64. Before: all of b.jsonl was one `unreadable` row
+    # with no raw copy. Now: that record alone, with its line's text; b's first record is bronze.
+    layout = Layout(tmp_path)
+    batch = Batch("decision", "run-1")
+    row = {"locator": "line 1 (byte 0)", "ordinal": 1, "file_kind": "jsonl"}
     batch.add_parsed(
-        {**log, "file": "decisions/a.jsonl", "file_id": "a"},
-        ParseResult(records_read=1, rows={"decision_records": [good]}),
+        _log_row("decisions/a.jsonl", 1),
+        ParseResult(records_read=1, rows={"decision_records": [{**row, "file": "a"}]}),
     )
-    untypable = {**good, "file": "decisions/b.jsonl", "ordinal": 2**70}
-    batch.add_parsed(
-        {**log, "file": "decisions/b.jsonl", "file_id": "b"},
-        ParseResult(records_read=1, rows={"decision_records": [untypable]}),
-    )
-    rows = {r["file"]: r for r in batch.write(layout)}
-    assert rows["decisions/a.jsonl"]["tables"] == ["decision_records"]
-    assert rows["decisions/b.jsonl"]["tables"] == [QUARANTINE_PART]
-    assert (
-        rows["decisions/b.jsonl"]["records_read"],
-        rows["decisions/b.jsonl"]["n_quarantine"],
-    ) == (1, 1)
-    part = rows["decisions/a.jsonl"]["part_id"]
-    assert pl.read_parquet(layout.bronze_part("decision_records", part))["file"].to_list() == [
-        "decisions/a.jsonl"
+    data = b'{"id": "d-1"}\n{"id": "d-2", "sequenceNumber": 9223372036854775808}\n'
+    b_rows = [
+        {**row, "file": "decisions/b.jsonl"},
+        {**row, "file": "decisions/b.jsonl", "locator": "line 2 (byte 14)", "ordinal": 2**63},
     ]
-    quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", part))
-    assert (
-        quarantined["file"].to_list() == ["decisions/b.jsonl"]
-        and "contract" in quarantined["message"][0]
+    batch.add_parsed(
+        _log_row("decisions/b.jsonl", 2),
+        ParseResult(records_read=2, rows={"decision_records": b_rows}),
+        data,
     )
+    logged = {r["file"]: r for r in batch.write(layout)}["decisions/b.jsonl"]
+    assert logged["tables"] == ["decision_records", QUARANTINE_PART]
+    counts = [logged[k] for k in ("records_read", "n_bronze", "n_quarantine")]
+    assert counts == [2, 1, 1]
+    bronze = pl.read_parquet(layout.bronze_part("decision_records", logged["part_id"]))
+    assert bronze.filter(pl.col("file") == "decisions/b.jsonl")["ordinal"].to_list() == [1]
+    quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", logged["part_id"]))
+    assert quarantined.select("locator", "error_kind", "raw").rows() == [
+        ("line 2 (byte 14)", "bad_value", data.splitlines()[1].decode())
+    ]
+    assert "decision_records.ordinal = 9223372036854775808" in quarantined["message"][0]
+
+
+def _round(messages: int) -> bytes:
+    said = [{"agent_id": "a", "content": f"point {i}"} for i in range(messages)]
+    return orjson.dumps({"messages": said}, option=orjson.OPT_INDENT_2)
+
+
+def test_a_round_number_past_int64_in_a_file_name_quarantines_that_file_with_its_text(tmp_path):
+    # A round file without `round_number` takes it from its name; a name past Int64 passes the
+    # adapter but not the bronze dtype. Before: `unreadable`, no raw copy; now `bad_value`.
+    run = tmp_path / "raw" / "outputs" / "run-a"
+    run.mkdir(parents=True)
+    (run / "round1_social_rl.json").write_bytes(_round(2))
+    huge = "round9223372036854775808_social_rl.json"
+    (run / huge).write_bytes(_round(1))
+    (run / "meta.json").write_bytes(b'{"experiment_id": "e-1"}')
+    settings = _settings(tmp_path / "raw", tmp_path)
+    ingest_source("social_rl", settings, "run-1")
+    layout = Layout(settings.data_root)
+    quarantine = pl.read_parquet(current_parts(layout, "social_rl", QUARANTINE_PART))
+    assert quarantine.select("file", "error_kind", "raw").rows() == [
+        (f"outputs/run-a/{huge}", "bad_value", _round(1).decode())
+    ]
+    assert "social_rl_rounds.round_number = 9223372036854775808" in quarantine["message"][0]
+    rounds = pl.read_parquet(current_parts(layout, "social_rl", "social_rl_rounds"))
+    assert rounds["round_number"].to_list() == [1]
+    assert pl.read_parquet(current_parts(layout, "social_rl", "social_rl_meta")).height == 1
+    assert reconcile_source("social_rl", layout)["balanced"].all()
 
 
 def test_parallel_workers_write_the_same_parts_and_log_as_one_process(raw, tmp_path):

@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pipelines.sources.base import RecordError, as_float, as_int, dumps, expect_type
+from pipelines.sources.base import RecordError, dumps
+from pipelines.sources.values import as_float, as_int, expect_type
 
 # Feedback scores are documented in [0, 1]; float noise may land a hair outside.
 SCORE_TOLERANCE = 1e-9

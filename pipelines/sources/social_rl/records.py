@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.sources.base import (
-    RecordError,
-    as_float,
-    as_int,
-    expect_type,
-    first_of,
-    parse_ts,
-    require,
-    unknown_fields,
-)
+from pipelines.sources.base import RecordError
 from pipelines.sources.social_rl.fields import (
     each,
     json_text,
@@ -23,6 +14,15 @@ from pipelines.sources.social_rl.fields import (
     opt_dict,
     opt_score,
     opt_str,
+)
+from pipelines.sources.values import (
+    as_float,
+    as_int,
+    expect_type,
+    first_of,
+    parse_ts,
+    require,
+    unknown_fields,
 )
 
 ROUND_FIELDS = frozenset(

@@ -14,29 +14,14 @@ Records: a session file is 1 record; a master line is 1 record; a participant fi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pipelines.config.settings import Settings
-from pipelines.sources.base import (
-    ParseResult,
-    QuarantineRow,
-    RawFile,
-    RecordError,
-    find_raw_files,
-    quarantine_row,
-    raw_excerpt,
-)
-from pipelines.sources.jsonio import load_json_file, read_jsonl
-from pipelines.sources.study.records import participant_row, session_row
+from pipelines.sources.base import ParseResult, RawFile, RecordError, find_raw_files
+from pipelines.sources.study.files import Collector
 
 SOURCE = "study"
 ROOT = "survey_responses"
-SESSIONS = "study_sessions"
-PARTICIPANTS = "study_participants"
-PARTICIPANT_LOCATOR = "participant"
-FILE_LOCATOR = "file"
 
 _PARTICIPANT_KINDS = {"completed": "completed", "exits": "exit"}
 
@@ -57,10 +42,10 @@ def copy_kind(rel_path: str) -> str:
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     kind = copy_kind(file.rel_path)
-    collector = _Collector(file, kind, settings)
+    collector = Collector(file, kind, settings)
     limit = settings.limits.max_file_bytes
     if len(data) > limit:  # any kind, the master JSONL included
-        collector._reject_file(
+        collector.reject_file(
             RecordError("too_large", f"file is {len(data)} bytes, limit is {limit}"), data
         )
     elif kind == "master":
@@ -68,98 +53,3 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     else:
         collector.read_whole_file(data)
     return collector.result()
-
-
-class _Collector:
-    """Accumulates bronze rows and quarantine rows for one raw file."""
-
-    def __init__(self, file: RawFile, kind: str, settings: Settings):
-        self.file = file
-        self.kind = kind
-        self.limits = settings.limits
-        self.tz = settings.timezone_for(SOURCE)
-        self.sessions: list[dict] = []
-        self.participants: list[dict] = []
-        self.quarantine: list[QuarantineRow] = []
-        self.records_read = 0
-
-    def result(self) -> ParseResult:
-        return ParseResult(
-            records_read=self.records_read,
-            rows={SESSIONS: self.sessions, PARTICIPANTS: self.participants},
-            quarantine=self.quarantine,
-        )
-
-    def read_master(self, data: bytes) -> None:
-        read = read_jsonl(self.file, data, self.limits)
-        self.records_read += len(read.quarantine)
-        self.quarantine.extend(read.quarantine)
-        for unit, obj in read.records:
-            self._record(unit.locator, obj, lambda o: session_row(o, self.tz))
-
-    def read_whole_file(self, data: bytes) -> None:
-        try:
-            obj = load_json_file(
-                data,
-                max_bytes=self.limits.max_record_bytes,
-                max_depth=self.limits.max_nesting_depth,
-            )
-        except RecordError as err:
-            self._reject_file(err, data)
-            return
-        if self.kind == "session_file":
-            self._record(FILE_LOCATOR, obj, lambda o: session_row(o, self.tz))
-        else:
-            self._participant_file(obj, data)
-
-    def _participant_file(self, obj: Any, data: bytes) -> None:
-        if not isinstance(obj, dict):
-            err = RecordError(
-                "bad_type", f"participant file should hold an object, got {type(obj).__name__}"
-            )
-            self._reject_file(err, data)
-            return
-        self._record(
-            PARTICIPANT_LOCATOR,
-            obj,
-            lambda o: participant_row(o, self.file.rel_path, self.tz),
-            table=self.participants,
-        )
-        conversations = obj.get("conversations")
-        if not isinstance(conversations, list):
-            return  # the participant record was quarantined for it (or it is absent: no sessions)
-        enclosing = obj.get("participant_id") or obj.get("participantId")
-        enclosing = enclosing if isinstance(enclosing, str) else None
-        for i, conversation in enumerate(conversations):
-            self._record(
-                f"conversations[{i}]", conversation, lambda o: session_row(o, self.tz, enclosing)
-            )
-
-    def _record(
-        self, locator: str, obj: Any, build: Callable[[Any], dict], table: list[dict] | None = None
-    ) -> None:
-        self.records_read += 1
-        try:
-            row = build(obj)
-        except RecordError as err:
-            self.quarantine.append(quarantine_row(self.file, locator, err, obj, self.limits))
-            return
-        row.update(file=self.file.rel_path, locator=locator)
-        if table is None:
-            row["copy_kind"] = self.kind
-            self.sessions.append(row)
-        else:
-            table.append(row)
-
-    def _reject_file(self, err: RecordError, data: bytes) -> None:
-        self.records_read += 1
-        self.quarantine.append(
-            QuarantineRow(
-                SOURCE,
-                self.file.rel_path,
-                FILE_LOCATOR,
-                err.kind,
-                err.message,
-                raw_excerpt(data, self.limits.raw_excerpt_chars),
-            )
-        )

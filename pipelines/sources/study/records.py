@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from pipelines.sources.base import (
-    RecordError,
+from pipelines.sources.base import RecordError, dumps
+from pipelines.sources.values import (
     as_float,
     as_int,
-    dumps,
     expect_type,
     first_of,
     parse_ts,

@@ -1,10 +1,11 @@
-"""Conversations → episodes, turns and the episode-level `quality` feedback."""
+"""Conversations → episodes (and their split unit), turns and the episode-level `quality`
+feedback."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipelines.transforms.dialogue._common import (
+from pipelines.transforms.dialogue.common import (
     SOURCE,
     conflicts_quarantine,
     episode_id,
@@ -12,6 +13,7 @@ from pipelines.transforms.dialogue._common import (
     mark_latest,
     native_id,
 )
+from pipelines.transforms.groups import feedback_rater, person_components
 
 KEYS = ["dataset", "conversation_id"]
 
@@ -118,4 +120,21 @@ def _numeric_quality_scale() -> pl.Expr:
         .when((low >= 1) & (high <= 5))
         .then(pl.lit("1-5"))
         .otherwise(pl.lit("raw"))
+    )
+
+
+def grouped_by_rater(episodes: pl.LazyFrame, feedback: pl.LazyFrame) -> pl.LazyFrame:
+    """group_id: conversations linked by a shared human rater are one split unit, named after the
+    earliest of them; a conversation no rater links keeps its own."""
+    units = episodes.select(unit="episode_id", started_at="started_at").collect()
+    links = feedback.filter(pl.col("source_kind") == "human").select(
+        unit="episode_id", person=feedback_rater()
+    )
+    components = person_components(units, links.collect()).rename(
+        {"unit": "episode_id", "group": "_group"}
+    )
+    return (
+        episodes.join(components.lazy(), on="episode_id", how="left")
+        .with_columns(group_id=pl.coalesce("_group", "group_id"))
+        .drop("_group")
     )

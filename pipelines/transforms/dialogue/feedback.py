@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.transforms.dialogue._common import (
+from pipelines.transforms.dialogue.common import (
     SOURCE,
     conflicts_quarantine,
     json_object,

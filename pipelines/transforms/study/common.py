@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipelines.sources.base import RecordError, dumps, parse_ts, stable_hash
+from pipelines.sources.base import RecordError, dumps, stable_hash
+from pipelines.sources.values import parse_ts
 
 SOURCE = "study"
 OPERATOR_ACTOR = "operator"

@@ -9,18 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.config.settings import Limits, Settings
-from pipelines.sources.base import (
-    RecordError,
-    as_float,
-    as_int,
-    expect_type,
-    first_of,
-    parse_ts,
-    require,
-)
+from pipelines.sources.base import RawFile, RecordError
 from pipelines.sources.decision.blobs import decode_json_part, decode_rag_context, json_text_or_none
+from pipelines.sources.values import as_float, as_int, expect_type, first_of, parse_ts, require
 
 SOURCE = "decision"
+TABLE = "decision_records"
 
 # canonical name → spellings (SQLite snake_case first, JSONL camelCase second)
 TOP_LEVEL: dict[str, tuple[str, ...]] = {
@@ -280,4 +274,17 @@ def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
         **_extension_fields(record, decision, outcome, limits),
         "ts": parse_ts(field(record, "timestamp"), tz),
         "extra": json_text_or_none(extra or None),
+    }
+
+
+def bronze_row(
+    file: RawFile, locator: str, ordinal: int, kind: str, record: dict, settings: Settings
+) -> dict[str, Any]:
+    """The whole bronze row of one record: where it was read (`ordinal` = line or row id)."""
+    return {
+        "file": file.rel_path,
+        "locator": locator,
+        "ordinal": ordinal,
+        "file_kind": kind,
+        **record_to_row(record, settings),
     }

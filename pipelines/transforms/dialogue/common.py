@@ -1,12 +1,16 @@
-"""Expressions shared by the dialogue transforms: ids, JSON attributes, latest-copy dedup."""
+"""Shared by the dialogue transforms: bronze tables (empty when absent), ids, JSON attributes,
+latest-copy dedup and silver quarantine rows."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipelines.schemas import silver_schema
+from pipelines.schemas import conform, polars_schema, silver_schema
+from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
 
 SOURCE = "dialogue"
+CONVERSATIONS = "dialogue_conversations"
+EVENTS = "dialogue_feedback_events"
 RAW_EXCERPT_CHARS = 2000
 
 
@@ -34,7 +38,8 @@ def json_object(typed: dict[str, pl.Expr], raw_json: dict[str, str]) -> pl.Expr:
 
 
 def mark_latest(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """Order copies of one record by (file, line) and flag the latest; `latest_*` columns describe it.
+    """Order copies of one record by (file, line) and flag the latest; `latest_*` columns
+    describe it.
 
     The later file (rel path order) wins, so a re-delivered, corrected file supersedes the old one.
     """
@@ -77,3 +82,12 @@ def silver_quarantine(
         stage=pl.lit("silver"),
         run_id=pl.lit(None, dtype=pl.String),
     ).cast(dict(schema))
+
+
+def bronze_table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
+    frame = bronze.get(table)
+    return frame if frame is not None else pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[table]))
+
+
+def conformed(frame: pl.LazyFrame, table: str) -> pl.LazyFrame:
+    return conform(frame, silver_schema(table))

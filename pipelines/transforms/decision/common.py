@@ -1,0 +1,4 @@
+"""Shared by the decision silver builders: the source name and its bronze table."""
+
+SOURCE = "decision"
+TABLE = "decision_records"

@@ -1,0 +1,126 @@
+"""What each kept decision adds to its bronze row before the silver tables are cut from it:
+episode id, actor kind (human / ai), dataset, its full context and system prompt (as canonical JSON
+and their sha256), whether the companion's suggestion was followed and how that was decided, and
+the candidate actions with their values."""
+
+from __future__ import annotations
+
+import orjson
+import polars as pl
+
+from pipelines.schemas.silver import CANDIDATE
+from pipelines.sources.base import content_hash
+from pipelines.transforms.decision.common import SOURCE
+
+_CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
+
+
+def _sha256_of(expr: pl.Expr) -> pl.Expr:
+    return expr.map_batches(
+        lambda s: pl.Series([None if v is None else content_hash(v) for v in s], dtype=pl.String),
+        return_dtype=pl.String,
+    )
+
+
+def _json_string(expr: pl.Expr) -> pl.Expr:
+    """A text value as a JSON string literal (how a lone system prompt is stored in `contexts`)."""
+    return expr.map_batches(
+        lambda s: pl.Series(
+            [None if v is None else orjson.dumps(v).decode() for v in s], dtype=pl.String
+        ),
+        return_dtype=pl.String,
+    )
+
+
+def _full_context() -> pl.Expr:
+    # Each part is already canonical JSON (sorted keys, compact), so this equals dumps({...}).
+    pieces: list[pl.Expr | str] = []
+    for i, part in enumerate(_CONTEXT_PARTS):
+        pieces += [("{" if i == 0 else ",") + f'"{part}":', pl.col(part).fill_null("null")]
+    text = pl.concat_str([pl.lit(p) if isinstance(p, str) else p for p in pieces] + [pl.lit("}")])
+    all_missing = pl.all_horizontal([pl.col(p).is_null() for p in _CONTEXT_PARTS])
+    return pl.when(all_missing).then(pl.lit(None, pl.String)).otherwise(text)
+
+
+def _actor_kind() -> pl.Expr:
+    raw = pl.col("actor_type").str.to_lowercase()
+    return (
+        pl.when(raw.is_in(["human", "user"]))
+        .then(pl.lit("human"))
+        .when(raw.str.contains("ai|persona|agent|bot"))
+        .then(pl.lit("ai"))
+        .otherwise(raw)
+    )
+
+
+def _dataset() -> pl.Expr:
+    """The dataset of a decision: the first folder under `decisions/` (none for a file directly
+    in it)."""
+    parts = pl.col("file").str.split("/")
+    return pl.when(parts.list.len() > 2).then(parts.list.get(1, null_on_oob=True))
+
+
+def _normalized_action(column: str) -> pl.Expr:
+    return pl.col(column).str.strip_chars().str.to_lowercase()
+
+
+def _suggestion_followed() -> pl.Expr:
+    """The source's own `wasFollowed` where it has one; else the actions compared
+    case-insensitively, trimmed."""
+    same = _normalized_action("action") == _normalized_action("suggested_action")
+    return pl.coalesce(pl.col("was_followed"), same)
+
+
+def _suggestion_followed_from() -> pl.Expr:
+    return (
+        pl.when(pl.col("was_followed").is_not_null())
+        .then(pl.lit("was_followed"))
+        .when(pl.col("suggested_action").is_not_null())
+        .then(pl.lit("actions"))
+    )
+
+
+def _candidates(rows: pl.Series) -> pl.Series:
+    """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`),
+    when every alternative carries a number; else null (the alternatives stay in `attributes`)."""
+    out = []
+    for row in rows.to_list():
+        alternatives = orjson.loads(row["alternatives"]) if row["alternatives"] else []
+        values = [_first_number(a.get("value"), a.get("confidence")) for a in alternatives]
+        if not alternatives or any(v is None for v in values):
+            out.append(None)
+            continue
+        chosen = [{"action": row["action"], "value": row["confidence"]}]
+        out.append(
+            chosen
+            + [
+                {"action": str(a["action"]), "value": v}
+                for a, v in zip(alternatives, values, strict=True)
+            ]
+        )
+    return pl.Series(out, dtype=CANDIDATE)
+
+
+def _first_number(*values: object) -> float | None:
+    for value in values:
+        if value is not None and value != "":
+            return float(value)  # the adapter checked that it is a number
+    return None
+
+
+def with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
+    return kept.with_columns(
+        episode_id=pl.lit(f"{SOURCE}:") + pl.col("session_id"),
+        actor_kind=_actor_kind(),
+        dataset=_dataset(),
+        context=_full_context(),
+        prompt_context=_json_string(pl.col("system_prompt")),
+        suggestion_followed=_suggestion_followed(),
+        suggestion_followed_from=_suggestion_followed_from(),
+        candidates=pl.struct("action", "confidence", "alternatives").map_batches(
+            _candidates, return_dtype=CANDIDATE
+        ),
+    ).with_columns(
+        context_hash=_sha256_of(pl.col("context")),
+        system_prompt_hash=_sha256_of(pl.col("prompt_context")),
+    )
