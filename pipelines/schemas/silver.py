@@ -290,14 +290,17 @@ class PolicyStates(StrictModel):
 
     policy_state_id: str = pa.Field(
         unique=True,
-        description="`social_rl:<run_dir>/policy_state#<role>/<cue index>` (`-`: a role without cues).",
+        description="`social_rl:<run_dir>/policy_state#<role>/<cue index>` "
+        "(`-`: a role without cues).",
     )
     run_dir: str = pa.Field(description="Run folder under outputs/ the policy state belongs to.")
     group_id: str = pa.Field(
-        description="The run's split group (`experiment:<id>`, else `run:<run_dir>`), as its episodes."
+        description="The run's split group (`experiment:<id>`, else `run:<run_dir>`), "
+        "as its episodes."
     )
     role: str = pa.Field(
-        description="Role the policy is for (per-role shape: its key, e.g. `Worker` or `challenge_activation`)."
+        description="Role the policy is for (per-role shape: its key, e.g. `Worker` or "
+        "`challenge_activation`)."
     )
     policy_name: str = pa.Field(
         nullable=True, description="Policy name (per-role shape, e.g. `worker_baseline`)."
@@ -316,7 +319,8 @@ class PolicyStates(StrictModel):
     text: str = pa.Field(nullable=True, description="Cue text (per-role shape).")
     active: bool = pa.Field(
         nullable=True,
-        description="Whether the cue is active (documented shape); null where the shape does not record it.",
+        description="Whether the cue is active (documented shape); null where the shape does "
+        "not record it.",
     )
     intensity: pl.Float64 = pa.Field(nullable=True, description="Cue intensity in [0,1].")
     grounding: str = pa.Field(

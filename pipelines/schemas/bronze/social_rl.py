@@ -194,7 +194,8 @@ class SocialRlPolicyStates(StrictModel):
     run_dir: str = pa.Field(description="Run folder under outputs/.")
     shape: str = pa.Field(
         isin=("documented", "per_role"),
-        description="documented ({framework_option, policies[...], ...}) or per_role ({Role: {name, cues, thresholds}}).",
+        description="documented ({framework_option, policies[...], ...}) or per_role "
+        "({Role: {name, cues, thresholds}}).",
     )
     framework_option: str = pa.Field(
         nullable=True, description="Framework option (documented shape)."
@@ -210,14 +211,16 @@ class SocialRlPolicyStates(StrictModel):
         nullable=True, description="Document `timestamp` in UTC (documented shape)."
     )
     cues: pl.List(POLICY_CUE) = pa.Field(
-        description="One entry per role × cue in file order (a role without cues: one entry, cue null)."
+        description="One entry per role × cue in file order "
+        "(a role without cues: one entry, cue null)."
     )
     extra: str = pa.Field(nullable=True, description="Unmapped top-level fields as JSON text.")
 
 
 class SocialRlAttachments(StrictModel):
     file: str = pa.Field(
-        description="Raw file (relative to the raw root) of a run folder that no other file kind reads."
+        description="Raw file (relative to the raw root) of a run folder that no other file "
+        "kind reads."
     )
     locator: str = pa.Field(
         description="Where the record is in the file (`file`: the whole document)."

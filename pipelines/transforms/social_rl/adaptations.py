@@ -52,7 +52,7 @@ def action() -> pl.Expr:
 
 
 def _state(row: dict) -> str:
-    """The coach's state as canonical JSON (the trigger is JSON text already: decoded, not quoted)."""
+    """The coach's state as canonical JSON (the trigger, JSON text already, is decoded)."""
     trigger = row["feedback_trigger"]
     return dumps(
         {

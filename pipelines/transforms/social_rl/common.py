@@ -46,7 +46,7 @@ def adaptations(rounds: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def agent_roles(rounds: pl.LazyFrame) -> pl.LazyFrame:
-    """Role of each agent of a run as the source's adaptations state it (for ids without a prefix)."""
+    """Role of each agent of a run as its adaptations state it (for ids without a prefix)."""
     return (
         adaptations(rounds)
         .filter(pl.col("agent_id").is_not_null() & pl.col("role").is_not_null())

@@ -14,7 +14,7 @@ from pipelines.transforms.social_rl.runs import group_id
 
 
 def policy_states(states: pl.LazyFrame, runs: pl.LazyFrame) -> pl.LazyFrame:
-    """`runs`: run_dir → experiment_id (a policy state of a folder without rounds still counts)."""
+    """`runs`: run_dir → experiment_id (a folder without rounds still has its policy state)."""
     cues = (
         states.filter(pl.col("cues").list.len() > 0)
         .rename({"extra": "doc_extra"})
