@@ -64,7 +64,7 @@ def _documented(doc: dict, tz: str) -> dict:
     policies = located("policies", lambda: expect_type(doc["policies"], list, "policies"))
     cues = []
     for i, policy in enumerate(policies):
-        cues += located(f"policies[{i}]", lambda p=policy: _policy_cues(p, tz), policy)
+        cues += located(f"policies[{i}]", lambda p=policy, i=i: _policy_cues(p, i, tz), policy)
     return {
         "framework_option": located("framework_option", lambda: opt_str(doc, "framework_option")),
         "framework_name": located("framework_name", lambda: opt_str(doc, "framework_name")),
@@ -78,7 +78,7 @@ def _documented(doc: dict, tz: str) -> dict:
     }
 
 
-def _policy_cues(policy: Any, tz: str) -> list[dict]:
+def _policy_cues(policy: Any, index: int, tz: str) -> list[dict]:
     expect_type(policy, dict, "policy")
     role = expect_type(policy.get("role"), str, "role")
     active = expect_type(policy.get("cues_active") or [], list, "cues_active")
@@ -95,7 +95,7 @@ def _policy_cues(policy: Any, tz: str) -> list[dict]:
     return [
         _cue(role, cue_index=i, cue_id=cue_id, **shared)
         | located(
-            f"cue_states[{cue_id!r}]",
+            f"policies[{index}].cue_states[{cue_id!r}]",
             lambda c=cue_id: _cue_state(c, states.get(c), c in active, shared["extra"], tz),
             states.get(cue_id),
         )
@@ -157,7 +157,7 @@ def _role_cues(role: str, policy: Any) -> list[dict]:
         return [_cue(role, **shared)]
     return [
         _cue(role, cue_index=i, **shared)
-        | located(f"cues[{i}]", lambda c=cue: _role_cue(c, shared["extra"]), cue)
+        | located(f"[{role!r}].cues[{i}]", lambda c=cue: _role_cue(c, shared["extra"]), cue)
         for i, cue in enumerate(cues)
     ]
 
