@@ -1,7 +1,7 @@
 """Demo raw data for `social_rl`: several runs covering every real-world variation, plus bad files.
 
-Layout: `outputs/<run_dir>/round<N>_social_rl.json` (+ optional meta.json, metrics.json) and
-`prar/outputs/<run>/state.json`.
+Layout: `outputs/<run_dir>/round<N>_social_rl.json` (+ optional meta.json, metrics.json,
+policy_state.json in both shapes, a run report attachment) and `prar/outputs/<run>/state.json`.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+
+from pipelines.demo.social_rl_policies import documented_policy_state, per_role_policy_state
 
 FRAMEWORKS = {
     "A": ("Class Conflict / Alienation", ("Alienation", "Non-domination")),
@@ -157,7 +159,14 @@ def _write_run(
             },
             final_newline=False,
         )
+    if adaptations == "documented":
+        _dump(
+            folder / "policy_state.json",
+            documented_policy_state(cast, FRAMEWORKS[option][0], option, prar_run),
+        )
     if prar:
+        _dump(folder / "policy_state.json", per_role_policy_state(cast), final_newline=False)
+        _text(folder / "social_rl_report.txt", f"SOCIAL RL SIMULATION REPORT\nRounds: {n_rounds}\n")
         state = {
             "current_step": rng.choice(("2.1", "3.3")),
             "student_state": {"framework_option": option},

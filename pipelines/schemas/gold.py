@@ -11,7 +11,7 @@ import polars as pl
 from pipelines.config.settings import SOURCES
 from pipelines.schemas.strict import StrictModel
 
-REWARD_TARGETS = ("turn", "decision", "agent_round", "episode")
+REWARD_TARGETS = ("turn", "decision", "agent_round", "episode", "coach_step")
 RULE_ID = r"^[a-z][a-z0-9_]*@[0-9]+$"
 
 
@@ -25,10 +25,12 @@ class TurnRewards(StrictModel):
     episode_id: str = pa.Field(description="Episode of the rewarded target.")
     target: str = pa.Field(
         isin=REWARD_TARGETS,
-        description="What is rewarded: turn, decision, agent_round, or episode (terminal reward).",
+        description="What is rewarded: turn, decision, agent_round, episode (terminal reward), "
+        "or coach_step (Social RL: the coach's step for one agent in one round).",
     )
     target_id: str = pa.Field(
-        description="turn_id, decision_id, `<episode_id>/<agent_id>` for an agent round, or episode_id."
+        description="turn_id, decision_id, `<episode_id>/<agent_id>` for an agent round or a "
+        "coach step, or episode_id."
     )
     turn_id: str = pa.Field(
         nullable=True,

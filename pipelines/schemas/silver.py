@@ -285,6 +285,69 @@ class SurveyAnswers(StrictModel):
     )
 
 
+class PolicyStates(StrictModel):
+    """One cue of one role's policy in a Social RL run's saved policy state (policy_state.json)."""
+
+    policy_state_id: str = pa.Field(
+        unique=True,
+        description="`social_rl:<run_dir>/policy_state#<role>/<cue index>` "
+        "(`-`: a role without cues).",
+    )
+    run_dir: str = pa.Field(description="Run folder under outputs/ the policy state belongs to.")
+    group_id: str = pa.Field(
+        description="The run's split group (`experiment:<id>`, else `run:<run_dir>`), "
+        "as its episodes."
+    )
+    role: str = pa.Field(
+        description="Role the policy is for (per-role shape: its key, e.g. `Worker` or "
+        "`challenge_activation`)."
+    )
+    policy_name: str = pa.Field(
+        nullable=True, description="Policy name (per-role shape, e.g. `worker_baseline`)."
+    )
+    cue_index: pl.Int64 = pa.Field(
+        nullable=True,
+        ge=0,
+        description="Position of the cue in the role's policy; null without cues.",
+    )
+    cue_id: str = pa.Field(
+        nullable=True, description="Cue id (documented shape) or the cue's mode (per-role shape)."
+    )
+    mode: str = pa.Field(
+        nullable=True, description="Reasoning mode (observe, reflect, connect, challenge, ...)."
+    )
+    text: str = pa.Field(nullable=True, description="Cue text (per-role shape).")
+    active: bool = pa.Field(
+        nullable=True,
+        description="Whether the cue is active (documented shape); null where the shape does "
+        "not record it.",
+    )
+    intensity: pl.Float64 = pa.Field(nullable=True, description="Cue intensity in [0,1].")
+    grounding: str = pa.Field(
+        nullable=True, description="Theoretical grounding of the cue (per-role shape)."
+    )
+    last_triggered: UTC_TS = pa.Field(
+        nullable=True, description="When the cue last fired (documented shape), UTC."
+    )
+    thresholds: str = pa.Field(
+        nullable=True, description="The policy's feedback thresholds as JSON (per-role shape)."
+    )
+    feedback_snapshot: str = pa.Field(
+        nullable=True, description="The role's feedback snapshot as JSON (documented shape)."
+    )
+    shape: str = pa.Field(
+        isin=("documented", "per_role"), description="Which policy_state shape the file has."
+    )
+    framework_option: str = pa.Field(nullable=True, description="Framework option (A-E).")
+    source_run_id: str = pa.Field(nullable=True, description="PRAR run the policies came from.")
+    social_rl_version: str = pa.Field(nullable=True, description="social_rl_version as written.")
+    written_at: UTC_TS = pa.Field(nullable=True, description="When the state was saved (UTC).")
+    source_file: str = pa.Field(description="Raw file (relative to the raw root).")
+    attributes: str = pa.Field(
+        nullable=True, description="JSON object of the framework name and unmapped raw fields."
+    )
+
+
 SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "episodes": Episodes,
     "turns": Turns,
@@ -294,4 +357,5 @@ SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "agent_rounds": AgentRounds,
     "quarantine": Quarantine,
     "survey_answers": SurveyAnswers,
+    "policy_states": PolicyStates,
 }

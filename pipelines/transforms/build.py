@@ -30,6 +30,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "agent_rounds": ["episode_id", "agent_id", "round_number"],
     "quarantine": ["source", "file", "locator", "error_kind", "message"],
     "survey_answers": ["participant_id", "session_id", "section", "question"],
+    "policy_states": ["policy_state_id"],
 }
 
 

@@ -13,6 +13,8 @@ runs are truncated: `is_last` without `is_terminal`. Steps without a known rewar
 - social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's messages,
   observation = the visible round transcript before it; the agent-round reward lands on its last message
   of the round. Internal coach messages are in no observation.
+- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the policy
+  adaptation applied to the agent (or `none`); see coach_steps.py.
 
 An episode is one example: its `prompt_hash` is the hash of its whole (observation, action) sequence,
 the same on every step, so duplicate-prompt removal across splits keeps or drops whole episodes and
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.exports.datasets.coach_steps import coach_steps
 from pipelines.exports.datasets.common import (
     agent_view_content,
     agent_view_role,
@@ -261,6 +264,7 @@ def build_rl_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame
         study_steps(silver, gold).drop("turn_index"),
         decision_steps(silver, gold),
         social_steps(silver, gold),
+        coach_steps(silver, gold),
     ]
     steps = rlds(pl.concat(parts, how="diagonal_relaxed"))
     return with_episode_text(steps).select(

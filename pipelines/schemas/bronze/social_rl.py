@@ -1,4 +1,5 @@
-"""Bronze contract of the `social_rl` source (multi-agent Social RL rounds, PRAR states).
+"""Bronze contract of the `social_rl` source (Social RL rounds, policy states, PRAR states,
+run attachments).
 
 One row per raw record; each raw file of this source is one record (a JSON document).
 """
@@ -58,6 +59,26 @@ ADAPTATION = pl.Struct(
         "alignment_delta": pl.Float64,
         "contribution_delta": pl.Float64,
         "feedback_trigger": pl.String,
+        "extra": pl.String,
+    }
+)
+
+
+# One cue of one role's policy; fields a policy_state shape does not have are null.
+POLICY_CUE = pl.Struct(
+    {
+        "role": pl.String,
+        "policy_name": pl.String,
+        "cue_index": pl.Int64,
+        "cue_id": pl.String,
+        "mode": pl.String,
+        "text": pl.String,
+        "active": pl.Boolean,
+        "intensity": pl.Float64,
+        "grounding": pl.String,
+        "last_triggered": UTC_TS,
+        "thresholds": pl.String,
+        "feedback_snapshot": pl.String,
         "extra": pl.String,
     }
 )
@@ -163,9 +184,63 @@ class SocialRlPrarStates(StrictModel):
     state: str = pa.Field(description="The whole state document as JSON text.")
 
 
+class SocialRlPolicyStates(StrictModel):
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root): outputs/<run_dir>/policy_state.json."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
+    run_dir: str = pa.Field(description="Run folder under outputs/.")
+    shape: str = pa.Field(
+        isin=("documented", "per_role"),
+        description="documented ({framework_option, policies[...], ...}) or per_role "
+        "({Role: {name, cues, thresholds}}).",
+    )
+    framework_option: str = pa.Field(
+        nullable=True, description="Framework option (documented shape)."
+    )
+    framework_name: str = pa.Field(nullable=True, description="Framework name (documented shape).")
+    source_run_id: str = pa.Field(
+        nullable=True, description="PRAR run the policies came from (documented shape)."
+    )
+    social_rl_version: str = pa.Field(
+        nullable=True, description="social_rl_version as written (documented shape)."
+    )
+    written_at: UTC_TS = pa.Field(
+        nullable=True, description="Document `timestamp` in UTC (documented shape)."
+    )
+    cues: pl.List(POLICY_CUE) = pa.Field(
+        description="One entry per role × cue in file order "
+        "(a role without cues: one entry, cue null)."
+    )
+    extra: str = pa.Field(nullable=True, description="Unmapped top-level fields as JSON text.")
+
+
+class SocialRlAttachments(StrictModel):
+    file: str = pa.Field(
+        description="Raw file (relative to the raw root) of a run folder that no other file "
+        "kind reads."
+    )
+    locator: str = pa.Field(
+        description="Where the record is in the file (`file`: the whole document)."
+    )
+    run_kind: str = pa.Field(
+        isin=("social_rl", "prar"),
+        description="social_rl (outputs/<run_dir>/) or prar (prar/outputs/<run>/).",
+    )
+    run_dir: str = pa.Field(description="Run folder the file belongs to.")
+    name: str = pa.Field(description="File name (e.g. agents.json, social_rl_report.txt).")
+    n_bytes: pl.Int64 = pa.Field(ge=0, description="File size in bytes.")
+    sha256: str = pa.Field(description="sha256 of the file's bytes.")
+    content: str = pa.Field(description="The file's text (UTF-8), kept whole.")
+
+
 BRONZE_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "social_rl_rounds": SocialRlRounds,
     "social_rl_meta": SocialRlMeta,
     "social_rl_metrics": SocialRlMetrics,
     "social_rl_prar_states": SocialRlPrarStates,
+    "social_rl_policy_states": SocialRlPolicyStates,
+    "social_rl_attachments": SocialRlAttachments,
 }

@@ -1,8 +1,9 @@
 """Source adapter `social_rl`: multi-agent Social RL rounds and the PRAR states they used.
 
 Layout under the raw root: `outputs/<run_dir>/round<N>_social_rl.json`, optional
-`outputs/<run_dir>/meta.json` and `metrics.json`, and `prar/outputs/<run>/state.json`.
-Each file is one JSON document = one record, parsed alone; sibling files are joined in
+`outputs/<run_dir>/meta.json`, `metrics.json` and `policy_state.json`, and
+`prar/outputs/<run>/state.json`; other text files of those folders are run attachments
+(attachments.py). Each file is one record, parsed alone; sibling files are joined in
 `pipelines.transforms.social_rl`.
 """
 
@@ -16,7 +17,9 @@ from typing import Any
 from pipelines.config.settings import Settings
 from pipelines.sources.base import ParseResult, RawFile, RecordError, find_raw_files, quarantine_row
 from pipelines.sources.jsonio import load_json_file
+from pipelines.sources.social_rl import attachments
 from pipelines.sources.social_rl.fields import LocatedError
+from pipelines.sources.social_rl.policy_state import policy_state_row
 from pipelines.sources.social_rl.records import meta_row, metrics_row, prar_state_row, round_row
 
 SOURCE = "social_rl"
@@ -28,6 +31,8 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("outputs/*/meta.json", "social_rl_meta"),
     ("outputs/*/metrics.json", "social_rl_metrics"),
     ("prar/outputs/*/state.json", "social_rl_prar_states"),
+    ("outputs/*/policy_state.json", "social_rl_policy_states"),
+    *((pattern, "social_rl_attachments") for pattern in attachments.PATTERNS),
 )
 
 __all__ = ["SOURCE", "discover", "parse_file"]
@@ -38,12 +43,23 @@ def discover(raw_root: Path) -> list[RawFile]:
     return [f for f in files if _table_for(f.path.name, f.rel_path)]
 
 
+RUN_FILES = {
+    "meta.json": "social_rl_meta",
+    "metrics.json": "social_rl_metrics",
+    "policy_state.json": "social_rl_policy_states",
+}
+
+
 def _table_for(name: str, rel_path: str) -> str | None:
-    if ROUND_FILE.match(name):
-        return "social_rl_rounds"
     if rel_path.startswith("prar/"):
-        return "social_rl_prar_states" if name == "state.json" else None
-    return {"meta.json": "social_rl_meta", "metrics.json": "social_rl_metrics"}.get(name)
+        table = "social_rl_prar_states" if name == "state.json" else None
+    elif ROUND_FILE.match(name):
+        table = "social_rl_rounds"
+    else:
+        table = RUN_FILES.get(name)
+    if table is None and attachments.is_attachment(rel_path):
+        return "social_rl_attachments"
+    return table
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
@@ -56,7 +72,10 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         )
     result = ParseResult(records_read=1)
     try:
-        row = _ROW_BUILDERS[table](_load(data, settings), file, settings)
+        if table == "social_rl_attachments":
+            row = attachments.attachment_row(data, file.rel_path, settings.limits.max_file_bytes)
+        else:
+            row = _ROW_BUILDERS[table](_load(data, settings), file, settings)
     except LocatedError as err:
         raw = data if err.item is None else err.item  # the offending part when known, else the file
         result.quarantine.append(quarantine_row(file, err.path, err, raw, settings.limits))
@@ -95,4 +114,7 @@ _ROW_BUILDERS: dict[str, Callable[[Any, RawFile, Settings], dict]] = {
     "social_rl_meta": lambda doc, file, s: meta_row(doc, _run_folder(file), s.timezone_for(SOURCE)),
     "social_rl_metrics": lambda doc, file, s: metrics_row(doc, _run_folder(file)),
     "social_rl_prar_states": lambda doc, file, s: prar_state_row(doc, _run_folder(file)),
+    "social_rl_policy_states": lambda doc, file, s: policy_state_row(
+        doc, _run_folder(file), s.timezone_for(SOURCE)
+    ),
 }
