@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from pipelines.sources.base import RecordError, expect_type, parse_ts, unknown_fields
+from pipelines.sources.base import RecordError
 from pipelines.sources.social_rl.fields import (
     json_text,
     located,
@@ -26,6 +26,7 @@ from pipelines.sources.social_rl.fields import (
     opt_score,
     opt_str,
 )
+from pipelines.sources.values import expect_type, parse_ts, unknown_fields
 
 DOCUMENTED_FIELDS = frozenset(
     {
