@@ -23,7 +23,15 @@ from pipelines.config import schema
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.splits.assign import SplitConfig
 
-SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
+SOURCES: tuple[str, ...] = (
+    "scenario",
+    "study",
+    "social_rl",
+    "dialogue",
+    "decision",
+    "oasst",
+    "hh_rlhf",
+)
 _D = schema.DEFAULTS
 
 
@@ -104,6 +112,9 @@ class Settings:
     release_kto_include_neutral: bool = _D.release.kto_include_neutral
     release_sft_include_negative: bool = _D.release.sft_include_negative
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    # `[oasst]`: OpenAssistant messages that become turns (deleted / unreviewed / synthetic: not by
+    # default, as OASST's own exporter).
+    oasst: schema.Oasst = field(default_factory=schema.Oasst)
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -221,6 +232,7 @@ def settings_from_model(
                 list(redaction.org_names), list(redaction.phone_regions), frozenset(redaction.kinds)
             ),
         ),
+        oasst=file.oasst,
     )
 
 

@@ -126,6 +126,7 @@ def silver_inputs_digest(settings: Settings) -> str:
                 settings.dialogue_turn_index_base,
                 settings.default_turn_index_base,
                 sorted(settings.decision_rating_scale.items()),
+                settings.oasst.model_dump(),
             )
         ).encode()
     )
