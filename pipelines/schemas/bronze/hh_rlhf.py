@@ -27,6 +27,9 @@ class HhRlhfPairs(StrictModel):
     pair_id: str = pa.Field(
         description="Hash of the chosen and rejected transcripts: the same pair twice is one pair."
     )
+    prompt_id: str = pa.Field(
+        description="Hash of the prompt's turns: pairs answering one conversation share it."
+    )
     prompt: pl.List(TURN) = pa.Field(
         description="Turns both transcripts share, up to their last shared Human turn (role Human/Assistant)."
     )

@@ -52,6 +52,7 @@ def pair_row(record: Any, dataset: str) -> dict[str, Any]:
     return {
         "dataset": dataset,
         "pair_id": stable_hash(chosen, rejected),
+        "prompt_id": stable_hash(prompt),
         "prompt": _structs(prompt),
         "chosen": _structs(chosen_answer),
         "rejected": _structs(rejected_answer),
