@@ -85,4 +85,11 @@ def build_turn_rewards(silver: Silver, params: Mapping[str, Any]) -> pl.DataFram
 
 def load_rules() -> None:
     # Importing the modules registers their rules (kept lazy to avoid import cycles).
-    from pipelines.gold.rules import decision, dialogue, scenario, social_rl, study  # noqa: F401
+    from pipelines.gold.rules import (  # noqa: F401
+        decision,
+        dialogue,
+        oasst,
+        scenario,
+        social_rl,
+        study,
+    )
