@@ -19,7 +19,8 @@ PROMPTS = (
         "How do I keep basil alive on a windowsill?",
         (
             (
-                "Give it at least six hours of sun, water when the top centimetre of soil is dry, and "
+                "Give it at least six hours of sun, water when the top centimetre of soil is dry, "
+                "and "
                 "pinch off the flower buds so the plant keeps making leaves."
             ),
             "Basil likes warmth and light. A south-facing window works; avoid cold drafts.",
@@ -45,7 +46,8 @@ PROMPTS = (
         "Which one is faster to create?",
         (
             (
-                "Creating a tuple is usually a little faster, since Python can build constant tuples "
+                "Creating a tuple is usually a little faster, since Python can build constant "
+                "tuples "
                 "once at compile time."
             ),
             "Lists.",

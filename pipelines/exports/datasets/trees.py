@@ -7,8 +7,8 @@ in `turn_index` order (those include other branches).
   "top-1" threads; one example per assistant turn on it, its path as the messages.
 - `sibling_rank_pairs` (preference): two ranked assistant replies to one message: the better-ranked
   one chosen, the other rejected, prompt = the path to their parent. Every ordered pair of the
-  ranked siblings. A pair whose chosen reply has the lower oasst_feedback reward is dropped (the data
-  contradicts the ranking), as correction pairs are.
+  ranked siblings. A pair whose chosen reply has the lower oasst_feedback reward is dropped
+  (the data contradicts the ranking), as correction pairs are.
 - `hh_pairs` (preference): an HH-RLHF pair: prompt = the shared turns, chosen / rejected = the two
   answers (consecutive assistant turns become one message in the chat shape).
 """

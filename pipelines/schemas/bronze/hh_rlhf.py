@@ -22,7 +22,8 @@ class HhRlhfPairs(StrictModel):
         ge=1, description="1-based line of the pair; orders records in a file."
     )
     dataset: str = pa.Field(
-        description="First folder under `hh_rlhf/` (e.g. `harmless-base`; `default` directly under it)."
+        description="First folder under `hh_rlhf/` (e.g. `harmless-base`; `default` directly "
+        "under it)."
     )
     pair_id: str = pa.Field(
         description="Hash of the chosen and rejected transcripts: the same pair twice is one pair."
@@ -31,7 +32,8 @@ class HhRlhfPairs(StrictModel):
         description="Hash of the prompt's turns: pairs answering one conversation share it."
     )
     prompt: pl.List(TURN) = pa.Field(
-        description="Turns both transcripts share, up to their last shared Human turn (role Human/Assistant)."
+        description="Turns both transcripts share, up to their last shared Human turn "
+        "(role Human/Assistant)."
     )
     chosen: pl.List(TURN) = pa.Field(
         description="The chosen transcript's answer: its Assistant turns after the prompt."

@@ -60,7 +60,8 @@ class OasstTrees(StrictModel):
         )
     )
     record_hash: str = pa.Field(
-        description="Hash of the dataset and the whole parsed tree: equal hashes = identical copies."
+        description="Hash of the dataset and the whole parsed tree: equal hashes = identical "
+        "copies."
     )
     extra: str = pa.Field(
         nullable=True, description="Unmapped tree-level fields as a JSON object (never dropped)."

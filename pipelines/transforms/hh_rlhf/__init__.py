@@ -1,4 +1,4 @@
-"""`hh_rlhf` bronze → silver: one episode per preference pair, its turns as a small tree (pure Polars).
+"""`hh_rlhf` bronze → silver: one episode per preference pair, its turns a small tree (Polars).
 
 A pair is the prompt both transcripts share followed by two branches: the chosen answer and the
 rejected answer, each replying to the prompt's last turn (`parent_turn_id`). turn_index: the

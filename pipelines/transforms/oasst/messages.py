@@ -163,7 +163,7 @@ def episodes(kept: pl.LazyFrame, messages: pl.DataFrame) -> pl.LazyFrame:
 
 
 def feedback(messages: pl.DataFrame) -> pl.DataFrame:
-    """Per kept message: one row per emoji (count), per label (value, count) and its sibling rank."""
+    """Per kept message: a row per emoji (count), per label (value, count) and its sibling rank."""
     kept = numbered(messages)
     emojis = (
         kept.select("episode_id", "turn_id", "message_id", "emojis")
