@@ -90,6 +90,7 @@ class Timezones(Table):
     social_rl: ZoneName | None = None
     dialogue: ZoneName | None = None
     decision: ZoneName | None = None
+    oasst: ZoneName | None = None
 
 
 class Dialogue(Table):
@@ -98,6 +99,15 @@ class Dialogue(Table):
 
 class Decision(Table):
     rating_scale: dict[str, Literal["0-1", "1-5"]] = Field(default_factory=dict)
+
+
+class Oasst(Table):
+    """Which OpenAssistant messages become turns (as OASST's own exporter: all false by default).
+    An excluded message takes its replies with it; bronze keeps every message."""
+
+    include_deleted: bool = False
+    include_unreviewed: bool = False  # review_result false (failed review) or absent (not reviewed)
+    include_synthetic: bool = False
 
 
 class Ingest(Table):
@@ -192,6 +202,7 @@ class TurnlakeFile(Table):
     lock: Lock = Field(default_factory=Lock)
     release: Release = Field(default_factory=Release)
     privacy: Privacy = Field(default_factory=Privacy)
+    oasst: Oasst = Field(default_factory=Oasst)
 
 
 DEFAULTS = TurnlakeFile()

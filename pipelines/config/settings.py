@@ -24,7 +24,15 @@ from pipelines.privacy.redact import RedactionConfig
 from pipelines.splits.config import SplitConfig
 from pipelines.storage.layout import Layout
 
-SOURCES: tuple[str, ...] = ("scenario", "study", "social_rl", "dialogue", "decision")
+SOURCES: tuple[str, ...] = (
+    "scenario",
+    "study",
+    "social_rl",
+    "dialogue",
+    "decision",
+    "oasst",
+    "hh_rlhf",
+)
 _D = schema.DEFAULTS
 
 
@@ -107,6 +115,9 @@ class Settings:
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     # How long an asset waits for another writer of the data root before it fails (`[lock]`).
     lock_wait_seconds: float = _D.lock.wait_seconds
+    # `[oasst]`: OpenAssistant messages that become turns (deleted / unreviewed / synthetic: not by
+    # default, as OASST's own exporter).
+    oasst: schema.Oasst = field(default_factory=schema.Oasst)
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -224,6 +235,7 @@ def settings_from_model(
                 list(redaction.org_names), list(redaction.phone_regions), frozenset(redaction.kinds)
             ),
         ),
+        oasst=file.oasst,
     )
 
 

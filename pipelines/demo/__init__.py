@@ -10,7 +10,7 @@ from pipelines.config.settings import SOURCES
 
 
 def write_demo(raw_root: Path, scale: int = 1, seed: int = 7) -> None:
-    """Write demo raw files of all five sources under `raw_root` (deterministic per seed)."""
+    """Write demo raw files of every source under `raw_root` (deterministic per seed)."""
     raw_root.mkdir(parents=True, exist_ok=True)
     for source in SOURCES:
         writer = importlib.import_module(f"pipelines.demo.{source}")

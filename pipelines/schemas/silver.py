@@ -80,6 +80,11 @@ class Turns(StrictModel):
     attributes: str = pa.Field(
         nullable=True, description="JSON object of turn-level metadata and unmapped raw fields."
     )
+    parent_turn_id: str = pa.Field(
+        nullable=True,
+        description="Turn this one replies to, where the source is a tree (OASST message trees, "
+        "HH-RLHF pairs: two answers to one prompt); null for linear sources and for a tree's root.",
+    )
 
 
 class Feedback(StrictModel):

@@ -122,6 +122,7 @@ def silver_inputs_digest(settings: Settings) -> str:
         settings.dialogue_turn_index_base,
         settings.default_turn_index_base,
         settings.decision_rating_scale,
+        settings.oasst.model_dump(),
     ]
     return fingerprint(
         [

@@ -225,17 +225,17 @@ def test_an_empty_raw_root_builds_empty_tables_and_no_release(tmp_path):
 
 def test_files_in_a_layout_no_adapter_claims_build_nothing_and_are_listed(tmp_path):
     raw = tmp_path / "raw"
-    write_jsonl(raw / "oasst" / "a.jsonl", [{"text": "hello"}])
-    write_jsonl(raw / "oasst" / "b.jsonl", [{"text": "hi"}])
+    write_jsonl(raw / "sharegpt" / "a.jsonl", [{"text": "hello"}])
+    write_jsonl(raw / "sharegpt" / "b.jsonl", [{"text": "hi"}])
     (raw / "notes.txt").write_text("hand-written notes\n")
     built = run_pipeline(raw, tmp_path / "data")
     assert_empty_build_without_release(built)
-    expected = ["notes.txt", "oasst/a.jsonl", "oasst/b.jsonl"]
+    expected = ["notes.txt", "sharegpt/a.jsonl", "sharegpt/b.jsonl"]
     assert build_summary(built.settings).unrecognised == expected
     assert raw_status(built.settings).unrecognised == expected
     assert unrecognised_lines(expected, raw) == [
         f"not recognised: 1 file under {raw} (e.g. notes.txt)",
-        f"not recognised: 2 files under {raw / 'oasst'} (e.g. oasst/a.jsonl, oasst/b.jsonl)",
+        f"not recognised: 2 files under {raw / 'sharegpt'} (e.g. sharegpt/a.jsonl, sharegpt/b.jsonl)",
     ]
 
 

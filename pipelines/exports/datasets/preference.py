@@ -9,6 +9,8 @@
 - `rated_alternatives`: one prompt (same prompt_hash) with differently rewarded completions in kto:
   chosen = the best rewarded, rejected = the worst (rewards in `reward_chosen` / `reward_rejected`; the
   prompt each side answered in `chosen_prompt_hash` / `rejected_prompt_hash`).
+- `sibling_rank`: two ranked replies to one OASST message, the better-ranked one chosen (trees.py).
+- `hh_rlhf`: an Anthropic HH-RLHF pair as its annotators labelled it (trees.py).
 
 Every pair kind should carry `reward_chosen` / `reward_rejected` where the rewards are known: the release's
 trainability check (pipelines/release/trainability.py) rejects a pair that prefers the lower known reward,
@@ -29,6 +31,7 @@ from pipelines.exports.datasets.common import (
     visible_turns,
 )
 from pipelines.exports.datasets.decisions import completion_json, decision_prompts
+from pipelines.exports.datasets.trees import hh_pairs, sibling_rank_pairs
 
 CORRECTION_SOURCES = ("scenario",)
 CORRECTION_RULE = "scenario_outcome"  # the reward rule whose rewards order a correction pair
@@ -275,6 +278,8 @@ def build_preference(
         correction_pairs(silver, gold),
         override_pairs(silver, gold),
         rated_alternative_pairs(kto, silver["episodes"]),
+        sibling_rank_pairs(silver, gold),
+        hh_pairs(silver),
     ]
     return pl.concat(frames, how="diagonal_relaxed").with_columns(
         _prompt_text=messages_text("prompt")

@@ -7,6 +7,8 @@ messages are `assistant`, other agents' are `user` prefixed with their id; inter
 out (see common.visible_turns). A study session's `scenario` (what the resident was told) opens its
 examples as system context; the chat shape (chat_shape.py, applied to every dataset) does the rest.
 
+OASST message trees: the examples of their best-ranked path (trees.py).
+
 Left out unless `[release] sft_include_negative`: examples whose final turn has a negative reward
 (supervised fine-tuning imitates every example it is given; an answer rated bad is no model answer).
 """
@@ -26,6 +28,7 @@ from pipelines.exports.datasets.common import (
     rewards_by,
     visible_turns,
 )
+from pipelines.exports.datasets.trees import best_path_examples
 
 SFT_SOURCES = ("dialogue", "study", "scenario", "social_rl")
 CHAT_SOURCES = ("dialogue", "study", "scenario")
@@ -85,7 +88,13 @@ def _agent_round_rewards(turn_rewards: pl.DataFrame) -> pl.DataFrame:
 def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """SFT examples with the reward gold gives the final turn (turn / IQL-step reward; Social RL: the
     agent's round reward, `reward_target` = agent_round), null where there is none."""
-    examples = turn_examples(silver["turns"], silver["episodes"])
+    examples = pl.concat(
+        [
+            turn_examples(silver["turns"], silver["episodes"]),
+            best_path_examples(silver["turns"], silver["episodes"]),
+        ],
+        how="diagonal_relaxed",
+    )
     rewards = gold["turn_rewards"]
     per_turn = rewards_by(rewards, "turn_id", ("turn", "decision")).with_columns(
         reward_target=pl.lit("turn")

@@ -12,7 +12,14 @@ from typing import Any
 import polars as pl
 
 from pipelines.gold.registry import REWARD_SCHEMA, RULES, Silver, get_rule, rule_params
-from pipelines.gold.rules import decision, dialogue, scenario, social_rl, study  # noqa: F401
+from pipelines.gold.rules import (  # noqa: F401
+    decision,
+    dialogue,
+    oasst,
+    scenario,
+    social_rl,
+    study,
+)
 from pipelines.schemas import conform
 
 __all__ = ["RULES", "build_turn_rewards", "run_rule"]

@@ -1,0 +1,65 @@
+"""Adapter for the `oasst` source: OpenAssistant message-tree exports, `oasst/**/*.jsonl`.
+
+One line = one message tree (`message_tree_id`, `tree_state`, a `prompt` node whose `replies` nest
+to any depth). The tree is one bronze row whose `messages` list holds every node in depth-first
+pre-order (a node, then each reply's subtree in the order written), each with its parent's id and
+its depth. A node that breaks the format (no id, a role other than prompter/assistant, a
+`parent_id` that is not its parent's id, an id used twice) rejects its whole tree: a tree with a
+hole is no tree. Which messages become turns (deleted, unreviewed, synthetic) is decided in silver
+(`[oasst]` settings); bronze keeps them all.
+
+The dataset of a file is the first folder under `oasst/` (`default` for files directly under it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pipelines.config.settings import Settings
+from pipelines.sources.base import (
+    ParseResult,
+    QuarantineRow,
+    RawFile,
+    RecordError,
+    find_raw_files,
+    quarantine_row,
+)
+from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.oasst.records import tree_row
+
+SOURCE = "oasst"
+FOLDER = "oasst"
+TREES = "oasst_trees"
+DEFAULT_DATASET = "default"
+
+
+def discover(raw_root: Path) -> list[RawFile]:
+    return find_raw_files(SOURCE, raw_root, [f"{FOLDER}/**/*.jsonl"])
+
+
+def dataset_of(rel_path: str) -> str:
+    """`oasst/<dataset>/.../x.jsonl` → dataset; `oasst/x.jsonl` → `default`."""
+    parts = rel_path.split("/")
+    return parts[1] if len(parts) > 2 else DEFAULT_DATASET
+
+
+def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    limits = settings.limits
+    if len(data) > limits.max_file_bytes:
+        message = f"file is {len(data)} bytes, limit is {limits.max_file_bytes}"
+        row = QuarantineRow(SOURCE, file.rel_path, "file", "too_large", message, None)
+        return ParseResult(records_read=1, quarantine=[row])
+    read = read_jsonl(file, data, limits)
+    dataset = dataset_of(file.rel_path)
+    tz = settings.timezone_for(SOURCE)
+    rows: list[dict[str, Any]] = []
+    quarantine = list(read.quarantine)
+    for unit, record in read.records:
+        try:
+            row = tree_row(record, dataset, tz)
+        except RecordError as err:
+            quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
+            continue
+        rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
+    return ParseResult(records_read=read.records_read, rows={TREES: rows}, quarantine=quarantine)
