@@ -1,3 +1,6 @@
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,15 +62,34 @@ def lock_held_elsewhere():
         proc.wait()
 
 
+TMPFS = Path("/dev/shm")
+
+
 @pytest.fixture(scope="session")
-def demo_warehouse(tmp_path_factory) -> Path:
+def new_dagster_home(tmp_path_factory) -> Iterator[Callable[[], Path]]:
+    """Makes empty Dagster homes, in memory (tmpfs) where there is one: Dagster's SQLite event log
+    commits each event (hundreds per build), and on a disk every commit waits for an fsync."""
+    in_memory = TMPFS.is_dir() and os.access(TMPFS, os.W_OK)
+    with tempfile.TemporaryDirectory(
+        prefix="turnlake-dagster-", dir=TMPFS if in_memory else tmp_path_factory.getbasetemp()
+    ) as parent:
+
+        def make() -> Path:
+            home = Path(tempfile.mkdtemp(dir=parent))
+            (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+            return home
+
+        yield make
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory, new_dagster_home) -> Path:
     """The data root of ONE `turnlake build --demo-if-empty` (through the CLI and Dagster), shared
     read-only by every test that needs realistic built data."""
     from pipelines.cli.main import main
 
     root = tmp_path_factory.mktemp("demo_warehouse")
-    home = root / "dagster_home"
-    home.mkdir()
+    home = new_dagster_home()
     mp = pytest.MonkeyPatch()
     mp.setenv("DAGSTER_HOME", str(home))
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)

@@ -32,8 +32,12 @@ def test_build_generates_demo_data_when_raw_root_is_empty_and_succeeds(demo_buil
 
 
 def test_build_records_the_run_in_the_local_instance(demo_build):
+    import dagster as dg
+
     _, _, home = demo_build
-    assert (home / "history" / "runs.db").exists() or any(home.rglob("runs.db"))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        runs = [(run.job_name, run.status) for run in instance.get_runs()]
+    assert ("turnlake_build", dg.DagsterRunStatus.SUCCESS) in runs
 
 
 def test_build_prints_summary_tables(demo_build, capsys):

@@ -13,7 +13,9 @@ def test_definitions_load_with_every_layer_and_the_build_job():
     assert {f"bronze_{s}" for s in SOURCES} <= keys
     assert {f"silver_{t}" for t in SILVER_MODELS} <= keys
     assert "warehouse_views" in keys
-    assert defs.resolve_job_def(BUILD_JOB) is not None
+    # The build job materializes every asset (resolving it raises if it does not exist).
+    selected = defs.resolve_job_def(BUILD_JOB).asset_layer.selected_asset_keys
+    assert {key.to_user_string() for key in selected} == keys
 
 
 def test_every_bronze_and_silver_asset_has_a_blocking_check():

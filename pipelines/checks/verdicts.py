@@ -13,6 +13,7 @@ import polars as pl
 
 from pipelines.checks.ledger import Markdown, Verdict
 from pipelines.config.settings import Settings
+from pipelines.reports.markdown import markdown_table
 from pipelines.storage.files import read_table
 from pipelines.storage.layout import Layout
 
@@ -40,18 +41,10 @@ def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdi
             {
                 "rows": frame.height,
                 "failures": cases.height,
-                "failure_summary": Markdown(_markdown(summary)),
+                "failure_summary": Markdown(markdown_table(summary, max_chars=80)),
             },
         )
     return Verdict(True, {"rows": frame.height})
-
-
-def _markdown(frame: pl.DataFrame) -> str:
-    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
-    body = "".join(
-        "| " + " | ".join(str(v)[:80] for v in row) + " |\n" for row in frame.iter_rows()
-    )
-    return header + body
 
 
 def nothing_lost(source: str, settings: Settings) -> Verdict:
@@ -67,7 +60,7 @@ def nothing_lost(source: str, settings: Settings) -> Verdict:
     metadata["files"] = per_file.height
     metadata["unbalanced_files"] = bad.height
     if bad.height:
-        metadata["unbalanced"] = Markdown(_markdown(bad.head(20)))
+        metadata["unbalanced"] = Markdown(markdown_table(bad.head(20), max_chars=80))
     return Verdict(bad.height == 0, metadata)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandera.polars as pa
+import polars as pl
 
 from pipelines.config.settings import SOURCES
+from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
@@ -23,7 +25,7 @@ def _rules(column: pa.Column) -> str:
         parts.append(
             f"{check.name}({', '.join(map(str, stats.values()))})" if stats else check.name
         )
-    return "; ".join(parts).replace("|", "\\|")
+    return "; ".join(parts)
 
 
 def _table_section(name: str, model: type[pa.DataFrameModel]) -> str:
@@ -36,14 +38,21 @@ def _table_section(name: str, model: type[pa.DataFrameModel]) -> str:
         "",
         f"Model: `{model.__module__}.{model.__name__}`",
         "",
-        "| column | type | nullable | rules | description |",
-        "|---|---|---|---|---|",
     ]
-    for col_name, col in schema.columns.items():
-        desc = (col.description or "").replace("|", "\\|")
-        lines.append(
-            f"| `{col_name}` | `{col.dtype}` | {'yes' if col.nullable else 'no'} | {_rules(col)} | {desc} |"
-        )
+    columns = pl.DataFrame(
+        [
+            {
+                "column": f"`{col_name}`",
+                "type": f"`{col.dtype}`",
+                "nullable": "yes" if col.nullable else "no",
+                "rules": _rules(col),
+                "description": col.description or "",
+            }
+            for col_name, col in schema.columns.items()
+        ],
+        schema=dict.fromkeys(("column", "type", "nullable", "rules", "description"), pl.String),
+    )
+    lines.append(markdown_table(columns))
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,9 @@
-"""A build SIGKILLed at any write boundary leaves the previous tables and views readable and
-valid, and the next build completes with the same result as an uninterrupted one."""
+"""A build SIGKILLed at any write boundary leaves the previous tables, views and releases readable
+and valid, and the next build completes with the same result as an uninterrupted one.
+
+Only the killed builds run as `turnlake build` processes (a process can only SIGKILL itself); the
+builds that prepare the world and the recovering builds call the same CLI entry point in this
+process, which spares each of them the seconds of importing Dagster again."""
 
 import hashlib
 import os
@@ -13,39 +17,36 @@ import polars as pl
 import pytest
 
 from pipelines.checks.health import published_problems
+from pipelines.cli.main import main
 from pipelines.demo import write_demo
+from pipelines.release.files import latest_release, read_manifest
+from pipelines.release.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.layout import Layout
 
+pytestmark = pytest.mark.slow
+
+# Every crash point of pipelines/runtime/faults.py but `release:before_rename`: a release killed
+# there leaves the same abandoned temporary folder as at `release:after_datasets` (the next
+# release removes both alike); tests/unit/test_release_files.py kills the release writer there.
 KILL_POINTS = [
     "ingest:before_log",
     "ingest:after_log",
     "silver:before_publish",
     "silver:after_publish",
     "views:before_swap",
+    "release:after_datasets",
 ]
 
 
-def build(
-    raw: Path, data: Path, home: Path, kill_at: str | None = None
-) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
-    env.pop("TURNLAKE_KILL_AT", None)
-    if kill_at:
-        env["TURNLAKE_KILL_AT"] = kill_at
+def build_args(raw: Path, data: Path) -> list[str]:
+    return ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
+
+
+def killed_build(raw: Path, data: Path, home: Path, kill_at: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(home), "TURNLAKE_KILL_AT": kill_at}
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.cli.main",
-            "build",
-            "--raw-root",
-            str(raw),
-            "--data-root",
-            str(data),
-            "--log-level",
-            "ERROR",
-        ],
+        [sys.executable, "-m", "pipelines.cli.main", *build_args(raw, data)],
         env=env,
         capture_output=True,
         text=True,
@@ -53,6 +54,15 @@ def build(
         cwd=Path(__file__).parents[2],
         check=False,
     )
+
+
+def build(raw: Path, data: Path, home: Path) -> int:
+    """`turnlake build` in this process; its exit code."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(home))
+        for name in ("TURNLAKE_KILL_AT", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
+            mp.delenv(name, raising=False)
+        return main(build_args(raw, data))
 
 
 def silver_digest(data: Path) -> dict[str, str]:
@@ -64,9 +74,24 @@ def silver_digest(data: Path) -> dict[str, str]:
     return {t: hashlib.sha256(f.write_ipc(None).getvalue()).hexdigest() for t, f in frames.items()}
 
 
+def published(data: Path) -> tuple[dict[str, str], str]:
+    """The silver tables' digests and the latest release's content hash, once every published
+    table, view and the latest release are checked to be valid."""
+    layout = Layout(data)
+    assert published_problems(layout) == []
+    release = layout.exports / latest_release(layout.exports)
+    assert verify_release(release) == []
+    return silver_digest(data), read_manifest(release)["content_hash"]
+
+
+def abandoned_releases(data: Path) -> list[str]:
+    return [p.name for p in Layout(data).exports.iterdir() if p.name.startswith(".tmp-")]
+
+
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """A data root built from demo data, and raw data that has grown since (new and appended files)."""
+def world(tmp_path_factory, new_dagster_home):
+    """A data root built from demo data, raw data that has grown since (new and appended files),
+    and what an uninterrupted build of the grown data on a copy of that root publishes."""
     root = tmp_path_factory.mktemp("kill")
     raw_old, raw_new = root / "raw_old", root / "raw_new"
     write_demo(raw_old, scale=1, seed=3)
@@ -78,36 +103,40 @@ def world(tmp_path_factory):
         shutil.copy(path, target)
     master = raw_new / "survey_responses" / "conversations" / "all_conversations.jsonl"
     master.write_bytes(master.read_bytes() + b"\n")
-    home = root / "home"
-    home.mkdir()
+    home = new_dagster_home()
     baseline = root / "baseline"
-    assert build(raw_old, baseline, home).returncode == 0
+    assert build(raw_old, baseline, home) == 0
+    # A copy of the baseline shares its generated pseudonym key, so its releases compare by hash.
     reference = root / "reference"
-    assert build(raw_new, reference, home).returncode == 0
-    return raw_new, baseline, home, silver_digest(baseline), silver_digest(reference)
+    shutil.copytree(baseline, reference, symlinks=True)
+    assert build(raw_new, reference, home) == 0
+    old, new = published(baseline), published(reference)
+    assert old != new  # else a kill could not be told from a build that changed nothing
+    return raw_new, baseline, home, old, new
 
 
 @pytest.mark.parametrize("point", KILL_POINTS)
 def test_killed_build_leaves_valid_tables_and_next_build_completes(world, tmp_path, point):
-    raw_new, baseline, home, old_digest, new_digest = world
+    raw_new, baseline, home, old, new = world
     data = tmp_path / "data"
     shutil.copytree(baseline, data, symlinks=True)
 
-    killed = build(raw_new, data, home, kill_at=point)
+    killed = killed_build(raw_new, data, home, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    assert published_problems(Layout(data)) == []
-    assert silver_digest(data) in (old_digest, new_digest)
+    silver, release = published(data)
+    assert silver in (old[0], new[0]) and release in (old[1], new[1])
 
-    rebuilt = build(raw_new, data, home)
-    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
-    assert published_problems(Layout(data)) == []
-    assert silver_digest(data) == new_digest
+    assert build(raw_new, data, home) == 0
+    assert published(data) == new
+    assert abandoned_releases(data) == []
 
 
 def test_first_build_killed_leaves_nothing_half_published_and_rebuild_completes(world, tmp_path):
-    raw_new, _, home, _, new_digest = world
+    raw_new, _, home, _, (new_silver, _) = world
     data = tmp_path / "data"
-    assert build(raw_new, data, home, kill_at="silver:before_publish").returncode == -signal.SIGKILL
+    killed = killed_build(raw_new, data, home, kill_at="silver:before_publish")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert not Layout(data).silver_link.exists()
-    assert build(raw_new, data, home).returncode == 0
-    assert silver_digest(data) == new_digest
+    assert build(raw_new, data, home) == 0
+    # A new data root generates its own pseudonym key: its release differs, its silver does not.
+    assert published(data)[0] == new_silver

@@ -118,11 +118,15 @@ def test_changing_the_salt_reshuffles_groups():
 
 
 @pytest.mark.parametrize(
-    "ratios",
-    [{"train": 0.8, "test": 0.3}, {"train": 1.2, "test": -0.2}, {"train": 0.5, "dev": 0.5}],
+    ("ratios", "message"),
+    [
+        ({"train": 0.8, "test": 0.3}, "sum to 1"),
+        ({"train": 1.2, "test": -0.2}, "must be ≥ 0"),
+        ({"train": 0.5, "dev": 0.5}, "unknown split"),
+    ],
 )
-def test_invalid_ratios_are_rejected(ratios):
-    with pytest.raises(ValueError):
+def test_invalid_ratios_are_rejected(ratios, message):
+    with pytest.raises(ValueError, match=message):
         SplitConfig(ratios=ratios)
 
 
