@@ -49,7 +49,7 @@ def forget(
 ) -> int:
     """Forget a subject in silver, gold and every release.
 
-    Records a tombstone (a keyed hash, no id), rebuilds without the subject, rewrites every
+    Records a tombstone for subject ID of KIND (a keyed hash, no id), rebuilds without the subject, rewrites every
     existing release without its rows, and lists raw files named after it for erasure at the
     source. Exit 1 when the rebuild fails or a rewritten release does not verify.
     """

@@ -31,11 +31,11 @@ def dictionary(check: bool) -> int:
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @roots
-@click.argument("dg_args", nargs=-1, type=click.UNPROCESSED, metavar="[DG DEV OPTIONS]...")
+@click.argument("dg_args", nargs=-1, type=click.UNPROCESSED, metavar="DG_DEV_OPTIONS")
 def dev(raw_root: Path | None, data_root: Path | None, dg_args: tuple[str, ...]) -> int:
     """Start `dg dev` on this project's Dagster instance and roots.
 
-    Options it does not know go to `dg dev` (e.g. `turnlake dev --port 3001`).
+    DG_DEV_OPTIONS, the options it does not know, go to `dg dev` (`turnlake dev --port 3001`).
     """
     from pipelines import api
 
