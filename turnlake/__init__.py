@@ -2,9 +2,79 @@
 
 This package is the public face of the engine (`pipelines`): `import turnlake` gives the Python
 API of `pipelines.api` (build, status, release, verify, pull, query, load_release, …) and its
-result and error classes. See README.md, "Python API".
+result and error classes. See README.md, "Python API". tests/test_api.py checks that the two
+`__all__` lists stay equal.
 """
 
-from pipelines.api import *  # the facade re-exports the API, nothing else
-from pipelines.api import __all__ as __all__
+from pipelines.api import (
+    SUBJECT_KINDS,
+    BuildFailed,
+    BuildResult,
+    DataRootBusy,
+    FailedCheck,
+    ForgetResult,
+    LastRun,
+    NoRelease,
+    NotBuilt,
+    QueryFailed,
+    RawRootMissing,
+    ReleaseMismatch,
+    ReleaseState,
+    SavedQuery,
+    SettingsError,
+    Status,
+    TargetExists,
+    TurnlakeError,
+    UnknownQuery,
+    build,
+    dagster_home,
+    demo,
+    forget,
+    load_release,
+    pull,
+    query,
+    release,
+    releases,
+    resolve_settings,
+    saved_queries,
+    status,
+    subject_rows,
+    verify,
+)
 from pipelines.api import __getattr__ as __getattr__  # LeakageError, UntrainableRelease
+
+__all__ = [
+    "SUBJECT_KINDS",
+    "BuildFailed",
+    "BuildResult",
+    "DataRootBusy",
+    "FailedCheck",
+    "ForgetResult",
+    "LastRun",
+    "NoRelease",
+    "NotBuilt",
+    "QueryFailed",
+    "RawRootMissing",
+    "ReleaseMismatch",
+    "ReleaseState",
+    "SavedQuery",
+    "SettingsError",
+    "Status",
+    "TargetExists",
+    "TurnlakeError",
+    "UnknownQuery",
+    "build",
+    "dagster_home",
+    "demo",
+    "forget",
+    "load_release",
+    "pull",
+    "query",
+    "release",
+    "releases",
+    "resolve_settings",
+    "saved_queries",
+    "status",
+    "subject_rows",
+    "verify",
+]

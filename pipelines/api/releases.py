@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from datasets import DatasetDict
 
 
+_SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}  # as a DatasetDict usually lists them
+
+
 def _exports(data_root: PathLike | None) -> Path:
     return Layout(resolve_settings(data_root=data_root).data_root).exports
 
@@ -132,7 +135,8 @@ def load_release(
     if splits is None:
         known = ", ".join(sorted(read_manifest(folder)["counts"]))
         raise KeyError(f"release {folder.name} has no dataset {config!r}; it has: {known}")
-    data_files = {split: str(folder / config / f"{split}*.parquet") for split in splits}
+    order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
+    data_files = {split: str(folder / config / f"{split}*.parquet") for split in order}
     return load_dataset(
         "parquet", data_files=data_files, cache_dir=str(cache_dir) if cache_dir else None
     )

@@ -18,7 +18,8 @@ def print_unrecognised(files: list[str], raw_root: Path) -> None:
 
     if files:
         click.echo(
-            "\nRaw files no adapter reads (see the raw layouts in README.md; these were not ingested)"
+            "\nRaw files no adapter reads "
+            "(see the raw layouts in README.md; these were not ingested)"
         )
         for line in unrecognised_lines(files, raw_root):
             click.echo(f"  {line}")
@@ -95,9 +96,9 @@ def print_build_result(result: BuildResult) -> None:
 def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
     """Materialize the whole asset graph through Dagster.
 
-    Prints the summary. Runs in-process, recorded in the local Dagster instance (visible in `dg dev`); prints rows
-    per table, records per source, quarantine, pending tails, raw files no adapter reads and
-    the latest release (verified). Exit 1 when a blocking check fails.
+    Runs in-process, recorded in the local Dagster instance (visible in `dg dev`), then prints
+    rows per table, records per source, quarantine, pending tails, raw files no adapter reads
+    and the latest release (verified). Exit 1 when a blocking check fails.
     """
     from pipelines import api
 

@@ -20,7 +20,8 @@ def roots(func: F) -> F:
     func = click.option(
         "--data-root",
         type=click.Path(path_type=Path),
-        help="Root of the warehouse, exports and DuckDB file (default data, env TURNLAKE_DATA_ROOT).",
+        help="Root of the warehouse, exports and DuckDB file "
+        "(default data, env TURNLAKE_DATA_ROOT).",
     )(func)
     return click.option(
         "--raw-root",

@@ -49,9 +49,10 @@ def forget(
 ) -> int:
     """Forget a subject in silver, gold and every release.
 
-    Records a tombstone for subject ID of KIND (a keyed hash, no id), rebuilds without the subject, rewrites every
-    existing release without its rows, and lists raw files named after it for erasure at the
-    source. Exit 1 when the rebuild fails or a rewritten release does not verify.
+    Records a tombstone for subject ID of KIND (a keyed hash, no id), rebuilds without the
+    subject, rewrites every existing release without its rows, and lists raw files named after
+    it for erasure at the source. Exit 1 when the rebuild fails or a rewritten release does
+    not verify.
     """
     from pipelines import api
     from pipelines.cli.build import print_build_result

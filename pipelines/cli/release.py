@@ -10,13 +10,26 @@ from pipelines.cli.options import error, roots, wait
 
 
 def print_load_hint(path: Path) -> None:
-    click.echo(f"""
-release: {path}
-  Python:  import turnlake
-           ds = turnlake.load_release("{path.name}", config="sft", data_root="{path.parents[1]}")
-           (or: from datasets import load_dataset; load_dataset("parquet", data_files={{"train": "{path}/sft/train*.parquet"}}))
-  DuckDB:  turnlake sql "SELECT split, count(*) FROM release.sft GROUP BY ALL"   (views over the latest release)
-           or read_parquet('{path}/sft/*.parquet') for any version""")
+    """How to load the release at `path`: Python (turnlake or datasets) and DuckDB."""
+    data_root, sft = path.parents[1], path / "sft"
+    lines = [
+        f"release: {path}",
+        "  Python:  import turnlake",
+        (
+            f'           ds = turnlake.load_release("{path.name}", config="sft", '
+            f'data_root="{data_root}")'
+        ),
+        (
+            '           or: datasets.load_dataset("parquet", data_files={"train": '
+            f'"{sft}/train*.parquet", "test": "{sft}/test*.parquet"}})'
+        ),
+        (
+            '  DuckDB:  turnlake sql "SELECT split, count(*) FROM release.sft GROUP BY ALL"'
+            "   (views over the latest release)"
+        ),
+        f"           or read_parquet('{sft}/*.parquet') for any version",
+    ]
+    click.echo("\n" + "\n".join(lines))
 
 
 def _print_mismatch(mismatch) -> None:
@@ -31,8 +44,8 @@ def _print_mismatch(mismatch) -> None:
 def release(raw_root: Path | None, data_root: Path | None, wait: float) -> int:
     """Write a release from the current build and verify it.
 
-    The build does this too; identical inputs reuse the existing version. Exit 1 when the release is refused (leakage,
-    not trainable) or does not verify.
+    The build does this too; identical inputs reuse the existing version. Exit 1 when the
+    release is refused (leakage, not trainable) or does not verify.
     """
     from pipelines import api
     from pipelines.release.assemble import NOTHING_TO_RELEASE

@@ -35,8 +35,8 @@ def sql(
 ) -> int:
     """Run SQL or a saved query against the DuckDB views.
 
-    QUERY runs against <data root>/warehouse.duckdb. Views: every silver and gold table, bronze.<table>, release.<dataset> (the latest release).
-    Exit 1 on an SQL error.
+    QUERY runs against <data root>/warehouse.duckdb, whose views are every silver and gold
+    table, bronze.<table> and release.<dataset> (the latest release). Exit 1 on an SQL error.
     """
     from pipelines import api
 
@@ -66,9 +66,9 @@ def _last_run_line(status) -> str:
 def status(raw_root: Path | None, data_root: Path | None) -> int:
     """Last run, raw changes, pending tails, quarantine, health.
 
-    Raw files new / changed / missing since the last build, pending tails, quarantine by source and error
-    kind, freshness per source, raw files no adapter reads, whether what is published reads
-    back. Exit 1 when a published table or view does not read back.
+    Raw files new / changed / missing since the last build, pending tails, quarantine by
+    source and error kind, freshness per source, raw files no adapter reads, whether what is
+    published reads back. Exit 1 when a published table or view does not read back.
     """
     from pipelines import api
     from pipelines.cli.build import print_unrecognised
