@@ -131,9 +131,10 @@ def load_release(
     exports = _exports(data_root)
     state = verify(version, data_root=data_root) if verify_first else None
     folder = state.path if state else exports / _version(exports, version)
-    splits = read_manifest(folder)["counts"].get(config)
+    counts = read_manifest(folder)["counts"]
+    splits = counts.get(config)
     if splits is None:
-        known = ", ".join(sorted(read_manifest(folder)["counts"]))
+        known = ", ".join(sorted(counts))
         raise KeyError(f"release {folder.name} has no dataset {config!r}; it has: {known}")
     order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
     data_files = {split: str(folder / config / f"{split}*.parquet") for split in order}
