@@ -1,5 +1,6 @@
 """`turnlake` end to end on generated demo data, through Dagster, in a temporary folder."""
 
+import click
 import polars as pl
 import pytest
 
@@ -219,3 +220,46 @@ def test_subject_show_lists_every_table_holding_a_participant(demo_build, capsys
         == 0
     )
     assert "0 rows" in capsys.readouterr().out
+
+
+def _commands(group, path=("turnlake",)):
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+def test_every_command_option_and_argument_has_help_text():
+    from pipelines.cli.main import cli
+
+    commands = list(_commands(cli))
+    assert len(commands) >= 13
+    for path, command in commands:
+        where = " ".join(path)
+        assert command.help and command.get_short_help_str(), f"{where}: no help"
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"{where} {param.opts[0]}: no help"
+            else:  # an argument has no help of its own: the command's help describes it
+                assert param.human_readable_name in command.help, f"{where}: {param.name}"
+
+
+def test_help_lists_every_command_and_the_exit_codes(capsys):
+    from pipelines.cli.main import cli
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name, command in cli.commands.items():
+        assert f"  {name} " in out and command.get_short_help_str(limit=200) in out, name
+    assert "Exit codes:" in out
+    for code in ("0  done", "1  a blocking check failed", "2  bad settings", "3  the data root"):
+        assert code in out
+
+
+def test_bad_usage_and_missing_things_exit_two(tmp_path, capsys):
+    assert main(["build", "--no-such-option"]) == 2
+    assert "No such option '--no-such-option'" in capsys.readouterr().err
+    assert main(["verify", "--data-root", str(tmp_path)]) == 2
+    assert f"turnlake verify: no releases under {tmp_path / 'exports'}" in capsys.readouterr().err
+    assert main(["sql", "--data-root", str(tmp_path), "SELECT 1"]) == 2
+    assert "run `turnlake build` first" in capsys.readouterr().err

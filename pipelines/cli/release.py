@@ -2,128 +2,125 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
-from pipelines.config.settings import Settings
+import click
+
+from pipelines.cli.options import error, roots, wait
 
 
 def print_load_hint(path: Path) -> None:
-    print(f"""
-release: {path}
-  Python:  from datasets import load_dataset
-           ds = load_dataset("parquet", data_files={{"train": "{path}/sft/train*.parquet", "test": "{path}/sft/test*.parquet"}})
-  DuckDB:  turnlake sql "SELECT split, count(*) FROM release.sft GROUP BY ALL"   (views over the latest release)
-           or read_parquet('{path}/sft/*.parquet') for any version""")
+    """How to load the release at `path`: Python (turnlake or datasets) and DuckDB."""
+    data_root, sft = path.parents[1], path / "sft"
+    lines = [
+        f"release: {path}",
+        "  Python:  import turnlake",
+        (
+            f'           ds = turnlake.load_release("{path.name}", config="sft", '
+            f'data_root="{data_root}")'
+        ),
+        (
+            '           or: datasets.load_dataset("parquet", data_files={"train": '
+            f'"{sft}/train*.parquet", "test": "{sft}/test*.parquet"}})'
+        ),
+        (
+            '  DuckDB:  turnlake sql "SELECT split, count(*) FROM release.sft GROUP BY ALL"'
+            "   (views over the latest release)"
+        ),
+        f"           or read_parquet('{sft}/*.parquet') for any version",
+    ]
+    click.echo("\n" + "\n".join(lines))
 
 
-def cmd_release(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.release.assemble import NOTHING_TO_RELEASE, LeakageError, make_release
-    from pipelines.release.trainability import UntrainableRelease
-    from pipelines.release.verify import verify_release
-    from pipelines.storage.layout import Layout
-    from pipelines.storage.lock import DataRootBusy, data_root_lock
+def _print_mismatch(mismatch) -> None:
+    for problem in mismatch.problems:
+        error(f"MISMATCH {problem}")
+    click.echo(f"release {mismatch.version}: {len(mismatch.problems)} problems")
 
-    if not Layout(settings.data_root).gold_link.exists():
-        print("no gold tables yet: run `turnlake build` first", file=sys.stderr)
-        return 2
+
+@click.command()
+@roots
+@wait
+def release(raw_root: Path | None, data_root: Path | None, wait: float) -> int:
+    """Write a release from the current build and verify it.
+
+    The build does this too; identical inputs reuse the existing version. Exit 1 when the
+    release is refused (leakage, not trainable) or does not verify.
+    """
+    from pipelines import api
+    from pipelines.release.assemble import NOTHING_TO_RELEASE
+
     try:
-        with data_root_lock(settings.layout, wait=args.wait):
-            outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
-    except DataRootBusy as busy:
-        print(f"turnlake release: {busy}", file=sys.stderr)
-        return 3
-    except LeakageError as leak:
-        print(f"turnlake release: refused, the split proof found leakage: {leak}", file=sys.stderr)
+        state = api.release(raw_root=raw_root, data_root=data_root, wait=wait)
+    except api.LeakageError as leak:
+        error(f"turnlake release: refused, the split proof found leakage: {leak}")
         return 1
-    except UntrainableRelease as untrainable:
-        print(
-            f"turnlake release: refused, the release would not be trainable: {untrainable}",
-            file=sys.stderr,
-        )
+    except api.UntrainableRelease as untrainable:
+        error(f"turnlake release: refused, the release would not be trainable: {untrainable}")
         return 1
-    if outcome.version is None:
-        print(NOTHING_TO_RELEASE)
+    except api.ReleaseMismatch as mismatch:
+        _print_mismatch(mismatch)
+        return 1
+    if state is None:
+        click.echo(NOTHING_TO_RELEASE)
         return 0
-    problems = verify_release(outcome.path)
-    print(
-        f"{'new release' if outcome.created else 'unchanged inputs: existing release'} {outcome.version}"
-        f" ({'verified' if not problems else f'{len(problems)} problems'})"
-    )
-    print_load_hint(outcome.path)
-    return 0 if not problems else 1
-
-
-def cmd_releases(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.release.catalog import list_releases
-    from pipelines.storage.layout import Layout
-
-    frame = list_releases(Layout(settings.data_root).exports)
-    print(frame if frame.height else "no releases yet")
+    kind = "new release" if state.created else "unchanged inputs: existing release"
+    click.echo(f"{kind} {state.version} (verified)")
+    print_load_hint(state.path)
     return 0
 
 
-def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.release.files import latest_release
-    from pipelines.release.verify import verify_release
-    from pipelines.storage.layout import Layout
+@click.command()
+@roots
+def releases(raw_root: Path | None, data_root: Path | None) -> int:
+    """List complete releases: version, date, rows per dataset."""
+    from pipelines import api
 
-    exports = Layout(settings.data_root).exports
-    version = args.version or latest_release(exports)
-    if version is None:
-        print(f"no releases under {exports}", file=sys.stderr)
-        return 2
-    problems = verify_release(exports / version)
-    for problem in problems:
-        print(f"MISMATCH {problem}", file=sys.stderr)
-    print(f"release {version}: {'verified' if not problems else f'{len(problems)} problems'}")
-    return 0 if not problems else 1
+    frame = api.releases(data_root=data_root)
+    click.echo(str(frame) if frame.height else "no releases yet")
+    return 0
 
 
-def cmd_pull(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.release.catalog import pull_release
-    from pipelines.storage.layout import Layout
+@click.command()
+@roots
+@click.argument("version", required=False)
+def verify(raw_root: Path | None, data_root: Path | None, version: str | None) -> int:
+    """Re-hash a release against its manifest and split proof.
+
+    VERSION defaults to the latest release; row counts are re-checked too. Exit 1 on any
+    mismatch.
+    """
+    from pipelines import api
 
     try:
-        target, problems = pull_release(
-            Layout(settings.data_root).exports, args.version, Path(args.to)
-        )
-    except (FileNotFoundError, FileExistsError) as err:
-        print(f"turnlake pull: {err}", file=sys.stderr)
-        return 2
-    for problem in problems:
-        print(f"MISMATCH {problem}", file=sys.stderr)
-    print(
-        f"pulled {args.version} to {target}: {'verified' if not problems else f'{len(problems)} problems'}"
-    )
-    return 0 if not problems else 1
+        state = api.verify(version, data_root=data_root)
+    except api.ReleaseMismatch as mismatch:
+        _print_mismatch(mismatch)
+        return 1
+    click.echo(f"release {state.version}: verified")
+    return 0
 
 
-def register(sub, roots, settings_of) -> None:
-    """Add the release commands to the CLI's sub-parsers."""
+@click.command()
+@roots
+@click.argument("version")
+@click.option(
+    "--to",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Destination folder; the release lands in <to>/<version>.",
+)
+def pull(raw_root: Path | None, data_root: Path | None, version: str, to: Path) -> int:
+    """Copy a release to a folder and verify the copy.
 
-    def bind(func):
-        return lambda args: func(args, settings_of(args))
+    VERSION lands in <to>/VERSION: copied to a temporary folder, then renamed.
+    """
+    from pipelines import api
 
-    release = sub.add_parser("release", help="write a new versioned release from the current build")
-    roots(release)
-    release.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
-    release.set_defaults(func=bind(cmd_release))
-    releases = sub.add_parser(
-        "releases", help="list complete releases: version, date, rows per dataset"
-    )
-    roots(releases)
-    releases.set_defaults(func=bind(cmd_releases))
-    verify = sub.add_parser(
-        "verify", help="re-hash a release against its manifest and re-check the split proof"
-    )
-    roots(verify)
-    verify.add_argument("version", nargs="?", help="default: the latest release")
-    verify.set_defaults(func=bind(cmd_verify))
-    pull = sub.add_parser("pull", help="copy a release to a folder and verify the copy")
-    roots(pull)
-    pull.add_argument("version")
-    pull.add_argument("--to", required=True, help="destination folder")
-    pull.set_defaults(func=bind(cmd_pull))
+    try:
+        state = api.pull(version, to, data_root=data_root)
+    except api.ReleaseMismatch as mismatch:
+        _print_mismatch(mismatch)
+        return 1
+    click.echo(f"pulled {state.version} to {state.path}: verified")
+    return 0

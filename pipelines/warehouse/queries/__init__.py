@@ -13,6 +13,8 @@ QUERY_DIR = Path(__file__).parent
 
 @dataclass(frozen=True)
 class SavedQuery:
+    """One saved research query: the file's stem, its leading `--` comment, its SQL."""
+
     name: str
     description: str
     sql: str
@@ -28,6 +30,7 @@ def _description(sql: str) -> str:
 
 
 def saved_queries() -> dict[str, SavedQuery]:
+    """Every saved query by name (`pipelines/warehouse/queries/NAME.sql`), sorted by name."""
     queries = {}
     for path in sorted(QUERY_DIR.glob("*.sql")):
         sql = path.read_text(encoding="utf-8")

@@ -1,0 +1,80 @@
+"""turnlake's public Python API (also importable as `turnlake`): build the warehouse, look at its
+status, cut / verify / pull releases, query the DuckDB views, load a release for a trainer.
+
+    import turnlake
+
+    turnlake.build(data_root="data", demo_if_empty=True)
+    ds = turnlake.load_release(config="sft", data_root="data")  # a datasets.DatasetDict
+    ds["train"]  # what a TRL trainer takes
+
+Every function takes the roots as keyword arguments (`raw_root`, `data_root`; by default the
+settings: `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT`, else `data/raw` and `data`), returns a typed
+result and never prints; progress goes to the `turnlake` logger. Failures raise the classes in
+`pipelines.api.errors`, all of which the `turnlake` CLI turns into its exit codes.
+"""
+
+from pipelines.api.build import build, demo, status
+from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
+    BuildFailed,
+    DataRootBusy,
+    NoRelease,
+    NotBuilt,
+    QueryFailed,
+    RawRootMissing,
+    ReleaseMismatch,
+    SettingsError,
+    TargetExists,
+    TurnlakeError,
+    UnknownQuery,
+)
+from pipelines.api.errors import (
+    __getattr__ as __getattr__,
+)
+from pipelines.api.privacy import SUBJECT_KINDS, forget, subject_rows
+from pipelines.api.query import SavedQuery, query, saved_queries
+from pipelines.api.releases import load_release, pull, release, releases, verify
+from pipelines.api.results import (
+    BuildResult,
+    FailedCheck,
+    ForgetResult,
+    LastRun,
+    ReleaseState,
+    Status,
+)
+from pipelines.api.roots import dagster_home, resolve_settings
+
+__all__ = [
+    "SUBJECT_KINDS",
+    "BuildFailed",
+    "BuildResult",
+    "DataRootBusy",
+    "FailedCheck",
+    "ForgetResult",
+    "LastRun",
+    "NoRelease",
+    "NotBuilt",
+    "QueryFailed",
+    "RawRootMissing",
+    "ReleaseMismatch",
+    "ReleaseState",
+    "SavedQuery",
+    "SettingsError",
+    "Status",
+    "TargetExists",
+    "TurnlakeError",
+    "UnknownQuery",
+    "build",
+    "dagster_home",
+    "demo",
+    "forget",
+    "load_release",
+    "pull",
+    "query",
+    "release",
+    "releases",
+    "resolve_settings",
+    "saved_queries",
+    "status",
+    "subject_rows",
+    "verify",
+]

@@ -1,0 +1,208 @@
+"""`build()`: the whole asset graph through Dagster; `demo()`: demo raw data; `status()`."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipelines.api.errors import BuildFailed, RawRootMissing
+from pipelines.api.results import BuildResult, FailedCheck, LastRun, ReleaseState, Status
+from pipelines.api.roots import PathLike, dagster_home, locked, resolve_settings
+from pipelines.config.settings import Settings
+
+if TYPE_CHECKING:
+    import dagster as dg
+
+log = logging.getLogger("turnlake")
+
+
+def demo(
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+    scale: int = 1,
+    seed: int = 7,
+) -> Path:
+    """Write realistic demo raw files of all five sources (with a few bad records of each kind)
+    under the raw root, deterministic per `seed`; returns the raw root."""
+    from pipelines.demo import write_demo
+
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    write_demo(settings.raw_root, scale=scale, seed=seed)
+    return settings.raw_root
+
+
+def _prepare_raw_root(settings: Settings, demo_if_empty: bool, scale: int, seed: int) -> bool:
+    """Write demo data into an empty raw root when asked; True when it did. Raises
+    `RawRootMissing` for a raw root that does not exist (an empty one builds empty tables)."""
+    from pipelines.demo import is_empty, write_demo
+
+    if is_empty(settings.raw_root) and demo_if_empty:
+        write_demo(settings.raw_root, scale=scale, seed=seed)
+        log.info("raw root was empty: wrote demo data under %s", settings.raw_root)
+        return True
+    if not settings.raw_root.is_dir():
+        raise RawRootMissing(
+            f"raw root {settings.raw_root} does not exist: create it and add raw files, point "
+            "--raw-root at them, or pass --demo-if-empty to generate demo data"
+        )
+    if is_empty(settings.raw_root):
+        log.info(
+            "raw root %s holds no files: building empty tables "
+            "(pass --demo-if-empty to generate demo data instead)",
+            settings.raw_root,
+        )
+    return False
+
+
+def _run_build_job(
+    settings: Settings, revalidate: bool, wait: float, log_level: str
+) -> dg.ExecuteInProcessResult:
+    import dagster as dg
+
+    from pipelines.checks.ledger import revalidation
+    from pipelines.definitions import BUILD_JOB, build_definitions
+
+    home = dagster_home(settings)
+    log.info(
+        "building: raw root %s, data root %s, Dagster home %s",
+        settings.raw_root,
+        settings.data_root,
+        home,
+    )
+    job = build_definitions(settings).resolve_job_def(BUILD_JOB)
+    with (
+        locked(settings, wait),
+        dg.DagsterInstance.from_config(str(home)) as instance,
+        revalidation(revalidate),
+    ):
+        return job.execute_in_process(
+            instance=instance,
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        )
+
+
+def _failed_checks(result: dg.ExecuteInProcessResult) -> list[FailedCheck]:
+    import dagster as dg
+
+    return [
+        FailedCheck(
+            asset=evaluation.asset_key.to_user_string(),
+            check=evaluation.check_name,
+            blocking=evaluation.severity == dg.AssetCheckSeverity.ERROR,
+            description=evaluation.description,
+        )
+        for evaluation in result.get_asset_check_evaluations()
+        if not evaluation.passed
+    ]
+
+
+def _latest_release(settings: Settings, verified_in_run: bool) -> ReleaseState | None:
+    """The latest release, verified again unless this run's `release_verifies` check passed (it
+    re-hashes the same files: 1.2 s for a release of 1 GB of raw logs)."""
+    from pipelines.release.files import latest_release
+    from pipelines.release.verify import verify_release
+    from pipelines.storage.layout import Layout
+
+    exports = Layout(settings.data_root).exports
+    version = latest_release(exports)
+    if version is None:
+        return None
+    problems = [] if verified_in_run else verify_release(exports / version)
+    return ReleaseState(version, exports / version, problems, verified_in_run=verified_in_run)
+
+
+def build(
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+    demo_if_empty: bool = False,
+    scale: int = 1,
+    seed: int = 7,
+    revalidate: bool = False,
+    wait: float = 0.0,
+    log_level: str = "INFO",
+) -> BuildResult:
+    """Materialize the whole asset graph in-process through Dagster (the run is recorded in the
+    Dagster instance, see `dagster_home`), holding the data root's lock, and summarize it.
+
+    `demo_if_empty` writes demo data (`scale`, `seed`) into an empty raw root first; `revalidate`
+    re-runs every check on its data instead of answering from the ledger of passed checks; `wait`
+    is how long to wait for another build's lock. Progress goes to the `turnlake` logger.
+
+    Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),
+    `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
+    blocking check failed or a step errored.
+    """
+    from pipelines.gold.params import load_params
+    from pipelines.release.assemble import nothing_to_release
+    from pipelines.reports.summary import build_summary
+    from pipelines.storage.layout import Layout
+
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    load_params()  # a bad rewards.toml stops the build here, before anything runs
+    demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
+    run = _run_build_job(settings, revalidate, wait, log_level)
+    failed = _failed_checks(run)
+    verified_in_run = any(
+        e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()
+    )
+    nothing = run.success and nothing_to_release(Layout(settings.data_root))
+    result = BuildResult(
+        run_id=run.run_id,
+        run_ok=run.success,
+        raw_root=settings.raw_root,
+        failed_checks=failed,
+        summary=build_summary(settings),
+        warehouse=Layout(settings.data_root).duckdb,
+        latest_release=_latest_release(settings, verified_in_run) if run.success else None,
+        nothing_to_release=nothing,
+        demo_written=demo_written,
+    )
+    if not result.ok:
+        raise BuildFailed(result)
+    return result
+
+
+def _last_run(home: Path) -> LastRun | None:
+    import dagster as dg
+
+    def moment(timestamp: float | None) -> datetime | None:
+        return datetime.fromtimestamp(timestamp, UTC) if timestamp else None
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        runs = instance.get_runs(limit=1)
+        if not runs:
+            return None
+        record = instance.get_run_record_by_id(runs[0].run_id)
+        return LastRun(
+            run_id=runs[0].run_id,
+            job_name=runs[0].job_name,
+            status=runs[0].status.value,
+            started=moment(record.start_time),
+            ended=moment(record.end_time),
+        )
+
+
+def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = None) -> Status:
+    """The last run, raw files new / changed / missing since the last build, pending tails,
+    quarantine by source and error kind, freshness per source, raw files no adapter reads, and
+    whether every published table and view reads back (`Status.ok`)."""
+    from pipelines.checks.health import published_problems
+    from pipelines.reports.status import raw_status
+    from pipelines.reports.summary import build_summary
+    from pipelines.storage.layout import Layout
+
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    home = dagster_home(settings)
+    return Status(
+        dagster_home=home,
+        raw_root=settings.raw_root,
+        last_run=_last_run(home),
+        raw=raw_status(settings),
+        quarantine=build_summary(settings).quarantine,
+        problems=published_problems(Layout(settings.data_root)),
+    )

@@ -1,0 +1,91 @@
+"""What the API raises: one class per way an operation can refuse or fail.
+
+`SettingsError` (a bad turnlake.toml or rewards.toml) and `DataRootBusy` (another build holds the
+data root) are raised where they are decided and re-exported here, so a caller catches everything
+from `pipelines.api` (or `turnlake`); so are `LeakageError` and `UntrainableRelease` (a release
+refused before it was published), on first use (`__getattr__` below).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from pipelines.config.settings import SettingsError
+from pipelines.storage.lock import DataRootBusy
+
+if TYPE_CHECKING:
+    from pipelines.api.results import BuildResult
+
+__all__ = [
+    "BuildFailed",
+    "DataRootBusy",
+    "NoRelease",
+    "NotBuilt",
+    "QueryFailed",
+    "RawRootMissing",
+    "ReleaseMismatch",
+    "SettingsError",
+    "TargetExists",
+    "TurnlakeError",
+    "UnknownQuery",
+]
+# Raised by the release code, which imports pandera and pandas (seconds): loaded on first use so
+# that `turnlake --help` and `turnlake sql` start fast. Not in __all__, which would load them.
+LAZY_ERRORS = {
+    "LeakageError": "pipelines.release.assemble",
+    "UntrainableRelease": "pipelines.release.trainability",
+}
+
+
+def __getattr__(name: str) -> type[Exception]:
+    if name in LAZY_ERRORS:
+        return getattr(importlib.import_module(LAZY_ERRORS[name]), name)
+    raise AttributeError(f"pipelines.api has no attribute {name!r}")
+
+
+class TurnlakeError(Exception):
+    """Base class of the errors the API decides itself."""
+
+
+class RawRootMissing(TurnlakeError):
+    """The raw root does not exist (and no demo data was asked for)."""
+
+
+class NotBuilt(TurnlakeError):
+    """What the operation reads (silver, gold, the DuckDB file) has not been built yet."""
+
+
+class NoRelease(TurnlakeError):
+    """No complete release exists under the data root, or not the one asked for."""
+
+
+class TargetExists(TurnlakeError, FileExistsError):
+    """The folder a release would be copied to already exists."""
+
+
+class UnknownQuery(TurnlakeError):
+    """No saved query has this name, or neither / both of SQL and a saved name were given."""
+
+
+class QueryFailed(TurnlakeError):
+    """DuckDB refused the SQL (syntax, unknown column, …); the DuckDB error is the cause."""
+
+
+class ReleaseMismatch(TurnlakeError):
+    """A release's files do not match its manifest or split proof."""
+
+    def __init__(self, version: str, problems: list[str]):
+        self.version = version
+        self.problems = problems
+        super().__init__(f"release {version}: {len(problems)} problems: " + "; ".join(problems[:5]))
+
+
+class BuildFailed(TurnlakeError):
+    """The build ran but a blocking check failed or a step errored; `result` holds the summary
+    and the failed checks, as far as the build got."""
+
+    def __init__(self, result: BuildResult):
+        self.result = result
+        checks = ", ".join(check.name for check in result.failed_checks) or "none"
+        super().__init__(f"run {result.run_id} failed; failed blocking checks: {checks}")

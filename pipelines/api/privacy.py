@@ -1,0 +1,89 @@
+"""One subject: every row the warehouse holds about it, and forgetting it everywhere."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.api.build import build
+from pipelines.api.errors import NotBuilt
+from pipelines.api.results import ForgetResult
+from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.privacy.subjects import SUBJECT_KINDS
+from pipelines.storage.layout import Layout
+
+log = logging.getLogger("turnlake")
+
+__all__ = ["SUBJECT_KINDS", "forget", "subject_rows"]
+
+
+def subject_rows(
+    kind: str,
+    subject_id: str,
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Every silver and gold row about one subject (`kind` one of `SUBJECT_KINDS`), per table
+    (gold tables as `gold.<table>`); tables holding none map to empty frames.
+    Raises `NotBuilt` (no silver yet) or `ValueError` (an unknown kind)."""
+    from pipelines.privacy.subjects import subject_rows as rows_about
+    from pipelines.schemas.gold import GOLD_MODELS
+    from pipelines.schemas.silver import SILVER_MODELS
+    from pipelines.storage.files import read_table
+
+    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    if not layout.silver_link.exists():
+        raise NotBuilt("no silver tables yet: run `turnlake build` first")
+    tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
+    tables |= {
+        f"gold.{t}": read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()
+    }
+    return rows_about(tables, kind, subject_id)
+
+
+def forget(
+    kind: str,
+    subject_id: str,
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+    wait: float = 0.0,
+) -> ForgetResult:
+    """Forget a subject: record a tombstone (a keyed hash, no id) and a `"forget": true` entry in
+    the opt-out registry, rebuild without the subject, and rewrite every existing release without
+    its rows (new file hashes, a `deletion_log` in the manifest). Holds the data root throughout.
+
+    Raises `DataRootBusy`, or `BuildFailed` when the rebuild fails (the tombstone is recorded;
+    releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
+    """
+    from pipelines.privacy.forget import mentions_text, record_forget, rewrite_releases
+    from pipelines.privacy.pseudonyms import Pseudonymizer
+    from pipelines.release.files import complete_releases
+    from pipelines.release.privatize import pseudonym_key
+    from pipelines.release.verify import verify_release
+
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    exports = Layout(settings.data_root).exports
+    with locked(settings, wait):
+        key, _ = pseudonym_key(settings)
+        tombstone = record_forget(settings.raw_root, settings.data_root, kind, subject_id, key)
+        log.info("tombstone %s recorded; rebuilding without the subject", tombstone["tombstone_id"])
+        rebuilt = build(
+            raw_root=settings.raw_root, data_root=settings.data_root, log_level="WARNING"
+        )
+        needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
+        rewritten = rewrite_releases(exports, needles, tombstone)
+    problems = [
+        f"{version}: {problem}"
+        for version in complete_releases(exports)
+        for problem in verify_release(exports / version)
+    ]
+    raw_files = [
+        path
+        for path in Path(settings.raw_root).rglob("*")
+        if path.is_file() and mentions_text(str(path), [subject_id])
+    ]
+    return ForgetResult(tombstone["tombstone_id"], rebuilt, rewritten, problems, raw_files)

@@ -1,0 +1,82 @@
+"""What the commands share: the root options, `--wait`, progress lines and printed tables."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    import polars as pl
+
+F = Callable[..., Any]
+
+
+def roots(func: F) -> F:
+    """`--raw-root` and `--data-root` (passed to the API as `raw_root` / `data_root`)."""
+    func = click.option(
+        "--data-root",
+        type=click.Path(path_type=Path),
+        help="Root of the warehouse, exports and DuckDB file "
+        "(default data, env TURNLAKE_DATA_ROOT).",
+    )(func)
+    return click.option(
+        "--raw-root",
+        type=click.Path(path_type=Path),
+        help="Landing root of raw files (default data/raw, or <data root>/raw when only "
+        "--data-root is given; env TURNLAKE_RAW_ROOT).",
+    )(func)
+
+
+def wait(func: F) -> F:
+    """`--wait SECONDS`: how long to wait for another build's lock on the data root."""
+    return click.option(
+        "--wait",
+        type=float,
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="If another build holds the data root, wait this long before giving up (exit 3).",
+    )(func)
+
+
+class _EchoHandler(logging.Handler):
+    """The API's progress lines (`turnlake` logger) on stdout, where the summary goes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record))
+
+
+def show_progress() -> None:
+    """Print the API's progress lines; once per process, however many commands run in it."""
+    logger = logging.getLogger("turnlake")
+    if not any(isinstance(handler, _EchoHandler) for handler in logger.handlers):
+        logger.addHandler(_EchoHandler())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def error(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def print_table(title: str, frame: pl.DataFrame) -> None:
+    """A titled table in polars' own console format, every row and column."""
+    import polars as pl
+
+    click.echo(f"\n{title}")
+    if frame.height == 0:
+        click.echo("  (none)")
+        return
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=160,
+        fmt_str_lengths=80,
+    ):
+        click.echo(str(frame))
