@@ -25,7 +25,7 @@ def demo(
     scale: int = 1,
     seed: int = 7,
 ) -> Path:
-    """Write realistic demo raw files of all five sources (with a few bad records of each kind)
+    """Write realistic demo raw files of every source (with a few bad records of each kind)
     under the raw root, deterministic per `seed`; returns the raw root."""
     from pipelines.demo import write_demo
 

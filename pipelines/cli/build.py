@@ -115,7 +115,7 @@ def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
 @click.option("--scale", type=int, default=1, show_default=True, help="Size multiplier.")
 @click.option("--seed", type=int, default=7, show_default=True, help="Random seed.")
 def demo(raw_root: Path | None, data_root: Path | None, scale: int, seed: int) -> int:
-    """Write realistic demo raw files of all five sources.
+    """Write realistic demo raw files of every source.
 
     With every real-world variation and a few bad records of each kind.
     """
