@@ -27,6 +27,8 @@ GROUPS = {
     "bronze_social_rl",
     "bronze_dialogue",
     "bronze_decision",
+    "bronze_oasst",
+    "bronze_hh_rlhf",
     "silver",
     "gold",
     "splits",
@@ -89,11 +91,12 @@ def test_all_checks_run_in_one_step_per_asset_group():
         d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)
     }
     assert check_steps == GROUPS
-    assert len(job.graph.node_defs) == 10 + len(GROUPS)  # ten asset steps, nine check steps
+    assert len(job.graph.node_defs) == 12 + len(GROUPS)  # 12 asset steps, 11 check steps
     assert (
         len(defs.get_repository_def().asset_graph.asset_check_keys)
         == len(checks.blocking_checks())
-        == 37  # 34 + social_rl policy states and attachments (bronze), policy_states (silver)
+        == 41  # 34 + social_rl policy states and attachments (bronze), policy_states (silver)
+        # + oasst and hh_rlhf: one bronze contract and nothing_lost each
     )
 
 
@@ -140,7 +143,7 @@ def test_unchanged_build_reuses_every_check_without_validating(first_build, rebu
     result = build()
     assert result.success
     checks_run = evaluations(result)
-    assert len(checks_run) == 37 and all(c["passed"] for c in checks_run.values())
+    assert len(checks_run) == 41 and all(c["passed"] for c in checks_run.values())
     assert all(c["reused"] and c["validated_in_run"] == first_build[1] for c in checks_run.values())
     assert validated == []
 
@@ -200,7 +203,7 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     _, build = rebuild
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     checks_run = evaluations(build())
-    assert len(checks_run) == 37 and not any(c.get("reused") for c in checks_run.values())
+    assert len(checks_run) == 41 and not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS
 
 
