@@ -20,7 +20,8 @@ _UNIT_START = re.compile(rb"(?m)^[{\[]")
 
 
 def _jsonl(data: bytes):
-    """JSON Lines, or pretty-printed objects concatenated (a record starts at a line opening with { or [)."""
+    """JSON Lines, or pretty-printed objects concatenated (a record starts at a line opening with
+    { or [)."""
     starts = [m.start() for m in _UNIT_START.finditer(data)] or [0]
     for a, b in zip(starts, [*starts[1:], len(data)], strict=True):
         try:

@@ -64,7 +64,8 @@ def _kill_tree(proc: psutil.Process) -> None:
 def run_measured(
     name: str, command: list[str], *, env: dict, cwd: Path, log_path: Path, timeout_s: float
 ) -> Measurement:
-    """Run `command`, stdout+stderr into `log_path`; per-step times parsed from Dagster DEBUG lines."""
+    """Run `command`, stdout+stderr into `log_path`; per-step times parsed from Dagster DEBUG
+    lines."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     peak = 0

@@ -58,7 +58,8 @@ def main(path: Path, again: bool = False) -> None:
             cells.append(
                 "—"
                 if m is None
-                else f"{m['wall_s']:.1f} / {m['cpu_s']:.1f} / {m['peak_rss_mb']:.0f} / {m['returncode']}"
+                else f"{m['wall_s']:.1f} / {m['cpu_s']:.1f} / {m['peak_rss_mb']:.0f} / "
+                f"{m['returncode']}"
             )
         print(f"| {run} | " + " | ".join(cells) + " |")
     print()

@@ -76,7 +76,8 @@ def _dagster_home(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     (path / "dagster.yaml").write_text(
         f"storage:\n  sqlite:\n    base_dir: {path}/storage\n"
-        f"local_artifact_storage:\n  module: dagster._core.storage.root\n  class: LocalArtifactStorage\n"
+        "local_artifact_storage:\n  module: dagster._core.storage.root\n  class: "
+        "LocalArtifactStorage\n"
         f"  config:\n    base_dir: {path}\n"
         f"compute_logs:\n  module: dagster._core.storage.local_compute_log_manager\n"
         f"  class: LocalComputeLogManager\n  config:\n    base_dir: {path}/logs\n"
@@ -153,7 +154,8 @@ def _renamed(rel: str, tag: str) -> str:
 
 
 def add_new_files(work: Path, info: dict) -> list[Path]:
-    """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new names."""
+    """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new
+    names."""
     extra = work / f"extra-{info['scale']}" / "raw"
     if not extra.is_dir():
         _demo(extra, max(1, math.ceil(info["scale"] / 100)), EXTRA_SEED, work)
@@ -203,7 +205,8 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
             name, command, env=env, cwd=run_dir, log_path=logs / f"{name}.log", timeout_s=timeout
         )
         print(
-            f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS {m.peak_rss_mb:.0f} MB,"
+            f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS "
+            f"{m.peak_rss_mb:.0f} MB,"
             f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}",
             flush=True,
         )
@@ -280,7 +283,8 @@ def machine() -> dict:
 
 
 def _guard_1gb(label: str, done: dict) -> str | None:
-    """Why 1GB is skipped, if the 100MB full build of this run was too slow to make it worth hours."""
+    """Why 1GB is skipped, if the 100MB full build of this run was too slow to make it worth
+    hours."""
     full = done.get("100MB", {}).get("runs", {}).get("full_build")
     if label != "1GB" or full is None:
         return None

@@ -31,7 +31,8 @@ def settings_for(tmp_path):
 
 
 HOLD_LOCK = (
-    "import sys, time; from pathlib import Path; from pipelines.storage.lock import data_root_lock\n"
+    "import sys, time; from pathlib import Path; from pipelines.storage.lock import "
+    "data_root_lock\n"
     "from pipelines.storage.layout import Layout\n"
     "with data_root_lock(Layout(Path(sys.argv[1]))):\n"
     "    print('held', flush=True); time.sleep(float(sys.argv[2]))\n"

@@ -98,8 +98,8 @@ def test_build_on_an_empty_or_unrecognised_raw_root_builds_nothing_says_so_and_s
     assert main(build) == 0
     captured = capsys.readouterr()
     assert (
-        f"not recognised: 2 files under {raw / 'sharegpt'} (e.g. sharegpt/a.jsonl, sharegpt/b.jsonl)"
-        in captured.out
+        f"not recognised: 2 files under {raw / 'sharegpt'} (e.g. sharegpt/a.jsonl, "
+        "sharegpt/b.jsonl)" in captured.out
     )
     assert "nothing to release" in captured.out and "FAILED CHECK" not in captured.err
     assert not list((data / "exports").glob("2*"))

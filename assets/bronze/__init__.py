@@ -24,8 +24,10 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
             report = ingest_source(source, settings, context.run_id)
         context.log.info(
-            f"{source}: {report.files_seen} files ({report.files_parsed} parsed, {report.files_reused} unchanged), "
-            f"{report.records_read} records → {report.n_bronze} bronze, {report.n_quarantine} quarantined, "
+            f"{source}: {report.files_seen} files ({report.files_parsed} parsed, "
+            f"{report.files_reused} unchanged), "
+            f"{report.records_read} records → {report.n_bronze} bronze, {report.n_quarantine} "
+            "quarantined, "
             f"{report.n_pending} pending"
         )
         return dg.MaterializeResult(

@@ -16,8 +16,10 @@ from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
     deps=[dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS],  # includes gold_splits
     group_name="exports",
     kinds={"parquet"},
-    description="data/exports/<version>/: sft, preference, kto, rl_steps, decisions per split, with "
-    "manifest.json, dataset card and split proof. Identical inputs give the identical (existing) release.",
+    description="data/exports/<version>/: sft, preference, kto, rl_steps, decisions per split, "
+    "with "
+    "manifest.json, dataset card and split proof. Identical inputs give the identical (existing) "
+    "release.",
 )
 def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
@@ -29,7 +31,8 @@ def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg
             metadata={"version": "none", "created": False, "note": NOTHING_TO_RELEASE}
         )
     context.log.info(
-        f"release {outcome.version} {'written' if outcome.created else 'unchanged (already exists)'}"
+        f"release {outcome.version} "
+        f"{'written' if outcome.created else 'unchanged (already exists)'}"
         f" at {outcome.path}"
     )
     return dg.MaterializeResult(

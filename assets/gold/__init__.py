@@ -39,7 +39,8 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         rows, rebuilt = refresh_gold(Layout(settings.data_root), params, context.run_id)
     context.log.info(
-        f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: {rows}"
+        f"gold {'rebuilt' if rebuilt else 'unchanged (silver, parameters and code as before)'}: "
+        f"{rows}"
     )
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
     for table, n in rows.items():

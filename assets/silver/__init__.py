@@ -31,7 +31,8 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         rows, rebuilt = refresh_silver(settings, context.run_id)
     context.log.info(
-        f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: {rows}"
+        f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: "
+        f"{rows}"
     )
     for table, n in rows.items():
         yield dg.MaterializeResult(

@@ -24,7 +24,8 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
     ],
     group_name="warehouse",
     kinds={"duckdb"},
-    description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the Parquet files.",
+    description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the "
+    "Parquet files.",
 )
 def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()

@@ -113,8 +113,8 @@ def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
 
 
 def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # republished under a new generation whenever silver changed, often with a table's bytes unchanged:
-    # their (small) files are hashed, so such a table keeps its verdict
+    # republished under a new generation whenever silver changed, often with a table's bytes
+    # unchanged: their (small) files are hashed, so such a table keeps its verdict
     return content_lines(_layout(settings).gold(t) for t in tables)
 
 
@@ -216,7 +216,8 @@ def _gold_checks() -> list[BlockingCheck]:
             "gold",
             "gold_turn_rewards",
             "rewards_traceable",
-            "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that exists.",
+            "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that "
+            "exists.",
             judge=verdicts.rewards_traceable,
             inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
             code=(*JUDGING_CODE, "pipelines.gold"),
@@ -249,7 +250,8 @@ def _release_checks() -> list[BlockingCheck]:
             "release",
             "release",
             "release_verifies",
-            "Every file of the latest release matches its manifest (sha256, rows); the split proof holds.",
+            "Every file of the latest release matches its manifest (sha256, rows); the split proof "
+            "holds.",
             judge=verdicts.release_verifies,
             inputs=_release_lines,
             code=(
@@ -264,8 +266,10 @@ def _release_checks() -> list[BlockingCheck]:
             "release",
             "release",
             "release_is_trainable",
-            "The latest release's own files keep what a trainer relies on (DESIGN §5): whole RLDS episodes, "
-            "one chat shape, preference pairs on one prompt never preferring the lower reward, KTO label = "
+            "The latest release's own files keep what a trainer relies on (DESIGN §5): whole RLDS "
+            "episodes, "
+            "one chat shape, preference pairs on one prompt never preferring the lower reward, KTO "
+            "label = "
             "sign of the reward, no reward contradicting its outcome.",
             judge=verdicts.release_is_trainable,
             inputs=_release_lines,
@@ -336,7 +340,8 @@ def _step_checks(
             reused += bool(verdict.metadata.get("reused"))
             yield _check_result(check, verdict)
         context.log.info(
-            f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they passed"
+            f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they "
+            "passed"
         )
 
     return _checks

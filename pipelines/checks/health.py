@@ -1,4 +1,5 @@
-"""Is what is published right now readable and valid? Used by `turnlake status` and the kill tests."""
+"""Is what is published right now readable and valid? Used by `turnlake status` and the kill
+tests."""
 
 from __future__ import annotations
 

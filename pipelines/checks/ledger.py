@@ -81,7 +81,8 @@ def content_lines(paths: Iterable[Path]) -> list[str]:
 
 @cache
 def code_fingerprint(modules: tuple[str, ...]) -> str:
-    """Hash of the source of `modules` (a package counts all its files) and the judging libraries."""
+    """Hash of the source of `modules` (a package counts all its files) and the judging
+    libraries."""
     files = [path for name in modules for path in module_files(importlib.import_module(name))]
     return fingerprint([code_digest(*files), library_versions(*_VERDICT_LIBRARIES)])
 

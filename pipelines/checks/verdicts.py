@@ -1,6 +1,7 @@
 """What each blocking check concludes from the data it reads: a pass or a failure with counts.
 
-Pure functions (no Dagster); pipelines/checks/factory.py attaches them to assets and caches their passes.
+Pure functions (no Dagster); pipelines/checks/factory.py attaches them to assets and caches their
+passes.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def splits_leak_free(settings: Settings) -> Verdict:
 
 
 def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list[str]]) -> Verdict:
-    """`problems_of` the latest release; with no episode at all there is nothing to release, which passes."""
+    """`problems_of` the latest release; with no episode at all there is nothing to release,
+    which passes."""
     from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
     from pipelines.release.files import latest_release
 

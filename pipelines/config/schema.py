@@ -43,7 +43,8 @@ def _known_zone(name: str) -> str:
 
 
 def _cron(expression: str) -> str:
-    # Dagster's own test of what its schedules accept (imported here only: dagster is slow to import).
+    # Dagster's own test of what its schedules accept (imported here only: dagster is slow to
+    # import).
     from dagster._utils.schedules import is_valid_cron_string
 
     if not is_valid_cron_string(expression):

@@ -98,18 +98,20 @@ class Settings:
     ingest_workers: int = (
         _D.ingest.workers
     )  # processes parsing batches / redacting release texts; 0 = one per core
-    # Re-read and hash raw files whose size and modification time are unchanged (default: trust them).
+    # Re-read and hash raw files whose size and modification time are unchanged (default: trust
+    # them).
     ingest_rehash_unchanged: bool = _D.ingest.rehash_unchanged
     # Nightly build: cron expression and the zone it is read in.
     schedule_cron: str = _D.schedule.cron
     schedule_timezone: str = _D.schedule.timezone
     # Split assignment (`[splits]`: salt and ratios).
     splits: SplitConfig = field(default_factory=SplitConfig)
-    # Scale of decision `outcome.rating` per dataset (first folder under decisions/): "0-1" or "1-5".
-    # A dataset without an entry has its scale settled by evidence (DESIGN §3).
+    # Scale of decision `outcome.rating` per dataset (first folder under decisions/): "0-1" or
+    # "1-5". A dataset without an entry has its scale settled by evidence (DESIGN §3).
     decision_rating_scale: dict[str, str] = field(default_factory=dict)
-    # Release semantics (turnlake.toml [release]): KTO rows with reward exactly 0 are left out unless
-    # this is set; SFT examples whose final turn has a negative reward are left out unless this is set.
+    # Release semantics (turnlake.toml [release]): KTO rows with reward exactly 0 are left out
+    # unless this is set; SFT examples whose final turn has a negative reward are left out unless
+    # this is set.
     release_kto_include_neutral: bool = _D.release.kto_include_neutral
     release_sft_include_negative: bool = _D.release.sft_include_negative
     privacy: PrivacySettings = field(default_factory=PrivacySettings)

@@ -1,12 +1,13 @@
-"""Demo raw data for `decision`: a CoordinationDecision SQLite database plus an overlapping JSONL export.
+"""Demo raw data for `decision`: a CoordinationDecision SQLite database plus an overlapping JSONL
+export.
 
 Covers every variation of DESIGN §1 (gzip+base64 and plain rag_context, epoch-ms and ISO
 timestamps, 0–1 and 1–5 ratings, null outcomes, repeated system prompts, companion suggestions
 followed and overridden, the same decision in both files) and a few bad records of each kind.
-Raters keep to one scale each, as a rating UI does: users and the community give 1–5 stars, self- and
-system ratings are on 0–1. Seed 004's optional fields appear too: `outcome.followUp`,
-`decision.alternatives`, and (in the export) top-level `consensus` and `longTermOutcome`. One extra
-session in the export holds one decision per rule case (see `_rule_cases`).
+Raters keep to one scale each, as a rating UI does: users and the community give 1–5 stars, self-
+and system ratings are on 0–1. Seed 004's optional fields appear too: `outcome.followUp`,
+`decision.alternatives`, and (in the export) top-level `consensus` and `longTermOutcome`. One
+extra session in the export holds one decision per rule case (see `_rule_cases`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from typing import Any
 import orjson
 
 PERSONAS = {
-    "Helper AI": "You are Helper AI, a friendly generalist. Answer briefly and stay silent when another persona already covered the question.",
-    "CodeReview AI": "You are CodeReview AI. Speak only about code, diffs, tests and CI failures; otherwise remain silent.",
-    "Teacher AI": "You are Teacher AI. Explain concepts step by step and ask one check-for-understanding question.",
-    "Local Llama": "You are Local Llama, running on the user's laptop. Prefer short answers and admit uncertainty.",
+    "Helper AI": "You are Helper AI, a friendly generalist. Answer briefly and stay silent when "
+    "another persona already covered the question.",
+    "CodeReview AI": "You are CodeReview AI. Speak only about code, diffs, tests and CI failures; "
+    "otherwise remain silent.",
+    "Teacher AI": "You are Teacher AI. Explain concepts step by step and ask one "
+    "check-for-understanding question.",
+    "Local Llama": "You are Local Llama, running on the user's laptop. Prefer short answers and "
+    "admit uncertainty.",
 }
 HUMANS = ["Joel", "Ana", "Priya", "Marcus"]
 ROOMS = ["general", "academy", "dev-updates", "incident-review"]
@@ -194,7 +199,8 @@ def _case(
     outcome: dict | None,
     **top: Any,
 ) -> dict:
-    """One rule case, built on a template decision (its context) with its own id, time, actor and outcome."""
+    """One rule case, built on a template decision (its context) with its own id, time, actor and
+    outcome."""
     record = orjson.loads(orjson.dumps(base))
     actor_id, actor_type, name = actor
     ts_ms = record["timestamp"] + minutes * 60_000

@@ -1,19 +1,21 @@
 """Demo raw data for the `scenario` source: moderator–user scenario-planning dialogs.
 
-Writes `scenarios/<state>/SCENARIO-YYYY-NNN/moderator_dialog.jsonl` with every real-world variation
-of DESIGN §1 (plain-string messages, pretty-printed concatenated objects, `user_message`, `type`,
-undocumented interaction types, text cut at 1000 bytes inside a UTF-8 character, BOM, blank lines,
-an active file with a half-written last entry, a scenario copied into two state folders) and a few
-bad records of each kind. Deterministic for a given `rng` seed; size grows linearly with `scale`.
+Writes `scenarios/<state>/SCENARIO-YYYY-NNN/moderator_dialog.jsonl` with every real-world
+variation of DESIGN §1 (plain-string messages, pretty-printed concatenated objects,
+`user_message`, `type`, undocumented interaction types, text cut at 1000 bytes inside a UTF-8
+character, BOM, blank lines, an active file with a half-written last entry, a scenario copied
+into two state folders) and a few bad records of each kind. Deterministic for a given `rng` seed;
+size grows linearly with `scale`.
 
 Entries carry the seed's signals (checkpoint_timing, question_quality, user_engagement_level,
 feedback_specificity, engagement_indicators, synthesis_length_words, validated_output,
-new_strategic_context), some in `quality_signals`, some in the reply's `signals` or in `outcome`, as
-real logs scatter them; decisions use the varied wording real users type (`proceed_without_reround`,
-`proceed_with_reround`, `accept`, ...). A corrected checkpoint that the user sends back for a re-round is
-followed by the moderator's revised answer to the same checkpoint (same phase and checkpoint_number):
-the material of correction preference pairs. The first revision of every sixth scenario is itself judged worse
-than the answer it replaces, so a release must drop that pair.
+new_strategic_context), some in `quality_signals`, some in the reply's `signals` or in `outcome`,
+as real logs scatter them; decisions use the varied wording real users type
+(`proceed_without_reround`, `proceed_with_reround`, `accept`, ...). A corrected checkpoint that
+the user sends back for a re-round is followed by the moderator's revised answer to the same
+checkpoint (same phase and checkpoint_number): the material of correction preference pairs. The
+first revision of every sixth scenario is itself judged worse than the answer it replaces, so a
+release must drop that pair.
 """
 
 from __future__ import annotations
@@ -123,7 +125,10 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
         pretty = i % 3 == 1
         text = _encode(records, pretty, bom=i % 4 == 0, blank_lines=i % 2 == 0)
         if i % 6 == 2:  # an active file: the logger is still writing the last entry
-            text += b'{"timestamp": "2025-12-01T10:00:00Z", "interaction_type": "checkpoint", "moderator_message": "Round 2 of ph'
+            text += (
+                b'{"timestamp": "2025-12-01T10:00:00Z", "interaction_type": "checkpoint", '
+                b'"moderator_message": "Round 2 of ph'
+            )
         _put(base / state / sid, text)
         if (
             i % 6 == 3 and state != "active"
@@ -311,7 +316,8 @@ def _sent_back(entry: dict) -> bool:
 
 
 def _revision(rng: random.Random, original: dict, ts: datetime, *, worse: bool) -> dict:
-    """The moderator's revised answer to the same checkpoint (same phase, checkpoint_number and type)."""
+    """The moderator's revised answer to the same checkpoint (same phase, checkpoint_number and
+    type)."""
     entry = json.loads(json.dumps(original))
     number = entry["context"]["checkpoint_number"]
     finding = rng.choice(FINDINGS)
@@ -404,13 +410,17 @@ def _write_bad(base: Path, rng: random.Random, start: datetime) -> None:
         "timestamp": _iso(start),
         "scenario_id": sid,
         "interaction_type": "checkpoint",
-        "moderator_message": "Round 1 complete: the economist sees rates staying high. Corrections?",
+        "moderator_message": "Round 1 complete: the economist sees rates staying high. "
+        "Corrections?",
         "user_response": "None, proceed.",
         "outcome": {"user_validated": True},
     }
     lines = [
         json.dumps(good),
-        '{"timestamp": "2025-09-01T08:10:00Z", "interaction_type": "checkpoint" "moderator_message": "Round 2"}',
+        (
+            '{"timestamp": "2025-09-01T08:10:00Z", "interaction_type": "checkpoint" '
+            '"moderator_message": "Round 2"}'
+        ),
         json.dumps(["2025-09-01T08:12:00Z", "checkpoint", "Round 2 synthesis", "ok"]),
         json.dumps(
             {
@@ -432,7 +442,10 @@ def _write_bad(base: Path, rng: random.Random, start: datetime) -> None:
             {**good, "timestamp": "2025-09-01T08:35:00Z", "outcome": {"user_validated": "yes"}}
         ),
         json.dumps({**good, "timestamp": "2025-09-01T08:40:00Z", "round": -2}),
-        '{"timestamp": "2025-09-01T08:50:00Z", "interaction_type": "checkpoint", "moderator_message": "Round 3 is',
+        (
+            '{"timestamp": "2025-09-01T08:50:00Z", "interaction_type": "checkpoint", '
+            '"moderator_message": "Round 3 is'
+        ),
     ]
     _put(base / "archived" / sid, "\n".join(lines).encode())
 

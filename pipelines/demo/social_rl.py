@@ -177,7 +177,8 @@ def _write_run(
 
 def _meta(rng: random.Random, run_dir: str, option: str, prar_run: str, versioned: bool) -> dict:
     meta = {
-        "experiment_id": f"{run_dir.split('_')[0]}_exp_{rng.randrange(1000):03d}",  # not the folder name
+        # not the folder name
+        "experiment_id": f"{run_dir.split('_')[0]}_exp_{rng.randrange(1000):03d}",
         "framework": FRAMEWORKS[option][0],
         "framework_option": option,
         "model": rng.choice(("Qwen/Qwen2.5-7B-Instruct", "mock-llm")),

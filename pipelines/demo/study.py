@@ -1,10 +1,11 @@
 """Demo raw data for the wildfire persuasion study, in its real layout and with its real quirks.
 
 Per participant: up to six sessions (non-roleplay strategies, then roleplay characters with IQL
-steps), each written to its own file and/or the master JSONL and/or the participant's
-completed (CCC) or exit (INC) file, so most sessions appear 2-3 times. Judge trails reach
-agreement, refusal, max_turns (15 resident turns) and no event at all. Plus a few bad records, a session
-whose copies disagree (duplicate_conflict) and an IQL step whose text is not the transcript's (bad_value).
+steps), each written to its own file and/or the master JSONL and/or the participant's completed
+(CCC) or exit (INC) file, so most sessions appear 2-3 times. Judge trails reach agreement,
+refusal, max_turns (15 resident turns) and no event at all. Plus a few bad records, a session
+whose copies disagree (duplicate_conflict) and an IQL step whose text is not the transcript's
+(bad_value).
 """
 
 from __future__ import annotations
@@ -306,7 +307,8 @@ def _write_bad_records(
         len(master) // 2, b'{"session_id": "' + pid.encode() + b'_nonrole_x_1", "history": [}\n'
     )
     master += [orjson.dumps(r) + b"\n" for r in (no_id, list_q, text_history)]
-    # The master copy of a session says something else at history[1] than its own file: duplicate_conflict.
+    # The master copy of a session says something else at history[1] than its own file:
+    # duplicate_conflict.
     edited = _session(rng, pid, start + timedelta(minutes=30), True, 5, "agreement")
     (conv / f"{edited['session_id']}.json").write_bytes(
         orjson.dumps(edited, option=orjson.OPT_INDENT_2)
@@ -324,7 +326,8 @@ def _write_bad_records(
         )
         + b"\n"
     )
-    # The IQL log kept a resident message the transcript does not have: that step is quarantined (bad_value).
+    # The IQL log kept a resident message the transcript does not have: that step is quarantined
+    # (bad_value).
     drifted = _session(rng, pid, start + timedelta(minutes=40), True, 5, "refusal")
     drifted["iql_data"][-1] = {
         **drifted["iql_data"][-1],

@@ -17,31 +17,73 @@ ROLEPLAY_SCENARIOS = {
 }
 
 OPENINGS = (
-    "Hello, this is the fire department dispatcher. We're monitoring a wildfire close to your location and need to ensure your safety. Are you currently safe at home?",
-    "Hi, this is county fire dispatch. A brush fire is moving toward your neighborhood. Can you tell me where you are right now?",
-    "Good afternoon, this is the fire department. We're calling residents near the ridge about a fast-moving wildfire. How are you doing?",
-    "This is emergency dispatch with the fire department. There's an active wildfire a few miles from you. Is everyone in your home okay?",
+    (
+        "Hello, this is the fire department dispatcher. We're monitoring a wildfire close to your "
+        "location and need to ensure your safety. Are you currently safe at home?"
+    ),
+    (
+        "Hi, this is county fire dispatch. A brush fire is moving toward your neighborhood. Can you "
+        "tell me where you are right now?"
+    ),
+    (
+        "Good afternoon, this is the fire department. We're calling residents near the ridge about a "
+        "fast-moving wildfire. How are you doing?"
+    ),
+    (
+        "This is emergency dispatch with the fire department. There's an active wildfire a few miles "
+        "from you. Is everyone in your home okay?"
+    ),
 )
 OPERATOR_LINES = {
     "bob": (
-        "I hear you, and your home matters. But the fire is moving faster than crews can hold it. Please take your keys and go now.",
-        "Your neighbors on Pine Hollow have already left. The shelter at the high school has room for you.",
+        (
+            "I hear you, and your home matters. But the fire is moving faster than crews can hold it. "
+            "Please take your keys and go now."
+        ),
+        (
+            "Your neighbors on Pine Hollow have already left. The shelter at the high school has room "
+            "for you."
+        ),
     ),
     "lindsay": (
-        "I understand this is frightening. Let's take it one step at a time: grab your medications and your phone charger.",
-        "You're doing the right thing by talking with me. Is there anyone who needs help getting to the car?",
+        (
+            "I understand this is frightening. Let's take it one step at a time: grab your medications "
+            "and your phone charger."
+        ),
+        (
+            "You're doing the right thing by talking with me. Is there anyone who needs help getting "
+            "to the car?"
+        ),
     ),
     "michelle": (
-        "Wind gusts are expected to reach 35 mph this afternoon, and the fire has already crossed Route 9. You need to leave within the next 15 minutes.",
-        "The evacuation order for your zone is mandatory. Take Highway 12 west; the eastern roads may close without warning.",
+        (
+            "Wind gusts are expected to reach 35 mph this afternoon, and the fire has already crossed "
+            "Route 9. You need to leave within the next 15 minutes."
+        ),
+        (
+            "The evacuation order for your zone is mandatory. Take Highway 12 west; the eastern roads "
+            "may close without warning."
+        ),
     ),
     "niki": (
-        "Please gather your essentials and leave the area now. Head to the nearest evacuation center for safety.",
-        "If you can, bring your pets in carriers and leave the gate open for any animals you can't take.",
+        (
+            "Please gather your essentials and leave the area now. Head to the nearest evacuation "
+            "center for safety."
+        ),
+        (
+            "If you can, bring your pets in carriers and leave the gate open for any animals you can't "
+            "take."
+        ),
     ),
     "ross": (
-        "I know work feels important, but nothing at your desk is worth your life. Can you leave in the next ten minutes?",
-        "Smoke will make the roads hard to see soon. If you go now, you'll be ahead of the traffic.",
+        (
+            "I know work feels important, but nothing at your desk is worth your life. Can you leave "
+            "in the next ten minutes?"
+        ),
+        (
+            "Smoke will make the roads hard to see soon. If you go now, you'll be ahead of the "
+            "traffic."
+        ),
     ),
 }
 CLOSINGS = (

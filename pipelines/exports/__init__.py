@@ -1,1 +1,2 @@
-"""Exports: training datasets built from silver + gold (datasets/) and written as releases (pipelines/release)."""
+"""Exports: training datasets built from silver + gold (datasets/) and written as releases
+(pipelines/release)."""

@@ -31,7 +31,8 @@ SILVER_INPUTS = ("episodes", "turns", "feedback", "decisions", "agent_rounds")
 def build_gold(
     silver: Mapping[str, pl.DataFrame], params: Mapping[str, Any]
 ) -> dict[str, pl.DataFrame]:
-    """Every gold table from the silver tables and the reward parameters (rewards.toml + overrides)."""
+    """Every gold table from the silver tables and the reward parameters (rewards.toml +
+    overrides)."""
     rewards = build_turn_rewards(silver, params)
     return {
         "turn_rewards": rewards,

@@ -36,7 +36,8 @@ def build_episode_outcomes(
     episodes: pl.DataFrame, feedback: pl.DataFrame, turn_rewards: pl.DataFrame
 ) -> pl.DataFrame:
     counts = [c for c in polars_schema(EpisodeOutcomes) if c.startswith("n_")]
-    # Scenario: the metadata line (stored in the episode's attributes at silver) is the outcome record.
+    # Scenario: the metadata line (stored in the episode's attributes at silver) is the outcome
+    # record.
     outcome = pl.col("attributes").str.json_path_match("$.metadata")
     table = (
         episodes.select(

@@ -136,7 +136,8 @@ def schema_problems(
         expected = schema[key]
         if _kind(value) != _kind(expected):
             problems.append(
-                f"{_where(here)}: should be {_kind(expected)} (shipped: {expected!r}), got {value!r}"
+                f"{_where(here)}: should be {_kind(expected)} (shipped: {expected!r}), got "
+                f"{value!r}"
             )
         elif isinstance(expected, Mapping):
             problems += schema_problems(value, expected, here)

@@ -126,7 +126,8 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
         echo_rate=pl.when(is_answer).then(_echo_rate()),
     )
     frame = frame.with_columns(
-        # Only the few JSON-requested answers are parsed, in Python (Polars has no lenient JSON test).
+        # Only the few JSON-requested answers are parsed, in Python (Polars has no lenient JSON
+        # test).
         json_valid=pl.when(pl.col("json_requested")).then(
             pl.col("text").map_elements(is_json_document, return_dtype=pl.Boolean, skip_nulls=False)
         )

@@ -21,7 +21,8 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "mtime_ns": pl.Int64,  # modification time when last read: same size and mtime → not re-read
         "parser_version": pl.String,
         "parse_settings": pl.String,
-        "file_id": pl.String,  # what the file's rows are a function of: fingerprint, parser, settings
+        # what the file's rows are a function of: fingerprint, parser, settings
+        "file_id": pl.String,
         "part_id": pl.String,  # the batch part holding the file's rows
         "tables": pl.List(pl.String),
         "records_read": pl.Int64,

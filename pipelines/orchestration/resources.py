@@ -10,7 +10,8 @@ from pipelines.config.settings import Settings, settings_from_config, settings_f
 
 
 class TurnlakeResource(dg.ConfigurableResource):
-    """Raw (landing) root and data root. Defaults come from TURNLAKE_RAW_ROOT / TURNLAKE_DATA_ROOT."""
+    """Raw (landing) root and data root. Defaults come from TURNLAKE_RAW_ROOT /
+    TURNLAKE_DATA_ROOT."""
 
     raw_root: str
     data_root: str

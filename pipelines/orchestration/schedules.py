@@ -16,5 +16,6 @@ def nightly_schedule(
         cron_schedule=settings.schedule_cron,
         execution_timezone=settings.schedule_timezone,
         default_status=dg.DefaultScheduleStatus.STOPPED,
-        description="Rebuild every table from the raw root once a night (unchanged raw files are not re-parsed).",
+        description="Rebuild every table from the raw root once a night (unchanged raw files are "
+        "not re-parsed).",
     )

@@ -1,12 +1,13 @@
 """Forgetting a subject: a tombstone, and no trace left in anything turnlake derived.
 
 `forget` (1) adds the subject to the raw root's consent registry with `"forget": true`, so every
-later build withholds it from silver and the ingest purges it from bronze; (2) appends a tombstone
-(id, kind, keyed hash of the subject id — never the id — and date) to `<data root>/privacy/tombstones.jsonl`;
-(3) purges bronze parts and parse-quarantine excerpts of every row that mentions the subject;
-then the caller rebuilds silver, gold and views, and (4) every existing release is rewritten
-without the subject's rows (new file hashes, manifest deletion log). Raw files are the producing
-systems' data: files named after the subject are skipped by ingest; their erasure is reported.
+later build withholds it from silver and the ingest purges it from bronze; (2) appends a
+tombstone (id, kind, keyed hash of the subject id — never the id — and date) to `<data
+root>/privacy/tombstones.jsonl`; (3) purges bronze parts and parse-quarantine excerpts of every
+row that mentions the subject; then the caller rebuilds silver, gold and views, and (4) every
+existing release is rewritten without the subject's rows (new file hashes, manifest deletion
+log). Raw files are the producing systems' data: files named after the subject are skipped by
+ingest; their erasure is reported.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def forgotten_ids(raw_root: Path) -> list[str]:
 
 
 def mention_pattern(needles: Iterable[str]) -> str | None:
-    """Regex for any needle as a whole token: `c-1` matches in `dialogue:x/c-1` and `c-1_run`, not in
-    `c-12` or `c-1-b` (ids are letters, digits and dashes; `_`, `/`, `:`, quotes delimit them)."""
+    """Regex for any needle as a whole token: `c-1` matches in `dialogue:x/c-1` and `c-1_run`,
+    not in `c-12` or `c-1-b` (ids are letters, digits and dashes; `_`, `/`, `:`, quotes delimit
+    them)."""
     alternatives = sorted({re.escape(n) for n in needles if n}, key=len, reverse=True)
     if not alternatives:
         return None

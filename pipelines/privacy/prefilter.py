@@ -152,7 +152,8 @@ def _any_caseless(words: Iterable[str]) -> str:
 
 
 def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> dict[str, pl.Expr]:
-    """Per detector (and `pseudonym` for the id replacer): False only where it cannot find a span."""
+    """Per detector (and `pseudonym` for the id replacer): False only where it cannot find a
+    span."""
     digit = text.str.contains(_ANY_DIGIT)
     finance = f"{_NOT_WORD}(?:{_any_caseless(_FINANCE_WORDS)}){_NOT_WORD}"
     gates = {

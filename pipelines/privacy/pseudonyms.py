@@ -1,15 +1,16 @@
 """Keyed pseudonyms for subject ids, and replacement of real ids inside text.
 
-A pseudonym is `"<kind>_" + hex(HMAC-SHA256(key, kind NUL real_id))[:16]`: stable for one key, so one
-subject has one pseudonym across every dataset of a release, and unlinkable without the key. The key
-comes from the environment (`TURNLAKE_PSEUDONYM_KEY`) or from a file named in turnlake.toml
-(`[privacy] pseudonym_key_file`); it is never a literal in the TOML and never written to a release.
+A pseudonym is `"<kind>_" + hex(HMAC-SHA256(key, kind NUL real_id))[:16]`: stable for one key, so
+one subject has one pseudonym across every dataset of a release, and unlinkable without the key.
+The key comes from the environment (`TURNLAKE_PSEUDONYM_KEY`) or from a file named in
+turnlake.toml (`[privacy] pseudonym_key_file`); it is never a literal in the TOML and never
+written to a release.
 
-`IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant uuid
-inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled trie-shaped
-pattern, longest id first (its cost does not grow with the number of ids). An occurrence counts
-only where it is not glued to a further letter or digit, so `u-7` does not eat the start of
-`u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
+`IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant
+uuid inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled
+trie-shaped pattern, longest id first (its cost does not grow with the number of ids). An
+occurrence counts only where it is not glued to a further letter or digit, so `u-7` does not eat
+the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ MIN_KEY_BYTES = 16
 
 
 class PseudonymKeyError(RuntimeError):
-    """No usable pseudonym key: the caller decides the fallback (refuse to release, or a dev key)."""
+    """No usable pseudonym key: the caller decides the fallback (refuse to release, or a dev
+    key)."""
 
 
 class Pseudonymizer:
@@ -105,7 +107,8 @@ def _render(node: dict) -> str:
 
 def replace_in_text(text: str, mapping: Mapping[str, str] | IdReplacer) -> str:
     """Replace every occurrence of a known real id in `text` (longest id first). For many texts
-    build one `IdReplacer(mapping)` and pass it (or use `replace_ids_column`): compiling is per call."""
+    build one `IdReplacer(mapping)` and pass it (or use `replace_ids_column`): compiling is per
+    call."""
     replacer = mapping if isinstance(mapping, IdReplacer) else IdReplacer(mapping)
     return replacer.replace(text)
 
@@ -141,7 +144,8 @@ def key_from_env_or_config(
     privacy = config.get("privacy") or {}
     if any(k in privacy for k in ("pseudonym_key", "key", "secret")):
         raise PseudonymKeyError(
-            "turnlake.toml must not hold the pseudonym key itself: set [privacy] pseudonym_key_file "
+            "turnlake.toml must not hold the pseudonym key itself: set [privacy] "
+            "pseudonym_key_file "
             f"to a file holding it, or the environment variable {KEY_ENV}"
         )
     return key_from_env_or_file(privacy.get("pseudonym_key_file"), environ, base_dir)

@@ -1,7 +1,8 @@
 """Redaction of released text: typed placeholders for personal and confidential spans.
 
-`Redactor(config).redact(text)` finds candidate spans with one detector per kind, resolves overlaps
-(leftmost first, then longest, then kind priority) and replaces each kept span by its placeholder:
+`Redactor(config).redact(text)` finds candidate spans with one detector per kind, resolves
+overlaps (leftmost first, then longest, then kind priority) and replaces each kept span by its
+placeholder:
 
 | kind    | placeholder | what                                                                      |
 |---------|-------------|---------------------------------------------------------------------------|
@@ -15,9 +16,9 @@
 |         |             | and magnitudes next to a finance word (revenue of 40k, 40k in revenue)     |
 | `org`   | `[ORG]`     | configured organization names, case-insensitive, whole word, longest first |
 
-Ordinary numbers are left alone: years, dates, times, versions (3.11), percentages, durations
-(15 minutes), route numbers (Route 45), epoch seconds and ids. Phone candidates from the matcher
-are kept only when libphonenumber calls them valid, or when they are phone-shaped (a leading `+`, a
+Ordinary numbers are left alone: years, dates, times, versions (3.11), percentages, durations (15
+minutes), route numbers (Route 45), epoch seconds and ids. Phone candidates from the matcher are
+kept only when libphonenumber calls them valid, or when they are phone-shaped (a leading `+`, a
 North-American `(555) 123-4567` / `555.123.4567` shape, or a phone word such as "call" or "tel"
 just before); a match glued to letters, `_` or `-` (a piece of an id) is never a phone.
 
@@ -127,8 +128,9 @@ class Redactor:
         return "".join(out), counts
 
     def find(self, text: str, only: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
-        """Non-overlapping spans `(start, end, kind)` in text order. `only` skips the other detectors
-        (for callers that know those cannot match, e.g. pipelines/privacy/prefilter.py)."""
+        """Non-overlapping spans `(start, end, kind)` in text order. `only` skips the other
+        detectors (for callers that know those cannot match, e.g.
+        pipelines/privacy/prefilter.py)."""
         candidates: list[tuple[int, int, str]] = []
         kinds = self.kinds if only is None else self.kinds & frozenset(only)
         has_digit = ANY_DIGIT.search(text) is not None

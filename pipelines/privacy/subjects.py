@@ -1,25 +1,28 @@
-"""Every row about a subject: one footprint, shared by opt-out withholding, `subject show` and `forget`.
+"""Every row about a subject: one footprint, shared by opt-out withholding, `subject show` and
+`forget`.
 
 A subject is `(kind, id)` with kind as in the opt-out registry (`SUBJECT_KINDS`). How a kind maps
 onto silver (docs/data_dictionary.md):
 
-- `participant`: a study participant id. Whole study episodes whose `group_id` is the id (or whose
+- `participant`: a study participant id. Whole study episodes whose `group_id` is the id (or
+  whose
   session id `native_id` starts with `<id>_`), plus everything the id did as an actor (below): in
   study turns a resident's `actor_id` is the participant id.
 - `actor`: an `actor_id` of turns / decisions, an `agent_id` of agent rounds, or the rater of a
-  feedback row (`user_id` in its attributes). Their turns, decisions, agent rounds and ratings, and
-  whole episodes where they are the human subject: a study session of theirs (`group_id` = id) or an
-  episode whose human speakers / deciders (`role = user` turns, `actor_type = human` decisions) are
-  all this one actor.
+  feedback row (`user_id` in its attributes). Their turns, decisions, agent rounds and ratings,
+  and whole episodes where they are the human subject: a study session of theirs (`group_id` =
+  id) or an episode whose human speakers / deciders (`role = user` turns, `actor_type = human`
+  decisions) are all this one actor.
 - `scenario`: the scenario episode whose `native_id` is the id (scenario source).
 - `conversation`: a dialogue episode by `native_id` `<dataset>/<conversation_id>` or by the bare
   `conversation_id` (every dataset), a study session id, or a decision session id.
 
 Everything hanging off a withheld row goes with it: turns, decisions and agent rounds of a whole
-episode; decisions carried out by a withheld turn; feedback on any withheld episode, turn, decision
-or agent round; contexts referenced only by withheld decisions; gold rows keyed by any of these
-(`feedback_ids` included); a `splits` row whose every episode is withheld; quarantine rows whose
-file or raw copy mentions a participant, actor or scenario id or a withheld episode's native id.
+episode; decisions carried out by a withheld turn; feedback on any withheld episode, turn,
+decision or agent round; contexts referenced only by withheld decisions; gold rows keyed by any
+of these (`feedback_ids` included); a `splits` row whose every episode is withheld; quarantine
+rows whose file or raw copy mentions a participant, actor or scenario id or a withheld episode's
+native id.
 """
 
 from __future__ import annotations
@@ -66,9 +69,9 @@ def _col(frame: pl.DataFrame | None, name: str) -> bool:
 
 
 def subject_footprint(tables: dict[str, pl.DataFrame], subjects: pl.DataFrame) -> Footprint:
-    """Footprint of every subject in `subjects` (columns `subject_kind`, `subject_id`) over the silver
-    tables present in `tables` (keys `episodes`, `turns`, `decisions`, `feedback`, `agent_rounds`,
-    `contexts`; missing tables are skipped)."""
+    """Footprint of every subject in `subjects` (columns `subject_kind`, `subject_id`) over the
+    silver tables present in `tables` (keys `episodes`, `turns`, `decisions`, `feedback`,
+    `agent_rounds`, `contexts`; missing tables are skipped)."""
     fp = Footprint()
     if subjects.is_empty():
         return fp
@@ -192,8 +195,8 @@ def _human_subject_episodes(
 
 
 def rows_mask(name: str, frame: pl.DataFrame, fp: Footprint) -> pl.Expr:
-    """Boolean expression: the rows of table `name` (silver or gold, `gold.` prefix allowed) that are
-    about the footprint's subjects, judged by which key columns the table has."""
+    """Boolean expression: the rows of table `name` (silver or gold, `gold.` prefix allowed) that
+    are about the footprint's subjects, judged by which key columns the table has."""
     base = name.rsplit(".", 1)[-1]
     cols = set(frame.columns)
     mask = pl.lit(False)

@@ -98,8 +98,8 @@ def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
 
 
-# The columns that name a row of each dataset (those present are used; none present: every flat column).
-# rl_steps is ordered by episode, then step: an episode's steps stay together and in order.
+# The columns that name a row of each dataset (those present are used; none present: every flat
+# column). rl_steps is ordered by episode, then step: an episode's steps stay together and in order.
 ROW_ID: dict[str, tuple[str, ...]] = {
     "sft": ("turn_id",),
     "kto": ("turn_id", "decision_id"),
@@ -118,9 +118,10 @@ ROW_ID: dict[str, tuple[str, ...]] = {
 
 
 def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """Rows in a stable pseudo-random order: by sha256 of the row id (ROW_ID), so trainers that read in
-    order see every source mixed, and a row keeps its place relative to the others when rows are added.
-    Ties (equal ids) keep the order they come in, which `canonical_order` made deterministic."""
+    """Rows in a stable pseudo-random order: by sha256 of the row id (ROW_ID), so trainers that
+    read in order see every source mixed, and a row keeps its place relative to the others when
+    rows are added. Ties (equal ids) keep the order they come in, which `canonical_order` made
+    deterministic."""
     columns = [c for c in ROW_ID.get(name, ()) if c in frame.columns] or _flat_columns(frame)
     if not columns or frame.height == 0:
         return frame
@@ -135,7 +136,8 @@ def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
-    """Survey answers with the split of their participant's group (study groups are participants)."""
+    """Survey answers with the split of their participant's group (study groups are
+    participants)."""
     return (
         answers.drop("source_file")
         .join(

@@ -11,14 +11,21 @@ if TYPE_CHECKING:
     from pipelines.release.request import ReleaseRequest
 
 DATASET_PURPOSE = {
-    "sft": "Conversation prefixes ending in an assistant (or agent) message, for supervised fine-tuning "
+    "sft": "Conversation prefixes ending in an assistant (or agent) message, for supervised "
+    "fine-tuning "
     "(TRL `SFTTrainer`, conversational format: `messages`).",
-    "preference": "Pairs of a preferred and a rejected answer to the same prompt (TRL `DPOTrainer`: "
-    "`prompt`, `chosen`, `rejected`): corrections, overridden companion suggestions, rated alternatives.",
-    "kto": "Single answers with a thumbs-up/down label (TRL `KTOTrainer`: `prompt`, `completion`, `label`).",
-    "rl_steps": "Offline-RL steps with RLDS semantics (`observation`, `action`, `reward`, `discount`, "
-    "`is_first`, `is_last`, `is_terminal`); Q-values / behaviour policy where the source logged them.",
-    "decisions": "Decision points: the context (or its hash) and coordination state → action, confidence, outcome.",
+    "preference": "Pairs of a preferred and a rejected answer to the same prompt (TRL "
+    "`DPOTrainer`: "
+    "`prompt`, `chosen`, `rejected`): corrections, overridden companion suggestions, rated "
+    "alternatives.",
+    "kto": "Single answers with a thumbs-up/down label (TRL `KTOTrainer`: `prompt`, `completion`, "
+    "`label`).",
+    "rl_steps": "Offline-RL steps with RLDS semantics (`observation`, `action`, `reward`, "
+    "`discount`, "
+    "`is_first`, `is_last`, `is_terminal`); Q-values / behaviour policy where the source logged "
+    "them.",
+    "decisions": "Decision points: the context (or its hash) and coordination state → action, "
+    "confidence, outcome.",
 }
 
 COMMON_COLUMNS = {
@@ -28,8 +35,10 @@ COMMON_COLUMNS = {
     "source": "Raw source: scenario, study, social_rl, dialogue or decision.",
     "prompt_hash": "sha256 of the exact prompt text; no prompt appears in two splits.",
     "reward": "Reward in [-1, 1] from the gold reward rules (null where no signal).",
-    "reward_rule": "Rule that produced the reward, `name@version` (see `rewards` in manifest.json config).",
-    "feedback_ids": "Feedback rows the reward was computed from (traceable to the human/judge signal).",
+    "reward_rule": "Rule that produced the reward, `name@version` (see `rewards` in manifest.json "
+    "config).",
+    "feedback_ids": "Feedback rows the reward was computed from (traceable to the human/judge "
+    "signal).",
 }
 
 
@@ -134,8 +143,8 @@ def _left_out(proof: dict, dataset: str, reason: str) -> int:
 
 
 def rules_section(release: dict, proof: dict) -> str:
-    """Every rule that decides a label, a pair, an example or the row order (docs/rewards.md § Release
-    rules has the reasoning), with this release's settings and what each rule left out."""
+    """Every rule that decides a label, a pair, an example or the row order (docs/rewards.md §
+    Release rules has the reasoning), with this release's settings and what each rule left out."""
     negative, neutral = (
         release.get("sft_include_negative", False),
         release.get("kto_include_neutral", False),
@@ -206,6 +215,7 @@ def _privacy_line(privacy: dict) -> str:
             "redaction ledger counts what was replaced."
         )
     return (
-        "**This release is NOT pseudonymised or redacted**: ids are the sources' own ids and text is "
+        "**This release is NOT pseudonymised or redacted**: ids are the sources' own ids and text "
+        "is "
         "as recorded. Do not share it outside the team that owns the raw data."
     )

@@ -69,7 +69,8 @@ def record_inputs(exports: Path, digest: str, version: str) -> None:
 
 
 def release_for_inputs(exports: Path, digest: str) -> str | None:
-    """The version the last release run made from exactly these inputs, if it still exists as made."""
+    """The version the last release run made from exactly these inputs, if it still exists as
+    made."""
     marker = exports / INPUTS_MARKER
     if not marker.exists():
         return None

@@ -37,7 +37,8 @@ class Privatized:
 
 
 def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
-    """The configured key (env or key file), else a random key generated once under the data root."""
+    """The configured key (env or key file), else a random key generated once under the data
+    root."""
     key_file = settings.privacy.pseudonym_key_file
     try:
         return key_from_env_or_file(
@@ -56,7 +57,8 @@ def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
 
 
 def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
-    """Real ids of human subjects (participants, decision humans, raters) as the sources write them."""
+    """Real ids of human subjects (participants, decision humans, raters) as the sources write
+    them."""
     people = (
         human_participants(silver)
         .get_column("participant_id")

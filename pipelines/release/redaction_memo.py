@@ -1,13 +1,13 @@
-"""What the redactor made of each text in earlier releases, so a rebuild redacts only texts it has
-not seen. Most of a release's redaction time is Python over distinct candidate strings, and a
+"""What the redactor made of each text in earlier releases, so a rebuild redacts only texts it
+has not seen. Most of a release's redaction time is Python over distinct candidate strings, and a
 nightly build with a few new files sees almost the same strings as the night before.
 
-An entry is keyed by a MAC (keyed blake2b), under the pseudonym key, of the text the redactor saw (subject ids
-already replaced by pseudonyms; never the text, and no plain hash a short text could be guessed
-from) and holds the redacted text (null when unchanged) and the replacements per kind. A memo is
-valid for one redaction config and one version of the redaction code; it lives under
-`<data root>/.turnlake/` (never in a release) and keeps only the entries the last release used, so
-it does not grow without bound.
+An entry is keyed by a MAC (keyed blake2b), under the pseudonym key, of the text the redactor saw
+(subject ids already replaced by pseudonyms; never the text, and no plain hash a short text could
+be guessed from) and holds the redacted text (null when unchanged) and the replacements per kind.
+A memo is valid for one redaction config and one version of the redaction code; it lives under
+`<data root>/.turnlake/` (never in a release) and keeps only the entries the last release used,
+so it does not grow without bound.
 """
 
 from __future__ import annotations

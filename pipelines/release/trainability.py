@@ -156,7 +156,8 @@ def rlds_problems(steps: pl.DataFrame) -> list[str]:
         broken = per_episode.filter(bad).sort("episode_id")
         if broken.height:
             problems.append(
-                f"rl_steps: {broken.height} episodes {what}, e.g. {broken['episode_id'].head(EXAMPLES).to_list()}"
+                f"rl_steps: {broken.height} episodes {what}, e.g. "
+                f"{broken['episode_id'].head(EXAMPLES).to_list()}"
             )
     return problems
 
@@ -281,7 +282,8 @@ def kto_label_problems(rows: pl.DataFrame, *, include_neutral: bool) -> list[str
 
 
 def outcome_sign_problems(dataset: str, frame: pl.DataFrame) -> list[str]:
-    """A reward whose sign contradicts the outcome it came from (`outcome_was_good`, where known)."""
+    """A reward whose sign contradicts the outcome it came from (`outcome_was_good`, where
+    known)."""
     reward = next((c for c in ("reward", "outcome_reward") if c in frame.columns), None)
     if "outcome_was_good" not in frame.columns or reward is None:
         return []

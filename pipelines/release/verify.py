@@ -14,7 +14,8 @@ from pipelines.storage.fingerprint import sha256_file
 
 
 def _split_overlaps(release: Path, dataset: str) -> list[str]:
-    """Groups or prompts of one dataset found in more than one split, read from the files themselves."""
+    """Groups or prompts of one dataset found in more than one split, read from the files
+    themselves."""
     files = sorted((release / dataset).glob("*.parquet"))
     if not files:
         return []

@@ -38,7 +38,8 @@ def content_hash(request: ReleaseRequest) -> str:
     digest = hashlib.sha256()
     for name in sorted(request.datasets):
         digest.update(name.encode())
-        # Parquet, not IPC: IPC bytes of equal frames differ with Polars' internal string-view layout.
+        # Parquet, not IPC: IPC bytes of equal frames differ with Polars' internal string-view
+        # layout.
         buffer = io.BytesIO()
         request.datasets[name].write_parquet(buffer, compression="uncompressed", statistics=False)
         digest.update(buffer.getvalue())
@@ -73,10 +74,11 @@ def write_release(
     request: ReleaseRequest,
     check: Callable[[Path], None] | None = None,
 ) -> Path:
-    """Write everything into a hidden temporary folder, the manifest last, then rename it into place.
+    """Write everything into a hidden temporary folder, the manifest last, then rename it into
+    place.
 
-    `check(folder)` runs on the complete temporary folder before the rename; if it raises, the folder
-    is removed and nothing is published."""
+    `check(folder)` runs on the complete temporary folder before the rename; if it raises, the
+    folder is removed and nothing is published."""
     exports.mkdir(parents=True, exist_ok=True)
     tmp = exports / f".tmp-{version}-{os.getpid()}"
     if tmp.exists():

@@ -102,7 +102,8 @@ def build_summary(settings: Settings) -> BuildSummary:
 
 
 def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> list[str]:
-    """`not recognised: N files under <folder> (e.g. …)`, one line per top-level folder of the raw root."""
+    """`not recognised: N files under <folder> (e.g. …)`, one line per top-level folder of the
+    raw root."""
     by_folder: dict[str, list[str]] = defaultdict(list)
     for rel in files:
         by_folder[rel.split("/", 1)[0] if "/" in rel else "."].append(rel)

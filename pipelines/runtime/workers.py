@@ -20,7 +20,8 @@ def worker_count(configured: int, n_units: int, min_units: int) -> int:
 
 @cache
 def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """One pool per process and size, reused by every caller (the workers' imports are paid once)."""
+    """One pool per process and size, reused by every caller (the workers' imports are paid
+    once)."""
     # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     atexit.register(pool.shutdown, cancel_futures=True)

@@ -16,7 +16,8 @@ RULE_ID = r"^[a-z][a-z0-9_]*@[0-9]+$"
 
 
 class TurnRewards(StrictModel):
-    """One reward per rewarded target (turn, decision, agent round, or the episode's terminal reward) and rule."""
+    """One reward per rewarded target (turn, decision, agent round, or the episode's terminal
+    reward) and rule."""
 
     reward_id: str = pa.Field(
         unique=True,
@@ -52,25 +53,30 @@ class TurnRewards(StrictModel):
     )
     n_signals: pl.Int64 = pa.Field(
         ge=1,
-        description="Number of distinct signals combined (a dialogue event with rating and reward counts once).",
+        description="Number of distinct signals combined (a dialogue event with rating and reward "
+        "counts once).",
     )
     aggregation: str = pa.Field(
-        description="How the signals were combined: single, mean, median, min, max, last, weighted_mean, transition, end_reason."
+        description="How the signals were combined: single, mean, median, min, max, last, "
+        "weighted_mean, transition, end_reason."
     )
     reward_rule: str = pa.Field(
         str_matches=RULE_ID,
         description="Rule that produced the reward, `name@version` (see docs/rewards.md).",
     )
     rule_inputs: str = pa.Field(
-        description="JSON object of the rule's inputs for this row (signal values, mapped components, parameters used)."
+        description="JSON object of the rule's inputs for this row (signal values, mapped "
+        "components, parameters used)."
     )
     flags: pl.List(pl.String) = pa.Field(
         nullable=True,
-        description="Caveats on the row, e.g. `rating_scale_inferred` (a decision rating whose scale was inferred from other ratings or wasGoodDecision).",
+        description="Caveats on the row, e.g. `rating_scale_inferred` (a decision rating whose "
+        "scale was inferred from other ratings or wasGoodDecision).",
     )
     suggestion_followed: bool = pa.Field(
         nullable=True,
-        description="Whether the human followed the moderator's / companion's suggestion (false = overrode it); null without one.",
+        description="Whether the human followed the moderator's / companion's suggestion (false = "
+        "overrode it); null without one.",
     )
     selected_policy: str = pa.Field(
         nullable=True, description="Study: IQL policy the step selected."
@@ -86,7 +92,8 @@ class TurnRewards(StrictModel):
     )
     q_margin: pl.Float64 = pa.Field(
         nullable=True,
-        description="Study: q_selected − q_best_alternative (negative: the policy did not pick its argmax).",
+        description="Study: q_selected − q_best_alternative (negative: the policy did not pick its "
+        "argmax).",
     )
 
 
@@ -97,7 +104,8 @@ class EpisodeOutcomes(StrictModel):
     source: str = pa.Field(isin=SOURCES, description="Source of the episode.")
     end_reason: str = pa.Field(
         nullable=True,
-        description="End reason from silver (study: derived from the judge trail; scenario: success / failure from the metadata line, else the state).",
+        description="End reason from silver (study: derived from the judge trail; scenario: "
+        "success / failure from the metadata line, else the state).",
     )
     n_rewards: pl.Int64 = pa.Field(
         ge=0, description="Rows in `turn_rewards` for the episode (terminal included)."
@@ -105,12 +113,14 @@ class EpisodeOutcomes(StrictModel):
     return_: pl.Float64 = pa.Field(
         nullable=True,
         alias="return",
-        description="Sum of every reward of the episode (step rewards + terminal reward); null without rewards.",
+        description="Sum of every reward of the episode (step rewards + terminal reward); null "
+        "without rewards.",
     )
     terminal_reward: pl.Float64 = pa.Field(
         nullable=True,
         in_range={"min_value": -1.0, "max_value": 1.0},
-        description="Episode-level reward (target = episode), mean if several rules give one; null without one.",
+        description="Episode-level reward (target = episode), mean if several rules give one; null "
+        "without one.",
     )
     terminal_rule: str = pa.Field(
         nullable=True, description="Rule(s) of the terminal reward, comma-separated."
@@ -125,7 +135,8 @@ class EpisodeOutcomes(StrictModel):
     n_outcome_signals: pl.Int64 = pa.Field(ge=0, description="... of which source_kind = outcome.")
     outcome: str = pa.Field(
         nullable=True,
-        description="JSON outcome record where the source has one (scenario: its scenario_metadata line).",
+        description="JSON outcome record where the source has one (scenario: its scenario_metadata "
+        "line).",
     )
 
 
@@ -143,11 +154,14 @@ class QualitySignals(StrictModel):
     response_seconds: pl.Float64 = pa.Field(
         nullable=True,
         ge=0,
-        description="Seconds since the previous turn of the episode, or the time the source itself recorded (a scenario user turn: user_decision.decision_time_seconds); null when unknown (a missing timestamp, time running backwards, two turns logged with one timestamp).",
+        description="Seconds since the previous turn of the episode, or the time the source itself "
+        "recorded (a scenario user turn: user_decision.decision_time_seconds); null when unknown "
+        "(a missing timestamp, time running backwards, two turns logged with one timestamp).",
     )
     is_correction: bool = pa.Field(
         nullable=True,
-        description="Turn uses the correction lexicon (whole word, case-insensitive); null for roles not scanned.",
+        description="Turn uses the correction lexicon (whole word, case-insensitive); null for "
+        "roles not scanned.",
     )
     is_new_context: bool = pa.Field(
         nullable=True, description="Turn uses the new-context lexicon; null for roles not scanned."
@@ -157,17 +171,20 @@ class QualitySignals(StrictModel):
     )
     json_valid: bool = pa.Field(
         nullable=True,
-        description="For json_requested turns: the text (optionally in a ``` fence) parses as a JSON object or array; else null.",
+        description="For json_requested turns: the text (optionally in a ``` fence) parses as a "
+        "JSON object or array; else null.",
     )
     echo_rate: pl.Float64 = pa.Field(
         nullable=True,
         in_range={"min_value": 0.0, "max_value": 1.0},
-        description="Assistant turns: share of the reply's distinct words found in the latest preceding user turn; null without one.",
+        description="Assistant turns: share of the reply's distinct words found in the latest "
+        "preceding user turn; null without one.",
     )
 
 
 class AgentRoundDeltas(StrictModel):
-    """Social RL agent rounds with round-over-round deltas, next to the deltas the source reports."""
+    """Social RL agent rounds with round-over-round deltas, next to the deltas the source
+    reports."""
 
     episode_id: str = pa.Field(description="Episode of the round (one experiment round).")
     experiment_id: str = pa.Field(
@@ -206,16 +223,19 @@ class AgentRoundDeltas(StrictModel):
     )
     deltas_agree: bool = pa.Field(
         nullable=True,
-        description="All reported deltas equal the computed ones (within 1e-6); null when nothing to compare.",
+        description="All reported deltas equal the computed ones (within 1e-6); null when nothing "
+        "to compare.",
     )
 
 
 class Splits(StrictModel):
-    """One row per `group_id`: its split, from a stable hash of (salt, group_id) into 10 000 buckets."""
+    """One row per `group_id`: its split, from a stable hash of (salt, group_id) into 10 000
+    buckets."""
 
     group_id: str = pa.Field(
         unique=True,
-        description="Split unit (silver `episodes.group_id`); every episode of it is in this split.",
+        description="Split unit (silver `episodes.group_id`); every episode of it is in this "
+        "split.",
     )
     bucket: pl.Int64 = pa.Field(
         in_range={"min_value": 0, "max_value": 9999},
@@ -223,10 +243,12 @@ class Splits(StrictModel):
     )
     split: str = pa.Field(
         isin=("train", "validation", "test"),
-        description="train / validation / test: cumulative bucket ranges by the configured ratios, in that order.",
+        description="train / validation / test: cumulative bucket ranges by the configured ratios, "
+        "in that order.",
     )
     salt: str = pa.Field(
-        description="Salt of the hash (`[splits] salt` in turnlake.toml); changing it reshuffles every group."
+        description="Salt of the hash (`[splits] salt` in turnlake.toml); changing it reshuffles "
+        "every group."
     )
 
 

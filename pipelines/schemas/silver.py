@@ -25,10 +25,12 @@ class Episodes(StrictModel):
     episode_id: str = pa.Field(unique=True, description="Deterministic id: `<source>:<native id>`.")
     source: str = pa.Field(isin=SOURCES, description="Source adapter that produced the episode.")
     native_id: str = pa.Field(
-        description="The source's own id (scenario_id, session_id, run folder + round, conversation_id, decision sessionId)."
+        description="The source's own id (scenario_id, session_id, run folder + round, "
+        "conversation_id, decision sessionId)."
     )
     group_id: str = pa.Field(
-        description="Unit that must never straddle splits (participant, scenario, experiment, conversation, decision session; decision sessions sharing a human actor form one group)."
+        description="Unit that must never straddle splits (participant, scenario, experiment, "
+        "conversation, decision session; decision sessions sharing a human actor form one group)."
     )
     started_at: UTC_TS = pa.Field(
         nullable=True, description="First known time of the episode (UTC)."
@@ -37,7 +39,8 @@ class Episodes(StrictModel):
     n_turns: pl.Int64 = pa.Field(ge=0, description="Number of rows in `turns` for this episode.")
     end_reason: str = pa.Field(
         nullable=True,
-        description="Why the episode ended (study: derived from the judge trail: agreement, refusal, max_turns, unknown).",
+        description="Why the episode ended (study: derived from the judge trail: agreement, "
+        "refusal, max_turns, unknown).",
     )
     attributes: str = pa.Field(
         nullable=True,
@@ -57,7 +60,8 @@ class Turns(StrictModel):
     episode_id: str = pa.Field(description="Episode the turn belongs to.")
     turn_index: pl.Int64 = pa.Field(
         ge=0,
-        description="0-based position in source order (a dialogue's `turns[i]`, a session's `history[i]`).",
+        description="0-based position in source order (a dialogue's `turns[i]`, a session's "
+        "`history[i]`).",
     )
     role: str = pa.Field(
         isin=ROLES, description="Canonical role: user, assistant, system or agent."
@@ -75,7 +79,8 @@ class Turns(StrictModel):
         nullable=True, description="When the turn was recorded (UTC), where known."
     )
     internal: bool = pa.Field(
-        description="True for messages not shown to other participants (e.g. Social RL coach messages)."
+        description="True for messages not shown to other participants (e.g. Social RL coach "
+        "messages)."
     )
     attributes: str = pa.Field(
         nullable=True, description="JSON object of turn-level metadata and unmapped raw fields."
@@ -116,7 +121,9 @@ class Feedback(StrictModel):
         nullable=True, description="Text or category value (e.g. a judge stance, a comment)."
     )
     scale: str = pa.Field(
-        description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, `category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence settles, `as_recorded` for a number whose scale the source does not state."
+        description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, "
+        "`category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence "
+        "settles, `as_recorded` for a number whose scale the source does not state."
     )
     source_kind: str = pa.Field(
         isin=FEEDBACK_SOURCE_KINDS,
@@ -141,7 +148,8 @@ class Decisions(StrictModel):
     episode_id: str = pa.Field(description="Episode the decision belongs to.")
     turn_id: str = pa.Field(
         nullable=True,
-        description="Turn that carried out the decision (e.g. the operator reply an IQL step chose).",
+        description="Turn that carried out the decision (e.g. the operator reply an IQL step "
+        "chose).",
     )
     actor_id: str = pa.Field(
         nullable=True, description="Who decided (persona, participant, agent)."
@@ -247,20 +255,23 @@ class Quarantine(StrictModel):
         description="Where in the file: line and byte offset, row id, or record path."
     )
     error_kind: str = pa.Field(
-        description="Reason from a fixed vocabulary (invalid_json, truncated, missing_field, bad_type, bad_value, orphan, duplicate_conflict, too_large, ...)."
+        description="Reason from a fixed vocabulary (invalid_json, truncated, missing_field, "
+        "bad_type, bad_value, orphan, duplicate_conflict, too_large, ...)."
     )
     message: str = pa.Field(description="What is wrong, in words a person understands.")
     raw: str = pa.Field(nullable=True, description="Truncated copy of the rejected raw record.")
     stage: str = pa.Field(
         isin=("parse", "silver"),
-        description="parse: rejected reading the file; silver: rejected when building canonical tables.",
+        description="parse: rejected reading the file; silver: rejected when building canonical "
+        "tables.",
     )
     run_id: str = pa.Field(nullable=True, description="Dagster run that rejected it.")
 
 
 class SurveyAnswers(StrictModel):
-    """One survey answer of one study participant (pre-survey sections and post-surveys). Local only:
-    releases leave it out unless `[privacy] include_surveys` is true, and then pseudonymized."""
+    """One survey answer of one study participant (pre-survey sections and post-surveys). Local
+    only: releases leave it out unless `[privacy] include_surveys` is true, and then
+    pseudonymized."""
 
     participant_id: str = pa.Field(description="Study participant (real id: silver is local data).")
     confirmation_number: str = pa.Field(

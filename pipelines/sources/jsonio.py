@@ -140,7 +140,8 @@ def loads_record(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
 
 
 def load_json_file(data: bytes, *, max_bytes: int, max_depth: int) -> Any:
-    """Parse a whole-file JSON document (BOM tolerated); a document cut off mid-way is `truncated`."""
+    """Parse a whole-file JSON document (BOM tolerated); a document cut off mid-way is
+    `truncated`."""
     data = data.removeprefix(_BOM)
     if not data.strip():
         raise RecordError("truncated", "file is empty")
@@ -176,9 +177,9 @@ class JsonlRead:
 def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False) -> JsonlRead:
     """Parse every record of a JSONL(-ish) file; bad ones become quarantine rows.
 
-    The last record of an `active` file that does not parse and has no trailing newline (or
-    that the parser finds cut short) is still being written: a pending tail, not a record. In a closed file the same thing
-    is quarantined as `truncated`.
+    The last record of an `active` file that does not parse and has no trailing newline (or that
+    the parser finds cut short) is still being written: a pending tail, not a record. In a closed
+    file the same thing is quarantined as `truncated`.
     """
     out = JsonlRead()
     for unit in split_json_units(data):

@@ -30,7 +30,8 @@ def stable_bucket(salt: str, group_id: str) -> int:
 
 
 def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
-    """One row per distinct non-null group id: group_id, bucket, split, salt (sorted by group_id)."""
+    """One row per distinct non-null group id: group_id, bucket, split, salt (sorted by
+    group_id)."""
     groups = group_ids.cast(pl.String).drop_nulls().unique().sort()
     buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in groups], dtype=pl.Int64)
     split = pl.lit(None, pl.String)
@@ -84,42 +85,53 @@ def human_participants(silver: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- the proof
 
-# Each query reads registered frames: splits, episodes, participants, dataset (one at a time), prompts.
+# Each query reads registered frames: splits, episodes, participants, dataset (one at a time),
+# prompts.
 SQL: dict[str, str] = {
     "groups_per_split": "SELECT split, count(*) AS n FROM splits GROUP BY split ORDER BY split",
-    "bucket_ranges": "SELECT split, min(bucket) AS lo, max(bucket) AS hi FROM splits GROUP BY split ORDER BY lo",
+    "bucket_ranges": "SELECT split, min(bucket) AS lo, max(bucket) AS hi FROM splits GROUP BY "
+    "split ORDER BY lo",
     "group_overlap": "SELECT group_id, list(split ORDER BY split) AS splits FROM splits "
     "GROUP BY group_id HAVING count(*) > 1",
     "unassigned_groups": "SELECT DISTINCT group_id FROM episodes "
     "WHERE group_id NOT IN (SELECT group_id FROM splits) ORDER BY group_id",
-    "episodes_per_split": "SELECT s.split, count(*) AS n FROM episodes e JOIN splits s USING (group_id) "
+    "episodes_per_split": "SELECT s.split, count(*) AS n FROM episodes e JOIN splits s USING "
+    "(group_id) "
     "GROUP BY s.split ORDER BY s.split",
-    "participants_per_split": "SELECT s.split, count(DISTINCT p.participant_id) AS n FROM participants p "
+    "participants_per_split": "SELECT s.split, count(DISTINCT p.participant_id) AS n FROM "
+    "participants p "
     "JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
     "GROUP BY s.split ORDER BY s.split",
-    "participant_overlap": "SELECT p.participant_id, list(DISTINCT s.split ORDER BY s.split) AS splits "
+    "participant_overlap": "SELECT p.participant_id, list(DISTINCT s.split ORDER BY s.split) AS "
+    "splits "
     "FROM participants p JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
     "GROUP BY p.participant_id HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
-    "dataset_rows_per_split": "SELECT split, count(*) AS n FROM dataset GROUP BY split ORDER BY split",
-    "dataset_group_overlap": "SELECT group_id, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
+    "dataset_rows_per_split": "SELECT split, count(*) AS n FROM dataset GROUP BY split ORDER BY "
+    "split",
+    "dataset_group_overlap": "SELECT group_id, list(DISTINCT split ORDER BY split) AS splits FROM "
+    "dataset "
     "GROUP BY group_id HAVING count(DISTINCT split) > 1 ORDER BY 1",
     "dataset_split_mismatch": "SELECT d.group_id, d.split, s.split AS assigned FROM dataset d "
     "LEFT JOIN splits s USING (group_id) WHERE s.split IS DISTINCT FROM d.split",
-    "dataset_prompt_overlap": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits FROM dataset "
+    "dataset_prompt_overlap": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits "
+    "FROM dataset "
     "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
     "HAVING count(DISTINCT split) > 1 ORDER BY 1",
     "dataset_episode_not_whole": "SELECT episode_id, count(DISTINCT prompt_hash) AS prompt_hashes, "
     "list(DISTINCT split ORDER BY split) AS splits FROM dataset GROUP BY episode_id "
     "HAVING count(DISTINCT prompt_hash) > 1 OR count(DISTINCT split) > 1 ORDER BY 1",
-    "prompt_overlap_across_datasets": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS splits, "
+    "prompt_overlap_across_datasets": "SELECT prompt_hash, list(DISTINCT split ORDER BY split) AS "
+    "splits, "
     "list(DISTINCT dataset ORDER BY dataset) AS datasets FROM prompts "
     "WHERE prompt_hash IS NOT NULL GROUP BY prompt_hash "
     "HAVING count(DISTINCT split) > 1 ORDER BY 1",
 }
 DATASET_COLUMNS = ("group_id", "split", "prompt_hash")
-# What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops examples).
+# What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops
+# examples).
 EXAMPLE_UNITS = {
-    "rl_steps": "episode: every step of an episode carries the hash of the whole episode's (observation, action) "
+    "rl_steps": "episode: every step of an episode carries the hash of the whole episode's "
+    "(observation, action) "
     "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
     "is reported under `episodes_not_whole`",
 }
@@ -159,7 +171,8 @@ def split_proof(
     con.register("participants", participants)
     salts = sorted(splits["salt"].unique().to_list())
     proof: dict[str, Any] = {
-        "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per group_id",
+        "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per "
+        "group_id",
         "salt": salts[0] if len(salts) == 1 else salts,
         "ratios": dict(config.ratios) if config else None,
         "bucket_ranges": _rows(con, "bucket_ranges"),
@@ -253,7 +266,10 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     if count == 0:
         return []
     return [
-        f"{name}: {count} found in more than one split (or unassigned), e.g. {overlap.get('examples', [])[:3]}"
+        (
+            f"{name}: {count} found in more than one split (or unassigned), e.g. "
+            f"{overlap.get('examples', [])[:3]}"
+        )
     ]
 
 

@@ -1,9 +1,9 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
 `<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations),
-`warehouse.duckdb`, `exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw root), `.turnlake/` (state
-that is never released: validation ledger, redaction memo, generated pseudonym key) and
-`.turnlake.lock`.
+`warehouse.duckdb`, `exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw
+root), `.turnlake/` (state that is never released: validation ledger, redaction memo, generated
+pseudonym key) and `.turnlake.lock`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class Layout:
         return self.warehouse / "bronze" / table
 
     def bronze_part(self, table: str, part_id: str) -> Path:
-        """Immutable part holding the rows of a batch of raw files (`part_id` hashes its members)."""
+        """Immutable part holding the rows of a batch of raw files (`part_id` hashes its
+        members)."""
         return self.bronze_dir(table) / f"{part_id}.parquet"
 
     def parse_quarantine_dir(self, source: str) -> Path:

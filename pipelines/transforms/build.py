@@ -73,7 +73,8 @@ def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> 
 
 def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections.
-    Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no ids)."""
+    Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no
+    ids)."""
     layout = Layout(settings.data_root)
     pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
     for source in SOURCES:
@@ -106,7 +107,8 @@ WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subj
 
 
 def silver_inputs_digest(settings: Settings) -> str:
-    """Everything silver is a function of: the current bronze parts, the transform code, settings."""
+    """Everything silver is a function of: the current bronze parts, the transform code,
+    settings."""
     layout = Layout(settings.data_root)
     logs = [
         read_log(layout, source)
@@ -150,7 +152,8 @@ def publish_silver(
 
 
 def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int], bool]:
-    """Rebuild and publish silver unless its inputs are unchanged; row counts and whether rebuilt."""
+    """Rebuild and publish silver unless its inputs are unchanged; row counts and whether
+    rebuilt."""
     layout = Layout(settings.data_root)
     inputs = silver_inputs_digest(settings)
     marker = layout.silver_link / INPUTS_MARKER

@@ -23,12 +23,13 @@ def feedback_rater() -> pl.Expr:
 def person_components(
     units: pl.DataFrame, links: pl.DataFrame, max_rounds: int = 10_000
 ) -> pl.DataFrame:
-    """`units` (unit, started_at) and `links` (unit, person) → one row per unit: unit, group = the
-    earliest unit (started_at, then id; unknown times last) of its component of units sharing a person.
+    """`units` (unit, started_at) and `links` (unit, person) → one row per unit: unit, group =
+    the earliest unit (started_at, then id; unknown times last) of its component of units sharing
+    a person.
 
-    Earliest, not smallest id: new data is usually later, so joining a component does not rename it;
-    only a unit bridging two components renames the later one (unavoidable: those people must now
-    share a split). Label propagation, vectorized: O(component diameter) rounds.
+    Earliest, not smallest id: new data is usually later, so joining a component does not rename
+    it; only a unit bridging two components renames the later one (unavoidable: those people must
+    now share a split). Label propagation, vectorized: O(component diameter) rounds.
     """
     ranked = (
         units.select("unit", "started_at")

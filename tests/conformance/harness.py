@@ -66,7 +66,8 @@ def run_pipeline(
 ) -> Built:
     """ingest → silver → gold → splits (→ release) on `raw_root`, written under `data_root`.
 
-    `config` is the text of a turnlake.toml; `rewards` overrides keys of the shipped rewards.toml."""
+    `config` is the text of a turnlake.toml; `rewards` overrides keys of the shipped
+    rewards.toml."""
     data_root.mkdir(parents=True, exist_ok=True)
     config_path = data_root / "turnlake.toml"
     config_path.write_text(config)

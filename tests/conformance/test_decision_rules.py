@@ -1,9 +1,10 @@
-"""Conformance: the decision source's rules (DESIGN §3 decision bullet, §5, seed 004 CoordinationDecision).
+"""Conformance: the decision source's rules (DESIGN §3 decision bullet, §5, seed 004
+CoordinationDecision).
 
-Each test writes a few CoordinationDecision records by hand (camelCase JSONL export, or a SQLite row with
-JSON text columns), runs the real pipeline and compares silver / gold / the release with numbers worked
-out by hand in the test. Rating arithmetic: a 1–5 rating r normalizes to n = (r − 1) / 4, a 0–1 rating
-to n = r; the reward is 2n − 1.
+Each test writes a few CoordinationDecision records by hand (camelCase JSONL export, or a SQLite
+row with JSON text columns), runs the real pipeline and compares silver / gold / the release with
+numbers worked out by hand in the test. Rating arithmetic: a 1–5 rating r normalizes to n = (r −
+1) / 4, a 0–1 rating to n = r; the reward is 2n − 1.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def override_pairs(built: Built) -> list[dict]:
 def test_rating_1_on_1_5_scale_with_was_good_false_is_negative(tmp_path):
     """Issue 13 item 1: a rater on 1–5 gives the worst mark and says the decision was bad."""
     built = build(tmp_path, [record("d-1", outcome=rated(1, was_good=False))])
-    # 0–1 reading: +1 for a decision its rater calls bad — excluded; 1–5 reading: n = (1 − 1) / 4 = 0 → 2·0 − 1 = −1
+    # 0–1 reading: +1 for a decision its rater calls bad — excluded; 1–5 reading: n = (1 − 1) / 4 =
+    # 0 → 2·0 − 1 = −1
     assert reward_of(built, "d-1") == -1.0
     fb = rating_row(built, "d-1")
     assert (fb["scale"], fb["attributes"]["scale_evidence"], fb["attributes"]["reading"]) == (
@@ -130,7 +132,8 @@ def test_rating_1_on_1_5_scale_with_was_good_false_is_negative(tmp_path):
 
 def test_rating_1_by_a_rater_whose_other_ratings_exceed_1_is_the_bottom_of_1_5(tmp_path):
     records = [
-        # no wasGoodDecision: only the rater can settle it; d-2 is the same rater ("user" in dataset continuum)
+        # no wasGoodDecision: only the rater can settle it; d-2 is the same rater ("user" in dataset
+        # continuum)
         record("d-1", outcome=rated(1, rated_by="user")),
         record("d-2", outcome=rated(4, rated_by="user"), minute=1),
     ]
@@ -154,7 +157,8 @@ def test_rating_1_in_a_file_with_fractional_ratings_is_the_top_of_0_1(tmp_path):
 
 
 def test_self_ratings_are_evidence_only_for_the_same_actor(tmp_path):
-    """`ratedBy: self` is the deciding actor: another persona's self-ratings say nothing about this one's scale."""
+    """`ratedBy: self` is the deciding actor: another persona's self-ratings say nothing about
+    this one's scale."""
     records = [
         record("d-1", outcome=rated(1, rated_by="self"), actor="persona-helper"),
         record(
@@ -177,8 +181,9 @@ def test_self_ratings_are_evidence_only_for_the_same_actor(tmp_path):
         ]
     }
     built = build(tmp_path, records, more=more)
-    # d-1's file holds a 4 (1–5) but its rater (self = persona-helper, dataset continuum) has no other rating;
-    # persona-helper's 0.3 is in another dataset ("elsewhere"), so it is not the same rater either.
+    # d-1's file holds a 4 (1–5) but its rater (self = persona-helper, dataset continuum) has no
+    # other rating; persona-helper's 0.3 is in another dataset ("elsewhere"), so it is not the same
+    # rater either.
     fb = rating_row(built, "d-1")
     assert (fb["scale"], fb["attributes"]["scale_evidence"]) == ("1-5", "file")
     assert reward_of(built, "d-1") == -1.0
@@ -211,7 +216,8 @@ def test_setting_wins_over_the_raters_other_ratings(tmp_path):
 
 
 def test_ambiguous_rating_1_without_evidence_yields_no_reward(tmp_path):
-    """wasGoodDecision true does not settle a 1: it may be the bottom of 1–5 with a default `true`."""
+    """wasGoodDecision true does not settle a 1: it may be the bottom of 1–5 with a default
+    `true`."""
     built = build(tmp_path, [record("d-1", outcome=rated(1, was_good=True))])
     assert reward_of(built, "d-1") is None
     fb = rating_row(built, "d-1")
@@ -232,7 +238,8 @@ def test_conflicting_evidence_leaves_the_scale_unknown(tmp_path):
         record("d-3", outcome=rated(0.25, rated_by="user"), minute=2),
     ]
     built = build(tmp_path, records)
-    # rater "user" has a 4 (1–5) and a 0.25 (0–1), so does the file: no evidence either way, no wasGoodDecision
+    # rater "user" has a 4 (1–5) and a 0.25 (0–1), so does the file: no evidence either way, no
+    # wasGoodDecision
     assert reward_of(built, "d-1") is None
     assert rating_row(built, "d-1")["attributes"]["reading"] == "scale_unknown"
     # values ≠ 1 settle themselves: (4 − 1) / 4 = 0.75 → 0.5; 2·0.25 − 1 = −0.5
@@ -386,7 +393,8 @@ def test_ai_persona_differing_from_a_suggestion_is_not_a_human_override(tmp_path
     assert override_pairs(built) == []
 
 
-# ---------------------------------------------------------------- decision prompts (seed 004 model input)
+# ---------------------------------------------------------------- decision prompts (seed 004 model
+# input)
 
 
 def test_decision_prompt_carries_ambient_state_coordination_snapshot_and_the_suggestion_seen(
@@ -407,16 +415,19 @@ def test_decision_prompt_carries_ambient_state_coordination_snapshot_and_the_sug
     }
     built = build(tmp_path, [rec])
     (dec,) = released(built, "decisions", "d-1")
-    # one system message: identity, then a labelled context block in canonical JSON (sorted keys, compact);
-    # the suggestion as the actor saw it, without `wasFollowed` (that is the label, not the input)
+    # one system message: identity, then a labelled context block in canonical JSON (sorted keys,
+    # compact); the suggestion as the actor saw it, without `wasFollowed` (that is the label, not
+    # the input)
     assert dec["prompt"][0] == {
         "role": "system",
         "content": (
             "You are Helper AI. Answer briefly.\n\n"
             "[decision context]\n"
             'ambient state: {"mentionedByName":true,"temperature":0.6,"userPresent":true}\n'
-            'coordination snapshot: {"othersConsideringCount":1,"othersConsideringNames":["Teacher AI"],"phase":"deciding"}\n'
-            'companion suggestion: {"confidence":0.7,"reasoning":"You were named.","suggestedAction":"POSTED"}'
+            'coordination snapshot: {"othersConsideringCount":1,"othersConsideringNames":["Teacher '
+            'AI"],"phase":"deciding"}\n'
+            'companion suggestion: {"confidence":0.7,"reasoning":"You were '
+            'named.","suggestedAction":"POSTED"}'
         ),
     }
     assert dec["prompt"][1] == {"role": "user", "content": "Joel: Is the widget build red again?"}
@@ -528,8 +539,10 @@ def test_extra_fields_are_read_from_sqlite_json_text_columns(tmp_path):
     path.parent.mkdir(parents=True)
     conn = sqlite3.connect(path)
     conn.execute(
-        "CREATE TABLE coordination_decisions (id TEXT, timestamp INTEGER, actor_id TEXT, actor_type TEXT,"
-        " decision TEXT, outcome TEXT, metadata TEXT, alternatives TEXT, consensus TEXT, long_term_outcome TEXT)"
+        "CREATE TABLE coordination_decisions (id TEXT, timestamp INTEGER, actor_id TEXT, "
+        "actor_type TEXT,"
+        " decision TEXT, outcome TEXT, metadata TEXT, alternatives TEXT, consensus TEXT, "
+        "long_term_outcome TEXT)"
     )
     conn.execute(
         "INSERT INTO coordination_decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

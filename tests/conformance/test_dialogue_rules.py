@@ -1,7 +1,8 @@
-"""Conformance: the dialogue source (DESIGN §1 `dialogue`, §3 dialogue bullet), on hand-written raw files.
+"""Conformance: the dialogue source (DESIGN §1 `dialogue`, §3 dialogue bullet), on hand-written
+raw files.
 
-Each expected value is written out by hand from the rule; nothing here calls the code under test to
-compute what it should produce.
+Each expected value is written out by hand from the rule; nothing here calls the code under test
+to compute what it should produce.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def test_feedback_on_a_user_turn_is_kept_but_not_rewarded(tmp_path):
 
 
 def test_one_based_dataset_points_at_the_turn_it_counts(tmp_path):
-    # `[dialogue.turn_index_base] shop = 1`: event turn_index 2 is turns[1], the first assistant reply.
+    # `[dialogue.turn_index_base] shop = 1`: event turn_index 2 is turns[1], the first assistant
+    # reply.
     config = ALL_TRAIN + "[dialogue.turn_index_base]\nshop = 1\n"
     built = build(
         tmp_path,

@@ -1,7 +1,8 @@
-"""Saved query `human_override_rate` against a result worked out by hand on a small decision fixture.
+"""Saved query `human_override_rate` against a result worked out by hand on a small decision
+fixture.
 
-Seed 004's question: how often do humans override the companion's suggestion, and with what outcome?
-Followed = the source's own `wasFollowed`, else the actions compared case-insensitively.
+Seed 004's question: how often do humans override the companion's suggestion, and with what
+outcome? Followed = the source's own `wasFollowed`, else the actions compared case-insensitively.
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ def outcome(rating: float | None = None, good: bool | None = None) -> dict:
 RECORDS = [
     # ana: overridden (wasFollowed false); 1–5 rating 5 → (5 − 1) / 4 = 1 → reward +1; judged good
     decision("d-1", "ana", "SILENT", suggest("POSTED", False), outcome(5, True), minute=1),
-    # ana: followed — `posted` vs `POSTED`, no wasFollowed; no rating, wasGoodDecision false → −1; judged bad
+    # ana: followed — `posted` vs `POSTED`, no wasFollowed; no rating, wasGoodDecision false → −1;
+    # judged bad
     decision("d-2", "ana", "POSTED", suggest("posted"), outcome(good=False), minute=2),
-    # ana: overridden (actions differ, no wasFollowed); a 1 with `true` and no other evidence → no reward; judged good
+    # ana: overridden (actions differ, no wasFollowed); a 1 with `true` and no other evidence → no
+    # reward; judged good
     decision("d-3", "ana", "SILENT", suggest("POSTED"), outcome(1, True), minute=3),
     # ana: followed by the source's word although the actions differ; unrated
     decision("d-4", "ana", "POSTED", suggest("SILENT", True), None, minute=4),
@@ -81,9 +84,9 @@ RECORDS = [
 # Worked out by hand from RECORDS:
 # ana:  4 decisions with a suggestion (d-1..d-4); overridden d-1, d-3 → 2, rate 2/4 = 0.5;
 #       rewarded among overridden: d-1 (+1) → 1, mean 1.0; among followed: d-2 (−1) → 1, mean −1.0;
-#       judged good among overridden: d-1 true, d-3 true → 1.0; among followed: d-2 false (d-4 none) → 0.0
-# joel: 1 decision with a suggestion (d-5), overridden → 1, rate 1.0; rewarded 1, mean −0.5;
-#       no followed decision → 0 rewarded, mean null; judged good when overridden 0.0, when followed null
+#       judged good among overridden: d-1 true, d-3 true → 1.0; among followed: d-2 false (d-4 none)
+# → 0.0 joel: 1 decision with a suggestion (d-5), overridden → 1, rate 1.0; rewarded 1, mean −0.5;
+# no followed decision → 0 rewarded, mean null; judged good when overridden 0.0, when followed null
 EXPECTED = [
     {
         "actor": "ana",

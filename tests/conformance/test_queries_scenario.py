@@ -1,8 +1,8 @@
 """The scenario saved queries against a hand computation on three tiny hand-written scenarios.
 
-SCENARIO-2025-201 (phase_1) has a stale copy left under `active/` whose labels differ: a query that reads
-bronze counts it, one that reads silver (the chosen copy) does not. Every expected row below is worked out
-by hand from the entries, in the comments next to them.
+SCENARIO-2025-201 (phase_1) has a stale copy left under `active/` whose labels differ: a query
+that reads bronze counts it, one that reads silver (the chosen copy) does not. Every expected row
+below is worked out by hand from the entries, in the comments next to them.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ C0 = {
         "message_type": "user_correction",
     },
 }
-# C1: user_validated −1, satisfaction 0.5 → 0: reward −0.5; C2 revises it: −1 and satisfaction 0 → −1: reward −1.0
+# C1: user_validated −1, satisfaction 0.5 → 0: reward −0.5; C2 revises it: −1 and satisfaction 0 →
+# −1: reward −1.0
 C1 = {
     "timestamp": at(3, 10),
     "interaction_type": "checkpoint",
@@ -268,7 +269,8 @@ def test_checkpoint_worth_users_time_counts_contributions_against_decision_secon
 
 
 def test_moderator_behaviour_outcomes_relates_each_behaviour_to_validation_and_correction(layout):
-    # validated: A0 1, A1 0, A2 1 (validated_output), B0 0, B2 1; corrected: A1, B0 (C's plain strings carry no behaviour)
+    # validated: A0 1, A1 0, A2 1 (validated_output), B0 0, B2 1; corrected: A1, B0 (C's plain
+    # strings carry no behaviour)
     assert rows(layout, "moderator_behaviour_outcomes") == [
         ("message_type", "checkpoint_prompt", 5, 5, 0.6, 0.4),
         ("proposed_action", "proceed", 3, 3, 1.0, 0.0),  # A0, A2, B2

@@ -40,7 +40,8 @@ RESIDENT = {
 SESSIONS = [
     ("A", "nonrole_rational-informational_1", "rational-informational", [], "yes"),
     ("A", "nonrole_emotional-relational_2", "emotional-relational", [], "no"),
-    # agreement judged at step 2 → credited to step 1 (provide_information); stance s1 0.5 × (1 − 0) = 0.5; return 1.5
+    # agreement judged at step 2 → credited to step 1 (provide_information); stance s1 0.5 × (1 − 0)
+    # = 0.5; return 1.5
     (
         "A",
         "niki_3",
@@ -49,7 +50,8 @@ SESSIONS = [
         "yes",
     ),
     ("B", "nonrole_rational-informational_4", "rational-informational", [], "no"),
-    # refusal judged at step 2 → −1 to step 1 (express_urgency); stance s1 0.5 × (−1 − (−1)) = 0; return −1.0
+    # refusal judged at step 2 → −1 to step 1 (express_urgency); stance s1 0.5 × (−1 − (−1)) = 0;
+    # return −1.0
     (
         "B",
         "bob_5",
@@ -57,7 +59,8 @@ SESSIONS = [
         [("REFUSE", 0.8, "express_urgency"), ("REFUSE", 0.9, "give_direction")],
         "no",
     ),
-    # no event → unknown; stance s1 0, s2 0 (s3 has no next stance); return 0.0; no post-survey answer
+    # no event → unknown; stance s1 0, s2 0 (s3 has no next stance); return 0.0; no post-survey
+    # answer
     (
         "B",
         "niki_6",
@@ -69,7 +72,8 @@ SESSIONS = [
         ],
         None,
     ),
-    # agreement at step 2 → +1 to step 1 (offer_assistance); stance s1 0.5 × (1 − 0) = 0.5; return 1.5
+    # agreement at step 2 → +1 to step 1 (offer_assistance); stance s1 0.5 × (1 − 0) = 0.5; return
+    # 1.5
     (
         "D",
         "mary_7",
@@ -248,8 +252,9 @@ def test_q_values_over_turns_keeps_every_sessions_last_step(layout):
 
 
 def test_outcomes_by_demographics_joins_pre_survey_background_to_session_outcomes(layout):
-    # A: 3 sessions, 1 role-play (agreement), willing yes/no/yes; B: 3 sessions, 2 role-play (refusal, unknown),
-    # willing no/no; D: 2 sessions, 1 role-play (agreement), willing yes/yes. C has no survey.
+    # A: 3 sessions, 1 role-play (agreement), willing yes/no/yes; B: 3 sessions, 2 role-play
+    # (refusal, unknown), willing no/no; D: 2 sessions, 1 role-play (agreement), willing yes/yes. C
+    # has no survey.
     a = (1, 3, 1, 1.0, 0.0, 3, 0.667)
     b = (1, 3, 2, 0.0, 0.5, 2, 0.0)
     d = (1, 2, 1, 1.0, 0.0, 2, 1.0)
@@ -270,8 +275,9 @@ def test_outcomes_by_demographics_joins_pre_survey_background_to_session_outcome
 
 
 def test_policy_effect_by_openness_bands_participants_by_the_openness_items(layout):
-    # openness (q9 + 6 − q10) / 2: A (5 + 6 − 1) / 2 = 5 high; B (2 + 6 − 4) / 2 = 2 low; D (3 + 6 − 3) / 2 = 3 medium
-    # band, policy, participants, steps, rewarded, mean step reward, agreements credited, refusals credited
+    # openness (q9 + 6 − q10) / 2: A (5 + 6 − 1) / 2 = 5 high; B (2 + 6 − 4) / 2 = 2 low; D (3 + 6 −
+    # 3) / 2 = 3 medium band, policy, participants, steps, rewarded, mean step reward, agreements
+    # credited, refusals credited
     assert rows(layout, "policy_effect_by_openness") == [
         ("a: low (< 3)", "express_urgency", 1, 2, 2, 0.0, 0, 1),  # bob_5 s1, niki_6 s2
         ("a: low (< 3)", "provide_information", 1, 1, 1, 0.0, 0, 0),
@@ -281,11 +287,11 @@ def test_policy_effect_by_openness_bands_participants_by_the_openness_items(layo
     ]
 
 
-def test_moral_foundations_vs_resistance_correlates_foundation_scores_with_refusal_and_unwillingness(
+def test_moral_foundations_vs_resistance_correlates_foundations_with_refusal_and_unwillingness(
     layout,
 ):
-    # Per participant, from the hand-stated outcomes: refusal rate over role-play sessions, and the share of
-    # post-survey answers that were "no".
+    # Per participant, from the hand-stated outcomes: refusal rate over role-play sessions, and the
+    # share of post-survey answers that were "no".
     refusal = {"A": 0 / 1, "B": 1 / 2, "D": 0 / 1}
     not_willing = {"A": 1 / 3, "B": 2 / 2, "D": 0 / 2}
     foundations = ("care", "fairness", "loyalty", "authority", "sanctity", "liberty")

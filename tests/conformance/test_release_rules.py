@@ -1,7 +1,8 @@
-"""DESIGN §5 "What a trainer can rely on", on tiny hand-written raw roots run through the real pipeline.
+"""DESIGN §5 "What a trainer can rely on", on tiny hand-written raw roots run through the real
+pipeline.
 
-Expected values are written out by hand in each test. Groups are put in a split by choosing their ids
-(`id_in`): that selects the input, it computes no expected output.
+Expected values are written out by hand in each test. Groups are put in a split by choosing their
+ids (`id_in`): that selects the input, it computes no expected output.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ GREETING = "Hello, this is the fire department. There is a wildfire near your ho
 
 
 def id_in(split: str, prefix: str, group: str = "") -> str:
-    """The first id `<prefix>-<letters>` whose group (`<group><id>`) is put in `split` by HALVES and by
-    the default [splits] alike (issue 13 item 8: the [splits] table of turnlake.toml is not read yet;
-    these tests must not depend on whether it is)."""
+    """The first id `<prefix>-<letters>` whose group (`<group><id>`) is put in `split` by HALVES
+    and by the default [splits] alike (issue 13 item 8: the [splits] table of turnlake.toml is
+    not read yet; these tests must not depend on whether it is)."""
     configs = (SplitConfig(salt="conformance", ratios={"train": 0.5, "test": 0.5}), SplitConfig())
     for i in range(676):
         candidate = f"{prefix}-{chr(97 + i % 26)}{chr(97 + i // 26)}"
@@ -45,8 +46,8 @@ def study_session(
     scenario: str | None = None,
     stances: tuple[str, ...] = (),
 ) -> None:
-    """A session opened by the operator's GREETING; `replies`: (resident message, operator reply, policy)
-    per IQL step; judge stances NEUTRAL unless given."""
+    """A session opened by the operator's GREETING; `replies`: (resident message, operator reply,
+    policy) per IQL step; judge stances NEUTRAL unless given."""
     history = [{"role": "operator", "text": GREETING}]
     iql = []
     for k, (resident, operator, policy) in enumerate(replies, start=1):
@@ -128,7 +129,8 @@ def rows(built, dataset: str) -> pl.DataFrame:
     return built.datasets.get(dataset, pl.DataFrame())
 
 
-# ---------------------------------------------------------------- rl_steps: whole episodes (issue item 2)
+# ---------------------------------------------------------------- rl_steps: whole episodes (issue
+# item 2)
 
 
 def test_rl_steps_test_episode_sharing_a_templated_greeting_with_train_keeps_every_step(tmp_path):
@@ -157,8 +159,8 @@ def test_rl_steps_test_episode_sharing_a_templated_greeting_with_train_keeps_eve
 
 
 def test_rl_steps_test_episode_with_an_empty_first_observation_keeps_its_first_step(tmp_path):
-    """The first speaker of a Social RL round sees nothing yet: observation "[]" in every run. It used
-    to be dropped from the test run as a duplicate of the train run's "[]"."""
+    """The first speaker of a Social RL round sees nothing yet: observation "[]" in every run. It
+    used to be dropped from the test run as a duplicate of the train run's "[]"."""
     raw = tmp_path / "raw"
     # a Social RL group is its experiment: `experiment:<experiment_id>`
     train, test = id_in("train", "exp", "experiment:"), id_in("test", "exp", "experiment:")
@@ -203,7 +205,8 @@ def test_rl_steps_episode_repeating_a_train_episode_exactly_is_dropped_whole(tmp
 def test_sft_study_session_opened_by_the_operator_starts_with_a_user_turn_after_system_context(
     tmp_path,
 ):
-    """The operator speaks first and the session has a scenario: both become the one system message."""
+    """The operator speaks first and the session has a scenario: both become the one system
+    message."""
     raw = tmp_path / "raw"
     study_session(
         raw,
@@ -283,8 +286,8 @@ def test_sft_leaves_out_an_answer_with_negative_reward_unless_configured(tmp_pat
 
 
 def test_kto_label_is_the_sign_of_the_reward_and_reward_zero_is_left_out(tmp_path):
-    """Ratings +1, 0, −1 → rewards +0.8, 0, −0.8 (dialogue_feedback): labels true, (left out), false.
-    The reward-0 row used to ship as label false (undesirable)."""
+    """Ratings +1, 0, −1 → rewards +0.8, 0, −0.8 (dialogue_feedback): labels true, (left out),
+    false. The reward-0 row used to ship as label false (undesirable)."""
     raw = tmp_path / "raw"
     for name, rating in (("c-up", 1), ("c-flat", 0), ("c-down", -1)):
         dialogue(
@@ -323,7 +326,8 @@ def test_released_rows_are_in_a_stable_pseudo_random_order_by_a_hash_of_the_row_
 
 
 def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, monkeypatch):
-    """A builder shipping a KTO label against its reward: make_release raises, no version appears."""
+    """A builder shipping a KTO label against its reward: make_release raises, no version
+    appears."""
     raw = tmp_path / "raw"
     dialogue(raw, "c-up", [("user", "Is it late?"), ("assistant", "It ships today.")], {1: 1})
     real = assemble.build_datasets
@@ -342,8 +346,8 @@ def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, mo
 def test_the_release_is_trainable_check_fails_on_a_latest_release_whose_files_break_a_rule(
     tmp_path,
 ):
-    """The blocking asset check judges the published files themselves (a release written by older code,
-    or edited after publication), not what the builders would produce today."""
+    """The blocking asset check judges the published files themselves (a release written by older
+    code, or edited after publication), not what the builders would produce today."""
     from pipelines.checks.verdicts import release_is_trainable
 
     raw = tmp_path / "raw"

@@ -1,10 +1,11 @@
 """Scenario (moderator ↔ user) semantics, end to end on tiny hand-written dialog files.
 
-Each scenario folder below is the input of the test named after its rule; the pipeline runs once over all
-of them (ingest → silver → gold → splits → release). Expected values are worked out by hand in the
+Each scenario folder below is the input of the test named after its rule; the pipeline runs once
+over all of them (ingest → silver → gold → splits → release). Expected values are worked out by
+hand in the
 comments: scenario_outcome = Σ wᵢ·xᵢ / Σ wᵢ with user_validated / validated_output 2v−1 (w 1),
-user_satisfaction_score 2s−1 (w 1), correction_magnitude minor −0.25 / moderate −0.5 / major −1 (w 0.5),
-moderator_effectiveness excellent 1 / good 0.333 / fair −0.333 / poor −1 (w 0.25).
+user_satisfaction_score 2s−1 (w 1), correction_magnitude minor −0.25 / moderate −0.5 / major −1
+(w 0.5), moderator_effectiveness excellent 1 / good 0.333 / fair −0.333 / poor −1 (w 0.25).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ REVISED_TWO = "Revised round two: the economist now expects input costs to stay 
 WORKFORCE = "Round two: the demographer expects a stable workforce."
 REVISED_WORKFORCE = "Revised round two: the demographer now expects a shrinking workforce."
 CORRECTION = {"provided_correction": True, "correction_magnitude": "moderate"}
-# rejected answer: validated false −1, satisfaction 0.4 → −0.2, moderate −0.5 × 0.5 → (−1 − 0.2 − 0.25) / 2.5 = −0.58
+# rejected answer: validated false −1, satisfaction 0.4 → −0.2, moderate −0.5 × 0.5 → (−1 − 0.2 −
+# 0.25) / 2.5 = −0.58
 CORRECTED_OUTCOME = {"user_validated": False, "user_satisfaction_score": 0.4}
 ACKNOWLEDGEMENT = {
     "timestamp": at(12),
@@ -123,7 +125,8 @@ SCENARIOS: dict[str, list[dict]] = {
             user_decision={"decision": "consult_four"},
         ),
     ],
-    # correction with the moderator's revised answer to the same checkpoint (after an acknowledgement)
+    # correction with the moderator's revised answer to the same checkpoint (after an
+    # acknowledgement)
     "SCENARIO-2025-102": [
         intro("a dairy cooperative"),
         corrected_round_two(),
@@ -139,7 +142,8 @@ SCENARIOS: dict[str, list[dict]] = {
     ],
     # correction, acknowledgement, and no revised answer
     "SCENARIO-2025-103": [intro("a water utility"), corrected_round_two(), ACKNOWLEDGEMENT],
-    # a reply the lexicon would call a correction, without the source's flag, then a revision of the checkpoint
+    # a reply the lexicon would call a correction, without the source's flag, then a revision of the
+    # checkpoint
     "SCENARIO-2025-104": [
         intro("a chip packager"),
         {
@@ -152,7 +156,8 @@ SCENARIOS: dict[str, list[dict]] = {
     "SCENARIO-2025-105": [
         intro("a port operator"),
         corrected_round_two(),
-        # validated false −1, satisfaction 0.1 → −0.8, major −1 × 0.5: (−1 − 0.8 − 0.5) / 2.5 = −0.92 < −0.58
+        # validated false −1, satisfaction 0.1 → −0.8, major −1 × 0.5: (−1 − 0.8 − 0.5) / 2.5 =
+        # −0.92 < −0.58
         checkpoint(
             20,
             2,
@@ -163,10 +168,12 @@ SCENARIOS: dict[str, list[dict]] = {
             outcome={"user_validated": False, "user_satisfaction_score": 0.1},
         ),
     ],
-    # a hook-logged user_correction after an approved checkpoint, an acknowledgement, then the revision
+    # a hook-logged user_correction after an approved checkpoint, an acknowledgement, then the
+    # revision
     "SCENARIO-2025-106": [
         intro("a hospital group"),
-        # validated true +1 (this entry) and false −1 (the hook entry judges the same turn): 0 / 2 = 0
+        # validated true +1 (this entry) and false −1 (the hook entry judges the same turn): 0 / 2 =
+        # 0
         checkpoint(10, 2, WORKFORCE, "Fine.", outcome={"user_validated": True}),
         {
             "timestamp": at(11),
@@ -236,7 +243,8 @@ SCENARIOS: dict[str, list[dict]] = {
             signals={"validated_output": True},
             outcome={"user_satisfaction_score": 0.5},
         ),
-        # user_validated true +1 (validated_output of the same entry not counted again), satisfaction 0.5 → 0: 0.5
+        # user_validated true +1 (validated_output of the same entry not counted again),
+        # satisfaction 0.5 → 0: 0.5
         checkpoint(
             10,
             2,
@@ -363,17 +371,20 @@ def test_decision_wording_outside_the_vocabulary_is_unknown_not_an_override(buil
 
 
 def test_user_response_seconds_is_the_decision_time(built):
-    # entry 0 of 101: moderator #0, user #1 with decision_time_seconds 12 (both turns share one timestamp)
+    # entry 0 of 101: moderator #0, user #1 with decision_time_seconds 12 (both turns share one
+    # timestamp)
     assert quality(built, "SCENARIO-2025-101", 1)["response_seconds"] == 12.0
 
 
 def test_user_response_seconds_without_a_decision_time_is_null_not_zero(built):
-    # entry 1 of 101 has a decision without decision_time_seconds: its user turn #3 shares the entry's timestamp
+    # entry 1 of 101 has a decision without decision_time_seconds: its user turn #3 shares the
+    # entry's timestamp
     assert quality(built, "SCENARIO-2025-101", 3)["response_seconds"] is None
 
 
 def test_moderator_response_seconds_is_the_gap_since_the_previous_entry(built):
-    # moderator #2 at 15:10, previous turn (user #1) at 15:00: 600 s (unchanged rule, guards the one above)
+    # moderator #2 at 15:10, previous turn (user #1) at 15:00: 600 s (unchanged rule, guards the one
+    # above)
     assert quality(built, "SCENARIO-2025-101", 2)["response_seconds"] == 600.0
 
 
@@ -404,7 +415,8 @@ def test_new_strategic_context_flag_is_the_new_context_signal(built):
     assert quality(built, "SCENARIO-2025-110", 1)["is_new_context"] is True
 
 
-# ---------------------------------------------------------------- correction pairs (item 4, DESIGN §5)
+# ---------------------------------------------------------------- correction pairs (item 4, DESIGN
+# §5)
 
 
 def test_correction_pair_chooses_the_revised_answer_to_the_same_checkpoint(built):
@@ -446,7 +458,8 @@ def test_hook_logged_user_correction_pairs_the_answer_it_follows_with_its_revisi
     )
 
 
-# ---------------------------------------------------------------- validated_output (scenario_outcome@2)
+# ---------------------------------------------------------------- validated_output
+# (scenario_outcome@2)
 
 
 def test_validated_output_counts_as_validation_where_the_outcome_has_none(built):
@@ -458,7 +471,8 @@ def test_validated_output_and_user_validated_of_one_entry_count_once(built):
     assert reward(built, "SCENARIO-2025-109", 2) == pytest.approx(0.5)
 
 
-# ---------------------------------------------------------------- seed signals reach silver (item 12)
+# ---------------------------------------------------------------- seed signals reach silver (item
+# 12)
 
 
 def test_seed_signals_reach_silver_wherever_the_logger_put_them(built):

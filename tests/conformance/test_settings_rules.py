@@ -201,7 +201,8 @@ def test_a_misspelt_reward_override_stops_the_build(tmp_path):
         )
 
 
-# ---------------------------------------------------------------- empty or unrecognised input (item 13)
+# ---------------------------------------------------------------- empty or unrecognised input (item
+# 13)
 
 
 def assert_empty_build_without_release(built) -> None:
@@ -235,7 +236,10 @@ def test_files_in_a_layout_no_adapter_claims_build_nothing_and_are_listed(tmp_pa
     assert raw_status(built.settings).unrecognised == expected
     assert unrecognised_lines(expected, raw) == [
         f"not recognised: 1 file under {raw} (e.g. notes.txt)",
-        f"not recognised: 2 files under {raw / 'sharegpt'} (e.g. sharegpt/a.jsonl, sharegpt/b.jsonl)",
+        (
+            f"not recognised: 2 files under {raw / 'sharegpt'} (e.g. sharegpt/a.jsonl, "
+            "sharegpt/b.jsonl)"
+        ),
     ]
 
 

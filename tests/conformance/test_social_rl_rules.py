@@ -1,6 +1,8 @@
-"""Conformance: the Social RL source (DESIGN §1 `social_rl`, §3 social_rl bullet), on hand-written rounds.
+"""Conformance: the Social RL source (DESIGN §1 `social_rl`, §3 social_rl bullet), on
+hand-written rounds.
 
-Expected values are computed by hand in the comments; nothing calls the code under test to get them.
+Expected values are computed by hand in the comments; nothing calls the code under test to get
+them.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ def test_agent_round_reward_is_two_times_the_mean_feedback_minus_one(tmp_path):
         {"run_a/round1_social_rl.json": round_file(), "run_a/meta.json": {"experiment_id": "e"}},
     )
     rewards = dict(built.gold["turn_rewards"].select("agent_id", "reward").iter_rows())
-    # Alice: (0.8 + 0.6 + 0.7) / 3 = 0.7 → 2·0.7 − 1 = 0.4; Marta: (0.2 + 0.4 + 0.3) / 3 = 0.3 → −0.4.
+    # Alice: (0.8 + 0.6 + 0.7) / 3 = 0.7 → 2·0.7 − 1 = 0.4; Marta: (0.2 + 0.4 + 0.3) / 3 = 0.3 →
+    # −0.4.
     assert rewards[ALICE] == pytest.approx(0.4)
     assert rewards[MARTA] == pytest.approx(-0.4)
 
@@ -168,7 +171,8 @@ def test_the_round_reward_lands_on_the_agents_last_message_of_the_round(tmp_path
         .filter(pl.col("episode_id").str.ends_with("@" + ALICE))
         .sort("step")
     )
-    # Alice spoke twice: the first message carries no reward (0.0), the last one her round reward 0.4.
+    # Alice spoke twice: the first message carries no reward (0.0), the last one her round reward
+    # 0.4.
     assert alice.select("step", "is_first", "is_last").rows() == [
         (0, True, False),
         (1, False, True),

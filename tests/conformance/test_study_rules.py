@@ -40,7 +40,8 @@ POLICIES = (
 
 
 def reply(k: int) -> str:
-    return f"Dispatcher reply for step {'I' * k}."  # no digits: nothing for the release redactor to touch
+    # no digits: nothing for the release redactor to touch
+    return f"Dispatcher reply for step {'I' * k}."
 
 
 def session(
@@ -127,7 +128,8 @@ def step_of(built: Built) -> dict[str, int]:
 
 
 def rl_episode(built: Built, record: dict) -> pl.DataFrame:
-    """The released rl_steps of one session (ids are pseudonymized there: matched by decision_id)."""
+    """The released rl_steps of one session (ids are pseudonymized there: matched by
+    decision_id)."""
     ours = built.silver["decisions"].filter(pl.col("episode_id") == eid(record))["decision_id"]
     steps = built.datasets.get(
         "rl_steps", pl.DataFrame({"decision_id": []}, schema={"decision_id": pl.String})
@@ -153,8 +155,9 @@ def stance_rewards(built: Built, record: dict) -> dict[int, float]:
 def test_agreement_at_step_k_is_credited_to_the_action_of_step_k_minus_1_not_the_reply_after_it(
     tmp_path,
 ):
-    # Steps: 1 NEUTRAL, 2 UNKNOWN, 3 AGREE 0.9 (≥ 0.70: agreement), then "okay thanks" + goodbye, no IQL entry.
-    # Resident message 3 = history[5] answers history[4], the reply step 2 chose (express_urgency).
+    # Steps: 1 NEUTRAL, 2 UNKNOWN, 3 AGREE 0.9 (≥ 0.70: agreement), then "okay thanks" + goodbye, no
+    # IQL entry. Resident message 3 = history[5] answers history[4], the reply step 2 chose
+    # (express_urgency).
     record = session("niki_1", [("NEUTRAL", 0.6), ("UNKNOWN", 0.5), ("AGREE", 0.9)], closing=True)
     built = build(tmp_path, record)
     steps = rl_episode(built, record)
@@ -182,7 +185,8 @@ def test_agreement_at_step_k_is_credited_to_the_action_of_step_k_minus_1_not_the
 def test_refusal_two_consecutive_refuse_is_minus_one_for_the_action_before_the_second_refuse(
     tmp_path,
 ):
-    # Steps: 1 NEUTRAL, 2 REFUSE, 3 REFUSE → refusal judged at step 3, answering step 2's reply (history[4]).
+    # Steps: 1 NEUTRAL, 2 REFUSE, 3 REFUSE → refusal judged at step 3, answering step 2's reply
+    # (history[4]).
     record = session("bob_2", [("NEUTRAL", 0.6), ("REFUSE", 0.8), ("REFUSE", 0.9)])
     built = build(tmp_path, record)
     assert built.silver["episodes"]["end_reason"].to_list() == ["refusal"]
@@ -254,7 +258,8 @@ def test_stance_step_credits_step_k_minus_1_and_stops_at_the_judged_stance_that_
     # Steps: 1 REFUSE, 2 NEUTRAL, 3 AGREE 0.9 (agreement), 4 NEUTRAL (the conversation went on).
     record = session("tom_6", [("REFUSE", 0.8), ("NEUTRAL", 0.6), ("AGREE", 0.9), ("NEUTRAL", 0.6)])
     built = build(tmp_path, record)
-    # step 1: 0.5 × (0 − (−1)) = 0.5; step 2: 0.5 × (1 − 0) = 0.5; step 3 → 4 is after the ending: none
+    # step 1: 0.5 × (0 − (−1)) = 0.5; step 2: 0.5 × (1 − 0) = 0.5; step 3 → 4 is after the ending:
+    # none
     assert stance_rewards(built, record) == {1: 0.5, 2: 0.5}
     steps = rl_episode(built, record)
     assert steps["reward"].to_list() == [0.5, 1.5] and steps["is_terminal"].to_list() == [
@@ -288,7 +293,8 @@ def test_real_ccc001_agreement_at_step_two_rewards_step_one(tmp_path):
     folder.mkdir(parents=True)
     shutil.copy(real, folder)
     built = run_pipeline(tmp_path / "raw", tmp_path / "data")
-    # niki: history 7 entries, 2 IQL steps: 1 UNKNOWN 0.5, 2 AGREE 1.0; resident message 3 "okay thanks" has no step.
+    # niki: history 7 entries, 2 IQL steps: 1 UNKNOWN 0.5, 2 AGREE 1.0; resident message 3 "okay
+    # thanks" has no step.
     record = {"session_id": "d1f53e2f-24f5-4d18-800d-a8e8ac002a60_niki_1767943131"}
     term = terminal_row(built, record)
     assert (term["reward"], term["turn_id"]) == (1.0, f"{eid(record)}#2")
@@ -329,7 +335,8 @@ def test_session_copies_that_disagree_are_a_duplicate_conflict_and_the_most_comp
     assert f"{CONVERSATIONS}/{record['session_id']}.json" in message  # names the kept copy
     assert "history[1] (text)" in message  # and what differs
     assert "3 copies" in message
-    # Same length, same steps, both name the participant: the session's own file beats the master line.
+    # Same length, same steps, both name the participant: the session's own file beats the master
+    # line.
     assert built.silver["episodes"]["source_file"].to_list() == [
         f"{CONVERSATIONS}/{record['session_id']}.json"
     ]
@@ -396,7 +403,8 @@ def test_iql_step_whose_operator_response_is_not_the_next_reply_is_quarantined(t
 def test_source_document_example_agreement_at_turn_two_credits_provide_information_of_turn_one(
     tmp_path,
 ):
-    # The document's role-play example, its history completed with the turn-2 texts its iql_data quotes.
+    # The document's role-play example, its history completed with the turn-2 texts its iql_data
+    # quotes.
     opening = "Hello, this is the fire department dispatcher..."
     t1 = (
         "Hi, yes I can hear you. What's happening?",
@@ -466,7 +474,8 @@ def test_source_document_example_agreement_at_turn_two_credits_provide_informati
         "scenario": "It is a regular day at home. You (Niki) are with your elderly parents...",
     }
     built = build(tmp_path, record)
-    # history: [0] opening, [1] t1 resident, [2] t1 reply, [3] t2 resident (AGREE 0.80 ≥ 0.70), [4] t2 reply.
+    # history: [0] opening, [1] t1 resident, [2] t1 reply, [3] t2 resident (AGREE 0.80 ≥ 0.70), [4]
+    # t2 reply.
     steps = rl_episode(built, record)
     assert steps["action"].to_list() == [
         "provide_information"

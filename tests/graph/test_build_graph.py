@@ -119,10 +119,9 @@ def test_rebuild_on_unchanged_input_gives_identical_silver_tables(tmp_path, fixt
 
 def _gold_checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
     return {
-        f"{e.event_specific_data.asset_key.to_user_string()}:{e.event_specific_data.check_name}": e.event_specific_data.passed
-        for e in result.all_events
-        if e.event_type_value == "ASSET_CHECK_EVALUATION"
-        and e.event_specific_data.asset_key.path[0].startswith("gold_")
+        f"{c.asset_key.to_user_string()}:{c.check_name}": c.passed
+        for c in result.get_asset_check_evaluations()
+        if c.asset_key.path[0].startswith("gold_")
     }
 
 

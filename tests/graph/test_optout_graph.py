@@ -1,4 +1,5 @@
-"""Opt-out honoured end to end: an opted-out participant reaches neither silver, gold nor a release."""
+"""Opt-out honoured end to end: an opted-out participant reaches neither silver, gold nor a
+release."""
 
 import shutil
 from pathlib import Path
@@ -34,7 +35,8 @@ def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path
     )
     (raw / "consent").mkdir()
     (raw / "consent" / "optouts.jsonl").write_text(
-        f'{{"subject_kind": "participant", "subject_id": "{participant}", "opted_out_at": "2026-11-01T00:00:00Z"}}\n'
+        f'{{"subject_kind": "participant", "subject_id": "{participant}", "opted_out_at": '
+        '"2026-11-01T00:00:00Z"}\n'
     )
     result = materialize_all(raw, data)
     assert result.success and failed_checks(result) == []

@@ -1,4 +1,5 @@
-"""Conformance: the real files in ../shared/real_samples go through the whole graph, nothing lost."""
+"""Conformance: the real files in ../shared/real_samples go through the whole graph, nothing
+lost."""
 
 import shutil
 

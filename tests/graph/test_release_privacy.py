@@ -1,4 +1,5 @@
-"""No release built from the demo data contains a real participant id, e-mail address or phone number."""
+"""No release built from the demo data contains a real participant id, e-mail address or phone
+number."""
 
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""An unchanged build does no release work; any changed input (config, gold, a forget rewrite) does."""
+"""An unchanged build does no release work; any changed input (config, gold, a forget rewrite)
+does."""
 
 import shutil
 from dataclasses import replace

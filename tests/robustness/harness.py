@@ -260,7 +260,8 @@ SENTINEL = "@@turnlake-fuzz@@"
 
 
 def mutate(value: Any, path: tuple, action: str, payload: Any = None) -> Any:
-    """A deep copy of `value` with the thing at `path` replaced (`set`, `raw`) or removed (`delete`).
+    """A deep copy of `value` with the thing at `path` replaced (`set`, `raw`) or removed
+    (`delete`).
 
     `raw` puts a sentinel there; `dumps_with_raw` swaps it for raw bytes afterwards.
     """

@@ -84,7 +84,8 @@ def test_truncated_fixture(source: str, data) -> None:
 @by_source
 @given(data=st.data())
 def test_corrupted_fixture(source: str, data) -> None:
-    """A few bytes of a valid file overwritten at random places (bit rot, a bad disk, a bad copy)."""
+    """A few bytes of a valid file overwritten at random places (bit rot, a bad disk, a bad
+    copy)."""
     k = data.draw(st.sampled_from(kinds_of(source)))
     corrupted = bytearray(k.seed)
     for _ in range(data.draw(st.integers(min_value=1, max_value=8))):
@@ -218,16 +219,24 @@ def _draw_sqlite_edit(data, k: Kind, hostile: bool = False) -> bytes:
             column = data.draw(st.sampled_from(columns))
             rowid = data.draw(st.integers(min_value=1, max_value=n_rows))
             if hostile:
-                # A hostile fragment stored as TEXT (CAST keeps bytes that are not UTF-8) or as BLOB.
+                # A hostile fragment stored as TEXT (CAST keeps bytes that are not UTF-8) or as
+                # BLOB.
                 fragment = data.draw(S.adversarial_fragments)
                 as_text = data.draw(st.booleans())
-                sql = f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = {'CAST(? AS TEXT)' if as_text else '?'} WHERE rowid = ?"
+                placeholder = "CAST(? AS TEXT)" if as_text else "?"
+                sql = (
+                    f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = {placeholder} "
+                    "WHERE rowid = ?"
+                )
                 statements.append((sql, (fragment, rowid)))
             else:
                 value = data.draw(S.sqlite_values)
                 statements.append(
                     (
-                        f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = ? WHERE rowid = ?",
+                        (
+                            f"UPDATE OR IGNORE {DECISION_TABLE} SET {quote(column)} = ? "
+                            "WHERE rowid = ?"
+                        ),
                         (value, rowid),
                     )
                 )

@@ -136,7 +136,8 @@ def test_nesting_one_level_past_the_limit_is_too_large(k: Kind) -> None:
 @pytest.mark.parametrize("k", JSON_KINDS, ids=str)
 @pytest.mark.parametrize("depth", [65, 1_100, 200_000])
 def test_deep_nesting_is_too_large_with_default_limits(k: Kind, depth: int) -> None:
-    """Past orjson's own recursion limit (1024) too: the depth check runs first, no RecursionError."""
+    """Past orjson's own recursion limit (1024) too: the depth check runs first, no
+    RecursionError."""
     result = parse(k, with_field(k, "zz_deep", _nested(depth)))
     assert first_record_kinds(k, result) == {"too_large"}
 

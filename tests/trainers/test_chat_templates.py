@@ -1,7 +1,8 @@
 """Every chat row of a real release renders through strict chat templates (Llama-2 and Mistral
 style, which raise on a wrong role order) with `transformers`' `apply_chat_template`, the way a
 trainer renders it: sft `messages`, kto `prompt + completion`, preference `prompt + chosen` and
-`prompt + rejected`. The release is the demo build shared by the suite, loaded as README.md shows."""
+`prompt + rejected`. The release is the demo build shared by the suite, loaded as README.md
+shows."""
 
 from __future__ import annotations
 
@@ -98,7 +99,8 @@ def test_every_release_chat_row_renders_through_strict_chat_template(release_cha
     )
 
 
-# The templates themselves: they must refuse what a strict trainer refuses, or the test above proves nothing.
+# The templates themselves: they must refuse what a strict trainer refuses, or the test above proves
+# nothing.
 
 SYSTEM = {"role": "system", "content": "You moderate the session."}
 USER = {"role": "user", "content": "Is the plan ready?"}
@@ -159,7 +161,8 @@ def test_render_failures_counts_each_refused_rendering_of_a_preference_row():
     rows = Dataset.from_list(
         [
             {"episode_id": "ok", "prompt": [USER], "chosen": [ASSISTANT], "rejected": [ASSISTANT]},
-            # prompt ends with an assistant turn: both prompt+chosen and prompt+rejected repeat the role
+            # prompt ends with an assistant turn: both prompt+chosen and prompt+rejected repeat the
+            # role
             {
                 "episode_id": "bad",
                 "prompt": [USER, ASSISTANT],

@@ -16,7 +16,8 @@ from tests.trainers.chat import CHATML_TEMPLATE, data_files, latest_release, loc
 
 NOT_INSTALLED = [name for name in ("torch", "trl") if importlib.util.find_spec(name) is None]
 SKIP_REASON = (
-    f"not installed: {', '.join(NOT_INSTALLED)}; the trainer test needs the optional `trainers` group: "
+    f"not installed: {', '.join(NOT_INSTALLED)}; the trainer test needs the optional `trainers` "
+    "group: "
     "`.ci/install-trainers` installs it with a CPU torch from a local wheel folder, "
     "`uv sync --group trainers` from PyPI (where Linux torch is a CUDA build of several GB)"
 )
@@ -24,7 +25,8 @@ pytestmark = [
     pytest.mark.slow,
     # Decided before any fixture runs, so a skip does not build the demo release first.
     pytest.mark.skipif(bool(NOT_INSTALLED), reason=SKIP_REASON),
-    # TRL's own calls of transformers' renamed gradient-checkpointing API warn; not this test's concern.
+    # TRL's own calls of transformers' renamed gradient-checkpointing API warn; not this test's
+    # concern.
     pytest.mark.filterwarnings("ignore::FutureWarning"),
 ]
 

@@ -168,14 +168,15 @@ def test_turnlake_toml_is_read_once_per_version_of_the_file(tmp_path, monkeypatc
     assert len(reads) == 2
 
 
-# ---------------------------------------------------------------- bad keys and values stop the build
+# ---------------------------------------------------------------- bad keys and values stop the
+# build
 
 
 BAD = {
     "typo": (
         "[ingest]\nbatch_file = 10\n",
-        "[ingest] batch_file: unknown key; allowed: remove_deleted_files, batch_files, batch_mb, workers, "
-        + "rehash_unchanged",
+        "[ingest] batch_file: unknown key; allowed: remove_deleted_files, batch_files, batch_mb, "
+        "workers, " + "rehash_unchanged",
     ),
     "unknown_table": (
         "[bogus]\nx = 1\n",
@@ -236,7 +237,10 @@ BAD = {
     ),
     "redaction_kind": (
         '[privacy.redaction]\nkinds = ["email", "ssn"]\n',
-        "[privacy.redaction] kinds[1]: should be 'url', 'token', 'email', 'ip', 'phone', 'money' or 'org'",
+        (
+            "[privacy.redaction] kinds[1]: should be 'url', 'token', 'email', 'ip', 'phone', "
+            "'money' or 'org'"
+        ),
     ),
     "phone_region": (
         '[privacy.redaction]\nphone_regions = ["XX"]\n',

@@ -1,4 +1,5 @@
-"""The chat shape every chat column is put in (pipelines/exports/datasets/chat_shape.py), rule by rule."""
+"""The chat shape every chat column is put in (pipelines/exports/datasets/chat_shape.py), rule by
+rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Dataset builders on tiny hand-built frames: what goes in each dataset, and the columns TRL expects."""
+"""Dataset builders on tiny hand-built frames: what goes in each dataset, and the columns TRL
+expects."""
 
 from __future__ import annotations
 
@@ -124,7 +125,10 @@ def test_social_rl_internal_coach_messages_never_reach_another_agents_prompt():
     ]
 
 
-CORRECTION = '{"interaction_type":"user_correction","source_correction":true,"corrects_turn_id":"scenario:S1#1"}'
+CORRECTION = (
+    '{"interaction_type":"user_correction","source_correction":true,'
+    '"corrects_turn_id":"scenario:S1#1"}'
+)
 REVISION = '{"interaction_type":"checkpoint","revises_turn_id":"scenario:S1#1"}'
 
 
@@ -156,8 +160,9 @@ def _correction_tables(
 
 
 def test_correction_pair_rejects_the_corrected_answer_and_chooses_its_revision():
-    # Changed with issue 13: the chosen answer is the moderator's revision of the corrected answer (silver
-    # `revises_turn_id`), not the next moderator turn (#3 here, which only acknowledges the correction).
+    # Changed with issue 13: the chosen answer is the moderator's revision of the corrected answer
+    # (silver `revises_turn_id`), not the next moderator turn (#3 here, which only acknowledges the
+    # correction).
     silver, gold = _correction_tables(revision=True, rewards=(-0.5, 0.6))
     (row,) = build_datasets(silver, gold, all_train(silver))["preference"].to_dicts()
     assert row["pair_kind"] == "correction"
@@ -235,7 +240,8 @@ def test_overridden_companion_suggestion_prefers_the_human_action():
     assert row["pair_kind"] == "override"
     context_block = (
         'You are Priya.\n\n[decision context]\nambient state: {"temperature":0.1}\n'
-        'coordination snapshot: {"phase":"deciding"}\ncompanion suggestion: {"suggestedAction":"POSTED"}'
+        'coordination snapshot: {"phase":"deciding"}\ncompanion suggestion: '
+        '{"suggestedAction":"POSTED"}'
     )
     assert row["prompt"] == [
         {"role": "system", "content": context_block},

@@ -1,5 +1,6 @@
-"""Datasets built from the demo warehouse: each loads with `datasets.load_dataset("parquet", …)` with the
-columns its TRL trainer expects, and rl_steps keeps the RLDS invariants (demo built once, through the CLI)."""
+"""Datasets built from the demo warehouse: each loads with `datasets.load_dataset("parquet", …)`
+with the columns its TRL trainer expects, and rl_steps keeps the RLDS invariants (demo built
+once, through the CLI)."""
 
 from __future__ import annotations
 
@@ -116,8 +117,9 @@ def test_rl_steps_rlds_invariants_hold_on_demo_data(demo_datasets):
 
 
 def test_the_demo_release_passes_every_trainability_check(demo_warehouse):
-    """The release the demo build published (its blocking check passed, or the build would have failed):
-    its own files, read back, have no trainability problem and every kind of chat row is present."""
+    """The release the demo build published (its blocking check passed, or the build would have
+    failed): its own files, read back, have no trainability problem and every kind of chat row is
+    present."""
     exports = Layout(demo_warehouse).exports
     release = exports / latest_release(exports)
     assert trainability_problems(release) == []

@@ -1,4 +1,5 @@
-"""rl_steps on tiny frames: RLDS flags, truncation vs termination, one episode per agent view of a run."""
+"""rl_steps on tiny frames: RLDS flags, truncation vs termination, one episode per agent view of
+a run."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from tests.unit._export_helpers import all_train, episode, reward, tables, turn
 
 
 def _study(end_reason: str, end_step: int) -> tuple[dict, dict]:
-    """Steps 1-3 choose replies t2, t4, t6; the judged resident message at `end_step` ended the session
-    and answers the reply of step end_step - 1, which the terminal reward names."""
+    """Steps 1-3 choose replies t2, t4, t6; the judged resident message at `end_step` ended the
+    session and answers the reply of step end_step - 1, which the terminal reward names."""
     e = "study:s1"
     turns = [turn(e, i, "assistant" if i % 2 == 0 else "user", f"t{i}") for i in range(8)]
     decisions = [
@@ -55,7 +56,8 @@ def _steps(silver: dict, gold: dict) -> pl.DataFrame:
 
 
 def test_study_agreement_ends_terminal_on_the_step_whose_reply_the_agreeing_message_answered():
-    # Agreement judged at step 3 (resident message t5) answers step 2's reply t4: step 3's reply t6 is no RL step.
+    # Agreement judged at step 3 (resident message t5) answers step 2's reply t4: step 3's reply t6
+    # is no RL step.
     steps = _steps(*_study("agreement", 3)).sort("step")
     assert steps["step"].to_list() == [0, 1]
     assert steps["action"].to_list() == ["p2", "p4"]
@@ -128,8 +130,9 @@ def test_decision_steps_are_per_actor_and_truncated():
 
 
 def test_an_episode_is_one_example_its_steps_share_the_hash_of_the_whole_episode():
-    """Two sessions whose first observation is equal but whose later steps differ: one prompt_hash per
-    episode, different between them (duplicate-prompt removal then keeps or drops episodes whole)."""
+    """Two sessions whose first observation is equal but whose later steps differ: one
+    prompt_hash per episode, different between them (duplicate-prompt removal then keeps or drops
+    episodes whole)."""
     eps, turns, decisions = [], [], []
     for s, later in (("s1", "go now"), ("s2", "stay calm")):
         e = f"study:{s}"

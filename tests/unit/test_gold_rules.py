@@ -171,7 +171,8 @@ def test_study_step_reward_is_the_half_stance_change_after_the_step_with_q_colum
             params(),
         )
     )
-    # step k is rewarded by the stance change from step k to step k+1; the last step has no next stance.
+    # step k is rewarded by the stance change from step k to step k+1; the last step has no next
+    # stance.
     assert {k: r["reward"] for k, r in rows.items()} == {"d1": 0.5, "d2": 0.5, "d3": -0.5}
     d1 = rows["d1"]
     assert d1["feedback_ids"] == ["j1", "j2"] and d1["turn_id"] == f"{S}#2"

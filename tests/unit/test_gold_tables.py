@@ -1,4 +1,5 @@
-"""quality_signals, episode_outcomes, agent_round_deltas, provenance and parameters on tiny frames."""
+"""quality_signals, episode_outcomes, agent_round_deltas, provenance and parameters on tiny
+frames."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -18,7 +18,8 @@ from pipelines.storage.layout import Layout
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "clean"
 ACTIVE = "scenarios/active/SCENARIO-2030-001/moderator_dialog.jsonl"
 ENTRY = (
-    '{"timestamp": "2030-01-01T10:0%d:00Z", "scenario_id": "SCENARIO-2030-001", "phase": "phase_1", '
+    '{"timestamp": "2030-01-01T10:0%d:00Z", "scenario_id": "SCENARIO-2030-001", "phase": '
+    '"phase_1", '
     '"round": 1, "interaction_type": "user_input", "moderator_message": "Shall we start?", '
     '"user_response": "Yes, go ahead."}'
 )

@@ -1,4 +1,5 @@
-"""Opt-out registry and withholding: each subject kind withholds exactly its rows; subject lookup."""
+"""Opt-out registry and withholding: each subject kind withholds exactly its rows; subject
+lookup."""
 
 from __future__ import annotations
 
@@ -275,17 +276,27 @@ def test_load_optouts_reports_bad_lines_and_never_crashes(tmp_path) -> None:
     consent = tmp_path / "consent"
     consent.mkdir()
     lines = [
-        '\ufeff{"subject_kind": "participant", "subject_id": "P-1", "opted_out_at": "2025-12-01T10:00:00Z"}',
-        '{"subject_kind": "participant", "subject_id": "P-1", "opted_out_at": "2025-11-01T10:00:00+01:00"}',
+        (
+            '\ufeff{"subject_kind": "participant", "subject_id": "P-1", "opted_out_at": '
+            '"2025-12-01T10:00:00Z"}'
+        ),
+        (
+            '{"subject_kind": "participant", "subject_id": "P-1", "opted_out_at": '
+            '"2025-11-01T10:00:00+01:00"}'
+        ),
         "",
         '{"subject_kind": "actor", "subject_id": 42, "opted_out_at": "2025-12-02T00:00:00"}',
         "{not json",
         "[1, 2]",
         '{"subject_kind": "robot", "subject_id": "r1", "opted_out_at": "2025-12-01T00:00:00Z"}',
         '{"subject_kind": "scenario", "opted_out_at": "2025-12-01T00:00:00Z"}',
-        '{"subject_kind": "conversation", "subject_id": "  ", "opted_out_at": "2025-12-01T00:00:00Z"}',
+        (
+            '{"subject_kind": "conversation", "subject_id": "  ", "opted_out_at": '
+            '"2025-12-01T00:00:00Z"}'
+        ),
         '{"subject_kind": "Conversation", "subject_id": "sup-1", "opted_out_at": "yesterday"}',
-        '{"subject_kind": "scenario", "subject_id": "SCN-1", "opted_out_at": "2025-12-0',  # truncated last line
+        # truncated last line
+        '{"subject_kind": "scenario", "subject_id": "SCN-1", "opted_out_at": "2025-12-0',
     ]
     (consent / "optouts.jsonl").write_text("\r\n".join(lines), encoding="utf-8")
     frame, problems = load_optouts(tmp_path)

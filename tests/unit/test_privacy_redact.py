@@ -1,4 +1,5 @@
-"""Redaction of released text: recall on a labelled PII corpus, no redaction of ordinary text, speed."""
+"""Redaction of released text: recall on a labelled PII corpus, no redaction of ordinary text,
+speed."""
 
 from __future__ import annotations
 
@@ -162,7 +163,8 @@ def test_speed_values_per_second(redactor: Redactor) -> None:
     seconds = time.perf_counter() - start
     rate = len(values) / seconds
     print(
-        f"\nredaction speed: {len(values)} distinct values in {seconds:.2f}s = {rate:,.0f} values/s; {dict(counts)}"
+        f"\nredaction speed: {len(values)} distinct values in {seconds:.2f}s = {rate:,.0f} "
+        f"values/s; {dict(counts)}"
     )
     assert rate > 1_000
     assert set(PLACEHOLDERS) == set(KINDS)
@@ -200,7 +202,8 @@ def test_redaction_never_crashes_and_is_idempotent_on_separated_pieces(redactor:
         out, counts = redactor.redact(text)
         assert isinstance(out, str) and all(k in KINDS for k in counts)
 
-    # Pieces apart (placeholders can create new word boundaries when glued): a second pass is a no-op.
+    # Pieces apart (placeholders can create new word boundaries when glued): a second pass is a
+    # no-op.
     @settings(max_examples=200, deadline=None, derandomize=True)
     @given(
         st.lists(st.one_of(pieces, st.text(alphabet="ab1 .,", max_size=5)), max_size=20).map(

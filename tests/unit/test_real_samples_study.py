@@ -1,4 +1,5 @@
-"""Conformance: the real study files (shared, never copied into the repo) ingest with nothing lost."""
+"""Conformance: the real study files (shared, never copied into the repo) ingest with nothing
+lost."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The dataset card states every rule that decides a label, a pair or an example, with the release's settings."""
+"""The dataset card states every rule that decides a label, a pair or an example, with the
+release's settings."""
 
 from __future__ import annotations
 

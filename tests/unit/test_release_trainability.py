@@ -246,7 +246,10 @@ def test_a_reward_against_its_outcome_is_reported():
         }
     )
     assert outcome_sign_problems("decisions", decisions) == [
-        "decisions: 1 rows whose outcome_reward has the opposite sign of outcome_was_good, e.g. ['d1']"
+        (
+            "decisions: 1 rows whose outcome_reward has the opposite sign of outcome_was_good, "
+            "e.g. ['d1']"
+        )
     ]
     rows = kto([(1.0, True)]).with_columns(outcome_was_good=pl.lit(False))
     assert [p for p in dataset_problems({"kto": rows}) if "opposite sign" in p]

@@ -1,4 +1,5 @@
-"""Silver is rebuilt when a setting it is computed with changes (else a stale label is served silently)."""
+"""Silver is rebuilt when a setting it is computed with changes (else a stale label is served
+silently)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The decision adapter: SQLite + JSONL CoordinationDecision records → decision_records or quarantine."""
+"""The decision adapter: SQLite + JSONL CoordinationDecision records → decision_records or
+quarantine."""
 
 from __future__ import annotations
 
@@ -178,7 +179,8 @@ def test_parse_file_never_writes_the_raw_sqlite_file(tmp_path):
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE coordination_decisions (id TEXT, decision TEXT, metadata TEXT)")
     conn.execute(
-        'INSERT INTO coordination_decisions VALUES (\'a\', \'{"action": "POSTED"}\', \'{"sessionId": "s"}\')'
+        "INSERT INTO coordination_decisions VALUES ('a', '{\"action\": \"POSTED\"}', "
+        '\'{"sessionId": "s"}\')'
     )
     conn.commit()
     conn.close()

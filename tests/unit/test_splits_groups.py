@@ -1,4 +1,5 @@
-"""Split units where a person spans native units: decision humans across sessions, dialogue raters."""
+"""Split units where a person spans native units: decision humans across sessions, dialogue
+raters."""
 
 from __future__ import annotations
 

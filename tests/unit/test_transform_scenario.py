@@ -1,4 +1,5 @@
-"""Scenario bronze → silver: turns, feedback targets, decisions, chosen copies, contract validity."""
+"""Scenario bronze → silver: turns, feedback targets, decisions, chosen copies, contract
+validity."""
 
 from __future__ import annotations
 

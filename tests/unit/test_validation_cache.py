@@ -1,4 +1,5 @@
-"""The validation ledger: passes are remembered by digest, failures never, and it can be bypassed."""
+"""The validation ledger: passes are remembered by digest, failures never, and it can be
+bypassed."""
 
 import os
 import sys

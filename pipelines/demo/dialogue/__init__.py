@@ -266,10 +266,12 @@ def _write_readme(raw_root: Path) -> None:
     bases = "\n".join(f"- `{d}`: turn_index counts from {b}" for d, b in TURN_INDEX_BASE.items())
     text = (
         "# Demo dialogue datasets\n\n"
-        "Dataset = first folder under `dialogues/` and `feedback/` (`default` for files directly under them).\n\n"
+        "Dataset = first folder under `dialogues/` and `feedback/` (`default` for files directly "
+        "under them).\n\n"
         f"{bases}\n- `default`: no feedback events\n\n"
         "The 1-based dataset must be configured, e.g. "
-        '`Settings(dialogue_turn_index_base={"tutoring": 1})`; otherwise its feedback points one turn too far.\n'
+        '`Settings(dialogue_turn_index_base={"tutoring": 1})`; otherwise its feedback points one '
+        "turn too far.\n"
     )
     path = raw_root / "dialogues" / "README.md"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,14 @@
-"""Training datasets (DESIGN §5) as pure Polars over silver + gold + splits: sft, preference, kto, rl_steps,
-decisions. Column shapes follow what TRL / Hugging Face `datasets` load as-is; every frame also carries
-`split`, `episode_id`, `group_id`, `source`, `prompt_hash` and reward provenance.
+"""Training datasets (DESIGN §5) as pure Polars over silver + gold + splits: sft, preference,
+kto, rl_steps, decisions. Column shapes follow what TRL / Hugging Face `datasets` load as-is;
+every frame also carries `split`, `episode_id`, `group_id`, `source`, `prompt_hash` and reward
+provenance.
 
 Every chat column is put in one chat shape at the end (chat_shape.py), whichever builder made it.
 
-`prompt_hash` = sha256 hex of the exact text an example conditions on: the canonical JSON array of its
-prompt messages (`[{"role":…,"content":…},…]`) as shipped (after the chat shape); for rl_steps the whole
-episode (see rl_steps.py). Equal prompts in two datasets therefore get equal hashes.
+`prompt_hash` = sha256 hex of the exact text an example conditions on: the canonical JSON array
+of its prompt messages (`[{"role":…,"content":…},…]`) as shipped (after the chat shape); for
+rl_steps the whole episode (see rl_steps.py). Equal prompts in two datasets therefore get equal
+hashes.
 """
 
 from __future__ import annotations
@@ -43,15 +45,16 @@ def finish(
     splits: pl.DataFrame,
     episode_col: str = "episode_id",
 ) -> pl.DataFrame:
-    """Split, group and source from the episode; `prompt_hash` from `_prompt_text`; common columns first."""
+    """Split, group and source from the episode; `prompt_hash` from `_prompt_text`; common
+    columns first."""
     out = with_split(frame, episodes, splits, episode_col)
     out = out.with_columns(prompt_hash=sha256_hex(pl.col("_prompt_text"))).drop("_prompt_text")
     return front(out, COMMON)
 
 
 def shape_chats(frames: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
-    """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped prompt; the
-    rows that cannot be shaped are left out (counted per dataset)."""
+    """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped
+    prompt; the rows that cannot be shaped are left out (counted per dataset)."""
     sft, sft_out = shape_conversations(frames["sft"], "messages")
     sft = sft.with_columns(
         _prompt_text=messages_text(pl.col("messages").list.head(pl.col("messages").list.len() - 1))
@@ -75,8 +78,9 @@ def build_datasets(
     options: DatasetOptions | None = None,
     left_out: dict[str, dict[str, int]] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Every dataset as a frame (rows of groups without a split are left out). `left_out`, when given,
-    is filled with how many rows each dataset left out and why (before splits are attached)."""
+    """Every dataset as a frame (rows of groups without a split are left out). `left_out`, when
+    given, is filled with how many rows each dataset left out and why (before splits are
+    attached)."""
     options = options or DatasetOptions()
     episodes = silver["episodes"]
     silver = with_decision_prompts(silver, gold)

@@ -1,22 +1,27 @@
-"""One chat shape for every chat column of every dataset (DESIGN §5, "What a trainer can rely on").
+"""One chat shape for every chat column of every dataset (DESIGN §5, "What a trainer can rely
+on").
 
-A chat row a trainer renders (`sft` messages; `kto` prompt + completion; `preference` prompt + chosen,
-prompt + rejected) must be: at most one system message, first; then a user turn; then user and
-assistant alternating; ending with an assistant turn. Strict chat templates (Llama-2 / Mistral
-style) raise on anything else. The sources do not all speak that way, so every chat column is mapped
-into it here, at the end of `build_datasets`, whatever builder made the row:
+A chat row a trainer renders (`sft` messages; `kto` prompt + completion; `preference` prompt +
+chosen, prompt + rejected) must be: at most one system message, first; then a user turn; then
+user and assistant alternating; ending with an assistant turn. Strict chat templates (Llama-2 /
+Mistral style) raise on anything else. The sources do not all speak that way, so every chat
+column is mapped into it here, at the end of `build_datasets`, whatever builder made the row:
 
 1. Every system message before the first user turn joins one leading system message.
 2. An assistant turn before the first user turn (the study operator's or a scenario moderator's
    opening) becomes system context: `The assistant opened with: <text>`.
-3. A system message after the first user turn becomes user text `System: <text>`; a message with any
+3. A system message after the first user turn becomes user text `System: <text>`; a message with
+   any
    other role becomes user text `<role>: <text>` (Social RL agents are already named user turns).
-4. Consecutive messages of one role are merged into one, their texts joined by a blank line (several
+4. Consecutive messages of one role are merged into one, their texts joined by a blank line
+   (several
    other agents speaking in a row become one user turn of named lines).
-5. prompt / completion columns: a prompt that ends with an assistant turn (the assistant spoke twice
-   in a row) hands that turn to the completion, which starts with it, so prompt + completion still
-   alternate; chosen and rejected get the same text, so they still answer the same prompt.
-6. A row with no user turn at all cannot be shaped (there is nothing the assistant answers) and is
+5. prompt / completion columns: a prompt that ends with an assistant turn (the assistant spoke
+   twice
+   in a row) hands that turn to the completion, which starts with it, so prompt + completion
+   still alternate; chosen and rejected get the same text, so they still answer the same prompt.
+6. A row with no user turn at all cannot be shaped (there is nothing the assistant answers) and
+   is
    left out; `build_datasets` counts it as `no_user_turn`.
 
 Pure Polars (explode, a run id per role change, group-by): no Python loop over rows.

@@ -36,7 +36,8 @@ class DatasetOptions:
 
 
 def sha256_hex(expr: pl.Expr) -> pl.Expr:
-    """sha256 hex of a String expression (hashlib: Polars' own hash is not stable across versions)."""
+    """sha256 hex of a String expression (hashlib: Polars' own hash is not stable across
+    versions)."""
     return expr.map_batches(
         lambda s: pl.Series(
             [None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in s],
@@ -66,18 +67,21 @@ def single(role: str, content: pl.Expr) -> pl.Expr:
 
 
 def visible_turns(turns: pl.DataFrame) -> pl.DataFrame:
-    """Turns that may appear in a training example: shown to others (not `internal`) and non-empty.
+    """Turns that may appear in a training example: shown to others (not `internal`) and
+    non-empty.
 
-    Internal Social RL coach messages are never shown to the other agents and the source does not say
-    whom they address, so they are left out of every prompt, completion and observation."""
+    Internal Social RL coach messages are never shown to the other agents and the source does not
+    say whom they address, so they are left out of every prompt, completion and observation."""
     return turns.filter(~pl.col("internal") & pl.col("text").is_not_null() & (pl.col("text") != ""))
 
 
 def prefixes(turns: pl.DataFrame, targets: pl.DataFrame, *, inclusive: bool) -> pl.DataFrame:
-    """For each target turn (columns episode_id, turn_index, target_id, viewer): the earlier visible turns
-    of its episode as (turn_index, role, native_role, actor_id, text) rows, tagged with `target_id`.
+    """For each target turn (columns episode_id, turn_index, target_id, viewer): the earlier
+    visible turns of its episode as (turn_index, role, native_role, actor_id, text) rows, tagged
+    with `target_id`.
 
-    `inclusive` keeps the target turn itself. A self-join instead of a row loop: O(turns × length)."""
+    `inclusive` keeps the target turn itself. A self-join instead of a row loop: O(turns ×
+    length)."""
     ctx = turns.select(
         "episode_id", pl.col("turn_index").alias("ctx_index"), "role", "actor_id", "text"
     )
@@ -105,7 +109,8 @@ def as_messages(
 
 
 def agent_view_role() -> pl.Expr:
-    """Social RL from one agent's view: its own messages are the assistant's, everyone else a user."""
+    """Social RL from one agent's view: its own messages are the assistant's, everyone else a
+    user."""
     return (
         pl.when(pl.col("actor_id") == pl.col("viewer"))
         .then(pl.lit("assistant"))
@@ -114,7 +119,8 @@ def agent_view_role() -> pl.Expr:
 
 
 def agent_view_content() -> pl.Expr:
-    """Other agents' messages carry their speaker, so a multi-party chat stays readable as user turns."""
+    """Other agents' messages carry their speaker, so a multi-party chat stays readable as user
+    turns."""
     own = pl.col("actor_id") == pl.col("viewer")
     return (
         pl.when(own)
@@ -126,8 +132,8 @@ def agent_view_content() -> pl.Expr:
 
 
 def rewards_by(turn_rewards: pl.DataFrame, key: str, targets: tuple[str, ...]) -> pl.DataFrame:
-    """One reward per `key` (turn_id or decision_id) from step-level gold rewards: the mean if several rules
-    reward the same target, with every rule and feedback id kept for provenance."""
+    """One reward per `key` (turn_id or decision_id) from step-level gold rewards: the mean if
+    several rules reward the same target, with every rule and feedback id kept for provenance."""
     rows = turn_rewards.filter(pl.col("target").is_in(targets) & pl.col(key).is_not_null())
     return rows.group_by(key).agg(
         pl.col("reward").mean(),
@@ -142,8 +148,9 @@ def with_split(
     splits: pl.DataFrame,
     episode_col: str = "episode_id",
 ) -> pl.DataFrame:
-    """Attach source and group_id (via the silver episode) and the group's split. A group without a split
-    row gets no split and is dropped: an unassigned example must never ship in some split by default."""
+    """Attach source and group_id (via the silver episode) and the group's split. A group without
+    a split row gets no split and is dropped: an unassigned example must never ship in some split
+    by default."""
     meta = episodes.select(pl.col("episode_id").alias(episode_col), "group_id", "source")
     out = frame.drop([c for c in ("group_id", "source", "split") if c in frame.columns])
     out = out.join(meta, on=episode_col, how="left")

@@ -1,11 +1,12 @@
 """`decisions` dataset, and the decision prompts the kto / preference / rl_steps builders reuse.
 
-A decision's prompt is what its actor saw (seed 004's model input): one system message holding the system
-prompt of its identity and, under a `[decision context]` label, the ambient state, the coordination
-snapshot and the companion suggestion the actor was shown (canonical JSON: sorted keys, compact; the
-suggestion without `wasFollowed`, which is the label, not the input); then the conversation history of its
-RAG context (each message prefixed by its speaker's name). Its completion is a small JSON object,
-`{"action": ..., "response": ...}`, so a model learns the choice (post / stay silent) and the text together.
+A decision's prompt is what its actor saw (seed 004's model input): one system message holding
+the system prompt of its identity and, under a `[decision context]` label, the ambient state, the
+coordination snapshot and the companion suggestion the actor was shown (canonical JSON: sorted
+keys, compact; the suggestion without `wasFollowed`, which is the label, not the input); then the
+conversation history of its RAG context (each message prefixed by its speaker's name). Its
+completion is a small JSON object, `{"action": ..., "response": ...}`, so a model learns the
+choice (post / stay silent) and the text together.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ _NOT_SHOWN = (
 
 
 def _shown_suggestions(texts: pl.Series) -> pl.Series:
-    """Companion suggestion JSON → what the actor was shown: canonical JSON without `wasFollowed`."""
+    """Companion suggestion JSON → what the actor was shown: canonical JSON without
+    `wasFollowed`."""
     out = []
     for text in texts.to_list():
         suggestion = orjson.loads(text) if text else None
@@ -73,8 +75,8 @@ def _system_content(system_prompt: pl.Expr, context: pl.Expr, suggestion: pl.Exp
 
 
 def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
-    """Context JSON → messages: [system + decision context] + history (roles other than user/assistant
-    become user)."""
+    """Context JSON → messages: [system + decision context] + history (roles other than
+    user/assistant become user)."""
     rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
     system = _system_content(
         rag.struct.field("identity").struct.field("systemPrompt"), context, suggestion
@@ -104,7 +106,8 @@ def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
 
 
 def _outcomes(feedback: pl.DataFrame) -> pl.DataFrame:
-    """Per decision: the source's own wasGoodDecision (null without one) and whether any outcome was recorded."""
+    """Per decision: the source's own wasGoodDecision (null without one) and whether any outcome
+    was recorded."""
     signals = feedback.filter(
         (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
     )
@@ -115,7 +118,8 @@ def _outcomes(feedback: pl.DataFrame) -> pl.DataFrame:
 
 
 def completion_json(action: pl.Expr, response: pl.Expr | None = None) -> pl.Expr:
-    """The assistant's side of a decision as JSON text (response omitted for action-only comparisons)."""
+    """The assistant's side of a decision as JSON text (response omitted for action-only
+    comparisons)."""
     fields = [action.alias("action")] + (
         [response.alias("response")] if response is not None else []
     )
@@ -131,14 +135,16 @@ def with_decision_prompts(
     silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
 ) -> dict[str, pl.DataFrame]:
     """`silver` plus the decision prompts, built once: four builders use them, and decoding every
-    context is the costliest step of building the datasets (≈ 2.7 s per pass at 1 GB of raw logs)."""
+    context is the costliest step of building the datasets (≈ 2.7 s per pass at 1 GB of raw
+    logs)."""
     return silver | {_SHARED: decision_prompts(silver, gold)}
 
 
 def decision_prompts(
     silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
 ) -> pl.DataFrame:
-    """One row per decision of the decision source: context, prompt, completion text, reward provenance."""
+    """One row per decision of the decision source: context, prompt, completion text, reward
+    provenance."""
     if _SHARED in silver:
         return silver[_SHARED]
     episodes = (
@@ -164,9 +170,10 @@ def decision_prompts(
 
 
 def build_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """The `decisions` dataset: context (and its hash), ambient / coordination state → action, confidence,
-    outcome (gold reward with rule and feedback ids; null while unrated or unreadable) and the source's own
-    wasGoodDecision (`outcome_was_good`), against which a reward's sign can be checked."""
+    """The `decisions` dataset: context (and its hash), ambient / coordination state → action,
+    confidence, outcome (gold reward with rule and feedback ids; null while unrated or
+    unreadable) and the source's own wasGoodDecision (`outcome_was_good`), against which a
+    reward's sign can be checked."""
     rows = decision_prompts(silver, gold)
     return rows.select(
         "episode_id",

@@ -1,10 +1,12 @@
-"""`kto`: rated assistant turns and rated decisions as prompt / completion / label (TRL KTOTrainer).
+"""`kto`: rated assistant turns and rated decisions as prompt / completion / label (TRL
+KTOTrainer).
 
-label = the sign of the reward: reward > 0 desirable (true), reward < 0 undesirable (false). A reward of
-exactly 0 says neither (a study step where the stance did not move), so such rows are left out unless
-`[release] kto_include_neutral` (then they are labelled false: KTO has no neutral class). Rated turns are turns gold rewards directly
-(dialogue feedback, scenario outcome, study IQL step via the reply it chose); a Social RL round reward judges
-an agent's whole round, not one message, so it stays in sft / rl_steps only.
+label = the sign of the reward: reward > 0 desirable (true), reward < 0 undesirable (false). A
+reward of exactly 0 says neither (a study step where the stance did not move), so such rows are
+left out unless `[release] kto_include_neutral` (then they are labelled false: KTO has no neutral
+class). Rated turns are turns gold rewards directly (dialogue feedback, scenario outcome, study
+IQL step via the reply it chose); a Social RL round reward judges an agent's whole round, not one
+message, so it stays in sft / rl_steps only.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ def rated_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFram
 def build_kto(
     silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], sft: pl.DataFrame
 ) -> pl.DataFrame:
-    """Every rated turn (taken from the sft examples, whatever its reward) and rated decision, with its
-    label; `kto_rows` then leaves out what KTO must not see."""
+    """Every rated turn (taken from the sft examples, whatever its reward) and rated decision,
+    with its label; `kto_rows` then leaves out what KTO must not see."""
     rows = pl.concat([rated_turns(sft), rated_decisions(silver, gold)], how="diagonal_relaxed")
     return rows.with_columns(label=pl.col("reward") > 0)
 

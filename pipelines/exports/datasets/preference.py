@@ -1,20 +1,27 @@
-"""`preference`: prompt / chosen / rejected pairs (TRL DPOTrainer), from three kinds of evidence (`pair_kind`):
+"""`preference`: prompt / chosen / rejected pairs (TRL DPOTrainer), from three kinds of evidence
+(`pair_kind`):
 
-- `correction`: a scenario user corrects the moderator and the log holds the moderator's revised answer to
-  the same question (see `correction_pairs`). rejected = the corrected answer, chosen = its revision;
-  prompt = the conversation before the rejected answer. Caveat: the chosen answer was written knowing the
-  correction, the prompt does not hold it.
-- `override`: a human overrode a companion AI's suggestion. chosen = the human's action, rejected = the
-  suggestion, both as action-only JSON (the suggestion has no text); prompt = the decision context.
-- `rated_alternatives`: one prompt (same prompt_hash) with differently rewarded completions in kto:
-  chosen = the best rewarded, rejected = the worst (rewards in `reward_chosen` / `reward_rejected`; the
-  prompt each side answered in `chosen_prompt_hash` / `rejected_prompt_hash`).
-- `sibling_rank`: two ranked replies to one OASST message, the better-ranked one chosen (trees.py).
+- `correction`: a scenario user corrects the moderator and the log holds the moderator's revised
+  answer to
+  the same question (see `correction_pairs`). rejected = the corrected answer, chosen = its
+  revision; prompt = the conversation before the rejected answer. Caveat: the chosen answer was
+  written knowing the correction, the prompt does not hold it.
+- `override`: a human overrode a companion AI's suggestion. chosen = the human's action, rejected
+  = the
+  suggestion, both as action-only JSON (the suggestion has no text); prompt = the decision
+  context.
+- `rated_alternatives`: one prompt (same prompt_hash) with differently rewarded completions in
+  kto:
+  chosen = the best rewarded, rejected = the worst (rewards in `reward_chosen` /
+  `reward_rejected`; the prompt each side answered in `chosen_prompt_hash` /
+  `rejected_prompt_hash`).
+- `sibling_rank`: two ranked replies to one OASST message, the better-ranked one chosen
+  (trees.py).
 - `hh_rlhf`: an Anthropic HH-RLHF pair as its annotators labelled it (trees.py).
 
-Every pair kind should carry `reward_chosen` / `reward_rejected` where the rewards are known: the release's
-trainability check (pipelines/release/trainability.py) rejects a pair that prefers the lower known reward,
-and one whose `chosen_prompt_hash` and `rejected_prompt_hash` differ.
+Every pair kind should carry `reward_chosen` / `reward_rejected` where the rewards are known: the
+release's trainability check (pipelines/release/trainability.py) rejects a pair that prefers the
+lower known reward, and one whose `chosen_prompt_hash` and `rejected_prompt_hash` differ.
 """
 
 from __future__ import annotations
@@ -49,8 +56,8 @@ def correction_turns(turns: pl.DataFrame) -> pl.DataFrame:
 
 
 def revised_answers(turns: pl.DataFrame) -> pl.DataFrame:
-    """Assistant turns that revise an earlier answer to the same question (silver `revises_turn_id`: the
-    next message of the same scenario checkpoint)."""
+    """Assistant turns that revise an earlier answer to the same question (silver
+    `revises_turn_id`: the next message of the same scenario checkpoint)."""
     return (
         turns.filter(pl.col("role") == "assistant")
         .with_columns(revises_turn_id=pl.col("attributes").str.json_path_match("$.revises_turn_id"))
@@ -61,15 +68,17 @@ def revised_answers(turns: pl.DataFrame) -> pl.DataFrame:
 def correction_pairs(
     silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
 ) -> pl.DataFrame:
-    """(rejected, chosen) = (a corrected moderator answer, the moderator's revised answer to the same question).
+    """(rejected, chosen) = (a corrected moderator answer, the moderator's revised answer to the
+    same question).
 
-    A pair needs all three: a correction the source labels (`correction_turns`), the moderator turn it
-    corrects, and a later revision of that turn written after the correction (`revised_answers`). The next
-    moderator message is NOT a chosen answer: it replies to a different context (the correction itself),
-    and a reply that merely acknowledges the correction answers no earlier prompt. No revised answer → no
-    pair. Several corrections of one answer give one pair (`evidence_turn_ids`). `reward_chosen` /
-    `reward_rejected` are the scenario_outcome rewards of the two turns (null when unknown); a pair whose
-    chosen answer is rewarded lower than its rejected one is dropped (the data contradicts the preference)."""
+    A pair needs all three: a correction the source labels (`correction_turns`), the moderator
+    turn it corrects, and a later revision of that turn written after the correction
+    (`revised_answers`). The next moderator message is NOT a chosen answer: it replies to a
+    different context (the correction itself), and a reply that merely acknowledges the
+    correction answers no earlier prompt. No revised answer → no pair. Several corrections of one
+    answer give one pair (`evidence_turn_ids`). `reward_chosen` / `reward_rejected` are the
+    scenario_outcome rewards of the two turns (null when unknown); a pair whose chosen answer is
+    rewarded lower than its rejected one is dropped (the data contradicts the preference)."""
     meta = (
         silver["episodes"].filter(pl.col("source").is_in(CORRECTION_SOURCES)).select("episode_id")
     )
@@ -190,8 +199,9 @@ def scenario_rewards(turn_rewards: pl.DataFrame | None) -> pl.DataFrame:
 
 
 def _really_overridden() -> pl.Expr:
-    """A human whose companion suggestion was not followed (the source's `wasFollowed`, else the actions
-    compared case-insensitively) and whose action differs from it: `posted` vs `POSTED` is no override."""
+    """A human whose companion suggestion was not followed (the source's `wasFollowed`, else the
+    actions compared case-insensitively) and whose action differs from it: `posted` vs `POSTED`
+    is no override."""
     differs = pl.col("action").str.strip_chars().str.to_lowercase() != (
         pl.col("suggested_action").str.strip_chars().str.to_lowercase()
     )
@@ -203,15 +213,17 @@ def _really_overridden() -> pl.Expr:
 
 
 def _not_rated_bad() -> pl.Expr:
-    """The outcome does not rate the human's choice bad: reward ≥ 0, or no outcome recorded at all (the
-    override is then the only evidence, as seed 004's meta-learning intends). An outcome that gave no reward
-    (scale unknown, contradicting wasGoodDecision) may be bad: no pair on a guess."""
+    """The outcome does not rate the human's choice bad: reward ≥ 0, or no outcome recorded at
+    all (the override is then the only evidence, as seed 004's meta-learning intends). An outcome
+    that gave no reward (scale unknown, contradicting wasGoodDecision) may be bad: no pair on a
+    guess."""
     return (pl.col("reward") >= 0) | (pl.col("reward").is_null() & ~pl.col("has_outcome"))
 
 
 def override_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Human action (chosen) over the companion's overridden suggestion (rejected), unless the outcome rates
-    the human's choice bad. `reward_chosen` = the decision's reward (null if unrated); `reward_rejected` is
+    """Human action (chosen) over the companion's overridden suggestion (rejected), unless the
+    outcome rates the human's choice bad. `reward_chosen` = the decision's reward (null if
+    unrated); `reward_rejected` is
     null: the suggestion itself was never carried out, so never rated."""
     rows = decision_prompts(silver, gold).filter(_really_overridden() & _not_rated_bad())
     return rows.select(
@@ -231,9 +243,11 @@ def override_pairs(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame
 
 
 def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
-    """Best vs worst rewarded completion of one prompt within one group, where reward and text differ.
+    """Best vs worst rewarded completion of one prompt within one group, where reward and text
+    differ.
 
-    Only within a group: a pair built from two groups would carry one group's text into the other's split."""
+    Only within a group: a pair built from two groups would carry one group's text into the
+    other's split."""
     keys = ["group_id", "_prompt_text"]
     kto = kto.join(episodes.select("episode_id", "group_id"), on="episode_id")
     # Every column that can tie is a tie-breaker: the pair must not depend on input row order.
@@ -271,7 +285,8 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
 def build_preference(
     silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], kto: pl.DataFrame
 ) -> pl.DataFrame:
-    """All preference pairs; `_prompt_text` is the canonical JSON of the prompt (hashed by the caller).
+    """All preference pairs; `_prompt_text` is the canonical JSON of the prompt (hashed by the
+    caller).
 
     `kto`: every rated row, neutral ones included (a 0 beats a −1)."""
     frames = [

@@ -1,25 +1,31 @@
 """`rl_steps`: RLDS-style steps (one row per step) for offline RL.
 
-Convention: step t holds the observation before the action, the action, and the reward that followed it;
-the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when the episode really
-ended (study: agreement or refusal). Max-turn study sessions, unknown ends, decision sessions and Social RL
-runs are truncated: `is_last` without `is_terminal`. Steps without a known reward carry 0.0 and a null
-`reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the step.
+Convention: step t holds the observation before the action, the action, and the reward that
+followed it; the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when
+the episode really ended (study: agreement or refusal). Max-turn study sessions, unknown ends,
+decision sessions and Social RL
+runs are truncated: `is_last` without `is_terminal`. Steps without a known reward carry 0.0 and a
+null `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the
+step.
 
-- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values = its
-  Q-values; reward = the stance-step reward, plus the terminal reward on the step whose action caused the
-  ending, which is the episode's last step (replies written after the ending are not RL steps).
+- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values =
+  its
+  Q-values; reward = the stance-step reward, plus the terminal reward on the step whose action
+  caused the ending, which is the episode's last step (replies written after the ending are not
+  RL steps).
 - decision: one episode per actor of a decision session; observation = the full context JSON.
-- social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's messages,
-  observation = the visible round transcript before it; the agent-round reward lands on its last message
-  of the round. Internal coach messages are in no observation.
-- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the policy
+- social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's
+  messages,
+  observation = the visible round transcript before it; the agent-round reward lands on its last
+  message of the round. Internal coach messages are in no observation.
+- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the
+  policy
   adaptation applied to the agent (or `none`); see coach_steps.py.
 
-An episode is one example: its `prompt_hash` is the hash of its whole (observation, action) sequence,
-the same on every step, so duplicate-prompt removal across splits keeps or drops whole episodes and
-never cuts steps out of one (an empty first observation or a templated greeting shared by many
-episodes is not a duplicate episode).
+An episode is one example: its `prompt_hash` is the hash of its whole (observation, action)
+sequence, the same on every step, so duplicate-prompt removal across splits keeps or drops whole
+episodes and never cuts steps out of one (an empty first observation or a templated greeting
+shared by many episodes is not a duplicate episode).
 """
 
 from __future__ import annotations
@@ -76,17 +82,18 @@ def _merge_provenance(a: str, b: str) -> list[pl.Expr]:
 
 
 def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """IQL steps of study sessions in step order, ending with the action that caused the session's end.
+    """IQL steps of study sessions in step order, ending with the action that caused the
+    session's end.
 
-    The judged resident message at `end_step` (episode attributes) ended the session and answers the
-    reply of step end_step−1: that step is the episode's last, carries the terminal reward (the
-    study_terminal row names its decision) and is terminal on agreement / refusal. Steps from
-    end_step on chose replies written after the outcome was decided; they stay in silver `decisions`
-    (attribute `after_end`) and in the chat datasets, not in the RL episode. The episode is the
-    contiguous run of steps from its first one: a step left out at silver (texts not matching the
-    transcript) or whose reply is not in the transcript cuts it there, since the next observation
-    would follow an action the episode does not hold. A session ended by its first resident message
-    (credited to the scripted opening) has no RL step.
+    The judged resident message at `end_step` (episode attributes) ended the session and answers
+    the reply of step end_step−1: that step is the episode's last, carries the terminal reward
+    (the study_terminal row names its decision) and is terminal on agreement / refusal. Steps
+    from end_step on chose replies written after the outcome was decided; they stay in silver
+    `decisions` (attribute `after_end`) and in the chat datasets, not in the RL episode. The
+    episode is the contiguous run of steps from its first one: a step left out at silver (texts
+    not matching the transcript) or whose reply is not in the transcript cuts it there, since the
+    next observation would follow an action the episode does not hold. A session ended by its
+    first resident message (credited to the scripted opening) has no RL step.
     """
     episodes = (
         silver["episodes"]
@@ -149,7 +156,8 @@ def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) 
 
 
 def decision_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Each actor's decisions in one session, in time order (then sequence / id: ties stay stable)."""
+    """Each actor's decisions in one session, in time order (then sequence / id: ties stay
+    stable)."""
     rows = decision_prompts(silver, gold).with_columns(
         _seq=pl.col("attributes")
         .str.json_path_match("$.sequence_number")
@@ -246,8 +254,9 @@ def rlds(steps: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_episode_text(steps: pl.DataFrame) -> pl.DataFrame:
-    """`_prompt_text` = the episode as a whole: its steps' sha256(JSON {observation, action}) in step
-    order (hashed per step first, so a long episode of long observations stays a short text)."""
+    """`_prompt_text` = the episode as a whole: its steps' sha256(JSON {observation, action}) in
+    step order (hashed per step first, so a long episode of long observations stays a short
+    text)."""
     per_step = sha256_hex(pl.struct("observation", "action").struct.json_encode())
     episodes = (
         steps.sort("episode_id", "step")

@@ -1,16 +1,18 @@
 """`sft`: conversation prefixes ending in an assistant turn (TRL SFTTrainer `messages`).
 
-One example per assistant turn (per agent message in Social RL): every visible earlier turn of the episode
-plus that turn. Examples with nothing before the final turn are skipped: there is nothing to condition on,
-and every such example would share one empty prompt. Social RL is seen from the speaking agent: its own
-messages are `assistant`, other agents' are `user` prefixed with their id; internal coach messages are left
-out (see common.visible_turns). A study session's `scenario` (what the resident was told) opens its
-examples as system context; the chat shape (chat_shape.py, applied to every dataset) does the rest.
+One example per assistant turn (per agent message in Social RL): every visible earlier turn of
+the episode plus that turn. Examples with nothing before the final turn are skipped: there is
+nothing to condition on, and every such example would share one empty prompt. Social RL is seen
+from the speaking agent: its own messages are `assistant`, other agents' are `user` prefixed with
+their id; internal coach messages are left out (see common.visible_turns). A study session's
+`scenario` (what the resident was told) opens its examples as system context; the chat shape
+(chat_shape.py, applied to every dataset) does the rest.
 
 OASST message trees: the examples of their best-ranked path (trees.py).
 
 Left out unless `[release] sft_include_negative`: examples whose final turn has a negative reward
-(supervised fine-tuning imitates every example it is given; an answer rated bad is no model answer).
+(supervised fine-tuning imitates every example it is given; an answer rated bad is no model
+answer).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def chat_turns(
 
 
 def turn_examples(turns: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
-    """(target_id = turn_id, episode_id, messages) for every assistant / agent turn of the SFT sources."""
+    """(target_id = turn_id, episode_id, messages) for every assistant / agent turn of the SFT
+    sources."""
     chat = chat_turns(turns, episodes, CHAT_SOURCES)
     chat_targets = chat.filter(pl.col("role") == "assistant").with_columns(
         target_id=pl.col("turn_id"), viewer=pl.lit(None, pl.String)
@@ -86,8 +89,8 @@ def _agent_round_rewards(turn_rewards: pl.DataFrame) -> pl.DataFrame:
 
 
 def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """SFT examples with the reward gold gives the final turn (turn / IQL-step reward; Social RL: the
-    agent's round reward, `reward_target` = agent_round), null where there is none."""
+    """SFT examples with the reward gold gives the final turn (turn / IQL-step reward; Social RL:
+    the agent's round reward, `reward_target` = agent_round), null where there is none."""
     examples = pl.concat(
         [
             turn_examples(silver["turns"], silver["episodes"]),
@@ -113,7 +116,7 @@ def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) ->
 
 
 def sft_rows(examples: pl.DataFrame, include_negative: bool) -> tuple[pl.DataFrame, int]:
-    """The examples SFT trains on (a negative final reward only with `include_negative`), and how many
-    were left out."""
+    """The examples SFT trains on (a negative final reward only with `include_negative`), and how
+    many were left out."""
     kept = examples if include_negative else examples.filter(pl.col("reward").fill_null(0.0) >= 0)
     return kept, examples.height - kept.height

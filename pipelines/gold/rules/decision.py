@@ -1,11 +1,11 @@
 """decision_outcome: the later outcome of one decision (coordination decisions, human or AI).
 
 Silver settles each `outcome.rating`'s scale by evidence and says whether it can be read
-(`feedback.attributes.reading`, see `pipelines.transforms.decision.ratings`). This rule
-turns a readable rating into a reward; a rating that cannot be read (scale unknown, off its configured
-scale, or contradicting wasGoodDecision) gives the decision no reward at all — neither from the rating nor
-from wasGoodDecision, since either would be a guess that may flip a sign. Without a rating,
-wasGoodDecision gives the reward.
+(`feedback.attributes.reading`, see `pipelines.transforms.decision.ratings`). This rule turns a
+readable rating into a reward; a rating that cannot be read (scale unknown, off its configured
+scale, or contradicting wasGoodDecision) gives the decision no reward at all — neither from the
+rating nor from wasGoodDecision, since either would be a guess that may flip a sign. Without a
+rating, wasGoodDecision gives the reward.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     method = params["aggregation"]
     good = {str(k).lower(): v for k, v in params["was_good_rewards"].items()}
     signals = _signals(silver["feedback"], good)
-    # A rating, where there is one, decides: readable → its value; unreadable → no reward for the decision.
+    # A rating, where there is one, decides: readable → its value; unreadable → no reward for the
+    # decision.
     has_rating = (pl.col("name") == "rating").any().over("decision_id")
     unreadable = (
         ((pl.col("name") == "rating") & (pl.col("reading") != "ok")).any().over("decision_id")

@@ -1,4 +1,5 @@
-"""dialogue_feedback: thumbs ratings and explicit rewards on assistant turns (and whole conversations).
+"""dialogue_feedback: thumbs ratings and explicit rewards on assistant turns (and whole
+conversations).
 
 Silver already quarantined orphans, out-of-range indexes and bad values, applied each dataset's
 `turn_index` base and stored a re-delivered event once. Here one feedback EVENT (which may carry

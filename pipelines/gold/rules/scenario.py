@@ -82,7 +82,8 @@ def _validated_twice() -> pl.Expr:
 
 
 def _followed(decisions: pl.DataFrame) -> pl.DataFrame:
-    """Per moderator turn: did the user follow the moderator's proposal (false if any decision overrode it)."""
+    """Per moderator turn: did the user follow the moderator's proposal (false if any decision
+    overrode it)."""
     return (
         decisions.filter(
             pl.col("episode_id").str.starts_with("scenario:")
@@ -97,7 +98,8 @@ def _followed(decisions: pl.DataFrame) -> pl.DataFrame:
 @rule(
     "scenario_outcome",
     2,
-    "moderator turn: weighted mean of user_validated (else validated_output), satisfaction, correction, effectiveness",
+    "moderator turn: weighted mean of user_validated (else validated_output), satisfaction, "
+    "correction, effectiveness",
 )
 def scenario_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     follow_weight = float(params["weights"].get(FOLLOWED, 0.0))

@@ -63,7 +63,8 @@ def _decision_steps(silver: Silver) -> pl.DataFrame:
 def study_terminal(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     rewards = params["end_reason_rewards"]
     episodes = _study_episodes(silver).filter(pl.col("end_reason").is_in(list(rewards)))
-    # The end reason is derived from the judge trail up to the ending, so that trail is the provenance.
+    # The end reason is derived from the judge trail up to the ending, so that trail is the
+    # provenance.
     trail = (
         _judge_rows(silver)
         .join(episodes, on="episode_id")
@@ -127,7 +128,8 @@ def q_columns(decisions: pl.DataFrame) -> pl.DataFrame:
 @rule(
     "study_stance_step",
     2,
-    "step k: scale × (stance value at step k+1 − at step k), clipped to [-1, 1]; only up to end_step",
+    "step k: scale × (stance value at step k+1 − at step k), clipped to [-1, 1]; only up to "
+    "end_step",
 )
 def study_stance_step(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     # The stance judged at step k is the resident's state BEFORE step k's reply; the effect of

@@ -19,7 +19,8 @@ class DecisionRecords(StrictModel):
     locator: str = pa.Field(description="`row id N` (SQLite) or `line N (byte M)` (JSONL).")
     ordinal: pl.Int64 = pa.Field(
         ge=0,
-        description="Position of the record in its file (SQLite rowid or JSONL line), for ordering copies.",
+        description="Position of the record in its file (SQLite rowid or JSONL line), for ordering "
+        "copies.",
     )
     file_kind: str = pa.Field(
         isin=("sqlite", "jsonl"), description="Kind of raw file the record came from."
@@ -66,11 +67,13 @@ class DecisionRecords(StrictModel):
     )
     decision_details: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: the other fields of the `decision` object (provider, tokens, response time, unknown keys).",
+        description=f"{JSON}: the other fields of the `decision` object (provider, tokens, "
+        "response time, unknown keys).",
     )
     suggested_action: str = pa.Field(
         nullable=True,
-        description="Action a companion AI suggested (`decision.companionSuggestion.suggestedAction`).",
+        description="Action a companion AI suggested "
+        "(`decision.companionSuggestion.suggestedAction`).",
     )
     companion_suggestion: str = pa.Field(
         nullable=True,
@@ -78,15 +81,18 @@ class DecisionRecords(StrictModel):
     )
     was_followed: bool = pa.Field(
         nullable=True,
-        description="`decision.companionSuggestion.wasFollowed`: the source's own word on whether the human followed the suggestion.",
+        description="`decision.companionSuggestion.wasFollowed`: the source's own word on whether "
+        "the human followed the suggestion.",
     )
     alternatives: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: options considered and not chosen (`alternatives`, top level or in `decision`): action, confidence, reasoning, whyNotChosen.",
+        description=f"{JSON}: options considered and not chosen (`alternatives`, top level or in "
+        "`decision`): action, confidence, reasoning, whyNotChosen.",
     )
     consensus: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: multi-agent debate before the decision (`consensus`, top level or in `decision`): participants, votes, finalDecision.",
+        description=f"{JSON}: multi-agent debate before the decision (`consensus`, top level or in "
+        "`decision`): participants, votes, finalDecision.",
     )
     system_prompt: str = pa.Field(
         nullable=True,
@@ -94,12 +100,14 @@ class DecisionRecords(StrictModel):
     )
     rag_context: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: the RAG context exactly as the model saw it, decompressed, keys sorted.",
+        description=f"{JSON}: the RAG context exactly as the model saw it, decompressed, keys "
+        "sorted.",
     )
     rag_context_encoding: str = pa.Field(
         nullable=True,
         isin=("gzip", "plain", "object"),
-        description="How rag_context was stored: gzip (`gzip:`+base64 or gzip bytes), plain JSON text, or a JSON object.",
+        description="How rag_context was stored: gzip (`gzip:`+base64 or gzip bytes), plain JSON "
+        "text, or a JSON object.",
     )
     visual_context: str = pa.Field(
         nullable=True, description=f"{JSON}: what the actor saw on screen."
@@ -129,21 +137,24 @@ class DecisionRecords(StrictModel):
     )
     follow_up: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: `outcome.followUp` (or a top-level `followUp`), long-term tracking of the outcome.",
+        description=f"{JSON}: `outcome.followUp` (or a top-level `followUp`), long-term tracking "
+        "of the outcome.",
     )
     follow_up_conversation_continued: bool = pa.Field(
         nullable=True, description="`followUp.conversationContinued`."
     )
     follow_up_user_satisfaction: pl.Float64 = pa.Field(
         nullable=True,
-        description="`followUp.userSatisfaction`, as recorded (its scale is not stated by the source).",
+        description="`followUp.userSatisfaction`, as recorded (its scale is not stated by the "
+        "source).",
     )
     follow_up_mistake_corrected: bool = pa.Field(
         nullable=True, description="`followUp.mistakeCorrected`."
     )
     long_term_outcome: str = pa.Field(
         nullable=True,
-        description=f"{JSON}: `longTermOutcome` (top level, or in `outcome`): checkpoints and a final outcome.",
+        description=f"{JSON}: `longTermOutcome` (top level, or in `outcome`): checkpoints and a "
+        "final outcome.",
     )
     long_term_outcome_final: str = pa.Field(
         nullable=True,

@@ -1,4 +1,5 @@
-"""Bronze contract of the `dialogue` source: conversations and feedback events, one row per raw line."""
+"""Bronze contract of the `dialogue` source: conversations and feedback events, one row per raw
+line."""
 
 from __future__ import annotations
 
@@ -20,13 +21,15 @@ class DialogueConversations(StrictModel):
         ge=1, description="1-based line of the record; orders records within a file."
     )
     dataset: str = pa.Field(
-        description="First folder under `dialogues/` (`default` for files directly under it); scopes conversation ids."
+        description="First folder under `dialogues/` (`default` for files directly under it); "
+        "scopes conversation ids."
     )
     conversation_id: str = pa.Field(
         description="The conversation's own id (integers are kept as their decimal text)."
     )
     turns: pl.List(TURN) = pa.Field(
-        description="Turns in source order: role and content as written, turn timestamp if any, unmapped turn fields as JSON text."
+        description="Turns in source order: role and content as written, turn timestamp if any, "
+        "unmapped turn fields as JSON text."
     )
     tags: pl.List(pl.String) = pa.Field(
         nullable=True, description="Tags as written; null when the record has none."
@@ -45,7 +48,8 @@ class DialogueConversations(StrictModel):
         nullable=True, description="`updated_at` of the conversation (UTC), if present."
     )
     record_hash: str = pa.Field(
-        description="Hash of the dataset and the whole parsed record: equal hashes mean identical deliveries."
+        description="Hash of the dataset and the whole parsed record: equal hashes mean identical "
+        "deliveries."
     )
     extra: str = pa.Field(
         nullable=True, description="Unmapped raw fields as a JSON object (never dropped)."
@@ -67,14 +71,16 @@ class DialogueFeedbackEvents(StrictModel):
         nullable=True, description="The event's own id, if the producer wrote one."
     )
     event_key: str = pa.Field(
-        description="Delivery-independent identity: hash of the event id when present, else of the record's content."
+        description="Delivery-independent identity: hash of the event id when present, else of the "
+        "record's content."
     )
     conversation_id: str = pa.Field(
         description="Conversation the event is about (scoped by dataset)."
     )
     turn_index: pl.Int64 = pa.Field(
         nullable=True,
-        description="Turn index exactly as written (base 0 or 1 is a per-dataset setting); null = about the whole conversation.",
+        description="Turn index exactly as written (base 0 or 1 is a per-dataset setting); null = "
+        "about the whole conversation.",
     )
     rating: pl.Float64 = pa.Field(
         nullable=True,
@@ -94,7 +100,8 @@ class DialogueFeedbackEvents(StrictModel):
         description="When the event was recorded (`created_at`, else `timestamp`), UTC.",
     )
     record_hash: str = pa.Field(
-        description="Hash of the dataset and the whole parsed record: equal hashes mean identical deliveries."
+        description="Hash of the dataset and the whole parsed record: equal hashes mean identical "
+        "deliveries."
     )
     extra: str = pa.Field(
         nullable=True,

@@ -24,7 +24,8 @@ class _ScenarioRecord(StrictModel):
     locator: str = pa.Field(description="Where the record starts: `line N (byte B)`.")
     record_index: pl.Int64 = pa.Field(
         ge=0,
-        description="0-based position of the record among the records of the file that parse as JSON (source order).",
+        description="0-based position of the record among the records of the file that parse as "
+        "JSON (source order).",
     )
     state: str = pa.Field(
         description="Lifecycle folder the file lies in (active, completed, archived, ...)."
@@ -39,7 +40,8 @@ class _ScenarioRecord(StrictModel):
     ts: UTC_TS = pa.Field(nullable=True, description="Record `timestamp` (UTC).")
     interaction_type: str = pa.Field(
         nullable=True,
-        description="`interaction_type` (or legacy `type`); any value is kept, not only the documented eight.",
+        description="`interaction_type` (or legacy `type`); any value is kept, not only the "
+        "documented eight.",
     )
     extra: str = pa.Field(
         nullable=True, description="JSON object of top-level raw fields this adapter does not map."
@@ -52,7 +54,8 @@ class ScenarioEntries(_ScenarioRecord):
         nullable=True, ge=0, description="Specialist round within the phase."
     )
     user_first: bool = pa.Field(
-        description="True when the user spoke first in this entry (a `moderator_response` answers the user), so the user turn precedes the moderator turn."
+        description="True when the user spoke first in this entry (a `moderator_response` answers "
+        "the user), so the user turn precedes the moderator turn."
     )
     moderator_text: str = pa.Field(
         nullable=True,
@@ -68,7 +71,8 @@ class ScenarioEntries(_ScenarioRecord):
     )
     user_text: str = pa.Field(
         nullable=True,
-        description="User text (`user_response` / `user_message` content, plain string, or top-level `content`).",
+        description="User text (`user_response` / `user_message` content, plain string, or "
+        "top-level `content`).",
     )
     user_response_type: str = pa.Field(
         nullable=True, description="User `response_type` / `message_type`."
@@ -90,11 +94,13 @@ class ScenarioEntries(_ScenarioRecord):
     )
     validated_output: bool = pa.Field(
         nullable=True,
-        description="validated_output (user signals, quality_signals or outcome): the user validated the output.",
+        description="validated_output (user signals, quality_signals or outcome): the user "
+        "validated the output.",
     )
     new_strategic_context: bool = pa.Field(
         nullable=True,
-        description="new_strategic_context (user signals, quality_signals or outcome): the user added strategic context the moderator did not have.",
+        description="new_strategic_context (user signals, quality_signals or outcome): the user "
+        "added strategic context the moderator did not have.",
     )
     action_taken: str = pa.Field(nullable=True, description="moderator_action.action_taken.")
     significance_evaluation: str = pa.Field(
@@ -102,7 +108,8 @@ class ScenarioEntries(_ScenarioRecord):
     )
     proposed_action: str = pa.Field(
         nullable=True,
-        description="moderator_action.proposed_action: what the moderator suggested (e.g. re-round).",
+        description="moderator_action.proposed_action: what the moderator suggested (e.g. "
+        "re-round).",
     )
     moderator_reasoning: str = pa.Field(nullable=True, description="moderator_action.reasoning.")
     moderator_action: str = pa.Field(
@@ -136,30 +143,36 @@ class ScenarioEntries(_ScenarioRecord):
     )
     moderator_effectiveness: str = pa.Field(
         nullable=True,
-        description="quality_signals.moderator_effectiveness (excellent, good, fair, poor; other labels kept).",
+        description="quality_signals.moderator_effectiveness (excellent, good, fair, poor; other "
+        "labels kept).",
     )
     decision_confidence: str = pa.Field(
         nullable=True, description="quality_signals.decision_confidence (high, medium, low)."
     )
     context: str = pa.Field(
         nullable=True,
-        description="The entry `context` object (specialists consulted, files created, ...) as JSON text.",
+        description="The entry `context` object (specialists consulted, files created, ...) as "
+        "JSON text.",
     )
     checkpoint_timing: str = pa.Field(
         nullable=True,
-        description="checkpoint_timing label (quality_signals, user signals or outcome); a number is kept as its text.",
+        description="checkpoint_timing label (quality_signals, user signals or outcome); a number "
+        "is kept as its text.",
     )
     question_quality: str = pa.Field(
         nullable=True,
-        description="question_quality label of the moderator's questions (quality_signals, user signals or outcome); a number is kept as its text.",
+        description="question_quality label of the moderator's questions (quality_signals, user "
+        "signals or outcome); a number is kept as its text.",
     )
     user_engagement_level: str = pa.Field(
         nullable=True,
-        description="user_engagement_level label (high, medium, low; quality_signals, user signals or outcome).",
+        description="user_engagement_level label (high, medium, low; quality_signals, user signals "
+        "or outcome).",
     )
     feedback_specificity: str = pa.Field(
         nullable=True,
-        description="feedback_specificity label of the user's reply (quality_signals, user signals or outcome).",
+        description="feedback_specificity label of the user's reply (quality_signals, user signals "
+        "or outcome).",
     )
     engagement_indicators: str = pa.Field(
         nullable=True,
@@ -168,12 +181,14 @@ class ScenarioEntries(_ScenarioRecord):
     synthesis_length_words: pl.Int64 = pa.Field(
         nullable=True,
         ge=0,
-        description="context.synthesis_length_words: words of the synthesis the checkpoint presents.",
+        description="context.synthesis_length_words: words of the synthesis the checkpoint "
+        "presents.",
     )
     checkpoint_number: pl.Int64 = pa.Field(
         nullable=True,
         ge=0,
-        description="context.checkpoint_number: which checkpoint of the scenario the entry belongs to (a re-round repeats it).",
+        description="context.checkpoint_number: which checkpoint of the scenario the entry belongs "
+        "to (a re-round repeats it).",
     )
 
 
@@ -194,7 +209,8 @@ class ScenarioMetadata(_ScenarioRecord):
         nullable=True,
         ge=0,
         le=1,
-        description="scenario_metadata.user_satisfaction_overall in [0,1] (numeric strings accepted).",
+        description="scenario_metadata.user_satisfaction_overall in [0,1] (numeric strings "
+        "accepted).",
     )
     completion_time_hours: pl.Float64 = pa.Field(
         nullable=True,

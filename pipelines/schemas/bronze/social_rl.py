@@ -86,7 +86,8 @@ POLICY_CUE = pl.Struct(
 
 class SocialRlRounds(StrictModel):
     file: str = pa.Field(
-        description="Raw file (relative to the raw root): outputs/<run_dir>/round<N>_social_rl.json."
+        description="Raw file (relative to the raw root): "
+        "outputs/<run_dir>/round<N>_social_rl.json."
     )
     locator: str = pa.Field(
         description="Where the record is in the file (`file`: the whole document)."
@@ -98,13 +99,17 @@ class SocialRlRounds(StrictModel):
         ge=0, description="Round number of the record (equals N of the file name)."
     )
     messages: pl.List(MESSAGE) = pa.Field(
-        description="Agent messages in file order; `ts` from the epoch `timestamp`, `internal` false unless the coach flagged it, `validation` = validation_metadata JSON, `extra` = unmapped fields JSON."
+        description="Agent messages in file order; `ts` from the epoch `timestamp`, `internal` "
+        "false unless the coach flagged it, `validation` = validation_metadata JSON, `extra` = "
+        "unmapped fields JSON."
     )
     feedback: pl.List(FEEDBACK_VECTOR) = pa.Field(
-        description="Per-agent feedback vectors in file order (the raw object keyed by agent id, flattened)."
+        description="Per-agent feedback vectors in file order (the raw object keyed by agent id, "
+        "flattened)."
     )
     policy_adaptations: pl.List(ADAPTATION) = pa.Field(
-        description="Policy adaptations normalised over both shapes (documented cue shape and real deltas shape)."
+        description="Policy adaptations normalised over both shapes (documented cue shape and real "
+        "deltas shape)."
     )
     synthesis: str = pa.Field(nullable=True, description="Round synthesis text (may be empty).")
     duration_seconds: pl.Float64 = pa.Field(

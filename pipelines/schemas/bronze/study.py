@@ -37,11 +37,13 @@ IQL_STEP = pl.Struct(
 class StudySessions(StrictModel):
     file: str = pa.Field(description="Raw file (relative to the raw root) holding this copy.")
     locator: str = pa.Field(
-        description="Where in the file: `file` (session file), `line N (byte B)` (master JSONL) or `conversations[i]` (participant file)."
+        description="Where in the file: `file` (session file), `line N (byte B)` (master JSONL) or "
+        "`conversations[i]` (participant file)."
     )
     copy_kind: str = pa.Field(
         isin=COPY_KINDS,
-        description="Which kind of file the copy came from: session_file, master, completed or exit.",
+        description="Which kind of file the copy came from: session_file, master, completed or "
+        "exit.",
     )
     session_id: str = pa.Field(
         description="The session's own id (`<participant>_<character|nonrole_strategy>_<epoch>`)."
@@ -53,7 +55,8 @@ class StudySessions(StrictModel):
     participant_id_from: str = pa.Field(
         nullable=True,
         isin=PARTICIPANT_ID_ORIGINS,
-        description="Where participant_id came from: record (`participant_id`), participantId (camelCase spelling) or enclosing_file (the CCC/INC file's participant).",
+        description="Where participant_id came from: record (`participant_id`), participantId "
+        "(camelCase spelling) or enclosing_file (the CCC/INC file's participant).",
     )
     character: str = pa.Field(
         nullable=True,
@@ -71,10 +74,13 @@ class StudySessions(StrictModel):
         description="The session's own `turn_count` field (numeric strings accepted).",
     )
     history: pl.List(HISTORY_ENTRY) = pa.Field(
-        description="Transcript in order: `{role: operator|resident, text, extra}`; extra = unknown fields as JSON text."
+        description="Transcript in order: `{role: operator|resident, text, extra}`; extra = "
+        "unknown fields as JSON text."
     )
     iql: pl.List(IQL_STEP) = pa.Field(
-        description="`iql_data` steps: turn (1-based resident message number), messages, selected_policy, q_values as `{policy, value}` list, the judge's stance/confidence/reasoning (`reasoning` or `reason`), ts, extra."
+        description="`iql_data` steps: turn (1-based resident message number), messages, "
+        "selected_policy, q_values as `{policy, value}` list, the judge's "
+        "stance/confidence/reasoning (`reasoning` or `reason`), ts, extra."
     )
     created_at: pl.Datetime("us", "UTC") = pa.Field(
         nullable=True,
@@ -91,10 +97,12 @@ class StudySessions(StrictModel):
 
 class StudyParticipants(StrictModel):
     file: str = pa.Field(
-        description="Raw file (relative to the raw root): completed/CCC###.json or exits/INC###.json."
+        description="Raw file (relative to the raw root): completed/CCC###.json or "
+        "exits/INC###.json."
     )
     locator: str = pa.Field(
-        description="Always `participant`: the file's participant record (its conversations are study_sessions rows)."
+        description="Always `participant`: the file's participant record (its conversations are "
+        "study_sessions rows)."
     )
     confirmation_number: str = pa.Field(
         description="CCC### / INC### confirmation number (the file stem when the field is absent)."
@@ -112,15 +120,18 @@ class StudyParticipants(StrictModel):
     )
     n_conversations: pl.Int64 = pa.Field(
         ge=0,
-        description="Number of entries in the file's `conversations` list (fewer than six, or none, happens).",
+        description="Number of entries in the file's `conversations` list (fewer than six, or "
+        "none, happens).",
     )
     survey: str = pa.Field(
         nullable=True,
-        description="Pre-study survey as JSON text. Holds PII (email, nickname): bronze only, never copied to silver.",
+        description="Pre-study survey as JSON text. Holds PII (email, nickname): bronze only, "
+        "never copied to silver.",
     )
     post_surveys: str = pa.Field(
         nullable=True,
-        description="Post-conversation surveys (sessionId, willing, naturalness, ...) as JSON text.",
+        description="Post-conversation surveys (sessionId, willing, naturalness, ...) as JSON "
+        "text.",
     )
     extra: str = pa.Field(
         nullable=True, description="Unknown top-level fields of the participant file, as JSON text."

@@ -33,7 +33,8 @@ TOP_LEVEL: dict[str, tuple[str, ...]] = {
     "decision": ("decision",),
     "outcome": ("outcome",),
     "metadata": ("metadata",),
-    # Seed 004's "future extensions": top-level fields / SQLite JSON text columns where a writer puts them.
+    # Seed 004's "future extensions": top-level fields / SQLite JSON text columns where a writer
+    # puts them.
     "alternatives": ("alternatives",),
     "consensus": ("consensus",),
     "follow_up": ("follow_up", "followUp"),
@@ -144,7 +145,8 @@ def _one_of_two_places(
     limits: Limits,
     types: tuple[type, ...],
 ) -> Any:
-    """A seed-004 extension field: top-level (JSONL) / its own JSON text column (SQLite), else nested."""
+    """A seed-004 extension field: top-level (JSONL) / its own JSON text column (SQLite), else
+    nested."""
     value = decode_json_part(field(record, canonical), limits, canonical, types)
     if value is None and isinstance(nested, dict):
         value = decode_json_part(first_of(nested, *nested_names), limits, canonical, types)
@@ -163,7 +165,8 @@ def _alternatives(value: list | None) -> list | None:
 
 
 def _follow_up_fields(follow_up: dict | None) -> dict[str, Any]:
-    """`outcome.followUp` (seed 004): did the conversation continue, user satisfaction, mistake corrected."""
+    """`outcome.followUp` (seed 004): did the conversation continue, user satisfaction, mistake
+    corrected."""
     follow_up = follow_up or {}
     flags = {}
     for column, names in (
@@ -183,7 +186,8 @@ def _follow_up_fields(follow_up: dict | None) -> dict[str, Any]:
 
 
 def _long_term_fields(long_term: dict | None) -> dict[str, Any]:
-    """`longTermOutcome` (seed 004): checkpoints over time and a final category (excellent … disaster)."""
+    """`longTermOutcome` (seed 004): checkpoints over time and a final category (excellent …
+    disaster)."""
     if long_term is None:
         return {"long_term_outcome": None, "long_term_outcome_final": None}
     checkpoints = first_of(long_term, "checkpoints")
@@ -222,7 +226,8 @@ def _extension_fields(
 
 
 def record_to_row(record: dict, settings: Settings) -> dict[str, Any]:
-    """The bronze columns of one record (without file / locator); RecordError if it breaks a rule."""
+    """The bronze columns of one record (without file / locator); RecordError if it breaks a
+    rule."""
     limits = settings.limits
     tz = settings.timezone_for(SOURCE)
     decision_id = _optional_text(require(record, "id"), "id")

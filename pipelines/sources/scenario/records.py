@@ -1,10 +1,11 @@
 """One parsed JSON record of a scenario dialog file → one bronze row (or a RecordError).
 
-Seed signals (`checkpoint_timing`, `question_quality`, `user_engagement_level`, `feedback_specificity`,
-`engagement_indicators`, `validated_output`, `new_strategic_context`, ...) are documented in one block
-but real logs write them in others: each is read from the first of `quality_signals`,
-`user_response.signals`, `outcome` (and `context` for the entry's counts) that holds it. The whole
-objects stay in their JSON columns, so a value found twice is never lost.
+Seed signals (`checkpoint_timing`, `question_quality`, `user_engagement_level`,
+`feedback_specificity`, `engagement_indicators`, `validated_output`, `new_strategic_context`,
+...) are documented in one block but real logs write them in others: each is read from the first
+of `quality_signals`, `user_response.signals`, `outcome` (and `context` for the entry's counts)
+that holds it. The whole objects stay in their JSON columns, so a value found twice is never
+lost.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ class FileContext:
 
 
 def record_row(obj: Any, ctx: FileContext, tz: str) -> tuple[str, dict]:
-    """(bronze table, row) for one record; raises RecordError for a record that breaks the format."""
+    """(bronze table, row) for one record; raises RecordError for a record that breaks the
+    format."""
     if isinstance(obj, list):
         raise RecordError("bad_type", "record is a JSON array; a dialog entry must be an object")
     if not isinstance(obj, dict):

@@ -1,15 +1,16 @@
 """Adapter for the wildfire evacuation persuasion study (`study`).
 
-Raw layout under the raw root (anything else, e.g. backend/ or conversation_data_exports/, is
-not a study output and is ignored):
+Raw layout under the raw root (anything else, e.g. backend/ or conversation_data_exports/, is not
+a study output and is ignored):
 
-    survey_responses/conversations/<session_id>.json     one session (pretty-printed)  → copy_kind session_file
-    survey_responses/conversations/all_conversations.jsonl  one session per line       → copy_kind master
-    survey_responses/completed/CCC###.json                 participant file             → copy_kind completed
-    survey_responses/exits/INC###.json                     participant file             → copy_kind exit
+    survey_responses/conversations/<session_id>.json     one session (pretty-printed)  →
+    copy_kind session_file survey_responses/conversations/all_conversations.jsonl  one session
+    per line       → copy_kind master survey_responses/completed/CCC###.json
+    participant file             → copy_kind completed survey_responses/exits/INC###.json
+    participant file             → copy_kind exit
 
-Records: a session file is 1 record; a master line is 1 record; a participant file is
-1 participant record + 1 record per entry of `conversations`.
+Records: a session file is 1 record; a master line is 1 record; a participant file is 1
+participant record + 1 record per entry of `conversations`.
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ adds to its row (actor kind, contexts, suggestion followed, candidates): `derive
 decisions and contexts: `decisions`; episodes and their split unit (sessions linked by a shared
 human actor): `episodes`.
 
-Rating scale (DESIGN §3): `outcome.rating` is on 0–1 or 1–5, and a rating of exactly 1 is the top of
-one and the bottom of the other. Each rating row of `feedback` records the scale settled by evidence
-and how (`attributes.scale_evidence`), and whether it can be read as a reward (`attributes.reading`);
-see `ratings.settle_rating_scales`. Feedback signals: `feedback.feedback_signals`.
+Rating scale (DESIGN §3): `outcome.rating` is on 0–1 or 1–5, and a rating of exactly 1 is the top
+of one and the bottom of the other. Each rating row of `feedback` records the scale settled by
+evidence and how (`attributes.scale_evidence`), and whether it can be read as a reward
+(`attributes.reading`); see `ratings.settle_rating_scales`. Feedback signals:
+`feedback.feedback_signals`.
 """
 
 from __future__ import annotations

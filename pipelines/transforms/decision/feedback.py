@@ -1,5 +1,6 @@
-"""Feedback signals of decisions: the outcome (rating, wasGoodDecision), a human's override of a companion
-suggestion, and seed 004's later signals (followUp, longTermOutcome), one `feedback` row each."""
+"""Feedback signals of decisions: the outcome (rating, wasGoodDecision), a human's override of a
+companion suggestion, and seed 004's later signals (followUp, longTermOutcome), one `feedback`
+row each."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def _rating_signal(decisions: pl.DataFrame) -> pl.DataFrame:
 
 
 def _follow_up_signals(decisions: pl.DataFrame) -> list[pl.DataFrame]:
-    """seed 004 `outcome.followUp`: later facts about the outcome, kept as signals (no rule rewards them)."""
+    """seed 004 `outcome.followUp`: later facts about the outcome, kept as signals (no rule
+    rewards them)."""
     context = pl.struct(rated_by="outcome_rated_by", follow_up="follow_up")
     frames = []
     for column in _FOLLOW_UPS:
@@ -107,7 +109,8 @@ def _follow_up_signals(decisions: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _long_term_signal(decisions: pl.DataFrame) -> pl.DataFrame:
-    """seed 004 `longTermOutcome`: its final category, with the whole record (checkpoints) as attributes."""
+    """seed 004 `longTermOutcome`: its final category, with the whole record (checkpoints) as
+    attributes."""
     rows = decisions.filter(pl.col("long_term_outcome").is_not_null())
     return rows.select(
         "episode_id",

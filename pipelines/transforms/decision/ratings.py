@@ -1,7 +1,7 @@
 """Scale of a decision's `outcome.rating`, settled by evidence (DESIGN §3 decision bullet).
 
-A rating of exactly 1 is the top of 0–1 or the bottom of 1–5. A guess must never be able to flip a reward's
-sign, so the scale is what the evidence proves, or `unknown`.
+A rating of exactly 1 is the top of 0–1 or the bottom of 1–5. A guess must never be able to flip
+a reward's sign, so the scale is what the evidence proves, or `unknown`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ UNKNOWN_SCALE = "unknown"
 
 
 def _scale_by_evidence(over: str) -> pl.Expr:
-    """The scale the ratings of one group (a rater, a file) prove: any rating > 1 ⇒ 1–5, any rating < 1
-    ⇒ 0–1 (1–5 has no 0 and no fraction below 1); both ⇒ no evidence; a group key that is null ⇒ none."""
+    """The scale the ratings of one group (a rater, a file) prove: any rating > 1 ⇒ 1–5, any
+    rating < 1 ⇒ 0–1 (1–5 has no 0 and no fraction below 1); both ⇒ no evidence; a group key that
+    is null ⇒ none."""
     r = pl.col("outcome_rating")
     above = (r > 1).any().over(over)
     below = (r < 1).any().over(over)
@@ -26,7 +27,8 @@ def _scale_by_evidence(over: str) -> pl.Expr:
 
 
 def _rater() -> pl.Expr:
-    """Who rated, within a dataset: `ratedBy` as recorded; `self` is the deciding actor, so it is per actor."""
+    """Who rated, within a dataset: `ratedBy` as recorded; `self` is the deciding actor, so it is
+    per actor."""
     rated_by = pl.col("outcome_rated_by").str.strip_chars().str.to_lowercase()
     own = pl.when(rated_by == "self").then(pl.col("actor_id").fill_null("?")).otherwise(pl.lit(""))
     return pl.concat_str(pl.col("dataset").fill_null(""), rated_by, own, separator="|")
@@ -43,15 +45,18 @@ def _configured_scale(decisions: pl.DataFrame, settings: Settings) -> pl.Expr:
 
 
 def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.DataFrame:
-    """Columns `rating_scale`, `scale_evidence`, `rating_reading` and `rater` for every rated decision.
+    """Columns `rating_scale`, `scale_evidence`, `rating_reading` and `rater` for every rated
+    decision.
 
-    Evidence, first that speaks: the dataset's `[decision.rating_scale]` setting; the value itself (≠ 1);
-    the rater's other ratings; the file's other ratings; a `wasGoodDecision: false` beside a 1 (the top of
-    0–1 for a decision its rater calls bad is excluded, so it is the bottom of 1–5). `true` settles nothing:
-    the seed requires wasGoodDecision and makes the rating optional, so `true` may be a writer's default
-    left beside a worst 1 of 5; reading that 1 as the top of 0–1 would be a guess that could flip a sign.
-    Reading: `ok`, `scale_unknown`, `off_scale` (the value does not exist on the configured scale), or
-    `contradicts_was_good_decision` (the normalized rating's sign disagrees with wasGoodDecision)."""
+    Evidence, first that speaks: the dataset's `[decision.rating_scale]` setting; the value
+    itself (≠ 1); the rater's other ratings; the file's other ratings; a `wasGoodDecision: false`
+    beside a 1 (the top of 0–1 for a decision its rater calls bad is excluded, so it is the
+    bottom of 1–5). `true` settles nothing: the seed requires wasGoodDecision and makes the
+    rating optional, so `true` may be a writer's default left beside a worst 1 of 5; reading that
+    1 as the top of 0–1 would be a guess that could flip a sign.
+    Reading: `ok`, `scale_unknown`, `off_scale` (the value does not exist on the configured
+    scale), or `contradicts_was_good_decision` (the normalized rating's sign disagrees with
+    wasGoodDecision)."""
     r = pl.col("outcome_rating")
     rated = r.is_not_null()
     framed = decisions.with_columns(
@@ -81,7 +86,8 @@ def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.Data
 
 
 def normalized_rating(value: pl.Expr, scale: pl.Expr) -> pl.Expr:
-    """A rating → [0, 1] by its scale: 1–5 → (r − 1) / 4, 0–1 as is; null when the scale is unknown."""
+    """A rating → [0, 1] by its scale: 1–5 → (r − 1) / 4, 0–1 as is; null when the scale is
+    unknown."""
     return pl.when(scale == "1-5").then((value - 1.0) / 4.0).when(scale == "[0,1]").then(value)
 
 

@@ -37,7 +37,8 @@ def dedup_events(bronze: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
 
 
 def resolve(events: pl.LazyFrame, conversations: pl.LazyFrame, settings: Settings) -> pl.LazyFrame:
-    """Attach the episode, the turn index base, the 0-based index and a rejection reason (or null)."""
+    """Attach the episode, the turn index base, the 0-based index and a rejection reason (or
+    null)."""
     targets = conversations.select(
         "dataset",
         "conversation_id",

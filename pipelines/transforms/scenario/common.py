@@ -1,4 +1,5 @@
-"""Shared by the scenario modules: the source name, episode ids, deterministic ids and JSON attributes."""
+"""Shared by the scenario modules: the source name, episode ids, deterministic ids and JSON
+attributes."""
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
-"""Corrections and revisions (for preference pairs): which turn a user turn answers or corrects, and
-which earlier moderator turn a moderator turn revises.
+"""Corrections and revisions (for preference pairs): which turn a user turn answers or corrects,
+and which earlier moderator turn a moderator turn revises.
 
-- A user turn is a correction when the source says so — `signals.provided_correction` (true or false
+- A user turn is a correction when the source says so — `signals.provided_correction` (true or
+  false
   wins), else interaction_type `user_correction` or a response_type containing `correction`
   (`source_correction` attribute). A user turn answers the latest moderator turn before it
   (`answers_turn_id`); a correction corrects it (`corrects_turn_id`).
-- A moderator turn REVISES an earlier one (`revises_turn_id`) when it is the next moderator message
-  of the same checkpoint: same phase, same `context.checkpoint_number`, same interaction_type, not an
-  answer to a user question. A reply that merely acknowledges a correction (another type, no
-  checkpoint number) revises nothing.
+- A moderator turn REVISES an earlier one (`revises_turn_id`) when it is the next moderator
+  message
+  of the same checkpoint: same phase, same `context.checkpoint_number`, same interaction_type,
+  not an answer to a user question. A reply that merely acknowledges a correction (another type,
+  no checkpoint number) revises nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import polars as pl
 
 
 def source_correction() -> pl.Expr:
-    """The source's own word on whether the user's reply corrects the moderator (null: it says nothing)."""
+    """The source's own word on whether the user's reply corrects the moderator (null: it says
+    nothing)."""
     response_type = pl.col("user_response_type").str.to_lowercase()
     labelled = (pl.col("interaction_type") == "user_correction") | response_type.str.contains(
         "correction"

@@ -1,11 +1,13 @@
-"""Scenario decisions and contexts: a user decision, the moderator's proposal and whether it was followed.
+"""Scenario decisions and contexts: a user decision, the moderator's proposal and whether it was
+followed.
 
 - A user decision becomes a decisions row; the moderator's proposal is the suggested action.
-  "Followed" compares meanings, not strings: both sides are normalized (lower case, `-`/spaces → `_`)
-  and mapped through DECISION_MEANINGS to re_round / proceed / accept / reject. Equal normalized
-  text → followed; a decision meaning `accept` → followed, `reject` → not; two actions (re_round,
-  proceed) → followed iff equal; anything else (wording not in the vocabulary) → null, never false.
-  So `proceed` vs `proceed_without_reround` is followed, `re-round` vs `proceed_with_reround` too.
+  "Followed" compares meanings, not strings: both sides are normalized (lower case, `-`/spaces →
+  `_`) and mapped through DECISION_MEANINGS to re_round / proceed / accept / reject. Equal
+  normalized text → followed; a decision meaning `accept` → followed, `reject` → not; two actions
+  (re_round, proceed) → followed iff equal; anything else (wording not in the vocabulary) → null,
+  never false. So `proceed` vs `proceed_without_reround` is followed, `re-round` vs
+  `proceed_with_reround` too.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def meaning(wording: pl.Expr) -> pl.Expr:
 
 
 def followed_proposal(decision: pl.Expr, proposal: pl.Expr) -> pl.Expr:
-    """Did the decision follow the proposal, by meaning (see the module docstring); null when unknown."""
+    """Did the decision follow the proposal, by meaning (see the module docstring); null when
+    unknown."""
     decided, proposed = meaning(decision), meaning(proposal)
     return (
         pl.when(proposal.is_null() | decision.is_null())

@@ -1,10 +1,12 @@
 """Scenario signals → silver feedback.
 
-- Outcome signals become feedback on the moderator turn they judge: the entry's own moderator turn,
+- Outcome signals become feedback on the moderator turn they judge: the entry's own moderator
+  turn,
   else the latest earlier one (hook-logged user replies), else the episode.
-- Signals about the user's reply (`user_engagement_level`, `feedback_specificity`) judge the user turn;
-  every other entry signal judges the moderator turn (see ENTRY_SIGNALS for names, scales and kinds).
-  Facts that are not judgements stay turn attributes (see `turns`).
+- Signals about the user's reply (`user_engagement_level`, `feedback_specificity`) judge the user
+  turn;
+  every other entry signal judges the moderator turn (see ENTRY_SIGNALS for names, scales and
+  kinds). Facts that are not judgements stay turn attributes (see `turns`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import polars as pl
 
 from pipelines.transforms.scenario.common import hashed, json_object
 
-# Entry signals: (name = bronze column, scale, source kind, judged turn). `moderator`: the moderator turn
-# the entry judges; `user`: the entry's user turn (signals about the reply itself). Either falls back
-# to the episode. A label that is a number ("0.8") also gets value_num (scale [0,1] when inside it).
+# Entry signals: (name = bronze column, scale, source kind, judged turn). `moderator`: the moderator
+# turn the entry judges; `user`: the entry's user turn (signals about the reply itself). Either
+# falls back to the episode. A label that is a number ("0.8") also gets value_num (scale [0,1] when
+# inside it).
 ENTRY_SIGNALS = (
     ("user_validated", "bool", "human", "moderator"),
     ("validated_output", "bool", "human", "moderator"),

@@ -1,11 +1,12 @@
 """Scenario silver turns and episodes.
 
-- Facts that are not judgements stay turn attributes: `new_strategic_context`, `provided_correction`,
-  `engagement_indicators` on the user turn, `synthesis_length_words` and `checkpoint_number` on the
-  moderator turn (judgements become feedback: see `feedback`).
+- Facts that are not judgements stay turn attributes: `new_strategic_context`,
+  `provided_correction`,
+  `engagement_indicators` on the user turn, `synthesis_length_words` and `checkpoint_number` on
+  the moderator turn (judgements become feedback: see `feedback`).
 - Response time: the two turns of one entry share one timestamp, so the second turn's gap says
-  nothing. A user turn takes `user_decision.decision_time_seconds` where known; otherwise the second
-  turn of an entry has no response time (null), which the turn attributes say
+  nothing. A user turn takes `user_decision.decision_time_seconds` where known; otherwise the
+  second turn of an entry has no response time (null), which the turn attributes say
   (`response_seconds`, `response_seconds_basis`) and gold's quality_signals honours.
 """
 
@@ -20,8 +21,9 @@ from pipelines.transforms.scenario.corrections import source_correction
 def response_timing(
     second_in_entry: pl.Expr, recorded: pl.Expr | None = None
 ) -> dict[str, pl.Expr]:
-    """`response_seconds` / `response_seconds_basis` attributes: a recorded figure wins; the second turn of
-    an entry shares the first one's timestamp, so without a figure its response time is unknown."""
+    """`response_seconds` / `response_seconds_basis` attributes: a recorded figure wins; the
+    second turn of an entry shares the first one's timestamp, so without a figure its response
+    time is unknown."""
     recorded = pl.lit(None, pl.Float64) if recorded is None else recorded
     basis = (
         pl.when(recorded.is_not_null())

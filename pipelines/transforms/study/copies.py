@@ -176,7 +176,8 @@ def _conflict_row(
     kept: dict, other: dict, differs: list[str], n_copies: int, excerpt_chars: int
 ) -> dict:
     message = (
-        f"session {other['session_id']} has {n_copies} copies that disagree: this {other['copy_kind']} copy "
+        f"session {other['session_id']} has {n_copies} copies that disagree: this "
+        f"{other['copy_kind']} copy "
         f"differs from the kept {kept['copy_kind']} copy in {kept['file']} at {kept['locator']} in "
         f"{'; '.join(differs)}; kept that copy because {_why_kept(kept, other)}"
     )

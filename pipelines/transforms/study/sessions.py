@@ -112,7 +112,8 @@ def verified_steps(steps: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def mismatched_steps(steps: pl.LazyFrame) -> pl.LazyFrame:
-    """Silver quarantine (`bad_value`) for steps whose texts contradict the turns they are tied to."""
+    """Silver quarantine (`bad_value`) for steps whose texts contradict the turns they are tied
+    to."""
     resident_wrong = ~_same_text("resident_message", "resident_text")
     what = pl.concat_str(
         pl.when(resident_wrong).then(
@@ -254,7 +255,8 @@ def episodes(chosen: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def turns(chosen: pl.LazyFrame, steps: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per history entry; an operator reply a verified IQL step chose carries the step's time."""
+    """One row per history entry; an operator reply a verified IQL step chose carries the step's
+    time."""
     step_times = verified_steps(steps).select(
         "episode_id", turn_index=pl.col("operator_index"), step_ts=pl.col("ts")
     )

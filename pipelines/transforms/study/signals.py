@@ -106,7 +106,8 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         ),
         "orphan",
         pl.format(
-            "judge stance of IQL step {} is about resident message {}, but the transcript ({} entries) has fewer resident messages",
+            "judge stance of IQL step {} is about resident message {}, but the transcript ({} "
+            "entries) has fewer resident messages",
             pl.col("turn"),
             pl.col("turn"),
             pl.col("n_history"),

@@ -1,9 +1,10 @@
 """Survey answers (pre-survey background / personality / moral / special needs, and post-surveys)
-as their own long table: one row per participant × section × question (× session for post-surveys).
+as their own long table: one row per participant × section × question (× session for
+post-surveys).
 
 Answers that name the person (IDENTIFYING_QUESTIONS: e-mail, nickname, ...) never leave bronze.
-The rest stay in silver (local data); releases leave them out unless `[privacy] include_surveys = true`,
-and then only pseudonymized.
+The rest stay in silver (local data); releases leave them out unless `[privacy] include_surveys =
+true`, and then only pseudonymized.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _answers(row: dict) -> list[dict]:
 
 
 def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
-    """Long answers table; a participant found in several files keeps the answers of the last file."""
+    """Long answers table; a participant found in several files keeps the answers of the last
+    file."""
     rows = (
         participants.filter(pl.col("participant_id").is_not_null())
         .select("file", "participant_id", "confirmation_number", "survey", "post_surveys")
