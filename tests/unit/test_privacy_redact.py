@@ -3,7 +3,6 @@ speed."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -154,19 +153,9 @@ def test_redact_column_calls_python_once_per_distinct_value(redactor: Redactor) 
     assert counts == Counter({"phone": 500})
 
 
-def test_speed_values_per_second(redactor: Redactor) -> None:
-    base = [item["text"] for item in positive()] + negative()
-    values = [f"{base[i % len(base)]} (note {i})" for i in range(20_000)]
-    frame = pl.DataFrame({"text": values})
-    start = time.perf_counter()
-    _, counts = redact_column(frame, "text", redactor)
-    seconds = time.perf_counter() - start
-    rate = len(values) / seconds
-    print(
-        f"\nredaction speed: {len(values)} distinct values in {seconds:.2f}s = {rate:,.0f} "
-        f"values/s; {dict(counts)}"
-    )
-    assert rate > 1_000
+def test_every_kind_has_a_placeholder() -> None:
+    # Speed is measured by bench/run (the release step), not asserted in a unit test: a wall-clock
+    # bound fails on a loaded machine for reasons that are not the code's.
     assert set(PLACEHOLDERS) == set(KINDS)
 
 
