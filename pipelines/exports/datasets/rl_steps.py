@@ -1,31 +1,27 @@
 """`rl_steps`: RLDS-style steps (one row per step) for offline RL.
 
-Convention: step t holds the observation before the action, the action, and the reward that
-followed it; the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when
-the episode really ended (study: agreement or refusal). Max-turn study sessions, unknown ends,
-decision sessions and Social RL
-runs are truncated: `is_last` without `is_terminal`. Steps without a known reward carry 0.0 and a
-null `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the
-step.
+Convention: step t holds the observation before the action, the action, and the reward that followed
+it; the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when the episode
+really ended (study: agreement or refusal). Max-turn study sessions, unknown ends, decision sessions
+and Social RL runs are truncated: `is_last` without `is_terminal`. Steps without a known reward
+carry 0.0 and a null `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver
+episode of the step.
 
-- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values =
-  its
+- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values = its
   Q-values; reward = the stance-step reward, plus the terminal reward on the step whose action
-  caused the ending, which is the episode's last step (replies written after the ending are not
-  RL steps).
+  caused the ending, which is the episode's last step (replies written after the ending are not RL
+  steps).
 - decision: one episode per actor of a decision session; observation = the full context JSON.
 - social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's
-  messages,
-  observation = the visible round transcript before it; the agent-round reward lands on its last
-  message of the round. Internal coach messages are in no observation.
-- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the
-  policy
+  messages, observation = the visible round transcript before it; the agent-round reward lands on
+  its last message of the round. Internal coach messages are in no observation.
+- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the policy
   adaptation applied to the agent (or `none`); see coach_steps.py.
 
 An episode is one example: its `prompt_hash` is the hash of its whole (observation, action)
 sequence, the same on every step, so duplicate-prompt removal across splits keeps or drops whole
-episodes and never cuts steps out of one (an empty first observation or a templated greeting
-shared by many episodes is not a duplicate episode).
+episodes and never cuts steps out of one (an empty first observation or a templated greeting shared
+by many episodes is not a duplicate episode).
 """
 
 from __future__ import annotations
