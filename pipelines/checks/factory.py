@@ -1,6 +1,5 @@
-"""One factory for the blocking checks: every table's Pandera contract at data depth, plus the
-nothing-lost reconciliation, silver referential integrity, reward provenance, leak-free splits, and
-the release's own verification and trainability (the verdicts are in pipelines/checks/verdicts.py).
+"""The blocking checks as Dagster steps (the checks themselves are listed in
+pipelines/checks/catalog.py, their verdicts are in pipelines/checks/verdicts.py).
 
 The checks of one group (each bronze source, silver, gold, splits, release) run in one Dagster
 step, a multi-asset check, because every step costs event-log writes even when its check is
@@ -9,286 +8,20 @@ everything downstream. A check whose inputs and code are those it last passed on
 the validation ledger (pipelines/checks/ledger.py) without reading the data.
 """
 
-import hashlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import dagster as dg
-import pandera.polars as pa
-import polars as pl
 
-from pipelines.checks import verdicts
-from pipelines.checks.ledger import (
-    Markdown,
-    Verdict,
-    cached_verdict,
-    code_fingerprint,
-    content_lines,
-    inputs_digest,
-    stat_lines,
-)
+from pipelines.checks.catalog import BlockingCheck, blocking_checks
+from pipelines.checks.ledger import Markdown, Verdict, cached_verdict
 from pipelines.config.settings import Settings
-from pipelines.storage.layout import Layout
 from pipelines.storage.lock import DATA_ROOT_POOL
 
-JUDGING_CODE = ("pipelines.checks.factory", "pipelines.checks.verdicts")
-CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
+__all__ = ["blocking_checks", "build_blocking_checks"]
 
 
-@dataclass(frozen=True)
-class BlockingCheck:
-    """A blocking check: where it is attached, how it judges, and exactly what it reads."""
-
-    step: str  # the grouped Dagster step it runs in
-    asset: str
-    name: str
-    description: str
-    judge: Callable[[Settings], Verdict]
-    inputs: Callable[[Settings], list[str]]  # fingerprint lines of everything `judge` reads
-    code: tuple[str, ...]  # modules whose source decides the verdict
-    additional_deps: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> dg.AssetCheckKey:
-        return dg.AssetCheckKey(dg.AssetKey(self.asset), self.name)
-
-    @property
-    def check_id(self) -> str:
-        return f"{self.asset}:{self.name}"
-
-    def digest(self, settings: Settings) -> str:
-        return inputs_digest(self.inputs(settings), code_fingerprint(self.code))
-
-
-def _layout(settings: Settings) -> Layout:
-    return Layout(settings.data_root)
-
-
-def _contract(
-    step: str,
-    asset: str,
-    table: str,
-    model: type[pa.DataFrameModel],
-    load: Callable[[Settings], pl.DataFrame],
-    inputs: Callable[[Settings], list[str]],
-    code: tuple[str, ...] = CONTRACT_CODE,
-) -> BlockingCheck:
-    return BlockingCheck(
-        step,
-        asset,
-        f"{table}_matches_contract",
-        f"`{table}` satisfies `{model.__name__}` (schema and data).",
-        judge=lambda s: verdicts.validate_frame(model, load(s)),
-        inputs=inputs,
-        code=code,
-    )
-
-
-# ---------------------------------------------------------------- what each check reads
-
-
-def _part_lines(settings: Settings, source: str, tables: list[str]) -> list[str]:
-    from pipelines.ingest.log import current_parts
-
-    parts = [p for table in tables for p in current_parts(_layout(settings), source, table)]
-    return stat_lines(parts, settings.data_root)
-
-
-def _reconcile_lines(settings: Settings, source: str) -> list[str]:
-    from pipelines.ingest.batches import QUARANTINE_PART
-    from pipelines.ingest.log import read_log
-    from pipelines.schemas.bronze import bronze_models
-
-    log = read_log(_layout(settings), source)
-    log_digest = hashlib.sha256(log.write_json().encode()).hexdigest()
-    return [
-        f"log|{log_digest}",
-        *_part_lines(settings, source, [*bronze_models(source), QUARANTINE_PART]),
-    ]
-
-
-def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # silver is republished (as a new generation folder) only when its inputs change
-    return stat_lines((_layout(settings).silver(t) for t in tables), settings.data_root)
-
-
-def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # republished under a new generation whenever silver changed, often with a table's bytes
-    # unchanged: their (small) files are hashed, so such a table keeps its verdict
-    return content_lines(_layout(settings).gold(t) for t in tables)
-
-
-def _release_lines(settings: Settings) -> list[str]:
-    from pipelines.release.files import latest_release
-
-    exports = _layout(settings).exports
-    version = latest_release(exports)
-    if version is None:  # passes only when there is nothing to release: silver decides
-        return [
-            "no complete release",
-            *stat_lines([_layout(settings).silver("episodes")], settings.data_root),
-        ]
-    files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
-    return [version, *stat_lines(files, settings.data_root)]
-
-
-# ---------------------------------------------------------------- the checks, per step
-
-
-def _bronze_checks(source: str) -> list[BlockingCheck]:
-    from pipelines.ingest.log import scan_current
-    from pipelines.schemas import polars_schema
-    from pipelines.schemas.bronze import bronze_models
-
-    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            f"bronze_{source}",
-            f"bronze_{source}",
-            table,
-            model,
-            load=lambda s: scan_current(_layout(s), source, table, polars_schema(model)).collect(),
-            inputs=lambda s: _part_lines(s, source, [table]),
-            code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
-        )
-
-    checks = [contract(table, model) for table, model in bronze_models(source).items()]
-    checks.append(
-        BlockingCheck(
-            f"bronze_{source}",
-            f"bronze_{source}",
-            "nothing_lost",
-            "Per raw file: records read == bronze rows + quarantine rows.",
-            judge=lambda s: verdicts.nothing_lost(source, s),
-            inputs=lambda s: _reconcile_lines(s, source),
-            code=(*CONTRACT_CODE, "pipelines.ingest.incremental", "pipelines.ingest.reconcile"),
-        )
-    )
-    return checks
-
-
-def _silver_checks() -> list[BlockingCheck]:
-    from pipelines.schemas.silver import SILVER_MODELS
-    from pipelines.storage.files import read_table
-
-    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            "silver",
-            f"silver_{table}",
-            table,
-            model,
-            load=lambda s: read_table(_layout(s).silver(table)),
-            inputs=lambda s: _silver_lines(s, [table]),
-        )
-
-    checks = [contract(table, model) for table, model in SILVER_MODELS.items()]
-    checks.append(
-        BlockingCheck(
-            "silver",
-            "silver_episodes",
-            "references_resolve",
-            "Every id a silver row points at (episode, turn, decision, context) exists.",
-            judge=verdicts.references_resolve,
-            inputs=lambda s: _silver_lines(s, SILVER_MODELS),
-            code=(*JUDGING_CODE, "pipelines.schemas.integrity"),
-            additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
-        )
-    )
-    return checks
-
-
-def _gold_checks() -> list[BlockingCheck]:
-    from pipelines.schemas.gold import GOLD_MODELS
-    from pipelines.storage.files import read_table
-
-    def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            "splits" if table == "splits" else "gold",
-            f"gold_{table}",
-            table,
-            model,
-            load=lambda s: read_table(_layout(s).gold(table)),
-            inputs=lambda s: _gold_lines(s, [table]),
-        )
-
-    checks = [contract(table, model) for table, model in GOLD_MODELS.items()]
-    checks.append(
-        BlockingCheck(
-            "gold",
-            "gold_turn_rewards",
-            "rewards_traceable",
-            "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that "
-            "exists.",
-            judge=verdicts.rewards_traceable,
-            inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
-            code=(*JUDGING_CODE, "pipelines.gold"),
-            additional_deps=("silver_feedback",),
-        )
-    )
-    checks.append(
-        BlockingCheck(
-            "splits",
-            "gold_splits",
-            "splits_leak_free",
-            "Every group has exactly one split and no group or human participant is in two splits "
-            "(prompts are proven at release time, over the datasets).",
-            judge=verdicts.splits_leak_free,
-            inputs=lambda s: [
-                *_gold_lines(s, ["splits"]),
-                *_silver_lines(s, verdicts.SPLIT_SILVER),
-                repr(s.splits),
-            ],
-            code=(*JUDGING_CODE, "pipelines.splits.assign", "pipelines.transforms.groups"),
-            additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
-        )
-    )
-    return checks
-
-
-def _release_checks() -> list[BlockingCheck]:
-    return [
-        BlockingCheck(
-            "release",
-            "release",
-            "release_verifies",
-            "Every file of the latest release matches its manifest (sha256, rows); the split proof "
-            "holds.",
-            judge=verdicts.release_verifies,
-            inputs=_release_lines,
-            code=(
-                *JUDGING_CODE,
-                "pipelines.release.verify",
-                "pipelines.release.files",
-                "pipelines.splits.assign",
-                "pipelines.release.assemble",
-            ),
-        ),
-        BlockingCheck(
-            "release",
-            "release",
-            "release_is_trainable",
-            "The latest release's own files keep what a trainer relies on (DESIGN §5): whole RLDS "
-            "episodes, "
-            "one chat shape, preference pairs on one prompt never preferring the lower reward, KTO "
-            "label = "
-            "sign of the reward, no reward contradicting its outcome.",
-            judge=verdicts.release_is_trainable,
-            inputs=_release_lines,
-            code=(
-                *JUDGING_CODE,
-                "pipelines.release.trainability",
-                "pipelines.release.files",
-                "pipelines.release.assemble",
-            ),
-        ),
-    ]
-
-
-def blocking_checks() -> list[BlockingCheck]:
-    """Every blocking check of the project, made in one place."""
-    from pipelines.config.settings import SOURCES
-
-    checks = [check for source in SOURCES for check in _bronze_checks(source)]
-    return [*checks, *_silver_checks(), *_gold_checks(), *_release_checks()]
+def _check_key(check: BlockingCheck) -> dg.AssetCheckKey:
+    return dg.AssetCheckKey(dg.AssetKey(check.asset), check.name)
 
 
 # ---------------------------------------------------------------- as Dagster steps
@@ -327,7 +60,7 @@ def _step_checks(
     )
     def _checks(context: dg.AssetCheckExecutionContext):
         settings = settings_of(context.resources.turnlake)
-        selected = [c for c in checks if c.key in context.selected_asset_check_keys]
+        selected = [c for c in checks if _check_key(c) in context.selected_asset_check_keys]
         reused = 0
         for check in selected:
             verdict = cached_verdict(

@@ -65,62 +65,11 @@ def parse_optouts(data: bytes) -> tuple[pl.DataFrame, list[OptOutProblem]]:
         line = raw.strip()
         if not line:
             continue
-        if len(line) > MAX_LINE_BYTES:
-            problems.append(
-                OptOutProblem(
-                    number, "too_large", f"line is {len(line)} bytes (limit {MAX_LINE_BYTES})"
-                )
-            )
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            problems.append(OptOutProblem(number, "invalid_json", f"not valid JSON: {exc.msg}"))
-            continue
-        if not isinstance(obj, dict):
-            problems.append(
-                OptOutProblem(
-                    number, "not_an_object", f"expected a JSON object, got {type(obj).__name__}"
-                )
-            )
-            continue
-        kind = obj.get("subject_kind")
-        subject = obj.get("subject_id")
-        if kind is None or subject is None:
-            missing = [k for k in ("subject_kind", "subject_id") if obj.get(k) is None]
-            problems.append(OptOutProblem(number, "missing_field", f"missing {', '.join(missing)}"))
-            continue
-        if not isinstance(kind, str) or kind.strip().lower() not in SUBJECT_KINDS:
-            problems.append(
-                OptOutProblem(
-                    number, "bad_value", f"subject_kind must be one of {', '.join(SUBJECT_KINDS)}"
-                )
-            )
-            continue
-        if (
-            isinstance(subject, bool)
-            or not isinstance(subject, str | int)
-            or not str(subject).strip()
-        ):
-            problems.append(
-                OptOutProblem(number, "bad_value", "subject_id must be a non-empty string")
-            )
-            continue
-        when, error = _parse_time(obj.get("opted_out_at"))
-        if error:
-            problems.append(
-                OptOutProblem(
-                    number, "bad_value", f"opted_out_at {error}; opt-out honoured", honoured=True
-                )
-            )
-        rows.append(
-            {
-                "subject_kind": kind.strip().lower(),
-                "subject_id": str(subject).strip(),
-                "opted_out_at": when,
-                "line": number,
-            }
-        )
+        row, problem = _parse_line(number, line)
+        if problem is not None:
+            problems.append(problem)
+        if row is not None:
+            rows.append(row)
     if not rows:
         return empty_optouts(), problems
     frame = (
@@ -129,6 +78,46 @@ def parse_optouts(data: bytes) -> tuple[pl.DataFrame, list[OptOutProblem]]:
         .unique(["subject_kind", "subject_id"], keep="first", maintain_order=True)
     )
     return frame, problems
+
+
+def _parse_line(number: int, line: bytes) -> tuple[dict | None, OptOutProblem | None]:
+    """One non-empty registry line: its opt-out row (None if rejected) and its problem, if any."""
+    if len(line) > MAX_LINE_BYTES:
+        return None, OptOutProblem(
+            number, "too_large", f"line is {len(line)} bytes (limit {MAX_LINE_BYTES})"
+        )
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return None, OptOutProblem(number, "invalid_json", f"not valid JSON: {exc.msg}")
+    if not isinstance(obj, dict):
+        return None, OptOutProblem(
+            number, "not_an_object", f"expected a JSON object, got {type(obj).__name__}"
+        )
+    kind = obj.get("subject_kind")
+    subject = obj.get("subject_id")
+    if kind is None or subject is None:
+        missing = [k for k in ("subject_kind", "subject_id") if obj.get(k) is None]
+        return None, OptOutProblem(number, "missing_field", f"missing {', '.join(missing)}")
+    if not isinstance(kind, str) or kind.strip().lower() not in SUBJECT_KINDS:
+        return None, OptOutProblem(
+            number, "bad_value", f"subject_kind must be one of {', '.join(SUBJECT_KINDS)}"
+        )
+    if isinstance(subject, bool) or not isinstance(subject, str | int) or not str(subject).strip():
+        return None, OptOutProblem(number, "bad_value", "subject_id must be a non-empty string")
+    when, error = _parse_time(obj.get("opted_out_at"))
+    problem = None
+    if error:
+        problem = OptOutProblem(
+            number, "bad_value", f"opted_out_at {error}; opt-out honoured", honoured=True
+        )
+    row = {
+        "subject_kind": kind.strip().lower(),
+        "subject_id": str(subject).strip(),
+        "opted_out_at": when,
+        "line": number,
+    }
+    return row, problem
 
 
 def _parse_time(value: object) -> tuple[datetime | None, str | None]:

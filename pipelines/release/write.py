@@ -67,6 +67,40 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
+def _manifest(
+    tmp: Path, version: str, digest: str, request: ReleaseRequest, layout: dict[str, list[dict]]
+) -> dict:
+    """The manifest of the complete temporary folder: provenance, row counts per split and every
+    file's hash (the manifest itself is not yet written, so not listed)."""
+    manifest = {
+        "version": version,
+        "content_hash": digest,
+        "created_at": datetime.now(UTC).isoformat(),
+        "schema_version": SCHEMA_VERSION,
+        "package_version": request.package_version,
+        "git_commit": request.git_commit,
+        "config": request.config,
+        "raw_files": request.raw_fingerprints,
+        "input_digest": request.input_digest,
+        "counts": {
+            name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
+        },
+        "files": [],
+    }
+    for name, files in layout.items():
+        for f in files:
+            manifest["counts"][name][f["split"]] += f["rows"]
+    for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
+        rel = path.relative_to(tmp).as_posix()
+        rows = next(
+            (f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None
+        )
+        manifest["files"].append(
+            {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows}
+        )
+    return manifest
+
+
 def write_release(
     exports: Path,
     version: str,
@@ -101,32 +135,7 @@ def write_release(
             )
         )
     (tmp / CARD).write_text(render_card(version, request, layout), encoding="utf-8")
-    manifest = {
-        "version": version,
-        "content_hash": digest,
-        "created_at": datetime.now(UTC).isoformat(),
-        "schema_version": SCHEMA_VERSION,
-        "package_version": request.package_version,
-        "git_commit": request.git_commit,
-        "config": request.config,
-        "raw_files": request.raw_fingerprints,
-        "input_digest": request.input_digest,
-        "counts": {
-            name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
-        },
-        "files": [],
-    }
-    for name, files in layout.items():
-        for f in files:
-            manifest["counts"][name][f["split"]] += f["rows"]
-    for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
-        rel = path.relative_to(tmp).as_posix()
-        rows = next(
-            (f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None
-        )
-        manifest["files"].append(
-            {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows}
-        )
+    manifest = _manifest(tmp, version, digest, request, layout)
     (tmp / MANIFEST).write_bytes(
         orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     )

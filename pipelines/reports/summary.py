@@ -38,17 +38,8 @@ class BuildSummary:
         return bool(self.reconciliation["balanced"].all()) if self.reconciliation.height else True
 
 
-def build_summary(settings: Settings) -> BuildSummary:
-    layout = Layout(settings.data_root)
-    rows = [
-        {
-            "table": table,
-            "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item(),
-        }
-        for table in SILVER_MODELS
-        if layout.silver(table).exists()
-    ]
-    table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
+def _reconciliation(layout: Layout) -> pl.DataFrame:
+    """Per source: files, records read, bronze and quarantined rows, pending records, balanced."""
     per_source = []
     for source in SOURCES:
         per_file = reconcile_source(source, layout)
@@ -63,7 +54,21 @@ def build_summary(settings: Settings) -> BuildSummary:
                 pl.col("balanced").all(),
             )
         )
-    reconciliation = pl.concat(per_source)
+    return pl.concat(per_source)
+
+
+def build_summary(settings: Settings) -> BuildSummary:
+    layout = Layout(settings.data_root)
+    rows = [
+        {
+            "table": table,
+            "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item(),
+        }
+        for table in SILVER_MODELS
+        if layout.silver(table).exists()
+    ]
+    table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
+    reconciliation = _reconciliation(layout)
     quarantine = (
         read_table(layout.silver("quarantine"), None)
         if layout.silver("quarantine").exists()

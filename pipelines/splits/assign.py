@@ -195,24 +195,7 @@ def split_proof(
         if missing:
             proof["datasets"][name] = {"missing_columns": missing}
             continue
-        per_episode = name in EXAMPLE_UNITS and "episode_id" in frame.columns
-        con.register(
-            "dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else []))
-        )
-        proof["datasets"][name] = {
-            "example": EXAMPLE_UNITS.get(name, DEFAULT_EXAMPLE_UNIT),
-            "rows_per_split": _counts(_rows(con, "dataset_rows_per_split")),
-            "overlaps": {
-                "groups": _overlap(_rows(con, "dataset_group_overlap")),
-                "split_mismatch": _overlap(_rows(con, "dataset_split_mismatch")),
-                "prompts": _overlap(_rows(con, "dataset_prompt_overlap")),
-            },
-        }
-        if per_episode:
-            proof["datasets"][name]["overlaps"]["episodes_not_whole"] = _overlap(
-                _rows(con, "dataset_episode_not_whole")
-            )
-        con.unregister("dataset")
+        proof["datasets"][name] = _dataset_proof(con, name, frame)
         prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
     if prompts:
         con.register("prompts", pl.concat(prompts))
@@ -221,6 +204,28 @@ def split_proof(
         )
     con.close()
     return proof
+
+
+def _dataset_proof(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> dict:
+    """One dataset's rows per split and its overlaps (groups, split mismatches, prompts and, for
+    per-episode examples, episodes cut across splits)."""
+    per_episode = name in EXAMPLE_UNITS and "episode_id" in frame.columns
+    con.register(
+        "dataset", frame.select(*DATASET_COLUMNS, *(["episode_id"] if per_episode else []))
+    )
+    entry = {
+        "example": EXAMPLE_UNITS.get(name, DEFAULT_EXAMPLE_UNIT),
+        "rows_per_split": _counts(_rows(con, "dataset_rows_per_split")),
+        "overlaps": {
+            "groups": _overlap(_rows(con, "dataset_group_overlap")),
+            "split_mismatch": _overlap(_rows(con, "dataset_split_mismatch")),
+            "prompts": _overlap(_rows(con, "dataset_prompt_overlap")),
+        },
+    }
+    if per_episode:
+        entry["overlaps"]["episodes_not_whole"] = _overlap(_rows(con, "dataset_episode_not_whole"))
+    con.unregister("dataset")
+    return entry
 
 
 def _bucket_mismatches(splits: pl.DataFrame, config: SplitConfig | None) -> int:

@@ -10,6 +10,7 @@ import pandera.polars as pa
 import polars as pl
 import pytest
 
+from pipelines.checks import catalog
 from pipelines.checks import factory as checks
 from pipelines.checks.factory import build_blocking_checks
 from pipelines.checks.ledger import REVALIDATE_ENV, ledger_entry
@@ -164,8 +165,8 @@ def test_changed_silver_table_is_validated_again(rebuild, validated):
 
 def test_changed_contract_code_validates_again(rebuild, validated, monkeypatch):
     _, build = rebuild
-    original = checks.code_fingerprint
-    monkeypatch.setattr(checks, "code_fingerprint", lambda modules: "edited " + original(modules))
+    original = catalog.code_fingerprint
+    monkeypatch.setattr(catalog, "code_fingerprint", lambda modules: "edited " + original(modules))
     checks_run = evaluations(build())
     assert not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS

@@ -1,31 +1,27 @@
 """`rl_steps`: RLDS-style steps (one row per step) for offline RL.
 
-Convention: step t holds the observation before the action, the action, and the reward that
-followed it; the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when
-the episode really ended (study: agreement or refusal). Max-turn study sessions, unknown ends,
-decision sessions and Social RL
-runs are truncated: `is_last` without `is_terminal`. Steps without a known reward carry 0.0 and a
-null `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver episode of the
-step.
+Convention: step t holds the observation before the action, the action, and the reward that followed
+it; the last step of an episode has `is_last`; `is_terminal` (and discount 0) only when the episode
+really ended (study: agreement or refusal). Max-turn study sessions, unknown ends, decision sessions
+and Social RL runs are truncated: `is_last` without `is_terminal`. Steps without a known reward
+carry 0.0 and a null `reward_rule`. `episode_id` is the RL episode; `source_episode_id` the silver
+episode of the step.
 
-- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values =
-  its
+- study: one episode per session; step = an IQL decision, action = the policy chosen, q_values = its
   Q-values; reward = the stance-step reward, plus the terminal reward on the step whose action
-  caused the ending, which is the episode's last step (replies written after the ending are not
-  RL steps).
+  caused the ending, which is the episode's last step (replies written after the ending are not RL
+  steps).
 - decision: one episode per actor of a decision session; observation = the full context JSON.
 - social_rl: one episode per agent view of a run (all its rounds); step = one of the agent's
-  messages,
-  observation = the visible round transcript before it; the agent-round reward lands on its last
-  message of the round. Internal coach messages are in no observation.
-- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the
-  policy
+  messages, observation = the visible round transcript before it; the agent-round reward lands on
+  its last message of the round. Internal coach messages are in no observation.
+- social_rl coach: one episode per run × agent (policy `coach`), step = a round, action = the policy
   adaptation applied to the agent (or `none`); see coach_steps.py.
 
 An episode is one example: its `prompt_hash` is the hash of its whole (observation, action)
 sequence, the same on every step, so duplicate-prompt removal across splits keeps or drops whole
-episodes and never cuts steps out of one (an empty first observation or a templated greeting
-shared by many episodes is not a duplicate episode).
+episodes and never cuts steps out of one (an empty first observation or a templated greeting shared
+by many episodes is not a duplicate episode).
 """
 
 from __future__ import annotations
@@ -81,6 +77,44 @@ def _merge_provenance(a: str, b: str) -> list[pl.Expr]:
     ]
 
 
+def _contiguous_steps(
+    decisions: pl.DataFrame, episodes: pl.DataFrame, turns: pl.DataFrame
+) -> pl.DataFrame:
+    """Study decisions before `end_step`, cut at the first gap in the step numbers."""
+    steps = (
+        decisions.join(episodes, on="episode_id")
+        .join(turns.select("turn_id", "turn_index"), on="turn_id")
+        .with_columns(
+            iql_step=pl.col("attributes").str.json_path_match("$.step").cast(pl.Int64, strict=False)
+        )
+    )
+    steps = steps.filter(
+        pl.col("end_step").is_null() | (pl.col("iql_step") < pl.col("end_step"))
+    ).sort("episode_id", "iql_step")
+    contiguous = pl.col("iql_step") - pl.col("iql_step").min().over("episode_id") == pl.int_range(
+        pl.len()
+    ).over("episode_id")
+    return steps.filter(contiguous).with_columns(
+        target_id=pl.col("decision_id"), viewer=pl.lit(None, pl.String)
+    )
+
+
+def _with_step_rewards(steps: pl.DataFrame, turn_rewards: pl.DataFrame) -> pl.DataFrame:
+    """Each step's decision reward and, on the step that ended the session, the terminal one."""
+    rewards = rewards_by(turn_rewards, "decision_id", ("decision",))
+    terminal = turn_rewards.filter(
+        (pl.col("target") == "episode") & pl.col("decision_id").is_not_null()
+    )
+    terminal = terminal.group_by("decision_id").agg(
+        pl.col("reward").mean().alias("reward_end"),
+        pl.col("reward_rule").unique().sort().str.join(",").alias("reward_rule_end"),
+        pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids_end"),
+    )
+    return steps.join(rewards, on="decision_id", how="left").join(
+        terminal, on="decision_id", how="left"
+    )
+
+
 def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """IQL steps of study sessions in step order, ending with the action that caused the
     session's end.
@@ -107,36 +141,9 @@ def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) 
         )
     )
     turns = visible_turns(silver["turns"]).join(episodes.select("episode_id"), on="episode_id")
-    steps = (
-        silver["decisions"]
-        .join(episodes, on="episode_id")
-        .join(turns.select("turn_id", "turn_index"), on="turn_id")
-        .with_columns(
-            iql_step=pl.col("attributes").str.json_path_match("$.step").cast(pl.Int64, strict=False)
-        )
-    )
-    steps = steps.filter(
-        pl.col("end_step").is_null() | (pl.col("iql_step") < pl.col("end_step"))
-    ).sort("episode_id", "iql_step")
-    contiguous = pl.col("iql_step") - pl.col("iql_step").min().over("episode_id") == pl.int_range(
-        pl.len()
-    ).over("episode_id")
-    steps = steps.filter(contiguous).with_columns(
-        target_id=pl.col("decision_id"), viewer=pl.lit(None, pl.String)
-    )
+    steps = _contiguous_steps(silver["decisions"], episodes, turns)
     steps = _observations(turns, steps, pl.col("role"), pl.col("text"))
-    rewards = rewards_by(gold["turn_rewards"], "decision_id", ("decision",))
-    terminal = gold["turn_rewards"].filter(
-        (pl.col("target") == "episode") & pl.col("decision_id").is_not_null()
-    )
-    terminal = terminal.group_by("decision_id").agg(
-        pl.col("reward").mean().alias("reward_end"),
-        pl.col("reward_rule").unique().sort().str.join(",").alias("reward_rule_end"),
-        pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids_end"),
-    )
-    steps = steps.join(rewards, on="decision_id", how="left").join(
-        terminal, on="decision_id", how="left"
-    )
+    steps = _with_step_rewards(steps, gold["turn_rewards"])
     ended_here = pl.col("end_reason").is_in(TERMINAL_END_REASONS) & (
         pl.col("iql_step") == pl.col("end_step") - 1
     )
