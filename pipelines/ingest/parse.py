@@ -14,7 +14,7 @@ from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.runtime.workers import worker_count, worker_pool
 from pipelines.sources import adapter
-from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt
+from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt, too_large_file
 from pipelines.storage.layout import Layout
 
 
@@ -56,22 +56,6 @@ def _safe_parse(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         )
 
 
-def _too_large(file: RawFile, size: int, limit: int) -> ParseResult:
-    return ParseResult(
-        records_read=1,
-        quarantine=[
-            QuarantineRow(
-                file.source,
-                file.rel_path,
-                "file",
-                "too_large",
-                f"file is {size} bytes, limit is {limit}",
-                None,
-            )
-        ],
-    )
-
-
 def file_id(fingerprint: str, version: str, settings_key: str) -> str:
     return hashlib.sha256(f"{fingerprint}:{version}:{settings_key}".encode()).hexdigest()[:16]
 
@@ -106,7 +90,7 @@ def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     data, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
     limit = ctx.settings.limits.max_file_bytes
     result = (
-        _too_large(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
+        too_large_file(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
     )
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
     batch.add_parsed(

@@ -4,14 +4,23 @@ record within the configured limits, and turning failures into specific quaranti
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
 import orjson
 
-from pipelines.sources.base import PendingTail, QuarantineRow, RawFile, RecordError, raw_excerpt
+from pipelines.sources.base import (
+    ParseResult,
+    PendingTail,
+    QuarantineRow,
+    RawFile,
+    RecordError,
+    quarantine_row,
+    raw_excerpt,
+    too_large_file,
+)
 
 # ---------------------------------------------------------------- JSON records
 
@@ -213,3 +222,23 @@ def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False)
             continue
         out.records.append((unit, obj))
     return out
+
+
+def jsonl_file_rows(
+    file: RawFile, data: bytes, limits: Any, table: str, to_row: Callable[[Any], dict[str, Any]]
+) -> ParseResult:
+    """A JSON Lines file whose every record is one row of `table` (`to_row` raises RecordError for
+    a record that breaks the format: it is quarantined with its own text)."""
+    if len(data) > limits.max_file_bytes:
+        return too_large_file(file, len(data), limits.max_file_bytes)
+    read = read_jsonl(file, data, limits)
+    rows: list[dict[str, Any]] = []
+    quarantine = list(read.quarantine)
+    for unit, record in read.records:
+        try:
+            row = to_row(record)
+        except RecordError as err:
+            quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
+            continue
+        rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
+    return ParseResult(records_read=read.records_read, rows={table: rows}, quarantine=quarantine)

@@ -9,19 +9,15 @@ conversation and turn, and whether its values are in range, is decided in silver
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pipelines.config.settings import Settings
 from pipelines.sources.base import (
     ParseResult,
-    QuarantineRow,
     RawFile,
-    RecordError,
     find_raw_files,
-    quarantine_row,
 )
 from pipelines.sources.dialogue.records import SOURCE, conversation_row, event_row
-from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.jsonio import jsonl_file_rows
 
 CONVERSATIONS_DIR = "dialogues"
 FEEDBACK_DIR = "feedback"
@@ -43,25 +39,11 @@ def dataset_of(rel_path: str) -> str:
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
-    limits = settings.limits
     is_feedback = file.rel_path.startswith(FEEDBACK_DIR + "/")
     table = EVENTS if is_feedback else CONVERSATIONS
     parse_record = event_row if is_feedback else conversation_row
-    if len(data) > limits.max_file_bytes:
-        message = f"file is {len(data)} bytes, limit is {limits.max_file_bytes}"
-        row = QuarantineRow(SOURCE, file.rel_path, "file", "too_large", message, None)
-        return ParseResult(records_read=1, quarantine=[row])
-
-    read = read_jsonl(file, data, limits)
     dataset = dataset_of(file.rel_path)
     tz = settings.timezone_for(SOURCE)
-    rows: list[dict[str, Any]] = []
-    quarantine = list(read.quarantine)
-    for unit, record in read.records:
-        try:
-            row = parse_record(record, dataset, tz)
-        except RecordError as err:
-            quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
-            continue
-        rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    return ParseResult(records_read=read.records_read, rows={table: rows}, quarantine=quarantine)
+    return jsonl_file_rows(
+        file, data, settings.limits, table, lambda record: parse_record(record, dataset, tz)
+    )
