@@ -111,6 +111,8 @@ KINDS: tuple[Kind, ...] = (
         "decisions/continuum/exports/decisions-2024-06-03.jsonl",
         "jsonl",
     ),
+    Kind("oasst_trees", "oasst", "oasst/en/trees.jsonl", "jsonl"),
+    Kind("hh_rlhf_pairs", "hh_rlhf", "hh_rlhf/helpful-base/test.jsonl", "jsonl"),
 )
 SOURCES = tuple(dict.fromkeys(k.source for k in KINDS))
 JSON_KINDS = tuple(k for k in KINDS if k.shape != "sqlite")

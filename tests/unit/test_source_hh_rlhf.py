@@ -84,8 +84,17 @@ def test_two_assistant_turns_in_a_row_after_the_prompt_are_both_in_the_answer():
             "before any Human turn",
         ),
         ("Preamble" + transcript(("Human", "Q"), ("Assistant", "x")), "", "before the first"),
+        (transcript(("Human", "Q"), ("Assistant", "x")), "", "rejected: an empty transcript"),
     ],
-    ids=["differ_early", "empty_chosen", "identical", "no_answer", "no_shared_human", "preamble"],
+    ids=[
+        "differ_early",
+        "empty_chosen",
+        "identical",
+        "no_answer",
+        "no_shared_human",
+        "preamble",
+        "empty_rejected_transcript",
+    ],
 )
 def test_a_pair_that_is_not_two_answers_to_one_prompt_is_bad_value(chosen, rejected, reason):
     with pytest.raises(RecordError) as err:

@@ -17,7 +17,8 @@ line). Stated rules for the odd cases of the real files:
 - An answer whose turns are all empty (`...\\n\\nAssistant: ` at the end) is no answer to prefer
   or reject: quarantined (`bad_value`). An empty turn inside a longer answer is kept (note
   `empty_turn`).
-- Text before the first marker other than whitespace: quarantined (`bad_value`).
+- Text before the first marker other than whitespace, and an empty transcript: quarantined
+  (`bad_value`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def pair_row(record: Any, dataset: str) -> dict[str, Any]:
 def transcript(text: str, side: str) -> list[Turn]:
     """The (role, text) turns of one transcript, in order."""
     marks = list(MARKER.finditer(text))
+    if not marks and not text.strip():
+        raise RecordError("bad_value", f"{side}: an empty transcript (no Human:/Assistant: turn)")
     head = text[: marks[0].start()] if marks else text
     if head.strip():
         raise RecordError(
