@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.metadata import COLUMN_SCHEMA, OWNERS, ROW_COUNT, bronze_column_schema
 from pipelines.config.settings import SOURCES
 from pipelines.ingest.incremental import ingest_source
 from pipelines.orchestration.resources import TurnlakeResource
@@ -14,6 +15,8 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         name=f"bronze_{source}",
         group_name="bronze",
         kinds={"polars", "parquet"},
+        owners=OWNERS,
+        metadata={COLUMN_SCHEMA: bronze_column_schema(source)},
         description=f"Raw `{source}` files parsed into typed bronze parts (one per raw file); "
         "unchanged files are reused, bad records quarantined.",
     )
@@ -32,6 +35,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         )
         return dg.MaterializeResult(
             metadata={
+                ROW_COUNT: report.n_bronze,
                 "files_seen": report.files_seen,
                 "files_parsed": report.files_parsed,
                 "files_reused": report.files_reused,

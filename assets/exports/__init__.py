@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from assets.metadata import OWNERS, release_metadata
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.release.assemble import NOTHING_TO_RELEASE, make_release
 from pipelines.schemas.gold import GOLD_MODELS
@@ -16,10 +17,11 @@ from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
     deps=[dg.AssetKey(f"gold_{table}") for table in GOLD_MODELS],  # includes gold_splits
     group_name="exports",
     kinds={"parquet"},
-    description="data/exports/<version>/: sft, preference, kto, rl_steps, decisions per split, "
-    "with "
-    "manifest.json, dataset card and split proof. Identical inputs give the identical (existing) "
-    "release.",
+    owners=OWNERS,
+    # Backticks: Dagster renders descriptions as markdown, where a bare <version> is an HTML tag.
+    description="`<data root>/exports/<version>/`: `sft`, `preference`, `kto`, `rl_steps` and "
+    "`decisions` per split, with `manifest.json`, the dataset card (`README.md`) and "
+    "`split_proof.json`. Identical inputs give the identical (existing) release.",
 )
 def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
@@ -41,6 +43,7 @@ def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg
             "path": str(outcome.path),
             "created": outcome.created,
             "dropped_duplicate_prompts": sum(outcome.dropped_duplicate_prompts.values()),
+            **release_metadata(outcome.path),
         }
     )
 

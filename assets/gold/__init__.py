@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.metadata import OWNERS, ROW_COUNT, table_metadata
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
 from pipelines.gold.params import load_params
 from pipelines.orchestration.resources import TurnlakeResource
@@ -28,6 +29,8 @@ class GoldConfig(dg.Config):
             deps=[dg.AssetKey(f"silver_{t}") for t in SILVER_INPUTS],
             group_name="gold",
             kinds={"polars", "parquet"},
+            owners=OWNERS,
+            metadata=table_metadata(GOLD_MODELS[table]),
             description=(GOLD_MODELS[table].__doc__ or "").strip() or None,
         )
         for table in GOLD_TABLES
@@ -44,7 +47,7 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     )
     enabled = ", ".join(params.get("rules", {}).get("enabled", []))
     for table, n in rows.items():
-        metadata = {"rows": n, "rebuilt": rebuilt}
+        metadata = {ROW_COUNT: n, "rebuilt": rebuilt}
         if table == "turn_rewards":
             metadata["reward_rules"] = enabled
         yield dg.MaterializeResult(asset_key=f"gold_{table}", metadata=metadata)
@@ -56,6 +59,8 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     deps=[dg.AssetKey("silver_episodes")],
     group_name="gold",
     kinds={"polars", "parquet"},
+    owners=OWNERS,
+    metadata=table_metadata(GOLD_MODELS["splits"]),
     description=(GOLD_MODELS["splits"].__doc__ or "").strip() or None,
 )
 def gold_splits(
@@ -68,7 +73,7 @@ def gold_splits(
     counts = dict(splits.group_by("split").len().sort("split").iter_rows())
     return dg.MaterializeResult(
         metadata={
-            "rows": splits.height,
+            ROW_COUNT: splits.height,
             "rebuilt": rebuilt,
             "salt": config.salt,
             "ratios": str(config.ratios),

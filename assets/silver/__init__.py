@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.metadata import OWNERS, ROW_COUNT, table_metadata
 from pipelines.config.settings import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
@@ -9,21 +10,21 @@ from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 from pipelines.transforms.build import refresh_silver
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
-SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
 
 
 @dg.multi_asset(
     pool=DATA_ROOT_POOL,
     specs=[
         dg.AssetSpec(
-            key,
+            f"silver_{table}",
             deps=BRONZE_KEYS,
             group_name="silver",
             kinds={"polars", "parquet"},
-            description=(SILVER_MODELS[key.path[0].removeprefix("silver_")].__doc__ or "").strip()
-            or None,
+            owners=OWNERS,
+            metadata=table_metadata(SILVER_MODELS[table]),
+            description=(SILVER_MODELS[table].__doc__ or "").strip() or None,
         )
-        for key in SILVER_KEYS
+        for table in SILVER_MODELS
     ],
 )
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
@@ -36,7 +37,7 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
     )
     for table, n in rows.items():
         yield dg.MaterializeResult(
-            asset_key=f"silver_{table}", metadata={"rows": n, "rebuilt": rebuilt}
+            asset_key=f"silver_{table}", metadata={ROW_COUNT: n, "rebuilt": rebuilt}
         )
 
 

@@ -3,6 +3,7 @@ collection of files no published view reads any more."""
 
 import dagster as dg
 
+from assets.metadata import OWNERS
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
@@ -24,6 +25,7 @@ SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]
     ],
     group_name="warehouse",
     kinds={"duckdb"},
+    owners=OWNERS,
     description="`warehouse.duckdb`: one view per silver and gold table (and `bronze.*`) over the "
     "Parquet files.",
 )

@@ -64,6 +64,7 @@ def _run_build_job(
 
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
+    from pipelines.orchestration.run_tags import run_tags
 
     home = dagster_home(settings)
     log.info(
@@ -81,6 +82,7 @@ def _run_build_job(
         return job.execute_in_process(
             instance=instance,
             raise_on_error=False,
+            tags=run_tags(settings),
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
 
@@ -167,14 +169,17 @@ def build(
     return result
 
 
-def _last_run(home: Path) -> LastRun | None:
+def _last_run(home: Path, settings: Settings) -> LastRun | None:
+    """The newest run of this data root (its tag); runs of other data roots are not its own."""
     import dagster as dg
+
+    from pipelines.orchestration.run_tags import data_root_tag
 
     def moment(timestamp: float | None) -> datetime | None:
         return datetime.fromtimestamp(timestamp, UTC) if timestamp else None
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        runs = instance.get_runs(limit=1)
+        runs = instance.get_runs(dg.RunsFilter(tags=data_root_tag(settings)), limit=1)
         if not runs:
             return None
         record = instance.get_run_record_by_id(runs[0].run_id)
@@ -201,7 +206,8 @@ def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     return Status(
         dagster_home=home,
         raw_root=settings.raw_root,
-        last_run=_last_run(home),
+        data_root=settings.data_root,
+        last_run=_last_run(home, settings),
         raw=raw_status(settings),
         quarantine=build_summary(settings).quarantine,
         problems=published_problems(Layout(settings.data_root)),

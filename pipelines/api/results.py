@@ -64,7 +64,7 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class LastRun:
-    """The newest run recorded in the Dagster instance."""
+    """The newest run of a data root recorded in the Dagster instance."""
 
     run_id: str
     job_name: str
@@ -79,7 +79,8 @@ class Status:
 
     dagster_home: Path
     raw_root: Path
-    last_run: LastRun | None
+    data_root: Path
+    last_run: LastRun | None  # the newest run of this data root
     raw: RawStatus
     quarantine: pl.DataFrame  # source, stage, error_kind, n
     problems: list[str]  # published tables or views that do not read back

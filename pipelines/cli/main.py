@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, privacy, project, release, warehouse
+from pipelines.cli import build, privacy, project, release, shell, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -41,6 +41,7 @@ for command in (
     build.demo,
     warehouse.sql,
     warehouse.status,
+    shell.shell,
     release.release,
     release.releases,
     release.verify,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from pipelines.cli.options import error, roots, wait
 def print_load_hint(path: Path) -> None:
     """How to load the release at `path`: Python (turnlake or datasets) and DuckDB."""
     data_root, sft = path.parents[1], path / "sft"
+    root = shlex.quote(str(data_root))  # the warehouse of this release's data root, not the default
     lines = [
         f"release: {path}",
         "  Python:  import turnlake",
@@ -24,10 +26,12 @@ def print_load_hint(path: Path) -> None:
             f'"{sft}/train*.parquet", "test": "{sft}/test*.parquet"}})'
         ),
         (
-            '  DuckDB:  turnlake sql "SELECT split, count(*) FROM release.sft GROUP BY ALL"'
+            f"  DuckDB:  turnlake sql --data-root {root} "
+            '"SELECT split, count(*) FROM release.sft GROUP BY ALL"'
             "   (views over the latest release)"
         ),
         f"           or read_parquet('{sft}/*.parquet') for any version",
+        f"  Shell:   turnlake shell --data-root {root}   (interactive SQL over the same views)",
     ]
     click.echo("\n" + "\n".join(lines))
 

@@ -55,7 +55,10 @@ def sql(
 def _last_run_line(status) -> str:
     run = status.last_run
     if run is None:
-        return f"no runs recorded in the Dagster instance at {status.dagster_home}"
+        return (
+            f"no runs of data root {status.data_root} recorded in the Dagster instance at "
+            f"{status.dagster_home}"
+        )
     started = run.started and run.started.isoformat(timespec="seconds")
     ended = run.ended and run.ended.isoformat(timespec="seconds")
     return f"last run {run.run_id} ({run.job_name}): {run.status}, started {started}, ended {ended}"
@@ -66,9 +69,10 @@ def _last_run_line(status) -> str:
 def status(raw_root: Path | None, data_root: Path | None) -> int:
     """Last run, raw changes, pending tails, quarantine, health.
 
-    Raw files new / changed / missing since the last build, pending tails, quarantine by
-    source and error kind, freshness per source, raw files no adapter reads, whether what is
-    published reads back. Exit 1 when a published table or view does not read back.
+    The last run is the newest run of this data root (each run is tagged with its roots). Raw
+    files new / changed / missing since the last build, pending tails, quarantine by source and
+    error kind, freshness per source, raw files no adapter reads, whether what is published
+    reads back. Exit 1 when a published table or view does not read back.
     """
     from pipelines import api
     from pipelines.cli.build import print_unrecognised
