@@ -66,10 +66,14 @@ def print_build_result(result: BuildResult) -> None:
     print_unrecognised(summary.unrecognised, result.raw_root)
     for check in result.failed_checks:
         error(f"FAILED CHECK {check.name}")
+    if result.run_ok and summary.release_rows.height:
+        print_table("Rows per released dataset and split (latest release)", summary.release_rows)
     outcome = "succeeded" if result.run_ok else "FAILED"
     click.echo(f"\nrun {result.run_id}: {outcome}; warehouse: {result.warehouse}")
     if result.run_ok:
         _print_latest_release(result)
+    if result.report is not None:
+        click.echo(f"\nreport: {result.report}   (open it in a browser; `turnlake report --open`)")
 
 
 @click.command()

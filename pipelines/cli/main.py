@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, privacy, project, release, warehouse
+from pipelines.cli import build, privacy, project, release, report, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -49,6 +49,7 @@ for command in (
     privacy.forget,
     project.dictionary,
     project.dev,
+    report.report,
 ):
     cli.add_command(command)
 
