@@ -64,6 +64,7 @@ def _run_build_job(
 ) -> dg.ExecuteInProcessResult:
     import dagster as dg
 
+    from pipelines.api.progress import with_progress
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
 
@@ -74,7 +75,9 @@ def _run_build_job(
         settings.data_root,
         home,
     )
-    job = build_definitions(settings).resolve_job_def(BUILD_JOB)
+    job, run_config = with_progress(
+        build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
+    )
     with (
         locked(settings, wait),
         dg.DagsterInstance.from_config(str(home)) as instance,
@@ -83,7 +86,7 @@ def _run_build_job(
         return job.execute_in_process(
             instance=instance,
             raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+            run_config=run_config,
         )
 
 

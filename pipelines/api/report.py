@@ -76,7 +76,7 @@ def write_build_report(
     )
     html = render_report(sections, "turnlake build report", subtitle)
     path = write_report(layout, html, run_time, run_id)
-    log.info("report: %s", path)
+    log.debug("report: %s", path)
     return path
 
 

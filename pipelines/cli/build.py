@@ -88,7 +88,7 @@ def print_build_result(result: BuildResult) -> None:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
     default="INFO",
     show_default=True,
-    help="Level of Dagster's console log during the run.",
+    help="Least level of the steps' own messages shown during the run.",
 )
 @click.option(
     "--revalidate",
@@ -104,10 +104,14 @@ def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
     rows per table, records per source, quarantine, pending tails, raw files no adapter reads
     and the latest release (verified). Exit 1 when a blocking check fails.
     """
+    import sys
+
     from pipelines import api
+    from pipelines.cli.progress import build_progress
 
     try:
-        result = api.build(raw_root=raw_root, data_root=data_root, **options)
+        with build_progress(terminal=sys.stdout.isatty()):
+            result = api.build(raw_root=raw_root, data_root=data_root, **options)
     except api.BuildFailed as failed:
         result = failed.result
     print_build_result(result)
