@@ -19,9 +19,12 @@ def _rewards() -> tuple[pl.DataFrame, pl.DataFrame]:
     return turn_rewards, episodes
 
 
-def test_reward_points_carry_the_source_of_their_episode():
-    points = numbers.reward_points(*_rewards())
+def test_reward_points_carry_the_source_of_their_episode_or_unknown():
+    turn_rewards, episodes = _rewards()
+    orphan = pl.DataFrame({"episode_id": ["e9"], "reward_rule": ["r@1"], "reward": [0.1]})
+    points = numbers.reward_points(pl.concat([turn_rewards, orphan]), episodes)
     assert points.rows() == [
+        ("(unknown)", "r@1", 0.1),
         ("a", "r@1", -1.0),
         ("a", "r@1", 0.5),
         ("a", "r@1", 1.0),
