@@ -33,6 +33,7 @@ from pipelines.api.errors import (
 from pipelines.api.privacy import SUBJECT_KINDS, forget, subject_rows
 from pipelines.api.query import SavedQuery, query, saved_queries
 from pipelines.api.releases import load_release, pull, release, releases, verify
+from pipelines.api.report import report
 from pipelines.api.results import (
     BuildResult,
     FailedCheck,
@@ -72,6 +73,7 @@ __all__ = [
     "query",
     "release",
     "releases",
+    "report",
     "resolve_settings",
     "saved_queries",
     "status",

@@ -15,6 +15,8 @@ from pipelines.config.settings import Settings
 if TYPE_CHECKING:
     import dagster as dg
 
+    from pipelines.reports.summary import BuildSummary
+
 log = logging.getLogger("turnlake")
 
 
@@ -62,6 +64,7 @@ def _run_build_job(
 ) -> dg.ExecuteInProcessResult:
     import dagster as dg
 
+    from pipelines.api.progress import with_progress
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
     from pipelines.orchestration.run_tags import run_tags
@@ -73,7 +76,9 @@ def _run_build_job(
         settings.data_root,
         home,
     )
-    job = build_definitions(settings).resolve_job_def(BUILD_JOB)
+    job, run_config = with_progress(
+        build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
+    )
     with (
         locked(settings, wait),
         dg.DagsterInstance.from_config(str(home)) as instance,
@@ -83,7 +88,7 @@ def _run_build_job(
             instance=instance,
             raise_on_error=False,
             tags=run_tags(settings),
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+            run_config=run_config,
         )
 
 
@@ -115,6 +120,26 @@ def _latest_release(settings: Settings, verified_in_run: bool) -> ReleaseState |
         return None
     problems = [] if verified_in_run else verify_release(exports / version)
     return ReleaseState(version, exports / version, problems, verified_in_run=verified_in_run)
+
+
+def _write_report(
+    settings: Settings, summary: BuildSummary, run: dg.ExecuteInProcessResult
+) -> Path | None:
+    """The run's HTML report; a report that cannot be written is logged, never fails a build
+    whose data is already published."""
+    from pipelines.api.report import check_results, write_build_report
+
+    try:
+        return write_build_report(
+            settings,
+            summary,
+            run.run_id,
+            datetime.now(UTC),
+            check_results(run.get_asset_check_evaluations()),
+        )
+    except Exception as err:  # noqa: BLE001 - the build's data is published; say so, go on
+        log.warning("report not written: %s: %s", type(err).__name__, err)
+        return None
 
 
 def build(
@@ -153,16 +178,18 @@ def build(
         e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()
     )
     nothing = run.success and nothing_to_release(Layout(settings.data_root))
+    summary = build_summary(settings)
     result = BuildResult(
         run_id=run.run_id,
         run_ok=run.success,
         raw_root=settings.raw_root,
         failed_checks=failed,
-        summary=build_summary(settings),
+        summary=summary,
         warehouse=Layout(settings.data_root).duckdb,
         latest_release=_latest_release(settings, verified_in_run) if run.success else None,
         nothing_to_release=nothing,
         demo_written=demo_written,
+        report=_write_report(settings, summary, run),
     )
     if not result.ok:
         raise BuildFailed(result)

@@ -56,6 +56,7 @@ class BuildResult:
     latest_release: ReleaseState | None  # None: no release, or the run failed
     nothing_to_release: bool  # no episode was built, so no release was written
     demo_written: bool = False  # the raw root was empty and demo data was written into it
+    report: Path | None = None  # the run's HTML build report (None: it could not be written)
 
     @property
     def ok(self) -> bool:

@@ -66,10 +66,14 @@ def print_build_result(result: BuildResult) -> None:
     print_unrecognised(summary.unrecognised, result.raw_root)
     for check in result.failed_checks:
         error(f"FAILED CHECK {check.name}")
+    if result.run_ok and summary.release_rows.height:
+        print_table("Rows per released dataset and split (latest release)", summary.release_rows)
     outcome = "succeeded" if result.run_ok else "FAILED"
     click.echo(f"\nrun {result.run_id}: {outcome}; warehouse: {result.warehouse}")
     if result.run_ok:
         _print_latest_release(result)
+    if result.report is not None:
+        click.echo(f"\nreport: {result.report}   (open it in a browser; `turnlake report --open`)")
 
 
 @click.command()
@@ -84,7 +88,7 @@ def print_build_result(result: BuildResult) -> None:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
     default="INFO",
     show_default=True,
-    help="Level of Dagster's console log during the run.",
+    help="Least level of the steps' own messages shown during the run.",
 )
 @click.option(
     "--revalidate",
@@ -100,10 +104,14 @@ def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
     rows per table, records per source, quarantine, pending tails, raw files no adapter reads
     and the latest release (verified). Exit 1 when a blocking check fails.
     """
+    import sys
+
     from pipelines import api
+    from pipelines.cli.progress import build_progress
 
     try:
-        result = api.build(raw_root=raw_root, data_root=data_root, **options)
+        with build_progress(terminal=sys.stdout.isatty()):
+            result = api.build(raw_root=raw_root, data_root=data_root, **options)
     except api.BuildFailed as failed:
         result = failed.result
     print_build_result(result)

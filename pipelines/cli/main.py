@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, privacy, project, release, shell, warehouse
+from pipelines.cli import build, privacy, project, release, report, shell, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -50,6 +50,7 @@ for command in (
     privacy.forget,
     project.dictionary,
     project.dev,
+    report.report,
 ):
     cli.add_command(command)
 

@@ -47,7 +47,9 @@ class _EchoHandler(logging.Handler):
     """The API's progress lines (`turnlake` logger) on stdout, where the summary goes."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(self.format(record))
+        progress = getattr(record, "progress", None)  # a build run's step events: too chatty
+        if progress is None or progress.kind in ("message", "step_failed"):
+            click.echo(self.format(record))
 
 
 def show_progress() -> None:

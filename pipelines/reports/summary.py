@@ -32,6 +32,9 @@ class BuildSummary:
     unrecognised: list[str] = field(
         default_factory=list
     )  # raw files no adapter claims (never read)
+    release_rows: pl.DataFrame = field(
+        default_factory=lambda: release_rows_of(None)
+    )  # dataset, split, rows of the latest release
 
     @property
     def balanced(self) -> bool:
@@ -55,6 +58,20 @@ def _reconciliation(layout: Layout) -> pl.DataFrame:
             )
         )
     return pl.concat(per_source)
+
+
+def release_rows_of(manifest: dict | None) -> pl.DataFrame:
+    """dataset, split, rows of a release manifest (no release: no rows)."""
+    from pipelines.reports.numbers import release_contents
+
+    return release_contents(manifest or {})
+
+
+def _latest_release_rows(layout: Layout) -> pl.DataFrame:
+    from pipelines.release.files import latest_release, read_manifest
+
+    version = latest_release(layout.exports)
+    return release_rows_of(read_manifest(layout.release(version)) if version else None)
 
 
 def build_summary(settings: Settings) -> BuildSummary:
@@ -103,6 +120,7 @@ def build_summary(settings: Settings) -> BuildSummary:
         missing,
         withheld,
         unrecognised_files(settings.raw_root),
+        _latest_release_rows(layout),
     )
 
 

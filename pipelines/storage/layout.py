@@ -1,9 +1,9 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
 `<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations),
-`warehouse.duckdb`, `exports/` (releases), `privacy/` (tombstones), `raw/` (the default raw
-root), `.turnlake/` (state that is never released: validation ledger, redaction memo, generated
-pseudonym key) and `.turnlake.lock`.
+`warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
+(tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
+validation ledger, redaction memo, generated pseudonym key) and `.turnlake.lock`.
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ class Layout:
 
     def release(self, version: str) -> Path:
         return self.exports / version
+
+    @property
+    def reports(self) -> Path:
+        """`reports/`: one HTML build report per run, and `latest.html`."""
+        return self.data_root / "reports"
 
     @property
     def raw(self) -> Path:

@@ -1,0 +1,190 @@
+"""The build report: one self-contained HTML page per run under `<data root>/reports/`.
+
+Numbers come from `numbers.py` and the saved research queries, plots from `charts.py` (inline
+SVG), the page from `templates/report.html.j2`. Nothing in the page loads anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from pipelines.config.settings import SOURCES
+from pipelines.ingest.log import read_log
+from pipelines.release.files import complete_releases, latest_release, read_manifest
+from pipelines.reports import charts, numbers
+from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.layout import Layout
+
+if TYPE_CHECKING:
+    from pipelines.reports.summary import BuildSummary
+
+TEMPLATES = Path(__file__).parent / "templates"
+LATEST_REPORT = "latest.html"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading of the page: an optional plot (inline SVG), tables, and a note."""
+
+    key: str
+    title: str
+    svg: str | None = None
+    tables: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
+    note: str | None = None
+
+
+def _saved(layout: Layout, name: str) -> pl.DataFrame | None:
+    """A saved research query's answer over the warehouse views; None before the first build."""
+    from pipelines.warehouse.queries import saved_queries
+    from pipelines.warehouse.views import query
+
+    if not layout.duckdb.exists():
+        return None
+    return query(layout, saved_queries()[name].sql)
+
+
+def _plotted(
+    key: str, title: str, frame: pl.DataFrame | None, chart: Callable, note: str | None = None
+) -> Section:
+    """A plot and its table, or a note saying there is nothing to plot."""
+    if frame is None or frame.height == 0:
+        return Section(key, title, note="nothing to plot: no rows (not built, or no such data)")
+    return Section(key, title, charts.to_svg(chart(frame)), [("", frame)], note)
+
+
+def _reward_section(layout: Layout) -> Section:
+    rewards = numbers.read_warehouse_table(layout, "turn_rewards", gold=True)
+    episodes = numbers.read_warehouse_table(layout, "episodes")
+    if rewards is None or episodes is None or rewards.height == 0:
+        return _plotted("rewards", "Reward distributions per source and rule", None, None)
+    points = numbers.reward_points(rewards, episodes)
+    return Section(
+        "rewards",
+        "Reward distributions per source and rule",
+        charts.to_svg(charts.reward_distribution(points)),
+        [("", numbers.reward_stats(points))],
+    )
+
+
+def _quarantine_section(layout: Layout) -> Section:
+    quarantine = numbers.read_warehouse_table(layout, "quarantine")
+    if quarantine is None or quarantine.height == 0:
+        return _plotted("quarantine", "Quarantine by kind over nights", None, None)
+    logs = pl.concat([read_log(layout, source) for source in SOURCES])
+    by_night = numbers.quarantine_by_night(quarantine, logs)
+    return Section(
+        "quarantine",
+        "Quarantine by kind over nights",
+        charts.to_svg(charts.quarantine_by_night(by_night)),
+        [("By night", by_night), ("Examples", numbers.quarantine_examples(quarantine))],
+        "night = UTC date the raw file was last parsed (ingest logs)",
+    )
+
+
+def _release_sections(layout: Layout) -> list[Section]:
+    version = latest_release(layout.exports)
+    if version is None:
+        note = "no release yet"
+        return [
+            Section("release", "Release contents", note=note),
+            Section("diff", "Changes since the previous release", note=note),
+        ]
+    current = read_manifest(layout.release(version))
+    versions = complete_releases(layout.exports)
+    earlier = versions[: versions.index(version)] if version in versions else []
+    previous = read_manifest(layout.release(earlier[-1])) if earlier else None
+    contents = numbers.release_contents(current)
+    diff_note = f"{version} against {earlier[-1]}" if earlier else f"{version} is the first release"
+    return [
+        _plotted(
+            "release", "Release contents", contents, charts.release_contents, f"release {version}"
+        ),
+        Section(
+            "diff",
+            "Changes since the previous release",
+            tables=[("", numbers.release_diff(previous, current))],
+            note=diff_note,
+        ),
+    ]
+
+
+def gather_sections(
+    layout: Layout, summary: BuildSummary, checks: list[numbers.CheckResult] | None
+) -> list[Section]:
+    """Every section of the report, in page order."""
+    splits = numbers.read_warehouse_table(layout, "splits", gold=True)
+    check_note = None if checks is not None else "no build run recorded for this data root"
+    return [
+        _reward_section(layout),
+        _plotted(
+            "agreement",
+            "Agreement by IQL policy and character (study)",
+            _saved(layout, "agreement_by_policy"),
+            charts.agreement_by_policy,
+            "cell text: steps",
+        ),
+        _plotted(
+            "q_values",
+            "Q-values over turns (study)",
+            _saved(layout, "q_values_over_turns"),
+            charts.q_values_over_turns,
+        ),
+        _plotted(
+            "engagement",
+            "Agent engagement over rounds (Social RL)",
+            _saved(layout, "agent_engagement_over_rounds"),
+            charts.engagement_over_rounds,
+        ),
+        _quarantine_section(layout),
+        _plotted(
+            "splits",
+            "Split sizes",
+            numbers.split_sizes(splits) if splits is not None else None,
+            charts.split_sizes,
+        ),
+        Section(
+            "reconciliation",
+            "Reconciliation per source (records read = bronze + quarantined)",
+            tables=[("", summary.reconciliation)],
+        ),
+        Section(
+            "checks",
+            "Check results (blocking checks, trainability included)",
+            tables=[("", numbers.check_table(checks or []))],
+            note=check_note,
+        ),
+        *_release_sections(layout),
+    ]
+
+
+def render_report(sections: list[Section], title: str, subtitle: str) -> str:
+    """The page as one HTML string (autoescaped; only the SVGs go in as markup)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, keep_trailing_newline=True
+    )
+    return env.get_template("report.html.j2").render(
+        title=title, subtitle=subtitle, sections=sections
+    )
+
+
+def report_name(run_time: datetime, run_id: str) -> str:
+    """`<UTC run time>-<run id>.html`: sorts by time, names the Dagster run."""
+    return f"{run_time.strftime('%Y%m%dT%H%M%SZ')}-{run_id}.html"
+
+
+def write_report(layout: Layout, html: str, run_time: datetime, run_id: str) -> Path:
+    """Write the page under `reports/` and as `reports/latest.html`; returns the run's file."""
+    path = layout.reports / report_name(run_time, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = html.encode("utf-8")
+    write_bytes_atomic(path, data)
+    write_bytes_atomic(layout.reports / LATEST_REPORT, data)
+    return path
