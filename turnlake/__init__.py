@@ -8,6 +8,7 @@ result and error classes. See README.md, "Python API". tests/test_api.py checks 
 
 from pipelines.api import (
     SUBJECT_KINDS,
+    BadRoot,
     BuildFailed,
     BuildResult,
     DataRootBusy,
@@ -16,6 +17,7 @@ from pipelines.api import (
     LastRun,
     NoRelease,
     NotBuilt,
+    PublishConflict,
     QueryFailed,
     RawRootMissing,
     ReleaseMismatch,
@@ -23,6 +25,7 @@ from pipelines.api import (
     SavedQuery,
     SettingsError,
     Status,
+    StoreError,
     TargetExists,
     TurnlakeError,
     UnknownQuery,
@@ -31,6 +34,7 @@ from pipelines.api import (
     demo,
     forget,
     load_release,
+    publish,
     pull,
     query,
     release,
@@ -45,6 +49,7 @@ from pipelines.api import __getattr__ as __getattr__  # LeakageError, Untrainabl
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadRoot",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -53,6 +58,7 @@ __all__ = [
     "LastRun",
     "NoRelease",
     "NotBuilt",
+    "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
     "ReleaseMismatch",
@@ -60,6 +66,7 @@ __all__ = [
     "SavedQuery",
     "SettingsError",
     "Status",
+    "StoreError",
     "TargetExists",
     "TurnlakeError",
     "UnknownQuery",
@@ -68,6 +75,7 @@ __all__ = [
     "demo",
     "forget",
     "load_release",
+    "publish",
     "pull",
     "query",
     "release",

@@ -57,7 +57,7 @@ def exit_code(err: Exception) -> int | None:
     """The exit code for an error the API raised on purpose; None for a bug (re-raised)."""
     from pipelines import api
 
-    if isinstance(err, api.DataRootBusy):
+    if isinstance(err, api.DataRootBusy | api.PublishConflict):
         return 3
     if isinstance(
         err,
@@ -66,7 +66,8 @@ def exit_code(err: Exception) -> int | None:
         | api.NotBuilt
         | api.NoRelease
         | api.UnknownQuery
-        | api.TargetExists,
+        | api.TargetExists
+        | api.BadRoot,
     ):
         return 2
     if isinstance(err, api.TurnlakeError):
