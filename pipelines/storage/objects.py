@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ from pipelines.storage.files import write_bytes_atomic
 
 S3_SCHEME = "s3://"
 _CHUNK = 8 << 20  # bytes per streamed read
+_XML_CODE = re.compile(r"<Code>([^<]+)</Code>")
+_XML_MESSAGE = re.compile(r"<Message>([^<]+)</Message>")
 
 
 class ObjectStoreError(Exception):
@@ -98,19 +101,31 @@ def _store(root: ObjectRoot, *, create: bool = False) -> Any:
     return LocalStore(root.path)
 
 
+def _in_words(err: BaseError) -> str:
+    """An obstore error in one line: the S3 error code and message when the server sent them."""
+    text = str(err)
+    code, message = _XML_CODE.search(text), _XML_MESSAGE.search(text)
+    if code:
+        return f"{code.group(1)}: {message.group(1) if message else ''}".rstrip(": ")
+    first = text.splitlines()[0] if text else type(err).__name__
+    return first if len(first) <= 300 else first[:300] + "…"
+
+
 @contextmanager
-def _translated(root: ObjectRoot, key: str) -> Iterator[None]:
-    """obstore's errors as the ones callers handle: FileNotFoundError for a missing object,
-    ObjectStoreError (one line, naming the object) for anything else the store refused."""
+def _translated(root: ObjectRoot, key: str, *, reading: bool = True) -> Iterator[None]:
+    """obstore's errors as the ones callers handle: FileNotFoundError for an object that a read
+    did not find, ObjectStoreError (one line, naming the object) for anything else the store
+    refused (a missing bucket, credentials, an unreachable endpoint)."""
     try:
         yield
-    except NotFoundError as err:
-        raise FileNotFoundError(f"{root.join(key)}: no such object") from err
+    except (NotFoundError, FileNotFoundError) as err:  # obstore raises either
+        if reading and "NoSuchBucket" not in str(err):
+            raise FileNotFoundError(f"{root.join(key)}: no such object") from err
+        raise ObjectStoreError(f"{root.join(key)}: {_in_words(err)}") from err
     except (AlreadyExistsError, PreconditionError):
         raise
     except BaseError as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ObjectStoreError(f"{root.join(key)}: {first}") from err
+        raise ObjectStoreError(f"{root.join(key)}: {_in_words(err)}") from err
 
 
 def list_keys(root: ObjectRoot, prefix: str = "") -> list[str]:
@@ -171,20 +186,20 @@ def download(root: ObjectRoot, key: str, path: Path) -> None:
 
 def put_bytes(root: ObjectRoot, key: str, data: bytes) -> None:
     """Write an object whole (atomic: readers see the old object or the new one)."""
-    with _translated(root, key):
+    with _translated(root, key, reading=False):
         obstore.put(_store(root, create=True), key, data)
 
 
 def put_file(root: ObjectRoot, key: str, path: Path) -> None:
     """Upload a local file (multipart when large; atomic as `put_bytes`)."""
-    with _translated(root, key):
+    with _translated(root, key, reading=False):
         obstore.put(_store(root, create=True), key, path)
 
 
 def put_if_absent(root: ObjectRoot, key: str, data: bytes) -> bool:
     """Create an object only if none exists at `key`; False (nothing written) when one does."""
     try:
-        with _translated(root, key):
+        with _translated(root, key, reading=False):
             obstore.put(_store(root, create=True), key, data, mode="create")
     except AlreadyExistsError:
         return False
@@ -211,7 +226,7 @@ def compare_and_swap(root: ObjectRoot, key: str, expected: bytes | None, new: by
     if meta is None or current != expected:
         return False
     try:
-        with _translated(root, key):
+        with _translated(root, key, reading=False):
             version = {k: meta[k] for k in ("e_tag", "version") if meta.get(k)}
             obstore.put(_s3_store(root), key, new, mode=version)
     except PreconditionError:

@@ -184,3 +184,17 @@ def test_a_release_store_setting_that_is_not_a_root_is_refused(tmp_path, monkeyp
     assert main(["releases", "--data-root", str(tmp_path / "data")]) == 2
     err = capsys.readouterr().err
     assert "[release] store: gs://bucket/x: unsupported root" in err
+
+
+@pytest.mark.parametrize("command", ["releases", "verify", "pull"])
+def test_a_missing_bucket_is_a_clear_error(command, aws_env, demo_warehouse, tmp_path, capsys):
+    store_args = ["--store", "s3://no-such-bucket/x"]
+    args = {
+        "releases": ["releases", *store_args],
+        "verify": ["verify", *store_args],
+        "pull": ["pull", "latest", "--to", "s3://no-such-bucket/x"],
+    }[command]
+    assert main([*args, "--data-root", str(demo_warehouse)]) == 1
+    err = capsys.readouterr().err
+    assert f"turnlake {command}: s3://no-such-bucket/x" in err
+    assert "NoSuchBucket: The specified bucket does not exist" in err
