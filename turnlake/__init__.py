@@ -8,6 +8,7 @@ result and error classes. See README.md, "Python API". tests/test_api.py checks 
 
 from pipelines.api import (
     SUBJECT_KINDS,
+    BadRoot,
     BuildFailed,
     BuildResult,
     DataRootBusy,
@@ -16,6 +17,7 @@ from pipelines.api import (
     LastRun,
     NoRelease,
     NotBuilt,
+    PublishConflict,
     QueryFailed,
     RawRootMissing,
     ReleaseMismatch,
@@ -23,6 +25,7 @@ from pipelines.api import (
     SavedQuery,
     SettingsError,
     Status,
+    StoreError,
     TargetExists,
     TurnlakeError,
     UnknownQuery,
@@ -31,6 +34,7 @@ from pipelines.api import (
     demo,
     forget,
     load_release,
+    publish,
     pull,
     query,
     release,
@@ -46,6 +50,7 @@ from pipelines.api import __getattr__ as __getattr__  # LeakageError, Untrainabl
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadRoot",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -54,6 +59,7 @@ __all__ = [
     "LastRun",
     "NoRelease",
     "NotBuilt",
+    "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
     "ReleaseMismatch",
@@ -61,6 +67,7 @@ __all__ = [
     "SavedQuery",
     "SettingsError",
     "Status",
+    "StoreError",
     "TargetExists",
     "TurnlakeError",
     "UnknownQuery",
@@ -69,6 +76,7 @@ __all__ = [
     "demo",
     "forget",
     "load_release",
+    "publish",
     "pull",
     "query",
     "release",

@@ -15,14 +15,17 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 
 from pipelines.api.build import build, demo, status
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
+    BadRoot,
     BuildFailed,
     DataRootBusy,
     NoRelease,
     NotBuilt,
+    PublishConflict,
     QueryFailed,
     RawRootMissing,
     ReleaseMismatch,
     SettingsError,
+    StoreError,
     TargetExists,
     TurnlakeError,
     UnknownQuery,
@@ -32,7 +35,7 @@ from pipelines.api.errors import (
 )
 from pipelines.api.privacy import SUBJECT_KINDS, forget, subject_rows
 from pipelines.api.query import SavedQuery, query, saved_queries
-from pipelines.api.releases import load_release, pull, release, releases, verify
+from pipelines.api.releases import load_release, publish, pull, release, releases, verify
 from pipelines.api.report import report
 from pipelines.api.results import (
     BuildResult,
@@ -46,6 +49,7 @@ from pipelines.api.roots import dagster_home, resolve_settings
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadRoot",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -54,6 +58,7 @@ __all__ = [
     "LastRun",
     "NoRelease",
     "NotBuilt",
+    "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
     "ReleaseMismatch",
@@ -61,6 +66,7 @@ __all__ = [
     "SavedQuery",
     "SettingsError",
     "Status",
+    "StoreError",
     "TargetExists",
     "TurnlakeError",
     "UnknownQuery",
@@ -69,6 +75,7 @@ __all__ = [
     "demo",
     "forget",
     "load_release",
+    "publish",
     "pull",
     "query",
     "release",

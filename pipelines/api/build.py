@@ -193,7 +193,20 @@ def build(
     )
     if not result.ok:
         raise BuildFailed(result)
-    return result
+    return _published(settings, result)
+
+
+def _published(settings: Settings, result: BuildResult) -> BuildResult:
+    """The latest release also published to `[release] store` when one is set (and it verified)."""
+    from dataclasses import replace
+
+    from pipelines.api.releases import publish_to_store
+
+    latest = result.latest_release
+    if latest is None or not latest.verified or result.nothing_to_release:
+        return result
+    published = publish_to_store(settings, latest.version)
+    return replace(result, latest_release=replace(latest, published=published))
 
 
 def _last_run(home: Path, settings: Settings) -> LastRun | None:

@@ -18,14 +18,17 @@ if TYPE_CHECKING:
     from pipelines.api.results import BuildResult
 
 __all__ = [
+    "BadRoot",
     "BuildFailed",
     "DataRootBusy",
     "NoRelease",
     "NotBuilt",
+    "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
     "ReleaseMismatch",
     "SettingsError",
+    "StoreError",
     "TargetExists",
     "TurnlakeError",
     "UnknownQuery",
@@ -62,6 +65,19 @@ class NoRelease(TurnlakeError):
 
 class TargetExists(TurnlakeError, FileExistsError):
     """The folder a release would be copied to already exists."""
+
+
+class BadRoot(TurnlakeError, ValueError):
+    """A root or store that is neither a local folder nor s3://bucket/prefix."""
+
+
+class StoreError(TurnlakeError):
+    """The object store (S3 endpoint) refused a request or could not be reached."""
+
+
+class PublishConflict(TurnlakeError):
+    """Another publisher changed the release store while this one published: LATEST moved, or
+    the same version holds another manifest. What this one published is complete and listed."""
 
 
 class UnknownQuery(TurnlakeError):

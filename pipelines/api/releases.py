@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipelines.api.errors import NoRelease, NotBuilt, ReleaseMismatch, TargetExists
+from pipelines.api.errors import (
+    BadRoot,
+    NoRelease,
+    NotBuilt,
+    PublishConflict,
+    ReleaseMismatch,
+    StoreError,
+    TargetExists,
+)
 from pipelines.api.results import ReleaseState
 from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.config.settings import Settings
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot, ObjectStoreError
 
 if TYPE_CHECKING:
     from datasets import DatasetDict
@@ -22,6 +35,37 @@ _SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}  # as a DatasetDict usua
 
 def _exports(data_root: PathLike | None) -> Path:
     return Layout(resolve_settings(data_root=data_root).data_root).exports
+
+
+def _root(uri: PathLike) -> ObjectRoot:
+    try:
+        return ObjectRoot.parse(uri)
+    except ObjectStoreError as err:
+        raise BadRoot(str(err)) from None
+
+
+def _store(data_root: PathLike | None, store: PathLike | None) -> ObjectRoot:
+    """The release store asked for: `store`, else `[release] store`, else the local exports."""
+    settings = resolve_settings(data_root=data_root)
+    chosen = store or settings.release_store
+    return _root(chosen) if chosen else ObjectRoot.parse(Layout(settings.data_root).exports)
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """The object store's failures as the API's errors."""
+    from pipelines.release.store import PublishConflict as StoreConflict
+
+    try:
+        yield
+    except ObjectStoreError as err:
+        raise StoreError(str(err)) from err
+    except StoreConflict as err:
+        raise PublishConflict(str(err)) from err
+
+
+def _location(root: ObjectRoot, version: str) -> Path | str:
+    return root.join(version).uri if root.is_s3 else root.path / version
 
 
 def release(
@@ -46,61 +90,135 @@ def release(
     problems = verify_release(outcome.path)
     if problems:
         raise ReleaseMismatch(outcome.version, problems)
-    return ReleaseState(outcome.version, outcome.path, created=outcome.created)
+    return ReleaseState(
+        outcome.version,
+        outcome.path,
+        created=outcome.created,
+        published=publish_to_store(settings, outcome.version),
+    )
 
 
-def releases(*, data_root: PathLike | None = None) -> pl.DataFrame:
-    """Complete releases, oldest first: version, created_at, latest, rows per dataset."""
+def publish_to_store(settings: Settings, version: str) -> str | None:
+    """Publish the local release `version` to `[release] store` when one is set (and is not the
+    exports folder itself); returns where it is there. Raises `PublishConflict`, `StoreError`."""
+    if not settings.release_store:
+        return None
+    exports = Layout(settings.data_root).exports
+    target = _root(settings.release_store)
+    if not target.is_s3 and target.path.resolve() == exports.resolve():
+        return None
+    return publish(version, data_root=settings.data_root, store=exports, to=target.uri).published
+
+
+def releases(*, data_root: PathLike | None = None, store: PathLike | None = None) -> pl.DataFrame:
+    """Complete releases in the store (`store`, else `[release] store`, else the local exports),
+    oldest first: version, created_at, latest, rows per dataset."""
     from pipelines.release.catalog import list_releases
 
-    return list_releases(_exports(data_root))
+    with _store_errors():
+        return list_releases(_store(data_root, store))
 
 
-def _version(exports: Path, version: str | None) -> str:
-    """The version asked for ("latest" or None: the newest complete one) if its folder exists;
-    an incomplete release (no manifest) is named, for verifying to say so."""
-    from pipelines.release.files import latest_release
+def _version(root: ObjectRoot, version: str | None) -> str:
+    """The version asked for ("latest" or None: the newest complete one) if any object of it
+    exists; an incomplete release (no manifest) is named, for verifying to say so."""
+    from pipelines.release.store import has_release_folder, store_latest
 
     if version in (None, "latest"):
-        latest = latest_release(exports)
+        latest = store_latest(root)
         if latest is None:
-            raise NoRelease(f"no releases under {exports}")
+            raise NoRelease(f"no releases under {root}")
         return latest
-    if not (exports / version).is_dir():
-        raise NoRelease(f"no release {version!r} under {exports}")
+    if not has_release_folder(root, version):
+        raise NoRelease(f"no release {version!r} under {root}")
     return version
 
 
-def verify(version: str | None = None, *, data_root: PathLike | None = None) -> ReleaseState:
+def verify(
+    version: str | None = None,
+    *,
+    data_root: PathLike | None = None,
+    store: PathLike | None = None,
+) -> ReleaseState:
     """Re-hash every file of a release (default: the latest) against its manifest and re-check
-    its row counts and split proof. Raises `NoRelease`, or `ReleaseMismatch` listing problems."""
-    from pipelines.release.verify import verify_release
+    its row counts and split proof, in the store (`store`, else `[release] store`, else the local
+    exports; on S3 through a temporary download). Raises `NoRelease`, `ReleaseMismatch` listing
+    problems, `StoreError`."""
+    from pipelines.release.store import verify_stored
 
-    exports = _exports(data_root)
-    name = _version(exports, version)
-    problems = verify_release(exports / name)
+    root = _store(data_root, store)
+    with _store_errors():
+        name = _version(root, version)
+        problems = verify_stored(root, name)
     if problems:
         raise ReleaseMismatch(name, problems)
-    return ReleaseState(name, exports / name)
+    return ReleaseState(name, _location(root, name))
 
 
-def pull(version: str, to: PathLike, *, data_root: PathLike | None = None) -> ReleaseState:
-    """Copy a release to `<to>/<version>` (a temporary copy, then a rename) and verify the copy.
+def pull(
+    version: str,
+    to: PathLike,
+    *,
+    data_root: PathLike | None = None,
+    store: PathLike | None = None,
+) -> ReleaseState:
+    """Copy a release (`latest`: the newest) from the store (`store`, else `[release] store`, else
+    the local exports) to `to`, and verify the copy. A folder gets `<to>/<version>` (a temporary
+    copy, then a rename); `s3://bucket/prefix` gets the release published as `publish` does.
     Raises `NoRelease`, `TargetExists` (`<to>/<version>` exists), `ReleaseMismatch` (the copy
-    does not verify; it is left in place for inspection)."""
-    from pipelines.release.catalog import pull_release
+    does not verify; a folder copy is left in place for inspection), `BadRoot`, `StoreError`,
+    `PublishConflict`."""
+    from pipelines.release.store import pull_to_folder
 
-    exports = _exports(data_root)
-    name = _version(exports, version)
-    try:
-        target, problems = pull_release(exports, name, Path(to))
-    except FileNotFoundError as err:  # the folder holds no manifest: not a complete release
-        raise NoRelease(str(err)) from err
-    except FileExistsError as err:
-        raise TargetExists(str(err)) from err
+    target = _root(to)
+    if target.is_s3:
+        return publish(version, data_root=data_root, store=store, to=target.uri)
+    root = _store(data_root, store)
+    with _store_errors():
+        name = _version(root, version)
+        try:
+            path, problems = pull_to_folder(root, name, target.path)
+        except FileNotFoundError as err:  # the folder holds no manifest: not a complete release
+            raise NoRelease(str(err)) from err
+        except FileExistsError as err:
+            raise TargetExists(str(err)) from err
     if problems:
         raise ReleaseMismatch(name, problems)
-    return ReleaseState(name, target)
+    return ReleaseState(name, path)
+
+
+def publish(
+    version: str | None = None,
+    *,
+    to: PathLike,
+    data_root: PathLike | None = None,
+    store: PathLike | None = None,
+) -> ReleaseState:
+    """Publish a verified copy of a release (default: the latest) from the store it is in to the
+    store `to` (a folder or s3://bucket/prefix): its files, then its manifest (put-if-absent),
+    then `LATEST` (compare-and-swap, only forward). Publishing what is already there changes
+    nothing. Raises `NoRelease`, `ReleaseMismatch` (the source or the stored copy does not
+    verify: nothing made visible), `PublishConflict` (another publisher moved `LATEST`; this
+    release is complete there), `BadRoot`, `StoreError`."""
+    from pipelines.release.store import fetch_release, publish_release, store_releases
+
+    source, target = _store(data_root, store), _root(to)
+    with _store_errors():
+        name = _version(source, version)
+        if name not in store_releases(source):
+            raise NoRelease(f"no complete release {name!r} under {source}")
+        try:
+            if not source.is_s3:
+                done = publish_release(source.path / name, target)
+            else:
+                with tempfile.TemporaryDirectory(prefix="turnlake-publish-") as tmp:
+                    fetch_release(source, name, Path(tmp) / name)
+                    done = publish_release(Path(tmp) / name, target)
+        except ValueError as err:
+            raise ReleaseMismatch(name, [str(err)]) from err
+    return ReleaseState(
+        name, _location(target, name), created=done.created, published=done.location
+    )
 
 
 def load_release(
@@ -128,9 +246,9 @@ def load_release(
         ) from err
     from pipelines.release.files import read_manifest
 
-    exports = _exports(data_root)
-    state = verify(version, data_root=data_root) if verify_first else None
-    folder = state.path if state else exports / _version(exports, version)
+    exports = _exports(data_root)  # datasets reads local files: the local exports, not a store
+    state = verify(version, data_root=data_root, store=exports) if verify_first else None
+    folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
     counts = read_manifest(folder)["counts"]
     splits = counts.get(config)
     if splits is None:

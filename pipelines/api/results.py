@@ -30,13 +30,14 @@ class FailedCheck:
 
 @dataclass(frozen=True)
 class ReleaseState:
-    """A release on disk and what verifying it found (no problems: it verifies)."""
+    """A release in a store and what verifying it found (no problems: it verifies)."""
 
     version: str
-    path: Path
+    path: Path | str  # a local folder, or the release's s3:// URI in an S3 store
     problems: list[str] = field(default_factory=list)
     verified_in_run: bool = False  # this run's `release_verifies` check passed on it
     created: bool = False  # `release()` only: written now, not an identical earlier one
+    published: str | None = None  # where `[release] store` (or `publish`) holds a verified copy
 
     @property
     def verified(self) -> bool:

@@ -43,6 +43,8 @@ def _print_latest_release(result: BuildResult) -> None:
     else:
         state = "verified" if latest.verified else f"{len(latest.problems)} PROBLEMS"
         click.echo(f"latest release {latest.version}: {state}")
+    if latest.published:
+        click.echo(f"published to {latest.published} (verified there)")
     print_load_hint(latest.path)
 
 

@@ -17,10 +17,13 @@ EXIT_CODES = """\b
 Exit codes:
   0  done
   1  a blocking check failed, the build failed, a release does not verify or was refused,
-     an SQL error, published tables unhealthy (status), a stale dictionary (dictionary --check)
-  2  bad settings (turnlake.toml, rewards.toml), bad usage, or something named that does not
-     exist: raw root, built tables, warehouse, release, saved query, a pull target that exists
-  3  the data root is busy: another build holds it (see --wait)
+     an SQL error, published tables unhealthy (status), a stale dictionary (dictionary --check),
+     a release store (S3) that refused or could not be reached
+  2  bad settings (turnlake.toml, rewards.toml), bad usage (also a store that is neither a
+     folder nor s3://), or something named that does not exist: raw root, built tables,
+     warehouse, release, saved query, a pull target that exists
+  3  the data root is busy: another build holds it (see --wait); or another publisher moved
+     a release store's LATEST while this one published (publish again)
 
 \b
 Roots: --raw-root / --data-root, or TURNLAKE_RAW_ROOT / TURNLAKE_DATA_ROOT (defaults data/raw
@@ -59,7 +62,7 @@ def exit_code(err: Exception) -> int | None:
     """The exit code for an error the API raised on purpose; None for a bug (re-raised)."""
     from pipelines import api
 
-    if isinstance(err, api.DataRootBusy):
+    if isinstance(err, api.DataRootBusy | api.PublishConflict):
         return 3
     if isinstance(
         err,
@@ -68,7 +71,8 @@ def exit_code(err: Exception) -> int | None:
         | api.NotBuilt
         | api.NoRelease
         | api.UnknownQuery
-        | api.TargetExists,
+        | api.TargetExists
+        | api.BadRoot,
     ):
         return 2
     if isinstance(err, api.TurnlakeError):

@@ -36,6 +36,16 @@ def print_load_hint(path: Path) -> None:
     click.echo("\n" + "\n".join(lines))
 
 
+def store_option(func):
+    """`--store URI`: the release store to read (default `[release] store`, else the exports)."""
+    return click.option(
+        "--store",
+        metavar="URI",
+        help="Release store: a folder or s3://bucket/prefix (default: [release] store in "
+        "turnlake.toml, else <data root>/exports). S3 settings from the AWS_* variables.",
+    )(func)
+
+
 def _print_mismatch(mismatch) -> None:
     for problem in mismatch.problems:
         error(f"MISMATCH {problem}")
@@ -70,25 +80,31 @@ def release(raw_root: Path | None, data_root: Path | None, wait: float) -> int:
         return 0
     kind = "new release" if state.created else "unchanged inputs: existing release"
     click.echo(f"{kind} {state.version} (verified)")
+    if state.published:
+        click.echo(f"published to {state.published} (verified there)")
     print_load_hint(state.path)
     return 0
 
 
 @click.command()
 @roots
-def releases(raw_root: Path | None, data_root: Path | None) -> int:
+@store_option
+def releases(raw_root: Path | None, data_root: Path | None, store: str | None) -> int:
     """List complete releases: version, date, rows per dataset."""
     from pipelines import api
 
-    frame = api.releases(data_root=data_root)
+    frame = api.releases(data_root=data_root, store=store)
     click.echo(str(frame) if frame.height else "no releases yet")
     return 0
 
 
 @click.command()
 @roots
+@store_option
 @click.argument("version", required=False)
-def verify(raw_root: Path | None, data_root: Path | None, version: str | None) -> int:
+def verify(
+    raw_root: Path | None, data_root: Path | None, store: str | None, version: str | None
+) -> int:
     """Re-hash a release against its manifest and split proof.
 
     VERSION defaults to the latest release; row counts are re-checked too. Exit 1 on any
@@ -97,7 +113,7 @@ def verify(raw_root: Path | None, data_root: Path | None, version: str | None) -
     from pipelines import api
 
     try:
-        state = api.verify(version, data_root=data_root)
+        state = api.verify(version, data_root=data_root, store=store)
     except api.ReleaseMismatch as mismatch:
         _print_mismatch(mismatch)
         return 1
@@ -107,22 +123,28 @@ def verify(raw_root: Path | None, data_root: Path | None, version: str | None) -
 
 @click.command()
 @roots
+@store_option
 @click.argument("version")
 @click.option(
     "--to",
     required=True,
-    type=click.Path(path_type=Path),
-    help="Destination folder; the release lands in <to>/<version>.",
+    metavar="DIR|s3://BUCKET/PREFIX",
+    help="Destination: a folder (the release lands in <to>/<version>) or an S3 store "
+    "(published there: files, manifest, then LATEST).",
 )
-def pull(raw_root: Path | None, data_root: Path | None, version: str, to: Path) -> int:
-    """Copy a release to a folder and verify the copy.
+def pull(
+    raw_root: Path | None, data_root: Path | None, store: str | None, version: str, to: str
+) -> int:
+    """Copy a release to a folder or an S3 store and verify the copy.
 
-    VERSION lands in <to>/VERSION: copied to a temporary folder, then renamed.
+    VERSION (or `latest`) lands in <to>/VERSION: in a folder copied to a temporary folder, then
+    renamed; on S3 its files, then its manifest (put-if-absent), then LATEST moved forward
+    (compare-and-swap; exit 3 if another publisher moved it meanwhile).
     """
     from pipelines import api
 
     try:
-        state = api.pull(version, to, data_root=data_root)
+        state = api.pull(version, to, data_root=data_root, store=store)
     except api.ReleaseMismatch as mismatch:
         _print_mismatch(mismatch)
         return 1

@@ -22,6 +22,7 @@ from pydantic import (
     NonNegativeInt,
     PositiveInt,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -166,6 +167,22 @@ class Limits(Table):
 class Release(Table):
     kto_include_neutral: bool = False
     sft_include_negative: bool = False
+    # Where releases are published after they are written locally, and what `releases`, `verify`
+    # and `pull` read: a folder or s3://bucket/prefix (None: <data root>/exports only).
+    store: str | None = None
+
+    @field_validator("store")
+    @classmethod
+    def _store_is_a_root(cls, value: str | None) -> str | None:
+        from pipelines.storage.objects import ObjectRoot, ObjectStoreError
+
+        if value is None:
+            return None
+        try:
+            ObjectRoot.parse(value)
+        except ObjectStoreError as err:
+            raise ValueError(str(err)) from None
+        return value
 
 
 class Redaction(Table):

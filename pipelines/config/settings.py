@@ -114,6 +114,8 @@ class Settings:
     # this is set.
     release_kto_include_neutral: bool = _D.release.kto_include_neutral
     release_sft_include_negative: bool = _D.release.sft_include_negative
+    # `[release] store`: a folder or s3://bucket/prefix releases are published to (None: none).
+    release_store: str | None = _D.release.store
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     # How long an asset waits for another writer of the data root before it fails (`[lock]`).
     lock_wait_seconds: float = _D.lock.wait_seconds
@@ -229,6 +231,7 @@ def settings_from_model(
         decision_rating_scale=dict(file.decision.rating_scale),
         release_kto_include_neutral=file.release.kto_include_neutral,
         release_sft_include_negative=file.release.sft_include_negative,
+        release_store=file.release.store,
         lock_wait_seconds=file.lock.wait_seconds,
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,

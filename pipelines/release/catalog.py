@@ -8,15 +8,20 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.release.files import complete_releases, latest_release, read_manifest
+from pipelines.release.files import complete_releases
 from pipelines.release.verify import verify_release
+from pipelines.storage.objects import ObjectRoot
 
 
-def list_releases(exports: Path) -> pl.DataFrame:
-    latest = latest_release(exports)
+def list_releases(exports: Path | ObjectRoot) -> pl.DataFrame:
+    """Complete releases in an exports folder or a store, oldest first."""
+    from pipelines.release.store import store_latest, store_manifest, store_releases
+
+    root = exports if isinstance(exports, ObjectRoot) else ObjectRoot.parse(exports)
+    latest = store_latest(root)
     rows = []
-    for version in complete_releases(exports):
-        manifest = read_manifest(exports / version)
+    for version in store_releases(root):
+        manifest = store_manifest(root, version)
         rows.append(
             {
                 "version": version,
