@@ -39,12 +39,15 @@ def check_results(evaluations: list[dg.AssetCheckEvaluation]) -> list[CheckResul
     ]
 
 
-def _last_build_checks(home: Path) -> tuple[str, datetime, list[CheckResult]] | None:
-    """Run id, start time and check results of the last build recorded in the instance."""
+def _last_build_checks(settings: Settings) -> tuple[str, datetime, list[CheckResult]] | None:
+    """Run id, start time and check results of this data root's last build in the instance."""
     import dagster as dg
 
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        runs = instance.get_runs(dg.RunsFilter(job_name=BUILD_JOB_NAME), limit=1)
+    from pipelines.orchestration.run_tags import data_root_tag
+
+    with dg.DagsterInstance.from_config(str(dagster_home(settings))) as instance:
+        runs_filter = dg.RunsFilter(job_name=BUILD_JOB_NAME, tags=data_root_tag(settings))
+        runs = instance.get_runs(runs_filter, limit=1)
         if not runs:
             return None
         run_id = runs[0].run_id
@@ -93,6 +96,6 @@ def report(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     if not Layout(settings.data_root).silver_link.exists():
         raise NotBuilt(f"nothing built under {settings.data_root}: run `turnlake build` first")
-    last = _last_build_checks(dagster_home(settings))
+    last = _last_build_checks(settings)
     run_id, run_time, checks = last if last else ("no-run", datetime.now(UTC), None)
     return write_build_report(settings, build_summary(settings), run_id, run_time, checks)
