@@ -21,7 +21,7 @@ def open_in_browser(path: Path) -> None:
 @roots
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a web browser.")
 def report(raw_root: Path | None, data_root: Path | None, open_report: bool) -> int:
-    """Write the HTML build report of the data root and print its path.
+    """Write the HTML build report of the data root; print its path.
 
     One self-contained file (plots drawn in, no network needed) under <data root>/reports/,
     also copied to reports/latest.html: reward distributions, agreement by IQL policy and
