@@ -16,7 +16,6 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     NonNegativeFloat,
     NonNegativeInt,
@@ -25,8 +24,12 @@ from pydantic import (
     model_validator,
 )
 
+from pipelines.config.release import Card, Profile, Release
+from pipelines.config.table import Table
 from pipelines.privacy.redact import DEFAULT_PHONE_REGIONS, KINDS
 from pipelines.splits.config import DEFAULT_SALT, SPLIT_ORDER
+
+__all__ = ["DEFAULTS", "Card", "Profile", "Release", "Table", "TurnlakeFile", "problems"]
 
 # A literal key in turnlake.toml would put the secret in a file that is copied around.
 KEY_LITERALS = ("pseudonym_key", "key", "secret")
@@ -75,12 +78,6 @@ ZoneName = Annotated[str, AfterValidator(_known_zone)]
 CronExpression = Annotated[str, AfterValidator(_cron)]
 PhoneRegion = Annotated[str, BeforeValidator(_upper), AfterValidator(_phone_region)]
 RedactionKind = Annotated[Literal[KINDS], BeforeValidator(_lower)]  # type: ignore[valid-type]
-
-
-class Table(BaseModel):
-    """A TOML table: only the keys declared, each of its declared type (no silent coercion)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class Timezones(Table):
@@ -163,11 +160,6 @@ class Limits(Table):
     raw_excerpt_chars: PositiveInt = 2000
 
 
-class Release(Table):
-    kto_include_neutral: bool = False
-    sft_include_negative: bool = False
-
-
 class Redaction(Table):
     org_names: list[str] = Field(default_factory=list)
     phone_regions: list[PhoneRegion] = Field(default_factory=lambda: list(DEFAULT_PHONE_REGIONS))
@@ -225,6 +217,11 @@ def _problem(error: Any, data: dict[str, Any]) -> str:
         return f"{_where(data, loc)}: {what}; allowed: {', '.join(allowed) or '(none)'}"
     if error["type"] == "value_error":
         return f"{_where(data, loc)}: {error['ctx']['error']}"
+    if error["type"] == "string_pattern_mismatch" and loc[-1:] == ("[key]",):
+        return (
+            f"[{'.'.join(map(str, loc[:-2]))}] {loc[-2]}: a profile name is lowercase letters, "
+            "digits and _, starting with a letter (it names the release config)"
+        )
     message = _PLAIN.get(error["type"]) or error["msg"].removeprefix("Input ")
     got = _value_at(data, loc)
     suffix = "" if got is _MISSING else f", got {got!r}"

@@ -216,6 +216,7 @@ def release_request(
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "release": asdict(options),
+        **settings.release_shape(),  # card and profiles: what the card says and which configs
         "privacy": {
             "pseudonymized": True,
             "redacted": True,
