@@ -14,6 +14,7 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 """
 
 from pipelines.api.build import build, demo, status
+from pipelines.api.diff import diff
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
     BuildFailed,
     DataRootBusy,
@@ -66,6 +67,7 @@ __all__ = [
     "build",
     "dagster_home",
     "demo",
+    "diff",
     "forget",
     "load_release",
     "pull",
