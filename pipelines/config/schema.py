@@ -8,7 +8,7 @@ its defaults from `DEFAULTS`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import phonenumbers
@@ -268,11 +268,16 @@ def _where(data: dict[str, Any], loc: tuple) -> str:
 
 def _fields_at(loc: tuple) -> list[str]:
     model: Any = TurnlakeFile
+    keyed = False  # the previous part was a table of named tables ([release.profiles]): skip key
     for part in loc:
+        if keyed:
+            keyed = False
+            continue
         field = model.model_fields.get(part) if isinstance(model, type) else None
         if field is None:
             return []
         candidates = [field.annotation, *get_args(field.annotation)]
+        keyed = get_origin(field.annotation) is dict
         model = next(
             (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
         )
