@@ -43,6 +43,7 @@ from pipelines.api.results import (
     Status,
 )
 from pipelines.api.roots import dagster_home, resolve_settings
+from pipelines.release.diff import ReleaseDiff
 
 __all__ = [
     "SUBJECT_KINDS",
@@ -56,6 +57,7 @@ __all__ = [
     "NotBuilt",
     "QueryFailed",
     "RawRootMissing",
+    "ReleaseDiff",
     "ReleaseMismatch",
     "ReleaseState",
     "SavedQuery",

@@ -21,6 +21,8 @@ CODE_FIELDS = ("package_version", "git_commit", "schema_version")
 
 @dataclass(frozen=True)
 class ReleaseDiff:
+    """What changed from release `old` to release `new` (see the module doc)."""
+
     old: str
     new: str
     rows: list[dict] = field(default_factory=list)  # dataset, split, before, after, added, …
@@ -52,9 +54,12 @@ def row_identity(dataset: str) -> tuple[str, ...]:
 def _keyed(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
     """split, _id (row identity) and _content (everything but the split) of every row."""
     columns = [c for c in row_identity(dataset) if c in frame.columns]
-    columns = columns or [c for c in frame.columns if c != "split"]
-    ident = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="|")
     content = pl.struct([c for c in frame.columns if c != "split"]).struct.json_encode()
+    ident = (
+        pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="|")
+        if columns
+        else pl.lit("")
+    )
     keyed = frame.select("split", _id=ident, _content=content)
     if keyed["_id"].n_unique() < keyed.height:  # not an identity here: a row is its content
         keyed = keyed.with_columns(_id=pl.col("_id") + "|" + pl.col("_content"))
