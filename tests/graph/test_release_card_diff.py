@@ -50,7 +50,7 @@ def releases(tmp_path_factory):
     assert failed_checks(materialize_all(raw, data)) == []
     settings = settings_from_config(raw, data, PROJECT_CONFIG)
     profiles = {
-        "dialogue_kto": Profile(sources=["dialogue"], datasets=["kto"], min_reward=0.7),
+        "dialogue_kto": Profile(sources=["dialogue"], datasets=["kto"], min_reward=0.9),
         "study": Profile(sources=["study"], datasets=["sft", "rl_steps"], min_reward=0.0),
     }
     make_release(replace(settings, release_profiles=profiles), today="29991231")
@@ -148,8 +148,8 @@ def test_profile_is_a_config_of_exactly_its_rows(releases, tmp_path):
     assert v3 != v2  # same datasets; the profiles are part of the content hash
     base = pl.read_parquet(sorted((exports / v3 / "kto").glob("*.parquet")))
     dialogue = base.filter(pl.col("source") == "dialogue")
-    by_hand = dialogue.filter(pl.col("reward") >= 0.7)
-    assert 0 < by_hand.height < dialogue.height  # c-100's answer (reward 0.6) is left out
+    by_hand = dialogue.filter(pl.col("reward") >= 0.9)
+    assert 0 < by_hand.height < dialogue.height  # only t-1 (explicit reward 1.0) reaches 0.9
     loaded = datasets.load_dataset(str(exports / v3), "dialogue_kto", cache_dir=tmp_path)
     got = pl.concat([pl.from_arrow(loaded[s].data.table) for s in loaded])
     assert sorted(got["turn_id"]) == sorted(by_hand["turn_id"])
