@@ -14,6 +14,7 @@ import polars as pl
 
 from pipelines.release.files import read_manifest
 from pipelines.release.profiles import REWARD_COLUMN
+from pipelines.release.row_ids import ROW_ID
 
 QUANTILES = (0.1, 0.5, 0.9)
 CODE_FIELDS = ("package_version", "git_commit", "schema_version")
@@ -45,9 +46,7 @@ def _datasets(folder: Path) -> dict[str, pl.DataFrame]:
 
 def row_identity(dataset: str) -> tuple[str, ...]:
     """The columns that name one row of a dataset across releases: the row ids the release
-    orders by (assemble.ROW_ID); an rl_steps row is one step of an episode."""
-    from pipelines.release.assemble import ROW_ID  # assemble -> write -> diff: import here
-
+    orders by (row_ids.ROW_ID); an rl_steps row is one step of an episode."""
     return ("episode_id", "step") if dataset == "rl_steps" else ROW_ID.get(dataset, ())
 
 
