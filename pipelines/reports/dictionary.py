@@ -88,8 +88,10 @@ def render_dictionary() -> str:
     ]
     out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
     out += [
-        "## Release datasets (`data/exports/<version>/<dataset>/`; the same descriptions are on "
-        "every release's dataset card, types in its `dataset_info`)",
+        (
+            "## Release datasets (`data/exports/<version>/<dataset>/`; the same descriptions are "
+            "on every release's dataset card, types in its `dataset_info`)"
+        ),
         "",
     ]
     out += [_release_section(name) for name in RELEASE_COLUMNS]
