@@ -14,6 +14,7 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 """
 
 from pipelines.api.build import build, demo, status
+from pipelines.api.diff import diff
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
     BadRoot,
     BuildFailed,
@@ -46,6 +47,7 @@ from pipelines.api.results import (
     Status,
 )
 from pipelines.api.roots import dagster_home, resolve_settings
+from pipelines.release.diff import ReleaseDiff
 
 __all__ = [
     "SUBJECT_KINDS",
@@ -61,6 +63,7 @@ __all__ = [
     "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
+    "ReleaseDiff",
     "ReleaseMismatch",
     "ReleaseState",
     "SavedQuery",
@@ -73,6 +76,7 @@ __all__ = [
     "build",
     "dagster_home",
     "demo",
+    "diff",
     "forget",
     "load_release",
     "publish",

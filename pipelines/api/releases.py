@@ -249,13 +249,16 @@ def load_release(
     exports = _exports(data_root)  # datasets reads local files: the local exports, not a store
     state = verify(version, data_root=data_root, store=exports) if verify_first else None
     folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
-    counts = read_manifest(folder)["counts"]
-    splits = counts.get(config)
+    manifest = read_manifest(folder)
+    counts = manifest["counts"]
+    profiles = manifest.get("profiles") or {}  # profile configs: release/profiles.py
+    splits = counts.get(config) or (profiles.get(config) or {}).get("counts")
     if splits is None:
-        known = ", ".join(sorted(counts))
+        known = ", ".join(sorted(counts) + sorted(profiles))
         raise KeyError(f"release {folder.name} has no dataset {config!r}; it has: {known}")
+    path = profiles[config]["path"] if config in profiles else config
     order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
-    data_files = {split: str(folder / config / f"{split}*.parquet") for split in order}
+    data_files = {split: str(folder / path / f"{split}*.parquet") for split in order}
     return load_dataset(
         "parquet", data_files=data_files, cache_dir=str(cache_dir) if cache_dir else None
     )

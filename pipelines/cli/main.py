@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, privacy, project, release, report, shell, warehouse
+from pipelines.cli import build, diff, privacy, project, release, report, shell, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -49,6 +49,7 @@ for command in (
     release.releases,
     release.verify,
     release.pull,
+    diff.diff,
     privacy.subject,
     privacy.forget,
     project.dictionary,

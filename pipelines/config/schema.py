@@ -8,7 +8,7 @@ its defaults from `DEFAULTS`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import phonenumbers
@@ -16,18 +16,20 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveInt,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
+from pipelines.config.release import Card, Profile, Release
+from pipelines.config.table import Table
 from pipelines.privacy.redact import DEFAULT_PHONE_REGIONS, KINDS
 from pipelines.splits.config import DEFAULT_SALT, SPLIT_ORDER
+
+__all__ = ["DEFAULTS", "Card", "Profile", "Release", "Table", "TurnlakeFile", "problems"]
 
 # A literal key in turnlake.toml would put the secret in a file that is copied around.
 KEY_LITERALS = ("pseudonym_key", "key", "secret")
@@ -76,12 +78,6 @@ ZoneName = Annotated[str, AfterValidator(_known_zone)]
 CronExpression = Annotated[str, AfterValidator(_cron)]
 PhoneRegion = Annotated[str, BeforeValidator(_upper), AfterValidator(_phone_region)]
 RedactionKind = Annotated[Literal[KINDS], BeforeValidator(_lower)]  # type: ignore[valid-type]
-
-
-class Table(BaseModel):
-    """A TOML table: only the keys declared, each of its declared type (no silent coercion)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class Timezones(Table):
@@ -164,27 +160,6 @@ class Limits(Table):
     raw_excerpt_chars: PositiveInt = 2000
 
 
-class Release(Table):
-    kto_include_neutral: bool = False
-    sft_include_negative: bool = False
-    # Where releases are published after they are written locally, and what `releases`, `verify`
-    # and `pull` read: a folder or s3://bucket/prefix (None: <data root>/exports only).
-    store: str | None = None
-
-    @field_validator("store")
-    @classmethod
-    def _store_is_a_root(cls, value: str | None) -> str | None:
-        from pipelines.storage.objects import ObjectRoot, ObjectStoreError
-
-        if value is None:
-            return None
-        try:
-            ObjectRoot.parse(value)
-        except ObjectStoreError as err:
-            raise ValueError(str(err)) from None
-        return value
-
-
 class Redaction(Table):
     org_names: list[str] = Field(default_factory=list)
     phone_regions: list[PhoneRegion] = Field(default_factory=lambda: list(DEFAULT_PHONE_REGIONS))
@@ -242,6 +217,11 @@ def _problem(error: Any, data: dict[str, Any]) -> str:
         return f"{_where(data, loc)}: {what}; allowed: {', '.join(allowed) or '(none)'}"
     if error["type"] == "value_error":
         return f"{_where(data, loc)}: {error['ctx']['error']}"
+    if error["type"] == "string_pattern_mismatch" and loc[-1:] == ("[key]",):
+        return (
+            f"[{'.'.join(map(str, loc[:-2]))}] {loc[-2]}: a profile name is lowercase letters, "
+            "digits and _, starting with a letter (it names the release config)"
+        )
     message = _PLAIN.get(error["type"]) or error["msg"].removeprefix("Input ")
     got = _value_at(data, loc)
     suffix = "" if got is _MISSING else f", got {got!r}"
@@ -288,11 +268,16 @@ def _where(data: dict[str, Any], loc: tuple) -> str:
 
 def _fields_at(loc: tuple) -> list[str]:
     model: Any = TurnlakeFile
+    keyed = False  # the previous part was a table of named tables ([release.profiles]): skip key
     for part in loc:
+        if keyed:
+            keyed = False
+            continue
         field = model.model_fields.get(part) if isinstance(model, type) else None
         if field is None:
             return []
         candidates = [field.annotation, *get_args(field.annotation)]
+        keyed = get_origin(field.annotation) is dict
         model = next(
             (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
         )

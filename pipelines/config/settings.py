@@ -116,12 +116,22 @@ class Settings:
     release_sft_include_negative: bool = _D.release.sft_include_negative
     # `[release] store`: a folder or s3://bucket/prefix releases are published to (None: none).
     release_store: str | None = _D.release.store
+    # `[release.card]` (card metadata, warning thresholds) and `[release.profiles.<name>]`.
+    release_card: schema.Card = field(default_factory=schema.Card)
+    release_profiles: dict[str, schema.Profile] = field(default_factory=dict)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     # How long an asset waits for another writer of the data root before it fails (`[lock]`).
     lock_wait_seconds: float = _D.lock.wait_seconds
     # `[oasst]`: OpenAssistant messages that become turns (deleted / unreviewed / synthetic: not by
     # default, as OASST's own exporter).
     oasst: schema.Oasst = field(default_factory=schema.Oasst)
+
+    def release_shape(self) -> dict[str, Any]:
+        """`[release.card]` and `[release.profiles]` as JSON-able values (manifest, digests)."""
+        return {
+            "card": self.release_card.model_dump(),
+            "profiles": {n: p.model_dump() for n, p in sorted(self.release_profiles.items())},
+        }
 
     def timezone_for(self, source: str) -> str:
         return self.source_timezones.get(source, "UTC")
@@ -232,6 +242,8 @@ def settings_from_model(
         release_kto_include_neutral=file.release.kto_include_neutral,
         release_sft_include_negative=file.release.sft_include_negative,
         release_store=file.release.store,
+        release_card=file.release.card,
+        release_profiles=dict(file.release.profiles),
         lock_wait_seconds=file.lock.wait_seconds,
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,

@@ -22,6 +22,7 @@ from pipelines.release.inputs import record_inputs, release_for_inputs, release_
 from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
 from pipelines.release.request import ReleaseRequest
+from pipelines.release.row_ids import ROW_ID
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.release.write import (
     content_hash,
@@ -96,25 +97,6 @@ def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
     order joins and group-bys happened to produce (the tie-breaker of `shuffled_order`)."""
     flat = _flat_columns(frame)
     return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
-
-
-# The columns that name a row of each dataset (those present are used; none present: every flat
-# column). rl_steps is ordered by episode, then step: an episode's steps stay together and in order.
-ROW_ID: dict[str, tuple[str, ...]] = {
-    "sft": ("turn_id",),
-    "kto": ("turn_id", "decision_id"),
-    "preference": (
-        "pair_kind",
-        "chosen_turn_id",
-        "rejected_turn_id",
-        "decision_id",
-        "chosen_decision_id",
-        "rejected_decision_id",
-    ),
-    "rl_steps": ("episode_id",),
-    "decisions": ("decision_id",),
-    "surveys": ("participant_id", "session_id", "section", "question"),
-}
 
 
 def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
@@ -216,6 +198,7 @@ def release_request(
         "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
         "splits": asdict(settings.splits),
         "release": asdict(options),
+        **settings.release_shape(),  # card and profiles: what the card says and which configs
         "privacy": {
             "pseudonymized": True,
             "redacted": True,

@@ -1,4 +1,4 @@
-"""The dataset card (README.md with Hugging Face YAML `configs`) shipped in every release."""
+"""The dataset card (README.md with Hugging Face YAML metadata) shipped in every release."""
 
 from __future__ import annotations
 
@@ -6,76 +6,100 @@ from typing import TYPE_CHECKING
 
 from pipelines.exports.datasets.chat_shape import LATE_SYSTEM_PREFIX, OPENING_PREFIX
 from pipelines.exports.datasets.sft import SCENARIO_PREFIX
+from pipelines.release.card_meta import Config, card_metadata, card_warnings, front_matter
+from pipelines.release.columns import DATASET_PURPOSE, column_description
 
 if TYPE_CHECKING:
     from pipelines.release.request import ReleaseRequest
 
-DATASET_PURPOSE = {
-    "sft": "Conversation prefixes ending in an assistant (or agent) message, for supervised "
-    "fine-tuning "
-    "(TRL `SFTTrainer`, conversational format: `messages`).",
-    "preference": "Pairs of a preferred and a rejected answer to the same prompt (TRL "
-    "`DPOTrainer`: "
-    "`prompt`, `chosen`, `rejected`): corrections, overridden companion suggestions, rated "
-    "alternatives.",
-    "kto": "Single answers with a thumbs-up/down label (TRL `KTOTrainer`: `prompt`, `completion`, "
-    "`label`).",
-    "rl_steps": "Offline-RL steps with RLDS semantics (`observation`, `action`, `reward`, "
-    "`discount`, "
-    "`is_first`, `is_last`, `is_terminal`); Q-values / behaviour policy where the source logged "
-    "them.",
-    "decisions": "Decision points: the context (or its hash) and coordination state → action, "
-    "confidence, outcome.",
-}
 
-COMMON_COLUMNS = {
-    "split": "train / validation / test, assigned per group (never per row).",
-    "episode_id": "Canonical episode id (`<source>:<native id>`).",
-    "group_id": "Leakage unit: all rows of a group are in one split.",
-    "source": "Raw source: scenario, study, social_rl, dialogue or decision.",
-    "prompt_hash": "sha256 of the exact prompt text; no prompt appears in two splits.",
-    "reward": "Reward in [-1, 1] from the gold reward rules (null where no signal).",
-    "reward_rule": "Rule that produced the reward, `name@version` (see `rewards` in manifest.json "
-    "config).",
-    "feedback_ids": "Feedback rows the reward was computed from (traceable to the human/judge "
-    "signal).",
-}
+def release_configs(
+    request: ReleaseRequest, layout: dict[str, list[dict]], profiles: list[Config] = ()
+) -> list[Config]:
+    """The release's configs: one per written dataset, then the profiles' (write.py)."""
+    return [
+        Config(
+            name,
+            name,
+            name,
+            request.datasets[name],
+            tuple(dict.fromkeys(f["split"] for f in files)),
+        )
+        for name, files in layout.items()
+    ] + list(profiles)
 
 
-def _yaml_configs(layout: dict[str, list[dict]]) -> str:
-    lines = ["---", "configs:"]
-    for name, files in layout.items():
-        lines += [f"- config_name: {name}", "  data_files:"]
-        for split in dict.fromkeys(f["split"] for f in files):
-            lines += [f"  - split: {split}", f'    path: "{name}/{split}*.parquet"']
-    lines += ["license: other", "---"]
-    return "\n".join(lines)
-
-
-def _dataset_section(name: str, schema: dict, files: list[dict]) -> str:
-    rows = {}
-    for f in files:
-        rows[f["split"]] = rows.get(f["split"], 0) + f["rows"]
+def _dataset_section(config: Config) -> str:
+    rows = dict(config.frame.group_by("split").len().iter_rows())
     out = [
-        f"### `{name}`",
+        f"### `{config.name}`",
         "",
-        DATASET_PURPOSE.get(name, ""),
+        DATASET_PURPOSE.get(config.dataset, ""),
         "",
-        "Rows: " + ", ".join(f"{s} {n}" for s, n in rows.items()),
+        "Rows: " + ", ".join(f"{s} {rows.get(s, 0)}" for s in config.splits),
         "",
         "| column | type | meaning |",
         "|---|---|---|",
     ]
     out += [
-        f"| `{col}` | `{dtype}` | {COMMON_COLUMNS.get(col, '')} |" for col, dtype in schema.items()
+        f"| `{col}` | `{dtype}` | {column_description(config.dataset, col)} |"
+        for col, dtype in config.frame.schema.items()
     ]
     return "\n".join(out)
 
 
-def render_card(version: str, request: ReleaseRequest, layout: dict[str, list[dict]]) -> str:
+def _profiles_section(configs: list[Config], profiles: dict) -> str:
+    chosen = [c for c in configs if c.name != c.dataset]
+    if not profiles:
+        return "No release profiles (`[release.profiles.<name>]` in turnlake.toml adds them)."
+    lines = [
+        (
+            "Each profile of turnlake.toml `[release.profiles]` is published as its own config: "
+            "`<profile>` when it selects one dataset, `<profile>-<dataset>` otherwise (files under "
+            "`profiles/<config>/`). A profile only filters the released rows."
+        ),
+        "",
+        "| config | dataset | selection | rows |",
+        "|---|---|---|---|",
+    ]
+    for c in chosen:
+        profile = c.name.split("-")[0]
+        selection = ", ".join(
+            f"{k} = {v}" for k, v in profiles[profile].items() if v not in (None, False)
+        )
+        rows = dict(c.frame.group_by("split").len().iter_rows())
+        lines.append(
+            f"| `{c.name}` | `{c.dataset}` | {selection or 'everything'} | "
+            + ", ".join(f"{s} {rows.get(s, 0)}" for s in c.splits)
+            + " |"
+        )
+    missing = sorted(set(profiles) - {c.name.split("-")[0] for c in chosen})
+    if missing:
+        lines += ["", "Profiles with no rows in this release (no config): " + ", ".join(missing)]
+    return "\n".join(lines)
+
+
+def _warnings_section(configs: list[Config], request: ReleaseRequest) -> str:
+    ratios = (request.config.get("splits") or {}).get("ratios") or {"train": 0.8, "test": 0.2}
+    found = card_warnings(configs, request.config.get("card") or {}, ratios)
+    return "\n".join(f"- {w}" for w in found) or "None."
+
+
+def render_card(
+    version: str,
+    request: ReleaseRequest,
+    layout: dict[str, list[dict]],
+    configs: list[Config] | None = None,
+    changelog: str | None = None,
+) -> str:
+    """The card: Hugging Face metadata, warnings, changelog (`changelog`: the diff against the
+    previous release, diff.py), datasets with every column described, profiles, rules."""
     splits = request.config.get("splits", {})
-    sections = [_dataset_section(n, dict(request.datasets[n].schema), layout[n]) for n in layout]
-    return f"""{_yaml_configs(layout)}
+    configs = configs if configs is not None else release_configs(request, layout)
+    default = "sft" if "sft" in layout else next(iter(layout), None)
+    meta = card_metadata(configs, request.config.get("card") or {}, default)
+    sections = [_dataset_section(c) for c in configs if c.name == c.dataset]
+    return f"""{front_matter(meta)}
 
 # turnlake training sets — release `{version}`
 
@@ -87,8 +111,7 @@ Built by turnlake {request.package_version} (commit `{request.git_commit}`) from
 
 ```python
 from datasets import load_dataset
-sft = load_dataset("parquet", data_files={{"train": "{version}/sft/train*.parquet", "test": "{version}/sft/test*.parquet"}})
-# or, with this folder as a Hugging Face dataset repo: load_dataset(path, "sft")
+sft = load_dataset("{version}", "sft")  # this folder; configs: {", ".join(c.name for c in configs)}
 ```
 
 ```sql
@@ -96,9 +119,21 @@ sft = load_dataset("parquet", data_files={{"train": "{version}/sft/train*.parque
 SELECT * FROM read_parquet('{version}/sft/*.parquet', filename = true);
 ```
 
+## Warnings
+
+{_warnings_section(configs, request)}
+
+## Changes since the previous release
+
+{changelog or "This is the first release of this data root."}
+
 ## Datasets
 
 {chr(10).join(sections)}
+
+## Profiles
+
+{_profiles_section(configs, request.config.get("profiles") or {})}
 
 ## How rewards were computed
 

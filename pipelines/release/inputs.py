@@ -54,6 +54,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
         "privacy": settings.privacy.record(),
         "splits": asdict(settings.splits),
         "release": [settings.release_kto_include_neutral, settings.release_sft_include_negative],
+        "release_shape": settings.release_shape(),
         "key": key_fingerprint(key),
         "raw_files": raw_fingerprints,
     }

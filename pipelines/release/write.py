@@ -12,8 +12,11 @@ from pathlib import Path
 
 import orjson
 import polars as pl
+import pyarrow.parquet as pq
 
-from pipelines.release.card import render_card
+from pipelines.release.card import release_configs, render_card
+from pipelines.release.card_meta import Config
+from pipelines.release.diff import diff_folders, diff_markdown
 from pipelines.release.files import (
     CARD,
     LEDGER,
@@ -21,10 +24,12 @@ from pipelines.release.files import (
     SPLIT_ORDER,
     SPLIT_PROOF,
     complete_releases,
+    latest_release,
     point_latest,
     read_manifest,
     split_files,
 )
+from pipelines.release.profiles import PROFILES_DIR, profile_frames
 from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.files import fsync_path, fsync_tree
@@ -67,12 +72,20 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
-def _manifest(
-    tmp: Path, version: str, digest: str, request: ReleaseRequest, layout: dict[str, list[dict]]
-) -> dict:
-    """The manifest of the complete temporary folder: provenance, row counts per split and every
-    file's hash (the manifest itself is not yet written, so not listed)."""
-    manifest = {
+def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
+    """Every profile config with rows, under profiles/<config>/ (profiles.py)."""
+    configs = []
+    selected = profile_frames(request.datasets, request.config.get("profiles") or {})
+    for name, (_, dataset, frame) in selected.items():
+        if frame.height:
+            files = _write_dataset(tmp / PROFILES_DIR / name, frame)
+            splits = tuple(dict.fromkeys(f["split"] for f in files))
+            configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, splits))
+    return configs
+
+
+def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
+    return {
         "version": version,
         "content_hash": digest,
         "created_at": datetime.now(UTC).isoformat(),
@@ -82,23 +95,64 @@ def _manifest(
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,
+    }
+
+
+def _changelog(exports: Path, tmp: Path, manifest: dict) -> str | None:
+    """The diff against the newest earlier release, as the card's changelog."""
+    previous = latest_release(exports)
+    if previous is None:
+        return None
+    old = exports / previous
+    return diff_markdown(diff_folders(old, tmp, read_manifest(old), manifest))
+
+
+def _profile_counts(configs: list[Config]) -> dict[str, dict]:
+    return {
+        c.name: {
+            "dataset": c.dataset,
+            "path": c.path,
+            "counts": dict(sorted(c.frame.group_by("split").len().iter_rows())),
+        }
+        for c in configs
+        if c.name != c.dataset
+    }
+
+
+def _manifest(
+    tmp: Path,
+    base: dict,
+    request: ReleaseRequest,
+    layout: dict[str, list[dict]],
+    configs: list[Config],
+) -> dict:
+    """The manifest of the complete temporary folder: provenance, row counts per split and every
+    file's hash (the manifest itself is not yet written, so not listed)."""
+    manifest = base | {
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
         },
         "files": [],
     }
+    if configs:
+        manifest["profiles"] = _profile_counts(configs)
     for name, files in layout.items():
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
+    written = {f"{n}/{f['file']}": f["rows"] for n, fs in layout.items() for f in fs}
+    for c in configs:
+        written |= {f"{c.path}/{f}": n for f, n in _split_rows(tmp / c.path).items()}
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
-        rows = next(
-            (f["rows"] for n, fs in layout.items() for f in fs if f"{n}/{f['file']}" == rel), None
-        )
+        rows = written.get(rel)
         manifest["files"].append(
             {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows}
         )
     return manifest
+
+
+def _split_rows(folder: Path) -> dict[str, int]:
+    return {p.name: pq.ParquetFile(p).metadata.num_rows for p in sorted(folder.glob("*.parquet"))}
 
 
 def write_release(
@@ -134,8 +188,12 @@ def write_release(
                 request.redaction_ledger, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
             )
         )
-    (tmp / CARD).write_text(render_card(version, request, layout), encoding="utf-8")
-    manifest = _manifest(tmp, version, digest, request, layout)
+    profiles = _write_profiles(tmp, request)
+    configs = release_configs(request, layout, profiles)
+    base = _manifest_base(version, digest, request)
+    card = render_card(version, request, layout, configs, _changelog(exports, tmp, base))
+    (tmp / CARD).write_text(card, encoding="utf-8")
+    manifest = _manifest(tmp, base, request, layout, profiles)
     (tmp / MANIFEST).write_bytes(
         orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     )

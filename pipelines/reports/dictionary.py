@@ -8,6 +8,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipelines.config.settings import SOURCES
+from pipelines.release.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
 from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
@@ -56,6 +57,18 @@ def _table_section(name: str, model: type[pa.DataFrameModel]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _release_section(dataset: str) -> str:
+    columns = pl.DataFrame(
+        [
+            {"column": f"`{column}`", "description": column_description(dataset, column)}
+            for column in RELEASE_COLUMNS[dataset]
+        ],
+        schema=dict.fromkeys(("column", "description"), pl.String),
+    )
+    lines = [f"### `{dataset}`", "", DATASET_PURPOSE[dataset], "", markdown_table(columns)]
+    return "\n".join(lines) + "\n"
+
+
 def render_dictionary() -> str:
     out = [
         "# turnlake data dictionary",
@@ -74,6 +87,14 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
+    out += [
+        (
+            "## Release datasets (`data/exports/<version>/<dataset>/`; the same descriptions are "
+            "on every release's dataset card, types in its `dataset_info`)"
+        ),
+        "",
+    ]
+    out += [_release_section(name) for name in RELEASE_COLUMNS]
     out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
     for source in SOURCES:
         out += [_table_section(name, model) for name, model in bronze_models(source).items()]

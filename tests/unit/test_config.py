@@ -403,3 +403,4 @@ def test_every_example_key_the_shipped_turnlake_toml_documents_is_valid_when_unc
     assert s.timezone_for("study") == "America/Los_Angeles"
     assert s.rating_scale_for("continuum") == "1-5"
     assert s.privacy.redaction.org_names == ["Acme Corp", "Globex"]
+    assert s.release_profiles["helpful_kto"].datasets == ["kto", "preference"]

@@ -9,6 +9,7 @@ import sys
 import orjson
 import polars as pl
 import pytest
+import yaml
 
 from pipelines.release.catalog import list_releases, pull_release
 from pipelines.release.files import MANIFEST, complete_releases, latest_release, read_manifest
@@ -71,10 +72,17 @@ def test_release_has_split_files_manifest_card_and_is_latest(released):
     }
     assert latest_release(exports) == path.name
     card = (path / "README.md").read_text()
-    assert (
-        card.startswith("---\nconfigs:\n- config_name: sft")
-        and 'path: "sft/train*.parquet"' in card
-    )
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert meta["configs"] == [
+        {
+            "config_name": "sft",
+            "default": True,
+            "data_files": [
+                {"split": "train", "path": "sft/train*.parquet"},
+                {"split": "test", "path": "sft/test*.parquet"},
+            ],
+        }
+    ]
 
 
 def test_verify_passes_on_a_fresh_release_and_fails_on_one_corrupted_byte(released):

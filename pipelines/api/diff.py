@@ -1,0 +1,32 @@
+"""`turnlake.diff`: what changed between two releases of a data root."""
+
+from __future__ import annotations
+
+from pipelines.api.errors import NoRelease
+from pipelines.api.releases import _exports, _version
+from pipelines.api.roots import PathLike
+from pipelines.release.diff import ReleaseDiff
+
+
+def diff(
+    old: str | None = None, new: str | None = None, *, data_root: PathLike | None = None
+) -> ReleaseDiff:
+    """Rows added / removed / changed per dataset and split (by row identity), groups that moved
+    split (`moved_groups`, must be empty), reward and label shift, config, code and raw-file
+    changes between release `old` and release `new` (default: the latest, and the release
+    before it). Raises `NoRelease` for a version that does not exist or has no predecessor."""
+    from pipelines.release.diff import diff_releases
+    from pipelines.release.files import complete_releases
+
+    exports = _exports(data_root)
+    new_version = _version(exports, new)
+    known = complete_releases(exports)
+    for version in (new_version, old):
+        if version is not None and version not in known:
+            raise NoRelease(f"no complete release {version!r} under {exports}")
+    if old is None:
+        earlier = known[: known.index(new_version)]
+        if not earlier:
+            raise NoRelease(f"release {new_version} has no earlier release to compare with")
+        old = earlier[-1]
+    return diff_releases(exports, old, new_version)

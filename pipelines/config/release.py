@@ -1,0 +1,96 @@
+"""`[release]` of turnlake.toml: release semantics, the dataset card (`[release.card]`) and
+release profiles (`[release.profiles.<name>]`, published as their own configs: release/profiles.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, NonNegativeInt, field_validator, model_validator
+
+from pipelines.config.table import Table
+
+
+def _known_sources(names: list[str]) -> list[str]:
+    from pipelines.config.settings import SOURCES  # settings imports this module
+
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        raise ValueError(f"unknown source {unknown[0]!r}; allowed: {', '.join(SOURCES)}")
+    return names
+
+
+def _known_datasets(names: list[str]) -> list[str]:
+    from pipelines.release.columns import RELEASE_COLUMNS
+
+    unknown = [n for n in names if n not in RELEASE_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown dataset {unknown[0]!r}; allowed: {', '.join(RELEASE_COLUMNS)}")
+    return names
+
+
+ProfileName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+Reward = Annotated[float, Field(ge=-1.0, le=1.0)]
+
+
+class Profile(Table):
+    """`[release.profiles.<name>]`: a named selection published as its own config(s)."""
+
+    sources: Annotated[list[str], AfterValidator(_known_sources)] | None = None  # None: all
+    datasets: Annotated[list[str], AfterValidator(_known_datasets)] | None = None  # None: all
+    min_reward: Reward | None = None  # rows (rl_steps: episodes' returns) below it are left out
+    # Reward-0 KTO rows: None = as the release; "keep" needs `kto_include_neutral = true`.
+    kto_neutral: Literal["keep", "drop"] | None = None
+    require_margin: bool = False  # preference pairs need both rewards, chosen above rejected
+
+
+class Card(Table):
+    """`[release.card]`: the dataset card's Hugging Face metadata and its warning thresholds."""
+
+    pretty_name: str = "turnlake training sets"
+    language: list[str] = Field(default_factory=lambda: ["en"])
+    license: str = "other"
+    license_name: str = "turnlake-source-data"
+    license_link: str = "LICENSE"
+    tiny_split_rows: NonNegativeInt = 50
+    label_skew: Annotated[float, Field(gt=0.5, le=1.0)] = 0.9
+    missing_margin_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+
+
+class Release(Table):
+    kto_include_neutral: bool = False
+    sft_include_negative: bool = False
+    # Where releases are published after they are written locally, and what `releases`, `verify`
+    # and `pull` read: a folder or s3://bucket/prefix (None: <data root>/exports only).
+    store: str | None = None
+    card: Card = Field(default_factory=Card)
+    profiles: dict[ProfileName, Profile] = Field(default_factory=dict)
+
+    @field_validator("store")
+    @classmethod
+    def _store_is_a_root(cls, value: str | None) -> str | None:
+        from pipelines.storage.objects import ObjectRoot, ObjectStoreError
+
+        if value is None:
+            return None
+        try:
+            ObjectRoot.parse(value)
+        except ObjectStoreError as err:
+            raise ValueError(str(err)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _profiles_fit(self) -> Release:
+        if not self.profiles:
+            return self  # also: DEFAULTS are built while pipelines.config.settings imports
+        from pipelines.release.columns import RELEASE_COLUMNS
+
+        for name, profile in self.profiles.items():
+            if name in RELEASE_COLUMNS:
+                raise ValueError(f"profile {name!r} has the name of a dataset; choose another")
+            if profile.kto_neutral == "keep" and not self.kto_include_neutral:
+                raise ValueError(
+                    f"profile {name!r} has kto_neutral = 'keep', but the release leaves reward-0 "
+                    "KTO rows out: set [release] kto_include_neutral = true, or drop the key"
+                )
+        return self

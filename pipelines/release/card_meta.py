@@ -1,0 +1,166 @@
+"""The dataset card's Hugging Face YAML metadata and its warnings, from the released frames.
+
+Metadata follows the Hub's dataset-card spec (huggingface/hub-docs `datasetcard.md`):
+`pretty_name`, `language`, `license` (+ `license_name` / `license_link` for `other`),
+`task_categories`, `size_categories`, `configs` (one `default`), and `dataset_info` with the
+features and split sizes of every config, in the YAML form `datasets` writes
+(`Features._to_yaml_list`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+import pyarrow as pa
+import yaml
+
+TASK_CATEGORIES = ["text-generation", "reinforcement-learning"]
+TAGS = ["sft", "dpo", "kto", "offline-rl", "rlds", "human-feedback"]
+_SIZE_EDGES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+)
+_ARROW_NAMES = {"double": "float64", "float": "float32", "halffloat": "float16"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One Hugging Face config of a release: its folder, dataset and rows (with `split`)."""
+
+    name: str
+    path: str  # folder under the release
+    dataset: str
+    frame: pl.DataFrame
+    splits: tuple[str, ...]  # in file order
+
+
+def size_category(rows: int) -> str:
+    return next((label for edge, label in _SIZE_EDGES if rows < edge), "n>1B")
+
+
+def _feature(dtype: pa.DataType) -> dict:
+    for kind, test in (("large_list", pa.types.is_large_list), ("list", pa.types.is_list)):
+        if test(dtype):
+            inner = _feature(dtype.value_type)
+            return {kind: inner.get("dtype") or inner.get("struct") or inner}
+    if pa.types.is_struct(dtype):
+        return {"struct": [{"name": f.name, **_feature(f.type)} for f in dtype]}
+    return {"dtype": _ARROW_NAMES.get(str(dtype), str(dtype))}
+
+
+def hf_features(schema: pa.Schema) -> list[dict]:
+    """An Arrow schema as `dataset_info.features` (what `datasets` would infer and write)."""
+    return [{"name": field.name, **_feature(field.type)} for field in schema]
+
+
+def _dataset_info(config: Config) -> dict:
+    sizes = config.frame.group_by("split").agg(pl.len().alias("n"))
+    rows = dict(sizes.iter_rows())
+    splits = [
+        {
+            "name": split,
+            "num_bytes": config.frame.filter(pl.col("split") == split).estimated_size(),
+            "num_examples": rows[split],
+        }
+        for split in config.splits
+    ]
+    return {
+        "config_name": config.name,
+        "features": hf_features(config.frame.head(0).to_arrow().schema),
+        "splits": splits,
+        "dataset_size": sum(s["num_bytes"] for s in splits),
+    }
+
+
+def card_metadata(configs: list[Config], card: dict, default: str | None) -> dict:
+    """The YAML front matter as a dict (`card`: `[release.card]` as recorded in the config)."""
+    base_rows = sum(c.frame.height for c in configs if c.name == c.dataset)
+    meta: dict = {
+        "pretty_name": card.get("pretty_name", "turnlake training sets"),
+        "language": list(card.get("language", ["en"])),
+        "license": card.get("license", "other"),
+    }
+    if meta["license"] == "other":
+        meta["license_name"] = card.get("license_name", "turnlake-source-data")
+        meta["license_link"] = card.get("license_link", "LICENSE")
+    meta |= {
+        "task_categories": TASK_CATEGORIES,
+        "tags": TAGS,
+        "size_categories": [size_category(base_rows)],
+        "configs": [
+            {
+                "config_name": c.name,
+                **({"default": True} if c.name == default else {}),
+                "data_files": [
+                    {"split": split, "path": f"{c.path}/{split}*.parquet"} for split in c.splits
+                ],
+            }
+            for c in configs
+        ],
+        "dataset_info": [_dataset_info(c) for c in configs],
+    }
+    return meta
+
+
+def front_matter(meta: dict) -> str:
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---"
+
+
+def card_warnings(configs: list[Config], card: dict, ratios: dict[str, float]) -> list[str]:
+    """What a trainer should know before trusting a config: tiny or empty splits, preference
+    pairs without a reward margin, skewed KTO labels (thresholds: `[release.card]`)."""
+    tiny = int(card.get("tiny_split_rows", 50))
+    out = []
+    for c in configs:
+        for split in [s for s, r in ratios.items() if r > 0]:
+            part = c.frame.filter(pl.col("split") == split)
+            groups = part["group_id"].n_unique() if "group_id" in part.columns else 0
+            if part.height == 0:
+                out.append(f"`{c.name}` has no `{split}` rows: that split cannot be loaded.")
+            elif part.height < tiny:
+                out.append(
+                    f"`{c.name}` `{split}` is tiny: {part.height} rows from {groups} group(s) "
+                    f"(under {tiny}); scores on it are noise."
+                )
+        out += _margin_warning(c, float(card.get("missing_margin_share", 0.5)))
+        out += _skew_warnings(c, float(card.get("label_skew", 0.9)))
+    return out
+
+
+def _margin_warning(c: Config, share: float) -> list[str]:
+    if c.dataset != "preference" or c.frame.height == 0:
+        return []
+    missing = c.frame.filter(
+        pl.col("reward_chosen").is_null() | pl.col("reward_rejected").is_null()
+    ).height
+    if missing / c.frame.height <= share:
+        return []
+    return [
+        (
+            f"`{c.name}`: {missing} of {c.frame.height} preference pairs carry no reward margin "
+            "(`reward_chosen` or `reward_rejected` is null): their preference rests on the pair's "
+            "evidence alone (`pair_kind`), not on rewards."
+        )
+    ]
+
+
+def _skew_warnings(c: Config, skew: float) -> list[str]:
+    if "label" not in c.frame.columns:
+        return []
+    out = []
+    for split in c.splits:
+        labels = c.frame.filter(pl.col("split") == split)["label"]
+        if labels.len() == 0:
+            continue
+        top = max(labels.sum(), labels.len() - labels.sum())
+        if top / labels.len() > skew:
+            out.append(
+                f"`{c.name}` `{split}` labels are skewed: {labels.sum()} true, "
+                f"{labels.len() - labels.sum()} false (majority over {skew:.0%})."
+            )
+    return out

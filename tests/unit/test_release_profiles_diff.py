@@ -1,0 +1,125 @@
+"""Release profiles select exactly what they say; the release diff matches rows by identity.
+Expected values are worked out by hand from the tiny frames."""
+
+import polars as pl
+import pytest
+
+from pipelines.config.settings import SettingsError, validate_config
+from pipelines.release.diff import changed_values, moved_groups, row_changes
+from pipelines.release.profiles import config_names, profile_frames, select
+
+KTO = pl.DataFrame(
+    {
+        "split": ["train", "train", "train", "test"],
+        "source": ["dialogue", "study", "dialogue", "dialogue"],
+        "turn_id": ["t1", "t2", "t3", "t4"],
+        "reward": [0.8, 0.9, 0.0, -0.8],
+        "label": [True, True, False, False],
+    }
+)
+
+
+def test_profile_filters_sources_reward_and_neutral_rows():
+    assert select("kto", KTO, {"sources": ["dialogue"]})["turn_id"].to_list() == ["t1", "t3", "t4"]
+    assert select("kto", KTO, {"min_reward": 0.0})["turn_id"].to_list() == ["t1", "t2", "t3"]
+    assert select("kto", KTO, {"kto_neutral": "drop"})["turn_id"].to_list() == ["t1", "t2", "t4"]
+
+
+def test_profile_min_reward_keeps_or_drops_rl_episodes_whole():
+    steps = pl.DataFrame(
+        {
+            "split": ["train"] * 5,
+            "source": ["study"] * 5,
+            "episode_id": ["e1", "e1", "e1", "e2", "e2"],
+            "step": [0, 1, 2, 0, 1],
+            "reward": [-0.5, 0.0, 1.0, 0.2, -0.4],  # returns: e1 0.5, e2 -0.2
+        }
+    )
+    kept = select("rl_steps", steps, {"min_reward": 0.0})
+    assert kept.select("episode_id", "step").rows() == [("e1", 0), ("e1", 1), ("e1", 2)]
+
+
+def test_profile_requiring_a_margin_keeps_pairs_with_chosen_above_rejected():
+    pairs = pl.DataFrame(
+        {
+            "split": ["train"] * 3,
+            "source": ["scenario"] * 3,
+            "pair_kind": ["a", "b", "c"],
+            "reward_chosen": [0.5, None, 0.3],
+            "reward_rejected": [0.1, 0.0, 0.3],
+        }
+    )
+    assert select("preference", pairs, {"require_margin": True})["pair_kind"].to_list() == ["a"]
+
+
+def test_config_names_one_dataset_is_the_profile_several_are_suffixed():
+    assert config_names("p", ["kto"]) == {"kto": "p"}
+    assert config_names("p", ["kto", "sft"]) == {"kto": "p-kto", "sft": "p-sft"}
+    frames = profile_frames({"kto": KTO}, {"p": {"datasets": ["kto", "sft"]}})
+    assert list(frames) == ["p-kto"]  # no sft in this release: no config for it
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        ({"sources": ["stduy"]}, "[release.profiles.p] sources: unknown source 'stduy'"),
+        ({"datasets": ["dpo"]}, "[release.profiles.p] datasets: unknown dataset 'dpo'"),
+        ({"min_reward": 2}, "[release.profiles.p] min_reward: should be less than or equal to 1"),
+        ({"min_rewrd": 0}, "[release.profiles.p] min_rewrd: unknown key; allowed: sources"),
+        ({"kto_neutral": "keep"}, "kto_neutral = 'keep', but the release leaves reward-0"),
+    ],
+)
+def test_bad_profiles_are_refused_naming_the_key(profile, message):
+    with pytest.raises(SettingsError) as err:
+        validate_config({"release": {"profiles": {"p": profile}}})
+    assert message in str(err.value)
+
+
+def test_profile_named_like_a_dataset_is_refused():
+    with pytest.raises(SettingsError, match="profile 'kto' has the name of a dataset"):
+        validate_config({"release": {"profiles": {"kto": {}}}})
+
+
+def test_row_changes_match_rows_by_identity_not_by_counts():
+    old = pl.DataFrame(
+        {"split": ["train", "train", "test"], "turn_id": ["a", "b", "c"], "reward": [1.0, 0.5, 0.2]}
+    )
+    # Same counts per split, but b is gone, d is new, c changed reward.
+    new = pl.DataFrame(
+        {"split": ["train", "train", "test"], "turn_id": ["a", "d", "c"], "reward": [1.0, 0.1, 0.3]}
+    )
+    assert row_changes("sft", old, new) == [
+        {
+            "dataset": "sft",
+            "split": "test",
+            "before": 1,
+            "after": 1,
+            "added": 0,
+            "removed": 0,
+            "changed": 1,
+        },
+        {
+            "dataset": "sft",
+            "split": "train",
+            "before": 2,
+            "after": 2,
+            "added": 1,
+            "removed": 1,
+            "changed": 0,
+        },
+    ]
+
+
+def test_moved_groups_are_found_across_datasets():
+    old = {"sft": pl.DataFrame({"group_id": ["g1", "g2"], "split": ["train", "test"]})}
+    new = {"kto": pl.DataFrame({"group_id": ["g1", "g2"], "split": ["train", "train"]})}
+    assert moved_groups(old, new) == [{"group_id": "g2", "old_split": "test", "new_split": "train"}]
+
+
+def test_config_changes_are_listed_by_dotted_key():
+    before = {"release": {"kto_include_neutral": False}, "splits": {"salt": "s"}}
+    after = {"release": {"kto_include_neutral": True}, "splits": {"salt": "s"}, "x": 1}
+    assert changed_values(before, after) == [
+        {"key": "release.kto_include_neutral", "before": False, "after": True},
+        {"key": "x", "before": None, "after": 1},
+    ]
