@@ -11,7 +11,9 @@ from assets.silver import SILVER_ASSETS
 from assets.warehouse import WAREHOUSE_ASSETS
 from pipelines.checks.factory import build_blocking_checks
 from pipelines.config.settings import Settings, settings_from_env
+from pipelines.orchestration.executors import executor_from_env
 from pipelines.orchestration.resources import TurnlakeResource, settings_of
+from pipelines.orchestration.run_tags import run_tags
 from pipelines.orchestration.schedules import nightly_schedule
 from pipelines.orchestration.sensors import raw_files_sensor
 
@@ -19,11 +21,16 @@ BUILD_JOB = "turnlake_build"
 ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAREHOUSE_ASSETS]
 
 
-def build_definitions(settings: Settings) -> dg.Definitions:
+def build_definitions(
+    settings: Settings, executor: dg.ExecutorDefinition | None = None
+) -> dg.Definitions:
+    """The asset graph, its checks, the build job, schedule and sensor; `executor` None keeps
+    Dagster's default (pipelines/orchestration/executors.py)."""
     build_job = dg.define_asset_job(
         BUILD_JOB,
         selection=dg.AssetSelection.all(),
         description="Raw files → bronze → silver → gold → release → DuckDB views.",
+        tags=run_tags(settings),  # runs from the UI, schedule, sensor or `dg launch` too
     )
     return dg.Definitions(
         assets=ALL_ASSETS,
@@ -32,7 +39,8 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         schedules=[nightly_schedule(build_job, settings)],
         sensors=[raw_files_sensor(build_job)],
         resources={"turnlake": TurnlakeResource.from_settings(settings)},
+        executor=executor,
     )
 
 
-defs = build_definitions(settings_from_env())
+defs = build_definitions(settings_from_env(), executor_from_env())

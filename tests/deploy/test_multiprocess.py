@@ -1,0 +1,76 @@
+"""The build job through the multiprocess executor (one big machine)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from pipelines.api.roots import resolve_settings
+from pipelines.orchestration.executors import (
+    ExecutorSettingError,
+    executor_from_env,
+    multiprocess_run_config,
+)
+from pipelines.orchestration.multiprocess import run_build_multiprocess
+from pipelines.release.files import latest_release
+from pipelines.storage.layout import Layout
+from pipelines.storage.lock import DataRootBusy
+
+RUN_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "multiprocess" / "run_config.yaml"
+
+
+@pytest.mark.slow  # ~2 min on 2 busy cores: 23 step processes; the in-process build is ~40 s
+def test_demo_through_two_worker_processes_gives_the_in_process_release(
+    demo_warehouse, new_dagster_home, tmp_path
+):
+    """Same raw files, same pseudonym key: the release's content hash (the version after its
+    date) must not depend on how the steps were spread over processes."""
+    data = tmp_path / "data"
+    key = Layout(demo_warehouse).generated_pseudonym_key
+    Layout(data).generated_pseudonym_key.parent.mkdir(parents=True)
+    shutil.copy(key, Layout(data).generated_pseudonym_key)
+    settings = resolve_settings(raw_root=demo_warehouse / "raw", data_root=data)
+    with dg.DagsterInstance.from_config(str(new_dagster_home())) as instance:
+        result = run_build_multiprocess(settings, instance, workers=2, log_level="WARNING")
+        pids = {
+            event.event_specific_data.metadata["pid"].value
+            for event in result.all_events
+            if event.event_type_value == "STEP_WORKER_STARTED"
+        }
+    assert result.success
+    assert len(pids) > 1  # steps really ran in processes of their own
+    in_process = latest_release(Layout(demo_warehouse).exports)
+    multiprocess = latest_release(Layout(data).exports)
+    assert multiprocess.split("-")[1] == in_process.split("-")[1]
+
+
+def test_a_busy_data_root_is_reported_before_the_run_starts(
+    lock_held_elsewhere, new_dagster_home, tmp_path, clean_root
+):
+    settings = resolve_settings(raw_root=clean_root, data_root=tmp_path / "data")
+    lock_held_elsewhere(tmp_path / "data")
+    with dg.DagsterInstance.from_config(str(new_dagster_home())) as instance:
+        with pytest.raises(DataRootBusy, match="another turnlake build"):
+            run_build_multiprocess(settings, instance, workers=2, wait=0.5)
+        assert instance.get_runs() == []
+
+
+def test_documented_run_config_is_the_one_the_code_uses():
+    assert yaml.safe_load(RUN_CONFIG.read_text()) == multiprocess_run_config(2)
+
+
+def test_executor_is_chosen_by_environment_and_the_default_is_unchanged():
+    assert executor_from_env({}) is None  # Dagster's own default: in-process for `turnlake build`
+    chosen = executor_from_env({"TURNLAKE_EXECUTOR": "multiprocess", "TURNLAKE_WORKERS": "3"})
+    assert chosen.name == "multiprocess"
+    config = chosen.config_schema.resolve_config({}).value["config"]
+    assert config["max_concurrent"] == 3
+    assert "forkserver" in config["start_method"]
+    with pytest.raises(ExecutorSettingError, match="TURNLAKE_EXECUTOR='ray'"):
+        executor_from_env({"TURNLAKE_EXECUTOR": "ray"})
+    with pytest.raises(ExecutorSettingError, match="TURNLAKE_WORKERS='two'"):
+        executor_from_env({"TURNLAKE_EXECUTOR": "multiprocess", "TURNLAKE_WORKERS": "two"})
