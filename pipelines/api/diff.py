@@ -6,6 +6,7 @@ from pipelines.api.errors import NoRelease
 from pipelines.api.releases import _exports, _version
 from pipelines.api.roots import PathLike
 from pipelines.release.diff import ReleaseDiff
+from pipelines.storage.objects import ObjectRoot
 
 
 def diff(
@@ -19,7 +20,7 @@ def diff(
     from pipelines.release.files import complete_releases
 
     exports = _exports(data_root)
-    new_version = _version(exports, new)
+    new_version = _version(ObjectRoot.parse(exports), new)
     known = complete_releases(exports)
     for version in (new_version, old):
         if version is not None and version not in known:

@@ -19,7 +19,7 @@ from pipelines.cli.options import error, roots
 def diff(
     old: str | None, new: str | None, as_json: bool, raw_root: Path | None, data_root: Path | None
 ) -> int:
-    """Compare release OLD with release NEW (default: the latest and the one before it).
+    """Compare release OLD with NEW (default: the latest two).
 
     Rows added / removed / changed per dataset and split (matched by row identity), groups that
     moved split, reward and label distribution shift, config, code and raw-file changes. Exit 1
