@@ -14,6 +14,11 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 """
 
 from pipelines.api.build import build, demo, status
+from pipelines.api.decisions import (
+    DecisionFilter,
+    inspect_decision,
+    list_decisions,
+)
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
     BuildFailed,
     DataRootBusy,
@@ -25,6 +30,7 @@ from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __ge
     SettingsError,
     TargetExists,
     TurnlakeError,
+    UnknownDecision,
     UnknownQuery,
 )
 from pipelines.api.errors import (
@@ -48,6 +54,7 @@ __all__ = [
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
+    "DecisionFilter",
     "FailedCheck",
     "ForgetResult",
     "LastRun",
@@ -62,11 +69,14 @@ __all__ = [
     "Status",
     "TargetExists",
     "TurnlakeError",
+    "UnknownDecision",
     "UnknownQuery",
     "build",
     "dagster_home",
     "demo",
     "forget",
+    "inspect_decision",
+    "list_decisions",
     "load_release",
     "pull",
     "query",

@@ -28,6 +28,7 @@ __all__ = [
     "SettingsError",
     "TargetExists",
     "TurnlakeError",
+    "UnknownDecision",
     "UnknownQuery",
 ]
 # Raised by the release code, which imports pandera and pandas (seconds): loaded on first use so
@@ -62,6 +63,10 @@ class NoRelease(TurnlakeError):
 
 class TargetExists(TurnlakeError, FileExistsError):
     """The folder a release would be copied to already exists."""
+
+
+class UnknownDecision(TurnlakeError):
+    """No decision of the `decision` source has this id in the built tables."""
 
 
 class UnknownQuery(TurnlakeError):

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, privacy, project, release, warehouse
+from pipelines.cli import build, decision, privacy, project, release, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -49,6 +49,7 @@ for command in (
     privacy.forget,
     project.dictionary,
     project.dev,
+    decision.decision,
 ):
     cli.add_command(command)
 
@@ -66,6 +67,7 @@ def exit_code(err: Exception) -> int | None:
         | api.NotBuilt
         | api.NoRelease
         | api.UnknownQuery
+        | api.UnknownDecision
         | api.TargetExists,
     ):
         return 2

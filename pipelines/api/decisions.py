@@ -1,0 +1,57 @@
+"""Decision time travel: list the decisions of the `decision` source, inspect one in full, and
+write replay sets with another persona. Reads what the last build published; writes nothing
+under the data root."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from pipelines.api.errors import NotBuilt, UnknownDecision
+from pipelines.api.roots import PathLike, resolve_settings
+from pipelines.decisions.filters import DecisionFilter
+from pipelines.storage.layout import Layout
+
+__all__ = ["DecisionFilter", "decision_index", "inspect_decision", "list_decisions"]
+
+
+def decision_index(
+    *, raw_root: PathLike | None = None, data_root: PathLike | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(every decision with its released prompt, silver feedback). Raises `NotBuilt`."""
+    from pipelines.decisions.catalog import decision_index as index_of
+    from pipelines.decisions.tables import read_decision_tables
+
+    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    if not layout.silver_link.exists() or not layout.gold_link.exists():
+        raise NotBuilt("no silver and gold tables yet: run `turnlake build` first")
+    silver, gold = read_decision_tables(layout)
+    return index_of(silver, gold), silver["feedback"]
+
+
+def list_decisions(
+    wanted: DecisionFilter | None = None,
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+) -> pl.DataFrame:
+    """The decisions passing `wanted` (all without it), oldest first, with their prompts."""
+    from pipelines.decisions.filters import select_decisions
+
+    index, _ = decision_index(raw_root=raw_root, data_root=data_root)
+    return select_decisions(index, wanted or DecisionFilter())
+
+
+def inspect_decision(
+    decision_id: str, *, raw_root: PathLike | None = None, data_root: PathLike | None = None
+) -> dict[str, Any]:
+    """One decision in full (see `pipelines.decisions.inspect`); `messages` is the prompt the
+    release holds for it. Raises `UnknownDecision` or `NotBuilt`."""
+    from pipelines.decisions.inspect import inspect_decision as view_of
+
+    index, feedback = decision_index(raw_root=raw_root, data_root=data_root)
+    rows = index.filter(pl.col("decision_id") == decision_id)
+    if rows.height == 0:
+        raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
+    return view_of(rows.row(0, named=True), feedback)

@@ -1,0 +1,99 @@
+"""`turnlake decision list|inspect`: decision time travel over the built tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipelines.cli.options import print_table, roots
+
+F = Callable[..., Any]
+
+
+class _Timestamp(click.ParamType):
+    """An ISO 8601 date or time; without a zone it is UTC."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-03-04T09:00)")
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def filters(func: F) -> F:
+    """The decision filters shared by `list` and `replay` (passed on as `DecisionFilter`)."""
+    options = [
+        click.option("--actor", help="Actor id or name (any case)."),
+        click.option("--actor-type", help="human / ai, or the source's own actor type."),
+        click.option("--session", help="Session id (or the episode id `decision:<session>`)."),
+        click.option("--action", help="Chosen action, e.g. POSTED or SILENT."),
+        click.option("--domain", help="Decision domain, e.g. chat."),
+        click.option(
+            "--rated/--unrated",
+            default=None,
+            help="Only decisions with (without) an outcome rating or verdict.",
+        ),
+        click.option("--since", type=_Timestamp(), help="Decided at or after (UTC if no zone)."),
+        click.option("--until", type=_Timestamp(), help="Decided before (UTC if no zone)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def decision_filter(options: dict[str, Any]):
+    from pipelines.decisions.filters import DecisionFilter
+
+    return DecisionFilter(**{k: options.pop(k) for k in list(options) if k in _FILTER_KEYS})
+
+
+_FILTER_KEYS = ("actor", "actor_type", "session", "action", "domain", "rated", "since", "until")
+
+
+@click.group()
+def decision() -> None:
+    """List, inspect and replay the decisions of the `decision` source (what each actor saw)."""
+
+
+@decision.command(name="list")
+@roots
+@filters
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def list_(raw_root: Path | None, data_root: Path | None, as_json: bool, **options: Any) -> int:
+    """Decisions passing every filter given, oldest first."""
+    from pipelines import api
+    from pipelines.decisions.catalog import LIST_COLUMNS
+
+    found = api.list_decisions(
+        decision_filter(options), raw_root=raw_root, data_root=data_root
+    ).select(LIST_COLUMNS)
+    if as_json:
+        for line in found.write_ndjson().splitlines():
+            click.echo(line)
+        return 0
+    print_table(f"{found.height} decisions", found)
+    return 0
+
+
+@decision.command()
+@roots
+@click.argument("decision_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="The whole view as one JSON object.")
+def inspect(raw_root: Path | None, data_root: Path | None, decision_id: str, as_json: bool) -> int:
+    """Decision ID in full: identity, history, ambient and coordination state, the decision, the
+    companion suggestion, outcome, every feedback row, and the prompt the release holds."""
+    from pipelines import api
+    from pipelines.decisions.inspect import render_decision, to_json
+
+    view = api.inspect_decision(decision_id, raw_root=raw_root, data_root=data_root)
+    click.echo(to_json(view) if as_json else render_decision(view))
+    return 0

@@ -1,0 +1,136 @@
+"""`turnlake decision list|inspect` end to end on the shared demo build (`demo_warehouse`)."""
+
+import glob
+
+import orjson
+import polars as pl
+import pytest
+
+from pipelines.cli.main import main
+from pipelines.storage.layout import Layout
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def _released_prompts(data_root) -> pl.DataFrame:
+    exports = Layout(data_root).exports
+    version = (exports / "LATEST").read_text().strip()
+    files = glob.glob(str(exports / version / "decisions" / "*.parquet"))
+    return pl.read_parquet(files).select("decision_id", "prompt")
+
+
+def test_every_listed_decision_carries_the_prompt_the_release_holds(demo_warehouse):
+    import turnlake
+
+    listed = turnlake.list_decisions(data_root=demo_warehouse)
+    released = _released_prompts(demo_warehouse)
+    assert released.height > 0
+    joined = released.join(
+        listed.select("decision_id", pl.col("prompt").alias("ours")), on="decision_id", how="left"
+    )
+    assert joined.filter(pl.col("ours").is_null()).height == 0
+    assert joined["prompt"].to_list() == joined["ours"].to_list()
+
+
+def test_inspect_json_messages_equal_the_released_prompt(demo_warehouse, capsys):
+    released = _released_prompts(demo_warehouse)
+    # a decision with history and a system prompt, so the comparison is not trivially empty
+    row = released.filter(pl.col("prompt").list.len() >= 2).row(0, named=True)
+    code, out = _run(
+        capsys,
+        "decision",
+        "inspect",
+        row["decision_id"],
+        "--json",
+        "--data-root",
+        str(demo_warehouse),
+    )
+    assert code == 0
+    view = orjson.loads(out)
+    assert view["messages"] == row["prompt"]
+    assert view["decision_id"] == row["decision_id"]
+    assert view["system_prompt"] and view["system_prompt"] in view["messages"][0]["content"]
+
+
+def test_inspect_text_shows_the_sections_and_every_feedback_row(demo_warehouse, capsys):
+    import turnlake
+
+    rated = turnlake.list_decisions(turnlake.DecisionFilter(rated=True), data_root=demo_warehouse)
+    decision_id = rated["decision_id"][0]
+    view = turnlake.inspect_decision(decision_id, data_root=demo_warehouse)
+    code, out = _run(capsys, "decision", "inspect", decision_id, "--data-root", str(demo_warehouse))
+    assert code == 0
+    for section in (
+        "identity / system prompt:",
+        "ambient state:",
+        "coordination snapshot:",
+        "companion suggestion:",
+        "outcome:",
+        "messages (the prompt as released):",
+    ):
+        assert section in out
+    assert f"feedback ({len(view['feedback'])} rows" in out
+    assert len(view["feedback"]) >= 1
+
+
+def test_list_filters_by_actor_type_and_rated_and_prints_json_lines(demo_warehouse, capsys):
+    code, out = _run(
+        capsys,
+        "decision",
+        "list",
+        "--actor-type",
+        "human",
+        "--unrated",
+        "--json",
+        "--data-root",
+        str(demo_warehouse),
+    )
+    assert code == 0
+    rows = [orjson.loads(line) for line in out.splitlines()]
+    assert rows, "the demo has unrated human decisions"
+    assert all(r["actor_type"] == "human" and r["n_ratings"] == 0 for r in rows)
+
+
+def test_list_time_range_is_half_open(demo_warehouse, capsys):
+    import turnlake
+
+    every = turnlake.list_decisions(data_root=demo_warehouse).drop_nulls("ts")
+    first, second = every["ts"][0], every["ts"][1]
+    code, out = _run(
+        capsys,
+        "decision",
+        "list",
+        "--since",
+        first.isoformat(),
+        "--until",
+        second.isoformat(),
+        "--json",
+        "--data-root",
+        str(demo_warehouse),
+    )
+    assert code == 0
+    expected = every.filter((pl.col("ts") >= first) & (pl.col("ts") < second)).height
+    assert len(out.splitlines()) == expected >= 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["decision", "inspect", "no-such-decision"], "no decision 'no-such-decision'"),
+        (["decision", "list", "--since", "yesterday"], "not an ISO 8601 date"),
+    ],
+)
+def test_unknown_decision_and_bad_time_exit_two(demo_warehouse, capsys, args, message):
+    code = main([*args, "--data-root", str(demo_warehouse)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+
+
+def test_decision_commands_before_any_build_exit_two(tmp_path, capsys):
+    code = main(["decision", "list", "--data-root", str(tmp_path / "data")])
+    assert code == 2
+    assert "turnlake build" in capsys.readouterr().err
