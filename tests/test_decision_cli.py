@@ -134,3 +134,76 @@ def test_decision_commands_before_any_build_exit_two(tmp_path, capsys):
     code = main(["decision", "list", "--data-root", str(tmp_path / "data")])
     assert code == 2
     assert "turnlake build" in capsys.readouterr().err
+
+
+def test_replay_swaps_only_the_identity_of_the_released_prompt(demo_warehouse, tmp_path, capsys):
+    import turnlake
+
+    persona = tmp_path / "critic.toml"
+    persona.write_text('name = "Terse Critic"\nsystem_prompt = "You are Terse Critic."\n')
+    out_dir = tmp_path / "replays"
+    code, out = _run(
+        capsys,
+        "decision",
+        "replay",
+        "--actor-type",
+        "ai",
+        "--persona",
+        str(persona),
+        "--to",
+        str(out_dir),
+        "--model",
+        "m-1",
+        "--data-root",
+        str(demo_warehouse),
+    )
+    assert code == 0
+    requests = [
+        orjson.loads(line)
+        for line in (out_dir / "Terse-Critic.batch.jsonl").read_bytes().splitlines()
+    ]
+    table = pl.read_parquet(out_dir / "Terse-Critic.parquet")
+    ai = turnlake.list_decisions(turnlake.DecisionFilter(actor_type="ai"), data_root=demo_warehouse)
+    assert sorted(r["custom_id"] for r in requests) == sorted(ai["decision_id"].to_list())
+    assert table.height == len(requests) == ai.height
+    assert {(r["method"], r["url"], r["body"]["model"]) for r in requests} == {
+        ("POST", "/v1/chat/completions", "m-1")
+    }
+    assert f"{ai.height} decisions" in out
+    released = dict(_released_prompts(demo_warehouse).iter_rows())
+    own_prompts = dict(
+        ai.select(
+            "decision_id",
+            pl.col("context").str.json_path_match("$.rag_context.identity.systemPrompt"),
+        ).iter_rows()
+    )
+    checked = 0
+    for request in requests:
+        original, own = released[request["custom_id"]], own_prompts[request["custom_id"]]
+        if not own:
+            continue
+        expected = [dict(m) for m in original]
+        expected[0]["content"] = original[0]["content"].replace(own, "You are Terse Critic.", 1)
+        assert request["body"]["messages"] == expected
+        checked += 1
+    assert checked >= 5
+
+
+def test_replay_with_a_persona_file_without_a_prompt_exits_two(demo_warehouse, tmp_path, capsys):
+    persona = tmp_path / "empty.json"
+    persona.write_text("{}")
+    code = main(
+        [
+            "decision",
+            "replay",
+            "--persona",
+            str(persona),
+            "--to",
+            str(tmp_path / "o"),
+            "--data-root",
+            str(demo_warehouse),
+        ]
+    )
+    assert code == 2
+    assert "system_prompt" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

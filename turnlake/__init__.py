@@ -8,6 +8,7 @@ result and error classes. See README.md, "Python API". tests/test_api.py checks 
 
 from pipelines.api import (
     SUBJECT_KINDS,
+    BadPersonaFile,
     BuildFailed,
     BuildResult,
     DataRootBusy,
@@ -21,6 +22,7 @@ from pipelines.api import (
     RawRootMissing,
     ReleaseMismatch,
     ReleaseState,
+    ReplaySet,
     SavedQuery,
     SettingsError,
     Status,
@@ -39,6 +41,7 @@ from pipelines.api import (
     query,
     release,
     releases,
+    replay_decisions,
     resolve_settings,
     saved_queries,
     status,
@@ -49,6 +52,7 @@ from pipelines.api import __getattr__ as __getattr__  # LeakageError, Untrainabl
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadPersonaFile",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -62,6 +66,7 @@ __all__ = [
     "RawRootMissing",
     "ReleaseMismatch",
     "ReleaseState",
+    "ReplaySet",
     "SavedQuery",
     "SettingsError",
     "Status",
@@ -80,6 +85,7 @@ __all__ = [
     "query",
     "release",
     "releases",
+    "replay_decisions",
     "resolve_settings",
     "saved_queries",
     "status",

@@ -16,10 +16,13 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 from pipelines.api.build import build, demo, status
 from pipelines.api.decisions import (
     DecisionFilter,
+    ReplaySet,
     inspect_decision,
     list_decisions,
+    replay_decisions,
 )
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
+    BadPersonaFile,
     BuildFailed,
     DataRootBusy,
     NoRelease,
@@ -51,6 +54,7 @@ from pipelines.api.roots import dagster_home, resolve_settings
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadPersonaFile",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -64,6 +68,7 @@ __all__ = [
     "RawRootMissing",
     "ReleaseMismatch",
     "ReleaseState",
+    "ReplaySet",
     "SavedQuery",
     "SettingsError",
     "Status",
@@ -82,6 +87,7 @@ __all__ = [
     "query",
     "release",
     "releases",
+    "replay_decisions",
     "resolve_settings",
     "saved_queries",
     "status",

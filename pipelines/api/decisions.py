@@ -4,16 +4,35 @@ under the data root."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from pipelines.api.errors import NotBuilt, UnknownDecision
+from pipelines.api.errors import BadPersonaFile, NotBuilt, UnknownDecision
 from pipelines.api.roots import PathLike, resolve_settings
 from pipelines.decisions.filters import DecisionFilter
 from pipelines.storage.layout import Layout
 
-__all__ = ["DecisionFilter", "decision_index", "inspect_decision", "list_decisions"]
+__all__ = [
+    "DecisionFilter",
+    "ReplaySet",
+    "decision_index",
+    "inspect_decision",
+    "list_decisions",
+    "replay_decisions",
+]
+DEFAULT_REPLAY_MODEL = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class ReplaySet:
+    """What `replay_decisions` wrote: the persona's name, how many decisions, which files."""
+
+    persona: str
+    n_decisions: int
+    files: list[Path]
 
 
 def decision_index(
@@ -55,3 +74,32 @@ def inspect_decision(
     if rows.height == 0:
         raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
     return view_of(rows.row(0, named=True), feedback)
+
+
+def replay_decisions(
+    persona: PathLike,
+    to: PathLike,
+    wanted: DecisionFilter | None = None,
+    *,
+    model: str = DEFAULT_REPLAY_MODEL,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+) -> ReplaySet:
+    """Write a replay set of the decisions passing `wanted` with the persona in file `persona`
+    (see `pipelines.decisions.persona`) under folder `to`: `<persona>.batch.jsonl` (OpenAI
+    chat batch input, `custom_id` = decision id, `body.model` = `model`) and `<persona>.parquet`.
+    No model is called. Raises `BadPersonaFile`, `NotBuilt`."""
+    from pipelines.decisions.persona import BadPersona, read_persona
+    from pipelines.decisions.replay import replay_rows, write_replay_set
+    from pipelines.decisions.tables import read_decision_tables
+
+    try:
+        chosen = read_persona(Path(persona))
+    except BadPersona as exc:
+        raise BadPersonaFile(str(exc)) from None
+    selected = list_decisions(wanted, raw_root=raw_root, data_root=data_root)
+    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    silver, gold = read_decision_tables(layout)
+    rows = replay_rows(silver, gold, selected["decision_id"].to_list(), chosen)
+    files = write_replay_set(rows, chosen, model, Path(to))
+    return ReplaySet(chosen.name, rows.height, files)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pipelines.api.results import BuildResult
 
 __all__ = [
+    "BadPersonaFile",
     "BuildFailed",
     "DataRootBusy",
     "NoRelease",
@@ -63,6 +64,10 @@ class NoRelease(TurnlakeError):
 
 class TargetExists(TurnlakeError, FileExistsError):
     """The folder a release would be copied to already exists."""
+
+
+class BadPersonaFile(TurnlakeError):
+    """A replay persona file that is missing, unreadable or holds no system prompt."""
 
 
 class UnknownDecision(TurnlakeError):

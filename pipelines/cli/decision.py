@@ -97,3 +97,49 @@ def inspect(raw_root: Path | None, data_root: Path | None, decision_id: str, as_
     view = api.inspect_decision(decision_id, raw_root=raw_root, data_root=data_root)
     click.echo(to_json(view) if as_json else render_decision(view))
     return 0
+
+
+@decision.command()
+@roots
+@filters
+@click.option(
+    "--persona",
+    "persona_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Persona: a .toml/.json file with system_prompt (and name, role, …) or a text file "
+    "holding the system prompt.",
+)
+@click.option(
+    "--to", "to", required=True, type=click.Path(path_type=Path), help="Folder to write into."
+)
+@click.option(
+    "--model",
+    default="gpt-4o-mini",
+    show_default=True,
+    help="Model named in each batch request's body (turnlake calls no model).",
+)
+def replay(
+    raw_root: Path | None,
+    data_root: Path | None,
+    persona_file: Path,
+    to: Path,
+    model: str,
+    **options: Any,
+) -> int:
+    """Write a replay set: the selected decisions' prompts with the persona's identity, as an
+    OpenAI chat batch file (custom_id = decision id) and as Parquet."""
+    from pipelines import api
+
+    written = api.replay_decisions(
+        persona_file,
+        to,
+        decision_filter(options),
+        model=model,
+        raw_root=raw_root,
+        data_root=data_root,
+    )
+    click.echo(f"replay set for persona {written.persona!r}: {written.n_decisions} decisions")
+    for path in written.files:
+        click.echo(f"  {path}")
+    return 0

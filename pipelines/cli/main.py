@@ -68,6 +68,7 @@ def exit_code(err: Exception) -> int | None:
         | api.NoRelease
         | api.UnknownQuery
         | api.UnknownDecision
+        | api.BadPersonaFile
         | api.TargetExists,
     ):
         return 2

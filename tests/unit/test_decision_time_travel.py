@@ -125,3 +125,49 @@ def test_inspect_shows_every_part_of_the_context_and_feedback_oldest_first():
     # only d1's rows, 13:00 before 14:00
     assert [f["feedback_id"] for f in view["feedback"]] == ["f2", "f1"]
     assert view["messages"] == [{"role": "system", "content": "You are Ana."}]
+
+
+def test_swap_identity_replaces_only_the_identity():
+    from pipelines.decisions.persona import Persona
+    from pipelines.decisions.replay import swap_identity
+
+    persona = Persona("Critic", "You are Critic.", {"role": "reviewer"})
+    swapped = orjson.loads(swap_identity(orjson.dumps(CONTEXT).decode(), persona))
+    assert swapped["rag_context"]["identity"] == {
+        "role": "reviewer",
+        "systemPrompt": "You are Critic.",
+    }
+    assert (
+        swapped["rag_context"]["conversationHistory"]
+        == CONTEXT["rag_context"]["conversationHistory"]
+    )
+    assert swapped["ambient_state"] == CONTEXT["ambient_state"]
+    # a decision stored without any context still gets the persona
+    assert orjson.loads(swap_identity(None, persona)) == {
+        "rag_context": {"identity": {"role": "reviewer", "systemPrompt": "You are Critic."}}
+    }
+
+
+def test_persona_files_toml_json_and_text(tmp_path):
+    import pytest
+
+    from pipelines.decisions.persona import BadPersona, read_persona
+
+    (tmp_path / "a.toml").write_text('name = "A b"\nsystem_prompt = " Be A. "\nrole = "x"\n')
+    (tmp_path / "b.json").write_text('{"system_prompt": "Be B."}')
+    (tmp_path / "c.txt").write_text("Be C.\n")
+    (tmp_path / "d.json").write_text('{"name": "D"}')
+    a = read_persona(tmp_path / "a.toml")
+    assert (a.name, a.system_prompt, a.identity_fields, a.slug) == (
+        "A b",
+        "Be A.",
+        {"role": "x"},
+        "A-b",
+    )
+    assert (
+        read_persona(tmp_path / "b.json").name,
+        read_persona(tmp_path / "b.json").system_prompt,
+    ) == ("b", "Be B.")
+    assert read_persona(tmp_path / "c.txt").system_prompt == "Be C."
+    with pytest.raises(BadPersona, match="system_prompt"):
+        read_persona(tmp_path / "d.json")
