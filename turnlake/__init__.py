@@ -9,6 +9,7 @@ result and error classes. See README.md, "Python API". tests/test_api.py checks 
 from pipelines.api import (
     SUBJECT_KINDS,
     BadPersonaFile,
+    BadRatingValue,
     BuildFailed,
     BuildResult,
     DataRootBusy,
@@ -39,6 +40,7 @@ from pipelines.api import (
     load_release,
     pull,
     query,
+    rate_decision,
     release,
     releases,
     replay_decisions,
@@ -53,6 +55,7 @@ from pipelines.api import __getattr__ as __getattr__  # LeakageError, Untrainabl
 __all__ = [
     "SUBJECT_KINDS",
     "BadPersonaFile",
+    "BadRatingValue",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -83,6 +86,7 @@ __all__ = [
     "load_release",
     "pull",
     "query",
+    "rate_decision",
     "release",
     "releases",
     "replay_decisions",

@@ -19,10 +19,12 @@ from pipelines.api.decisions import (
     ReplaySet,
     inspect_decision,
     list_decisions,
+    rate_decision,
     replay_decisions,
 )
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
     BadPersonaFile,
+    BadRatingValue,
     BuildFailed,
     DataRootBusy,
     NoRelease,
@@ -55,6 +57,7 @@ from pipelines.api.roots import dagster_home, resolve_settings
 __all__ = [
     "SUBJECT_KINDS",
     "BadPersonaFile",
+    "BadRatingValue",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
@@ -85,6 +88,7 @@ __all__ = [
     "load_release",
     "pull",
     "query",
+    "rate_decision",
     "release",
     "releases",
     "replay_decisions",

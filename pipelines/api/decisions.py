@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.api.errors import BadPersonaFile, NotBuilt, UnknownDecision
+from pipelines.api.errors import BadPersonaFile, BadRatingValue, NotBuilt, UnknownDecision
 from pipelines.api.roots import PathLike, resolve_settings
 from pipelines.decisions.filters import DecisionFilter
 from pipelines.storage.layout import Layout
@@ -21,6 +21,7 @@ __all__ = [
     "decision_index",
     "inspect_decision",
     "list_decisions",
+    "rate_decision",
     "replay_decisions",
 ]
 DEFAULT_REPLAY_MODEL = "gpt-4o-mini"
@@ -103,3 +104,30 @@ def replay_decisions(
     rows = replay_rows(silver, gold, selected["decision_id"].to_list(), chosen)
     files = write_replay_set(rows, chosen, model, Path(to))
     return ReplaySet(chosen.name, rows.height, files)
+
+
+def rate_decision(
+    decision_id: str,
+    rating: float,
+    *,
+    scale: str = "1-5",
+    rated_by: str = "user",
+    reason: str | None = None,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+) -> Path:
+    """Append a rating of a built decision to `<raw root>/ratings/ratings.jsonl` (the next build
+    reads it as feedback, with its own time stamp); returns the file. A later rating by the same
+    rater kind supersedes this one (docs/rewards.md). Raises `UnknownDecision`, `BadRatingValue`,
+    `NotBuilt`."""
+    from pipelines.decisions.rate import BadRating, append_event, rating_event
+
+    try:
+        event = rating_event(decision_id, rating, scale, rated_by, reason)
+    except BadRating as exc:
+        raise BadRatingValue(str(exc)) from None
+    index, _ = decision_index(raw_root=raw_root, data_root=data_root)
+    if index.filter(pl.col("decision_id") == decision_id).height == 0:
+        raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    return append_event(Path(settings.raw_root), event)

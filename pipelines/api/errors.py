@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BadPersonaFile",
+    "BadRatingValue",
     "BuildFailed",
     "DataRootBusy",
     "NoRelease",
@@ -68,6 +69,10 @@ class TargetExists(TurnlakeError, FileExistsError):
 
 class BadPersonaFile(TurnlakeError):
     """A replay persona file that is missing, unreadable or holds no system prompt."""
+
+
+class BadRatingValue(TurnlakeError):
+    """A rating outside its scale, or an unknown scale or rater kind."""
 
 
 class UnknownDecision(TurnlakeError):

@@ -143,3 +143,50 @@ def replay(
     for path in written.files:
         click.echo(f"  {path}")
     return 0
+
+
+@decision.command()
+@roots
+@click.argument("decision_id", metavar="ID")
+@click.option("--rating", type=float, required=True, help="The rating, on --scale.")
+@click.option(
+    "--scale",
+    type=click.Choice(["0-1", "1-5"]),
+    default="1-5",
+    show_default=True,
+    help="Scale of the rating.",
+)
+@click.option(
+    "--by",
+    "rated_by",
+    type=click.Choice(["user", "system", "community"]),
+    default="user",
+    show_default=True,
+    help="Rater kind; a later rating by the same kind supersedes this one.",
+)
+@click.option("--reason", help="Why this rating (kept with the feedback row).")
+def rate(
+    raw_root: Path | None,
+    data_root: Path | None,
+    decision_id: str,
+    rating: float,
+    scale: str,
+    rated_by: str,
+    reason: str | None,
+) -> int:
+    """Append a rating of decision ID to <raw root>/ratings/ratings.jsonl; the next build
+    ingests it as feedback."""
+    from pipelines import api
+
+    path = api.rate_decision(
+        decision_id,
+        rating,
+        scale=scale,
+        rated_by=rated_by,
+        reason=reason,
+        raw_root=raw_root,
+        data_root=data_root,
+    )
+    click.echo(f"rated {decision_id}: {rating:g} on {scale} by {rated_by} → {path}")
+    click.echo("run `turnlake build` to ingest it")
+    return 0

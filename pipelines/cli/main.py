@@ -69,6 +69,7 @@ def exit_code(err: Exception) -> int | None:
         | api.UnknownQuery
         | api.UnknownDecision
         | api.BadPersonaFile
+        | api.BadRatingValue
         | api.TargetExists,
     ):
         return 2

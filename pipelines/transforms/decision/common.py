@@ -2,3 +2,4 @@
 
 SOURCE = "decision"
 TABLE = "decision_records"
+RATINGS_TABLE = "decision_rating_events"
