@@ -207,3 +207,71 @@ def test_replay_with_a_persona_file_without_a_prompt_exits_two(demo_warehouse, t
     assert code == 2
     assert "system_prompt" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_demo_ratings_over_time_show_in_inspect_with_the_superseded_history(demo_warehouse):
+    import turnlake
+
+    feedback = turnlake.query(
+        "SELECT decision_id, name, value_num, scale FROM feedback "
+        "WHERE name IN ('rating', 'rating_superseded') AND attributes LIKE '%event_id%'",
+        data_root=demo_warehouse,
+    )
+    # the demo rates one decision 2 (user), 4 (community), 5 (user): the user's 2 is superseded
+    first = feedback.filter(pl.col("value_num") == 2.0)["decision_id"][0]
+    view = turnlake.inspect_decision(first, data_root=demo_warehouse)
+    history = [
+        (f["name"], f["value_num"]) for f in view["feedback"] if f["name"].startswith("rating")
+    ]
+    assert history[-3:] == [("rating_superseded", 2.0), ("rating", 4.0), ("rating", 5.0)]
+    quarantined = turnlake.query(
+        "SELECT error_kind FROM quarantine WHERE file = 'ratings/ratings.jsonl' ORDER BY 1",
+        data_root=demo_warehouse,
+    )
+    assert quarantined["error_kind"].to_list() == ["bad_value", "orphan"]
+
+
+def test_rate_appends_an_event_that_the_next_build_ingests_and_supersedes(
+    tmp_path, capsys, new_dagster_home, monkeypatch
+):
+    import turnlake
+
+    monkeypatch.setenv("DAGSTER_HOME", str(new_dagster_home()))
+    data_root = tmp_path / "data"
+    build = ["build", "--data-root", str(data_root), "--log-level", "WARNING"]
+    assert main([*build, "--demo-if-empty"]) == 0
+    unrated = turnlake.list_decisions(turnlake.DecisionFilter(rated=False), data_root=data_root)
+    decision_id = unrated["decision_id"][0]
+    ratings = data_root / "raw" / "ratings" / "ratings.jsonl"
+    before = ratings.read_bytes()
+    for rating in ("2", "5"):
+        code, _ = _run(
+            capsys,
+            "decision",
+            "rate",
+            decision_id,
+            "--rating",
+            rating,
+            "--by",
+            "community",
+            "--reason",
+            f"gave {rating}",
+            "--data-root",
+            str(data_root),
+        )
+        assert code == 0
+    after = ratings.read_bytes()
+    assert after.startswith(before) and len(after.splitlines()) == len(before.splitlines()) + 2
+    code, _ = _run(
+        capsys, "decision", "rate", decision_id, "--rating", "6", "--data-root", str(data_root)
+    )
+    assert code == 2 and ratings.read_bytes() == after  # refused, nothing appended
+    capsys.readouterr()
+    assert main(build) == 0
+    view = turnlake.inspect_decision(decision_id, data_root=data_root)
+    rows = [(f["name"], f["value_num"], f["attributes"]["reason"]) for f in view["feedback"]]
+    assert rows == [("rating_superseded", 2.0, "gave 2"), ("rating", 5.0, "gave 5")]
+    # 5 on 1-5 → n = 1 → reward 2n − 1 = 1
+    assert view["reward"]["value"] == 1.0
+    listed = turnlake.list_decisions(turnlake.DecisionFilter(rated=True), data_root=data_root)
+    assert decision_id in listed["decision_id"].to_list()
