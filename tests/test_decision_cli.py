@@ -275,3 +275,34 @@ def test_rate_appends_an_event_that_the_next_build_ingests_and_supersedes(
     assert view["reward"]["value"] == 1.0
     listed = turnlake.list_decisions(turnlake.DecisionFilter(rated=True), data_root=data_root)
     assert decision_id in listed["decision_id"].to_list()
+
+
+def test_compare_shows_each_personas_action_and_the_saved_query_agrees(demo_warehouse, capsys):
+    import turnlake
+
+    code, out = _run(capsys, "decision", "compare", "--json", "--data-root", str(demo_warehouse))
+    assert code == 0
+    tables = orjson.loads(out)
+    # the demo: terse-critic's batch output has 8 lines, one a failed request; cautious has 5
+    # results and one for a decision that does not exist
+    rates = {(r["persona"], r["domain"]): r for r in tables["agreement"]}
+    assert {k: r["replayed"] for k, r in rates.items()} == {
+        ("cautious", "chat"): 5,
+        ("terse-critic", "chat"): 7,
+    }
+    for row in tables["decisions"]:
+        assert set(row) == {"decision_id", "domain", "original_action", "cautious", "terse-critic"}
+    # cautious always answers SILENT: it agrees exactly where the original action was SILENT
+    silent = sum(
+        1 for r in tables["decisions"] if r["cautious"] and r["original_action"] == "SILENT"
+    )
+    assert rates[("cautious", "chat")]["agreeing"] == silent
+    saved = turnlake.query(
+        turnlake.saved_queries()["replay_agreement"].sql, data_root=demo_warehouse
+    )
+    assert saved.to_dicts() == tables["agreement"]
+    quarantined = turnlake.query(
+        "SELECT error_kind FROM quarantine WHERE file LIKE 'replays/%' ORDER BY 1",
+        data_root=demo_warehouse,
+    )
+    assert quarantined["error_kind"].to_list() == ["bad_value", "orphan"]

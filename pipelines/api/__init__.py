@@ -17,6 +17,7 @@ from pipelines.api.build import build, demo, status
 from pipelines.api.decisions import (
     DecisionFilter,
     ReplaySet,
+    compare_replays,
     inspect_decision,
     list_decisions,
     rate_decision,
@@ -80,6 +81,7 @@ __all__ = [
     "UnknownDecision",
     "UnknownQuery",
     "build",
+    "compare_replays",
     "dagster_home",
     "demo",
     "forget",

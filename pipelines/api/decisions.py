@@ -18,6 +18,7 @@ from pipelines.storage.layout import Layout
 __all__ = [
     "DecisionFilter",
     "ReplaySet",
+    "compare_replays",
     "decision_index",
     "inspect_decision",
     "list_decisions",
@@ -131,3 +132,23 @@ def rate_decision(
         raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     return append_event(Path(settings.raw_root), event)
+
+
+def compare_replays(
+    persona: str | None = None,
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per decision the original action beside each persona's, agreement rate per persona and
+    domain), over the ingested replay results (only `persona`'s when given). Raises `NotBuilt`."""
+    from pipelines.decisions.compare import actions_side_by_side, agreement_rates
+    from pipelines.decisions.tables import read_replays
+
+    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    if not layout.silver_link.exists():
+        raise NotBuilt("no silver tables yet: run `turnlake build` first")
+    replays = read_replays(layout)
+    if persona is not None:
+        replays = replays.filter(pl.col("persona") == persona)
+    return actions_side_by_side(replays), agreement_rates(replays)

@@ -190,3 +190,26 @@ def rate(
     click.echo(f"rated {decision_id}: {rating:g} on {scale} by {rated_by} → {path}")
     click.echo("run `turnlake build` to ingest it")
     return 0
+
+
+@decision.command()
+@roots
+@click.option("--persona", help="Only this persona's replays.")
+@click.option("--json", "as_json", is_flag=True, help="Both tables as one JSON object.")
+def compare(
+    raw_root: Path | None, data_root: Path | None, persona: str | None, as_json: bool
+) -> int:
+    """Per replayed decision the original action beside each persona's, and the agreement rate
+    per persona and domain (also: `turnlake sql --saved replay_agreement`)."""
+    import orjson
+
+    from pipelines import api
+
+    side_by_side, rates = api.compare_replays(persona, raw_root=raw_root, data_root=data_root)
+    if as_json:
+        tables = {"decisions": side_by_side.to_dicts(), "agreement": rates.to_dicts()}
+        click.echo(orjson.dumps(tables, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print_table(f"{side_by_side.height} replayed decisions", side_by_side)
+    print_table("agreement with the original action, per persona and domain", rates)
+    return 0

@@ -18,3 +18,10 @@ def read_decision_tables(
     silver = {table: read_table(layout.silver(table)) for table in SILVER_TABLES}
     gold = {table: read_table(layout.gold(table)) for table in GOLD_TABLES}
     return silver, gold
+
+
+def read_replays(layout: Layout) -> pl.DataFrame:
+    """The silver `replays` table (empty before any replay result was ingested)."""
+    from pipelines.schemas import silver_schema
+
+    return read_table(layout.silver("replays"), silver_schema("replays"))

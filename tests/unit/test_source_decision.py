@@ -192,12 +192,14 @@ def test_parse_file_never_writes_the_raw_sqlite_file(tmp_path):
 def test_demo_writer_output_ingests_with_nothing_lost(tmp_path):
     write_demo(tmp_path, random.Random(3), scale=1)
     results = parse_all(tmp_path)
-    assert len(results) == 4  # database, export, legacy dump, ratings/ratings.jsonl
+    # database, export, legacy dump, ratings/ratings.jsonl, two replay result files
+    assert len(results) == 6
     kinds = sorted(q.error_kind for r in results.values() for q in r.quarantine)
     assert kinds == [
         "bad_type",
         "bad_value",
         "bad_value",  # ratings: a 9 on the 1-5 scale
+        "bad_value",  # replays: a failed batch request
         "invalid_json",
         "missing_field",
         "too_large",

@@ -188,7 +188,33 @@ class DecisionRatingEvents(StrictModel):
     )
 
 
+class DecisionReplayResults(StrictModel):
+    """What another persona / model chose for a decision: one line of `replays/**/*.jsonl`."""
+
+    file: str = pa.Field(description="Raw file (relative to the raw root, under `replays/`).")
+    locator: str = pa.Field(description="`line N (byte M)` of the result.")
+    line: pl.Int64 = pa.Field(ge=1, description="1-based line; orders results in a file.")
+    decision_id: str = pa.Field(description="The decision replayed (`custom_id` in batch output).")
+    persona: str = pa.Field(
+        description="Persona replayed (`persona`; batch output: the folder under `replays/`)."
+    )
+    model: str = pa.Field(nullable=True, description="Model that answered, where recorded.")
+    shape: str = pa.Field(
+        isin=("plain", "openai_batch"), description="Which of the two line shapes it came in."
+    )
+    action: str = pa.Field(description="The action the persona chose.")
+    confidence: pl.Float64 = pa.Field(
+        nullable=True, ge=0, le=1, description="Its confidence in [0,1], where given."
+    )
+    reasoning: str = pa.Field(nullable=True, description="Its stated reasoning, where given.")
+    response: str = pa.Field(nullable=True, description="The text it would have posted.")
+    extra: str = pa.Field(
+        nullable=True, description="Fields the adapter does not map, as a JSON object."
+    )
+
+
 BRONZE_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "decision_records": DecisionRecords,
     "decision_rating_events": DecisionRatingEvents,
+    "decision_replay_results": DecisionReplayResults,
 }

@@ -4,7 +4,8 @@ Layout: `decisions/**/*.sqlite` (table `coordination_decisions`) and `decisions/
 Every row / line is one record → one `decision_records` row or one quarantine row. The same
 decision in both files is reconciled in silver, not here. Later ratings written by
 `turnlake decision rate` (`ratings/**/*.jsonl`, append-only) are read by `ratings`, one
-`decision_rating_events` row per line.
+`decision_rating_events` row per line; replay results (`replays/**/*.jsonl`, plain or OpenAI
+batch output) by `replays`, one `decision_replay_results` row per line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pipelines.sources.base import (
 from pipelines.sources.decision.ratings import FOLDER as RATINGS_FOLDER
 from pipelines.sources.decision.ratings import RATINGS_TABLE, parse_ratings
 from pipelines.sources.decision.records import SOURCE, TABLE, bronze_row
+from pipelines.sources.decision.replays import FOLDER as REPLAYS_FOLDER
+from pipelines.sources.decision.replays import REPLAYS_TABLE, parse_replays
 from pipelines.sources.decision.sqlite import (
     SQLITE_TABLE,
     Unreadable,
@@ -34,7 +37,15 @@ from pipelines.sources.decision.sqlite import (
 from pipelines.sources.jsonio import read_jsonl
 from pipelines.sources.values import expect_type
 
-__all__ = ["RATINGS_TABLE", "SOURCE", "SQLITE_TABLE", "TABLE", "discover", "parse_file"]
+__all__ = [
+    "RATINGS_TABLE",
+    "REPLAYS_TABLE",
+    "SOURCE",
+    "SQLITE_TABLE",
+    "TABLE",
+    "discover",
+    "parse_file",
+]
 
 _TOP_FOLDER = "decisions"
 _PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
@@ -42,7 +53,8 @@ _PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
 
 def discover(raw_root: Path) -> list[RawFile]:
     patterns = [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS]
-    return find_raw_files(SOURCE, raw_root, [*patterns, f"{RATINGS_FOLDER}/**/*.jsonl"])
+    later = [f"{RATINGS_FOLDER}/**/*.jsonl", f"{REPLAYS_FOLDER}/**/*.jsonl"]
+    return find_raw_files(SOURCE, raw_root, [*patterns, *later])
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
@@ -59,6 +71,8 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         return parse_database(file, conn, settings)
     if file.rel_path.startswith(f"{RATINGS_FOLDER}/"):
         return parse_ratings(file, data, settings)
+    if file.rel_path.startswith(f"{REPLAYS_FOLDER}/"):
+        return parse_replays(file, data, settings)
     return _parse_jsonl(file, data, settings)
 
 

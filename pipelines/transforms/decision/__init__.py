@@ -20,7 +20,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze.decision import BRONZE_MODELS
-from pipelines.transforms.decision.common import RATINGS_TABLE, TABLE
+from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.decisions import contexts, decisions_table, turns
 from pipelines.transforms.decision.derived import with_derived_columns
@@ -28,6 +28,7 @@ from pipelines.transforms.decision.episodes import episodes
 from pipelines.transforms.decision.feedback import feedback_signals
 from pipelines.transforms.decision.rating_events import rating_event_feedback, supersede_ratings
 from pipelines.transforms.decision.ratings import settle_rating_scales
+from pipelines.transforms.decision.replays import replays_table
 
 __all__ = ["reconcile_copies", "to_silver"]
 
@@ -42,10 +43,8 @@ def to_silver(
     decisions = decisions.join(
         posted.select("decision_id", "turn_id"), on="decision_id", how="left"
     )
-    events = bronze[RATINGS_TABLE].collect() if RATINGS_TABLE in bronze else None
-    rated, rejected = rating_event_feedback(
-        events if events is not None else _no_events(), decisions
-    )
+    rated, rejected = rating_event_feedback(_bronze(bronze, RATINGS_TABLE), decisions)
+    replays, unmatched = replays_table(_bronze(bronze, REPLAYS_TABLE), decisions)
     feedback = pl.concat([feedback_signals(decisions), rated], how="diagonal_relaxed")
     return {
         "episodes": episodes(decisions, posted),
@@ -53,9 +52,13 @@ def to_silver(
         "decisions": decisions_table(decisions),
         "contexts": contexts(decisions),
         "feedback": supersede_ratings(feedback),
-        "quarantine": pl.concat([conflicts, rejected], how="diagonal_relaxed"),
+        "quarantine": pl.concat([conflicts, rejected, unmatched], how="diagonal_relaxed"),
+        "replays": replays,
     }
 
 
-def _no_events() -> pl.DataFrame:
-    return pl.DataFrame(schema=polars_schema(BRONZE_MODELS[RATINGS_TABLE]))
+def _bronze(bronze: dict[str, pl.LazyFrame], table: str) -> pl.DataFrame:
+    """A later-added bronze table of the source (empty when a caller passes only the records)."""
+    if table in bronze:
+        return bronze[table].collect()
+    return pl.DataFrame(schema=polars_schema(BRONZE_MODELS[table]))
