@@ -61,7 +61,7 @@ _FILTER_KEYS = ("actor", "actor_type", "session", "action", "domain", "rated", "
 
 @click.group()
 def decision() -> None:
-    """List, inspect and replay the decisions of the `decision` source (what each actor saw)."""
+    """Decision time travel: list, inspect, replay, rate, compare."""
 
 
 @decision.command(name="list")
