@@ -301,6 +301,12 @@ def test_compare_shows_each_personas_action_and_the_saved_query_agrees(demo_ware
         turnlake.saved_queries()["replay_agreement"].sql, data_root=demo_warehouse
     )
     assert saved.to_dicts() == tables["agreement"]
+    both = next(r for r in tables["decisions"] if r["cautious"] and r["terse-critic"])
+    view = turnlake.inspect_decision(both["decision_id"], data_root=demo_warehouse)
+    assert [(r["persona"], r["action"]) for r in view["replays"]] == [
+        ("cautious", both["cautious"]),
+        ("terse-critic", both["terse-critic"]),
+    ]
     quarantined = turnlake.query(
         "SELECT error_kind FROM quarantine WHERE file LIKE 'replays/%' ORDER BY 1",
         data_root=demo_warehouse,

@@ -67,15 +67,22 @@ def list_decisions(
 def inspect_decision(
     decision_id: str, *, raw_root: PathLike | None = None, data_root: PathLike | None = None
 ) -> dict[str, Any]:
-    """One decision in full (see `pipelines.decisions.inspect`); `messages` is the prompt the
-    release holds for it. Raises `UnknownDecision` or `NotBuilt`."""
+    """One decision in full (see `pipelines.decisions.inspect`), plus its ingested `replays`;
+    `messages` is the prompt the release holds for it. Raises `UnknownDecision` or `NotBuilt`."""
     from pipelines.decisions.inspect import inspect_decision as view_of
+    from pipelines.decisions.tables import read_replays
 
     index, feedback = decision_index(raw_root=raw_root, data_root=data_root)
     rows = index.filter(pl.col("decision_id") == decision_id)
     if rows.height == 0:
         raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
-    return view_of(rows.row(0, named=True), feedback)
+    view = view_of(rows.row(0, named=True), feedback)
+    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    replays = read_replays(layout).filter(pl.col("decision_id") == decision_id).sort("persona")
+    view["replays"] = replays.select(
+        "persona", "model", "action", "confidence", "reasoning", "response", "agrees"
+    ).to_dicts()
+    return view
 
 
 def replay_decisions(

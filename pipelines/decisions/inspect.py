@@ -140,6 +140,11 @@ def render_decision(view: dict[str, Any]) -> str:
             f" [{f['scale']}] by {f['source_kind']}"
             for f in view["feedback"]
         ],
+        f"replays ({len(view.get('replays', []))}):",
+        *[
+            f"  {r['persona']}: {r['action']} (agrees: {r['agrees']})"
+            for r in view.get("replays", [])
+        ],
         "",
         "messages (the prompt as released):",
         *[f"  --- {m['role']}\n{_indent(m['content'])}" for m in view["messages"]],
