@@ -14,8 +14,19 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 """
 
 from pipelines.api.build import build, demo, status
+from pipelines.api.decisions import (
+    DecisionFilter,
+    ReplaySet,
+    compare_replays,
+    inspect_decision,
+    list_decisions,
+    rate_decision,
+    replay_decisions,
+)
 from pipelines.api.diff import diff
 from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __getattr__
+    BadPersonaFile,
+    BadRatingValue,
     BadRoot,
     BuildFailed,
     DataRootBusy,
@@ -29,6 +40,7 @@ from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __ge
     StoreError,
     TargetExists,
     TurnlakeError,
+    UnknownDecision,
     UnknownQuery,
 )
 from pipelines.api.errors import (
@@ -51,10 +63,13 @@ from pipelines.release.diff import ReleaseDiff
 
 __all__ = [
     "SUBJECT_KINDS",
+    "BadPersonaFile",
+    "BadRatingValue",
     "BadRoot",
     "BuildFailed",
     "BuildResult",
     "DataRootBusy",
+    "DecisionFilter",
     "FailedCheck",
     "ForgetResult",
     "LastRun",
@@ -66,24 +81,31 @@ __all__ = [
     "ReleaseDiff",
     "ReleaseMismatch",
     "ReleaseState",
+    "ReplaySet",
     "SavedQuery",
     "SettingsError",
     "Status",
     "StoreError",
     "TargetExists",
     "TurnlakeError",
+    "UnknownDecision",
     "UnknownQuery",
     "build",
+    "compare_replays",
     "dagster_home",
     "demo",
     "diff",
     "forget",
+    "inspect_decision",
+    "list_decisions",
     "load_release",
     "publish",
     "pull",
     "query",
+    "rate_decision",
     "release",
     "releases",
+    "replay_decisions",
     "report",
     "resolve_settings",
     "saved_queries",

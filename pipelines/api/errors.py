@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from pipelines.api.results import BuildResult
 
 __all__ = [
+    "BadPersonaFile",
+    "BadRatingValue",
     "BadRoot",
     "BuildFailed",
     "DataRootBusy",
@@ -31,6 +33,7 @@ __all__ = [
     "StoreError",
     "TargetExists",
     "TurnlakeError",
+    "UnknownDecision",
     "UnknownQuery",
 ]
 # Raised by the release code, which imports pandera and pandas (seconds): loaded on first use so
@@ -78,6 +81,18 @@ class StoreError(TurnlakeError):
 class PublishConflict(TurnlakeError):
     """Another publisher changed the release store while this one published: LATEST moved, or
     the same version holds another manifest. What this one published is complete and listed."""
+
+
+class BadPersonaFile(TurnlakeError):
+    """A replay persona file that is missing, unreadable or holds no system prompt."""
+
+
+class BadRatingValue(TurnlakeError):
+    """A rating outside its scale, or an unknown scale or rater kind."""
+
+
+class UnknownDecision(TurnlakeError):
+    """No decision of the `decision` source has this id in the built tables."""
 
 
 class UnknownQuery(TurnlakeError):

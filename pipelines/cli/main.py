@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.cli import build, diff, privacy, project, release, report, shell, warehouse
+from pipelines.cli import build, decision, diff, privacy, project, release, report, shell, warehouse
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -55,6 +55,7 @@ for command in (
     project.dictionary,
     project.dev,
     report.report,
+    decision.decision,
 ):
     cli.add_command(command)
 
@@ -72,6 +73,9 @@ def exit_code(err: Exception) -> int | None:
         | api.NotBuilt
         | api.NoRelease
         | api.UnknownQuery
+        | api.UnknownDecision
+        | api.BadPersonaFile
+        | api.BadRatingValue
         | api.TargetExists
         | api.BadRoot,
     ):

@@ -527,3 +527,86 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
     legacy = base / "legacy" / "coordination_decisions.backup.sqlite"
     legacy.parent.mkdir(parents=True, exist_ok=True)
     legacy.write_text("PRAGMA dump failed: disk full\nid|timestamp|actor_id\n", encoding="utf-8")
+    _write_ratings(Path(raw_root), in_db)
+    _write_replays(Path(raw_root), in_db)
+
+
+def _rating_line(rng: random.Random, record: dict, rating: float, scale: str, by: str, days: int):
+    rated_at = datetime.fromtimestamp(record["timestamp"] / 1000, UTC) + timedelta(days=days)
+    event = {
+        "event_id": _uuid(rng),
+        "decision_id": record["id"],
+        "rating": rating,
+        "scale": scale,
+        "rated_by": by,
+        "rated_at": rated_at.isoformat(),
+        "reason": f"{by} review after {days} days",
+    }
+    return orjson.dumps(event)
+
+
+def _write_ratings(raw_root: Path, in_db: list[dict]) -> None:
+    """`ratings/ratings.jsonl` as `turnlake decision rate` appends it: ratings over time, one
+    superseding an earlier rating by the same rater kind (the source's own, for a user-rated
+    decision), an unrated decision rated later, and two bad lines. Its own random stream, so the
+    decision files stay as they were."""
+    rng = random.Random("decision-ratings")
+    unrated = next(r for r in in_db if r["outcome"] is None)
+    user_rated = next(r for r in in_db if (r["outcome"] or {}).get("ratedBy") == "user")
+    first = in_db[1]
+    lines = [
+        _rating_line(rng, first, 2, "1-5", "user", 1),
+        _rating_line(rng, first, 4, "1-5", "community", 2),
+        _rating_line(rng, first, 5, "1-5", "user", 3),  # supersedes the user's 2
+        _rating_line(rng, unrated, 0.8, "0-1", "system", 1),
+        _rating_line(rng, user_rated, 1, "1-5", "user", 5),  # supersedes the source's own rating
+        _rating_line(rng, first, 9, "1-5", "user", 4),  # off its scale: quarantined
+        (
+            b'{"event_id": "e-orphan", "decision_id": "no-such-decision", "rating": 3, "scale": '
+            b'"1-5", "rated_by": "user", "rated_at": "2025-03-10T10:00:00Z"}'
+        ),
+    ]
+    path = raw_root / "ratings" / "ratings.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _write_replays(raw_root: Path, in_db: list[dict]) -> None:
+    """Replay results of `turnlake decision replay` as they come back: an OpenAI batch output file
+    for the persona `terse-critic` (one failed request) and a plain results file for `cautious`
+    (one result for a decision that does not exist). Its own random stream."""
+    rng = random.Random("decision-replays")
+    replayed = [r for r in in_db if r["actorType"] != "human"][:8]
+    batch = []
+    for i, record in enumerate(replayed):
+        action = record["decision"]["action"] if i % 3 else "SILENT"
+        content = orjson.dumps({"action": action, "response": None}).decode()
+        body = {"model": "gpt-4o-mini", "choices": [{"message": {"content": content}}]}
+        batch.append(
+            {
+                "id": f"batch_req_{i}",
+                "custom_id": record["id"],
+                "response": {"status_code": 200, "request_id": _uuid(rng), "body": body},
+                "error": None,
+            }
+        )
+    batch[-1] = {**batch[-1], "response": None, "error": {"code": "rate_limit", "message": "429"}}
+    plain = [
+        {
+            "decision_id": record["id"],
+            "persona": "cautious",
+            "action": "SILENT",
+            "confidence": round(rng.uniform(0.5, 0.9), 2),
+            "reasoning": "Prefer silence unless asked directly.",
+            "response": None,
+        }
+        for record in replayed[:5]
+    ]
+    plain.append({**plain[0], "decision_id": "no-such-decision"})
+    folder = raw_root / "replays"
+    (folder / "terse-critic").mkdir(parents=True, exist_ok=True)
+    for path, rows in (
+        (folder / "terse-critic" / "batch_output.jsonl", batch),
+        (folder / "cautious.jsonl", plain),
+    ):
+        path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))

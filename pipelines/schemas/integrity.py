@@ -10,6 +10,7 @@ REFERENCES: tuple[tuple[str, str, str, str], ...] = (
     ("feedback", "episode_id", "episodes", "episode_id"),
     ("feedback", "turn_id", "turns", "turn_id"),
     ("feedback", "decision_id", "decisions", "decision_id"),
+    ("replays", "decision_id", "decisions", "decision_id"),
     ("decisions", "episode_id", "episodes", "episode_id"),
     ("decisions", "turn_id", "turns", "turn_id"),
     ("decisions", "context_hash", "contexts", "context_hash"),

@@ -364,6 +364,31 @@ class PolicyStates(StrictModel):
     )
 
 
+class Replays(StrictModel):
+    """What another persona or model chose for a decision (`turnlake decision replay`, results
+    under `<raw root>/replays/`), beside the original choice."""
+
+    replay_id: str = pa.Field(unique=True, description="Hash of the decision id and persona.")
+    decision_id: str = pa.Field(description="The decision replayed; key into `decisions`.")
+    episode_id: str = pa.Field(description="Episode of the decision.")
+    persona: str = pa.Field(description="Persona replayed.")
+    model: str = pa.Field(nullable=True, description="Model that answered, where recorded.")
+    action: str = pa.Field(description="The action the persona chose.")
+    confidence: pl.Float64 = pa.Field(nullable=True, description="Its confidence, where given.")
+    reasoning: str = pa.Field(nullable=True, description="Its stated reasoning, where given.")
+    response: str = pa.Field(nullable=True, description="The text it would have posted.")
+    original_action: str = pa.Field(nullable=True, description="The action actually taken.")
+    agrees: bool = pa.Field(
+        nullable=True, description="action = original_action (trimmed, without case)."
+    )
+    domain: str = pa.Field(nullable=True, description="Domain of the decision (chat, code, …).")
+    shape: str = pa.Field(
+        isin=("plain", "openai_batch"), description="Raw line shape the result came in."
+    )
+    source_file: str = pa.Field(description="Raw file (relative to the raw root).")
+    locator: str = pa.Field(description="`line N (byte M)` in that file.")
+
+
 SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "episodes": Episodes,
     "turns": Turns,
@@ -374,4 +399,5 @@ SILVER_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "quarantine": Quarantine,
     "survey_answers": SurveyAnswers,
     "policy_states": PolicyStates,
+    "replays": Replays,
 }

@@ -31,6 +31,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "quarantine": ["source", "file", "locator", "error_kind", "message"],
     "survey_answers": ["participant_id", "session_id", "section", "question"],
     "policy_states": ["policy_state_id"],
+    "replays": ["decision_id", "persona"],
 }
 
 

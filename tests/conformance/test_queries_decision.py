@@ -125,3 +125,48 @@ def test_human_override_rate_counts_overrides_and_their_outcomes_as_the_source_r
     write_views(layout)
     result = query(layout, saved_queries()["human_override_rate"].sql)
     assert result.to_dicts() == EXPECTED
+
+
+# Replays of RECORDS (d-1 SILENT, d-2 POSTED, d-5 POSTED, d-6 SILENT; all domain null):
+# critic: d-1 SILENT (agrees), d-2 posted (agrees: case), d-5 SILENT (no) → 3 replayed, 2 agree
+# calm: d-6 POSTED (no) → 1 replayed, 0 agree; a result for d-99 (unknown) is quarantined
+REPLAYS = [
+    {"decision_id": "d-1", "persona": "critic", "action": "SILENT"},
+    {"decision_id": "d-2", "persona": "critic", "action": "posted"},
+    {"decision_id": "d-5", "persona": "critic", "action": "SILENT"},
+    {"decision_id": "d-6", "persona": "calm", "action": "POSTED"},
+    {"decision_id": "d-99", "persona": "calm", "action": "POSTED"},
+]
+EXPECTED_AGREEMENT = [
+    {"persona": "calm", "domain": None, "replayed": 1, "agreeing": 0, "agreement_rate": 0.0},
+    {"persona": "critic", "domain": None, "replayed": 3, "agreeing": 2, "agreement_rate": 2 / 3},
+]
+
+
+def test_replay_agreement_and_a_later_rating_superseding_the_sources_own(tmp_path):
+    raw = tmp_path / "raw"
+    write_jsonl(raw / "decisions" / "continuum" / "export.jsonl", RECORDS)
+    write_jsonl(raw / "replays" / "results.jsonl", REPLAYS)
+    # d-5 was rated 2 of 5 by its user at 1741000000000 ms; the user rates it 5 of 5 later
+    later = {"event_id": "e1", "decision_id": "d-5", "rating": 5, "scale": "1-5"}
+    later |= {"rated_by": "user", "rated_at": "2025-03-10T00:00:00Z"}
+    write_jsonl(raw / "ratings" / "ratings.jsonl", [later])
+    built = run_pipeline(raw, tmp_path / "data", release=False)
+    layout = Layout(built.settings.data_root)
+    write_views(layout)
+    assert query(layout, saved_queries()["replay_agreement"].sql).to_dicts() == EXPECTED_AGREEMENT
+    names = query(
+        layout,
+        "SELECT name, value_num FROM feedback WHERE decision_id = 'd-5' "
+        "AND name LIKE '%rating%' OR (decision_id = 'd-5' AND name LIKE 'was_good%') ORDER BY 1, 2",
+    ).rows()
+    assert names == [
+        ("rating", 5.0),
+        ("rating_superseded", 2.0),
+        ("was_good_decision_superseded", 0.0),
+    ]
+    # the current rating 5 → (5 − 1) / 4 = 1 → reward 2·1 − 1 = +1 (was −0.5)
+    reward = query(layout, "SELECT reward FROM turn_rewards WHERE decision_id = 'd-5'")
+    assert reward["reward"].to_list() == [1.0]
+    orphans = query(layout, "SELECT count(*) AS n FROM quarantine WHERE error_kind = 'orphan'")
+    assert orphans["n"].to_list() == [1]

@@ -96,8 +96,9 @@ def test_all_checks_run_in_one_step_per_asset_group():
     assert (
         len(defs.get_repository_def().asset_graph.asset_check_keys)
         == len(checks.blocking_checks())
-        == 41  # 34 + social_rl policy states and attachments (bronze), policy_states (silver)
+        == 44  # 34 + social_rl policy states and attachments (bronze), policy_states (silver)
         # + oasst and hh_rlhf: one bronze contract and nothing_lost each
+        # + decision rating events and replay results (bronze), replays (silver)
     )
 
 
@@ -144,7 +145,7 @@ def test_unchanged_build_reuses_every_check_without_validating(first_build, rebu
     result = build()
     assert result.success
     checks_run = evaluations(result)
-    assert len(checks_run) == 41 and all(c["passed"] for c in checks_run.values())
+    assert len(checks_run) == 44 and all(c["passed"] for c in checks_run.values())
     assert all(c["reused"] and c["validated_in_run"] == first_build[1] for c in checks_run.values())
     assert validated == []
 
@@ -204,7 +205,7 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     _, build = rebuild
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     checks_run = evaluations(build())
-    assert len(checks_run) == 41 and not any(c.get("reused") for c in checks_run.values())
+    assert len(checks_run) == 44 and not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS
 
 

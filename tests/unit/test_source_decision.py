@@ -192,11 +192,14 @@ def test_parse_file_never_writes_the_raw_sqlite_file(tmp_path):
 def test_demo_writer_output_ingests_with_nothing_lost(tmp_path):
     write_demo(tmp_path, random.Random(3), scale=1)
     results = parse_all(tmp_path)
-    assert len(results) == 3
+    # database, export, legacy dump, ratings/ratings.jsonl, two replay result files
+    assert len(results) == 6
     kinds = sorted(q.error_kind for r in results.values() for q in r.quarantine)
     assert kinds == [
         "bad_type",
         "bad_value",
+        "bad_value",  # ratings: a 9 on the 1-5 scale
+        "bad_value",  # replays: a failed batch request
         "invalid_json",
         "missing_field",
         "too_large",
@@ -351,3 +354,43 @@ def test_demo_export_carries_one_decision_per_rule_case(tmp_path):
         extra[c] is not None
         for c in ("alternatives", "consensus", "follow_up", "long_term_outcome")
     )
+
+
+RATING = (
+    b'{"event_id": "e1", "decision_id": "d1", "rating": 4, "scale": "1-5", "rated_by": "user", '
+    b'"rated_at": "2025-03-05T10:00:00Z", "reason": "fine"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (RATING, None),
+        (RATING.replace(b'"rating": 4', b'"rating": 0.5'), "bad_value"),  # 0.5 is not on 1-5
+        (RATING.replace(b'"scale": "1-5"', b'"scale": "1-10"'), "bad_value"),
+        (RATING.replace(b'"rated_by": "user"', b'"rated_by": "self"'), "bad_value"),
+        (RATING.replace(b'"decision_id": "d1", ', b""), "missing_field"),
+        (RATING.replace(b'"rating": 4', b'"rating": "four"'), "bad_type"),
+        (RATING[:40], "truncated"),  # a line cut short
+    ],
+)
+def test_a_rating_event_line_is_one_bronze_row_or_one_quarantine_row(tmp_path, line, kind):
+    from pipelines.config.settings import Settings
+    from pipelines.sources.base import RawFile
+    from pipelines.sources.decision import RATINGS_TABLE, parse_file
+
+    file = RawFile("decision", tmp_path / "ratings.jsonl", "ratings/ratings.jsonl")
+    result = parse_file(file, line + b"\n", Settings(raw_root=tmp_path, data_root=tmp_path))
+    assert result.records_read == 1
+    if kind is None:
+        (row,) = result.rows[RATINGS_TABLE]
+        assert (row["decision_id"], row["rating"], row["scale"], row["reason"]) == (
+            "d1",
+            4.0,
+            "1-5",
+            "fine",
+        )
+        assert not result.quarantine
+    else:
+        assert [q.error_kind for q in result.quarantine] == [kind]
+        assert not result.rows.get(RATINGS_TABLE)

@@ -53,7 +53,15 @@ def silver(*rows: dict) -> dict[str, pl.DataFrame]:
 
 def test_every_output_validates_against_the_silver_models_even_when_empty():
     out = silver()
-    assert set(out) == {"episodes", "turns", "decisions", "contexts", "feedback", "quarantine"}
+    assert set(out) == {
+        "episodes",
+        "turns",
+        "decisions",
+        "contexts",
+        "feedback",
+        "quarantine",
+        "replays",
+    }
     assert all(df.height == 0 for df in out.values())
 
 

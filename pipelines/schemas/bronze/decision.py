@@ -168,4 +168,53 @@ class DecisionRecords(StrictModel):
     )
 
 
-BRONZE_MODELS: dict[str, type[pa.DataFrameModel]] = {"decision_records": DecisionRecords}
+class DecisionRatingEvents(StrictModel):
+    """A later rating of a decision (`turnlake decision rate`), one line of `ratings/**/*.jsonl`."""
+
+    file: str = pa.Field(description="Raw file (relative to the raw root, under `ratings/`).")
+    locator: str = pa.Field(description="`line N (byte M)` of the event.")
+    line: pl.Int64 = pa.Field(ge=1, description="1-based line; orders events in a file.")
+    event_id: str = pa.Field(description="The event's own id (a UUID written by `rate`).")
+    decision_id: str = pa.Field(description="The decision rated.")
+    rating: pl.Float64 = pa.Field(ge=0, le=5, description="The rating, on `scale`.")
+    scale: str = pa.Field(isin=("0-1", "1-5"), description="The scale the rater stated.")
+    rated_by: str = pa.Field(
+        isin=("user", "system", "community"), description="Rater kind (`--by`)."
+    )
+    rated_at: pl.Datetime("us", "UTC") = pa.Field(description="When the rating was given (UTC).")
+    reason: str = pa.Field(nullable=True, description="The rater's reason (`--reason`).")
+    extra: str = pa.Field(
+        nullable=True, description="Fields the adapter does not map, as a JSON object."
+    )
+
+
+class DecisionReplayResults(StrictModel):
+    """What another persona / model chose for a decision: one line of `replays/**/*.jsonl`."""
+
+    file: str = pa.Field(description="Raw file (relative to the raw root, under `replays/`).")
+    locator: str = pa.Field(description="`line N (byte M)` of the result.")
+    line: pl.Int64 = pa.Field(ge=1, description="1-based line; orders results in a file.")
+    decision_id: str = pa.Field(description="The decision replayed (`custom_id` in batch output).")
+    persona: str = pa.Field(
+        description="Persona replayed (`persona`; batch output: the folder under `replays/`)."
+    )
+    model: str = pa.Field(nullable=True, description="Model that answered, where recorded.")
+    shape: str = pa.Field(
+        isin=("plain", "openai_batch"), description="Which of the two line shapes it came in."
+    )
+    action: str = pa.Field(description="The action the persona chose.")
+    confidence: pl.Float64 = pa.Field(
+        nullable=True, ge=0, le=1, description="Its confidence in [0,1], where given."
+    )
+    reasoning: str = pa.Field(nullable=True, description="Its stated reasoning, where given.")
+    response: str = pa.Field(nullable=True, description="The text it would have posted.")
+    extra: str = pa.Field(
+        nullable=True, description="Fields the adapter does not map, as a JSON object."
+    )
+
+
+BRONZE_MODELS: dict[str, type[pa.DataFrameModel]] = {
+    "decision_records": DecisionRecords,
+    "decision_rating_events": DecisionRatingEvents,
+    "decision_replay_results": DecisionReplayResults,
+}

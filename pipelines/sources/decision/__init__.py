@@ -2,7 +2,10 @@
 
 Layout: `decisions/**/*.sqlite` (table `coordination_decisions`) and `decisions/**/*.jsonl`.
 Every row / line is one record → one `decision_records` row or one quarantine row. The same
-decision in both files is reconciled in silver, not here.
+decision in both files is reconciled in silver, not here. Later ratings written by
+`turnlake decision rate` (`ratings/**/*.jsonl`, append-only) are read by `ratings`, one
+`decision_rating_events` row per line; replay results (`replays/**/*.jsonl`, plain or OpenAI
+batch output) by `replays`, one `decision_replay_results` row per line.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from pipelines.sources.base import (
     quarantine_row,
     raw_excerpt,
 )
+from pipelines.sources.decision.ratings import FOLDER as RATINGS_FOLDER
+from pipelines.sources.decision.ratings import RATINGS_TABLE, parse_ratings
 from pipelines.sources.decision.records import SOURCE, TABLE, bronze_row
+from pipelines.sources.decision.replays import FOLDER as REPLAYS_FOLDER
+from pipelines.sources.decision.replays import REPLAYS_TABLE, parse_replays
 from pipelines.sources.decision.sqlite import (
     SQLITE_TABLE,
     Unreadable,
@@ -30,16 +37,24 @@ from pipelines.sources.decision.sqlite import (
 from pipelines.sources.jsonio import read_jsonl
 from pipelines.sources.values import expect_type
 
-__all__ = ["SOURCE", "SQLITE_TABLE", "TABLE", "discover", "parse_file"]
+__all__ = [
+    "RATINGS_TABLE",
+    "REPLAYS_TABLE",
+    "SOURCE",
+    "SQLITE_TABLE",
+    "TABLE",
+    "discover",
+    "parse_file",
+]
 
 _TOP_FOLDER = "decisions"
 _PATTERNS = {"*.sqlite": "sqlite", "*.jsonl": "jsonl"}
 
 
 def discover(raw_root: Path) -> list[RawFile]:
-    return find_raw_files(
-        SOURCE, raw_root, [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS]
-    )
+    patterns = [f"{_TOP_FOLDER}/**/{pattern}" for pattern in _PATTERNS]
+    later = [f"{RATINGS_FOLDER}/**/*.jsonl", f"{REPLAYS_FOLDER}/**/*.jsonl"]
+    return find_raw_files(SOURCE, raw_root, [*patterns, *later])
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
@@ -54,6 +69,10 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         except Unreadable as exc:
             return _unreadable(file, "unreadable", str(exc), data)
         return parse_database(file, conn, settings)
+    if file.rel_path.startswith(f"{RATINGS_FOLDER}/"):
+        return parse_ratings(file, data, settings)
+    if file.rel_path.startswith(f"{REPLAYS_FOLDER}/"):
+        return parse_replays(file, data, settings)
     return _parse_jsonl(file, data, settings)
 
 

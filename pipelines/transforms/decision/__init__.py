@@ -9,7 +9,8 @@ Rating scale (DESIGN §3): `outcome.rating` is on 0–1 or 1–5, and a rating o
 of one and the bottom of the other. Each rating row of `feedback` records the scale settled by
 evidence and how (`attributes.scale_evidence`), and whether it can be read as a reward
 (`attributes.reading`); see `ratings.settle_rating_scales`. Feedback signals:
-`feedback.feedback_signals`.
+`feedback.feedback_signals`; later ratings (`turnlake decision rate`) and the rule by which a
+later rating supersedes an earlier one: `rating_events`.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.transforms.decision.common import TABLE
+from pipelines.schemas import polars_schema
+from pipelines.schemas.bronze.decision import BRONZE_MODELS
+from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.decisions import contexts, decisions_table, turns
 from pipelines.transforms.decision.derived import with_derived_columns
 from pipelines.transforms.decision.episodes import episodes
 from pipelines.transforms.decision.feedback import feedback_signals
+from pipelines.transforms.decision.rating_events import rating_event_feedback, supersede_ratings
 from pipelines.transforms.decision.ratings import settle_rating_scales
+from pipelines.transforms.decision.replays import replays_table
 
 __all__ = ["reconcile_copies", "to_silver"]
 
@@ -38,11 +43,22 @@ def to_silver(
     decisions = decisions.join(
         posted.select("decision_id", "turn_id"), on="decision_id", how="left"
     )
+    rated, rejected = rating_event_feedback(_bronze(bronze, RATINGS_TABLE), decisions)
+    replays, unmatched = replays_table(_bronze(bronze, REPLAYS_TABLE), decisions)
+    feedback = pl.concat([feedback_signals(decisions), rated], how="diagonal_relaxed")
     return {
         "episodes": episodes(decisions, posted),
         "turns": posted.drop("decision_id"),
         "decisions": decisions_table(decisions),
         "contexts": contexts(decisions),
-        "feedback": feedback_signals(decisions),
-        "quarantine": conflicts,
+        "feedback": supersede_ratings(feedback),
+        "quarantine": pl.concat([conflicts, rejected, unmatched], how="diagonal_relaxed"),
+        "replays": replays,
     }
+
+
+def _bronze(bronze: dict[str, pl.LazyFrame], table: str) -> pl.DataFrame:
+    """A later-added bronze table of the source (empty when a caller passes only the records)."""
+    if table in bronze:
+        return bronze[table].collect()
+    return pl.DataFrame(schema=polars_schema(BRONZE_MODELS[table]))

@@ -2,3 +2,5 @@
 
 SOURCE = "decision"
 TABLE = "decision_records"
+RATINGS_TABLE = "decision_rating_events"
+REPLAYS_TABLE = "decision_replay_results"
