@@ -32,14 +32,16 @@ def subject_rows(
     from pipelines.privacy.subjects import subject_rows as rows_about
     from pipelines.schemas.gold import GOLD_MODELS
     from pipelines.schemas.silver import SILVER_MODELS
-    from pipelines.storage.files import read_table
+    from pipelines.storage import tables as stored
 
     layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
-    if not layout.silver_link.exists():
+    if stored.snapshot(layout, "silver") is None:
         raise NotBuilt("no silver tables yet: run `turnlake build` first")
-    tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
+    tables = {t: stored.read(layout, "silver", t) for t in SILVER_MODELS}
     tables |= {
-        f"gold.{t}": read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()
+        f"gold.{t}": stored.read(layout, "gold", t)
+        for t in GOLD_MODELS
+        if stored.exists(layout, "gold", t)
     }
     return rows_about(tables, kind, subject_id)
 

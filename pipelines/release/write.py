@@ -82,6 +82,7 @@ def _manifest(
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,
+        "table_versions": request.table_versions,
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
         },

@@ -15,6 +15,7 @@ from pipelines.runtime.faults import crash_point
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -26,18 +27,19 @@ def _literal(text: str) -> str:
 def view_sources(layout: Layout) -> dict[str, list[str]]:
     """View name → the exact Parquet files it reads, for every table that currently has data.
 
-    Paths are resolved (through the `silver` generation link, to the bronze parts the ingest logs
-    name), so a published view keeps reading the same immutable files until views are rebuilt.
+    Silver and gold views read the files of the table versions in force (Delta), bronze views the
+    parts the ingest logs name, so a published view keeps reading the same immutable files until
+    views are rebuilt.
     """
     views = {
-        table: [str(layout.silver(table).resolve())]
+        table: stored.files(layout, "silver", table)
         for table in SILVER_MODELS
-        if layout.silver(table).exists()
+        if stored.exists(layout, "silver", table)
     }
     views |= {
-        table: [str(layout.gold(table).resolve())]
+        table: stored.files(layout, "gold", table)
         for table in GOLD_MODELS
-        if layout.gold(table).exists()
+        if stored.exists(layout, "gold", table)
     }
     for source in SOURCES:
         for table in bronze_models(source):

@@ -11,6 +11,7 @@ import pytest
 from pipelines.cli.main import main
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.verify import verify_release
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
@@ -30,7 +31,7 @@ def forgotten(tmp_path_factory):
     roots = ["--raw-root", str(raw), "--data-root", str(data)]
     assert main(["build", *roots, "--log-level", "ERROR"]) == 0
     participant = (
-        pl.read_parquet(Layout(data).silver("episodes"))
+        stored.read(Layout(data), "silver", "episodes")
         .filter(pl.col("source") == "study")["group_id"]
         .sort()[0]
     )
