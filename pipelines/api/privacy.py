@@ -61,7 +61,12 @@ def forget(
     Raises `DataRootBusy`, or `BuildFailed` when the rebuild fails (the tombstone is recorded;
     releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
     """
-    from pipelines.privacy.forget import mentions_text, record_forget, rewrite_releases
+    from pipelines.privacy.forget import (
+        erase_from_tables,
+        mentions_text,
+        record_forget,
+        rewrite_releases,
+    )
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
     from pipelines.release.privatize import pseudonym_key
@@ -77,6 +82,12 @@ def forget(
             raw_root=settings.raw_root, data_root=settings.data_root, log_level="WARNING"
         )
         needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
+        erased = erase_from_tables(Layout(settings.data_root), needles)
+        if erased:  # republished: views must read the new files, the old ones are vacuumed
+            from pipelines.warehouse.views import write_views
+
+            log.info("rows still mentioning the subject erased: %s", erased)
+            write_views(Layout(settings.data_root))
         rewritten = rewrite_releases(exports, needles, tombstone)
     problems = [
         f"{version}: {problem}"

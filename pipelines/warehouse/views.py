@@ -64,6 +64,11 @@ def _latest_release_views(layout: Layout) -> dict[str, list[str]]:
     }
 
 
+def _empty_table(layout: Layout, name: str) -> pl.DataFrame:
+    layer = "silver" if name in SILVER_MODELS else "gold"
+    return stored.read(layout, layer, name)
+
+
 def write_views(layout: Layout) -> list[str]:
     """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically."""
     target = layout.duckdb
@@ -76,6 +81,11 @@ def write_views(layout: Layout) -> list[str]:
         con.execute("CREATE SCHEMA IF NOT EXISTS bronze")
         con.execute("CREATE SCHEMA IF NOT EXISTS release")
         for name, paths in views.items():
+            if not paths:  # an empty Delta table has no file: an empty table of its schema
+                con.register("_empty", _empty_table(layout, name).to_arrow())
+                con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _empty")
+                con.unregister("_empty")
+                continue
             files = "[" + ", ".join(_literal(p) for p in paths) + "]"
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")
         con.execute("CHECKPOINT")
