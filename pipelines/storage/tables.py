@@ -151,8 +151,9 @@ def read(
     and a schema is given."""
     if schema is not None and not exists(layout, layer, table, as_of):
         return pl.DataFrame(schema=schema)
+    lazy = scan(layout, layer, table, as_of)  # FileNotFoundError: no such table
     try:
-        return scan(layout, layer, table, as_of).collect()
+        return lazy.collect()
     except (OSError, DeltaError, pl.exceptions.ComputeError) as exc:
         raise TableVersionGone(f"{layer}.{table} cannot be read: {exc}") from exc
 
