@@ -10,6 +10,7 @@ import pytest
 import turnlake
 from pipelines import api
 from pipelines.release.files import read_manifest
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -32,7 +33,7 @@ def test_build_returns_a_verified_release_and_a_summary_without_failed_checks(bu
     assert result.demo_written and result.raw_root == data_root / "raw"
     assert result.latest_release.verified_in_run and result.latest_release.verified
     assert result.latest_release.path.parent == Layout(data_root).exports
-    episodes = pl.read_parquet(Layout(data_root).silver("episodes")).height
+    episodes = stored.read(Layout(data_root), "silver", "episodes").height
     rows = dict(result.summary.table_rows.select("table", "rows").iter_rows())
     assert rows["episodes"] == episodes > 0
 
@@ -56,7 +57,7 @@ def test_load_release_gives_every_config_with_the_manifests_splits_and_rows(buil
 def test_query_runs_sql_and_saved_queries_and_names_what_is_wrong(built):
     _, data_root = built
     episodes = turnlake.query("SELECT count(*) AS n FROM episodes", data_root=data_root)
-    assert episodes["n"][0] == pl.read_parquet(Layout(data_root).silver("episodes")).height
+    assert episodes["n"][0] == stored.read(Layout(data_root), "silver", "episodes").height
     saved = turnlake.query(saved="rewards_by_rule", data_root=data_root)
     assert saved.height > 0 and saved.equals(
         turnlake.query(turnlake.saved_queries()["rewards_by_rule"].sql, data_root=data_root)

@@ -6,6 +6,7 @@ import pytest
 
 from pipelines.cli.main import main
 from pipelines.config.settings import SOURCES
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -61,7 +62,7 @@ def test_build_prints_summary_tables(demo_build, capsys):
 
 def test_demo_data_quarantines_bad_records_of_every_source(demo_build):
     _, data_root, _ = demo_build
-    quarantine = pl.read_parquet(Layout(data_root).silver("quarantine"))
+    quarantine = stored.read(Layout(data_root), "silver", "quarantine")
     assert set(quarantine["source"]) == set(SOURCES)
     assert quarantine["error_kind"].n_unique() >= 5
 
@@ -208,7 +209,7 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
 def test_subject_show_lists_every_table_holding_a_participant(demo_build, capsys):
     _, data_root, _ = demo_build
     participant = (
-        pl.read_parquet(Layout(data_root).silver("episodes"))
+        stored.read(Layout(data_root), "silver", "episodes")
         .filter(pl.col("source") == "study")["group_id"]
         .sort()[0]
     )

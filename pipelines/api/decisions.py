@@ -42,10 +42,10 @@ def decision_index(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(every decision with its released prompt, silver feedback). Raises `NotBuilt`."""
     from pipelines.decisions.catalog import decision_index as index_of
-    from pipelines.decisions.tables import read_decision_tables
+    from pipelines.decisions.tables import built, read_decision_tables
 
     layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
-    if not layout.silver_link.exists() or not layout.gold_link.exists():
+    if not built(layout, "silver", "gold"):
         raise NotBuilt("no silver and gold tables yet: run `turnlake build` first")
     silver, gold = read_decision_tables(layout)
     return index_of(silver, gold), silver["feedback"]
@@ -150,10 +150,10 @@ def compare_replays(
     """(per decision the original action beside each persona's, agreement rate per persona and
     domain), over the ingested replay results (only `persona`'s when given). Raises `NotBuilt`."""
     from pipelines.decisions.compare import actions_side_by_side, agreement_rates
-    from pipelines.decisions.tables import read_replays
+    from pipelines.decisions.tables import built, read_replays
 
     layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
-    if not layout.silver_link.exists():
+    if not built(layout, "silver"):
         raise NotBuilt("no silver tables yet: run `turnlake build` first")
     replays = read_replays(layout)
     if persona is not None:

@@ -32,14 +32,16 @@ def subject_rows(
     from pipelines.privacy.subjects import subject_rows as rows_about
     from pipelines.schemas.gold import GOLD_MODELS
     from pipelines.schemas.silver import SILVER_MODELS
-    from pipelines.storage.files import read_table
+    from pipelines.storage import tables as stored
 
     layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
-    if not layout.silver_link.exists():
+    if stored.snapshot(layout, "silver") is None:
         raise NotBuilt("no silver tables yet: run `turnlake build` first")
-    tables = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
+    tables = {t: stored.read(layout, "silver", t) for t in SILVER_MODELS}
     tables |= {
-        f"gold.{t}": read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()
+        f"gold.{t}": stored.read(layout, "gold", t)
+        for t in GOLD_MODELS
+        if stored.exists(layout, "gold", t)
     }
     return rows_about(tables, kind, subject_id)
 
@@ -59,7 +61,12 @@ def forget(
     Raises `DataRootBusy`, or `BuildFailed` when the rebuild fails (the tombstone is recorded;
     releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
     """
-    from pipelines.privacy.forget import mentions_text, record_forget, rewrite_releases
+    from pipelines.privacy.forget import (
+        erase_from_tables,
+        mentions_text,
+        record_forget,
+        rewrite_releases,
+    )
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
     from pipelines.release.privatize import pseudonym_key
@@ -75,6 +82,12 @@ def forget(
             raw_root=settings.raw_root, data_root=settings.data_root, log_level="WARNING"
         )
         needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
+        erased = erase_from_tables(Layout(settings.data_root), needles)
+        if erased:  # republished: views must read the new files, the old ones are vacuumed
+            from pipelines.warehouse.views import write_views
+
+            log.info("rows still mentioning the subject erased: %s", erased)
+            write_views(Layout(settings.data_root))
         rewritten = rewrite_releases(exports, needles, tombstone)
     problems = [
         f"{version}: {problem}"

@@ -69,22 +69,39 @@ def _location(root: ObjectRoot, version: str) -> Path | str:
 
 
 def release(
-    *, raw_root: PathLike | None = None, data_root: PathLike | None = None, wait: float = 0.0
+    *,
+    raw_root: PathLike | None = None,
+    data_root: PathLike | None = None,
+    wait: float = 0.0,
+    as_of: str | datetime | None = None,
 ) -> ReleaseState | None:
     """Write a release from the current build (the build does this too) and verify it. Identical
     inputs reuse the existing version (`created` False); None when no episode was built.
+    `as_of` (an ISO timestamp, naive = UTC, or a datetime): from the silver, gold and splits
+    snapshots in force at that time; the manifest's `table_versions` names them.
 
-    Raises `NotBuilt` (no gold tables), `DataRootBusy`, `LeakageError` or `UntrainableRelease`
-    (refused: nothing published), `ReleaseMismatch` (written, but it does not verify).
+    Raises `NotBuilt` (no gold tables, none at `as_of`, or their versions were vacuumed),
+    `ValueError` (`as_of` is not a timestamp), `DataRootBusy`, `LeakageError` or
+    `UntrainableRelease` (refused: nothing published), `ReleaseMismatch` (written, but it does
+    not verify).
     """
     from pipelines.release.assemble import make_release
     from pipelines.release.verify import verify_release
+    from pipelines.storage import tables as stored
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    if not Layout(settings.data_root).gold_link.exists():
-        raise NotBuilt("no gold tables yet: run `turnlake build` first")
+    layout = Layout(settings.data_root)
+    moment = None if as_of is None else stored.parse_time(as_of)
+    if stored.snapshot(layout, "gold", moment) is None:
+        when = f" as of {moment.isoformat()}" if moment else " yet"
+        raise NotBuilt(f"no gold tables{when}: run `turnlake build` first")
     with locked(settings, wait):
-        outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
+        try:
+            outcome = make_release(
+                settings, today=datetime.now(UTC).strftime("%Y%m%d"), as_of=moment
+            )
+        except stored.TableVersionGone as gone:
+            raise NotBuilt(f"{gone}; an as-of release needs them") from gone
     if outcome.version is None:
         return None
     problems = verify_release(outcome.path)

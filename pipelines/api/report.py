@@ -91,10 +91,11 @@ def report(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     """
     from pipelines.api.errors import NotBuilt
     from pipelines.reports.summary import build_summary
+    from pipelines.storage import tables as stored
     from pipelines.storage.layout import Layout
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    if not Layout(settings.data_root).silver_link.exists():
+    if stored.snapshot(Layout(settings.data_root), "silver") is None:
         raise NotBuilt(f"nothing built under {settings.data_root}: run `turnlake build` first")
     last = _last_build_checks(settings)
     run_id, run_time, checks = last if last else ("no-run", datetime.now(UTC), None)

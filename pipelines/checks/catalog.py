@@ -11,6 +11,7 @@ it last passed on without reading the data.
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandera.polars as pa
 import polars as pl
@@ -19,11 +20,11 @@ from pipelines.checks import verdicts
 from pipelines.checks.ledger import (
     Verdict,
     code_fingerprint,
-    content_lines,
     inputs_digest,
     stat_lines,
 )
 from pipelines.config.settings import Settings
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 JUDGING_CODE = ("pipelines.checks.catalog", "pipelines.checks.verdicts")
@@ -99,14 +100,21 @@ def _reconcile_lines(settings: Settings, source: str) -> list[str]:
 
 
 def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # silver is republished (as a new generation folder) only when its inputs change
-    return stat_lines((_layout(settings).silver(t) for t in tables), settings.data_root)
+    # silver is republished (new, uniquely named Delta files) only when its inputs change
+    layout, lines = _layout(settings), []
+    for table in tables:
+        if not stored.exists(layout, "silver", table):
+            lines.append(f"silver.{table}|missing")
+            continue
+        files = [Path(f) for f in stored.files(layout, "silver", table)]
+        lines += stat_lines(files, settings.data_root)
+    return lines
 
 
 def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # republished under a new generation whenever silver changed, often with a table's bytes
-    # unchanged: their (small) files are hashed, so such a table keeps its verdict
-    return content_lines(_layout(settings).gold(t) for t in tables)
+    # republished whenever silver changed, often with a table's bytes unchanged: their (small)
+    # files are hashed, so such a table keeps its verdict
+    return [f"{t}|{stored.content_digest(_layout(settings), 'gold', t)}" for t in tables]
 
 
 def _release_lines(settings: Settings) -> list[str]:
@@ -117,7 +125,7 @@ def _release_lines(settings: Settings) -> list[str]:
     if version is None:  # passes only when there is nothing to release: silver decides
         return [
             "no complete release",
-            *stat_lines([_layout(settings).silver("episodes")], settings.data_root),
+            *_silver_lines(settings, ["episodes"]),
         ]
     files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
     return [version, *stat_lines(files, settings.data_root)]
@@ -159,7 +167,6 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
 
 def _silver_checks() -> list[BlockingCheck]:
     from pipelines.schemas.silver import SILVER_MODELS
-    from pipelines.storage.files import read_table
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
         return _contract(
@@ -167,7 +174,7 @@ def _silver_checks() -> list[BlockingCheck]:
             f"silver_{table}",
             table,
             model,
-            load=lambda s: read_table(_layout(s).silver(table)),
+            load=lambda s: stored.read(_layout(s), "silver", table),
             inputs=lambda s: _silver_lines(s, [table]),
         )
 
@@ -189,7 +196,6 @@ def _silver_checks() -> list[BlockingCheck]:
 
 def _gold_checks() -> list[BlockingCheck]:
     from pipelines.schemas.gold import GOLD_MODELS
-    from pipelines.storage.files import read_table
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
         return _contract(
@@ -197,7 +203,7 @@ def _gold_checks() -> list[BlockingCheck]:
             f"gold_{table}",
             table,
             model,
-            load=lambda s: read_table(_layout(s).gold(table)),
+            load=lambda s: stored.read(_layout(s), "gold", table),
             inputs=lambda s: _gold_lines(s, [table]),
         )
 

@@ -10,7 +10,7 @@ from pipelines.config.settings import SOURCES
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.integrity import dangling_references
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
 
@@ -23,14 +23,14 @@ def published_problems(layout: Layout) -> list[str]:
         unbalanced = per_file.filter(~per_file["balanced"])
         if unbalanced.height:
             problems.append(f"bronze {source}: {unbalanced.height} files do not reconcile")
-    if not layout.silver_link.exists():
+    if stored.snapshot(layout, "silver") is None:
         return [*problems, "silver: no published tables"]
     tables = {}
     for table, model in SILVER_MODELS.items():
         try:
-            tables[table] = read_table(layout.silver(table))
+            tables[table] = stored.read(layout, "silver", table)
             model.validate(tables[table], lazy=True)
-        except (OSError, pa.errors.SchemaErrors) as err:
+        except (OSError, stored.TableVersionGone, pa.errors.SchemaErrors) as err:
             problems.append(f"silver {table}: {type(err).__name__}: {str(err)[:200]}")
     if len(tables) == len(SILVER_MODELS):
         problems += [

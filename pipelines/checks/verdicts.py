@@ -15,7 +15,7 @@ import polars as pl
 from pipelines.checks.ledger import Markdown, Verdict
 from pipelines.config.settings import Settings
 from pipelines.reports.markdown import markdown_table
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 SPLIT_SILVER = (
@@ -70,7 +70,7 @@ def references_resolve(settings: Settings) -> Verdict:
     from pipelines.schemas.silver import SILVER_MODELS
 
     layout = Layout(settings.data_root)
-    problems = dangling_references({t: read_table(layout.silver(t)) for t in SILVER_MODELS})
+    problems = dangling_references({t: stored.read(layout, "silver", t) for t in SILVER_MODELS})
     return Verdict(not problems, dict(problems))
 
 
@@ -78,8 +78,8 @@ def rewards_traceable(settings: Settings) -> Verdict:
     from pipelines.gold.provenance import reward_problems
 
     layout = Layout(settings.data_root)
-    rewards = read_table(layout.gold("turn_rewards"))
-    problems = reward_problems(rewards, read_table(layout.silver("feedback")))
+    rewards = stored.read(layout, "gold", "turn_rewards")
+    problems = reward_problems(rewards, stored.read(layout, "silver", "feedback"))
     return Verdict(not problems, {"rows": rewards.height, **problems})
 
 
@@ -87,8 +87,8 @@ def splits_leak_free(settings: Settings) -> Verdict:
     from pipelines.splits.assign import proof_problems, split_proof
 
     layout = Layout(settings.data_root)
-    silver = {t: read_table(layout.silver(t)) for t in SPLIT_SILVER}
-    splits = read_table(layout.gold("splits"))
+    silver = {t: stored.read(layout, "silver", t) for t in SPLIT_SILVER}
+    splits = stored.read(layout, "gold", "splits")
     if splits.height == 0 and silver["episodes"].height == 0:
         return Verdict(True, {"groups": 0, "note": "no episodes, so no groups to split"})
     proof = split_proof(splits, silver, {}, settings.splits)  # also re-checks ratios

@@ -55,7 +55,13 @@ def _print_mismatch(mismatch) -> None:
 @click.command()
 @roots
 @wait
-def release(raw_root: Path | None, data_root: Path | None, wait: float) -> int:
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="TIMESTAMP",
+    help="Build from the tables as they were then (ISO 8601, e.g. 2026-11-23T21:00Z; naive: UTC).",
+)
+def release(raw_root: Path | None, data_root: Path | None, wait: float, as_of: str | None) -> int:
     """Write a release from the current build and verify it.
 
     The build does this too; identical inputs reuse the existing version. Exit 1 when the
@@ -63,9 +69,15 @@ def release(raw_root: Path | None, data_root: Path | None, wait: float) -> int:
     """
     from pipelines import api
     from pipelines.release.assemble import NOTHING_TO_RELEASE
+    from pipelines.storage.tables import parse_time
 
+    if as_of is not None:
+        try:
+            parse_time(as_of)
+        except ValueError:
+            raise click.BadParameter(f"not an ISO 8601 timestamp: {as_of!r}", param_hint="--as-of")
     try:
-        state = api.release(raw_root=raw_root, data_root=data_root, wait=wait)
+        state = api.release(raw_root=raw_root, data_root=data_root, wait=wait, as_of=as_of)
     except api.LeakageError as leak:
         error(f"turnlake release: refused, the split proof found leakage: {leak}")
         return 1

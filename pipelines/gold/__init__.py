@@ -13,12 +13,12 @@ import polars as pl
 
 from pipelines.gold.agent_deltas import build_agent_round_deltas
 from pipelines.gold.outcomes import build_episode_outcomes
-from pipelines.gold.params import PARAMS_MARKER
+from pipelines.gold.params import PARAMS
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.rules import build_turn_rewards
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.sources.base import dumps
-from pipelines.storage.files import INPUTS_MARKER, publish_generation, published_inputs, read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint
 from pipelines.storage.layout import Layout
 
@@ -48,7 +48,7 @@ def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
     here = Path(__file__)
     return fingerprint(
         [
-            published_inputs(layout.silver_link) or "no silver",
+            stored.meta(layout, "silver", stored.INPUTS) or "no silver",
             dumps(params),
             code_digest(here.parent, here.parents[1] / "schemas" / "gold.py"),
         ]
@@ -56,22 +56,15 @@ def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
 
 
 def refresh_gold(
-    layout: Layout, params: Mapping[str, Any], generation: str
+    layout: Layout, params: Mapping[str, Any], run_id: str
 ) -> tuple[dict[str, int], bool]:
     """Build and publish gold unless its inputs are unchanged; rows per table and whether rebuilt.
-    (Reusing the published generation also lets its checks reuse their verdicts.)"""
+    (Reusing the published snapshot also lets its checks reuse their verdicts.)"""
     inputs = gold_inputs_digest(layout, params)
-    if published_inputs(layout.gold_link) == inputs:
-        return {
-            t: pl.scan_parquet(layout.gold(t)).select(pl.len()).collect().item()
-            for t in GOLD_TABLES
-        }, False
-    silver = {table: read_table(layout.silver(table)) for table in SILVER_INPUTS}
+    if stored.meta(layout, "gold", stored.INPUTS) == inputs:
+        return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
+    silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
     tables = build_gold(silver, params)
-    publish_generation(
-        layout.gold_link,
-        generation,
-        tables,
-        markers={PARAMS_MARKER: dumps(params), INPUTS_MARKER: inputs},
-    )
+    meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
+    stored.publish(layout, "gold", tables, meta)
     return {t: f.height for t, f in tables.items()}, True

@@ -23,7 +23,7 @@ import polars as pl
 from pipelines.config.settings import SettingsError
 
 REWARDS_FILE = Path(__file__).resolve().parents[2] / "rewards.toml"
-PARAMS_MARKER = "_params.json"  # the parameters a gold generation was built with, stored beside it
+PARAMS = "params"  # gold snapshot metadata: the parameters (JSON) gold was built with
 OVERRIDES = "reward overrides (run config of gold_tables)"
 
 

@@ -4,7 +4,10 @@
 later build withholds it from silver and the ingest purges it from bronze; (2) appends a
 tombstone (id, kind, keyed hash of the subject id — never the id — and date) to `<data
 root>/privacy/tombstones.jsonl`; (3) purges bronze parts and parse-quarantine excerpts of every
-row that mentions the subject; then the caller rebuilds silver, gold and views, and (4) every
+row that mentions the subject; then the caller rebuilds silver, gold and views; (4)
+`erase_from_tables` deletes any row still mentioning the subject from every Delta table and
+vacuums with no retention, so no version of any table holds it (time travel to earlier
+versions, as-of releases before the forget included, then fails cleanly); and (5) every
 existing release is rewritten without the subject's rows (new file hashes, manifest deletion
 log). Raw files are the producing systems' data: files named after the subject are skipped by
 ingest; their erasure is reported.
@@ -27,6 +30,7 @@ import polars as pl
 
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.release.files import MANIFEST, complete_releases, read_manifest
+from pipelines.storage import tables as stored
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
@@ -80,6 +84,28 @@ def purge(frame: pl.DataFrame, needles: Iterable[str]) -> tuple[pl.DataFrame, in
     keep = ~mentions(frame, needles)
     kept = frame.filter(keep)
     return kept, frame.height - kept.height
+
+
+def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
+    """Overwrite every silver, gold and splits table without rows mentioning `needles` (a new
+    snapshot per layer that had any), then vacuum every file no current version reads and drop
+    the older snapshots. Rows removed per `layer.table` (usually none: the rebuild withheld the
+    subject already). Overwrites, not predicate deletes: a predicate would be logged with the id."""
+    removed: dict[str, int] = {}
+    for layer in stored.LAYERS:
+        current = stored.snapshot(layout, layer)
+        if current is None:
+            continue
+        kept = {}
+        for table in current.versions:
+            frame, n = purge(stored.read(layout, layer, table), needles)
+            if n:
+                kept[table], removed[f"{layer}.{table}"] = frame, n
+        if kept:
+            stored.publish(layout, layer, kept, current.meta)
+    stored.vacuum(layout, retention_hours=0)
+    stored.forget_history(layout)
+    return removed
 
 
 def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, key: bytes) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import polars as pl
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions, sha256_hex
-from pipelines.gold.params import PARAMS_MARKER
+from pipelines.gold.params import PARAMS
 from pipelines.ingest.log import read_log
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
@@ -33,7 +34,7 @@ from pipelines.release.write import (
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import proof_problems, split_proof
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -52,10 +53,24 @@ class ReleaseOutcome:
 NOTHING_TO_RELEASE = "nothing to release: no episodes were built (no recognised raw records)"
 
 
-def nothing_to_release(layout: Layout) -> bool:
+def nothing_to_release(layout: Layout, as_of: datetime | None = None) -> bool:
     """No episode in silver, so no dataset can hold a row: no release is written or verified."""
-    episodes = layout.silver("episodes")
-    return not episodes.exists() or pl.scan_parquet(episodes).select(pl.len()).collect().item() == 0
+    if not stored.exists(layout, "silver", "episodes", as_of):
+        return True
+    return stored.scan(layout, "silver", "episodes", as_of).select(pl.len()).collect().item() == 0
+
+
+def published_tables(
+    layout: Layout, as_of: datetime | None = None
+) -> tuple[dict[str, pl.DataFrame], dict[str, pl.DataFrame]]:
+    """The silver and gold tables (with splits) of the snapshots in force now or at `as_of`."""
+    silver = {t: stored.read(layout, "silver", t, as_of) for t in SILVER_MODELS}
+    gold = {
+        t: stored.read(layout, "gold", t, as_of)
+        for t in GOLD_MODELS
+        if stored.exists(layout, "gold", t, as_of)
+    }
+    return silver, gold
 
 
 def drop_prompt_duplicates(
@@ -164,12 +179,13 @@ def _raw_fingerprints(layout: Layout) -> list[dict]:
 def release_request(
     settings: Settings,
     raw_fingerprints: list[dict] | None = None,
+    as_of: datetime | None = None,
 ) -> tuple[ReleaseRequest, dict[str, int]]:
-    """Everything a release would contain, built in memory from the published warehouse
-    (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them)."""
+    """Everything a release would contain, built in memory from the published warehouse, now or
+    as of a past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already
+    read them)."""
     layout = Layout(settings.data_root)
-    silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
-    gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
+    silver, gold = published_tables(layout, as_of)
     options = DatasetOptions.from_settings(settings)
     left_out: dict[str, dict[str, int]] = {}
     datasets, dropped = drop_prompt_duplicates(
@@ -183,7 +199,7 @@ def release_request(
     problems = proof_problems(proof)
     if problems:
         raise LeakageError("; ".join(problems))
-    params_file = layout.gold_link / PARAMS_MARKER
+    params = stored.meta(layout, "gold", PARAMS, as_of)
     key, key_origin = pseudonym_key(settings)
     include_surveys = settings.privacy.include_surveys
     if include_surveys:
@@ -195,7 +211,7 @@ def release_request(
     save_memo(memo, settings.data_root, memo_id)
     released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
     config = {
-        "rewards": orjson.loads(params_file.read_bytes()) if params_file.exists() else None,
+        "rewards": orjson.loads(params) if params is not None else None,
         "splits": asdict(settings.splits),
         "release": asdict(options),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
@@ -213,6 +229,7 @@ def release_request(
     request = ReleaseRequest(
         released, proof, config, fingerprints, _package_version(), _git_commit(), private.ledger
     )
+    request = replace(request, table_versions=stored.versions(layout, as_of))
     return request, dropped
 
 
@@ -228,25 +245,26 @@ def _trainable(folder: Path) -> None:
         )
 
 
-def make_release(settings: Settings, today: str) -> ReleaseOutcome:
+def make_release(settings: Settings, today: str, as_of: datetime | None = None) -> ReleaseOutcome:
     """Publish a new release under exports/, or return the identical one that already exists
     (without building anything when the release inputs are unchanged since the last run); with no
     episode at all, write nothing and return an outcome without a version. A new release is
     published only if its own written files pass the trainability checks; otherwise
-    `UntrainableRelease` is raised and nothing is published."""
+    `UntrainableRelease` is raised and nothing is published. `as_of`: from the table snapshots
+    in force at that time (`TableVersionGone` once their files are vacuumed)."""
     exports = Layout(settings.data_root).exports
     remove_abandoned(exports)
-    if nothing_to_release(Layout(settings.data_root)):
+    if nothing_to_release(Layout(settings.data_root), as_of):
         return ReleaseOutcome(None, None, False, {})
     key, _ = pseudonym_key(settings)
     raw_fingerprints = _raw_fingerprints(Layout(settings.data_root))
-    inputs = release_inputs_digest(settings, key, raw_fingerprints)
+    inputs = release_inputs_digest(settings, key, raw_fingerprints, as_of)
     unchanged = release_for_inputs(exports, inputs)
     if unchanged:
         return ReleaseOutcome(
             unchanged, exports / unchanged, False, _dropped_in(exports / unchanged)
         )
-    request, dropped = release_request(settings, raw_fingerprints)
+    request, dropped = release_request(settings, raw_fingerprints, as_of)
     request = replace(request, input_digest=inputs)
     digest = content_hash(request)
     found = existing_version(exports, digest)

@@ -1,9 +1,9 @@
 """What a release is a function of, as one digest, so an unchanged build skips the release work.
 
 The digest covers the bytes of every published table the release reads (silver, gold, splits,
-the gold parameters; bytes, not generation names, so a table republished unchanged counts as the
-same), the raw file fingerprints the manifest lists, the release-relevant config, a fingerprint
-of the pseudonym key (never the key) and the release code. The last
+the gold parameters; bytes, not file names or table versions, so a table republished unchanged
+counts as the same), the raw file fingerprints the manifest lists, the release-relevant config,
+a fingerprint of the pseudonym key (never the key) and the release code. The last
 `make_release` records `{input_digest, version}` under exports/; a release rewritten by
 `turnlake forget` (its manifest has a deletion log) is never reused for its old inputs."""
 
@@ -13,17 +13,19 @@ import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 
 import orjson
 
 from pipelines.config.settings import Settings
-from pipelines.gold.params import PARAMS_MARKER
+from pipelines.gold.params import PARAMS
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import code_digest, file_part, fingerprint, json_part
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 INPUTS_MARKER = ".release-inputs.json"  # under exports/
@@ -42,13 +44,18 @@ def key_fingerprint(key: bytes) -> str:
     return hmac.new(key, _KEY_FINGERPRINT_MESSAGE, hashlib.sha256).hexdigest()
 
 
-def _published_files(layout: Layout) -> Iterable[Path]:
-    yield from (layout.silver(t) for t in SILVER_MODELS)
-    yield from (layout.gold(t) for t in GOLD_MODELS)
-    yield layout.gold_link / PARAMS_MARKER
+def _published_parts(layout: Layout, as_of: datetime | None) -> Iterable[str]:
+    """Each table's file bytes (not file names or versions: the same content republished is the
+    same input) and the gold parameters."""
+    tables = [("silver", t) for t in SILVER_MODELS] + [("gold", t) for t in GOLD_MODELS]
+    for layer, table in tables:
+        yield f"{layer}.{table}={stored.content_digest(layout, layer, table, as_of)}"
+    yield f"params={stored.meta(layout, 'gold', PARAMS, as_of)}"
 
 
-def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list[dict]) -> str:
+def release_inputs_digest(
+    settings: Settings, key: bytes, raw_fingerprints: list[dict], as_of: datetime | None = None
+) -> str:
     """Same digest, same release: see the module doc for what it covers."""
     config = {
         "privacy": settings.privacy.record(),
@@ -58,7 +65,7 @@ def release_inputs_digest(settings: Settings, key: bytes, raw_fingerprints: list
         "key": key_fingerprint(key),
         "raw_files": raw_fingerprints,
     }
-    published = [file_part(path) for path in _published_files(Layout(settings.data_root))]
+    published = list(_published_parts(Layout(settings.data_root), as_of))
     return fingerprint([*published, code_digest(*_CODE), json_part(config)])
 
 

@@ -21,3 +21,6 @@ class ReleaseRequest:
     input_digest: str | None = (
         None  # what it was made from (pipelines/release/inputs.py); not content
     )
+    table_versions: dict[str, dict[str, int]] | None = (
+        None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
+    )

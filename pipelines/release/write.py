@@ -95,6 +95,7 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,
+        "table_versions": request.table_versions,
     }
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 EXAMPLE_CHARS = 160  # an example's raw text is cut here: the report shows kinds, not records
@@ -16,8 +16,8 @@ EXAMPLE_CHARS = 160  # an example's raw text is cut here: the report shows kinds
 def read_warehouse_table(layout: Layout, table: str, gold: bool = False) -> pl.DataFrame | None:
     """One silver or gold table as published, or None when it is not built (the one place the
     report reads silver/gold)."""
-    path = layout.gold(table) if gold else layout.silver(table)
-    return read_table(path, None) if path.exists() else None
+    layer = "gold" if gold else "silver"
+    return stored.read(layout, layer, table) if stored.exists(layout, layer, table) else None
 
 
 def reward_points(turn_rewards: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:

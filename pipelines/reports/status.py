@@ -13,6 +13,7 @@ from pipelines.config.settings import SOURCES, Settings
 from pipelines.ingest.incremental import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 _CHANGES = pl.Schema({"source": pl.String, "file": pl.String, "change": pl.String})
@@ -71,12 +72,14 @@ def _freshness(layout: Layout) -> pl.DataFrame:
         pl.len().alias("files"), pl.col("parsed_at").max().alias("last_parsed_at")
     )
     frame = pl.DataFrame({"source": list(SOURCES)}).join(parsed, on="source", how="left")
-    if not layout.silver("episodes").exists():
+    if not stored.exists(layout, "silver", "episodes"):
         return frame.with_columns(newest_record_at=pl.lit(None, pl.Datetime("us", "UTC")))
-    episodes = pl.read_parquet(
-        layout.silver("episodes"), columns=["episode_id", "source", "started_at", "ended_at"]
+    episodes = (
+        stored.scan(layout, "silver", "episodes")
+        .select("episode_id", "source", "started_at", "ended_at")
+        .collect()
     )
-    turns = pl.read_parquet(layout.silver("turns"), columns=["episode_id", "ts"])
+    turns = stored.scan(layout, "silver", "turns").select("episode_id", "ts").collect()
     newest = (
         episodes.join(
             turns.group_by("episode_id").agg(pl.col("ts").max()), on="episode_id", how="left"

@@ -14,9 +14,9 @@ from pipelines.ingest.incremental import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms.build import WITHHELD_MARKER
+from pipelines.transforms.build import WITHHELD
 
 
 @dataclass(frozen=True)
@@ -79,16 +79,16 @@ def build_summary(settings: Settings) -> BuildSummary:
     rows = [
         {
             "table": table,
-            "rows": pl.scan_parquet(layout.silver(table)).select(pl.len()).collect().item(),
+            "rows": stored.rows(layout, "silver", table),
         }
         for table in SILVER_MODELS
-        if layout.silver(table).exists()
+        if stored.exists(layout, "silver", table)
     ]
     table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
     reconciliation = _reconciliation(layout)
     quarantine = (
-        read_table(layout.silver("quarantine"), None)
-        if layout.silver("quarantine").exists()
+        stored.read(layout, "silver", "quarantine")
+        if stored.exists(layout, "silver", "quarantine")
         else None
     )
     by_kind = (
@@ -110,8 +110,8 @@ def build_summary(settings: Settings) -> BuildSummary:
         .explode("locator")
         .drop_nulls("locator")
     )
-    marker = layout.silver_link / WITHHELD_MARKER
-    withheld = orjson.loads(marker.read_bytes()) if marker.exists() else {}
+    marker = stored.meta(layout, "silver", WITHHELD)
+    withheld = orjson.loads(marker) if marker else {}
     return BuildSummary(
         table_rows,
         reconciliation,

@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 
 from pipelines.splits.config import N_BUCKETS, SplitConfig
-from pipelines.storage.files import INPUTS_MARKER, publish_generation, published_inputs, read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.transforms.groups import feedback_rater
@@ -278,22 +278,19 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def refresh_splits(
-    layout: Layout, config: SplitConfig, generation: str
-) -> tuple[pl.DataFrame, bool]:
+def refresh_splits(layout: Layout, config: SplitConfig, run_id: str) -> tuple[pl.DataFrame, bool]:
     """Assign and publish splits unless the published silver, the config and this code are as
     before; the splits table and whether it was rebuilt."""
     inputs = fingerprint(
         [
-            published_inputs(layout.silver_link) or "no silver",
+            stored.meta(layout, "silver", stored.INPUTS) or "no silver",
             json_part([config.salt, config.ratios]),
             code_digest(Path(__file__).parent),
         ]
     )
-    if published_inputs(layout.splits_link) == inputs:
-        return read_table(layout.gold("splits")), False
-    splits = assign_splits(read_table(layout.silver("episodes"))["group_id"], config)
-    publish_generation(
-        layout.splits_link, generation, {"splits": splits}, markers={INPUTS_MARKER: inputs}
-    )
+    if stored.meta(layout, "splits", stored.INPUTS) == inputs:
+        return stored.read(layout, "splits", "splits"), False
+    splits = assign_splits(stored.read(layout, "silver", "episodes")["group_id"], config)
+    meta = {stored.RUN: run_id, stored.INPUTS: inputs}
+    stored.publish(layout, "splits", {"splits": splits}, meta)
     return splits, True

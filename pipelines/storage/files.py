@@ -1,4 +1,4 @@
-"""The small Parquet IO layer: atomic, durable writes and generation folders.
+"""The small Parquet IO layer: atomic, durable writes (tables: pipelines/storage/tables.py).
 
 Every write goes to a temporary file in the same folder, is fsynced and renamed into place, and
 then the folder is fsynced: a reader, a killed process or a power loss only ever finds the old file
@@ -8,7 +8,6 @@ or the complete new one (the rename is on disk once the function returns).
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,54 +76,3 @@ def read_table(path: Path, schema: pl.Schema | None = None) -> pl.DataFrame:
             raise FileNotFoundError(path)
         return pl.DataFrame(schema=schema)
     return pl.read_parquet(path)
-
-
-def publish_generation(
-    link: Path,
-    generation: str,
-    tables: dict[str, pl.DataFrame],
-    markers: dict[str, str] | None = None,
-) -> Path:
-    """Write a set of tables as one new generation folder, then switch `link` to it atomically.
-
-    `link` (e.g. warehouse/silver) is a symlink to `<link>.<generation>/`; replacing a symlink is a
-    single rename, so readers see the whole old set or the whole new set, never a mix.
-    """
-    target = link.with_name(f"{link.name}.{generation}")
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    for table, frame in tables.items():
-        write_parquet_atomic(frame, target / f"{table}.parquet")
-    for name, text in (markers or {}).items():
-        write_bytes_atomic(target / name, text.encode())
-    if link.exists() and not link.is_symlink():  # a plain folder from an older layout
-        os.replace(link, link.with_name(f"{link.name}.legacy"))
-    tmp_link = link.with_name(f".{link.name}.link.tmp")
-    tmp_link.unlink(missing_ok=True)
-    tmp_link.symlink_to(target.name)
-    os.replace(tmp_link, link)
-    fsync_path(link.parent)  # the new folder's entry and the swapped link
-    return target
-
-
-INPUTS_MARKER = (
-    "_inputs.sha256"  # beside a generation's tables: the digest of what they were built from
-)
-
-
-def published_inputs(link: Path) -> str | None:
-    """The inputs digest of the generation `link` points to (None if none is published)."""
-    marker = link / INPUTS_MARKER
-    return marker.read_text() if marker.exists() else None
-
-
-def remove_old_generations(link: Path) -> list[Path]:
-    """Delete generation folders of `link` other than the one it points to."""
-    current = link.resolve() if link.is_symlink() else None
-    removed = []
-    for folder in link.parent.glob(f"{link.name}.*"):
-        if folder.is_dir() and not folder.is_symlink() and folder.resolve() != current:
-            shutil.rmtree(folder)
-            removed.append(folder)
-    return removed

@@ -1,6 +1,6 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
-`<data root>/` holds `warehouse/` (bronze parts, silver/gold/splits generations),
+`<data root>/` holds `warehouse/` (bronze parts, `tables/` = silver/gold/splits Delta tables),
 `warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
 validation ledger, redaction memo, generated pseudonym key) and `.turnlake.lock`.
@@ -37,28 +37,23 @@ class Layout:
     def ingest_log(self, source: str) -> Path:
         return self.warehouse / "bronze" / "_ingest" / f"{source}.parquet"
 
-    @property
-    def silver_link(self) -> Path:
-        """`warehouse/silver`: a symlink to the current silver generation folder."""
-        return self.warehouse / "silver"
+    def table_dir(self, layer: str, table: str) -> Path:
+        """A silver, gold or splits table: a Delta table (pipelines/storage/tables.py)."""
+        return self.warehouse / "tables" / layer / table
 
-    def silver(self, table: str) -> Path:
-        return self.silver_link / f"{table}.parquet"
+    def snapshot_log(self, layer: str) -> Path:
+        """One line per published snapshot of a layer; the last one is current."""
+        return self.warehouse / "tables" / layer / "_snapshots.jsonl"
 
-    @property
-    def gold_link(self) -> Path:
-        """`warehouse/gold`: a symlink to the current gold generation folder."""
-        return self.warehouse / "gold"
-
-    def gold(self, table: str) -> Path:
-        if table == "splits":  # its own asset, so its own generation (gold_tables replaces gold/)
-            return self.splits_link / "splits.parquet"
-        return self.gold_link / f"{table}.parquet"
-
-    @property
-    def splits_link(self) -> Path:
-        """`warehouse/splits`: a symlink to the current splits generation folder."""
-        return self.warehouse / "splits"
+    def legacy_generations(self) -> list[Path]:
+        """Generation folders and links of the layout before Delta tables (`warehouse/silver`,
+        `silver.<run>`, …): nothing reads them any more."""
+        return [
+            path
+            for layer in ("silver", "gold", "splits")
+            for path in (self.warehouse / layer, *self.warehouse.glob(f"{layer}.*"))
+            if path.is_symlink() or path.exists()
+        ]
 
     @property
     def duckdb(self) -> Path:

@@ -16,7 +16,7 @@ from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
-from pipelines.storage.files import INPUTS_MARKER, publish_generation
+from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
@@ -104,7 +104,8 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
     }, withheld
 
 
-WITHHELD_MARKER = "_withheld.json"  # rows withheld per table for opted-out subjects (counts only)
+INPUTS = stored.INPUTS
+WITHHELD = "withheld"  # rows withheld per table for opted-out subjects (counts only)
 
 
 def silver_inputs_digest(settings: Settings) -> str:
@@ -139,31 +140,26 @@ def silver_inputs_digest(settings: Settings) -> str:
 
 def publish_silver(
     layout: Layout,
-    generation: str,
+    run_id: str,
     tables: dict[str, pl.DataFrame],
     inputs: str = "",
     withheld: dict[str, int] | None = None,
-) -> Path:
+) -> stored.Snapshot:
     """Make a complete set of silver tables current in one atomic step."""
     crash_point("silver:before_publish")
-    markers = {INPUTS_MARKER: inputs, WITHHELD_MARKER: dumps(withheld or {})}
-    target = publish_generation(layout.silver_link, generation, tables, markers=markers)
+    meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
+    snapshot = stored.publish(layout, "silver", tables, meta)
     crash_point("silver:after_publish")
-    return target
+    return snapshot
 
 
-def refresh_silver(settings: Settings, generation: str) -> tuple[dict[str, int], bool]:
+def refresh_silver(settings: Settings, run_id: str) -> tuple[dict[str, int], bool]:
     """Rebuild and publish silver unless its inputs are unchanged; row counts and whether
     rebuilt."""
     layout = Layout(settings.data_root)
     inputs = silver_inputs_digest(settings)
-    marker = layout.silver_link / INPUTS_MARKER
-    if marker.exists() and marker.read_text() == inputs:
-        rows = {
-            t: pl.scan_parquet(layout.silver(t)).select(pl.len()).collect().item()
-            for t in SILVER_MODELS
-        }
-        return rows, False
+    if stored.meta(layout, "silver", INPUTS) == inputs:
+        return {t: stored.rows(layout, "silver", t) for t in SILVER_MODELS}, False
     tables, withheld = build_silver(settings)
-    publish_silver(layout, generation, tables, inputs, withheld)
+    publish_silver(layout, run_id, tables, inputs, withheld)
     return {t: f.height for t, f in tables.items()}, True

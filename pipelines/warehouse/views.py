@@ -15,6 +15,7 @@ from pipelines.runtime.faults import crash_point
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -26,18 +27,19 @@ def _literal(text: str) -> str:
 def view_sources(layout: Layout) -> dict[str, list[str]]:
     """View name → the exact Parquet files it reads, for every table that currently has data.
 
-    Paths are resolved (through the `silver` generation link, to the bronze parts the ingest logs
-    name), so a published view keeps reading the same immutable files until views are rebuilt.
+    Silver and gold views read the files of the table versions in force (Delta), bronze views the
+    parts the ingest logs name, so a published view keeps reading the same immutable files until
+    views are rebuilt.
     """
     views = {
-        table: [str(layout.silver(table).resolve())]
+        table: stored.files(layout, "silver", table)
         for table in SILVER_MODELS
-        if layout.silver(table).exists()
+        if stored.exists(layout, "silver", table)
     }
     views |= {
-        table: [str(layout.gold(table).resolve())]
+        table: stored.files(layout, "gold", table)
         for table in GOLD_MODELS
-        if layout.gold(table).exists()
+        if stored.exists(layout, "gold", table)
     }
     for source in SOURCES:
         for table in bronze_models(source):
@@ -62,6 +64,11 @@ def _latest_release_views(layout: Layout) -> dict[str, list[str]]:
     }
 
 
+def _empty_table(layout: Layout, name: str) -> pl.DataFrame:
+    layer = "silver" if name in SILVER_MODELS else "gold"
+    return stored.read(layout, layer, name)
+
+
 def write_views(layout: Layout) -> list[str]:
     """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically."""
     target = layout.duckdb
@@ -74,6 +81,11 @@ def write_views(layout: Layout) -> list[str]:
         con.execute("CREATE SCHEMA IF NOT EXISTS bronze")
         con.execute("CREATE SCHEMA IF NOT EXISTS release")
         for name, paths in views.items():
+            if not paths:  # an empty Delta table has no file: an empty table of its schema
+                con.register("_empty", _empty_table(layout, name).to_arrow())
+                con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _empty")
+                con.unregister("_empty")
+                continue
             files = "[" + ", ".join(_literal(p) for p in paths) + "]"
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")
         con.execute("CHECKPOINT")

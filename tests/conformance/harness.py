@@ -23,7 +23,7 @@ from pipelines.release.files import latest_release
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms.build import refresh_silver
 
@@ -78,8 +78,14 @@ def run_pipeline(
     refresh_silver(settings, "conformance")
     refresh_gold(layout, load_params(PROJECT / "rewards.toml", rewards), "conformance")
     refresh_splits(layout, settings.splits, "conformance")
-    silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS if layout.silver(t).exists()}
-    gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
+    silver = {
+        t: stored.read(layout, "silver", t)
+        for t in SILVER_MODELS
+        if stored.exists(layout, "silver", t)
+    }
+    gold = {
+        t: stored.read(layout, "gold", t) for t in GOLD_MODELS if stored.exists(layout, "gold", t)
+    }
     built = Built(settings, silver, gold, None)
     if release:
         make_release(settings, today="20260101")

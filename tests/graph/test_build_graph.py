@@ -15,6 +15,7 @@ from pipelines.definitions import ALL_ASSETS
 from pipelines.orchestration.resources import TurnlakeResource, settings_of
 from pipelines.reports.summary import build_summary
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
 
@@ -40,7 +41,7 @@ def failed_checks(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def silver(data_root: Path, table: str) -> pl.DataFrame:
-    return pl.read_parquet(Layout(data_root).silver(table))
+    return stored.read(Layout(data_root), "silver", table)
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +99,12 @@ def test_duckdb_views_answer_sql_for_every_silver_table(clean_build):
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
+    layout = Layout(root)
     return {
-        str(p.relative_to(root)): hashlib.sha256(
-            pl.read_parquet(p).write_ipc(None).getvalue()
+        table: hashlib.sha256(
+            stored.read(layout, "silver", table).write_ipc(None).getvalue()
         ).hexdigest()
-        for p in sorted((root / "warehouse" / "silver").glob("*.parquet"))
+        for table in SILVER_MODELS
     }
 
 
@@ -134,7 +136,7 @@ def test_gold_tables_are_built_and_every_gold_check_passes(build, request):
         and "gold_quality_signals:quality_signals_matches_contract" in checks
     )
     assert all(checks.values()), checks
-    assert pl.read_parquet(Layout(data_root).gold("turn_rewards")).height > 0
+    assert stored.read(Layout(data_root), "gold", "turn_rewards").height > 0
     assert query(Layout(data_root), "SELECT count(*) AS n FROM turn_rewards")["n"][0] > 0
 
 
@@ -148,7 +150,7 @@ def test_gold_asset_applies_reward_overrides_from_run_config(clean_build, tmp_pa
         run_config={"ops": {"gold_tables": {"config": {"overrides": overrides}}}},
     )
     assert result.success
-    rewards = pl.read_parquet(Layout(data_root).gold("turn_rewards"))
+    rewards = stored.read(Layout(data_root), "gold", "turn_rewards")
     rated_only = rewards.filter(pl.col("target_id") == "dialogue:support/c-101#2")
     assert rated_only["reward"].to_list() == [
         -0.5

@@ -18,6 +18,7 @@ from pipelines.cli.main import main
 from pipelines.definitions import BUILD_JOB, defs
 from pipelines.orchestration.resources import settings_of
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import materialize_all
 
@@ -152,8 +153,10 @@ def test_unchanged_build_reuses_every_check_without_validating(first_build, rebu
 
 def test_changed_silver_table_is_validated_again(rebuild, validated):
     data_root, build = rebuild
-    turns = Layout(data_root).silver("turns")
-    pl.read_parquet(turns).write_parquet(turns, compression="uncompressed")  # same rows, new bytes
+    layout = Layout(data_root)
+    silver = stored.snapshot(layout, "silver")
+    turns = {"turns": stored.read(layout, "silver", "turns")}
+    stored.publish(layout, "silver", turns, silver.meta)  # same rows, a new version
     checks_run = evaluations(build())
     validated_again = {k for k, c in checks_run.items() if not c.get("reused")}
     assert validated_again == {

@@ -3,8 +3,7 @@
 import shutil
 from pathlib import Path
 
-import polars as pl
-
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
@@ -32,7 +31,7 @@ def _copy_with_twins(raw: Path) -> None:
 def _counts(data: Path) -> dict[str, int]:
     layout = Layout(data)
     return {
-        t: pl.read_parquet(layout.silver(t)).height
+        t: stored.read(layout, "silver", t).height
         for t in ("episodes", "turns", "feedback", "decisions", "contexts", "agent_rounds")
     }
 

@@ -1,8 +1,12 @@
-"""`turnlake forget`: after it, no Parquet file under the data root mentions the subject, releases
-made before the request are rewritten and verify, and later builds keep the subject out."""
+"""`turnlake forget`: after it, no file under the data root — no Parquet file, no Delta table
+version, no log — holds the subject's ids or texts, as-of reads from before it fail cleanly,
+releases made before the request are rewritten and verify, and later builds keep the subject out."""
 
 import shutil
+import time
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 import polars as pl
@@ -11,6 +15,7 @@ import pytest
 from pipelines.cli.main import main
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.verify import verify_release
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
@@ -18,6 +23,28 @@ CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 
 def parquet_files_mentioning(root: Path, text: str) -> list[Path]:
     return [p for p in root.rglob("*.parquet") if text in pl.read_parquet(p).write_ndjson()]
+
+
+def files_holding(root: Path, needle: str) -> list[Path]:
+    """Every file under `root` whose bytes hold `needle`, or, for Parquet, whose decoded rows do
+    (compressed pages hide text from a byte search)."""
+    found = []
+    for path in (p for p in root.rglob("*") if p.is_file()):
+        decoded = pl.read_parquet(path).write_ndjson() if path.suffix == ".parquet" else ""
+        if needle.encode() in path.read_bytes() or needle in decoded:
+            found.append(path)
+    return found
+
+
+def subject_texts(data: Path, participant: str) -> list[str]:
+    """Long utterances of the participant's episodes that no other episode has."""
+    layout = Layout(data)
+    episodes = stored.read(layout, "silver", "episodes")
+    theirs = episodes.filter(pl.col("group_id") == participant)["episode_id"]
+    turns = stored.read(layout, "silver", "turns").filter(pl.col("text").str.len_chars() >= 40)
+    mine = set(turns.filter(pl.col("episode_id").is_in(theirs))["text"])
+    others = set(turns.filter(~pl.col("episode_id").is_in(theirs))["text"])
+    return sorted(mine - others)
 
 
 @pytest.fixture(scope="module")
@@ -30,27 +57,53 @@ def forgotten(tmp_path_factory):
     roots = ["--raw-root", str(raw), "--data-root", str(data)]
     assert main(["build", *roots, "--log-level", "ERROR"]) == 0
     participant = (
-        pl.read_parquet(Layout(data).silver("episodes"))
+        stored.read(Layout(data), "silver", "episodes")
         .filter(pl.col("source") == "study")["group_id"]
         .sort()[0]
     )
-    assert parquet_files_mentioning(data, participant)
+    texts = subject_texts(data, participant)
+    assert texts and all(files_holding(data, t) for t in [participant, *texts[:3]])
     before = complete_releases(Layout(data).exports)
+    built_at = datetime.now(UTC).isoformat()
+    time.sleep(0.01)  # the forget's snapshots are published strictly later
     assert main(["forget", "participant", participant, *roots]) == 0
-    yield raw, data, participant, before, roots
+    yield SimpleNamespace(
+        raw=raw,
+        data=data,
+        participant=participant,
+        texts=texts,
+        before=before,
+        built_at=built_at,
+        roots=roots,
+    )
     monkeypatch.undo()
 
 
 def test_no_parquet_file_under_the_data_root_mentions_a_forgotten_participant(forgotten):
-    _, data, participant, _, _ = forgotten
-    assert parquet_files_mentioning(data, participant) == []
+    assert parquet_files_mentioning(forgotten.data, forgotten.participant) == []
+
+
+def test_no_file_under_the_data_root_holds_the_forgotten_ids_or_texts(forgotten):
+    for needle in [forgotten.participant, *forgotten.texts]:
+        assert files_holding(forgotten.data, needle) == [], needle
+
+
+def test_every_table_keeps_only_the_current_version_and_as_of_before_forget_fails(
+    forgotten, capsys
+):
+    layout = Layout(forgotten.data)
+    for layer in stored.LAYERS:
+        assert len(stored.history(layout, layer)) == 1
+    code = main(["release", *forgotten.roots, "--as-of", forgotten.built_at])
+    assert code == 2
+    assert "no gold tables as of" in capsys.readouterr().err
 
 
 def test_releases_made_before_forget_are_rewritten_with_a_deletion_log_and_verify(forgotten):
-    _, data, _, before, _ = forgotten
-    exports = Layout(data).exports
+    exports = Layout(forgotten.data).exports
+    before = forgotten.before
     assert before and set(before) <= set(complete_releases(exports))
-    tombstone = orjson.loads(Layout(data).tombstones.read_bytes().splitlines()[-1])
+    tombstone = orjson.loads(Layout(forgotten.data).tombstones.read_bytes().splitlines()[-1])
     for version in complete_releases(exports):
         assert verify_release(exports / version) == []
     logs = [read_manifest(exports / v).get("deletion_log", []) for v in before]
@@ -58,7 +111,7 @@ def test_releases_made_before_forget_are_rewritten_with_a_deletion_log_and_verif
 
 
 def test_tombstone_holds_no_subject_id_and_later_builds_keep_the_subject_out(forgotten):
-    _, data, participant, _, roots = forgotten
+    data, participant = forgotten.data, forgotten.participant
     assert participant not in Layout(data).tombstones.read_text()
-    assert main(["build", *roots, "--log-level", "ERROR"]) == 0
+    assert main(["build", *forgotten.roots, "--log-level", "ERROR"]) == 0
     assert parquet_files_mentioning(data, participant) == []

@@ -8,6 +8,9 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.reports.summary import build_summary
+from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import failed_checks, materialize_all
 
@@ -29,7 +32,7 @@ def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path
     assert materialize_all(raw, data).success
     layout = Layout(data)
     participant = (
-        pl.read_parquet(layout.silver("episodes"))
+        stored.read(layout, "silver", "episodes")
         .filter(pl.col("source") == "study")["group_id"]
         .sort()[0]
     )
@@ -42,8 +45,13 @@ def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path
     assert result.success and failed_checks(result) == []
 
     latest = layout.exports / (layout.exports / "LATEST").read_text().strip()
-    published = [layout.silver_link.resolve(), layout.gold_link.resolve(), latest]
-    for folder in published:
-        assert participant not in _all_parquet_text(folder), folder
+    current = [
+        Path(f)
+        for layer, names in (("silver", SILVER_MODELS), ("gold", GOLD_MODELS))
+        for t in names
+        for f in stored.files(layout, layer, t)
+    ]
+    assert participant not in "\n".join(pl.read_parquet(f).write_ndjson() for f in current)
+    assert participant not in _all_parquet_text(latest)
     withheld = build_summary(Settings(raw_root=raw, data_root=data)).withheld
     assert withheld["episodes"] >= 1 and withheld["turns"] >= 1

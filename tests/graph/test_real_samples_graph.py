@@ -3,11 +3,11 @@ lost."""
 
 import shutil
 
-import polars as pl
 import pytest
 
 from pipelines.config.settings import Settings
 from pipelines.reports.summary import build_summary
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.conftest import REAL_SAMPLES
 from tests.graph.test_build_graph import failed_checks, materialize_all
@@ -29,11 +29,11 @@ def test_real_samples_build_with_all_checks_passing_and_nothing_quarantined(tmp_
     assert result.success and failed_checks(result) == []
 
     layout = Layout(tmp_path / "data")
-    assert pl.read_parquet(layout.silver("quarantine")).height == 0
+    assert stored.read(layout, "silver", "quarantine").height == 0
     summary = build_summary(Settings(raw_root=raw, data_root=tmp_path / "data"))
     assert summary.balanced
-    episodes = pl.read_parquet(layout.silver("episodes"))
+    episodes = stored.read(layout, "silver", "episodes")
     by_source = dict(episodes.group_by("source").len().iter_rows())
     # 8 distinct study sessions across 4 files (one appears twice); 2 Social RL rounds.
     assert by_source == {"study": 8, "social_rl": 2}
-    assert pl.read_parquet(layout.silver("agent_rounds")).height == 6
+    assert stored.read(layout, "silver", "agent_rounds").height == 6

@@ -8,6 +8,7 @@ import pytest
 
 from pipelines.release.files import complete_releases, latest_release, read_manifest
 from pipelines.release.verify import verify_release
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
 from tests.graph.test_build_graph import failed_checks, materialize_all
@@ -55,7 +56,7 @@ def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
     assert materialize_all(raw, data).success
     assert complete_releases(exports) == before
 
-    splits_before = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
+    splits_before = stored.read(Layout(data), "gold", "splits").select("group_id", "split")
     extra = raw / "dialogues" / "support" / "late-arrival.jsonl"
     extra.write_text(
         '{"conversation_id": "late-1", "turns": [{"role": "user", "content": "Is my order late?"}, '
@@ -65,7 +66,7 @@ def test_identical_rebuild_creates_no_new_release_and_new_data_does(built):
     after = complete_releases(exports)
     assert len(after) == len(before) + 1 and latest_release(exports) == after[-1]
     assert all(verify_release(exports / v) == [] for v in after)  # older releases untouched
-    splits_after = pl.read_parquet(Layout(data).gold("splits")).select("group_id", "split")
+    splits_after = stored.read(Layout(data), "gold", "splits").select("group_id", "split")
     assert splits_after.height == splits_before.height + 1  # the new conversation is a new group
     assert (
         splits_before.join(splits_after, on="group_id", suffix="_after")

@@ -11,6 +11,7 @@ from pipelines.release.files import LEDGER, latest_release
 from pipelines.release.privatize import subject_ids
 from pipelines.release.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 
@@ -30,7 +31,7 @@ def released_text(release: Path) -> str:
 def demo_release(demo_warehouse):
     layout = Layout(demo_warehouse)
     release = layout.exports / latest_release(layout.exports)
-    silver = {t: pl.read_parquet(layout.silver(t)) for t in SILVER_MODELS}
+    silver = {t: stored.read(layout, "silver", t) for t in SILVER_MODELS}
     return release, silver, released_text(release), demo_warehouse
 
 

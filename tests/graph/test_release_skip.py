@@ -9,11 +9,12 @@ import orjson
 import pytest
 
 from pipelines.config.settings import settings_from_config
-from pipelines.gold.params import PARAMS_MARKER
+from pipelines.gold.params import PARAMS
 from pipelines.release import assemble
 from pipelines.release.assemble import make_release
 from pipelines.release.files import MANIFEST, latest_release, read_manifest
 from pipelines.release.inputs import key_fingerprint
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
 
@@ -77,8 +78,10 @@ def test_changed_release_settings_build_again(built, builds):
 
 def test_changed_gold_parameters_build_again(built, builds):
     make_release(built, today="20261121")
-    params = Layout(built.data_root).gold_link / PARAMS_MARKER
-    params.write_bytes(orjson.dumps(orjson.loads(params.read_bytes()) | {"note": "override"}))
+    layout = Layout(built.data_root)
+    gold = stored.snapshot(layout, "gold")
+    params = orjson.loads(gold.meta[PARAMS]) | {"note": "override"}
+    stored.publish(layout, "gold", {}, gold.meta | {PARAMS: orjson.dumps(params).decode()})
     outcome = make_release(built, today="20261121")
     assert builds == [1] and outcome.created
 

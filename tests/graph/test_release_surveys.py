@@ -6,6 +6,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.release.files import latest_release
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
 
@@ -17,7 +18,7 @@ def test_surveys_are_released_only_when_configured_and_then_pseudonymized(tmp_pa
     assert materialize_all(CLEAN, data).success
     layout = Layout(data)
     assert not (layout.exports / latest_release(layout.exports) / "surveys").exists()
-    participants = set(pl.read_parquet(layout.silver("survey_answers"))["participant_id"])
+    participants = set(stored.read(layout, "silver", "survey_answers")["participant_id"])
     assert participants
 
     config = tmp_path / "turnlake.toml"

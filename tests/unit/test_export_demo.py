@@ -14,7 +14,7 @@ from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import assign_splits
 from pipelines.splits.config import SplitConfig
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 TRAINER_COLUMNS = {
@@ -47,8 +47,10 @@ COMMON = {"split", "episode_id", "group_id", "source", "prompt_hash"}
 @pytest.fixture(scope="module")
 def demo_datasets(demo_warehouse) -> dict[str, pl.DataFrame]:
     layout = Layout(demo_warehouse)
-    silver = {t: read_table(layout.silver(t)) for t in SILVER_MODELS}
-    gold = {t: read_table(layout.gold(t)) for t in GOLD_MODELS if layout.gold(t).exists()}
+    silver = {t: stored.read(layout, "silver", t) for t in SILVER_MODELS}
+    gold = {
+        t: stored.read(layout, "gold", t) for t in GOLD_MODELS if stored.exists(layout, "gold", t)
+    }
     splits = assign_splits(
         silver["episodes"]["group_id"], SplitConfig(ratios={"train": 0.5, "test": 0.5})
     )

@@ -1,5 +1,5 @@
 """Gold and splits are rebuilt only when what they are a function of changed (published silver,
-parameters or split config, code); otherwise the published generation is reused as it is."""
+parameters or split config, code); otherwise the published snapshot is reused as it is."""
 
 import polars as pl
 
@@ -9,11 +9,12 @@ from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
 from pipelines.splits.config import SplitConfig
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms.build import publish_silver
 
 
-def _publish_silver(layout: Layout, generation: str, inputs: str, episodes: list[str]) -> None:
+def _publish_silver(layout: Layout, run_id: str, inputs: str, episodes: list[str]) -> None:
     tables = {t: pl.DataFrame(schema=silver_schema(t)) for t in SILVER_MODELS}
     tables["episodes"] = (
         pl.DataFrame({"episode_id": episodes, "group_id": episodes})
@@ -25,7 +26,7 @@ def _publish_silver(layout: Layout, generation: str, inputs: str, episodes: list
         )
         .cast(silver_schema("episodes"))
     )
-    publish_silver(layout, generation, tables, inputs=inputs)
+    publish_silver(layout, run_id, tables, inputs=inputs)
 
 
 def test_gold_is_reused_until_silver_or_parameters_change(tmp_path):
@@ -34,12 +35,12 @@ def test_gold_is_reused_until_silver_or_parameters_change(tmp_path):
     params = load_params()
     assert refresh_gold(layout, params, "run-1")[1] is True
     assert refresh_gold(layout, params, "run-2")[1] is False
-    assert layout.gold_link.resolve().name == "gold.run-1"
+    assert stored.meta(layout, "gold", stored.RUN) == "run-1"
     changed = merge(params, {"quality": {"correction_terms": ["actually"]}})
     assert refresh_gold(layout, changed, "run-3")[1] is True
     _publish_silver(layout, "s2", "silver-b", ["e1"])
     assert refresh_gold(layout, changed, "run-4")[1] is True
-    assert layout.gold_link.resolve().name == "gold.run-4"
+    assert stored.meta(layout, "gold", stored.RUN) == "run-4"
 
 
 def test_splits_are_reused_until_silver_or_split_config_change(tmp_path):

@@ -14,7 +14,7 @@ from pipelines.splits.assign import (
     split_proof,
 )
 from pipelines.splits.config import SplitConfig
-from pipelines.storage.files import read_table
+from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 SILVER = ("episodes", "turns", "decisions", "feedback")
@@ -26,22 +26,22 @@ def demo_layout(demo_warehouse):
 
 
 def test_demo_splits_have_one_row_per_silver_group_and_satisfy_the_contract(demo_layout):
-    splits = Splits.validate(read_table(demo_layout.gold("splits")), lazy=True)
-    groups = read_table(demo_layout.silver("episodes"))["group_id"].unique().sort()
+    splits = Splits.validate(stored.read(demo_layout, "gold", "splits"), lazy=True)
+    groups = stored.read(demo_layout, "silver", "episodes")["group_id"].unique().sort()
     assert splits["group_id"].sort().to_list() == groups.to_list()
     assert set(splits["split"]) == {"train", "test"}
 
 
 def test_demo_split_proof_finds_no_leak_and_covers_every_kind_of_human(demo_layout):
-    silver = {t: read_table(demo_layout.silver(t)) for t in SILVER}
-    proof = split_proof(read_table(demo_layout.gold("splits")), silver, {}, SplitConfig())
+    silver = {t: stored.read(demo_layout, "silver", t) for t in SILVER}
+    proof = split_proof(stored.read(demo_layout, "gold", "splits"), silver, {}, SplitConfig())
     assert proof_problems(proof) == []
     assert set(proof["participant_kinds"]) == {"turn_user", "decision_human", "feedback_rater"}
 
 
 def test_demo_decision_humans_would_straddle_with_one_group_per_session(demo_layout):
     """Why decision groups link sessions: with one group per session, the demo's humans straddle."""
-    silver = {t: read_table(demo_layout.silver(t)) for t in SILVER}
+    silver = {t: stored.read(demo_layout, "silver", t) for t in SILVER}
     per_session = silver["episodes"].with_columns(
         group_id=pl.when(pl.col("source") == "decision").then("episode_id").otherwise("group_id")
     )

@@ -9,8 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.storage import files
-from pipelines.storage.files import publish_generation, write_bytes_atomic
+from pipelines.storage import files, tables
+from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.layout import Layout
 
 
 @pytest.fixture
@@ -35,11 +36,12 @@ def test_an_atomic_write_fsyncs_the_file_before_its_rename_and_then_its_folder(t
     assert fsynced[1] == tmp_path
 
 
-def test_a_generation_swap_fsyncs_the_folder_holding_the_link_last(tmp_path, fsynced):
-    link = tmp_path / "silver"
-    target = publish_generation(link, "run1", {"t": pl.DataFrame({"a": [1]})}, {"_m": "x"})
-    assert fsynced[-1] == tmp_path  # after the symlink swap
-    assert target in fsynced  # the new folder's entries (its tables and markers)
+def test_a_snapshot_publish_fsyncs_the_snapshot_log_and_then_its_folder_last(tmp_path, fsynced):
+    layout = Layout(tmp_path)
+    tables.publish(layout, "silver", {"t": pl.DataFrame({"a": [1]})}, {"inputs": "x"})
+    log = layout.snapshot_log("silver")
+    assert fsynced[-1] == log.parent  # after the rename that makes the snapshot current
+    assert fsynced[-2].name.startswith(f".{log.name}.")  # the new log, before its rename
 
 
 def test_a_release_is_fsynced_whole_before_its_rename_and_the_rename_after(tmp_path, fsynced):

@@ -1,0 +1,216 @@
+"""The one seam for silver, gold and splits tables: Delta Lake tables plus a snapshot log per layer.
+
+Each table is a Delta table (`deltalake`) under `warehouse/tables/<layer>/<table>/`; publishing a
+layer commits every table (an overwrite, one new Delta version each) and then atomically rewrites
+the layer's snapshot log `warehouse/tables/<layer>/_snapshots.jsonl`, whose last line names the
+Delta version of every table plus the layer's metadata (inputs digest, reward parameters, …) and
+when it was published. Readers read the versions the log names, never "the newest Delta version",
+so a crash between two table commits leaves the previous snapshot whole and readable; the earlier
+lines are the history that `as_of` reads (a release as of a past time).
+
+Tables are written without column statistics in the Delta log (`dataSkippingNumIndexedCols` 0),
+so the log holds no values: once `forget` has overwritten the tables and vacuumed old files, no
+file under the data root holds the subject. Paths go through `Layout`, so a URI can replace them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import polars as pl
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError
+
+from pipelines.runtime.faults import crash_point
+from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.fingerprint import sha256_file
+from pipelines.storage.layout import Layout
+
+LAYERS = ("silver", "gold", "splits")
+RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a week
+INPUTS = "inputs"  # snapshot metadata: the digest of what a layer was built from
+RUN = "run"  # snapshot metadata: the run that published it
+_WRITE_OPTIONS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
+
+
+class TableVersionGone(RuntimeError):
+    """A snapshot names a table version whose files were vacuumed (retention, or `forget`)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    layer: str
+    versions: dict[str, int]
+    meta: dict[str, str] = field(default_factory=dict)
+    published_at: str = ""
+
+    def record(self) -> dict:
+        return {"versions": self.versions, "meta": self.meta, "published_at": self.published_at}
+
+
+def home_layer(layer: str, table: str) -> str:
+    """Splits is listed among the gold models but is its own asset, so its own layer."""
+    return "splits" if layer == "gold" and table == "splits" else layer
+
+
+def table_uri(layout: Layout, layer: str, table: str) -> str:
+    return str(layout.table_dir(home_layer(layer, table), table))
+
+
+def _log_path(layout: Layout, layer: str) -> Path:
+    return layout.snapshot_log(layer)
+
+
+def history(layout: Layout, layer: str) -> list[Snapshot]:
+    """Every published snapshot of `layer`, oldest first (empty if none)."""
+    path = _log_path(layout, layer)
+    if not path.exists():
+        return []
+    return [
+        Snapshot(layer, **orjson.loads(line)) for line in path.read_bytes().splitlines() if line
+    ]
+
+
+def parse_time(value: str | datetime) -> datetime:
+    """An ISO timestamp (naive means UTC) as an aware datetime; ValueError if it is not one."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def snapshot(layout: Layout, layer: str, as_of: datetime | None = None) -> Snapshot | None:
+    """The snapshot in force now, or at `as_of` (the last published at or before it)."""
+    entries = history(layout, layer)
+    if as_of is not None:
+        entries = [s for s in entries if parse_time(s.published_at) <= parse_time(as_of)]
+    return entries[-1] if entries else None
+
+
+def versions(layout: Layout, as_of: datetime | None = None) -> dict[str, dict[str, int]]:
+    """Table versions per layer in force now or at `as_of` (what a release manifest records)."""
+    found = {layer: snapshot(layout, layer, as_of) for layer in LAYERS}
+    return {layer: s.versions for layer, s in found.items() if s is not None}
+
+
+def meta(layout: Layout, layer: str, key: str, as_of: datetime | None = None) -> str | None:
+    current = snapshot(layout, layer, as_of)
+    return None if current is None else current.meta.get(key)
+
+
+def exists(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> bool:
+    current = snapshot(layout, home_layer(layer, table), as_of)
+    return current is not None and table in current.versions
+
+
+def _table(layout: Layout, layer: str, table: str, as_of: datetime | None) -> DeltaTable:
+    current = snapshot(layout, home_layer(layer, table), as_of)
+    if current is None or table not in current.versions:
+        when = f" as of {as_of.isoformat()}" if as_of else ""
+        raise FileNotFoundError(f"no {layer} table {table!r}{when}: run `turnlake build` first")
+    version = current.versions[table]
+    try:
+        return DeltaTable(table_uri(layout, layer, table), version=version)
+    except DeltaError as exc:
+        raise TableVersionGone(
+            f"{layer}.{table} version {version} is no longer stored (vacuumed or forgotten)"
+        ) from exc
+
+
+def files(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> list[str]:
+    """The Parquet files of the table's version in force (for DuckDB `read_parquet([...])`)."""
+    uris = _table(layout, layer, table, as_of).file_uris()
+    missing = [u for u in uris if "://" not in u and not Path(u).exists()]
+    if missing:
+        raise TableVersionGone(f"{layer}.{table}: files of this version were vacuumed")
+    return sorted(uris)
+
+
+def content_digest(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> str:
+    """The bytes of the table's files in force (not their names or the version): a table
+    republished with the same content has the same digest; "absent" when there is none."""
+    if not exists(layout, layer, table, as_of):
+        return "absent"
+    return ",".join(sorted(sha256_file(Path(f)) for f in files(layout, layer, table, as_of)))
+
+
+def scan(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> pl.LazyFrame:
+    return pl.scan_delta(_table(layout, layer, table, as_of))
+
+
+def read(
+    layout: Layout,
+    layer: str,
+    table: str,
+    as_of: datetime | None = None,
+    schema: pl.Schema | None = None,
+) -> pl.DataFrame:
+    """The table as of the snapshot in force; an empty frame of `schema` when it does not exist
+    and a schema is given."""
+    if schema is not None and not exists(layout, layer, table, as_of):
+        return pl.DataFrame(schema=schema)
+    lazy = scan(layout, layer, table, as_of)  # FileNotFoundError: no such table
+    try:
+        return lazy.collect()
+    except (OSError, DeltaError, pl.exceptions.ComputeError) as exc:
+        raise TableVersionGone(f"{layer}.{table} cannot be read: {exc}") from exc
+
+
+def rows(layout: Layout, layer: str, table: str) -> int:
+    return scan(layout, layer, table).select(pl.len()).collect().item()
+
+
+def publish(
+    layout: Layout,
+    layer: str,
+    frames: Mapping[str, pl.DataFrame],
+    meta: Mapping[str, str] | None = None,
+) -> Snapshot:
+    """Commit every table in `frames` (one new Delta version each), then make them current
+    together by rewriting the layer's snapshot log atomically; until then readers keep the
+    previous snapshot. Tables not in `frames` keep the versions they had."""
+    previous = snapshot(layout, layer)
+    committed = dict(previous.versions) if previous else {}
+    for table, frame in frames.items():
+        uri = table_uri(layout, layer, table)
+        frame.write_delta(uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS)
+        committed[table] = DeltaTable(uri).version()
+        crash_point(f"{layer}:between_commits")
+    published_at = datetime.now(UTC).isoformat()
+    new = Snapshot(layer, committed, dict(meta or {}), published_at)
+    _write_log(layout, layer, [*history(layout, layer), new])
+    return new
+
+
+def _write_log(layout: Layout, layer: str, entries: Iterable[Snapshot]) -> None:
+    text = b"".join(orjson.dumps(s.record(), option=orjson.OPT_SORT_KEYS) + b"\n" for s in entries)
+    write_bytes_atomic(_log_path(layout, layer), text)
+
+
+def vacuum(layout: Layout, retention_hours: int = RETENTION_HOURS) -> list[str]:
+    """Delete files no table version younger than the retention needs; paths removed.
+    `retention_hours=0` leaves only the current versions readable (what `forget` needs)."""
+    removed: list[str] = []
+    for layer in LAYERS:
+        current = snapshot(layout, layer)
+        for table in current.versions if current else {}:
+            # keep_versions: a commit left by a crashed publish must not cost the current one
+            removed += DeltaTable(table_uri(layout, layer, table)).vacuum(
+                retention_hours=retention_hours,
+                dry_run=False,
+                enforce_retention_duration=False,
+                full=True,
+                keep_versions=[current.versions[table]],
+            )
+    return removed
+
+
+def forget_history(layout: Layout) -> None:
+    """Keep only the current snapshot of each layer: earlier ones name versions `forget` erased,
+    so an as-of read before it says there is no snapshot instead of failing on missing files."""
+    for layer in LAYERS:
+        current = snapshot(layout, layer)
+        if current is not None:
+            _write_log(layout, layer, [current])
