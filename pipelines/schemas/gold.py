@@ -257,5 +257,5 @@ GOLD_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "episode_outcomes": EpisodeOutcomes,
     "quality_signals": QualitySignals,
     "agent_round_deltas": AgentRoundDeltas,
-    "splits": Splits,  # its own asset (gold_splits) and Delta snapshot layer, not built by build_gold
+    "splits": Splits,  # its own asset (gold_splits) and snapshot layer, not built by build_gold
 }
