@@ -29,7 +29,13 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.optouts import OPTOUTS_FILE
-from pipelines.release.files import MANIFEST, complete_releases, read_manifest
+from pipelines.release.files import (
+    MANIFEST,
+    complete_releases,
+    manifest_folders,
+    read_manifest,
+    split_counts,
+)
 from pipelines.storage import tables as stored
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
@@ -162,14 +168,12 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
     if not removed:
         shutil.rmtree(staging)
         return 0
-    for dataset in manifest["counts"]:
-        counts: dict[str, int] = {}
-        for entry in manifest["files"]:
-            if entry["path"].startswith(f"{dataset}/") and entry["path"].endswith(".parquet"):
-                split = pl.read_parquet(staging / entry["path"], columns=["split"])
-                for value, n in split.group_by("split").len().iter_rows():
-                    counts[value] = counts.get(value, 0) + n
-        manifest["counts"][dataset] = counts
+    for name, folder in manifest_folders(manifest).items():
+        counts = split_counts(staging, manifest["files"], folder)
+        if name in manifest["counts"]:
+            manifest["counts"][name] = counts
+        else:
+            manifest["profiles"][name]["counts"] = counts
     manifest.setdefault("deletion_log", []).append(
         {
             "tombstone_id": tombstone["tombstone_id"],

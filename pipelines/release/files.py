@@ -59,3 +59,23 @@ def latest_release(exports: Path) -> str | None:
 
 def point_latest(exports: Path, version: str) -> None:
     write_bytes_atomic(exports / LATEST, f"{version}\n".encode())
+
+
+def split_counts(release: Path, files: list[dict], folder: str) -> dict[str, int]:
+    """Rows per split of the Parquet files under `folder/` of a release, read from their `split`
+    column (what the manifest's `counts` must say)."""
+    counts: dict[str, int] = {}
+    for entry in files:
+        if entry["path"].startswith(f"{folder}/") and entry["path"].endswith(".parquet"):
+            split = pl.read_parquet(release / entry["path"], columns=["split"])
+            for value, n in split.group_by("split").len().iter_rows():
+                counts[value] = counts.get(value, 0) + n
+    return counts
+
+
+def manifest_folders(manifest: dict) -> dict[str, str]:
+    """Every config of a release → its folder: the datasets, then the profiles (profiles.py)."""
+    profiles = manifest.get("profiles") or {}
+    return {name: name for name in manifest["counts"]} | {
+        name: entry["path"] for name, entry in profiles.items()
+    }

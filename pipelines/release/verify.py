@@ -8,7 +8,13 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipelines.release.files import MANIFEST, SPLIT_PROOF, read_manifest
+from pipelines.release.files import (
+    MANIFEST,
+    SPLIT_PROOF,
+    manifest_folders,
+    read_manifest,
+    split_counts,
+)
 from pipelines.splits.assign import proof_problems
 from pipelines.storage.fingerprint import sha256_file
 
@@ -66,6 +72,10 @@ def verify_release(release: Path) -> list[str]:
         f"split proof: {p}"
         for p in proof_problems(orjson.loads((release / SPLIT_PROOF).read_bytes()))
     ]
+    for name, folder in manifest_folders(manifest).items():
+        said = manifest["counts"].get(name) or manifest["profiles"][name]["counts"]
+        if split_counts(release, manifest["files"], folder) != said:
+            problems.append(f"{name}: rows per split differ from the manifest's counts")
     for dataset in manifest["counts"]:
         problems += _split_overlaps(release, dataset)
     return problems

@@ -47,11 +47,21 @@ def subject_texts(data: Path, participant: str) -> list[str]:
     return sorted(mine - others)
 
 
+def profile_split_rows(release: Path) -> dict[str, int]:
+    """Rows per split of the study_sft profile's files, counted here from the files."""
+    files = sorted((release / "profiles" / "study_sft").glob("*.parquet"))
+    frame = pl.concat([pl.read_parquet(f, columns=["split", "group_id"]) for f in files])
+    return dict(frame.group_by("split").len().iter_rows())
+
+
 @pytest.fixture(scope="module")
 def forgotten(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("forget")
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    config = tmp_path / "turnlake.toml"  # a profile: forget must rewrite its files and counts
+    config.write_text('[release.profiles.study_sft]\nsources = ["study"]\ndatasets = ["sft"]\n')
+    monkeypatch.setenv("TURNLAKE_CONFIG", str(config))
     raw, data = tmp_path / "raw", tmp_path / "data"
     shutil.copytree(CLEAN, raw)
     roots = ["--raw-root", str(raw), "--data-root", str(data)]
@@ -64,6 +74,7 @@ def forgotten(tmp_path_factory):
     texts = subject_texts(data, participant)
     assert texts and all(files_holding(data, t) for t in [participant, *texts[:3]])
     before = complete_releases(Layout(data).exports)
+    profile_rows = profile_split_rows(Layout(data).exports / before[-1])
     built_at = datetime.now(UTC).isoformat()
     time.sleep(0.01)  # the forget's snapshots are published strictly later
     assert main(["forget", "participant", participant, *roots]) == 0
@@ -73,6 +84,7 @@ def forgotten(tmp_path_factory):
         participant=participant,
         texts=texts,
         before=before,
+        profile_rows=profile_rows,
         built_at=built_at,
         roots=roots,
     )
@@ -115,3 +127,10 @@ def test_tombstone_holds_no_subject_id_and_later_builds_keep_the_subject_out(for
     assert participant not in Layout(data).tombstones.read_text()
     assert main(["build", *forgotten.roots, "--log-level", "ERROR"]) == 0
     assert parquet_files_mentioning(data, participant) == []
+
+
+def test_a_profile_loses_the_subjects_rows_and_its_manifest_counts_follow(forgotten):
+    release = Layout(forgotten.data).exports / forgotten.before[-1]
+    after = profile_split_rows(release)
+    assert sum(after.values()) < sum(forgotten.profile_rows.values())  # the subject had rows
+    assert read_manifest(release)["profiles"]["study_sft"]["counts"] == after

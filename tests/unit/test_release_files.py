@@ -95,6 +95,15 @@ def test_verify_passes_on_a_fresh_release_and_fails_on_one_corrupted_byte(releas
     assert verify_release(path) == ["sft/train.parquet: sha256 differs from the manifest"]
 
 
+def test_verify_reports_counts_per_split_that_differ_from_the_files(released):
+    _, path, _ = released
+    manifest = orjson.loads((path / "manifest.json").read_bytes())
+    assert manifest["counts"]["sft"] == {"train": 2, "test": 1}  # the fixture's rows, by hand
+    manifest["counts"]["sft"] = {"train": 3, "test": 1}
+    (path / "manifest.json").write_bytes(orjson.dumps(manifest))
+    assert verify_release(path) == ["sft: rows per split differ from the manifest's counts"]
+
+
 def test_verify_reports_a_file_added_after_release(released):
     _, path, _ = released
     (path / "sft" / "extra.parquet").write_bytes(b"x")
