@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets.metadata import COLUMN_SCHEMA, OWNERS, ROW_COUNT, bronze_column_schema
 from pipelines.config.settings import SOURCES
-from pipelines.ingest.incremental import ingest_source
+from pipelines.ingest.incremental import ingest_source, parsing_message
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 
@@ -25,7 +25,12 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
     ) -> dg.MaterializeResult:
         settings = turnlake.settings()
         with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
-            report = ingest_source(source, settings, context.run_id)
+            report = ingest_source(
+                source,
+                settings,
+                context.run_id,
+                lambda done, total: context.log.debug(parsing_message(source, done, total)),
+            )
         context.log.info(
             f"{source}: {report.files_seen} files ({report.files_parsed} parsed, "
             f"{report.files_reused} unchanged), "

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from pipelines.ingest.incremental import read_parsing_message
+
 PROGRESS_LOGGER = "turnlake.progress"
 BRONZE_PREFIX = "bronze_"
 
@@ -22,9 +24,10 @@ BRONZE_PREFIX = "bronze_"
 class Progress:
     """One thing that happened in a build run.
 
-    kind: "plan" (total = steps), "step_start", "step_done", "step_failed", "source" (done =
-    files parsed, total = files seen, of `source`), "message" (a step's own log line, at its
-    level).
+    kind: "plan" (total = steps), "step_start", "step_done", "step_failed", "parsing" (while a
+    bronze step parses: done = files parsed so far, total = files to parse, of `source`),
+    "source" (when it ends: done = files parsed, total = files seen), "message" (a step's own
+    log line, at its level).
     """
 
     kind: str
@@ -65,6 +68,9 @@ def translate(record: logging.LogRecord) -> tuple[Progress, int] | None:
     step = meta.get("step_key")
     if event is None:
         text = meta.get("orig_message", record.getMessage())
+        if parsing := read_parsing_message(text):
+            source, done, total = parsing
+            return Progress("parsing", step, source, done, total, text), logging.DEBUG
         return Progress("message", step=step, text=text), record.levelno
     if event.is_step_start:
         return Progress("step_start", step=step, text=f"{step} started"), logging.INFO

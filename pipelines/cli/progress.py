@@ -45,7 +45,7 @@ class PlainLines(logging.Handler):
             if progress.kind == "step_failed":
                 outcome = f"FAILED: {progress.text.removeprefix(f'{step}: ')}"
             return f"[{self.finished}/{self.total}] {step}  {seconds:.1f} s  {outcome}".rstrip()
-        return None  # "source": its numbers are in the step's own message
+        return None  # "parsing", "source": their numbers are in the step's own message
 
     def emit(self, record: logging.LogRecord) -> None:
         progress = getattr(record, "progress", None)
@@ -60,6 +60,7 @@ class LiveDisplay(logging.Handler):
         super().__init__()
         self.bars = progress_bars
         self.steps = self.bars.add_task("steps", total=None)
+        self.sources: dict[str, object] = {}  # source → its bar
 
     def emit(self, record: logging.LogRecord) -> None:
         progress: Progress | None = getattr(record, "progress", None)
@@ -73,15 +74,21 @@ class LiveDisplay(logging.Handler):
             self.bars.advance(self.steps)
             if progress.kind == "step_failed":
                 self.bars.console.print(f"[red]FAILED[/red] {progress.text}", markup=True)
+        elif progress.kind == "parsing":
+            self._source_bar(progress.source, f"  {progress.source}: parsing", progress.total)
+            self.bars.update(self.sources[progress.source], completed=progress.done)
         elif progress.kind == "source":
             unchanged = progress.total - progress.done
-            self.bars.add_task(
-                f"  {progress.source}: {progress.done} parsed, {unchanged} unchanged",
-                total=progress.total,
-                completed=progress.total,
-            )
+            text = f"  {progress.source}: {progress.done} parsed, {unchanged} unchanged"
+            self._source_bar(progress.source, text, progress.total)
+            self.bars.update(self.sources[progress.source], completed=progress.total)
         elif record.levelno >= logging.WARNING:
             self.bars.console.print(f"{progress.step}: {progress.text}", markup=False)
+
+    def _source_bar(self, source: str, description: str, total: int) -> None:
+        if source not in self.sources:
+            self.sources[source] = self.bars.add_task(description, total=total)
+        self.bars.update(self.sources[source], description=description, total=total)
 
 
 @contextmanager

@@ -13,6 +13,8 @@ log and every part it names intact.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +35,8 @@ from pipelines.sources.base import RawFile
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
+
+PARSING_LINE = re.compile(r"(\w+): parsing, (\d+) of (\d+) files parsed")
 
 
 @dataclass
@@ -152,8 +156,25 @@ def _plan(
     return plan
 
 
-def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
-    """Bring this source's bronze parts up to date with the raw root."""
+def parsing_message(source: str, done: int, total: int) -> str:
+    """The log line a bronze step writes while it parses (read back by the progress display)."""
+    return f"{source}: parsing, {done} of {total} files parsed"
+
+
+def read_parsing_message(text: str) -> tuple[str, int, int] | None:
+    """(source, done, total) of a `parsing_message` line; None for any other line."""
+    found = PARSING_LINE.fullmatch(text)
+    return (found[1], int(found[2]), int(found[3])) if found else None
+
+
+def ingest_source(
+    source: str,
+    settings: Settings,
+    run_id: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Bring this source's bronze parts up to date with the raw root; `progress(done, total)` is
+    told the files parsed so far of those to parse, after each batch."""
     layout = Layout(settings.data_root)
     forgotten = forgotten_ids(Path(settings.raw_root))
     ctx = IngestContext(
@@ -179,7 +200,8 @@ def ingest_source(source: str, settings: Settings, run_id: str) -> IngestReport:
             continue
         files.append(file)
     plan = _plan(files, previous, ctx, report)
-    new_rows = write_in_batches(ctx, plan.parse, plan.sizes, plan.move)
+    parsed = (lambda done: progress(done, len(plan.parse))) if progress else None
+    new_rows = write_in_batches(ctx, plan.parse, plan.sizes, plan.move, parsed)
     report.files_seen = len(files)
     report.files_parsed = len(plan.parse)
     report.files_moved = len(plan.move)

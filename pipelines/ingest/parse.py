@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -171,25 +172,38 @@ def ingest_workers(settings: Settings, n_batches: int) -> int:
 
 
 def write_in_batches(
-    ctx: IngestContext, to_parse: list[RawFile], sizes: dict[str, int], to_move: list[dict]
+    ctx: IngestContext,
+    to_parse: list[RawFile],
+    sizes: dict[str, int],
+    to_move: list[dict],
+    parsed: Callable[[int], None] | None = None,
 ) -> list[dict]:
     """Parse/move everything given into new parts; the log rows naming them. With more than one
     batch to parse and more than one worker, batches are parsed in worker processes (rows of files
-    moved out of a rewritten part are then copied into parts of their own, in this process)."""
+    moved out of a rewritten part are then copied into parts of their own, in this process).
+    `parsed(n)` is told how many files are parsed so far after each batch (progress display)."""
+    parsed = parsed or (lambda n: None)
     chunks = _chunks(
         to_parse, sizes, ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
     )
     workers = ingest_workers(ctx.settings, len(chunks))
     if workers == 1:
-        return _in_this_process(ctx, to_parse, to_move)
-    rows = _in_this_process(ctx, [], to_move)
-    for chunk_rows in worker_pool(workers).map(_parse_chunk, [ctx] * len(chunks), chunks):
+        return _in_this_process(ctx, to_parse, to_move, parsed)
+    rows = _in_this_process(ctx, [], to_move, parsed)
+    done = 0
+    results = worker_pool(workers).map(_parse_chunk, [ctx] * len(chunks), chunks)
+    for chunk, chunk_rows in zip(chunks, results, strict=True):
         rows.extend(chunk_rows)
+        done += len(chunk)
+        parsed(done)
     return rows
 
 
 def _in_this_process(
-    ctx: IngestContext, to_parse: list[RawFile], to_move: list[dict]
+    ctx: IngestContext,
+    to_parse: list[RawFile],
+    to_move: list[dict],
+    parsed: Callable[[int], None] = lambda n: None,
 ) -> list[dict]:
     limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
     rows: list[dict] = []
@@ -200,10 +214,16 @@ def _in_this_process(
     work = [(move_into, part_rows) for part_rows in by_part.values()] + [
         (parse_into, f) for f in to_parse
     ]
+    done = told = 0
     for add, item in work:
         add(batch, item, ctx)
+        done += add is parse_into
         if batch.full(limit_files, limit_bytes):
             rows.extend(batch.write(ctx.layout))
             batch = _new_batch(ctx)
+            if done > told:
+                parsed(told := done)
     rows.extend(batch.write(ctx.layout))
+    if done > told:
+        parsed(done)
     return rows

@@ -49,3 +49,18 @@ def test_build_off_a_terminal_prints_plain_step_lines_not_dagster_log_lines(
     assert {"bronze_study", "silver_tables", "release", "warehouse_views"} <= {s[2] for s in steps}
     assert " - dagster - " not in out
     assert out.rstrip().splitlines()[-1].startswith("report: ")
+
+
+def test_a_bronze_steps_parsing_line_becomes_parsing_progress_whatever_the_level():
+    from pipelines.api.progress import translate
+    from pipelines.ingest.incremental import parsing_message
+
+    text = parsing_message("study", 2000, 14542)
+    assert text == "study: parsing, 2000 of 14542 files parsed"
+    record = logging.LogRecord("x", logging.DEBUG, "", 0, text, None, None)
+    record.dagster_meta = {"orig_message": text, "step_key": "bronze_study"}
+    progress, _ = translate(record)
+    assert progress == Progress("parsing", "bronze_study", "study", 2000, 14542, text)
+    other = logging.LogRecord("x", logging.DEBUG, "", 0, "study: 3 files (3 parsed)", None, None)
+    other.dagster_meta = {"orig_message": other.msg, "step_key": "bronze_study"}
+    assert translate(other)[0].kind == "message"

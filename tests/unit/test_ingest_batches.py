@@ -227,3 +227,15 @@ def test_parallel_workers_write_the_same_parts_and_log_as_one_process(raw, tmp_p
             for s in (one, many)
         ]
         assert frames[0].equals(frames[1])
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["one_process", "worker_processes"])
+def test_progress_is_told_the_files_parsed_after_each_batch(raw, tmp_path, workers):
+    settings = replace(_settings(raw, tmp_path, batch_files=2), ingest_workers=workers)
+    assert ingest_workers(settings, 4) == workers  # 4 batches: the worker path when workers > 1
+    told: list[tuple[int, int]] = []
+    ingest_source("dialogue", settings, "run-1", lambda done, total: told.append((done, total)))
+    assert told == [(2, 8), (4, 8), (6, 8), (8, 8)]  # 8 files in batches of 2
+    told.clear()
+    ingest_source("dialogue", settings, "run-2", lambda done, total: told.append((done, total)))
+    assert told == []  # nothing to parse: nothing to tell
