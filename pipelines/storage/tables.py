@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote
 
 import orjson
 import polars as pl
@@ -121,7 +122,7 @@ def _table(layout: Layout, layer: str, table: str, as_of: datetime | None) -> De
 
 def files(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> list[str]:
     """The Parquet files of the table's version in force (for DuckDB `read_parquet([...])`)."""
-    uris = _table(layout, layer, table, as_of).file_uris()
+    uris = _file_paths(_table(layout, layer, table, as_of))
     missing = [u for u in uris if "://" not in u and not Path(u).exists()]
     if missing:
         raise TableVersionGone(f"{layer}.{table}: files of this version were vacuumed")
@@ -136,8 +137,18 @@ def content_digest(layout: Layout, layer: str, table: str, as_of: datetime | Non
     return ",".join(sorted(sha256_file(Path(f)) for f in files(layout, layer, table, as_of)))
 
 
+def _file_paths(delta: DeltaTable) -> list[str]:
+    """The table's files in Delta's order; local ones as plain paths: delta-rs percent-encodes
+    them (`a%20root`), which Polars' `scan_delta` then looks up literally and does not find."""
+    return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
+
+
 def scan(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> pl.LazyFrame:
-    return pl.scan_delta(_table(layout, layer, table, as_of))
+    delta = _table(layout, layer, table, as_of)
+    paths = _file_paths(delta)
+    # The same frame as scan_delta (same files, same types: checked table by table), but found
+    # under any data root path; a table without files is Delta's own typed empty read.
+    return pl.scan_parquet(paths) if paths else pl.scan_delta(delta)
 
 
 def read(

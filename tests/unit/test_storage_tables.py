@@ -41,6 +41,14 @@ def test_published_tables_read_back_with_their_metadata(tmp_path):
     assert all(Path(f).is_file() for f in tables.files(layout, "silver", "a"))
 
 
+def test_tables_under_a_data_root_whose_path_has_a_space_or_percent_read_back(tmp_path):
+    layout = Layout(tmp_path / "my data 100%")  # delta-rs percent-encodes the file URIs
+    publish(layout, [1, 2], ["old"], "v1")
+    assert tables.read(layout, "silver", "a")["x"].to_list() == [1, 2]
+    assert tables.rows(layout, "silver", "b") == 1
+    assert all(Path(f).is_file() for f in tables.files(layout, "silver", "a"))
+
+
 def test_a_missing_table_reads_as_an_empty_frame_only_when_a_schema_is_given(tmp_path):
     layout = Layout(tmp_path)
     schema = pl.Schema({"x": pl.Int64})
