@@ -78,6 +78,8 @@ def translate(record: logging.LogRecord) -> tuple[Progress, int] | None:
         return Progress("step_done", step=step, text=f"{step} done"), logging.INFO
     if event.is_step_failure:
         error = event.step_failure_data.error
+        while error is not None and error.cause is not None:  # Dagster's wrapper → the cause
+            error = error.cause
         detail = error.message.strip() if error else "failed"
         return Progress("step_failed", step=step, text=f"{step}: {detail}"), logging.ERROR
     if event.is_step_materialization:

@@ -73,7 +73,8 @@ def verify_release(release: Path) -> list[str]:
         for p in proof_problems(orjson.loads((release / SPLIT_PROOF).read_bytes()))
     ]
     for name, folder in manifest_folders(manifest).items():
-        said = manifest["counts"].get(name) or manifest["profiles"][name]["counts"]
+        counts = manifest["counts"]
+        said = counts[name] if name in counts else manifest["profiles"][name]["counts"]
         if split_counts(release, manifest["files"], folder) != said:
             problems.append(f"{name}: rows per split differ from the manifest's counts")
     for dataset in manifest["counts"]:

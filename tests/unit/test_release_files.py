@@ -104,6 +104,15 @@ def test_verify_reports_counts_per_split_that_differ_from_the_files(released):
     assert verify_release(path) == ["sft: rows per split differ from the manifest's counts"]
 
 
+def test_verify_passes_a_dataset_without_rows_and_a_release_without_profiles(released):
+    _, path, _ = released
+    manifest = orjson.loads((path / "manifest.json").read_bytes())
+    assert "profiles" not in manifest
+    manifest["counts"]["decisions"] = {}  # a dataset that selected no rows: no files, no splits
+    (path / "manifest.json").write_bytes(orjson.dumps(manifest))
+    assert verify_release(path) == []
+
+
 def test_verify_reports_a_file_added_after_release(released):
     _, path, _ = released
     (path / "sft" / "extra.parquet").write_bytes(b"x")
