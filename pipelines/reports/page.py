@@ -58,6 +58,13 @@ def _plotted(
     return Section(key, title, charts.to_svg(chart(frame)), [("", frame)], note)
 
 
+def _table_section(key: str, title: str, frame: pl.DataFrame | None, note: str) -> Section:
+    """A table, or a note saying there is nothing to show."""
+    if frame is None or frame.height == 0:
+        return Section(key, title, note="nothing to show: no rows (not built, or no such data)")
+    return Section(key, title, tables=[("", frame)], note=note)
+
+
 def _reward_section(layout: Layout) -> Section:
     rewards = numbers.read_warehouse_table(layout, "turn_rewards", gold=True)
     episodes = numbers.read_warehouse_table(layout, "episodes")
@@ -140,6 +147,12 @@ def gather_sections(
             "Agent engagement over rounds (Social RL)",
             _saved(layout, "agent_engagement_over_rounds"),
             charts.engagement_over_rounds,
+        ),
+        _table_section(
+            "replays",
+            "Decision replays: agreement with the original action per persona and domain",
+            _saved(layout, "replay_agreement"),
+            "`turnlake decision replay` sets, their results ingested from <raw root>/replays/",
         ),
         _quarantine_section(layout),
         _plotted(

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
-import dagster as dg
-
-from pipelines.config.settings import Settings
 from pipelines.definitions import BUILD_JOB, defs
-from pipelines.orchestration.multiprocess import run_build_multiprocess
 
 PG_INSTANCE = Path(__file__).resolve().parents[2] / "deploy" / "postgres" / "dagster.yaml"
+BUILD = """
+import json, sys
+from pathlib import Path
+import dagster as dg
+from pipelines.config.settings import Settings
+from pipelines.orchestration.multiprocess import run_build_multiprocess
+
+home, raw, data = sys.argv[1:]
+settings = Settings(raw_root=Path(raw), data_root=Path(data))
+with dg.DagsterInstance.from_config(home) as instance:
+    result = run_build_multiprocess(settings, instance, workers=2, log_level="WARNING")
+print(json.dumps({"run_id": result.run_id, "success": result.success}))
+"""
 
 
 def _rows(server, sql: str, params: tuple = ()) -> list[tuple]:
@@ -28,17 +41,23 @@ def _rows(server, sql: str, params: tuple = ()) -> list[tuple]:
 
 
 def test_multiprocess_build_on_postgres_records_runs_and_assets_there(
-    postgres_server, monkeypatch, tmp_path, clean_root
+    postgres_server, tmp_path, clean_root
 ):
-    for key, value in postgres_server.env().items():
-        monkeypatch.setenv(key, value)
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(PG_INSTANCE, home / "dagster.yaml")  # as a user would: the yaml in DAGSTER_HOME
-    settings = Settings(raw_root=clean_root, data_root=tmp_path / "data")
-
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        result = run_build_multiprocess(settings, instance, workers=2, log_level="WARNING")
+    # A fresh process, as `dg launch` is: the step processes come from a forkserver, which keeps
+    # the environment of the process that started it first (an earlier test in this worker).
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD, str(home), str(clean_root), str(tmp_path / "data")],
+        env={**os.environ, **postgres_server.env()},
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = SimpleNamespace(**json.loads(done.stdout.strip().splitlines()[-1]))
     assert result.success
 
     assert _rows(postgres_server, "SELECT run_id, status FROM runs") == [(result.run_id, "SUCCESS")]

@@ -14,7 +14,7 @@ from pipelines.reports.summary import build_summary
 from pipelines.storage.layout import Layout
 
 PLOTTED = ["rewards", "agreement", "q_values", "engagement", "quarantine", "splits", "release"]
-TABLES_ONLY = ["reconciliation", "checks", "diff"]
+TABLES_ONLY = ["replays", "reconciliation", "checks", "diff"]
 # A URL a browser would fetch: src/href/url()/@import/srcset with a scheme or protocol-relative.
 NETWORK = re.compile(
     r"""(?:\b(?:src|href|srcset|action|poster|data)\s*=\s*["']?\s*|url\(\s*["']?|@import\s+["']?)"""
@@ -61,11 +61,22 @@ def test_every_build_writes_a_report_named_by_time_and_run(demo_warehouse):
 
 def test_report_has_every_section_with_its_plot_and_table(demo_warehouse):
     found = _sections(build_report(demo_warehouse).read_text())
-    assert list(found) == [*PLOTTED[:5], "splits", *TABLES_ONLY[:2], "release", "diff"]
+    assert list(found) == [*PLOTTED[:4], "replays", "quarantine", "splits", *TABLES_ONLY[1:3]] + [
+        "release",
+        "diff",
+    ]
     for key in PLOTTED:
         assert found[key]["svg"] >= 1, f"section {key} has no plot"
     for key in PLOTTED + TABLES_ONLY:
         assert found[key]["table"] >= 1, f"section {key} has no table"
+
+
+def test_report_shows_replay_agreement_for_the_demos_two_personas(demo_warehouse):
+    html = build_report(demo_warehouse).read_text()
+    replays = html[html.index('id="replays"') : html.index('id="quarantine"')]
+    for persona in ("terse-critic", "cautious"):  # the demo's replay result files
+        assert persona in replays, persona
+    assert "agreement_rate" in replays
 
 
 def test_report_lists_the_build_checks_trainability_included(demo_warehouse):
