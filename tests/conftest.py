@@ -138,3 +138,28 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
 
     monkeypatch.setattr(Redactor, "redact", spy)
     return calls
+
+
+# The longest test files (minutes each, measured with --durations), scheduled first: pytest-xdist
+# hands out whole files in collection order, so a long file collected last would keep one worker
+# busy after the other has finished.
+LONGEST_FIRST = (
+    "tests/operation/test_kill_build.py",
+    "tests/operation/test_kill_build_late.py",
+    "tests/deploy/test_postgres.py",
+    "tests/deploy/test_multiprocess.py",
+    "tests/test_decision_cli.py",
+    "tests/report/test_report_browser.py",
+    "tests/graph/test_release_card_diff.py",
+    "tests/test_cli.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+
+    def order(item: pytest.Item) -> int:
+        return rank.get(item.path.relative_to(root).as_posix(), len(rank))
+
+    items.sort(key=order)  # stable: the rest keep their order

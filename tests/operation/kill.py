@@ -9,6 +9,8 @@ process, which spares each of them the seconds of importing Dagster again."""
 
 import hashlib
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +86,19 @@ def published(data: Path) -> tuple[dict[str, str], str]:
 
 def abandoned_releases(data: Path) -> list[str]:
     return [p.name for p in Layout(data).exports.iterdir() if p.name.startswith(".tmp-")]
+
+
+def kill_then_recover(world: tuple, data: Path, point: str) -> None:
+    """Kill a build of the grown raw data at `point` on a copy of the baseline: what it leaves is
+    the old or the new publication, valid; the next build publishes exactly the new one."""
+    raw_new, baseline, home, old, new = world
+    shutil.copytree(baseline, data, symlinks=True)
+
+    killed = killed_build(raw_new, data, home, kill_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    silver, release = published(data)
+    assert silver in (old[0], new[0]) and release in (old[1], new[1])
+
+    assert build(raw_new, data, home) == 0
+    assert published(data) == new
+    assert abandoned_releases(data) == []

@@ -2,7 +2,6 @@
 first build of a data root leaves nothing half published, and the next build completes
 (test_kill_build.py has the earlier boundaries; shared code: kill.py)."""
 
-import shutil
 import signal
 
 import pytest
@@ -11,8 +10,8 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.operation.kill import (
     KILL_POINTS,
-    abandoned_releases,
     build,
+    kill_then_recover,
     killed_build,
     published,
 )
@@ -22,18 +21,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("point", KILL_POINTS[4:])
 def test_killed_build_leaves_valid_tables_and_next_build_completes(world, tmp_path, point):
-    raw_new, baseline, home, old, new = world
-    data = tmp_path / "data"
-    shutil.copytree(baseline, data, symlinks=True)
-
-    killed = killed_build(raw_new, data, home, kill_at=point)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    silver, release = published(data)
-    assert silver in (old[0], new[0]) and release in (old[1], new[1])
-
-    assert build(raw_new, data, home) == 0
-    assert published(data) == new
-    assert abandoned_releases(data) == []
+    kill_then_recover(world, tmp_path / "data", point)
 
 
 def test_first_build_killed_leaves_nothing_half_published_and_rebuild_completes(world, tmp_path):
