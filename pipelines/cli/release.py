@@ -21,10 +21,7 @@ def print_load_hint(path: Path) -> None:
             f'           ds = turnlake.load_release("{path.name}", config="sft", '
             f'data_root="{data_root}")'
         ),
-        (
-            '           or: datasets.load_dataset("parquet", data_files={"train": '
-            f'"{sft}/train*.parquet", "test": "{sft}/test*.parquet"}})'
-        ),
+        f'           or: datasets.load_dataset("{path}", "sft")   (any config its card lists)',
         (
             f"  DuckDB:  turnlake sql --data-root {root} "
             '"SELECT split, count(*) FROM release.sft GROUP BY ALL"'
