@@ -15,6 +15,8 @@ import psutil
 
 POLL_SECONDS = 0.05
 STEP_LINE = re.compile(r'Finished execution of step "([^"]+)" in ([0-9hms.]+)\.?$')
+# `turnlake build`'s own progress line off a terminal (pipelines/cli/progress.py), 0.1 s steps
+PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] (\S+)  (\d+\.\d) s")
 DURATION_PART = re.compile(r"([0-9.]+)(ms|h|m|s)")
 UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 
@@ -96,9 +98,13 @@ def run_measured(
 
 
 def step_times(log_path: Path) -> dict[str, float]:
-    """Dagster `Finished execution of step "X" in Yms` lines → {step: ms}."""
+    """`[k/N] X  1.2 s` progress lines, or Dagster's `Finished execution of step "X" in Yms`
+    lines (builds before the progress display) → {step: ms}."""
     steps: dict[str, float] = {}
     for line in log_path.read_text(errors="replace").splitlines():
+        if progress := PROGRESS_LINE.match(line):
+            steps[progress.group(1)] = round(float(progress.group(2)) * 1000, 1)
+            continue
         match = STEP_LINE.search(line.rstrip())
         if match:  # Dagster writes 850ms, 1.5s, 2m50s, 1h2m3s
             value = sum(float(n) * UNIT_MS[u] for n, u in DURATION_PART.findall(match.group(2)))
