@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.transforms.decision.common import SOURCE
+from pipelines.transforms.decision.common import silver_quarantine
 
 # Where a record was stored, not what it says: two copies differing only here are identical.
 _STORAGE_COLUMNS = ("file", "locator", "ordinal", "file_kind", "rag_context_encoding", "extra")
@@ -50,13 +50,4 @@ def _conflict_rows(losers: pl.DataFrame) -> pl.DataFrame:
     raw = pl.struct(
         "decision_id", "action", "confidence", "outcome", pl.col("ts").dt.to_string()
     ).struct.json_encode()
-    return losers.select(
-        source=pl.lit(SOURCE),
-        file="file",
-        locator="locator",
-        error_kind=pl.lit("duplicate_conflict"),
-        message=message,
-        raw=raw,
-        stage=pl.lit("silver"),
-        run_id=pl.lit(None, pl.String),
-    )
+    return silver_quarantine(losers, "duplicate_conflict", message, raw)

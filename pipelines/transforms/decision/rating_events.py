@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.sources.base import stable_hash
-from pipelines.transforms.decision.common import SOURCE
+from pipelines.transforms.decision.common import silver_quarantine
 from pipelines.transforms.decision.ratings import normalized_rating
 
 SUPERSEDED = {"rating": "rating_superseded", "was_good_decision": "was_good_decision_superseded"}
@@ -28,16 +28,8 @@ _CONTENT = ("decision_id", "rating", "scale", "rated_by", "rated_at", "reason")
 
 
 def _quarantine(rows: pl.DataFrame, kind: str, message: pl.Expr) -> pl.DataFrame:
-    return rows.select(
-        source=pl.lit(SOURCE),
-        file="file",
-        locator="locator",
-        error_kind=pl.lit(kind),
-        message=message,
-        raw=pl.struct(*_CONTENT[:-2], pl.col("rated_at").dt.to_string()).struct.json_encode(),
-        stage=pl.lit("silver"),
-        run_id=pl.lit(None, pl.String),
-    )
+    raw = pl.struct(*_CONTENT[:-2], pl.col("rated_at").dt.to_string()).struct.json_encode()
+    return silver_quarantine(rows, kind, message, raw)
 
 
 def _first_copies(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

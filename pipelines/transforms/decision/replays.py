@@ -11,22 +11,14 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.sources.base import stable_hash
-from pipelines.transforms.decision.common import SOURCE
+from pipelines.transforms.decision.common import silver_quarantine
 
 _CONTENT = ("decision_id", "persona", "model", "action", "confidence", "reasoning", "response")
 
 
 def _rejected(rows: pl.DataFrame, kind: str, message: pl.Expr) -> pl.DataFrame:
-    return rows.select(
-        source=pl.lit(SOURCE),
-        file="file",
-        locator="locator",
-        error_kind=pl.lit(kind),
-        message=message,
-        raw=pl.struct("decision_id", "persona", "action").struct.json_encode(),
-        stage=pl.lit("silver"),
-        run_id=pl.lit(None, pl.String),
-    )
+    raw = pl.struct("decision_id", "persona", "action").struct.json_encode()
+    return silver_quarantine(rows, kind, message, raw)
 
 
 def _normalized(column: str) -> pl.Expr:
