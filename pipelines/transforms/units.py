@@ -1,0 +1,57 @@
+"""Silver units: the slices of bronze that a source's transform can turn into silver on their own.
+
+A source's `units.py` tags every bronze row with `_unit` (the silver unit it contributes to: a
+session, a scenario, a run, a conversation, a decision session, …) and lists `links` (unit, link):
+units sharing a link value (a person, a rater whose other ratings settle a scale, …) must be
+transformed together. Units closed under links are *components*; the transform is unit-local when
+silver of the whole bronze equals the union of silver over any split of the components. That is
+what lets silver be rebuilt per partition (DESIGN §8): a partition holds whole components.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+
+import polars as pl
+
+from pipelines.config.settings import Settings
+from pipelines.schemas import conform, silver_schema
+from pipelines.transforms.groups import person_components
+
+UNIT = "_unit"
+LINKS_SCHEMA = pl.Schema({"unit": pl.String, "link": pl.String})
+
+
+def source_units(source: str):
+    """The source's `pipelines.transforms.<source>.units` module (`unit_keys`, `unit_links`)."""
+    return importlib.import_module(f"pipelines.transforms.{source}.units")
+
+
+def components(units: Iterable[str], links: pl.DataFrame) -> pl.DataFrame:
+    """unit, component: the component of units connected by a shared link, named after its
+    smallest unit id (a name only; partitions are assigned elsewhere)."""
+    frame = pl.DataFrame({"unit": pl.Series(list(units), dtype=pl.String)}).unique()
+    frame = frame.with_columns(started_at=pl.lit(None, pl.Datetime("us", "UTC")))
+    pairs = links.select("unit", person=pl.col("link"))
+    return person_components(frame, pairs).rename({"group": "component"})
+
+
+def restrict(
+    tagged: Mapping[str, pl.LazyFrame], units: pl.Series | Iterable[str]
+) -> dict[str, pl.LazyFrame]:
+    """Bronze tagged by `unit_keys`, cut to the rows of `units`, `_unit` dropped."""
+    keep = pl.Series(list(units), dtype=pl.String)
+    return {
+        table: frame.filter(pl.col(UNIT).is_in(keep.implode())).drop(UNIT)
+        for table, frame in tagged.items()
+    }
+
+
+def transform(
+    source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.DataFrame]:
+    """The source's silver contribution from these bronze frames, conformed and collected."""
+    module = importlib.import_module(f"pipelines.transforms.{source}")
+    produced = module.to_silver(dict(bronze), settings)
+    return {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}

@@ -1,0 +1,67 @@
+"""Checks that a source's transform is unit-local (pipelines/transforms/units.py): silver of the
+whole bronze equals the union of silver over a random split of its components."""
+
+from __future__ import annotations
+
+import importlib
+import random
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.config.settings import Settings, settings_from_config
+from pipelines.schemas import polars_schema
+from pipelines.schemas.bronze import bronze_models
+from pipelines.transforms import units as u
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def fixture_settings(raw_root: Path) -> Settings:
+    return settings_from_config(raw_root, raw_root / "_unused", PROJECT / "turnlake.toml")
+
+
+def fixture_bronze(source: str, raw_root: Path, settings: Settings) -> dict[str, pl.LazyFrame]:
+    """Bronze of one source from a raw folder through its real adapter (no Dagster)."""
+    adapter = importlib.import_module(f"pipelines.sources.{source}")
+    parts: dict[str, list[pl.DataFrame]] = {t: [] for t in bronze_models(source)}
+    for raw in adapter.discover(raw_root):
+        result = adapter.parse_file(raw, raw.path.read_bytes(), settings)
+        for table, frame in result.tables.items():
+            parts[table].append(frame)
+    return {
+        t: (pl.concat(parts[t]) if parts[t] else pl.DataFrame(schema=polars_schema(m))).lazy()
+        for t, m in bronze_models(source).items()
+    }
+
+
+def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort(frame.columns, nulls_last=True)
+
+
+def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0) -> int:
+    """Silver(all) == ∪ silver(part) for a random split of the components into `parts`; returns
+    the number of components (a test should also assert it is > parts, or the split is empty)."""
+    settings = fixture_settings(raw_root)
+    bronze = fixture_bronze(source, raw_root, settings)
+    module = u.source_units(source)
+    tagged = module.unit_keys(bronze, settings)
+    links = module.unit_links(bronze, settings).collect()
+    units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
+    assert units.null_count() == 0, f"{source}: a bronze row has no unit"
+    comps = u.components(units.unique(), links)
+    names = sorted(set(comps.get_column("component")))
+    rng = random.Random(seed)
+    bucket = {name: rng.randrange(parts) for name in names}
+    whole = u.transform(source, bronze, settings)
+    pieces: dict[str, list[pl.DataFrame]] = {t: [] for t in whole}
+    for k in range(parts):
+        members = comps.filter(pl.col("component").map_elements(bucket.get, pl.Int64) == k)
+        for table, frame in u.transform(
+            source, u.restrict(tagged, members.get_column("unit")), settings
+        ).items():
+            pieces.setdefault(table, []).append(frame)
+    for table, frame in whole.items():
+        union = pl.concat(pieces[table]) if pieces[table] else frame.clear()
+        assert _sorted(union).equals(_sorted(frame)), f"{source}.{table} is not unit-local"
+    return len(names)
