@@ -6,7 +6,8 @@ session id, so choosing the kept copy and reporting conflicting copies stay insi
 A participant row yields the person's survey answers — the last file wins among one person's
 files, hence one unit per person — and `willing` feedback on every session its post-surveys
 name (an answer naming no known session is an orphan in that same place); so the participant
-unit is linked to those sessions (`survey:<participant unit>`).
+unit is linked to those sessions (`survey:<participant unit>`). Sessions of one person are also
+linked (`person:<participant>`, the episodes' split group), so a group never spans partitions.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.transforms.study import copies
 from pipelines.transforms.study.signals import POST_SURVEY
 from pipelines.transforms.units import LINKS_SCHEMA, UNIT
 
@@ -36,7 +38,14 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
-    """A participant unit and every session its post-surveys name share `survey:<unit>`."""
+    """`survey:<participant unit>`: a participant unit and every session its post-surveys name
+    (the transform looks across units there). `person:<participant>`: the sessions of one split
+    group (episodes.group_id) and that person's participant unit — not needed for the transform,
+    but it keeps a split group inside one component, hence one partition (DESIGN §8)."""
+    return pl.concat([_survey_links(bronze), _person_links(bronze)]).unique().cast(LINKS_SCHEMA)
+
+
+def _survey_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     named = (
         bronze["study_participants"]
         .filter(pl.col("post_surveys").is_not_null())
@@ -50,13 +59,24 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
         .filter(pl.col("session").is_not_null())
     )
     link = pl.lit("survey:") + pl.col("unit")
-    return (
-        pl.concat(
-            [
-                named.select("unit", link=link),
-                named.select(unit=pl.lit(SESSION_PREFIX) + pl.col("session"), link=link),
-            ]
-        )
-        .unique()
-        .cast(LINKS_SCHEMA)
+    return pl.concat(
+        [
+            named.select("unit", link=link),
+            named.select(unit=pl.lit(SESSION_PREFIX) + pl.col("session"), link=link),
+        ]
     )
+
+
+def _person_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+    # The participant exactly as the episode's group_id takes it (copies.choose_copies).
+    chosen = copies.choose_copies(copies.rank_copies(bronze["study_sessions"]))
+    sessions = chosen.filter(pl.col("participant").is_not_null()).select(
+        unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
+        link=pl.lit("person:") + pl.col("participant"),
+    )
+    people = (
+        bronze["study_participants"]
+        .filter(pl.col("participant_id").is_not_null())
+        .select(unit=_participant_unit(), link=pl.lit("person:") + pl.col("participant_id"))
+    )
+    return pl.concat([sessions, people])
