@@ -42,12 +42,13 @@ def test_runs_and_the_prar_runs_their_meta_names_share_a_link():
     rounds = pl.LazyFrame(
         {
             "run_dir": ["r1", "r1", "r2"],
-            "meta": [None, '{"prar_run_id": "p-inline"}', None],
+            "meta": [None, '{"prar_run_id": "p-inline", "experiment_id": "e1"}', None],
         }
     )
     meta = pl.LazyFrame(
         {
             "run_dir": ["r2", "r3"],
+            "experiment_id": [None, "e1"],
             "prar_run_id": [None, None],
             "prar_state_file": ["prar/outputs/p-file/state.json", None],
         }
@@ -71,8 +72,10 @@ def test_runs_and_the_prar_runs_their_meta_names_share_a_link():
     assert links.rows() == [
         ("prar:p-file", "prar:p-file"),
         ("prar:p-inline", "prar:p-inline"),
+        ("run:r1", "experiment:e1"),
         ("run:r1", "prar:p-inline"),
         ("run:r2", "prar:p-file"),
+        ("run:r3", "experiment:e1"),
     ]
 
 

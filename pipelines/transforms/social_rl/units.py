@@ -5,7 +5,8 @@ A run's episodes are its rounds, but the transform reads a run as a whole (inlin
 earliest round, sibling meta.json, metrics, attachments, agent roles from any round's
 adaptations, the policy state), so the unit is the folder, not the round. A PRAR state joins
 the runs whose meta names it (`prar_run_id`, or the folder of `prar_state_file`): those runs
-and the PRAR unit share the link `prar:<run_name>`.
+and the PRAR unit share the link `prar:<run_name>`. Runs of one experiment share
+`experiment:<id>` (their split group), so a group never spans partitions.
 """
 
 from __future__ import annotations
@@ -38,31 +39,41 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
-    """Each run and every PRAR run its inline or sibling meta names share `prar:<name>`."""
+    """`prar:<name>`: a run and every PRAR run its inline or sibling meta names (the transform
+    joins them). `experiment:<id>`: the run folders of one experiment, one split group
+    (episodes.group_id) — not needed for the transform, but it keeps a group in one component,
+    hence one partition (DESIGN §8)."""
+    metas = _metas(bronze)
+    prar = (
+        metas.select(
+            "run_dir",
+            name=pl.concat_list("prar_run_id", pl.col("prar_state_file").str.extract(PRAR_FOLDER)),
+        )
+        .explode("name")
+        .drop_nulls("name")
+        .select("run_dir", link=pl.lit("prar:") + pl.col("name"))
+    )
+    experiment = metas.drop_nulls("experiment_id").select(
+        "run_dir", link=pl.lit("experiment:") + pl.col("experiment_id")
+    )
+    return (
+        pl.concat(
+            [
+                pl.concat([prar, experiment]).select(unit=_run_unit(), link="link"),
+                prar.select(unit="link", link="link"),
+            ]
+        )
+        .unique()
+        .cast(LINKS_SCHEMA)
+    )
+
+
+def _metas(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+    """run_dir and the meta fields links read, from inline meta blocks and sibling meta.json."""
+    fields = ("run_dir", "experiment_id", "prar_run_id", "prar_state_file")
     inline = (
         table(bronze, "social_rl_rounds")
         .filter(pl.col("meta").is_not_null())
         .select("run_dir", pl.col("meta").str.json_decode(INLINE_META).struct.unnest())
     )
-    sibling = table(bronze, "social_rl_meta")
-    named = (
-        pl.concat(
-            [
-                frame.select(
-                    "run_dir",
-                    prar=pl.concat_list(
-                        "prar_run_id", pl.col("prar_state_file").str.extract(PRAR_FOLDER)
-                    ),
-                )
-                for frame in (inline, sibling)
-            ]
-        )
-        .explode("prar")
-        .drop_nulls("prar")
-    )
-    link = pl.lit("prar:") + pl.col("prar")
-    return (
-        pl.concat([named.select(unit=_run_unit(), link=link), named.select(unit=link, link=link)])
-        .unique()
-        .cast(LINKS_SCHEMA)
-    )
+    return pl.concat([inline.select(fields), table(bronze, "social_rl_meta").select(fields)])
