@@ -70,3 +70,22 @@ def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0
             union = union.unique(DEDUPED_ON[table], keep="first")
         assert _sorted(union).equals(_sorted(frame)), f"{source}.{table} is not unit-local"
     return len(names)
+
+
+def assert_groups_whole(source: str, raw_root: Path) -> int:
+    """Every split group (episodes.group_id) comes out of one component only, so a partition of
+    whole components never splits a group (DESIGN §8); returns the number of groups."""
+    settings = fixture_settings(raw_root)
+    bronze = fixture_bronze(source, raw_root, settings)
+    module = u.source_units(source)
+    tagged = module.unit_keys(bronze, settings)
+    links = module.unit_links(bronze, settings).collect()
+    units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
+    seen = []
+    for (name,), members in u.components(units.unique(), links).group_by("component"):
+        silver = u.transform(source, u.restrict(tagged, members.get_column("unit")), settings)
+        seen.append(silver["episodes"].select("group_id", component=pl.lit(name)))
+    groups = pl.concat(seen).group_by("group_id").agg(pl.col("component").n_unique())
+    split = groups.filter(pl.col("component") > 1).get_column("group_id").sort().to_list()
+    assert not split, f"{source}: groups split over components: {split[:5]}"
+    return groups.height

@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.demo import scenario as demo_scenario
 from pipelines.transforms.scenario import units
-from tests.unit._locality import assert_unit_local
+from tests.unit._locality import assert_groups_whole, assert_unit_local
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -98,3 +98,7 @@ def test_two_scenarios_with_one_context_are_still_local(tmp_path):
         (folder / "moderator_dialog.jsonl").write_bytes(_entry(scenario, {"checkpoint_number": 1}))
     for seed in range(4):
         assert assert_unit_local("scenario", tmp_path, parts=2, seed=seed) == 3
+
+
+def test_a_scenario_is_its_own_group(demo_roots):
+    assert assert_groups_whole("scenario", demo_roots[1]) > 1

@@ -5,6 +5,7 @@ over any split of the components."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -12,7 +13,7 @@ import pytest
 
 from pipelines.demo import social_rl as demo_social_rl
 from pipelines.transforms.social_rl import units
-from tests.unit._locality import assert_unit_local
+from tests.unit._locality import assert_groups_whole, assert_unit_local
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -91,3 +92,18 @@ def test_without_prar_links_the_run_context_is_not_local(monkeypatch):
             failures.append(str(error))
     assert failures
     assert set(failures) == {"social_rl.episodes is not unit-local"}
+
+
+def test_an_experiment_in_two_run_folders_is_one_component(tmp_path, monkeypatch):
+    """`experiment:<id>` links keep one split group in one component (and so one partition):
+    without them the experiment's two folders fall into two components."""
+    run = FIXTURES / "clean" / "outputs" / "social_rl_2025-11-20_101500"
+    for folder in ("early_run_a", "early_run_b"):  # both meta.json say experiment_id early_run
+        shutil.copytree(run, tmp_path / "outputs" / folder)
+    assert assert_groups_whole("social_rl", tmp_path) == 1
+    metas = units._metas
+    monkeypatch.setattr(
+        units, "_metas", lambda b: metas(b).with_columns(experiment_id=pl.lit(None, pl.String))
+    )
+    with pytest.raises(AssertionError, match="groups split over components"):
+        assert_groups_whole("social_rl", tmp_path)

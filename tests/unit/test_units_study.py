@@ -14,7 +14,7 @@ import pytest
 from pipelines.demo import study as demo_study
 from pipelines.transforms.study import units
 from pipelines.transforms.units import LINKS_SCHEMA as LINKS
-from tests.unit._locality import assert_unit_local
+from tests.unit._locality import assert_groups_whole, assert_unit_local
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -119,3 +119,12 @@ def test_survey_links_alone_keep_it_local(demo_roots, monkeypatch):
     monkeypatch.setattr(units, "_person_links", _no_links)
     for seed in range(6):
         assert assert_unit_local("study", demo_roots[1], parts=2, seed=seed) > 2
+
+
+def test_a_person_is_one_component(demo_roots, monkeypatch):
+    """`person:<participant>` links keep a split group in one component (and so one partition):
+    without them a participant's sessions fall into several components."""
+    assert assert_groups_whole("study", demo_roots[1]) > 1
+    monkeypatch.setattr(units, "_person_links", _no_links)
+    with pytest.raises(AssertionError, match="groups split over components"):
+        assert_groups_whole("study", demo_roots[1])
