@@ -6,12 +6,13 @@ import dagster as dg
 
 from assets.bronze import BRONZE_ASSETS
 from assets.exports import EXPORT_ASSETS
-from assets.gold import GOLD_ASSETS
+from assets.gold import GOLD_ASSETS, PARTITION_ASSETS
 from assets.silver import SILVER_ASSETS
 from assets.warehouse import WAREHOUSE_ASSETS
 from pipelines.checks.factory import build_blocking_checks
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.orchestration.executors import executor_from_env
+from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, partition_planner
 from pipelines.orchestration.resources import TurnlakeResource, settings_of
 from pipelines.orchestration.run_tags import run_tags
 from pipelines.orchestration.schedules import nightly_schedule
@@ -19,6 +20,7 @@ from pipelines.orchestration.sensors import raw_files_sensor
 
 BUILD_JOB = "turnlake_build"
 ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAREHOUSE_ASSETS]
+PARTITION_KEYS = [asset.key for asset in PARTITION_ASSETS]
 
 
 def build_definitions(
@@ -28,16 +30,23 @@ def build_definitions(
     Dagster's default (pipelines/orchestration/executors.py)."""
     build_job = dg.define_asset_job(
         BUILD_JOB,
-        selection=dg.AssetSelection.all(),
+        selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*PARTITION_KEYS),
         description="Raw files → bronze → silver → gold → release → DuckDB views.",
         tags=run_tags(settings),  # runs from the UI, schedule, sensor or `dg launch` too
     )
+    partition_job = dg.define_asset_job(
+        PARTITION_JOB,
+        selection=dg.AssetSelection.assets(*PARTITION_KEYS),
+        partitions_def=GOLD_PARTITIONS,
+        description="Gold of one stale silver partition (runs planned by gold_partition_planner).",
+        tags=run_tags(settings),
+    )
     return dg.Definitions(
-        assets=ALL_ASSETS,
+        assets=[*ALL_ASSETS, *PARTITION_ASSETS],
         asset_checks=build_blocking_checks(settings_of),
-        jobs=[build_job],
+        jobs=[build_job, partition_job],
         schedules=[nightly_schedule(build_job, settings)],
-        sensors=[raw_files_sensor(build_job)],
+        sensors=[raw_files_sensor(build_job), partition_planner(partition_job)],
         resources={"turnlake": TurnlakeResource.from_settings(settings)},
         executor=executor,
     )

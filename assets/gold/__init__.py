@@ -5,6 +5,8 @@ import dagster as dg
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
 from pipelines.gold.params import load_params
+from pipelines.gold.partitions import refresh_partition
+from pipelines.orchestration.partitions import GOLD_PARTITIONS
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.splits.assign import refresh_splits
@@ -82,4 +84,26 @@ def gold_splits(
     )
 
 
+@dg.asset(
+    name="gold_partition",
+    partitions_def=GOLD_PARTITIONS,
+    deps=[dg.AssetKey(f"silver_{t}") for t in SILVER_INPUTS],
+    group_name="gold",
+    kinds={"polars", "delta"},
+    owners=OWNERS,
+    description="The gold rows of one silver partition, committed into the gold tables' "
+    "partition; `gold_tables` publishes them. Runs are requested by the gold_partition_planner "
+    "sensor for stale partitions only.",
+)
+def gold_partition(
+    context: dg.AssetExecutionContext, config: GoldConfig, turnlake: TurnlakeResource
+) -> dg.MaterializeResult:
+    settings = turnlake.settings()
+    params = load_params(overrides=config.overrides)
+    # no data-root lock: a run writes only its own partition (commits retry on conflict)
+    rebuilt = refresh_partition(Layout(settings.data_root), params, context.partition_key)
+    return dg.MaterializeResult(metadata={"rebuilt": rebuilt})
+
+
 GOLD_ASSETS = [gold_tables, gold_splits]
+PARTITION_ASSETS = [gold_partition]

@@ -16,13 +16,10 @@ from pipelines.gold.outcomes import build_episode_outcomes
 from pipelines.gold.params import PARAMS
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.rules import build_turn_rewards
-from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
-from pipelines.partitions.store import DIGESTS_TABLE, chunks, previous_digests
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.fingerprint import code_digest, fingerprint
 from pipelines.storage.layout import Layout
 
 GOLD_TABLES = tuple(
@@ -45,7 +42,7 @@ def build_gold(
     }
 
 
-def _code_and_params(params: Mapping[str, Any]) -> str:
+def code_and_params(params: Mapping[str, Any]) -> str:
     here = Path(__file__)
     return fingerprint(
         [
@@ -61,62 +58,22 @@ def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
     """What gold is a function of: the published silver (its own inputs digest), the parameters
     and the gold code."""
     silver = stored.meta(layout, "silver", stored.INPUTS) or "no silver"
-    return fingerprint([silver, _code_and_params(params)])
-
-
-def partition_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
-    """One row per silver partition: what its gold is computed from (silver rows + parameters +
-    code) and how many silver rows it has."""
-    silver = stored.read(layout, "silver", DIGESTS_TABLE, schema=DIGESTS_SCHEMA)
-    key = _code_and_params(params)
-    return silver.with_columns(
-        digest=pl.col("digest").map_elements(
-            lambda d: fingerprint([json_part([d, key])]), return_dtype=pl.String
-        )
-    )
-
-
-def _gold_of(layout: Layout, keys: list[str], params: Mapping[str, Any]) -> dict[str, pl.DataFrame]:
-    """Gold rows of these silver partitions, each tagged with its partition."""
-    silver = {
-        table: stored.read(layout, "silver", table, partitions=keys, with_partition=True)
-        for table in SILVER_INPUTS
-    }
-    places = {"episode_id": silver["episodes"].select("episode_id", PARTITION)}
-    gold = build_gold({t: f.drop(PARTITION) for t, f in silver.items()}, params)
-    return tag(gold, GOLD_KEYS, places)
+    return fingerprint([silver, code_and_params(params)])
 
 
 def refresh_gold(
     layout: Layout, params: Mapping[str, Any], run_id: str
 ) -> tuple[dict[str, int], bool]:
     """Recompute the gold of every silver partition whose inputs changed (in chunks, so memory
-    follows a chunk) and publish; rows per table and whether anything was rebuilt. (Reusing the
-    published snapshot also lets its checks reuse their verdicts.)"""
+    follows a chunk; partitions a partition run already brought up to date are not redone) and
+    publish; rows per table and whether anything was rebuilt. (Reusing the published snapshot also
+    lets its checks reuse their verdicts.)"""
+    from pipelines.gold.partitions import bring_up_to_date
+
     inputs = gold_inputs_digest(layout, params)
     if stored.meta(layout, "gold", stored.INPUTS) == inputs:
         return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
-    wanted = partition_inputs(layout, params)
-    previous = previous_digests(layout, "gold")
-    stale = (
-        wanted
-        if previous is None
-        else wanted.filter(pl.col(PARTITION).is_in(pl.Series(changed(wanted, previous)).implode()))
-    )
-    gone = (
-        []
-        if previous is None
-        else sorted(set(previous.get_column(PARTITION)) - set(wanted.get_column(PARTITION)))
-    )
-    committed: dict[str, int] = {}
-    first = True
-    for keys in chunks(stale) if stale.height else iter([[]]):
-        tagged = _gold_of(layout, keys, params)
-        replace = None if (first and previous is None) else keys + (gone if first else [])
-        for table in GOLD_TABLES:
-            uri = stored.table_uri(layout, "gold", table)
-            committed[table] = stored.commit_partitions(uri, tagged[table], replace)
-        first = False
+    committed = bring_up_to_date(layout, params)
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
-    stored.publish(layout, "gold", {DIGESTS_TABLE: wanted}, meta, committed=committed)
+    stored.publish(layout, "gold", {}, meta, committed=committed)
     return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, True

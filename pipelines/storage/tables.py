@@ -172,7 +172,8 @@ def scan(
     if paths:
         return pl.scan_parquet(paths, hive_partitioning=with_partition)
     empty = pl.scan_delta(delta).head(0)
-    return empty if with_partition else empty.drop(PARTITION, strict=False)
+    split_up = PARTITION in delta.metadata().partition_columns
+    return empty.drop(PARTITION) if split_up and not with_partition else empty
 
 
 def partitioned(layout: Layout, layer: str, table: str) -> bool:

@@ -1,0 +1,111 @@
+"""Gold per silver partition: which partitions are stale, and recomputing them.
+
+A gold partition is stale when what it was computed from (the silver partition's digest, the
+reward parameters, the gold code) differs from now. Each recomputed chunk commits its rows and then
+its digest rows, each into their own partitions, so partition runs in separate processes (Dagster's
+partitioned `gold_partition` asset) never overwrite each other and a crash between the two leaves
+the partition stale, to be redone. `refresh_gold` publishes the versions afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import polars as pl
+from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
+
+from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_params
+from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
+from pipelines.partitions.store import DIGESTS_TABLE, chunks
+from pipelines.storage import tables as stored
+from pipelines.storage.fingerprint import fingerprint, json_part
+from pipelines.storage.layout import Layout
+
+
+def wanted_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
+    """One row per silver partition in force: what its gold is computed from, and its rows."""
+    silver = stored.read(layout, "silver", DIGESTS_TABLE, schema=DIGESTS_SCHEMA)
+    key = code_and_params(params)
+    return silver.with_columns(
+        digest=pl.col("digest").map_elements(
+            lambda d: fingerprint([json_part([d, key])]), return_dtype=pl.String
+        )
+    )
+
+
+def _uri(layout: Layout, table: str) -> str:
+    return stored.table_uri(layout, "gold", table)
+
+
+def committed_inputs(layout: Layout) -> pl.DataFrame | None:
+    """The digests gold partitions were last committed with (newest version, published or not:
+    a partition run commits before the snapshot is published); None before the first."""
+    try:
+        delta = DeltaTable(_uri(layout, DIGESTS_TABLE))
+    except TableNotFoundError:
+        return None
+    if PARTITION not in delta.metadata().partition_columns:
+        return None  # gold of an older layout: recompute every partition
+    return pl.scan_delta(delta).collect().select(DIGESTS_SCHEMA.names())
+
+
+def stale(layout: Layout, params: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str], bool]:
+    """(stale partitions with their wanted inputs, vanished partitions, whether gold must be
+    rewritten whole)."""
+    wanted = wanted_inputs(layout, params)
+    previous = committed_inputs(layout)
+    if previous is None:
+        return wanted, [], True
+    redo = pl.Series(changed(wanted, previous), dtype=pl.String)
+    gone = sorted(set(previous.get_column(PARTITION)) - set(wanted.get_column(PARTITION)))
+    return wanted.filter(pl.col(PARTITION).is_in(redo.implode())), gone, False
+
+
+def compute(
+    layout: Layout,
+    params: Mapping[str, Any],
+    wanted: pl.DataFrame,
+    keys: list[str],
+    replace: Iterable[str] | None,
+) -> dict[str, int]:
+    """Gold of the silver partitions `keys` committed into the partitions `replace` (None: the
+    whole table), then their digests; the versions committed."""
+    silver = {
+        table: stored.read(layout, "silver", table, partitions=keys, with_partition=True)
+        for table in SILVER_INPUTS
+    }
+    places = {"episode_id": silver["episodes"].select("episode_id", PARTITION)}
+    gold = tag(
+        build_gold({t: f.drop(PARTITION) for t, f in silver.items()}, params), GOLD_KEYS, places
+    )
+    gold[DIGESTS_TABLE] = wanted.filter(pl.col(PARTITION).is_in(pl.Series(keys).implode()))
+    targets = None if replace is None else sorted(set(replace))
+    return {
+        table: stored.commit_partitions(_uri(layout, table), frame, targets)
+        for table, frame in gold.items()
+    }
+
+
+def bring_up_to_date(layout: Layout, params: Mapping[str, Any]) -> dict[str, int]:
+    """Recompute every stale partition in chunks; the newest version of each gold table."""
+    todo, gone, whole = stale(layout, params)
+    first = True
+    for keys in chunks(todo) if todo.height else iter([[]]):
+        if keys or gone or whole:
+            replace = None if (first and whole) else [*keys, *(gone if first else [])]
+            compute(layout, params, todo, keys, replace)
+        first = False
+    tables = [*GOLD_TABLES, DIGESTS_TABLE]
+    return {t: DeltaTable(_uri(layout, t)).version() for t in tables}
+
+
+def refresh_partition(layout: Layout, params: Mapping[str, Any], key: str) -> bool:
+    """Bring one gold partition up to date (a Dagster partition run); whether it was stale."""
+    todo, _, whole = stale(layout, params)
+    if whole or key not in set(todo.get_column(PARTITION)):
+        return False
+    compute(layout, params, todo, [key], [key])
+    return True
