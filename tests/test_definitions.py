@@ -4,6 +4,7 @@ import dagster as dg
 
 from pipelines.config.settings import SOURCES
 from pipelines.definitions import BUILD_JOB, defs
+from pipelines.orchestration.partitions import PARTITION_JOB
 from pipelines.schemas.silver import SILVER_MODELS
 
 
@@ -13,9 +14,12 @@ def test_definitions_load_with_every_layer_and_the_build_job():
     assert {f"bronze_{s}" for s in SOURCES} <= keys
     assert {f"silver_{t}" for t in SILVER_MODELS} <= keys
     assert "warehouse_views" in keys
-    # The build job materializes every asset (resolving it raises if it does not exist).
+    # The build job materializes every asset but the partitioned one, which has its own job
+    # (resolving a job raises if it does not exist).
     selected = defs.resolve_job_def(BUILD_JOB).asset_layer.selected_asset_keys
-    assert {key.to_user_string() for key in selected} == keys
+    assert {key.to_user_string() for key in selected} == keys - {"gold_partition"}
+    partitioned = defs.resolve_job_def(PARTITION_JOB).asset_layer.selected_asset_keys
+    assert {key.to_user_string() for key in partitioned} == {"gold_partition"}
 
 
 def test_every_bronze_and_silver_asset_has_a_blocking_check():
