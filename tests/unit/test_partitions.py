@@ -1,0 +1,75 @@
+"""Partition keys, sticky assignment, digests and chunks (pipelines/partitions/), by hand."""
+
+import polars as pl
+
+from pipelines.partitions.assign import MAP_SCHEMA, assign_partitions, scheme_of
+from pipelines.partitions.rows import changed, digests
+from pipelines.partitions.store import chunks
+from pipelines.splits.config import SplitConfig
+
+CONFIG = SplitConfig(
+    salt="s", ratios={"train": 0.8, "test": 0.2}
+)  # train [0, 8000), test [8000, 10000)
+
+
+def _splits(rows: list[tuple[str, int, str]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["group_id", "bucket", "split"], orient="row")
+
+
+def test_shards_cut_each_splits_bucket_range_into_equal_slices():
+    # 4 shards: train slices of 2000 buckets, test slices of 500
+    groups = [("a", 0, "train"), ("b", 1999, "train"), ("c", 2000, "train"), ("d", 7999, "train")]
+    groups += [("e", 8000, "test"), ("f", 8499, "test"), ("g", 8500, "test"), ("h", 9999, "test")]
+    mapped = assign_partitions(_splits(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 4)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-train-s00",
+        "b": "b00000-train-s00",
+        "c": "b00000-train-s01",
+        "d": "b00000-train-s03",
+        "e": "b00000-test-s00",
+        "f": "b00000-test-s00",
+        "g": "b00000-test-s01",
+        "h": "b00000-test-s03",
+    }
+
+
+def test_known_groups_keep_their_partition_and_new_ones_get_the_next_batch():
+    first = assign_partitions(
+        _splits([("a", 10, "train")]), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 4
+    )
+    second = assign_partitions(_splits([("a", 10, "train"), ("z", 10, "train")]), first, CONFIG, 4)
+    assert dict(second.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-train-s00",
+        "z": "b00001-train-s00",
+    }
+    third = assign_partitions(_splits([("z", 10, "train"), ("y", 9000, "test")]), second, CONFIG, 4)
+    assert dict(third.select("group_id", "batch").iter_rows()) == {"y": 2, "z": 1}  # a is gone
+
+
+def test_a_new_shard_count_reassigns_every_group_to_batch_zero():
+    first = assign_partitions(
+        _splits([("a", 7999, "train")]), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 4
+    )
+    again = assign_partitions(_splits([("a", 7999, "train")]), first, CONFIG, 1)
+    assert again.row(0, named=True)["_partition"] == "b00000-train-s00"
+    assert scheme_of(CONFIG, 4) != scheme_of(CONFIG, 1)
+
+
+def test_digests_ignore_row_order_and_see_one_changed_value():
+    rows = pl.DataFrame({"_partition": ["p", "p", "q"], "x": [1, 2, 3]})
+    one = digests({"t": rows})
+    assert one.equals(digests({"t": rows.reverse()}))
+    assert dict(one.select("_partition", "rows").iter_rows()) == {"p": 2, "q": 1}
+    edited = digests({"t": rows.with_columns(x=pl.Series([1, 2, 4]))})
+    assert changed(edited, one) == ["q"]
+
+
+def test_changed_lists_new_and_vanished_partitions():
+    before = pl.DataFrame({"_partition": ["p", "q"], "digest": ["1", "2"], "rows": [1, 1]})
+    after = pl.DataFrame({"_partition": ["q", "r"], "digest": ["2", "3"], "rows": [1, 1]})
+    assert changed(after, before) == ["p", "r"]
+
+
+def test_chunks_respect_the_row_budget_and_keep_a_big_partition_alone():
+    sizes = pl.DataFrame({"_partition": ["a", "b", "c", "d"], "rows": [3, 3, 10, 1]})
+    assert list(chunks(sizes, budget=6)) == [["a", "b"], ["c"], ["d"]]
