@@ -6,6 +6,13 @@ units sharing a link value (a person, a rater whose other ratings settle a scale
 transformed together. Units closed under links are *components*; the transform is unit-local when
 silver of the whole bronze equals the union of silver over any split of the components. That is
 what lets silver be rebuilt per partition (DESIGN §8): a partition holds whole components.
+
+Two more optional names in a source's `units.py`: `unit_evidence(bronze, settings)` returns small
+tables computed from the WHOLE bronze (e.g. a per-dataset rating range) that a rule looking at
+every unit reads; every partial transform is passed them, so such a rule stays exact without
+linking all those units into one component (an input of every partition that reads it).
+`CONTENT_ADDRESSED` {table: key columns}: a table whose rows are named by their content (equal
+key ⇒ equal row), which several partitions may each produce; their union keeps one row per key.
 """
 
 from __future__ import annotations
@@ -48,10 +55,30 @@ def restrict(
     }
 
 
-def transform(
+def evidence(
     source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    """The source's `unit_evidence` of this (whole) bronze; {} for a source without one."""
+    compute = getattr(source_units(source), "unit_evidence", None)
+    return {} if compute is None else compute(dict(bronze), settings)
+
+
+def transform(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence: Mapping[str, pl.LazyFrame] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """The source's silver contribution from these bronze frames, conformed and collected."""
+    """The source's silver contribution from these bronze frames, conformed and collected;
+    `evidence` (see `evidence`) when the bronze is only part of the corpus."""
     module = importlib.import_module(f"pipelines.transforms.{source}")
-    produced = module.to_silver(dict(bronze), settings)
+    produced = module.to_silver(dict(bronze), settings, **dict(evidence or {}))
     return {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
+
+
+def merge(source: str, table: str, pieces: list[pl.DataFrame]) -> pl.DataFrame:
+    """The union of one table's silver from several partitions (one row per key of a
+    `CONTENT_ADDRESSED` table)."""
+    union = pl.concat(pieces)
+    keys = getattr(source_units(source), "CONTENT_ADDRESSED", {}).get(table)
+    return union if keys is None else union.unique(list(keys), keep="first", maintain_order=True)

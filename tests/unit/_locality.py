@@ -54,14 +54,15 @@ def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0
     rng = random.Random(seed)
     bucket = {name: rng.randrange(parts) for name in names}
     whole = u.transform(source, bronze, settings)
+    evidence = {k: f.collect().lazy() for k, f in u.evidence(source, bronze, settings).items()}
     pieces: dict[str, list[pl.DataFrame]] = {t: [] for t in whole}
     for k in range(parts):
         members = comps.filter(pl.col("component").map_elements(bucket.get, pl.Int64) == k)
         for table, frame in u.transform(
-            source, u.restrict(tagged, members.get_column("unit")), settings
+            source, u.restrict(tagged, members.get_column("unit")), settings, evidence
         ).items():
             pieces.setdefault(table, []).append(frame)
     for table, frame in whole.items():
-        union = pl.concat(pieces[table]) if pieces[table] else frame.clear()
+        union = u.merge(source, table, pieces[table]) if pieces[table] else frame.clear()
         assert _sorted(union).equals(_sorted(frame)), f"{source}.{table} is not unit-local"
     return len(names)
