@@ -43,10 +43,21 @@ def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0
     """Silver(all) == ∪ silver(part) for a random split of the components into `parts`; returns
     the number of components (a test should also assert it is > parts, or the split is empty)."""
     settings = fixture_settings(raw_root)
-    bronze = fixture_bronze(source, raw_root, settings)
+    return assert_bronze_unit_local(
+        source, fixture_bronze(source, raw_root, settings), settings, parts, seed
+    )
+
+
+def assert_bronze_unit_local(
+    source: str, bronze: dict[str, pl.LazyFrame], settings: Settings, parts: int, seed: int
+) -> int:
+    """`assert_unit_local` on bronze frames given as they are (a test's hand-made rows)."""
     module = u.source_units(source)
     tagged = module.unit_keys(bronze, settings)
     links = module.unit_links(bronze, settings).collect()
+    for table, frame in bronze.items():
+        rows = (frame.select(pl.len()).collect().item(), tagged[table].select(pl.len()).collect())
+        assert rows[0] == rows[1].item(), f"{source}: unit_keys changed the rows of {table}"
     units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
     assert units.null_count() == 0, f"{source}: a bronze row has no unit"
     comps = u.components(units.unique(), links)
