@@ -73,8 +73,14 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
     )
 
 
+# What `rating_evidence` reads of the kept copy and `reconcile_copies` of every copy (which copy
+# is kept does not depend on the other columns): not the contexts, the bulk of a record.
+_EVIDENCE_COLUMNS = ("decision_id", "file", "locator", "ordinal", "outcome", "outcome_rating")
+_EVIDENCE_COLUMNS += ("outcome_rated_by", "actor_id", "action", "confidence", "ts")
+
+
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    kept, _ = reconcile_copies(_table(bronze, TABLE).collect())
+    kept, _ = reconcile_copies(_table(bronze, TABLE).select(_EVIDENCE_COLUMNS).collect())
     return {
         "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy()
     }
