@@ -148,6 +148,10 @@ class Splits(Table):
     ratios: Ratios | None = None  # None: train 0.8, test 0.2
 
 
+class Partitions(Table):
+    shards: Annotated[int, Field(ge=1, le=64)] = 4
+
+
 class Lock(Table):
     wait_seconds: NonNegativeFloat = 600.0
 
@@ -191,6 +195,7 @@ class TurnlakeFile(Table):
     ingest: Ingest = Field(default_factory=Ingest)
     schedule: Schedule = Field(default_factory=Schedule)
     splits: Splits = Field(default_factory=Splits)
+    partitions: Partitions = Field(default_factory=Partitions)
     limits: Limits = Field(default_factory=Limits)
     lock: Lock = Field(default_factory=Lock)
     release: Release = Field(default_factory=Release)

@@ -16,10 +16,13 @@ from pipelines.gold.outcomes import build_episode_outcomes
 from pipelines.gold.params import PARAMS
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.rules import build_turn_rewards
+from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
+from pipelines.partitions.store import DIGESTS_TABLE, chunks, previous_digests
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 GOLD_TABLES = tuple(
@@ -42,29 +45,78 @@ def build_gold(
     }
 
 
-def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
-    """What gold is a function of: the published silver (its own inputs digest), the parameters
-    and the gold code."""
+def _code_and_params(params: Mapping[str, Any]) -> str:
     here = Path(__file__)
     return fingerprint(
         [
-            stored.meta(layout, "silver", stored.INPUTS) or "no silver",
             dumps(params),
-            code_digest(here.parent, here.parents[1] / "schemas" / "gold.py"),
+            code_digest(
+                here.parent, here.parents[1] / "schemas" / "gold.py", here.parents[1] / "partitions"
+            ),
         ]
     )
+
+
+def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
+    """What gold is a function of: the published silver (its own inputs digest), the parameters
+    and the gold code."""
+    silver = stored.meta(layout, "silver", stored.INPUTS) or "no silver"
+    return fingerprint([silver, _code_and_params(params)])
+
+
+def partition_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
+    """One row per silver partition: what its gold is computed from (silver rows + parameters +
+    code) and how many silver rows it has."""
+    silver = stored.read(layout, "silver", DIGESTS_TABLE, schema=DIGESTS_SCHEMA)
+    key = _code_and_params(params)
+    return silver.with_columns(
+        digest=pl.col("digest").map_elements(
+            lambda d: fingerprint([json_part([d, key])]), return_dtype=pl.String
+        )
+    )
+
+
+def _gold_of(layout: Layout, keys: list[str], params: Mapping[str, Any]) -> dict[str, pl.DataFrame]:
+    """Gold rows of these silver partitions, each tagged with its partition."""
+    silver = {
+        table: stored.read(layout, "silver", table, partitions=keys, with_partition=True)
+        for table in SILVER_INPUTS
+    }
+    places = {"episode_id": silver["episodes"].select("episode_id", PARTITION)}
+    gold = build_gold({t: f.drop(PARTITION) for t, f in silver.items()}, params)
+    return tag(gold, GOLD_KEYS, places)
 
 
 def refresh_gold(
     layout: Layout, params: Mapping[str, Any], run_id: str
 ) -> tuple[dict[str, int], bool]:
-    """Build and publish gold unless its inputs are unchanged; rows per table and whether rebuilt.
-    (Reusing the published snapshot also lets its checks reuse their verdicts.)"""
+    """Recompute the gold of every silver partition whose inputs changed (in chunks, so memory
+    follows a chunk) and publish; rows per table and whether anything was rebuilt. (Reusing the
+    published snapshot also lets its checks reuse their verdicts.)"""
     inputs = gold_inputs_digest(layout, params)
     if stored.meta(layout, "gold", stored.INPUTS) == inputs:
         return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
-    silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
-    tables = build_gold(silver, params)
+    wanted = partition_inputs(layout, params)
+    previous = previous_digests(layout, "gold")
+    stale = (
+        wanted
+        if previous is None
+        else wanted.filter(pl.col(PARTITION).is_in(pl.Series(changed(wanted, previous)).implode()))
+    )
+    gone = (
+        []
+        if previous is None
+        else sorted(set(previous.get_column(PARTITION)) - set(wanted.get_column(PARTITION)))
+    )
+    committed: dict[str, int] = {}
+    first = True
+    for keys in chunks(stale) if stale.height else iter([[]]):
+        tagged = _gold_of(layout, keys, params)
+        replace = None if (first and previous is None) else keys + (gone if first else [])
+        for table in GOLD_TABLES:
+            uri = stored.table_uri(layout, "gold", table)
+            committed[table] = stored.commit_partitions(uri, tagged[table], replace)
+        first = False
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
-    stored.publish(layout, "gold", tables, meta)
-    return {t: f.height for t, f in tables.items()}, True
+    stored.publish(layout, "gold", {DIGESTS_TABLE: wanted}, meta, committed=committed)
+    return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, True

@@ -102,13 +102,17 @@ def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
         current = stored.snapshot(layout, layer)
         if current is None:
             continue
-        kept = {}
+        kept, whole = {}, {}
         for table in current.versions:
-            frame, n = purge(stored.read(layout, layer, table), needles)
+            split_up = stored.partitioned(layout, layer, table)
+            frame = stored.read(layout, layer, table, with_partition=split_up)
+            frame, n = purge(frame, needles)  # the partition key holds no subject id
             if n:
                 kept[table], removed[f"{layer}.{table}"] = frame, n
+                if split_up:
+                    whole[table] = stored.WHOLE
         if kept:
-            stored.publish(layout, layer, kept, current.meta)
+            stored.publish(layout, layer, kept, current.meta, partitions=whole)
     stored.vacuum(layout, retention_hours=0)
     stored.forget_history(layout)
     return removed

@@ -15,7 +15,7 @@ file under the data root holds the subject. Paths go through `Layout`, so a URI 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from urllib.parse import unquote
 import orjson
 import polars as pl
 from deltalake import DeltaTable
-from deltalake.exceptions import DeltaError
+from deltalake.exceptions import CommitFailedError, DeltaError
 
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.files import write_bytes_atomic
@@ -36,6 +36,9 @@ RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a
 INPUTS = "inputs"  # snapshot metadata: the digest of what a layer was built from
 RUN = "run"  # snapshot metadata: the run that published it
 _WRITE_OPTIONS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
+PARTITION = "_partition"  # the partition column of a partitioned table (pipelines/partitions/)
+WHOLE = None  # `publish(partitions={table: WHOLE})`: rewrite every partition of the table
+_COMMIT_ATTEMPTS = 5
 
 
 class TableVersionGone(RuntimeError):
@@ -143,12 +146,38 @@ def _file_paths(delta: DeltaTable) -> list[str]:
     return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
 
 
-def scan(layout: Layout, layer: str, table: str, as_of: datetime | None = None) -> pl.LazyFrame:
+def _in_partitions(paths: list[str], partitions: Iterable[str]) -> list[str]:
+    wanted = {f"/{PARTITION}={key}/" for key in partitions}
+    return [p for p in paths if any(w in p for w in wanted)]
+
+
+def scan(
+    layout: Layout,
+    layer: str,
+    table: str,
+    as_of: datetime | None = None,
+    *,
+    partitions: Iterable[str] | None = None,
+    with_partition: bool = False,
+) -> pl.LazyFrame:
+    """The table in force (or at `as_of`); only the given partitions of a partitioned table, and
+    its `_partition` column only when `with_partition` (a partitioned table reads as it would
+    unpartitioned: the partition is in the file path, not in the files)."""
     delta = _table(layout, layer, table, as_of)
     paths = _file_paths(delta)
+    if partitions is not None:
+        paths = _in_partitions(paths, partitions)
     # The same frame as scan_delta (same files, same types: checked table by table), but found
     # under any data root path; a table without files is Delta's own typed empty read.
-    return pl.scan_parquet(paths) if paths else pl.scan_delta(delta)
+    if paths:
+        return pl.scan_parquet(paths, hive_partitioning=with_partition)
+    empty = pl.scan_delta(delta).head(0)
+    return empty if with_partition else empty.drop(PARTITION, strict=False)
+
+
+def partitioned(layout: Layout, layer: str, table: str) -> bool:
+    """Whether the table in force is stored in partitions."""
+    return PARTITION in _table(layout, layer, table, None).metadata().partition_columns
 
 
 def read(
@@ -157,12 +186,16 @@ def read(
     table: str,
     as_of: datetime | None = None,
     schema: pl.Schema | None = None,
+    *,
+    partitions: Iterable[str] | None = None,
+    with_partition: bool = False,
 ) -> pl.DataFrame:
     """The table as of the snapshot in force; an empty frame of `schema` when it does not exist
     and a schema is given."""
     if schema is not None and not exists(layout, layer, table, as_of):
         return pl.DataFrame(schema=schema)
-    lazy = scan(layout, layer, table, as_of)  # FileNotFoundError: no such table
+    # FileNotFoundError: no such table
+    lazy = scan(layout, layer, table, as_of, partitions=partitions, with_partition=with_partition)
     try:
         return lazy.collect()
     except (OSError, DeltaError, pl.exceptions.ComputeError) as exc:
@@ -178,21 +211,52 @@ def publish(
     layer: str,
     frames: Mapping[str, pl.DataFrame],
     meta: Mapping[str, str] | None = None,
+    *,
+    partitions: Mapping[str, Sequence[str] | None] | None = None,
+    committed: Mapping[str, int] | None = None,
 ) -> Snapshot:
     """Commit every table in `frames` (one new Delta version each), then make them current
     together by rewriting the layer's snapshot log atomically; until then readers keep the
-    previous snapshot. Tables not in `frames` keep the versions they had."""
+    previous snapshot. Tables not in `frames` keep the versions they had.
+
+    A table named in `partitions` is stored partitioned by its `_partition` column: its frame
+    holds the rows of the partitions listed there, which replace exactly those partitions (a
+    listed partition without rows is deleted); `WHOLE` rewrites the table. `committed` names
+    versions the caller already committed (partitions written in steps)."""
     previous = snapshot(layout, layer)
-    committed = dict(previous.versions) if previous else {}
+    versions = {**(previous.versions if previous else {}), **(committed or {})}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
-        frame.write_delta(uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS)
-        committed[table] = DeltaTable(uri).version()
+        if partitions is not None and table in partitions:
+            versions[table] = commit_partitions(uri, frame, partitions[table])
+        else:
+            frame.write_delta(uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS)
+            versions[table] = DeltaTable(uri).version()
         crash_point(f"{layer}:between_commits")
     published_at = datetime.now(UTC).isoformat()
-    new = Snapshot(layer, committed, dict(meta or {}), published_at)
+    new = Snapshot(layer, versions, dict(meta or {}), published_at)
     _write_log(layout, layer, [*history(layout, layer), new])
     return new
+
+
+def commit_partitions(uri: str, frame: pl.DataFrame, replace: Sequence[str] | None) -> int:
+    """Replace the listed partitions of a partitioned Delta table by `frame`'s rows (all of them
+    when `replace` is WHOLE) in one commit; the new version. A concurrent writer of other
+    partitions makes the commit retry, never lose either write."""
+    options: dict = {**_WRITE_OPTIONS, "partition_by": [PARTITION]}
+    if replace is not None:
+        if not replace:
+            return DeltaTable(uri).version()
+        keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
+        options["predicate"] = f"{PARTITION} IN ({keys})"
+    for attempt in range(_COMMIT_ATTEMPTS):
+        try:
+            frame.write_delta(uri, mode="overwrite", delta_write_options=options)
+            return DeltaTable(uri).version()
+        except CommitFailedError:
+            if attempt == _COMMIT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _write_log(layout: Layout, layer: str, entries: Iterable[Snapshot]) -> None:

@@ -10,12 +10,16 @@ import polars as pl
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
+from pipelines.partitions.assign import assign_partitions
+from pipelines.partitions.rows import SILVER_KEYS, placement
+from pipelines.partitions.store import MAP_TABLE, frames_to_write, previous_digests, previous_map
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
+from pipelines.splits.assign import assign_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -131,7 +135,7 @@ def silver_inputs_digest(settings: Settings) -> str:
     return fingerprint(
         [
             *logs,
-            code_digest(here.parent, here.parents[1] / "schemas"),
+            code_digest(here.parent, here.parents[1] / "schemas", here.parents[1] / "partitions"),
             optouts.read_bytes() if optouts.exists() else "no opt-outs",
             json_part(config),
         ]
@@ -144,11 +148,26 @@ def publish_silver(
     tables: dict[str, pl.DataFrame],
     inputs: str = "",
     withheld: dict[str, int] | None = None,
+    settings: Settings | None = None,
 ) -> stored.Snapshot:
-    """Make a complete set of silver tables current in one atomic step."""
+    """Make a complete set of silver tables current in one atomic step. Tables of episodes are
+    stored in partitions (pipelines/partitions/); only partitions whose rows changed are
+    rewritten."""
+    settings = settings or Settings(data_root=layout.data_root)
     crash_point("silver:before_publish")
+    splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
+    partition_map = assign_partitions(
+        splits, previous_map(layout), settings.splits, settings.partition_shards
+    )
+    frames, partitions, _, _ = frames_to_write(
+        tables,
+        SILVER_KEYS,
+        placement(tables["episodes"], partition_map),
+        previous_digests(layout, "silver"),
+    )
+    frames[MAP_TABLE] = partition_map
     meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
-    snapshot = stored.publish(layout, "silver", tables, meta)
+    snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions)
     crash_point("silver:after_publish")
     return snapshot
 
@@ -161,5 +180,5 @@ def refresh_silver(settings: Settings, run_id: str) -> tuple[dict[str, int], boo
     if stored.meta(layout, "silver", INPUTS) == inputs:
         return {t: stored.rows(layout, "silver", t) for t in SILVER_MODELS}, False
     tables, withheld = build_silver(settings)
-    publish_silver(layout, run_id, tables, inputs, withheld)
+    publish_silver(layout, run_id, tables, inputs, withheld, settings)
     return {t: f.height for t, f in tables.items()}, True

@@ -11,8 +11,6 @@ Two more optional names in a source's `units.py`: `unit_evidence(bronze, setting
 tables computed from the WHOLE bronze (e.g. a per-dataset rating range) that a rule looking at
 every unit reads; every partial transform is passed them, so such a rule stays exact without
 linking all those units into one component (an input of every partition that reads it).
-`CONTENT_ADDRESSED` {table: key columns}: a table whose rows are named by their content (equal
-key ⇒ equal row), which several partitions may each produce; their union keeps one row per key.
 """
 
 from __future__ import annotations
@@ -74,11 +72,3 @@ def transform(
     module = importlib.import_module(f"pipelines.transforms.{source}")
     produced = module.to_silver(dict(bronze), settings, **dict(evidence or {}))
     return {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
-
-
-def merge(source: str, table: str, pieces: list[pl.DataFrame]) -> pl.DataFrame:
-    """The union of one table's silver from several partitions (one row per key of a
-    `CONTENT_ADDRESSED` table)."""
-    union = pl.concat(pieces)
-    keys = getattr(source_units(source), "CONTENT_ADDRESSED", {}).get(table)
-    return union if keys is None else union.unique(list(keys), keep="first", maintain_order=True)

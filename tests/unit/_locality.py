@@ -15,6 +15,9 @@ from pipelines.schemas.bronze import bronze_models
 from pipelines.transforms import units as u
 
 PROJECT = Path(__file__).resolve().parents[2]
+# Content-addressed tables: build_silver keeps one row per key, so the same blob produced by two
+# parts (two scenarios with one context) is one row, not a locality failure.
+DEDUPED_ON = {"contexts": "context_hash"}
 
 
 def fixture_settings(raw_root: Path) -> Settings:
@@ -74,6 +77,29 @@ def assert_bronze_unit_local(
         ).items():
             pieces.setdefault(table, []).append(frame)
     for table, frame in whole.items():
-        union = u.merge(source, table, pieces[table]) if pieces[table] else frame.clear()
+        union = pl.concat(pieces[table]) if pieces[table] else frame.clear()
+        if table in DEDUPED_ON:
+            union = union.unique(DEDUPED_ON[table], keep="first")
         assert _sorted(union).equals(_sorted(frame)), f"{source}.{table} is not unit-local"
     return len(names)
+
+
+def assert_groups_whole(source: str, raw_root: Path) -> int:
+    """Every split group (episodes.group_id) comes out of one component only, so a partition of
+    whole components never splits a group (DESIGN §8); returns the number of groups."""
+    settings = fixture_settings(raw_root)
+    bronze = fixture_bronze(source, raw_root, settings)
+    module = u.source_units(source)
+    tagged = module.unit_keys(bronze, settings)
+    links = module.unit_links(bronze, settings).collect()
+    units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
+    evidence = {k: f.collect().lazy() for k, f in u.evidence(source, bronze, settings).items()}
+    seen = []
+    for (name,), members in u.components(units.unique(), links).group_by("component"):
+        part = u.restrict(tagged, members.get_column("unit"))
+        silver = u.transform(source, part, settings, evidence)
+        seen.append(silver["episodes"].select("group_id", component=pl.lit(name)))
+    groups = pl.concat(seen).group_by("group_id").agg(pl.col("component").n_unique())
+    split = groups.filter(pl.col("component") > 1).get_column("group_id").sort().to_list()
+    assert not split, f"{source}: groups split over components: {split[:5]}"
+    return groups.height

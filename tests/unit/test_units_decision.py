@@ -11,6 +11,7 @@ import pytest
 
 from pipelines.transforms import units as u
 from pipelines.transforms.decision import units as decision_units
+from tests.unit import _locality as locality
 from tests.unit._locality import (
     PROJECT,
     assert_bronze_unit_local,
@@ -134,12 +135,12 @@ def test_dropping_a_link_kind_breaks_locality(monkeypatch, kind):
 
 def test_shared_system_prompt_is_one_context_row_after_the_merge(monkeypatch):
     """s1 and s2 share a system prompt: each partition writes its context row; the merge keeps
-    one (without `CONTENT_ADDRESSED` the union has it twice)."""
+    one (without the merge's dedup on `context_hash` the union has it twice)."""
     prompt = {"system_prompt": "You are terse."}
     records = [_record("d1", "s1", **prompt), _record("d2", "s2", **prompt)]
     bronze = {RECORDS: bronze_rows(SOURCE, RECORDS, records)}
     assert _failed_splits(bronze) == 0
-    monkeypatch.setattr(decision_units, "CONTENT_ADDRESSED", {})
+    monkeypatch.setattr(locality, "DEDUPED_ON", {})
     assert _failed_splits(bronze) > 0
 
 

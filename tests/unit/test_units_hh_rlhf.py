@@ -3,11 +3,19 @@ pairs answering one prompt are linked (their split group stays in one partition)
 
 from __future__ import annotations
 
+import json
+
+import polars as pl
 import pytest
 
 from pipelines.transforms import units as u
 from pipelines.transforms.hh_rlhf import units as hh_units
-from tests.unit._locality import PROJECT, assert_unit_local, fixture_settings
+from tests.unit._locality import (
+    PROJECT,
+    assert_groups_whole,
+    assert_unit_local,
+    fixture_settings,
+)
 from tests.unit._unit_corpora import FIXTURES, bronze_rows, demo_raw
 
 SOURCE, PAIRS = "hh_rlhf", "hh_rlhf_pairs"
@@ -62,3 +70,27 @@ def test_unit_keys_links_and_components_by_hand():
         ("hh_rlhf:helpful/p2", "hh_rlhf:helpful/p1"),
         ("hh_rlhf:helpful/p3", "hh_rlhf:helpful/p3"),
     ]
+
+
+def _answers(prompt: str, chosen: str, rejected: str) -> str:
+    ask = f"\n\nHuman: {prompt}\n\nAssistant: "
+    return json.dumps({"chosen": ask + chosen, "rejected": ask + rejected})
+
+
+def test_split_groups_are_whole_components(tmp_path, monkeypatch):
+    """Pairs answering one prompt are one split group: `prompt:` links keep it in one component
+    (the demo answers every prompt once, so a file answering one twice is added)."""
+    raw = demo_raw(SOURCE, tmp_path / "raw", seed=1)
+    twice = raw / "hh_rlhf" / "helpful-twice" / "train.jsonl"
+    twice.parent.mkdir(parents=True)
+    lines = [_answers("Name a prime.", "7", "8"), _answers("Name a prime.", "Two.", "Four.")]
+    twice.write_text("\n".join(lines) + "\n")
+    assert assert_groups_whole(SOURCE, raw) > 1
+    links = hh_units.unit_links
+    monkeypatch.setattr(
+        hh_units,
+        "unit_links",
+        lambda b, s: links(b, s).filter(~pl.col("link").str.starts_with("prompt:")),
+    )
+    with pytest.raises(AssertionError, match="groups split over components"):
+        assert_groups_whole(SOURCE, raw)

@@ -12,7 +12,8 @@ different sessions keeps its first copy (`rating_events`).
 Evidence: each rater's and each file's ratings above / below 1 (`ratings.rating_evidence`),
 which settle the scale of a rating of exactly 1; linking by rater would make each dataset's
 `user` rater one component.
-Content-addressed: `contexts` (system prompts repeat across sessions; equal hash ⇒ equal row).
+`contexts` is content-addressed (system prompts repeat across sessions): partitions may each
+write one prompt's row; the merge keeps one per hash (equal hash ⇒ equal row).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.derived import actor_kind, decision_dataset
 from pipelines.transforms.decision.ratings import rating_evidence
 from pipelines.transforms.units import LINKS_SCHEMA, UNIT
-
-CONTENT_ADDRESSED = {"contexts": ("context_hash",)}
 
 
 def _table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:

@@ -1,0 +1,76 @@
+"""Store a layer's tables in partitions, rewriting only the partitions whose rows changed.
+
+Next to its tables a partitioned layer keeps `_partition_digests` (one row per partition: the digest
+of what it holds, or was computed from) and silver keeps `_partition_map` (group → partition), both
+published in the same snapshot, so a reader of any snapshot sees tables and bookkeeping together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import polars as pl
+
+from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
+from pipelines.partitions.rows import DIGESTS_SCHEMA, changed, digests, tag
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
+
+MAP_TABLE = "_partition_map"
+DIGESTS_TABLE = "_partition_digests"
+CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
+
+
+def previous_digests(layout: Layout, layer: str) -> pl.DataFrame | None:
+    """The layer's partition digests in force; None when it was not stored in partitions."""
+    if not stored.exists(layout, layer, DIGESTS_TABLE):
+        return None
+    return stored.read(layout, layer, DIGESTS_TABLE)
+
+
+def previous_map(layout: Layout) -> pl.DataFrame:
+    return stored.read(layout, "silver", MAP_TABLE, schema=MAP_SCHEMA)
+
+
+def frames_to_write(
+    tables: Mapping[str, pl.DataFrame],
+    keys: Mapping[str, str],
+    places: Mapping[str, pl.DataFrame],
+    previous: pl.DataFrame | None,
+) -> tuple[dict[str, pl.DataFrame], dict[str, Sequence[str] | None], pl.DataFrame, list[str]]:
+    """(frames, partitions argument of `tables.publish`, current digests, partitions rewritten):
+    partitioned tables cut to their changed partitions; every partition when `previous` is None."""
+    tagged = tag({t: f for t, f in tables.items() if t in keys}, keys, places)
+    current = digests(tagged)
+    if previous is None:
+        redo = sorted(current.get_column(PARTITION).to_list())
+        frames: dict[str, pl.DataFrame] = dict(tagged)
+        partitions: dict[str, Sequence[str] | None] = {t: stored.WHOLE for t in tagged}
+    else:
+        redo = changed(current, previous)
+        wanted = pl.Series(redo, dtype=pl.String).implode()
+        frames = {t: f.filter(pl.col(PARTITION).is_in(wanted)) for t, f in tagged.items()}
+        partitions = {t: redo for t in tagged}
+    frames = {t: f for t, f in frames.items() if t not in partitions or partitions[t] != []}
+    frames.update({t: f for t, f in tables.items() if t not in keys})
+    frames[DIGESTS_TABLE] = current
+    return frames, partitions, current, redo
+
+
+def chunks(partitions: pl.DataFrame, budget: int = CHUNK_ROWS) -> Iterator[list[str]]:
+    """Partitions (PARTITION, rows) in order, cut into lists of at most `budget` rows (a bigger
+    partition is a chunk of its own)."""
+    chunk: list[str] = []
+    size = 0
+    for key, rows in partitions.select(PARTITION, "rows").sort(PARTITION).iter_rows():
+        if chunk and size + rows > budget:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(key)
+        size += rows
+    if chunk:
+        yield chunk
+
+
+def empty_digests() -> pl.DataFrame:
+    return pl.DataFrame(schema=DIGESTS_SCHEMA)

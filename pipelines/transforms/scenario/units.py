@@ -1,0 +1,21 @@
+"""Scenario silver units: one per scenario folder id (`scenario:<scenario_id>`, its episode id).
+
+Every scenario transform step groups by scenario_id (choosing among a scenario's copies, turn
+positions, revisions, metadata), so a scenario's copies in several state folders share a unit.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.config.settings import Settings
+from pipelines.transforms.scenario.common import episode_id
+from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+
+
+def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+    return {table: frame.with_columns(episode_id().alias(UNIT)) for table, frame in bronze.items()}
+
+
+def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    return pl.LazyFrame(schema=LINKS_SCHEMA)

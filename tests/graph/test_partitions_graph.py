@@ -1,0 +1,153 @@
+"""Partitioned silver and gold (DESIGN §8): 1 and 8 shards give the same tables and release; new
+files land in a new batch's partitions and rewrite only those plus the old partition their late
+feedback belongs to; the incremental result equals a build from scratch."""
+
+import shutil
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+import turnlake
+from pipelines.cli.main import main
+from pipelines.gold import GOLD_TABLES
+from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE
+from pipelines.release.files import latest_release, read_manifest
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
+
+KEY = "0123456789abcdef0123456789abcdef"
+NEW_CONVERSATIONS = [
+    {
+        "conversation_id": f"tut-77{i}",
+        "turns": [
+            {"role": "student", "content": f"What is {i} squared?"},
+            {"role": "tutor", "content": f"{i} squared is {i * i}."},
+        ],
+    }
+    for i in range(2)
+]
+LATE_FEEDBACK = {
+    "conversation_id": "tut-1000",
+    "turn_index": 1,
+    "rating": 1,
+    "created_at": "2024-07-01T10:00:00Z",
+}
+
+
+def _build(raw: Path, data: Path, shards: int) -> None:
+    config = data.parent / f"turnlake-{data.name}.toml"
+    config.write_text(f"[partitions]\nshards = {shards}\n")
+    args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TURNLAKE_CONFIG", str(config))
+        assert main(args) == 0
+
+
+def _tables(data: Path) -> dict[str, pl.DataFrame]:
+    layout = Layout(data)
+    found = {f"silver.{t}": stored.read(layout, "silver", t) for t in SILVER_MODELS}
+    found |= {f"gold.{t}": stored.read(layout, "gold", t) for t in GOLD_TABLES}
+    # a quarantine row names the run that read it: another data root, another run
+    found = {name: f.drop("run_id", strict=False) for name, f in found.items()}
+    return {name: f.sort(f.columns, nulls_last=True) for name, f in found.items()}
+
+
+def _content_hash(data: Path) -> str:
+    exports = Layout(data).exports
+    return read_manifest(exports / latest_release(exports))["content_hash"]
+
+
+def _add_new_files(raw: Path) -> None:
+    lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW_CONVERSATIONS)
+    (raw / "dialogues" / "tutoring" / "batch-077.jsonl").write_bytes(lines)
+    (raw / "feedback" / "tutoring" / "events-077.jsonl").write_bytes(
+        orjson.dumps(LATE_FEEDBACK) + b"\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("partitions")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
+    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+    raw = tmp / "raw"
+    turnlake.demo(raw_root=raw)
+    yield tmp, raw
+    monkeypatch.undo()
+
+
+def test_one_and_eight_shards_give_the_same_tables_and_release(world):
+    tmp, raw = world
+    _build(raw, tmp / "s1", 1)
+    _build(raw, tmp / "s8", 8)
+    one, eight = _tables(tmp / "s1"), _tables(tmp / "s8")
+    for name, frame in one.items():
+        assert frame.equals(eight[name]), name
+    assert _content_hash(tmp / "s1") == _content_hash(tmp / "s8")
+    maps = [stored.read(Layout(tmp / d), "silver", MAP_TABLE) for d in ("s1", "s8")]
+    assert maps[0].get_column("_partition").n_unique() <= 2  # one per split
+    assert maps[1].get_column("_partition").n_unique() > 8
+
+
+@pytest.fixture(scope="module")
+def incremental(world):
+    """A build, then new conversations and one late feedback event for an old conversation, and
+    a rebuild; also a from-scratch build over the final raw files."""
+    tmp, demo_raw = world
+    raw = tmp / "raw-incremental"
+    shutil.copytree(demo_raw, raw)
+    data = tmp / "incremental"
+    _build(raw, data, 4)
+    layout = Layout(data)
+    before = {
+        "map": stored.read(layout, "silver", MAP_TABLE),
+        "silver": stored.read(layout, "silver", DIGESTS_TABLE),
+        "gold": stored.read(layout, "gold", DIGESTS_TABLE),
+        "episodes": stored.read(layout, "silver", "episodes"),
+        "files": set(stored.files(layout, "silver", "turns")),
+        "gold_files": set(stored.files(layout, "gold", "turn_rewards")),
+    }
+    _add_new_files(raw)
+    _build(raw, data, 4)
+    _build(raw, tmp / "scratch", 4)
+    return data, before, tmp / "scratch"
+
+
+def _digest_changes(before: pl.DataFrame, after: pl.DataFrame) -> set[str]:
+    joined = before.join(after, on="_partition", how="full", coalesce=True, suffix="_after")
+    moved = joined.filter(pl.col("digest").ne_missing(pl.col("digest_after")))
+    return set(moved.get_column("_partition"))
+
+
+def test_rebuild_rewrites_only_the_new_batch_and_the_late_feedbacks_partition(incremental):
+    data, before, _ = incremental
+    layout = Layout(data)
+    after_map = stored.read(layout, "silver", MAP_TABLE)
+    kept = before["map"].join(after_map, on="group_id", suffix="_after")
+    assert kept.height == before["map"].height  # no old group lost or renamed here
+    assert (kept["_partition"] == kept["_partition_after"]).all()  # sticky
+    new = after_map.join(before["map"], on="group_id", how="anti")
+    assert new.height == 2 and set(new["batch"]) == {1}
+    episodes = before["episodes"].filter(pl.col("native_id") == "tutoring/tut-1000")
+    old_group = episodes.get_column("group_id").item()
+    old_partition = before["map"].filter(pl.col("group_id") == old_group)["_partition"].item()
+    expected = {old_partition, *new.get_column("_partition")}
+    silver_after = stored.read(layout, "silver", DIGESTS_TABLE)
+    assert _digest_changes(before["silver"], silver_after) == expected
+    gold_after = stored.read(layout, "gold", DIGESTS_TABLE)
+    assert _digest_changes(before["gold"], gold_after) == expected
+    for layer, table, key in (("silver", "turns", "files"), ("gold", "turn_rewards", "gold_files")):
+        untouched = {f for f in before[key] if not any(f"={p}/" in f for p in expected)}
+        assert untouched and untouched <= set(stored.files(layout, layer, table)), table
+
+
+def test_incremental_tables_and_release_equal_a_build_from_scratch(incremental):
+    data, _, scratch = incremental
+    built, fresh = _tables(data), _tables(scratch)
+    for name, frame in built.items():
+        assert frame.equals(fresh[name]), name
+    assert _content_hash(data) == _content_hash(scratch)
