@@ -7,7 +7,7 @@ transformed together. Units closed under links are *components*; the transform i
 silver of the whole bronze equals the union of silver over any split of the components. That is
 what lets silver be rebuilt per partition (DESIGN §8): a partition holds whole components.
 
-Two more optional names in a source's `units.py`: `unit_evidence(bronze, settings)` returns small
+One more optional name in a source's `units.py`: `unit_evidence(bronze, settings)` returns small
 tables computed from the WHOLE bronze (e.g. a per-dataset rating range) that a rule looking at
 every unit reads; every partial transform is passed them, so such a rule stays exact without
 linking all those units into one component (an input of every partition that reads it).

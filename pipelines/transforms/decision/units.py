@@ -13,7 +13,7 @@ Evidence: each rater's and each file's ratings above / below 1 (`ratings.rating_
 which settle the scale of a rating of exactly 1; linking by rater would make each dataset's
 `user` rater one component.
 `contexts` is content-addressed (system prompts repeat across sessions): partitions may each
-write one prompt's row; the merge keeps one per hash (equal hash ⇒ equal row).
+write one prompt's row; build_silver keeps one per hash (equal hash ⇒ equal row).
 """
 
 from __future__ import annotations
