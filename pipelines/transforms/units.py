@@ -10,7 +10,10 @@ what lets silver be rebuilt per partition (DESIGN §8): a partition holds whole 
 One more optional name in a source's `units.py`: `unit_evidence(bronze, settings)` returns small
 tables computed from the WHOLE bronze (e.g. a per-dataset rating range) that a rule looking at
 every unit reads; every partial transform is passed them, so such a rule stays exact without
-linking all those units into one component (an input of every partition that reads it).
+linking all those units into one component. `unit_evidence_reads(bronze, settings)` says which
+rows of each evidence table a unit's silver reads ({table: frame of `_unit` and the table's key
+columns}): a partition's evidence inputs are those rows only, so a change elsewhere (a new file's
+ratings, another dataset's range) does not make it stale; a table without reads is read whole.
 """
 
 from __future__ import annotations
@@ -59,6 +62,29 @@ def evidence(
     """The source's `unit_evidence` of this (whole) bronze; {} for a source without one."""
     compute = getattr(source_units(source), "unit_evidence", None)
     return {} if compute is None else compute(dict(bronze), settings)
+
+
+def evidence_read(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence: Mapping[str, pl.LazyFrame],
+    units: pl.Series | Iterable[str],
+) -> dict[str, pl.LazyFrame]:
+    """The rows of `evidence` (of the whole bronze) that `units` read, by the source's
+    `unit_evidence_reads` of the whole bronze."""
+    compute = getattr(source_units(source), "unit_evidence_reads", None)
+    reads = {} if compute is None else compute(dict(bronze), settings)
+    mine = pl.Series(list(units), dtype=pl.String).implode()
+    out = {}
+    for name, table in evidence.items():
+        if name not in reads:
+            out[name] = table
+            continue
+        keys = [c for c in reads[name].collect_schema().names() if c != UNIT]
+        wanted = reads[name].filter(pl.col(UNIT).is_in(mine)).select(keys).unique()
+        out[name] = table.join(wanted, on=keys, how="semi", nulls_equal=True)
+    return out
 
 
 def transform(

@@ -72,9 +72,9 @@ def assert_bronze_unit_local(
     pieces: dict[str, list[pl.DataFrame]] = {t: [] for t in whole}
     for k in range(parts):
         members = comps.filter(pl.col("component").map_elements(bucket.get, pl.Int64) == k)
-        for table, frame in u.transform(
-            source, u.restrict(tagged, members.get_column("unit")), settings, evidence
-        ).items():
+        mine = members.get_column("unit")
+        read = u.evidence_read(source, bronze, settings, evidence, mine)
+        for table, frame in u.transform(source, u.restrict(tagged, mine), settings, read).items():
             pieces.setdefault(table, []).append(frame)
     for table, frame in whole.items():
         union = pl.concat(pieces[table]) if pieces[table] else frame.clear()

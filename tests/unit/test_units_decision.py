@@ -172,3 +172,25 @@ def test_rating_of_one_in_a_part_is_settled_by_the_raters_other_ratings():
     ]
     assert settled(u.transform(SOURCE, only_s1, SETTINGS, evidence)) == [("d1", "1-5", "rater")]
     assert settled(u.transform(SOURCE, only_s1, SETTINGS)) == [("d1", "unknown", "none")]
+
+
+def test_a_partition_reads_only_the_evidence_of_its_ones(monkeypatch):
+    """Only the 1 (s1) reads evidence: its rater's row and its file's row. Given those rows the
+    partition is exact; given none, its 1 would be `unknown`."""
+    rated = {"outcome_rated_by": "user", "outcome_was_good": True, "outcome": "{}"}
+    records = [
+        _record("d1", "s1", outcome_rating=1.0, **rated),
+        _record("d2", "s2", outcome_rating=4.0, file="decisions/lab/other.jsonl", **rated),
+    ]
+    bronze = {RECORDS: bronze_rows(SOURCE, RECORDS, records)}
+    reads = decision_units.unit_evidence_reads(bronze, SETTINGS)
+    assert sorted(reads["rating_evidence"].collect().rows()) == [
+        ("decision:s1", "file", "decisions/lab/export.jsonl"),
+        ("decision:s1", "rater", "lab|user|"),
+    ]
+    assert _failed_splits(bronze) == 0
+    nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "by": pl.String, "key": pl.String})
+    monkeypatch.setattr(
+        decision_units, "unit_evidence_reads", lambda b, s: {"rating_evidence": nothing}
+    )
+    assert _failed_splits(bronze) > 0

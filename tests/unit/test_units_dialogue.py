@@ -155,3 +155,30 @@ def test_quality_scale_of_a_part_comes_from_the_whole_dataset():
         ("dialogue:support/c1", "raw")
     ]
     assert scales(u.transform(SOURCE, only_c1, SETTINGS)) == [("dialogue:support/c1", "[0,1]")]
+
+
+def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
+    """Each rated conversation reads its dataset's range, and a partition given only the rows its
+    conversations read is exact; given none, 0.5 and 0.7 would be `raw`, not `[0,1]`."""
+    rated = [_conversation("c1", 0.5), _conversation("c2", 0.7), _conversation("c3")]
+    bronze = {CONVERSATIONS: bronze_rows(SOURCE, CONVERSATIONS, rated)}
+    reads = dialogue_units.unit_evidence_reads(bronze, SETTINGS).items()
+    assert {name: sorted(frame.collect().rows()) for name, frame in reads} == {
+        "quality_ranges": [("dialogue:support/c1", "support"), ("dialogue:support/c2", "support")]
+    }
+
+    def failed_splits() -> int:
+        failures = 0
+        for seed in range(8):
+            try:
+                assert_bronze_unit_local(SOURCE, bronze, SETTINGS, parts=2, seed=seed)
+            except AssertionError:
+                failures += 1
+        return failures
+
+    assert failed_splits() == 0
+    nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "dataset": pl.String})
+    monkeypatch.setattr(
+        dialogue_units, "unit_evidence_reads", lambda b, s: {"quality_ranges": nothing}
+    )
+    assert failed_splits() > 0

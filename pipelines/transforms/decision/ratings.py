@@ -16,18 +16,25 @@ UNKNOWN_SCALE = "unknown"
 _EVIDENCE = ("rater", "file")  # whose other ratings settle a rating of exactly 1
 
 
-def rating_evidence(decisions: pl.DataFrame) -> pl.DataFrame:
-    """by (`rater` | `file`), key, above, below: whether any rating of that rater / file is > 1,
-    < 1. A small table (one row per rater and per file) over every decision: a partial rebuild is
-    passed the one of the whole corpus, so its settled scales stay the same."""
+def evidence_rows(decisions: pl.DataFrame, *keep: str) -> pl.DataFrame:
+    """by (`rater` | `file`), key, above (rating > 1), below (rating < 1) and the `keep` columns:
+    one row per rated decision and kind whose key is known."""
     r = pl.col("outcome_rating")
     rated = decisions.filter(r.is_not_null()).with_columns(
         rater=pl.when(pl.col("outcome_rated_by").is_not_null()).then(_rater())
     )
-    keyed = [rated.select(by=pl.lit(by), key=by, above=r > 1, below=r < 1) for by in _EVIDENCE]
+    keyed = [
+        rated.select(*keep, by=pl.lit(by), key=by, above=r > 1, below=r < 1) for by in _EVIDENCE
+    ]
+    return pl.concat(keyed).drop_nulls("key")
+
+
+def rating_evidence(decisions: pl.DataFrame) -> pl.DataFrame:
+    """by, key, above, below: whether any rating of that rater / file is > 1, < 1. A small table
+    (one row per rater and per file) over every decision: a partial rebuild is passed the one of
+    the whole corpus, so its settled scales stay the same."""
     return (
-        pl.concat(keyed)
-        .drop_nulls("key")
+        evidence_rows(decisions)
         .group_by("by", "key")
         .agg(pl.col("above").any(), pl.col("below").any())
         .sort("by", "key")

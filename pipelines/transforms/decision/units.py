@@ -11,7 +11,8 @@ one (`copies.reconcile_copies`); `event:<event_id>` — one rating event id nami
 different sessions keeps its first copy (`rating_events`).
 Evidence: each rater's and each file's ratings above / below 1 (`ratings.rating_evidence`),
 which settle the scale of a rating of exactly 1; linking by rater would make each dataset's
-`user` rater one component.
+`user` rater one component. Only a rating of exactly 1 reads them (any other is settled by its
+value or the setting): its rater's row and its file's row.
 `contexts` is content-addressed (system prompts repeat across sessions): partitions may each
 write one prompt's row; build_silver keeps one per hash (equal hash ⇒ equal row).
 """
@@ -26,7 +27,7 @@ from pipelines.schemas.bronze.decision import BRONZE_MODELS
 from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.derived import actor_kind, decision_dataset
-from pipelines.transforms.decision.ratings import rating_evidence
+from pipelines.transforms.decision.ratings import evidence_rows, rating_evidence
 from pipelines.transforms.units import LINKS_SCHEMA, UNIT
 
 
@@ -83,3 +84,12 @@ def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[s
     return {
         "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy()
     }
+
+
+def unit_evidence_reads(
+    bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    records = unit_keys(bronze, settings)[TABLE].filter(pl.col("outcome_rating") == 1)
+    ones = records.select(UNIT, *_EVIDENCE_COLUMNS).collect()
+    reads = evidence_rows(ones.with_columns(dataset=decision_dataset()), UNIT)
+    return {"rating_evidence": reads.select(UNIT, "by", "key").unique().lazy()}

@@ -9,6 +9,7 @@ Links: `person:<user_id>` — conversations rated by one human rater are one spl
 conversations keeps one copy (`feedback.dedup_events`).
 Evidence: the per-dataset range of `quality` (`conversations.quality_ranges`) whose scale every
 rated conversation of the dataset shares; linking them instead would make a dataset one component.
+A conversation with a numeric quality reads its dataset's row.
 """
 
 from __future__ import annotations
@@ -50,3 +51,10 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     return {"quality_ranges": quality_ranges(kept)}
+
+
+def unit_evidence_reads(
+    bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    rated = unit_keys(bronze, settings)[CONVERSATIONS].filter(pl.col("quality").is_not_null())
+    return {"quality_ranges": rated.select(UNIT, "dataset").unique()}
