@@ -6,6 +6,14 @@ units sharing a link value (a person, a rater whose other ratings settle a scale
 transformed together. Units closed under links are *components*; the transform is unit-local when
 silver of the whole bronze equals the union of silver over any split of the components. That is
 what lets silver be rebuilt per partition (DESIGN §8): a partition holds whole components.
+
+One more optional name in a source's `units.py`: `unit_evidence(bronze, settings)` returns small
+tables computed from the WHOLE bronze (e.g. a per-dataset rating range) that a rule looking at
+every unit reads; every partial transform is passed them, so such a rule stays exact without
+linking all those units into one component. `unit_evidence_reads(bronze, settings)` says which
+rows of each evidence table a unit's silver reads ({table: frame of `_unit` and the table's key
+columns}): a partition's evidence inputs are those rows only, so a change elsewhere (a new file's
+ratings, another dataset's range) does not make it stale; a table without reads is read whole.
 """
 
 from __future__ import annotations
@@ -48,10 +56,45 @@ def restrict(
     }
 
 
-def transform(
+def evidence(
     source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    """The source's `unit_evidence` of this (whole) bronze; {} for a source without one."""
+    compute = getattr(source_units(source), "unit_evidence", None)
+    return {} if compute is None else compute(dict(bronze), settings)
+
+
+def evidence_read(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence: Mapping[str, pl.LazyFrame],
+    units: pl.Series | Iterable[str],
+) -> dict[str, pl.LazyFrame]:
+    """The rows of `evidence` (of the whole bronze) that `units` read, by the source's
+    `unit_evidence_reads` of the whole bronze."""
+    compute = getattr(source_units(source), "unit_evidence_reads", None)
+    reads = {} if compute is None else compute(dict(bronze), settings)
+    mine = pl.Series(list(units), dtype=pl.String).implode()
+    out = {}
+    for name, table in evidence.items():
+        if name not in reads:
+            out[name] = table
+            continue
+        keys = [c for c in reads[name].collect_schema().names() if c != UNIT]
+        wanted = reads[name].filter(pl.col(UNIT).is_in(mine)).select(keys).unique()
+        out[name] = table.join(wanted, on=keys, how="semi", nulls_equal=True)
+    return out
+
+
+def transform(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence: Mapping[str, pl.LazyFrame] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """The source's silver contribution from these bronze frames, conformed and collected."""
+    """The source's silver contribution from these bronze frames, conformed and collected;
+    `evidence` (see `evidence`) when the bronze is only part of the corpus."""
     module = importlib.import_module(f"pipelines.transforms.{source}")
-    produced = module.to_silver(dict(bronze), settings)
+    produced = module.to_silver(dict(bronze), settings, **dict(evidence or {}))
     return {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}

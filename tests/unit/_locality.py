@@ -46,10 +46,21 @@ def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0
     """Silver(all) == ∪ silver(part) for a random split of the components into `parts`; returns
     the number of components (a test should also assert it is > parts, or the split is empty)."""
     settings = fixture_settings(raw_root)
-    bronze = fixture_bronze(source, raw_root, settings)
+    return assert_bronze_unit_local(
+        source, fixture_bronze(source, raw_root, settings), settings, parts, seed
+    )
+
+
+def assert_bronze_unit_local(
+    source: str, bronze: dict[str, pl.LazyFrame], settings: Settings, parts: int, seed: int
+) -> int:
+    """`assert_unit_local` on bronze frames given as they are (a test's hand-made rows)."""
     module = u.source_units(source)
     tagged = module.unit_keys(bronze, settings)
     links = module.unit_links(bronze, settings).collect()
+    for table, frame in bronze.items():
+        rows = (frame.select(pl.len()).collect().item(), tagged[table].select(pl.len()).collect())
+        assert rows[0] == rows[1].item(), f"{source}: unit_keys changed the rows of {table}"
     units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
     assert units.null_count() == 0, f"{source}: a bronze row has no unit"
     comps = u.components(units.unique(), links)
@@ -57,12 +68,13 @@ def assert_unit_local(source: str, raw_root: Path, parts: int = 3, seed: int = 0
     rng = random.Random(seed)
     bucket = {name: rng.randrange(parts) for name in names}
     whole = u.transform(source, bronze, settings)
+    evidence = {k: f.collect().lazy() for k, f in u.evidence(source, bronze, settings).items()}
     pieces: dict[str, list[pl.DataFrame]] = {t: [] for t in whole}
     for k in range(parts):
         members = comps.filter(pl.col("component").map_elements(bucket.get, pl.Int64) == k)
-        for table, frame in u.transform(
-            source, u.restrict(tagged, members.get_column("unit")), settings
-        ).items():
+        mine = members.get_column("unit")
+        read = u.evidence_read(source, bronze, settings, evidence, mine)
+        for table, frame in u.transform(source, u.restrict(tagged, mine), settings, read).items():
             pieces.setdefault(table, []).append(frame)
     for table, frame in whole.items():
         union = pl.concat(pieces[table]) if pieces[table] else frame.clear()
@@ -81,9 +93,11 @@ def assert_groups_whole(source: str, raw_root: Path) -> int:
     tagged = module.unit_keys(bronze, settings)
     links = module.unit_links(bronze, settings).collect()
     units = pl.concat([f.select(u.UNIT) for f in tagged.values()]).collect().to_series()
+    evidence = {k: f.collect().lazy() for k, f in u.evidence(source, bronze, settings).items()}
     seen = []
     for (name,), members in u.components(units.unique(), links).group_by("component"):
-        silver = u.transform(source, u.restrict(tagged, members.get_column("unit")), settings)
+        part = u.restrict(tagged, members.get_column("unit"))
+        silver = u.transform(source, part, settings, evidence)
         seen.append(silver["episodes"].select("group_id", component=pl.lit(name)))
     groups = pl.concat(seen).group_by("group_id").agg(pl.col("component").n_unique())
     split = groups.filter(pl.col("component") > 1).get_column("group_id").sort().to_list()

@@ -34,11 +34,17 @@ __all__ = ["reconcile_copies", "to_silver"]
 
 
 def to_silver(
-    bronze: dict[str, pl.LazyFrame], settings: Settings
+    bronze: dict[str, pl.LazyFrame],
+    settings: Settings,
+    rating_evidence: pl.LazyFrame | pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+    """Silver of these bronze rows. `rating_evidence` (`units.unit_evidence`): the rating-scale
+    evidence of the whole corpus when this bronze is only part of it."""
     records = bronze[TABLE].collect()
     kept, conflicts = reconcile_copies(records)
-    decisions = settle_rating_scales(with_derived_columns(kept), settings)
+    if isinstance(rating_evidence, pl.LazyFrame):
+        rating_evidence = rating_evidence.collect()
+    decisions = settle_rating_scales(with_derived_columns(kept), settings, rating_evidence)
     posted = turns(decisions)
     decisions = decisions.join(
         posted.select("decision_id", "turn_id"), on="decision_id", how="left"

@@ -42,7 +42,7 @@ def _full_context() -> pl.Expr:
     return pl.when(all_missing).then(pl.lit(None, pl.String)).otherwise(text)
 
 
-def _actor_kind() -> pl.Expr:
+def actor_kind() -> pl.Expr:
     raw = pl.col("actor_type").str.to_lowercase()
     return (
         pl.when(raw.is_in(["human", "user"]))
@@ -53,7 +53,7 @@ def _actor_kind() -> pl.Expr:
     )
 
 
-def _dataset() -> pl.Expr:
+def decision_dataset() -> pl.Expr:
     """The dataset of a decision: the first folder under `decisions/` (none for a file directly
     in it)."""
     parts = pl.col("file").str.split("/")
@@ -111,8 +111,8 @@ def _first_number(*values: object) -> float | None:
 def with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
     return kept.with_columns(
         episode_id=pl.lit(f"{SOURCE}:") + pl.col("session_id"),
-        actor_kind=_actor_kind(),
-        dataset=_dataset(),
+        actor_kind=actor_kind(),
+        dataset=decision_dataset(),
         context=_full_context(),
         prompt_context=_json_string(pl.col("system_prompt")),
         suggestion_followed=_suggestion_followed(),

@@ -13,17 +13,48 @@ from pipelines.config.settings import Settings
 # turnlake.toml `[decision.rating_scale]` values → the `feedback.scale` labels.
 _SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}
 UNKNOWN_SCALE = "unknown"
+_EVIDENCE = ("rater", "file")  # whose other ratings settle a rating of exactly 1
 
 
-def _scale_by_evidence(over: str) -> pl.Expr:
-    """The scale the ratings of one group (a rater, a file) prove: any rating > 1 ⇒ 1–5, any
-    rating < 1 ⇒ 0–1 (1–5 has no 0 and no fraction below 1); both ⇒ no evidence; a group key that
-    is null ⇒ none."""
+def evidence_rows(decisions: pl.DataFrame, *keep: str) -> pl.DataFrame:
+    """by (`rater` | `file`), key, above (rating > 1), below (rating < 1) and the `keep` columns:
+    one row per rated decision and kind whose key is known."""
     r = pl.col("outcome_rating")
-    above = (r > 1).any().over(over)
-    below = (r < 1).any().over(over)
+    rated = decisions.filter(r.is_not_null()).with_columns(
+        rater=pl.when(pl.col("outcome_rated_by").is_not_null()).then(_rater())
+    )
+    keyed = [
+        rated.select(*keep, by=pl.lit(by), key=by, above=r > 1, below=r < 1) for by in _EVIDENCE
+    ]
+    return pl.concat(keyed).drop_nulls("key")
+
+
+def rating_evidence(decisions: pl.DataFrame) -> pl.DataFrame:
+    """by, key, above, below: whether any rating of that rater / file is > 1, < 1. A small table
+    (one row per rater and per file) over every decision: a partial rebuild is passed the one of
+    the whole corpus, so its settled scales stay the same."""
+    return (
+        evidence_rows(decisions)
+        .group_by("by", "key")
+        .agg(pl.col("above").any(), pl.col("below").any())
+        .sort("by", "key")
+    )
+
+
+def _with_scale_by_evidence(framed: pl.DataFrame, evidence: pl.DataFrame, by: str) -> pl.DataFrame:
+    """`_by_<by>`: the scale the ratings of the row's rater / file prove: any rating > 1 ⇒ 1–5,
+    any rating < 1 ⇒ 0–1 (1–5 has no 0 and no fraction below 1); both ⇒ no evidence; an unrated
+    row ⇒ none."""
+    found = evidence.filter(pl.col("by") == by).select(
+        pl.col("key").alias(f"_key_{by}"), _above="above", _below="below"
+    )
+    key = pl.when(pl.col("outcome_rating").is_not_null()).then(pl.col(by)).alias(f"_key_{by}")
+    joined = framed.with_columns(key).join(
+        found, on=f"_key_{by}", how="left", maintain_order="left"
+    )
+    above, below = pl.col("_above"), pl.col("_below")
     scale = pl.when(above & ~below).then(pl.lit("1-5")).when(below & ~above).then(pl.lit("[0,1]"))
-    return pl.when(pl.col(over).is_not_null()).then(scale)
+    return joined.with_columns(scale.alias(f"_by_{by}")).drop("_above", "_below", f"_key_{by}")
 
 
 def _rater() -> pl.Expr:
@@ -44,7 +75,9 @@ def _configured_scale(decisions: pl.DataFrame, settings: Settings) -> pl.Expr:
     return pl.col("dataset").replace_strict(configured, default=None, return_dtype=pl.String)
 
 
-def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.DataFrame:
+def settle_rating_scales(
+    decisions: pl.DataFrame, settings: Settings, evidence: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Columns `rating_scale`, `scale_evidence`, `rating_reading` and `rater` for every rated
     decision.
 
@@ -56,15 +89,17 @@ def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.Data
     1 as the top of 0–1 would be a guess that could flip a sign.
     Reading: `ok`, `scale_unknown`, `off_scale` (the value does not exist on the configured
     scale), or `contradicts_was_good_decision` (the normalized rating's sign disagrees with
-    wasGoodDecision)."""
+    wasGoodDecision). `evidence`: `rating_evidence` (of these decisions when not given)."""
+    evidence = rating_evidence(decisions) if evidence is None else evidence
     r = pl.col("outcome_rating")
     rated = r.is_not_null()
     framed = decisions.with_columns(
         rater=pl.when(rated & pl.col("outcome_rated_by").is_not_null()).then(_rater()),
-        _file_key=pl.when(rated).then(pl.col("file")),
         _configured=_configured_scale(decisions, settings),
         _by_value=pl.when(r > 1).then(pl.lit("1-5")).when(r < 1).then(pl.lit("[0,1]")),
-    ).with_columns(_by_rater=_scale_by_evidence("rater"), _by_file=_scale_by_evidence("_file_key"))
+    )
+    for by in _EVIDENCE:
+        framed = _with_scale_by_evidence(framed, evidence, by)
     bottom_of_1_5 = (r == 1) & pl.col("outcome_was_good").not_()
     steps = [
         ("setting", pl.col("_configured")),
@@ -73,12 +108,12 @@ def settle_rating_scales(decisions: pl.DataFrame, settings: Settings) -> pl.Data
         ("file", pl.col("_by_file")),
         ("was_good_decision", pl.when(bottom_of_1_5).then(pl.lit("1-5"))),
     ]
-    scale, evidence = pl.lit(UNKNOWN_SCALE), pl.lit("none")
+    scale, how = pl.lit(UNKNOWN_SCALE), pl.lit("none")
     for name, found in reversed(steps):
         scale = pl.when(found.is_not_null()).then(found).otherwise(scale)
-        evidence = pl.when(found.is_not_null()).then(pl.lit(name)).otherwise(evidence)
+        how = pl.when(found.is_not_null()).then(pl.lit(name)).otherwise(how)
     settled = framed.with_columns(
-        rating_scale=pl.when(rated).then(scale), scale_evidence=pl.when(rated).then(evidence)
+        rating_scale=pl.when(rated).then(scale), scale_evidence=pl.when(rated).then(how)
     )
     return settled.with_columns(rating_reading=pl.when(rated).then(_reading())).drop(
         pl.selectors.starts_with("_")

@@ -19,13 +19,19 @@ from pipelines.transforms.dialogue import feedback as fb
 from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table, conformed
 
 
-def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+def to_silver(
+    bronze: dict[str, pl.LazyFrame],
+    settings: Settings,
+    quality_ranges: pl.LazyFrame | None = None,
+) -> dict[str, pl.LazyFrame]:
+    """Silver of these bronze rows. `quality_ranges` (`units.unit_evidence`): the per-dataset
+    quality evidence of the whole corpus when this bronze is only part of it."""
     kept, conversation_conflicts = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     events, event_conflicts = fb.dedup_events(bronze_table(bronze, EVENTS))
     resolved = fb.resolve(events, kept, settings)
     feedback = pl.concat(
         [
-            conformed(conv.quality_feedback(kept), "feedback"),
+            conformed(conv.quality_feedback(kept, quality_ranges), "feedback"),
             conformed(fb.feedback_rows(resolved), "feedback"),
         ]
     )

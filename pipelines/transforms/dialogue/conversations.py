@@ -86,9 +86,21 @@ def turns(kept: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def quality_feedback(kept: pl.LazyFrame) -> pl.LazyFrame:
-    """Conversation `quality` → one episode-level feedback row (numeric, or a text label)."""
+def quality_ranges(kept: pl.LazyFrame) -> pl.LazyFrame:
+    """dataset, quality_low, quality_high: the numeric `quality` values seen per dataset, the
+    evidence its scale is inferred from. A small table over every conversation of the dataset:
+    a partial rebuild is passed the one of the whole corpus, so its scales stay the same."""
+    return kept.group_by("dataset").agg(
+        quality_low=pl.col("quality").min(), quality_high=pl.col("quality").max()
+    )
+
+
+def quality_feedback(kept: pl.LazyFrame, ranges: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """Conversation `quality` → one episode-level feedback row (numeric, or a text label); the
+    numeric scale from `ranges` (`quality_ranges` of these conversations when not given)."""
+    ranges = quality_ranges(kept) if ranges is None else ranges
     rated = kept.filter(pl.col("quality").is_not_null() | pl.col("quality_raw").is_not_null())
+    rated = rated.join(ranges, on="dataset", how="left", nulls_equal=True, maintain_order="left")
     label = (
         pl.when(pl.col("quality_raw").str.starts_with('"'))
         .then(pl.col("quality_raw").str.json_decode(pl.String))
@@ -112,8 +124,7 @@ def quality_feedback(kept: pl.LazyFrame) -> pl.LazyFrame:
 
 def _numeric_quality_scale() -> pl.Expr:
     # The quality scale is not written in the data: infer it per dataset from the values seen.
-    low = pl.col("quality").min().over("dataset")
-    high = pl.col("quality").max().over("dataset")
+    low, high = pl.col("quality_low"), pl.col("quality_high")
     return (
         pl.when((low >= 0) & (high <= 1))
         .then(pl.lit("[0,1]"))

@@ -1,0 +1,34 @@
+"""`hh_rlhf` silver units (pipelines/transforms/units.py): one per preference pair.
+
+Unit: `hh_rlhf:<dataset>/<pair_id>` (its episode id) for every copy of the pair. The transform
+looks at nothing beyond one pair. Link: `prompt:<prompt_id>` — pairs answering one prompt are one
+split group (`episodes.group_id`); the transform does not need it (the group id is the row's
+own prompt id), it keeps a split group inside one partition (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.config.settings import Settings
+from pipelines.schemas import polars_schema
+from pipelines.schemas.bronze.hh_rlhf import BRONZE_MODELS
+from pipelines.transforms.hh_rlhf import PAIRS, SOURCE
+from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+
+
+def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+    pairs = bronze.get(PAIRS)
+    if pairs is None:
+        pairs = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[PAIRS]))
+    unit = pl.concat_str(pl.lit(f"{SOURCE}:"), "dataset", pl.lit("/"), "pair_id")
+    return {PAIRS: pairs.with_columns(unit.alias(UNIT))}
+
+
+def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    pairs = unit_keys(bronze, settings)[PAIRS]
+    return (
+        pairs.select(unit=UNIT, link=pl.lit("prompt:") + pl.col("prompt_id"))
+        .unique()
+        .cast(dict(LINKS_SCHEMA))
+    )

@@ -1,0 +1,28 @@
+"""`oasst` silver units (pipelines/transforms/units.py): one per message tree.
+
+Unit: `oasst:<message_tree_id>` (its episode id) for every copy of the tree. The transform looks
+at nothing beyond one tree (copies of a tree share its unit; the split unit is the tree), so
+there are no links and no evidence.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.config.settings import Settings
+from pipelines.schemas import polars_schema
+from pipelines.schemas.bronze.oasst import BRONZE_MODELS
+from pipelines.transforms.oasst import TREES
+from pipelines.transforms.oasst.messages import episode_id
+from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+
+
+def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+    trees = bronze.get(TREES)
+    if trees is None:
+        trees = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[TREES]))
+    return {TREES: trees.with_columns(episode_id().alias(UNIT))}
+
+
+def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    return pl.LazyFrame(schema=LINKS_SCHEMA)

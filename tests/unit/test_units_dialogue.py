@@ -1,0 +1,184 @@
+"""`dialogue` silver is unit-local (pipelines/transforms/dialogue/units.py): silver of the whole
+bronze equals the union of silver over any split of its components, given the whole corpus's
+quality ranges."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from pipelines.transforms import units as u
+from pipelines.transforms.dialogue import units as dialogue_units
+from tests.unit._locality import (
+    PROJECT,
+    assert_bronze_unit_local,
+    assert_unit_local,
+    fixture_settings,
+)
+from tests.unit._unit_corpora import FIXTURES, bronze_rows, demo_raw
+
+SOURCE = "dialogue"
+CONVERSATIONS, EVENTS = "dialogue_conversations", "dialogue_feedback_events"
+SETTINGS = fixture_settings(PROJECT / "tests" / "fixtures" / "clean")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("kind", ["clean", "dirty"])
+@pytest.mark.parametrize("parts", [2, 3])
+def test_fixture_silver_is_unit_local(kind, parts):
+    assert assert_unit_local(SOURCE, FIXTURES / kind, parts=parts, seed=parts) >= 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_demo_silver_is_unit_local_for_two_to_five_parts(tmp_path, seed):
+    raw = demo_raw(SOURCE, tmp_path / "raw", seed)
+    for parts in range(2, 6):
+        assert assert_unit_local(SOURCE, raw, parts=parts, seed=seed) > parts
+
+
+def _conversation(cid: str, quality: float | None = None, line: int = 1) -> dict:
+    turns = [{"role": "user", "content": f"hi {cid}", "ts": T0, "extra": None}]
+    return {
+        "file": f"dialogues/support/{cid}.jsonl",
+        "locator": f"line {line} (byte 0)",
+        "line": line,
+        "dataset": "support",
+        "conversation_id": cid,
+        "turns": turns,
+        "tags": [],
+        "quality": quality,
+        "created_at": T0,
+        "record_hash": f"h-{cid}",
+    }
+
+
+def _event(key: str, cid: str, user: str | None, line: int, rating: float = 1.0) -> dict:
+    return {
+        "file": "feedback/support/events.jsonl",
+        "locator": f"line {line} (byte 0)",
+        "line": line,
+        "dataset": "support",
+        "event_id": key,
+        "event_key": key,
+        "conversation_id": cid,
+        "rating": rating,
+        "observed_at": T0,
+        "record_hash": f"h-{key}-{cid}",
+        "extra": None if user is None else f'{{"user_id":"{user}"}}',
+    }
+
+
+def _tiny_bronze() -> dict[str, pl.LazyFrame]:
+    """c1 and c2 rated by one rater (u1); event k5 delivered twice, naming c3 then c1; k9 names
+    the unknown c9."""
+    return {
+        CONVERSATIONS: bronze_rows(
+            SOURCE, CONVERSATIONS, [_conversation(c) for c in ("c1", "c2", "c3")]
+        ),
+        EVENTS: bronze_rows(
+            SOURCE,
+            EVENTS,
+            [
+                _event("k1", "c1", "u1", 1),
+                _event("k2", "c2", "u1", 2),
+                _event("k9", "c9", None, 3),
+                _event("k5", "c3", None, 4),
+                _event("k5", "c1", None, 5, rating=-1.0),
+            ],
+        ),
+    }
+
+
+def test_unit_keys_and_links_by_hand():
+    tagged = dialogue_units.unit_keys(_tiny_bronze(), SETTINGS)
+    units = {t: f.collect().get_column(u.UNIT).to_list() for t, f in tagged.items()}
+    assert units == {
+        CONVERSATIONS: ["dialogue:support/c1", "dialogue:support/c2", "dialogue:support/c3"],
+        EVENTS: [
+            "dialogue:support/c1",
+            "dialogue:support/c2",
+            "dialogue:support/c9",
+            "dialogue:support/c3",
+            "dialogue:support/c1",
+        ],
+    }
+    links = dialogue_units.unit_links(_tiny_bronze(), SETTINGS).collect()
+    assert sorted(links.rows()) == [
+        ("dialogue:support/c1", "event:k5"),
+        ("dialogue:support/c1", "person:u1"),
+        ("dialogue:support/c2", "person:u1"),
+        ("dialogue:support/c3", "event:k5"),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["person", "event"])
+def test_dropping_a_link_kind_breaks_locality(monkeypatch, kind):
+    for seed in range(8):  # every split is exact with the links …
+        assert_bronze_unit_local(SOURCE, _tiny_bronze(), SETTINGS, parts=2, seed=seed)
+    links = dialogue_units.unit_links
+    monkeypatch.setattr(
+        dialogue_units,
+        "unit_links",
+        lambda b, s: links(b, s).filter(~pl.col("link").str.starts_with(f"{kind}:")),
+    )
+    failures = 0
+    for seed in range(8):  # … and some split that separates linked units is not without them
+        try:
+            assert_bronze_unit_local(SOURCE, _tiny_bronze(), SETTINGS, parts=2, seed=seed)
+        except AssertionError:
+            failures += 1
+    assert failures > 0
+
+
+def test_quality_scale_of_a_part_comes_from_the_whole_dataset():
+    """0.5 and 3 in one dataset fit neither [0,1] nor 1–5: both are `raw`, also in a partition
+    holding only one of them; left to itself the partition would call 0.5 `[0,1]`."""
+    bronze = {
+        CONVERSATIONS: bronze_rows(
+            SOURCE, CONVERSATIONS, [_conversation("c1", 0.5), _conversation("c2", 3.0)]
+        )
+    }
+    evidence = u.evidence(SOURCE, bronze, SETTINGS)
+    assert evidence["quality_ranges"].collect().rows() == [("support", 0.5, 3.0)]
+    only_c1 = {t: f.filter(pl.col("conversation_id") == "c1") for t, f in bronze.items()}
+
+    def scales(silver: dict[str, pl.DataFrame]) -> list[tuple[str, str]]:
+        return silver["feedback"].sort("episode_id").select("episode_id", "scale").rows()
+
+    assert scales(u.transform(SOURCE, bronze, SETTINGS)) == [
+        ("dialogue:support/c1", "raw"),
+        ("dialogue:support/c2", "raw"),
+    ]
+    assert scales(u.transform(SOURCE, only_c1, SETTINGS, evidence)) == [
+        ("dialogue:support/c1", "raw")
+    ]
+    assert scales(u.transform(SOURCE, only_c1, SETTINGS)) == [("dialogue:support/c1", "[0,1]")]
+
+
+def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
+    """Each rated conversation reads its dataset's range, and a partition given only the rows its
+    conversations read is exact; given none, 0.5 and 0.7 would be `raw`, not `[0,1]`."""
+    rated = [_conversation("c1", 0.5), _conversation("c2", 0.7), _conversation("c3")]
+    bronze = {CONVERSATIONS: bronze_rows(SOURCE, CONVERSATIONS, rated)}
+    reads = dialogue_units.unit_evidence_reads(bronze, SETTINGS).items()
+    assert {name: sorted(frame.collect().rows()) for name, frame in reads} == {
+        "quality_ranges": [("dialogue:support/c1", "support"), ("dialogue:support/c2", "support")]
+    }
+
+    def failed_splits() -> int:
+        failures = 0
+        for seed in range(8):
+            try:
+                assert_bronze_unit_local(SOURCE, bronze, SETTINGS, parts=2, seed=seed)
+            except AssertionError:
+                failures += 1
+        return failures
+
+    assert failed_splits() == 0
+    nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "dataset": pl.String})
+    monkeypatch.setattr(
+        dialogue_units, "unit_evidence_reads", lambda b, s: {"quality_ranges": nothing}
+    )
+    assert failed_splits() > 0
