@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from markupsafe import escape
 
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import fingerprint, json_part, library_versions
+from pipelines.storage.fingerprint import file_part, fingerprint, json_part, library_versions
 
 if TYPE_CHECKING:
     import altair as alt
@@ -76,8 +76,11 @@ class SvgCache:
 
 
 def page_digest(sections: list[Section], title: str) -> str:
-    """Digest of everything a page shows but its subtitle."""
-    parts: list[str | bytes] = [title]
+    """Digest of everything a page shows but its subtitle, and of the templates it is drawn with
+    (a changed template must not reuse the old page)."""
+    templates = sorted((Path(__file__).parent / "templates").rglob("*"))
+    parts: list[str | bytes] = [file_part(path) for path in templates if path.is_file()]
+    parts.append(title)
     for section in sections:
         parts += [section.key, section.title, section.note or "", section.svg or ""]
         for caption, frame in section.tables:
