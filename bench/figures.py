@@ -52,11 +52,16 @@ def figures(label: str, info: dict, r: dict) -> dict:
             r["nochange_rebuild"]["wall_s"] - r["startup"]["wall_s"], 2
         )
         f["nochange.steps_sum_s"] = round(_steps_sum(r["nochange_rebuild"]), 2)
+    for name in r:
+        if name.startswith("full_build_workers_") and "full_build" in r:
+            ratio = r[name]["wall_s"] / r["full_build"]["wall_s"]
+            f[f"{name} / full_build (wall)"] = round(ratio, 2)
     if "rebuild_1pct_new" in r:
         f["1pct / full_build (wall)"] = round(
             r["rebuild_1pct_new"]["wall_s"] / r["full_build"]["wall_s"], 3
         )
-        f.update({f"1pct.{k}": v for k, v in r["rebuild_1pct_new"]["extra"].items()})
+        extra = r["rebuild_1pct_new"]["extra"]
+        f.update({f"1pct.{k}": v for k, v in extra.items() if not k.startswith("load")})
     return f
 
 

@@ -2,6 +2,7 @@
 lower bound (orjson → Parquet) and a pandas peer (study sessions), at several corpus sizes.
 
     bench/run [--sizes 10MB,100MB,1GB] [--work /tmp/turnlake-bench] [--timeout 900]
+              [--workers 2,4] [--quick]
 
 1GB runs only when the 100MB full build of the same run took less than GUARD_1GB_S (otherwise
 the 1 GB measurements would take hours on this machine and say nothing more than the projection).
@@ -16,13 +17,11 @@ import argparse
 import json
 import math
 import os
-import platform
 import random
 import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -30,6 +29,7 @@ PROJECT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from figures import figures, print_table
+from machine import machine
 from measure import Measurement, run_measured
 
 SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
@@ -40,6 +40,14 @@ CALIBRATION_SCALE = 4
 PY = sys.executable
 PYCACHE = Path("/tmp/turnlake-bench/pycache")  # set from --work in main()
 IMPORTS = "import dagster, polars, pandera.polars; import pipelines.definitions"
+# What a command pays to load the definitions, Pandera only if they import it (issue 15).
+DEFINITIONS_ONLY = "import pipelines.definitions"
+
+
+def workers_options(n: int) -> list[str]:
+    return ["--log-level", "DEBUG", "--workers", str(n)]
+
+
 TURNLAKE = str(Path(PY).parent / "turnlake")
 # Reads every raw file once before anything is measured, so the lower bound does not pay for cold
 # disk reads that the builds after it would not (its time varied 19–39 s at 1 GB without this).
@@ -186,7 +194,16 @@ def remove_added(raw: Path, added: list[Path]) -> None:
 # ------------------------------------------------------------------ one size
 
 
-def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
+def bench_size(
+    label: str,
+    info: dict,
+    work: Path,
+    timeout: float,
+    workers: list[int] | None = None,
+    quick: bool = False,
+) -> dict:
+    """Every measurement of one size; `workers`: also a full build with each number of worker
+    processes (fresh data root and instance each); `quick`: no 1 % rebuild or release runs."""
     run_dir = work / f"run-{label}"
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -196,18 +213,24 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
     home = _dagster_home(run_dir / "dagster")
     env = _env(home)
     raw = info["raw"]
-    build = [TURNLAKE, "build", "--raw-root", raw, "--data-root", str(data), "--log-level", "DEBUG"]
+
+    def build_into(data_root: Path, *options: str) -> list[str]:
+        return [TURNLAKE, "build", "--raw-root", raw, "--data-root", str(data_root), *options]
+
+    build = build_into(data, "--log-level", "DEBUG")
     out: dict[str, Measurement] = {}
 
     def measure(name: str, command: list[str]) -> Measurement:
         print(f"  [{label}] {name} …", flush=True)
+        load_before = os.getloadavg()[0]  # other users of the cores slow a measurement down
         m = run_measured(
             name, command, env=env, cwd=run_dir, log_path=logs / f"{name}.log", timeout_s=timeout
         )
+        m.extra["load_1min_before"] = round(load_before, 2)
         print(
             f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS "
             f"{m.peak_rss_mb:.0f} MB,"
-            f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}",
+            f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}, load {load_before:.1f}",
             flush=True,
         )
         out[name] = m
@@ -215,6 +238,7 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
 
     subprocess.run([PY, "-c", IMPORTS], env=env, cwd=run_dir, check=True)  # warm the bytecode cache
     measure("startup", [PY, "-c", IMPORTS])
+    measure("startup_definitions_only", [PY, "-c", DEFINITIONS_ONLY])
     cold = run_measured(
         "startup_no_bytecode_cache",
         [PY, "-c", IMPORTS],
@@ -231,10 +255,19 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
     if full.returncode is None or full.timed_out:
         return {k: v.as_dict() for k, v in out.items()}
     measure("nochange_rebuild", build)
+    for n in workers or []:
+        env = _env(_dagster_home(run_dir / f"dagster-workers-{n}"))  # read by `measure`
+        measure(
+            f"full_build_workers_{n}",
+            build_into(run_dir / f"data-workers-{n}", *workers_options(n)),
+        )
+    env = _env(home)
+    if quick:
+        return {k: v.as_dict() for k, v in out.items()}
     added = add_new_files(work, info)
     try:
         m = measure("rebuild_1pct_new", build)
-        m.extra = {"files_added": len(added), "bytes_added": sum(p.stat().st_size for p in added)}
+        m.extra.update(files_added=len(added), bytes_added=sum(p.stat().st_size for p in added))
         release = [TURNLAKE, "release", "--raw-root", raw, "--data-root", str(data)]
         measure("release_unchanged", release)
         exports = data / "exports"
@@ -245,41 +278,6 @@ def bench_size(label: str, info: dict, work: Path, timeout: float) -> dict:
     finally:
         remove_added(Path(raw), added)
     return {k: v.as_dict() for k, v in out.items()}
-
-
-def machine() -> dict:
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    mem = next(
-        line.split()[1]
-        for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal")
-    )
-    versions = {
-        pkg: metadata.version(pkg)
-        for pkg in ("polars", "dagster", "pandera", "pandas", "orjson", "pyarrow")
-    }
-    git = subprocess.run(
-        ["git", "-C", str(PROJECT), "describe", "--always", "--dirty"],
-        check=False,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return {
-        "git": git,
-        "nproc": os.cpu_count(),
-        "mem_gb": round(int(mem) / 2**20, 1),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        **versions,
-        "kernel": platform.release(),
-    }
 
 
 def _guard_1gb(label: str, done: dict) -> str | None:
@@ -309,7 +307,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=900, help="kill a measured command after this many seconds"
     )
+    parser.add_argument(
+        "--workers",
+        default="",
+        help="comma list of worker counts, e.g. 2,4: also a full build with `--workers N` each",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="startup, lower bound, peer, full and no-change builds only (no 1 %% / release runs)",
+    )
     args = parser.parse_args(argv)
+    workers = [int(n) for n in args.workers.split(",") if n.strip()]
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     global PYCACHE
@@ -338,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{label}: scale {info['scale']}, {info['files']} files, {info['bytes'] / 1e6:.1f} MB",
             flush=True,
         )
-        runs = bench_size(label, info, work, args.timeout)
+        runs = bench_size(label, info, work, args.timeout, workers, args.quick)
         row = figures(label, info, runs)
         rows.append(row)
         result["sizes"][label] = {"corpus": info, "runs": runs, "figures": row}

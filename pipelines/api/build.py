@@ -60,8 +60,8 @@ def _prepare_raw_root(settings: Settings, demo_if_empty: bool, scale: int, seed:
 
 
 def _run_build_job(
-    settings: Settings, revalidate: bool, wait: float, log_level: str
-) -> dg.ExecuteInProcessResult:
+    settings: Settings, revalidate: bool, wait: float, log_level: str, workers: int = 1
+) -> dg.ExecutionResult:
     import dagster as dg
 
     from pipelines.api.progress import with_progress
@@ -76,6 +76,11 @@ def _run_build_job(
         settings.data_root,
         home,
     )
+    if workers > 1:
+        from pipelines.api.workers import run_with_workers
+
+        with revalidation(revalidate):  # read by the step processes (forked after this)
+            return run_with_workers(settings, workers, wait, log_level, run_tags(settings))
     job, run_config = with_progress(
         build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
     )
@@ -92,7 +97,7 @@ def _run_build_job(
         )
 
 
-def _failed_checks(result: dg.ExecuteInProcessResult) -> list[FailedCheck]:
+def _failed_checks(result: dg.ExecutionResult) -> list[FailedCheck]:
     import dagster as dg
 
     return [
@@ -123,7 +128,7 @@ def _latest_release(settings: Settings, verified_in_run: bool) -> ReleaseState |
 
 
 def _write_report(
-    settings: Settings, summary: BuildSummary, run: dg.ExecuteInProcessResult
+    settings: Settings, summary: BuildSummary, run: dg.ExecutionResult
 ) -> Path | None:
     """The run's HTML report; a report that cannot be written is logged, never fails a build
     whose data is already published."""
@@ -152,13 +157,17 @@ def build(
     revalidate: bool = False,
     wait: float = 0.0,
     log_level: str = "INFO",
+    workers: int = 1,
 ) -> BuildResult:
     """Materialize the whole asset graph in-process through Dagster (the run is recorded in the
     Dagster instance, see `dagster_home`), holding the data root's lock, and summarize it.
 
     `demo_if_empty` writes demo data (`scale`, `seed`) into an empty raw root first; `revalidate`
     re-runs every check on its data instead of answering from the ledger of passed checks; `wait`
-    is how long to wait for another build's lock. Progress goes to the `turnlake` logger.
+    is how long to wait for another build's lock. `workers` > 1 runs the steps in that many
+    processes at a time (Dagster's multiprocess executor), holding the data root for the whole
+    run (a lease its steps share); 1 runs them in this process. Progress goes to the `turnlake`
+    logger.
 
     Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),
     `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
@@ -172,7 +181,9 @@ def build(
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
-    run = _run_build_job(settings, revalidate, wait, log_level)
+    if workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers}")
+    run = _run_build_job(settings, revalidate, wait, log_level, workers)
     failed = _failed_checks(run)
     verified_in_run = any(
         e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()

@@ -98,11 +98,20 @@ def print_build_result(result: BuildResult) -> None:
     help="Re-run every check on its data, ignoring checks passed before on the same inputs "
     "(env TURNLAKE_REVALIDATE=1).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Steps run in up to N processes at a time (Dagster's multiprocess executor); "
+    "1 runs them in this process.",
+)
 @wait
 def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
     """Materialize the whole asset graph through Dagster.
 
-    Runs in-process, recorded in the local Dagster instance (visible in `dg dev`), then prints
+    Runs in-process (or with `--workers N` in N step processes, holding the data root for the
+    whole run), recorded in the local Dagster instance (visible in `dg dev`), then prints
     rows per table, records per source, quarantine, pending tails, raw files no adapter reads
     and the latest release (verified). Exit 1 when a blocking check fails.
     """

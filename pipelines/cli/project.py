@@ -12,20 +12,36 @@ from pipelines.cli.options import error, roots
 
 @click.command()
 @click.option(
-    "--check", is_flag=True, help="Do not write; exit 1 if docs/data_dictionary.md is stale."
+    "--check",
+    is_flag=True,
+    help="Do not write; exit 1 if docs/data_dictionary.md or assets/column_schemas.json is stale.",
 )
 def dictionary(check: bool) -> int:
-    """Regenerate docs/data_dictionary.md from the Pandera models."""
+    """Regenerate docs/data_dictionary.md and assets/column_schemas.json from the Pandera models."""
+    from pipelines.reports.column_schemas import (
+        COLUMN_SCHEMAS_PATH,
+        render_column_schemas,
+        write_column_schemas,
+    )
     from pipelines.reports.dictionary import DICTIONARY_PATH, render_dictionary, write_dictionary
 
     if not check:
         click.echo(f"wrote {write_dictionary()}")
+        click.echo(f"wrote {write_column_schemas()}")
         return 0
-    current = DICTIONARY_PATH.read_text(encoding="utf-8") if DICTIONARY_PATH.exists() else ""
-    if current != render_dictionary():
-        error(f"{DICTIONARY_PATH} is stale: run `turnlake dictionary`")
+    stale = [
+        path
+        for path, render in (
+            (DICTIONARY_PATH, render_dictionary),
+            (COLUMN_SCHEMAS_PATH, render_column_schemas),
+        )
+        if (path.read_text(encoding="utf-8") if path.exists() else "") != render()
+    ]
+    for path in stale:
+        error(f"{path} is stale: run `turnlake dictionary`")
+    if stale:
         return 1
-    click.echo(f"{DICTIONARY_PATH} is up to date")
+    click.echo(f"{DICTIONARY_PATH} and {COLUMN_SCHEMAS_PATH.name} are up to date")
     return 0
 
 

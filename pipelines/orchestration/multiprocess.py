@@ -1,21 +1,25 @@
 """The build job through Dagster's multiprocess executor, on any instance (SQLite, Postgres).
 
-Each step runs in its own process, so the build's own process cannot hold the data-root lock
-for the whole run the way the in-process `turnlake build` does (the lock belongs to a process and
-the steps would wait for their parent). Instead every writing step takes the lock itself and
-waits for it (`[lock] wait_seconds`); before starting, the run checks that no other build holds
-the data root, so a busy root is reported at once (`DataRootBusy`, exit 3) as for the CLI.
+Each step runs in its own process, so the steps cannot share the lock of the process that
+started the run the way the in-process `turnlake build` does (a file lock belongs to a process).
+Instead the run holds the data root with a lease (`storage.lock.run_lease`) for its whole length:
+the lock is taken once, its token is a tag of the run, and each step process joins it (the
+`turnlake` resource), so the run's writing steps go on one at a time while any other build waits
+or gets `DataRootBusy` (exit 3), also between two of the run's steps.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
 
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.orchestration.executors import multiprocess_run_config
-from pipelines.storage.lock import data_root_lock
+from pipelines.orchestration.resources import RUN_LEASE_TAG
+from pipelines.storage.lock import run_lease
 
 
 def build_job() -> dg.JobDefinition:
@@ -48,15 +52,18 @@ def run_build_multiprocess(
     wait: float = 0.0,
     log_level: str = "INFO",
     tags: dict[str, str] | None = None,
+    job: Callable[[], dg.JobDefinition] = build_job,
+    lease_token: str | None = None,
 ) -> dg.JobExecutionResult:
-    """Run the build job with `workers` step processes on `instance`; raises `DataRootBusy`
-    when another build holds the data root for longer than `wait` seconds."""
-    with data_root_lock(settings.layout, wait=wait):
-        pass  # free now: this run's steps take it one writer at a time
-    return dg.execute_job(
-        dg.reconstructable(build_job),
-        instance=instance,
-        run_config=build_run_config(settings, workers, log_level),
-        tags=tags,
-        raise_on_error=False,
-    )
+    """Run the build job (`job`: a module-level function returning it) with `workers` step
+    processes on `instance`, holding the data root's lease (`lease_token`, or a new one) for the
+    whole run; raises `DataRootBusy` when another build holds it for longer than `wait` seconds."""
+    token = lease_token or uuid.uuid4().hex
+    with run_lease(settings.layout, token, wait=wait):
+        return dg.execute_job(
+            dg.reconstructable(job),
+            instance=instance,
+            run_config=build_run_config(settings, workers, log_level),
+            tags={**(tags or {}), RUN_LEASE_TAG: token},
+            raise_on_error=False,
+        )

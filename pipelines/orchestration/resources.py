@@ -7,6 +7,9 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.config.settings import Settings, settings_from_config, settings_from_env
+from pipelines.storage.lock import join_run_lease
+
+RUN_LEASE_TAG = "turnlake/run_lease"  # the data-root lease token of a multiprocess run
 
 
 class TurnlakeResource(dg.ConfigurableResource):
@@ -28,6 +31,12 @@ class TurnlakeResource(dg.ConfigurableResource):
     @classmethod
     def from_env(cls) -> TurnlakeResource:
         return cls.from_settings(settings_from_env())
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """A step of a run holding the data-root lease (`turnlake build --workers N`) writes
+        under that lease instead of waiting for its own run to give the lock back."""
+        run = context.dagster_run
+        join_run_lease(run.tags.get(RUN_LEASE_TAG) if run is not None else None)
 
     def settings(self) -> Settings:
         config = Path(self.config_path) if self.config_path else None

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import altair as alt
 import polars as pl
-import vl_convert
+
+from pipelines.reports.cache import draw_svg
 
 WIDTH = 560
 
 
 def to_svg(chart: alt.TopLevelMixin) -> str:
-    """The chart drawn as one `<svg>` element (text, no external fonts or images)."""
-    return vl_convert.vegalite_to_svg(chart.to_dict())
+    """The chart drawn as one `<svg>` element (text, no external fonts or images); a report
+    draws through `cache.SvgCache` instead, which draws a spec only once."""
+    return draw_svg(chart.to_dict())
 
 
 def reward_distribution(points: pl.DataFrame) -> alt.Chart:

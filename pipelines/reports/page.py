@@ -49,13 +49,21 @@ def _saved(layout: Layout, name: str) -> pl.DataFrame | None:
     return query(layout, saved_queries()[name].sql)
 
 
+Draw = Callable[[object], str]  # a chart → its SVG (charts.to_svg, or a cache.SvgCache)
+
+
 def _plotted(
-    key: str, title: str, frame: pl.DataFrame | None, chart: Callable, note: str | None = None
+    key: str,
+    title: str,
+    frame: pl.DataFrame | None,
+    chart: Callable | None,
+    note: str | None = None,
+    draw: Draw = charts.to_svg,
 ) -> Section:
     """A plot and its table, or a note saying there is nothing to plot."""
-    if frame is None or frame.height == 0:
+    if frame is None or frame.height == 0 or chart is None:
         return Section(key, title, note="nothing to plot: no rows (not built, or no such data)")
-    return Section(key, title, charts.to_svg(chart(frame)), [("", frame)], note)
+    return Section(key, title, draw(chart(frame)), [("", frame)], note)
 
 
 def _table_section(key: str, title: str, frame: pl.DataFrame | None, note: str) -> Section:
@@ -65,7 +73,7 @@ def _table_section(key: str, title: str, frame: pl.DataFrame | None, note: str) 
     return Section(key, title, tables=[("", frame)], note=note)
 
 
-def _reward_section(layout: Layout) -> Section:
+def _reward_section(layout: Layout, draw: Draw) -> Section:
     rewards = numbers.read_warehouse_table(layout, "turn_rewards", gold=True)
     episodes = numbers.read_warehouse_table(layout, "episodes")
     if rewards is None or episodes is None or rewards.height == 0:
@@ -74,12 +82,12 @@ def _reward_section(layout: Layout) -> Section:
     return Section(
         "rewards",
         "Reward distributions per source and rule",
-        charts.to_svg(charts.reward_distribution(points)),
+        draw(charts.reward_distribution(points)),
         [("", numbers.reward_stats(points))],
     )
 
 
-def _quarantine_section(layout: Layout) -> Section:
+def _quarantine_section(layout: Layout, draw: Draw) -> Section:
     quarantine = numbers.read_warehouse_table(layout, "quarantine")
     if quarantine is None or quarantine.height == 0:
         return _plotted("quarantine", "Quarantine by kind over nights", None, None)
@@ -88,13 +96,13 @@ def _quarantine_section(layout: Layout) -> Section:
     return Section(
         "quarantine",
         "Quarantine by kind over nights",
-        charts.to_svg(charts.quarantine_by_night(by_night)),
+        draw(charts.quarantine_by_night(by_night)),
         [("By night", by_night), ("Examples", numbers.quarantine_examples(quarantine))],
         "night = UTC date the raw file was last parsed (ingest logs)",
     )
 
 
-def _release_sections(layout: Layout) -> list[Section]:
+def _release_sections(layout: Layout, draw: Draw) -> list[Section]:
     version = latest_release(layout.exports)
     if version is None:
         note = "no release yet"
@@ -110,7 +118,12 @@ def _release_sections(layout: Layout) -> list[Section]:
     diff_note = f"{version} against {earlier[-1]}" if earlier else f"{version} is the first release"
     return [
         _plotted(
-            "release", "Release contents", contents, charts.release_contents, f"release {version}"
+            "release",
+            "Release contents",
+            contents,
+            charts.release_contents,
+            f"release {version}",
+            draw,
         ),
         Section(
             "diff",
@@ -122,31 +135,37 @@ def _release_sections(layout: Layout) -> list[Section]:
 
 
 def gather_sections(
-    layout: Layout, summary: BuildSummary, checks: list[numbers.CheckResult] | None
+    layout: Layout,
+    summary: BuildSummary,
+    checks: list[numbers.CheckResult] | None,
+    draw: Draw = charts.to_svg,
 ) -> list[Section]:
-    """Every section of the report, in page order."""
+    """Every section of the report, in page order; `draw` turns each chart into its SVG."""
     splits = numbers.read_warehouse_table(layout, "splits", gold=True)
     check_note = None if checks is not None else "no build run recorded for this data root"
     return [
-        _reward_section(layout),
+        _reward_section(layout, draw),
         _plotted(
             "agreement",
             "Agreement by IQL policy and character (study)",
             _saved(layout, "agreement_by_policy"),
             charts.agreement_by_policy,
             "cell text: steps",
+            draw,
         ),
         _plotted(
             "q_values",
             "Q-values over turns (study)",
             _saved(layout, "q_values_over_turns"),
             charts.q_values_over_turns,
+            draw=draw,
         ),
         _plotted(
             "engagement",
             "Agent engagement over rounds (Social RL)",
             _saved(layout, "agent_engagement_over_rounds"),
             charts.engagement_over_rounds,
+            draw=draw,
         ),
         _table_section(
             "replays",
@@ -154,12 +173,13 @@ def gather_sections(
             _saved(layout, "replay_agreement"),
             "`turnlake decision replay` sets, their results ingested from <raw root>/replays/",
         ),
-        _quarantine_section(layout),
+        _quarantine_section(layout, draw),
         _plotted(
             "splits",
             "Split sizes",
             numbers.split_sizes(splits) if splits is not None else None,
             charts.split_sizes,
+            draw=draw,
         ),
         Section(
             "reconciliation",
@@ -172,7 +192,7 @@ def gather_sections(
             tables=[("", numbers.check_table(checks or []))],
             note=check_note,
         ),
-        *_release_sections(layout),
+        *_release_sections(layout, draw),
     ]
 
 

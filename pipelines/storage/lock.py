@@ -5,6 +5,13 @@ even by SIGKILL, releases it). One lock object per path and process, shared by e
 is re-entrant within a process: the CLI holds it around the Dagster run and the assets of that run
 take it again. The holder writes who it is into the lock file, for the message of a waiter that
 gives up.
+
+A run whose steps run in other processes (the multiprocess executor) holds the lock for the whole
+run with a *lease*: `run_lease` takes the lock once and names the run's lease token in
+`.turnlake.lease`. A step of that run (its process joined the token with `join_run_lease`) finds
+the lock held under its own token and goes on, one writing step at a time (`.turnlake.steps.lock`);
+anyone else waits, as for any holder. So no other build starts between two steps of the run, and
+a lease never outlives its holder: it counts only while the lock is held.
 """
 
 from __future__ import annotations
@@ -16,10 +23,16 @@ from contextlib import contextmanager
 
 from filelock import FileLock, Timeout
 
+from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
 
 # The Dagster concurrency pool of every step that writes the data root (limit 1 in dagster.yaml).
 DATA_ROOT_POOL = "turnlake_data_root"
+LEASE_FILE = ".turnlake.lease"
+STEPS_LOCK_FILE = ".turnlake.steps.lock"
+POLL_SECONDS = 0.2
+
+_joined_lease: str | None = None  # the lease token of the run whose steps this process runs
 
 
 class DataRootBusy(RuntimeError):
@@ -40,21 +53,76 @@ def lock_holder(layout: Layout) -> str:
         return "unknown"
 
 
+def join_run_lease(token: str | None) -> None:
+    """This process runs steps of the run holding lease `token` (None: of no leased run)."""
+    global _joined_lease
+    _joined_lease = token
+
+
+def _lease_token(layout: Layout) -> str | None:
+    try:
+        return (layout.data_root / LEASE_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _file_lock(path: os.PathLike) -> FileLock:
+    return FileLock(path, thread_local=False, is_singleton=True, on_acquired=_record_holder)
+
+
+def _busy(layout: Layout) -> DataRootBusy:
+    return DataRootBusy(
+        f"another turnlake build is writing to {layout.data_root} ({lock_holder(layout)}); "
+        "wait for it to finish or pass --wait SECONDS"
+    )
+
+
+def _acquire_or_join(lock: FileLock, layout: Layout, deadline: float) -> bool:
+    """Take the lock (True), or find it held under this process's run lease (False); polls
+    until `deadline`, then raises DataRootBusy."""
+    while True:
+        try:
+            lock.acquire(timeout=0)
+            return True
+        except Timeout:
+            if _joined_lease is not None and _lease_token(layout) == _joined_lease:
+                return False
+        if time.monotonic() >= deadline:
+            raise _busy(layout)
+        time.sleep(POLL_SECONDS)
+
+
 @contextmanager
 def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
-    """Hold the data root exclusively; wait up to `wait` seconds, then raise DataRootBusy."""
+    """Hold the data root exclusively; wait up to `wait` seconds, then raise DataRootBusy. A step
+    of the run holding the lease goes on under it, one writing step of that run at a time."""
     layout.lock_file.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(
-        layout.lock_file, thread_local=False, is_singleton=True, on_acquired=_record_holder
-    )
+    deadline = time.monotonic() + wait
+    lock = _file_lock(layout.lock_file)
+    if _acquire_or_join(lock, layout, deadline):
+        try:
+            yield
+        finally:
+            lock.release()
+        return
+    steps = FileLock(layout.data_root / STEPS_LOCK_FILE, thread_local=False, is_singleton=True)
     try:
-        lock.acquire(timeout=wait, poll_interval=0.2)
+        steps.acquire(timeout=max(deadline - time.monotonic(), 0), poll_interval=POLL_SECONDS)
     except Timeout:
-        raise DataRootBusy(
-            f"another turnlake build is writing to {layout.data_root} ({lock_holder(layout)}); "
-            "wait for it to finish or pass --wait SECONDS"
-        ) from None
+        raise _busy(layout) from None
     try:
         yield
     finally:
-        lock.release()
+        steps.release()
+
+
+@contextmanager
+def run_lease(layout: Layout, token: str, wait: float = 0.0) -> Iterator[None]:
+    """Hold the data root for a whole run whose steps join `token` (see the module docstring)."""
+    lease = layout.data_root / LEASE_FILE
+    with data_root_lock(layout, wait=wait):
+        write_bytes_atomic(lease, f"{token}\n".encode())
+        try:
+            yield
+        finally:
+            lease.unlink(missing_ok=True)
