@@ -40,6 +40,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 
 
 def forgotten_ids(raw_root: Path) -> list[str]:
@@ -139,7 +140,7 @@ def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, k
         ],
         "forgotten_at": now,
     }
-    log = Layout(Path(data_root)).tombstones
+    log = Layout(as_root(data_root)).tombstones
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as fh:
         fh.write(orjson.dumps(tombstone) + b"\n")

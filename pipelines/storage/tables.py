@@ -30,6 +30,7 @@ from pipelines.runtime.faults import crash_point
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import sha256_object, storage_options
 
 LAYERS = ("silver", "gold", "splits")
 RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a week
@@ -60,6 +61,11 @@ def home_layer(layer: str, table: str) -> str:
 
 def table_uri(layout: Layout, layer: str, table: str) -> str:
     return str(layout.table_dir(home_layer(layer, table), table))
+
+
+def _options(layout: Layout) -> dict[str, str] | None:
+    """deltalake's and Polars' `storage_options` for the data root (None when it is local)."""
+    return storage_options(layout.data_root)
 
 
 def _log_path(layout: Layout, layer: str) -> Path:
@@ -113,7 +119,9 @@ def _table(layout: Layout, layer: str, table: str, as_of: datetime | None) -> De
         raise FileNotFoundError(f"no {layer} table {table!r}{when}: run `turnlake build` first")
     version = current.versions[table]
     try:
-        return DeltaTable(table_uri(layout, layer, table), version=version)
+        return DeltaTable(
+            table_uri(layout, layer, table), version=version, storage_options=_options(layout)
+        )
     except DeltaError as exc:
         raise TableVersionGone(
             f"{layer}.{table} version {version} is no longer stored (vacuumed or forgotten)"
@@ -134,7 +142,8 @@ def content_digest(layout: Layout, layer: str, table: str, as_of: datetime | Non
     republished with the same content has the same digest; "absent" when there is none."""
     if not exists(layout, layer, table, as_of):
         return "absent"
-    return ",".join(sorted(sha256_file(Path(f)) for f in files(layout, layer, table, as_of)))
+    digest = sha256_object if layout.is_remote else (lambda f: sha256_file(Path(f)))
+    return ",".join(sorted(digest(f) for f in files(layout, layer, table, as_of)))
 
 
 def _file_paths(delta: DeltaTable) -> list[str]:
@@ -148,7 +157,9 @@ def scan(layout: Layout, layer: str, table: str, as_of: datetime | None = None) 
     paths = _file_paths(delta)
     # The same frame as scan_delta (same files, same types: checked table by table), but found
     # under any data root path; a table without files is Delta's own typed empty read.
-    return pl.scan_parquet(paths) if paths else pl.scan_delta(delta)
+    if not paths:
+        return pl.scan_delta(delta)
+    return pl.scan_parquet(paths, storage_options=_options(layout))
 
 
 def read(
@@ -186,8 +197,11 @@ def publish(
     committed = dict(previous.versions) if previous else {}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
-        frame.write_delta(uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS)
-        committed[table] = DeltaTable(uri).version()
+        options = _options(layout)
+        frame.write_delta(
+            uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS, storage_options=options
+        )
+        committed[table] = DeltaTable(uri, storage_options=options).version()
         crash_point(f"{layer}:between_commits")
     published_at = datetime.now(UTC).isoformat()
     new = Snapshot(layer, committed, dict(meta or {}), published_at)
@@ -208,7 +222,8 @@ def vacuum(layout: Layout, retention_hours: int = RETENTION_HOURS) -> list[str]:
         current = snapshot(layout, layer)
         for table in current.versions if current else {}:
             # keep_versions: a commit left by a crashed publish must not cost the current one
-            removed += DeltaTable(table_uri(layout, layer, table)).vacuum(
+            delta = DeltaTable(table_uri(layout, layer, table), storage_options=_options(layout))
+            removed += delta.vacuum(
                 retention_hours=retention_hours,
                 dry_run=False,
                 enforce_retention_duration=False,
