@@ -118,3 +118,15 @@ def read_parquet(paths: Path | Sequence[Path], **kwargs: Any) -> pl.DataFrame:
     """`pl.read_parquet` for local files or objects under a remote data root."""
     source, options = _polars_paths(paths)
     return pl.read_parquet(source, **kwargs, **options)
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append to a small log file; an object (no append on S3) is rewritten whole, which is
+    safe because its writers hold the data-root lock."""
+    if is_remote(path):
+        old = path.read_bytes() if path.exists() else b""
+        write_bytes_atomic(path, old + data)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as fh:
+        fh.write(data)

@@ -49,7 +49,9 @@ class ObjectRoot:
     def parse(cls, text: str | os.PathLike[str]) -> ObjectRoot:
         """A local path (relative ones are made absolute) or an `s3://bucket[/prefix]` URI;
         `file://` URLs are local paths. Other schemes raise `ObjectStoreError`."""
-        value = os.fspath(text).strip()
+        # an S3 UPath (pipelines/storage/uri.py) is no os.PathLike: its str is its URI
+        remote = str(text).startswith(S3_SCHEME)
+        value = (str(text) if remote else os.fspath(text)).strip()
         if value.startswith(S3_SCHEME):
             bucket, _, prefix = value[len(S3_SCHEME) :].partition("/")
             if not bucket:
