@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.storage.lock import data_root_lock
+from pipelines.storage.uri import as_root
 
 PathLike = str | os.PathLike[str]
 
@@ -24,7 +25,7 @@ def resolve_settings(
     """
     settings = settings_from_env()
     if data_root and not raw_root and "TURNLAKE_RAW_ROOT" not in os.environ:
-        raw_root = Path(data_root) / "raw"
+        raw_root = as_root(data_root) / "raw"
     return settings.with_roots(raw_root or None, data_root or None)
 
 
@@ -33,7 +34,7 @@ def dagster_home(settings: Settings) -> Path:
     in SQLite under .dagster/); else `<data root>/.dagster`. Created when missing."""
     if "DAGSTER_HOME" in os.environ:
         return Path(os.environ["DAGSTER_HOME"])
-    home = Path.cwd() if (Path.cwd() / "dagster.yaml").exists() else settings.data_root / ".dagster"
+    home = Path.cwd() if (Path.cwd() / "dagster.yaml").exists() else settings.layout.dagster_home
     home.mkdir(parents=True, exist_ok=True)
     return home.resolve()
 

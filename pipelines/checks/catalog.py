@@ -11,7 +11,6 @@ it last passed on without reading the data.
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandera.polars as pa
 import polars as pl
@@ -26,6 +25,7 @@ from pipelines.checks.ledger import (
 from pipelines.config.settings import Settings
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 
 JUDGING_CODE = ("pipelines.checks.catalog", "pipelines.checks.verdicts")
 CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
@@ -106,7 +106,7 @@ def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
         if not stored.exists(layout, "silver", table):
             lines.append(f"silver.{table}|missing")
             continue
-        files = [Path(f) for f in stored.files(layout, "silver", table)]
+        files = [as_root(f) for f in stored.files(layout, "silver", table)]
         lines += stat_lines(files, settings.data_root)
     return lines
 

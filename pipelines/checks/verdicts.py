@@ -106,6 +106,7 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
     which passes."""
     from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
     from pipelines.release.files import latest_release
+    from pipelines.release.store import local_release
 
     layout = Layout(settings.data_root)
     version = latest_release(layout.exports)
@@ -113,7 +114,10 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
         return Verdict(
             True, {"version": "none", "problems": 0, "first_problems": NOTHING_TO_RELEASE}
         )
-    problems = problems_of(layout.release(version)) if version else ["no complete release"]
+    problems = ["no complete release"]
+    if version:
+        with local_release(layout.release(version)) as folder:
+            problems = problems_of(folder)
     return Verdict(
         not problems,
         {

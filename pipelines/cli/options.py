@@ -15,18 +15,41 @@ if TYPE_CHECKING:
 F = Callable[..., Any]
 
 
+class RootType(click.ParamType):
+    """A root: a local folder (a Path, as click.Path gives) or an `s3://bucket/prefix` URI kept
+    as it is (click.Path would fold its `//`)."""
+
+    name = "PATH|URI"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from pipelines.storage.objects import ObjectRoot, ObjectStoreError
+
+        text = str(value)
+        if "://" not in text:
+            return Path(text)
+        try:
+            ObjectRoot.parse(text)
+        except ObjectStoreError as err:
+            self.fail(str(err), param, ctx)
+        return text
+
+
+ROOT = RootType()
+
+
 def roots(func: F) -> F:
     """`--raw-root` and `--data-root` (passed to the API as `raw_root` / `data_root`)."""
     func = click.option(
         "--data-root",
-        type=click.Path(path_type=Path),
-        help="Root of the warehouse, exports and DuckDB file "
+        type=ROOT,
+        help="Root of the warehouse, exports and DuckDB file: a folder or s3://bucket/prefix "
         "(default data, env TURNLAKE_DATA_ROOT).",
     )(func)
     return click.option(
         "--raw-root",
-        type=click.Path(path_type=Path),
-        help="Landing root of raw files (default data/raw, or <data root>/raw when only "
+        type=ROOT,
+        help="Landing root of raw files: a folder or s3://bucket/prefix (default data/raw, "
+        "or <data root>/raw when only "
         "--data-root is given; env TURNLAKE_RAW_ROOT).",
     )(func)
 

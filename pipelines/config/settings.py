@@ -23,6 +23,7 @@ from pipelines.config import schema
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.splits.config import SplitConfig
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 
 SOURCES: tuple[str, ...] = (
     "scenario",
@@ -154,8 +155,8 @@ class Settings:
     ) -> Settings:
         return replace(
             self,
-            raw_root=Path(raw_root) if raw_root is not None else self.raw_root,
-            data_root=Path(data_root) if data_root is not None else self.data_root,
+            raw_root=as_root(raw_root) if raw_root is not None else self.raw_root,
+            data_root=as_root(data_root) if data_root is not None else self.data_root,
         )
 
 
@@ -267,6 +268,6 @@ def settings_from_config(raw_root: Path, data_root: Path, config_path: Path | No
 def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings with `TURNLAKE_RAW_ROOT` / `TURNLAKE_DATA_ROOT` / `TURNLAKE_CONFIG` applied."""
     env = os.environ if environ is None else environ
-    data_root = Path(env.get("TURNLAKE_DATA_ROOT", "data"))
-    raw_root = Path(env.get("TURNLAKE_RAW_ROOT", str(Layout(data_root).raw)))
+    data_root = as_root(env.get("TURNLAKE_DATA_ROOT", "data"))
+    raw_root = as_root(env.get("TURNLAKE_RAW_ROOT", str(Layout(data_root).raw)))
     return settings_from_config(raw_root, data_root, config_path_from_env(env))

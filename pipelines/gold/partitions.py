@@ -23,6 +23,7 @@ from pipelines.partitions.store import DIGESTS_TABLE, chunks
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import storage_options
 
 
 def wanted_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
@@ -40,11 +41,15 @@ def _uri(layout: Layout, table: str) -> str:
     return stored.table_uri(layout, "gold", table)
 
 
+def _delta(layout: Layout, table: str) -> DeltaTable:
+    return DeltaTable(_uri(layout, table), storage_options=storage_options(layout.data_root))
+
+
 def committed_inputs(layout: Layout) -> pl.DataFrame | None:
     """The digests gold partitions were last committed with (newest version, published or not:
     a partition run commits before the snapshot is published); None before the first."""
     try:
-        delta = DeltaTable(_uri(layout, DIGESTS_TABLE))
+        delta = _delta(layout, DIGESTS_TABLE)
     except TableNotFoundError:
         return None
     if PARTITION not in delta.metadata().partition_columns:
@@ -84,7 +89,9 @@ def compute(
     gold[DIGESTS_TABLE] = wanted.filter(pl.col(PARTITION).is_in(pl.Series(keys).implode()))
     targets = None if replace is None else sorted(set(replace))
     return {
-        table: stored.commit_partitions(_uri(layout, table), frame, targets)
+        table: stored.commit_partitions(
+            _uri(layout, table), frame, targets, storage_options(layout.data_root)
+        )
         for table, frame in gold.items()
     }
 
@@ -99,7 +106,7 @@ def bring_up_to_date(layout: Layout, params: Mapping[str, Any]) -> dict[str, int
             compute(layout, params, todo, keys, replace)
         first = False
     tables = [*GOLD_TABLES, DIGESTS_TABLE]
-    return {t: DeltaTable(_uri(layout, t)).version() for t in tables}
+    return {t: _delta(layout, t).version() for t in tables}
 
 
 def refresh_partition(layout: Layout, params: Mapping[str, Any], key: str) -> bool:

@@ -21,7 +21,7 @@ from pipelines.privacy.forget import purge
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult, raw_excerpt
-from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.files import scan_parquet, write_parquet_atomic
 from pipelines.storage.layout import Layout
 
 QUARANTINE_PART = "_quarantine"  # pseudo table name in a log row's `tables`
@@ -223,7 +223,7 @@ def rows_of_files(
         if not path.exists():  # lost outside turnlake: the file's counts stop balancing, reported
             continue
         rows = (
-            pl.scan_parquet(path, schema=table_schema(table))
+            scan_parquet(path, schema=table_schema(table))
             .filter(pl.col("file").is_in(files))
             .collect()
         )

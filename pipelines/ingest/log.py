@@ -9,7 +9,7 @@ import polars as pl
 
 from pipelines.ingest.batches import QUARANTINE_PART, part_path
 from pipelines.schemas.bronze import bronze_models
-from pipelines.storage.files import read_table, remove_file
+from pipelines.storage.files import read_table, remove_file, scan_parquet
 from pipelines.storage.layout import Layout
 
 INGEST_LOG_SCHEMA = pl.Schema(
@@ -55,7 +55,7 @@ def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
 
 def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
     parts = current_parts(layout, source, table)
-    return pl.scan_parquet(parts, schema=schema) if parts else pl.DataFrame(schema=schema).lazy()
+    return scan_parquet(parts, schema=schema) if parts else pl.DataFrame(schema=schema).lazy()
 
 
 def collect_bronze_garbage(layout: Layout, source: str) -> None:

@@ -8,6 +8,7 @@ from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import current_parts, read_log
 from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze import bronze_models
+from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
 
 _COUNTS = pl.Schema({"file": pl.String, "n": pl.Int64})
@@ -19,7 +20,7 @@ def _rows_per_file(layout: Layout, source: str, table: str, schema: pl.Schema) -
     if not parts:
         return pl.DataFrame(schema=_COUNTS)
     return (
-        pl.scan_parquet(parts, schema=schema)
+        scan_parquet(parts, schema=schema)
         .group_by("file")
         .agg(pl.len().cast(pl.Int64).alias("n"))
         .collect()

@@ -8,6 +8,7 @@ import dagster as dg
 
 from pipelines.config.settings import Settings, settings_from_config, settings_from_env
 from pipelines.storage.lock import join_run_lease
+from pipelines.storage.uri import as_root
 
 RUN_LEASE_TAG = "turnlake/run_lease"  # the data-root lease token of a multiprocess run
 
@@ -40,7 +41,8 @@ class TurnlakeResource(dg.ConfigurableResource):
 
     def settings(self) -> Settings:
         config = Path(self.config_path) if self.config_path else None
-        return settings_from_config(Path(self.raw_root), Path(self.data_root), config)
+        raw_root, data_root = as_root(self.raw_root), as_root(self.data_root)
+        return settings_from_config(raw_root, data_root, config)
 
 
 def settings_of(resource: TurnlakeResource) -> Settings:

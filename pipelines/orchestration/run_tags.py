@@ -7,7 +7,10 @@ its own data root, and the UI filters by `turnlake/data_root` (Runs → filter b
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pipelines.config.settings import Settings
+from pipelines.storage.uri import is_remote
 
 DATA_ROOT_TAG = "turnlake/data_root"
 RAW_ROOT_TAG = "turnlake/raw_root"
@@ -15,9 +18,13 @@ RAW_ROOT_TAG = "turnlake/raw_root"
 
 def data_root_tag(settings: Settings) -> dict[str, str]:
     """The data root as an absolute path: the same root tags the same way from any folder."""
-    return {DATA_ROOT_TAG: str(settings.data_root.resolve())}
+    return {DATA_ROOT_TAG: _absolute(settings.data_root)}
 
 
 def run_tags(settings: Settings) -> dict[str, str]:
     """Tags for a run that builds these roots."""
-    return {**data_root_tag(settings), RAW_ROOT_TAG: str(settings.raw_root.resolve())}
+    return {**data_root_tag(settings), RAW_ROOT_TAG: _absolute(settings.raw_root)}
+
+
+def _absolute(root: Path) -> str:
+    return str(root) if is_remote(root) else str(root.resolve())

@@ -36,10 +36,13 @@ from pipelines.release.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store import local_release
 from pipelines.storage import tables as stored
-from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.files import append_bytes, write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot, put_file
+from pipelines.storage.uri import as_root, is_remote
 
 
 def forgotten_ids(raw_root: Path) -> list[str]:
@@ -143,15 +146,14 @@ def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, k
         ],
         "forgotten_at": now,
     }
-    log = Layout(Path(data_root)).tombstones
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as fh:
-        fh.write(orjson.dumps(tombstone) + b"\n")
+    append_bytes(Layout(as_root(data_root)).tombstones, orjson.dumps(tombstone) + b"\n")
     return tombstone
 
 
 def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
     """Copy the release without matching rows, fix its manifest, swap it in; rows removed."""
+    if is_remote(release):
+        return _rewrite_stored_release(release, needles, tombstone)
     manifest = read_manifest(release)
     staging = release.with_name(f".tmp-forget-{release.name}")
     shutil.rmtree(staging, ignore_errors=True)
@@ -192,6 +194,19 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
     os.rename(release, old)
     os.rename(staging, release)
     shutil.rmtree(old)
+    return removed
+
+
+def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int:
+    """A release on object storage, rewritten on a local download and uploaded back: its files,
+    then its manifest (objects are replaced whole; there is no folder to swap)."""
+    root, version = ObjectRoot.parse(str(release.parent)), release.name
+    with local_release(release) as folder:
+        removed = _rewrite_release(folder, needles, tombstone)
+        if removed:
+            files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
+            for path in [*files, folder / MANIFEST]:
+                put_file(root, f"{version}/{path.relative_to(folder).as_posix()}", path)
     return removed
 
 

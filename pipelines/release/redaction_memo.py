@@ -20,9 +20,10 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.storage.files import write_parquet_atomic
+from pipelines.storage.files import read_parquet, write_parquet_atomic
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 
 _SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})
 _PRIVACY = Path(__file__).resolve().parents[1] / "privacy"
@@ -69,14 +70,14 @@ class RedactionMemo:
 
 
 def _path(data_root: Path, fingerprint: str) -> Path:
-    return Layout(Path(data_root)).redaction_memo(fingerprint)
+    return Layout(as_root(data_root)).redaction_memo(fingerprint)
 
 
 def load_memo(data_root: Path, key: bytes, fingerprint: str) -> RedactionMemo:
     path = _path(data_root, fingerprint)
     memo = RedactionMemo(key)
     if path.exists():
-        frame = pl.read_parquet(path)
+        frame = read_parquet(path)
         if frame.schema == _SCHEMA:
             counts = frame["counts"].to_list()
             decoded = {

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,3 +197,18 @@ def publish_release(source: Path, target: ObjectRoot) -> Published:
         created = _commit_manifest(source, target, version)
     latest = move_latest(target, version, expected)
     return Published(version, str(target.join(version)), created, latest)
+
+
+@contextmanager
+def local_release(release: Path) -> Iterator[Path]:
+    """A release folder as a local folder: itself, or for a release under a remote data root a
+    temporary download of its objects (for the checks and tools that read files)."""
+    if not str(release).startswith(objects.S3_SCHEME):
+        yield release
+        return
+    parent, _, version = str(release).rstrip("/").rpartition("/")
+    with tempfile.TemporaryDirectory(prefix="turnlake-release-") as tmp:
+        local = Path(tmp) / version
+        local.mkdir()
+        fetch_release(ObjectRoot.parse(parent), version, local)
+        yield local

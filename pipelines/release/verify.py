@@ -17,6 +17,7 @@ from pipelines.release.files import (
 )
 from pipelines.splits.assign import proof_problems
 from pipelines.storage.fingerprint import sha256_file
+from pipelines.storage.uri import is_remote
 
 
 def _split_overlaps(release: Path, dataset: str) -> list[str]:
@@ -43,7 +44,13 @@ def _split_overlaps(release: Path, dataset: str) -> list[str]:
 
 
 def verify_release(release: Path) -> list[str]:
-    """Every problem found; empty means the release is exactly what its manifest says."""
+    """Every problem found; empty means the release is exactly what its manifest says. A
+    release under a remote data root is checked on a temporary download of its objects."""
+    if is_remote(release):
+        from pipelines.release.store import local_release  # store.py verifies with this
+
+        with local_release(release) as folder:
+            return verify_release(folder)
     if not (release / MANIFEST).exists():
         return [f"{release.name}: no {MANIFEST} (an incomplete release)"]
     manifest = read_manifest(release)

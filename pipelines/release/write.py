@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,8 @@ from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.files import fsync_path, fsync_tree
 from pipelines.storage.fingerprint import sha256_file
+from pipelines.storage.objects import ObjectRoot
+from pipelines.storage.uri import is_remote
 
 SCHEMA_VERSION = "1"
 
@@ -167,7 +170,10 @@ def write_release(
     place.
 
     `check(folder)` runs on the complete temporary folder before the rename; if it raises, the
-    folder is removed and nothing is published."""
+    folder is removed and nothing is published. Under a remote data root the release is
+    written into a local staging folder and published to `exports` as to a release store."""
+    if is_remote(exports):
+        return _write_remote(exports, version, digest, request, check)
     exports.mkdir(parents=True, exist_ok=True)
     tmp = exports / f".tmp-{version}-{os.getpid()}"
     if tmp.exists():
@@ -219,3 +225,27 @@ def remove_abandoned(exports: Path) -> list[Path]:
     for path in removed:
         shutil.rmtree(path)
     return removed
+
+
+def _write_remote(
+    exports: Path,
+    version: str,
+    digest: str,
+    request: ReleaseRequest,
+    check: Callable[[Path], None] | None,
+) -> Path:
+    """S3 has no rename: write the release locally (beside a copy of the latest one, for the
+    card's changelog), then publish it as release/store.py does (data files, the manifest with
+    put-if-absent, LATEST by compare-and-swap)."""
+    from pipelines.release.store import fetch_release, publish_release, store_latest
+
+    root = ObjectRoot.parse(str(exports))
+    with tempfile.TemporaryDirectory(prefix="turnlake-release-") as folder:
+        staging = Path(folder)
+        previous = store_latest(root)
+        if previous is not None:
+            fetch_release(root, previous, staging / previous)
+            point_latest(staging, previous)
+        write_release(staging, version, digest, request, check)
+        publish_release(staging / version, root)
+    return exports / version

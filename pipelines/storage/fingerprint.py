@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from pipelines.storage.uri import is_remote
+
 
 def fingerprint(parts: Iterable[str | bytes]) -> str:
     """sha256 over the parts, each prefixed by its length so no two lists of parts collide."""
@@ -46,6 +48,8 @@ def file_part(path: Path) -> str:
 def stat_part(path: Path, root: Path) -> str:
     """Where (resolved, relative to `root` so a copied data root still matches), size and mtime of
     an immutable file: its name is content- or run-addressed, so this identifies its bytes."""
+    if is_remote(path):
+        return _object_stat_part(path, root)
     base = root.resolve()
     resolved = path.resolve()
     name = resolved.relative_to(base) if resolved.is_relative_to(base) else resolved
@@ -53,6 +57,16 @@ def stat_part(path: Path, root: Path) -> str:
         return f"{name}|missing"
     st = resolved.stat()
     return f"{name}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _object_stat_part(path: Path, root: Path) -> str:
+    """`stat_part` of an object (S3 gives size and last-modified time, in seconds)."""
+    text, base = str(path), str(root).rstrip("/") + "/"
+    name = text.removeprefix(base)
+    if not path.exists():
+        return f"{name}|missing"
+    st = path.stat()
+    return f"{name}|{st.st_size}|{st.st_mtime}"
 
 
 def json_part(value: Any) -> bytes:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.storage.uri import is_remote, local_cache
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -47,7 +49,9 @@ class Layout:
 
     def legacy_generations(self) -> list[Path]:
         """Generation folders and links of the layout before Delta tables (`warehouse/silver`,
-        `silver.<run>`, …): nothing reads them any more."""
+        `silver.<run>`, …): nothing reads them any more (never on object storage)."""
+        if self.is_remote:
+            return []
         return [
             path
             for layer in ("silver", "gold", "splits")
@@ -56,8 +60,21 @@ class Layout:
         ]
 
     @property
+    def is_remote(self) -> bool:
+        """The data root is on object storage (`s3://…`): no renames, no OS locks."""
+        return is_remote(self.data_root)
+
+    @property
+    def local(self) -> Path:
+        """Where files that must stay local live: the data root itself, or for a remote data
+        root a cache folder of its own on this machine (pipelines/storage/uri.py)."""
+        return local_cache(self.data_root) if self.is_remote else self.data_root
+
+    @property
     def duckdb(self) -> Path:
-        return self.data_root / "warehouse.duckdb"
+        """The DuckDB file (a local file even for a remote data root: DuckDB here cannot write
+        to object storage)."""
+        return self.local / "warehouse.duckdb"
 
     @property
     def exports(self) -> Path:
@@ -83,7 +100,7 @@ class Layout:
     @property
     def dagster_home(self) -> Path:
         """The Dagster instance's folder when run outside the project (no dagster.yaml in cwd)."""
-        return self.data_root / ".dagster"
+        return self.local / ".dagster"
 
     @property
     def state(self) -> Path:

@@ -4,7 +4,9 @@ The lock is `filelock`'s (an OS lock on `<data root>/.turnlake.lock`, so a holde
 even by SIGKILL, releases it). One lock object per path and process, shared by every thread, so it
 is re-entrant within a process: the CLI holds it around the Dagster run and the assets of that run
 take it again. The holder writes who it is into the lock file, for the message of a waiter that
-gives up.
+gives up. On object storage (`s3://` data root) it is a lease object with an expiry instead
+(pipelines/storage/lease.py).
+
 
 A run whose steps run in other processes (the multiprocess executor) holds the lock for the whole
 run with a *lease*: `run_lease` takes the lock once and names the run's lease token in
@@ -25,6 +27,8 @@ from filelock import FileLock, Timeout
 
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
+from pipelines.storage.lease import lease, read_lease
+from pipelines.storage.objects import ObjectRoot
 
 # The Dagster concurrency pool of every step that writes the data root (limit 1 in dagster.yaml).
 DATA_ROOT_POOL = "turnlake_data_root"
@@ -33,6 +37,7 @@ STEPS_LOCK_FILE = ".turnlake.steps.lock"
 POLL_SECONDS = 0.2
 
 _joined_lease: str | None = None  # the lease token of the run whose steps this process runs
+LEASE_KEY = ".turnlake.lock"  # under an s3:// data root: a lease object
 
 
 class DataRootBusy(RuntimeError):
@@ -47,6 +52,9 @@ def _record_holder(fd: int) -> None:
 
 def lock_holder(layout: Layout) -> str:
     """Who holds (or last held) the data root, as its holder wrote it."""
+    if layout.is_remote:
+        _, fields = read_lease(ObjectRoot.parse(str(layout.data_root)), LEASE_KEY)
+        return fields.get("owner", "unknown")
     try:
         return layout.lock_file.read_text().strip() or "unknown"
     except OSError:
@@ -95,7 +103,13 @@ def _acquire_or_join(lock: FileLock, layout: Layout, deadline: float) -> bool:
 @contextmanager
 def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
     """Hold the data root exclusively; wait up to `wait` seconds, then raise DataRootBusy. A step
-    of the run holding the lease goes on under it, one writing step of that run at a time."""
+    of the run holding the lease goes on under it, one writing step of that run at a time. On
+    object storage the lock is a lease object (pipelines/storage/lease.py)."""
+    if layout.is_remote:
+        root = ObjectRoot.parse(str(layout.data_root))
+        with lease(root, LEASE_KEY, wait, DataRootBusy, str(layout.data_root)):
+            yield
+        return
     layout.lock_file.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait
     lock = _file_lock(layout.lock_file)

@@ -29,8 +29,6 @@ from filelock import FileLock
 from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError, PreconditionError
 from obstore.store import LocalStore, S3Store
 
-from pipelines.storage.files import write_bytes_atomic
-
 S3_SCHEME = "s3://"
 _CHUNK = 8 << 20  # bytes per streamed read
 _XML_CODE = re.compile(r"<Code>([^<]+)</Code>")
@@ -51,7 +49,9 @@ class ObjectRoot:
     def parse(cls, text: str | os.PathLike[str]) -> ObjectRoot:
         """A local path (relative ones are made absolute) or an `s3://bucket[/prefix]` URI;
         `file://` URLs are local paths. Other schemes raise `ObjectStoreError`."""
-        value = os.fspath(text).strip()
+        # an S3 UPath (pipelines/storage/uri.py) is no os.PathLike: its str is its URI
+        remote = str(text).startswith(S3_SCHEME)
+        value = (str(text) if remote else os.fspath(text)).strip()
         if value.startswith(S3_SCHEME):
             bucket, _, prefix = value[len(S3_SCHEME) :].partition("/")
             if not bucket:
@@ -237,6 +237,8 @@ def compare_and_swap(root: ObjectRoot, key: str, expected: bytes | None, new: by
 def _local_compare_and_swap(path: Path, expected: bytes, new: bytes) -> bool:
     # object_store's local store has no conditional update: a lock file beside the object
     # serializes the read-compare-write of every turnlake writer.
+    from pipelines.storage.files import write_bytes_atomic  # files.py writes objects too
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(f".{path.name}.lock")):
         if not path.exists() or path.read_bytes() != expected:

@@ -30,6 +30,7 @@ from pipelines.runtime.faults import crash_point
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import sha256_object, storage_options
 
 LAYERS = ("silver", "gold", "splits")
 RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a week
@@ -63,6 +64,11 @@ def home_layer(layer: str, table: str) -> str:
 
 def table_uri(layout: Layout, layer: str, table: str) -> str:
     return str(layout.table_dir(home_layer(layer, table), table))
+
+
+def _options(layout: Layout) -> dict[str, str] | None:
+    """deltalake's and Polars' `storage_options` for the data root (None when it is local)."""
+    return storage_options(layout.data_root)
 
 
 def _log_path(layout: Layout, layer: str) -> Path:
@@ -116,7 +122,9 @@ def _table(layout: Layout, layer: str, table: str, as_of: datetime | None) -> De
         raise FileNotFoundError(f"no {layer} table {table!r}{when}: run `turnlake build` first")
     version = current.versions[table]
     try:
-        return DeltaTable(table_uri(layout, layer, table), version=version)
+        return DeltaTable(
+            table_uri(layout, layer, table), version=version, storage_options=_options(layout)
+        )
     except DeltaError as exc:
         raise TableVersionGone(
             f"{layer}.{table} version {version} is no longer stored (vacuumed or forgotten)"
@@ -137,7 +145,8 @@ def content_digest(layout: Layout, layer: str, table: str, as_of: datetime | Non
     republished with the same content has the same digest; "absent" when there is none."""
     if not exists(layout, layer, table, as_of):
         return "absent"
-    return ",".join(sorted(sha256_file(Path(f)) for f in files(layout, layer, table, as_of)))
+    digest = sha256_object if layout.is_remote else (lambda f: sha256_file(Path(f)))
+    return ",".join(sorted(digest(f) for f in files(layout, layer, table, as_of)))
 
 
 def _file_paths(delta: DeltaTable) -> list[str]:
@@ -170,7 +179,9 @@ def scan(
     # The same frame as scan_delta (same files, same types: checked table by table), but found
     # under any data root path; a table without files is Delta's own typed empty read.
     if paths:
-        return pl.scan_parquet(paths, hive_partitioning=with_partition)
+        return pl.scan_parquet(
+            paths, hive_partitioning=with_partition, storage_options=_options(layout)
+        )
     empty = pl.scan_delta(delta).head(0)
     split_up = PARTITION in delta.metadata().partition_columns
     return empty.drop(PARTITION) if split_up and not with_partition else empty
@@ -228,11 +239,14 @@ def publish(
     versions = {**(previous.versions if previous else {}), **(committed or {})}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
+        options = _options(layout)
         if partitions is not None and table in partitions:
-            versions[table] = commit_partitions(uri, frame, partitions[table])
+            versions[table] = commit_partitions(uri, frame, partitions[table], options)
         else:
-            frame.write_delta(uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS)
-            versions[table] = DeltaTable(uri).version()
+            frame.write_delta(
+                uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS, storage_options=options
+            )
+            versions[table] = DeltaTable(uri, storage_options=options).version()
         crash_point(f"{layer}:between_commits")
     published_at = datetime.now(UTC).isoformat()
     new = Snapshot(layer, versions, dict(meta or {}), published_at)
@@ -240,20 +254,27 @@ def publish(
     return new
 
 
-def commit_partitions(uri: str, frame: pl.DataFrame, replace: Sequence[str] | None) -> int:
+def commit_partitions(
+    uri: str,
+    frame: pl.DataFrame,
+    replace: Sequence[str] | None,
+    storage_options: dict[str, str] | None = None,
+) -> int:
     """Replace the listed partitions of a partitioned Delta table by `frame`'s rows (all of them
     when `replace` is WHOLE) in one commit; the new version. A concurrent writer of other
     partitions makes the commit retry, never lose either write."""
     options: dict = {**_WRITE_OPTIONS, "partition_by": [PARTITION]}
     if replace is not None:
         if not replace:
-            return DeltaTable(uri).version()
+            return DeltaTable(uri, storage_options=storage_options).version()
         keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
         options["predicate"] = f"{PARTITION} IN ({keys})"
     for attempt in range(_COMMIT_ATTEMPTS):
         try:
-            frame.write_delta(uri, mode="overwrite", delta_write_options=options)
-            return DeltaTable(uri).version()
+            frame.write_delta(
+                uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
+            )
+            return DeltaTable(uri, storage_options=storage_options).version()
         except CommitFailedError:
             if attempt == _COMMIT_ATTEMPTS - 1:
                 raise
@@ -273,7 +294,8 @@ def vacuum(layout: Layout, retention_hours: int = RETENTION_HOURS) -> list[str]:
         current = snapshot(layout, layer)
         for table in current.versions if current else {}:
             # keep_versions: a commit left by a crashed publish must not cost the current one
-            removed += DeltaTable(table_uri(layout, layer, table)).vacuum(
+            delta = DeltaTable(table_uri(layout, layer, table), storage_options=_options(layout))
+            removed += delta.vacuum(
                 retention_hours=retention_hours,
                 dry_run=False,
                 enforce_retention_duration=False,

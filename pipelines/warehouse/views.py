@@ -16,6 +16,7 @@ from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
+from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
 
 
@@ -69,8 +70,17 @@ def _empty_table(layout: Layout, name: str) -> pl.DataFrame:
     return stored.read(layout, layer, name)
 
 
+def _copy_table(con: duckdb.DuckDBPyConnection, name: str, paths: list[str]) -> None:
+    # DuckDB 2.0 here has no httpfs, so it cannot read s3:// itself: under a remote data root
+    # the local warehouse holds a copy of each table, read through Polars (object_store).
+    con.register("_data", scan_parquet(paths).collect().to_arrow())
+    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _data")
+    con.unregister("_data")
+
+
 def write_views(layout: Layout) -> list[str]:
-    """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically."""
+    """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically (views over
+    the Parquet files; for a remote data root, local copies of the tables)."""
     target = layout.duckdb
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
@@ -85,6 +95,9 @@ def write_views(layout: Layout) -> list[str]:
                 con.register("_empty", _empty_table(layout, name).to_arrow())
                 con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _empty")
                 con.unregister("_empty")
+                continue
+            if layout.is_remote:
+                _copy_table(con, name, paths)
                 continue
             files = "[" + ", ".join(_literal(p) for p in paths) + "]"
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")

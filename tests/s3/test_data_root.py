@@ -1,0 +1,175 @@
+"""The whole graph on an `s3://` data root (moto on 127.0.0.1): the same release as on a local
+data root, every read command, a killed run that leaves the previous snapshot readable, and a
+`forget` after which no object under the root holds the subject."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+from pipelines.cli.main import main
+from pipelines.release.files import complete_releases, read_manifest
+from pipelines.storage import objects
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot
+from pipelines.storage.uri import as_root
+
+KEY = "0123456789abcdef0123456789abcdef"
+REPO = Path(__file__).parents[2]
+
+
+@pytest.fixture(scope="module")
+def built(moto_endpoint, tmp_path_factory):
+    """The demo built once on a local data root and once on an S3 one, from the same raw root."""
+    import boto3
+
+    tmp = tmp_path_factory.mktemp("s3root")
+    mp = pytest.MonkeyPatch()
+    env = {
+        "AWS_ENDPOINT_URL": moto_endpoint,
+        "AWS_ACCESS_KEY_ID": "turnlake-test",
+        "AWS_SECRET_ACCESS_KEY": "turnlake-test-secret",
+        "AWS_REGION": "us-east-1",
+        "TURNLAKE_PSEUDONYM_KEY": KEY,
+        "TURNLAKE_CACHE_DIR": str(tmp / "cache"),
+        "DAGSTER_HOME": str(tmp / "dagster"),
+    }
+    for name, value in env.items():
+        mp.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "TURNLAKE_CONFIG"):
+        mp.delenv(name, raising=False)
+    (tmp / "dagster").mkdir()
+    bucket = f"turnlake-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1").create_bucket(
+        Bucket=bucket
+    )
+    raw, local, remote = tmp / "raw", tmp / "local", f"s3://{bucket}/data"
+    assert main(["demo", "--raw-root", str(raw)]) == 0
+    for data in (str(local), remote):
+        assert (
+            main(["build", "--raw-root", str(raw), "--data-root", data, "--log-level", "ERROR"])
+            == 0
+        )
+    yield {"raw": raw, "local": local, "remote": remote, "env": dict(os.environ)}
+    mp.undo()
+
+
+def _manifest(exports) -> dict:
+    versions = complete_releases(exports)
+    assert len(versions) == 1, versions
+    return read_manifest(exports / versions[0])
+
+
+def test_s3_data_root_gives_the_local_release_content_hash(built):
+    local = _manifest(Layout(built["local"]).exports)
+    remote = _manifest(Layout(as_root(built["remote"])).exports)
+    assert remote["content_hash"] == local["content_hash"]
+    assert remote["counts"] == local["counts"]
+
+
+def test_s3_data_root_objects_are_under_the_prefix(built):
+    keys = objects.list_keys(ObjectRoot.parse(built["remote"]))
+    assert any(k.startswith("warehouse/tables/silver/episodes/_delta_log/") for k in keys)
+    assert any(k.startswith("warehouse/bronze/_ingest/") for k in keys)
+    assert any(k.startswith(".turnlake/validated/") for k in keys)
+    assert any(k.startswith("reports/") for k in keys)
+    assert "exports/LATEST" in keys
+    # the lease is released after the build; DuckDB and Dagster stay on this machine
+    assert ".turnlake.lock" not in keys
+    assert not any(k.endswith(".duckdb") or k.startswith(".dagster") for k in keys)
+
+
+def test_read_commands_work_on_an_s3_data_root(built, tmp_path, capsys):
+    roots = ["--data-root", built["remote"], "--raw-root", str(built["raw"])]
+    assert main(["status", *roots]) == 0
+    capsys.readouterr()
+    assert main(["sql", "--data-root", built["remote"], "SELECT count(*) AS n FROM episodes"]) == 0
+    episodes = stored.read(Layout(built["local"]), "silver", "episodes").height
+    assert f"│ {episodes} " in capsys.readouterr().out
+    assert main(["release", *roots]) == 0
+    assert main(["releases", "--data-root", built["remote"]]) == 0
+    assert main(["verify", "latest", "--data-root", built["remote"]]) == 0
+    assert main(["pull", "latest", "--to", str(tmp_path), "--data-root", built["remote"]]) == 0
+    version = complete_releases(Layout(built["local"]).exports)[0]
+    assert (tmp_path / version / "manifest.json").exists()
+
+
+def _participants(data_root: str) -> list[str]:
+    """Study participants that no quarantine row names: an old build report lists quarantined
+    records, and `forget` does not rewrite reports (on a local data root neither)."""
+    layout = Layout(as_root(data_root))
+    episodes = stored.read(layout, "silver", "episodes")
+    quarantine = stored.read(layout, "silver", "quarantine").write_ndjson()
+    study = set(episodes.filter(pl.col("source") == "study")["group_id"])
+    return sorted(p for p in study if p not in quarantine)
+
+
+def test_killed_run_on_s3_leaves_the_previous_snapshot_readable(built):
+    remote, layout = built["remote"], Layout(as_root(built["remote"]))
+    before = stored.snapshot(layout, "silver")
+    rows = stored.read(layout, "silver", "episodes").height
+    subject = _participants(remote)[1]  # withheld by the killed forget's rebuild
+    env = {**built["env"], "TURNLAKE_KILL_AT": "silver:between_commits"}
+    env["TURNLAKE_LEASE_SECONDS"] = "2"
+    args = ["forget", "participant", subject, "--data-root", remote]
+    killed = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli.main", *args, "--raw-root", str(built["raw"])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    after = stored.snapshot(layout, "silver")
+    assert after == before  # a table was committed, but no snapshot names it
+    assert stored.read(layout, "silver", "episodes").height == rows
+    assert objects.exists(ObjectRoot.parse(remote), ".turnlake.lock")  # the dead holder's lease
+    # its lease expires (2 s) and the next writer takes it over instead of failing
+    assert (
+        main(["release", "--data-root", remote, "--raw-root", str(built["raw"]), "--wait", "30"])
+        == 0
+    )
+
+
+def _objects_holding(root: ObjectRoot, needle: str) -> list[str]:
+    """Every object under `root` whose bytes, or decoded Parquet rows, hold `needle`."""
+    found = []
+    for key in objects.list_keys(root):
+        data = objects.get_bytes(root, key)
+        decoded = (
+            pl.read_parquet(io.BytesIO(data)).write_ndjson() if key.endswith(".parquet") else ""
+        )
+        if needle.encode() in data or needle in decoded:
+            found.append(key)
+    return found
+
+
+def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built):
+    remote = built["remote"]
+    root = ObjectRoot.parse(remote)
+    subject = _participants(remote)[0]
+    assert _objects_holding(root, subject)  # bronze, silver, gold, the release hold it
+    args = [
+        "forget",
+        "participant",
+        subject,
+        "--data-root",
+        remote,
+        "--raw-root",
+        str(built["raw"]),
+    ]
+    assert main(args) == 0
+    assert _objects_holding(root, subject) == []
+    tombstones = objects.get_bytes(root, "privacy/tombstones.jsonl").splitlines()
+    assert [orjson.loads(line)["subject_kind"] for line in tombstones][-1] == "participant"

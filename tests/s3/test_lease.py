@@ -1,0 +1,81 @@
+"""The data-root lock on S3 (a lease object, put-if-absent) and roots given as URIs."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+
+from pipelines.api.roots import resolve_settings
+from pipelines.cli.options import ROOT
+from pipelines.storage import lease, objects
+from pipelines.storage.layout import Layout
+from pipelines.storage.lock import LEASE_KEY, DataRootBusy, data_root_lock, lock_holder
+from pipelines.storage.uri import as_root
+
+
+def _layout(s3_root) -> Layout:
+    return Layout(as_root(s3_root.uri))
+
+
+def test_a_held_s3_data_root_refuses_a_second_holder_naming_the_first(s3_root):
+    layout = _layout(s3_root)
+    with data_root_lock(layout):
+        foreign = lease.lease_body("pid 1 on elsewhere", time.time() + 60)
+        assert not objects.put_if_absent(s3_root, LEASE_KEY, foreign)
+        assert lock_holder(layout).startswith("pid ")
+    assert not objects.exists(s3_root, LEASE_KEY)  # released after
+    objects.put_bytes(s3_root, LEASE_KEY, foreign)
+    with pytest.raises(DataRootBusy, match="pid 1 on elsewhere"), data_root_lock(layout, wait=0.6):
+        pass
+    assert objects.get_bytes(s3_root, LEASE_KEY) == foreign  # a live lease is left alone
+
+
+def test_an_expired_lease_is_taken_over(s3_root):
+    layout = _layout(s3_root)
+    dead = lease.lease_body("pid 1 on a dead machine", time.time() - 1)
+    objects.put_bytes(s3_root, LEASE_KEY, dead)
+    with data_root_lock(layout):
+        taken = orjson.loads(objects.get_bytes(s3_root, LEASE_KEY))
+        assert taken["owner"] != "pid 1 on a dead machine"
+        assert taken["expires"] > time.time()
+    assert not objects.exists(s3_root, LEASE_KEY)
+
+
+def test_the_s3_lease_is_reentrant_within_a_process(s3_root):
+    layout = _layout(s3_root)
+    with data_root_lock(layout):
+        with data_root_lock(layout):  # the CLI holds it around a run whose assets take it
+            pass
+        assert objects.exists(s3_root, LEASE_KEY)  # the outer holder still holds it
+    assert not objects.exists(s3_root, LEASE_KEY)
+
+
+def test_the_lease_is_renewed_while_held(s3_root, monkeypatch):
+    monkeypatch.setattr(lease, "LEASE_SECONDS", 0.6)
+    with data_root_lock(_layout(s3_root)):
+        first = orjson.loads(objects.get_bytes(s3_root, LEASE_KEY))["expires"]
+        time.sleep(0.8)  # past the first expiry: renewed every 0.2 s
+        second = orjson.loads(objects.get_bytes(s3_root, LEASE_KEY))["expires"]
+        assert second > first and second > time.time()
+
+
+def test_an_s3_root_is_kept_as_a_uri_by_the_cli_and_the_api(aws_env):
+    assert ROOT.convert("s3://bucket-a/some/prefix/", None, None) == "s3://bucket-a/some/prefix/"
+    assert str(ROOT.convert("data/x", None, None)) == "data/x"
+    settings = resolve_settings(data_root="s3://bucket-a/some/prefix/")
+    assert str(settings.data_root) == "s3://bucket-a/some/prefix"
+    assert str(settings.raw_root) == "s3://bucket-a/some/prefix/raw"
+    assert str(settings.layout.snapshot_log("silver")) == (
+        "s3://bucket-a/some/prefix/warehouse/tables/silver/_snapshots.jsonl"
+    )
+    assert settings.layout.duckdb.name == "warehouse.duckdb"
+    assert not str(settings.layout.duckdb).startswith("s3:")  # DuckDB's file stays local
+
+
+def test_a_root_with_another_scheme_is_a_usage_error():
+    import click
+
+    with pytest.raises(click.BadParameter, match="unsupported root"):
+        ROOT.convert("gs://bucket/prefix", None, None)
