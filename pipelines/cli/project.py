@@ -17,7 +17,7 @@ from pipelines.cli.options import error, roots
     help="Do not write; exit 1 if docs/data_dictionary.md or assets/column_schemas.json is stale.",
 )
 def dictionary(check: bool) -> int:
-    """Regenerate docs/data_dictionary.md and assets/column_schemas.json from the Pandera models."""
+    """Regenerate the data dictionary and the asset column schemas."""
     from pipelines.reports.column_schemas import (
         COLUMN_SCHEMAS_PATH,
         render_column_schemas,

@@ -69,11 +69,17 @@ def refresh_gold(
     publish; rows per table and whether anything was rebuilt. (Reusing the published snapshot also
     lets its checks reuse their verdicts.)"""
     from pipelines.gold.partitions import bring_up_to_date
+    from pipelines.partitions.store import DIGESTS_TABLE
 
     inputs = gold_inputs_digest(layout, params)
     if stored.meta(layout, "gold", stored.INPUTS) == inputs:
         return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
-    committed = bring_up_to_date(layout, params)
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
+    if not stored.exists(layout, "silver", DIGESTS_TABLE):  # silver stored whole
+        silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
+        tables = build_gold(silver, params)
+        stored.publish(layout, "gold", tables, meta)
+        return {t: f.height for t, f in tables.items()}, True
+    committed = bring_up_to_date(layout, params)
     stored.publish(layout, "gold", {}, meta, committed=committed)
     return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, True

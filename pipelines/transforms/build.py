@@ -155,6 +155,11 @@ def publish_silver(
     rewritten."""
     settings = settings or Settings(data_root=layout.data_root)
     crash_point("silver:before_publish")
+    meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
+    if settings.partition_shards == 0:
+        snapshot = stored.publish(layout, "silver", tables, meta)
+        crash_point("silver:after_publish")
+        return snapshot
     splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
     partition_map = assign_partitions(
         splits, previous_map(layout), settings.splits, settings.partition_shards
@@ -166,7 +171,6 @@ def publish_silver(
         previous_digests(layout, "silver"),
     )
     frames[MAP_TABLE] = partition_map
-    meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
     snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions)
     crash_point("silver:after_publish")
     return snapshot

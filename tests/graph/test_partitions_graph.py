@@ -111,7 +111,7 @@ def incremental(world):
     before = {
         "map": stored.read(layout, "silver", MAP_TABLE),
         "silver": stored.read(layout, "silver", DIGESTS_TABLE),
-        "gold": stored.read(layout, "gold", DIGESTS_TABLE),
+        "gold": stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True),
         "episodes": stored.read(layout, "silver", "episodes"),
         "files": set(stored.files(layout, "silver", "turns")),
         "gold_files": set(stored.files(layout, "gold", "turn_rewards")),
@@ -143,7 +143,7 @@ def test_rebuild_rewrites_only_the_new_batch_and_the_late_feedbacks_partition(in
     expected = {old_partition, *new.get_column("_partition")}
     silver_after = stored.read(layout, "silver", DIGESTS_TABLE)
     assert _digest_changes(before["silver"], silver_after) == expected
-    gold_after = stored.read(layout, "gold", DIGESTS_TABLE)
+    gold_after = stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True)
     assert _digest_changes(before["gold"], gold_after) == expected
     for layer, table, key in (("silver", "turns", "files"), ("gold", "turn_rewards", "gold_files")):
         untouched = {f for f in before[key] if not any(f"={p}/" in f for p in expected)}
@@ -169,7 +169,7 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
     _build(raw, data, 4)
     before = stored.read(Layout(data), "silver", MAP_TABLE)
     _add_new_files(raw)
-    settings = settings_from_config(raw, data, None)
+    settings = settings_from_config(raw, data, tmp / "turnlake-planned.toml")
     defs = build_definitions(settings)
     instance = dg.DagsterInstance.ephemeral()
     upstream = [
