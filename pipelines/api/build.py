@@ -178,11 +178,11 @@ def build(
     from pipelines.reports.summary import build_summary
     from pipelines.storage.layout import Layout
 
+    if workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
-    if workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     run = _run_build_job(settings, revalidate, wait, log_level, workers)
     failed = _failed_checks(run)
     verified_in_run = any(

@@ -96,13 +96,16 @@ def run_with_workers(
     steps = len(build_job().graph.nodes)
     emit(Progress("plan", total=steps, text=f"build: {steps} steps, {workers} worker processes"))
     follower = RunFollower(settings, token, logging.getLevelName(log_level.upper()))
-    follower.start()
-    try:
-        with dg.DagsterInstance.from_config(str(dagster_home(settings))) as instance:
+    # Opened (its storage created on first use) before the follower opens it too: two first
+    # openings at once race to create the same SQLite schema.
+    with dg.DagsterInstance.from_config(str(dagster_home(settings))) as instance:
+        instance.get_runs(limit=1)
+        follower.start()
+        try:
             # The steps' own console output would interleave with the progress lines; their
             # messages reach the follower through the event log.
             return run_build_multiprocess(
                 settings, instance, workers, wait, "CRITICAL", tags, lease_token=token
             )
-    finally:
-        follower.stop()
+        finally:
+            follower.stop()

@@ -17,7 +17,11 @@ from pipelines.cli.options import error, roots
     help="Do not write; exit 1 if docs/data_dictionary.md or assets/column_schemas.json is stale.",
 )
 def dictionary(check: bool) -> int:
-    """Regenerate the data dictionary and the asset column schemas."""
+    """Regenerate docs/data_dictionary.md and the column schemas.
+
+    Both from the Pandera models: the data dictionary, and assets/column_schemas.json (the
+    column schemas the Dagster assets show, read without importing Pandera).
+    """
     from pipelines.reports.column_schemas import (
         COLUMN_SCHEMAS_PATH,
         render_column_schemas,

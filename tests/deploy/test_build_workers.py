@@ -88,3 +88,10 @@ def test_no_other_build_starts_between_two_steps_of_a_multiprocess_build(
     assert len(during) > 100  # probed all through the run's steps, between steps too ...
     assert set(during) == {"busy"}  # ... and the data root was never free while the run lasted
     assert any(line.startswith("[23/23] warehouse_views") for line in lines), "".join(lines)
+
+
+def test_fewer_than_one_worker_is_bad_usage(tmp_path, capsys):
+    from pipelines.cli.main import main
+
+    assert main(["build", "--data-root", str(tmp_path), "--workers", "0"]) == 2
+    assert "Invalid value for '--workers'" in capsys.readouterr().err

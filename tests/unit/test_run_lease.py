@@ -80,3 +80,11 @@ def test_steps_of_the_leased_run_write_one_at_a_time(tmp_path, lease_held_elsewh
     finally:
         other_step.kill()
         other_step.wait()
+
+
+def test_build_refuses_fewer_than_one_worker_before_touching_anything(tmp_path):
+    import turnlake
+
+    with pytest.raises(ValueError, match="workers must be a whole number >= 1, got 0"):
+        turnlake.build(raw_root=tmp_path / "raw", data_root=tmp_path / "data", workers=0)
+    assert not (tmp_path / "data").exists()
