@@ -67,7 +67,8 @@ def as_root(value: str | os.PathLike[str]) -> Path:
     from upath import UPath
 
     _register_obstore()
-    return UPath(root.uri, client_options={"allow_http": _allow_http()})  # type: ignore[return-value]
+    options = {"allow_http": _allow_http()}
+    return UPath(root.uri, client_options=options)  # type: ignore[return-value]
 
 
 def storage_options(path: Any) -> dict[str, str] | None:
