@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 from pipelines.api.errors import BuildFailed, RawRootMissing
 from pipelines.api.results import BuildResult, FailedCheck, LastRun, ReleaseState, Status
-from pipelines.api.roots import PathLike, dagster_home, locked, resolve_settings
+from pipelines.api.roots import (
+    PathLike,
+    dagster_home,
+    locked,
+    require_local_raw_root,
+    resolve_settings,
+)
 from pipelines.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,6 +47,7 @@ def _prepare_raw_root(settings: Settings, demo_if_empty: bool, scale: int, seed:
     `RawRootMissing` for a raw root that does not exist (an empty one builds empty tables)."""
     from pipelines.demo import is_empty, write_demo
 
+    require_local_raw_root(settings)
     if is_empty(settings.raw_root) and demo_if_empty:
         write_demo(settings.raw_root, scale=scale, seed=seed)
         log.info("raw root was empty: wrote demo data under %s", settings.raw_root)
@@ -253,6 +260,7 @@ def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     from pipelines.storage.layout import Layout
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    require_local_raw_root(settings)
     home = dagster_home(settings)
     return Status(
         dagster_home=home,

@@ -10,7 +10,7 @@ import polars as pl
 from pipelines.api.build import build
 from pipelines.api.errors import NotBuilt
 from pipelines.api.results import ForgetResult
-from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.api.roots import PathLike, locked, require_local_raw_root, resolve_settings
 from pipelines.privacy.subjects import SUBJECT_KINDS
 from pipelines.storage.layout import Layout
 
@@ -73,6 +73,7 @@ def forget(
     from pipelines.release.verify import verify_release
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    require_local_raw_root(settings)
     exports = Layout(settings.data_root).exports
     with locked(settings, wait):
         key, _ = pseudonym_key(settings)

@@ -20,7 +20,6 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.storage.objects import ObjectRoot, put_bytes
 from pipelines.storage.uri import is_remote, storage_options
 
 
@@ -75,6 +74,8 @@ def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     if is_remote(path):
+        from pipelines.storage.objects import ObjectRoot, put_bytes
+
         folder, _, name = str(path).rpartition("/")
         put_bytes(ObjectRoot.parse(folder), name, data)
         return

@@ -27,8 +27,6 @@ from filelock import FileLock, Timeout
 
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
-from pipelines.storage.lease import lease, read_lease
-from pipelines.storage.objects import ObjectRoot
 
 # The Dagster concurrency pool of every step that writes the data root (limit 1 in dagster.yaml).
 DATA_ROOT_POOL = "turnlake_data_root"
@@ -53,6 +51,9 @@ def _record_holder(fd: int) -> None:
 def lock_holder(layout: Layout) -> str:
     """Who holds (or last held) the data root, as its holder wrote it."""
     if layout.is_remote:
+        from pipelines.storage.lease import read_lease
+        from pipelines.storage.objects import ObjectRoot
+
         _, fields = read_lease(ObjectRoot.parse(str(layout.data_root)), LEASE_KEY)
         return fields.get("owner", "unknown")
     try:
@@ -105,7 +106,10 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
     """Hold the data root exclusively; wait up to `wait` seconds, then raise DataRootBusy. A step
     of the run holding the lease goes on under it, one writing step of that run at a time. On
     object storage the lock is a lease object (pipelines/storage/lease.py)."""
-    if layout.is_remote:
+    if layout.is_remote:  # obstore is imported only for a remote data root
+        from pipelines.storage.lease import lease
+        from pipelines.storage.objects import ObjectRoot
+
         root = ObjectRoot.parse(str(layout.data_root))
         with lease(root, LEASE_KEY, wait, DataRootBusy, str(layout.data_root)):
             yield

@@ -20,9 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pipelines.storage.objects import S3_SCHEME, ObjectRoot, sha256_of
-
 CACHE_ENV = "TURNLAKE_CACHE_DIR"
+S3_SCHEME = "s3://"  # as objects.py, which is imported only for a remote root (obstore: ~60 ms)
 
 
 def is_remote(path: Any) -> bool:
@@ -61,13 +60,16 @@ def as_root(value: str | os.PathLike[str]) -> Path:
     text = os.fspath(value)
     if "://" not in text:
         return Path(text)
+    from pipelines.storage.objects import ObjectRoot
+
     root = ObjectRoot.parse(text)  # checks the scheme and the bucket
     if not root.is_s3:
         return root.path
     from upath import UPath
 
     _register_obstore()
-    return UPath(root.uri, client_options={"allow_http": _allow_http()})  # type: ignore[return-value]
+    options = {"allow_http": _allow_http()}
+    return UPath(root.uri, client_options=options)  # type: ignore[return-value]
 
 
 def storage_options(path: Any) -> dict[str, str] | None:
@@ -76,11 +78,6 @@ def storage_options(path: Any) -> dict[str, str] | None:
     if not is_remote(path):
         return None
     return {"aws_allow_http": "true"} if _allow_http() else {}
-
-
-def object_root(path: Any) -> ObjectRoot:
-    """The same place as an `ObjectRoot` (pipelines/storage/objects.py)."""
-    return ObjectRoot.parse(str(path))
 
 
 def local_cache(root: Any) -> Path:
@@ -94,5 +91,7 @@ def local_cache(root: Any) -> Path:
 
 def sha256_object(uri: str) -> str:
     """sha256 of the bytes of the object at `s3://bucket/key` (streamed)."""
+    from pipelines.storage.objects import ObjectRoot, sha256_of
+
     folder, _, name = uri.rpartition("/")
     return sha256_of(ObjectRoot.parse(folder), name)

@@ -17,6 +17,7 @@ import pytest
 
 from pipelines.cli.main import main
 from pipelines.release.files import complete_releases, read_manifest
+from pipelines.release.store import verify_stored
 from pipelines.storage import objects
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -103,21 +104,22 @@ def test_read_commands_work_on_an_s3_data_root(built, tmp_path, capsys):
     assert (tmp_path / version / "manifest.json").exists()
 
 
-def _participants(data_root: str) -> list[str]:
-    """Study participants that no quarantine row names: an old build report lists quarantined
-    records, and `forget` does not rewrite reports (on a local data root neither)."""
+def _subjects(data_root: str, source: str) -> list[str]:
+    """Groups (study participants, scenarios) of `source` that no quarantine row names: an old
+    build report lists quarantined records, and `forget` does not rewrite reports (on a local
+    data root neither)."""
     layout = Layout(as_root(data_root))
     episodes = stored.read(layout, "silver", "episodes")
     quarantine = stored.read(layout, "silver", "quarantine").write_ndjson()
-    study = set(episodes.filter(pl.col("source") == "study")["group_id"])
-    return sorted(p for p in study if p not in quarantine)
+    groups = set(episodes.filter(pl.col("source") == source)["group_id"])
+    return sorted(p for p in groups if p not in quarantine)
 
 
 def test_killed_run_on_s3_leaves_the_previous_snapshot_readable(built):
     remote, layout = built["remote"], Layout(as_root(built["remote"]))
     before = stored.snapshot(layout, "silver")
     rows = stored.read(layout, "silver", "episodes").height
-    subject = _participants(remote)[1]  # withheld by the killed forget's rebuild
+    subject = _subjects(remote, "study")[0]  # withheld by the killed forget's rebuild
     env = {**built["env"], "TURNLAKE_KILL_AT": "silver:between_commits"}
     env["TURNLAKE_LEASE_SECONDS"] = "2"
     args = ["forget", "participant", subject, "--data-root", remote]
@@ -158,18 +160,15 @@ def _objects_holding(root: ObjectRoot, needle: str) -> list[str]:
 def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built):
     remote = built["remote"]
     root = ObjectRoot.parse(remote)
-    subject = _participants(remote)[0]
-    assert _objects_holding(root, subject)  # bronze, silver, gold, the release hold it
-    args = [
-        "forget",
-        "participant",
-        subject,
-        "--data-root",
-        remote,
-        "--raw-root",
-        str(built["raw"]),
-    ]
-    assert main(args) == 0
+    subject = _subjects(remote, "study")[1]  # not the one the killed-run test uses
+    release = complete_releases(Layout(as_root(remote)).exports)[0]
+    assert _objects_holding(root, subject)  # bronze, silver, gold, ledger entries
+    args = ["forget", "participant", subject, "--data-root", remote]
+    assert main([*args, "--raw-root", str(built["raw"])]) == 0
     assert _objects_holding(root, subject) == []
+    # the release made before it (pseudonymized ids, so found by its rows) was rewritten on S3
+    manifest = orjson.loads(objects.get_bytes(root, f"exports/{release}/manifest.json"))
+    assert manifest["deletion_log"][-1]["rows_removed"] > 0
+    assert verify_stored(root.join("exports"), release) == []
     tombstones = objects.get_bytes(root, "privacy/tombstones.jsonl").splitlines()
     assert [orjson.loads(line)["subject_kind"] for line in tombstones][-1] == "participant"
