@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import polars as pl
 
 from pipelines.config.settings import Settings, settings_from_config
 from pipelines.gold.params import load_params
-from pipelines.schemas import conform, polars_schema, silver_schema
-from pipelines.schemas.bronze import bronze_models
+from pipelines.schemas import conform, silver_schema
+from pipelines.transforms.units import transform
+from tests.unit._locality import fixture_bronze
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURES = PROJECT / "tests" / "fixtures"
@@ -39,18 +39,7 @@ def source_silver(source: str, raw_root: Path) -> dict[str, pl.DataFrame]:
     settings: Settings = settings_from_config(
         raw_root, raw_root / "_unused", PROJECT / "turnlake.toml"
     )
-    adapter = importlib.import_module(f"pipelines.sources.{source}")
-    parts: dict[str, list[pl.DataFrame]] = {t: [] for t in bronze_models(source)}
-    for raw in adapter.discover(raw_root):
-        result = adapter.parse_file(raw, raw.path.read_bytes(), settings)
-        for table, frame in result.tables.items():
-            parts[table].append(frame)
-    bronze = {
-        t: (pl.concat(frames) if frames else pl.DataFrame(schema=polars_schema(m))).lazy()
-        for t, frames, m in ((t, parts[t], m) for t, m in bronze_models(source).items())
-    }
-    produced = importlib.import_module(f"pipelines.transforms.{source}").to_silver(bronze, settings)
-    out = {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
+    out = transform(source, fixture_bronze(source, raw_root, settings), settings)
     for table in ("episodes", "turns", "feedback", "decisions", "agent_rounds", "quarantine"):
         out.setdefault(table, pl.DataFrame(schema=silver_schema(table)))
     return out
