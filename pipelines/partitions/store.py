@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import polars as pl
 
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
-from pipelines.partitions.rows import DIGESTS_SCHEMA, changed, digests, tag
+from pipelines.partitions.rows import changed, digests, tag
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
@@ -70,7 +70,3 @@ def chunks(partitions: pl.DataFrame, budget: int = CHUNK_ROWS) -> Iterator[list[
         size += rows
     if chunk:
         yield chunk
-
-
-def empty_digests() -> pl.DataFrame:
-    return pl.DataFrame(schema=DIGESTS_SCHEMA)
