@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,10 +14,10 @@ from pipelines.api.roots import (
     PathLike,
     dagster_home,
     locked,
-    require_local_raw_root,
     resolve_settings,
 )
 from pipelines.config.settings import Settings
+from pipelines.storage.uri import is_remote
 
 if TYPE_CHECKING:
     import dagster as dg
@@ -35,24 +36,35 @@ def demo(
 ) -> Path:
     """Write realistic demo raw files of every source (with a few bad records of each kind)
     under the raw root, deterministic per `seed`; returns the raw root."""
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    _write_demo(settings.raw_root, scale, seed)
+    return settings.raw_root
+
+
+def _write_demo(raw_root: Path, scale: int, seed: int) -> None:
+    """Demo raw files under a local raw root, or written locally and uploaded to an S3 one."""
     from pipelines.demo import write_demo
 
-    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    write_demo(settings.raw_root, scale=scale, seed=seed)
-    return settings.raw_root
+    if not is_remote(raw_root):
+        write_demo(raw_root, scale=scale, seed=seed)
+        return
+    from pipelines.sources.listing import upload_folder
+
+    with tempfile.TemporaryDirectory(prefix="turnlake-demo-") as folder:
+        write_demo(Path(folder), scale=scale, seed=seed)
+        upload_folder(Path(folder), raw_root)
 
 
 def _prepare_raw_root(settings: Settings, demo_if_empty: bool, scale: int, seed: int) -> bool:
     """Write demo data into an empty raw root when asked; True when it did. Raises
     `RawRootMissing` for a raw root that does not exist (an empty one builds empty tables)."""
-    from pipelines.demo import is_empty, write_demo
+    from pipelines.sources.listing import is_empty, raw_root_exists
 
-    require_local_raw_root(settings)
     if is_empty(settings.raw_root) and demo_if_empty:
-        write_demo(settings.raw_root, scale=scale, seed=seed)
+        _write_demo(settings.raw_root, scale, seed)
         log.info("raw root was empty: wrote demo data under %s", settings.raw_root)
         return True
-    if not settings.raw_root.is_dir():
+    if not raw_root_exists(settings.raw_root):
         raise RawRootMissing(
             f"raw root {settings.raw_root} does not exist: create it and add raw files, point "
             "--raw-root at them, or pass --demo-if-empty to generate demo data"
@@ -260,7 +272,6 @@ def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     from pipelines.storage.layout import Layout
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    require_local_raw_root(settings)
     home = dagster_home(settings)
     return Status(
         dagster_home=home,

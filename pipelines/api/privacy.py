@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import polars as pl
 
 from pipelines.api.build import build
 from pipelines.api.errors import NotBuilt
 from pipelines.api.results import ForgetResult
-from pipelines.api.roots import PathLike, locked, require_local_raw_root, resolve_settings
+from pipelines.api.roots import PathLike, locked, resolve_settings
 from pipelines.privacy.subjects import SUBJECT_KINDS
 from pipelines.storage.layout import Layout
 
@@ -71,9 +70,9 @@ def forget(
     from pipelines.release.files import complete_releases
     from pipelines.release.privatize import pseudonym_key
     from pipelines.release.verify import verify_release
+    from pipelines.sources.base import all_raw_files
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    require_local_raw_root(settings)
     exports = Layout(settings.data_root).exports
     with locked(settings, wait):
         key, _ = pseudonym_key(settings)
@@ -96,8 +95,8 @@ def forget(
         for problem in verify_release(exports / version)
     ]
     raw_files = [
-        path
-        for path in Path(settings.raw_root).rglob("*")
-        if path.is_file() and mentions_text(str(path), [subject_id])
+        settings.raw_root / rel
+        for rel in all_raw_files(settings.raw_root)
+        if mentions_text(rel, [subject_id])
     ]
     return ForgetResult(tombstone["tombstone_id"], rebuilt, rewritten, problems, raw_files)

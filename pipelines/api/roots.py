@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.storage.lock import data_root_lock
-from pipelines.storage.uri import as_root, is_remote
+from pipelines.storage.uri import as_root
 
 PathLike = str | os.PathLike[str]
 
@@ -27,19 +27,6 @@ def resolve_settings(
     if data_root and not raw_root and "TURNLAKE_RAW_ROOT" not in os.environ:
         raw_root = as_root(data_root) / "raw"
     return settings.with_roots(raw_root or None, data_root or None)
-
-
-def require_local_raw_root(settings: Settings) -> None:
-    """Raise `BadRoot` for a raw root on object storage: the raw adapters read local files (a
-    data root on S3 works; its raw root must then be given as a local folder)."""
-    from pipelines.api.errors import BadRoot
-
-    if is_remote(settings.raw_root):
-        raise BadRoot(
-            f"raw root {settings.raw_root}: a raw root on object storage is not supported yet; "
-            "copy the raw files to a local folder and pass --raw-root DIR "
-            "(the data root may stay on S3)"
-        )
 
 
 def dagster_home(settings: Settings) -> Path:

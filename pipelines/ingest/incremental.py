@@ -32,6 +32,7 @@ from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
+from pipelines.sources.listing import raw_root_exists, root_of
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
@@ -59,11 +60,10 @@ class IngestReport:
 def unrecognised_files(raw_root: Path) -> list[str]:
     """Raw files (relative paths) that no adapter claims and that are not the consent registry:
     never read, so the build summary and `status` list them instead of ignoring them silently."""
-    if not Path(raw_root).is_dir():
+    raw_root = root_of(raw_root)
+    if not raw_root_exists(raw_root):
         return []
-    claimed = {
-        f.rel_path for module in all_adapters().values() for f in module.discover(Path(raw_root))
-    }
+    claimed = {f.rel_path for module in all_adapters().values() for f in module.discover(raw_root)}
     claimed.add(OPTOUTS_FILE.as_posix())
     return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
 
@@ -105,8 +105,7 @@ class _Plan:
 def _same_stat(file: RawFile, prev: dict) -> bool:
     """Same size and modification time as when last read: trusted as unchanged without reading it
     (as rsync and git do; `[ingest] rehash_unchanged = true` re-reads and hashes every file)."""
-    stat = file.path.stat()
-    return (stat.st_size, stat.st_mtime_ns) == (prev["size_bytes"], prev["mtime_ns"])
+    return file.stat() == (prev["size_bytes"], prev["mtime_ns"])
 
 
 def _plan(
@@ -123,7 +122,7 @@ def _plan(
         if (
             not same_parse
         ):  # new file, or parsed by other code / settings: parsed whatever its bytes
-            size = file.path.stat().st_size
+            size = file.stat()[0]
         elif not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
             plan.keep.append(prev)
             continue
@@ -176,7 +175,7 @@ def ingest_source(
     """Bring this source's bronze parts up to date with the raw root; `progress(done, total)` is
     told the files parsed so far of those to parse, after each batch."""
     layout = Layout(settings.data_root)
-    forgotten = forgotten_ids(Path(settings.raw_root))
+    forgotten = forgotten_ids(settings.raw_root)
     ctx = IngestContext(
         layout,
         settings,
@@ -192,7 +191,7 @@ def ingest_source(
     }
     report = IngestReport(source)
     files = []
-    for file in adapter(source).discover(Path(settings.raw_root)):
+    for file in adapter(source).discover(settings.raw_root):
         if mentions_text(file.rel_path, forgotten):
             report.files_withheld += 1
             if file.rel_path in previous:  # named after a forgotten subject: its rows go, unlisted

@@ -64,11 +64,11 @@ def file_id(fingerprint: str, version: str, settings_key: str) -> str:
 def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int, int]:
     """Bytes (None when over the size limit), fingerprint, size and modification time (taken
     before reading, so a write during the read shows as a change next time) of a raw file."""
-    stat = file.path.stat()
-    if stat.st_size > settings.limits.max_file_bytes:
-        return None, f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}", stat.st_size, stat.st_mtime_ns
-    data = file.path.read_bytes()
-    return data, hashlib.sha256(data).hexdigest(), len(data), stat.st_mtime_ns
+    size, mtime_ns = file.stat()  # an object's: from the listing that found it
+    if size > settings.limits.max_file_bytes:
+        return None, f"size:{size}:mtime:{mtime_ns}", size, mtime_ns
+    data = file.read_bytes()
+    return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
 
 
 @dataclass(frozen=True)

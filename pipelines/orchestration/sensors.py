@@ -11,6 +11,7 @@ from pipelines.config.settings import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.sources import adapter
+from pipelines.storage.uri import as_root
 
 
 def raw_root_signature(raw_root: Path) -> tuple[str, int]:
@@ -19,8 +20,8 @@ def raw_root_signature(raw_root: Path) -> tuple[str, int]:
     n_files = 0
     for source in SOURCES:
         for file in adapter(source).discover(raw_root):
-            stat = file.path.stat()
-            digest.update(f"{file.rel_path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            size, mtime_ns = file.stat()
+            digest.update(f"{file.rel_path}\0{size}\0{mtime_ns}\n".encode())
             n_files += 1
     consent = raw_root / OPTOUTS_FILE  # a new opt-out must trigger a rebuild too
     if consent.exists():
@@ -38,7 +39,7 @@ def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinitio
         description="Requests a build when the set of raw files, their sizes or mtimes change.",
     )
     def _sensor(context: dg.SensorEvaluationContext, turnlake: TurnlakeResource):
-        signature, n_files = raw_root_signature(Path(turnlake.raw_root))
+        signature, n_files = raw_root_signature(as_root(turnlake.raw_root))
         if n_files == 0:
             return dg.SkipReason(f"no raw files under {turnlake.raw_root}")
         if signature == context.cursor:

@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.privacy.optouts import OPTOUTS_FILE
+from pipelines.privacy.optouts import OPTOUTS_FILE, append_to_registry
 from pipelines.release.files import (
     MANIFEST,
     complete_releases,
@@ -37,6 +37,7 @@ from pipelines.release.files import (
     split_counts,
 )
 from pipelines.release.store import local_release
+from pipelines.sources.listing import root_of
 from pipelines.storage import tables as stored
 from pipelines.storage.files import append_bytes, write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
@@ -48,7 +49,7 @@ from pipelines.storage.uri import as_root, is_remote
 def forgotten_ids(raw_root: Path) -> list[str]:
     """Ids of subjects whose registry entry says `"forget": true` (unreadable lines are skipped
     here; `load_optouts` reports them)."""
-    path = Path(raw_root) / OPTOUTS_FILE
+    path = root_of(raw_root) / OPTOUTS_FILE
     if not path.exists():
         return []
     ids = set()
@@ -124,20 +125,8 @@ def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
 def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, key: bytes) -> dict:
     """Registry entry + tombstone; returns the tombstone (which holds no subject id)."""
     now = datetime.now(UTC).isoformat()
-    registry = Path(raw_root) / OPTOUTS_FILE
-    registry.parent.mkdir(parents=True, exist_ok=True)
-    with registry.open("ab") as fh:
-        fh.write(
-            orjson.dumps(
-                {
-                    "subject_kind": kind,
-                    "subject_id": subject_id,
-                    "opted_out_at": now,
-                    "forget": True,
-                }
-            )
-            + b"\n"
-        )
+    entry = {"subject_kind": kind, "subject_id": subject_id, "opted_out_at": now, "forget": True}
+    append_to_registry(raw_root, orjson.dumps(entry) + b"\n")
     tombstone = {
         "tombstone_id": uuid.uuid4().hex,
         "subject_kind": kind,

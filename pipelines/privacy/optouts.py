@@ -20,6 +20,8 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.subjects import SUBJECT_KINDS, rows_mask, subject_footprint
+from pipelines.sources.listing import root_of
+from pipelines.storage.uri import is_remote
 
 OPTOUTS_FILE = Path("consent") / "optouts.jsonl"
 OPTOUT_SCHEMA: dict[str, pl.DataType] = {
@@ -49,7 +51,7 @@ def empty_optouts() -> pl.DataFrame:
 def load_optouts(raw_root: Path) -> tuple[pl.DataFrame, list[OptOutProblem]]:
     """Opt-outs under `raw_root/consent/optouts.jsonl`, one row per distinct (kind, id) with the
     earliest `opted_out_at`, and the problems found. No file: no opt-outs and no problems."""
-    path = Path(raw_root) / OPTOUTS_FILE
+    path = root_of(raw_root) / OPTOUTS_FILE
     if not path.exists():
         return empty_optouts(), []
     return parse_optouts(path.read_bytes())
@@ -186,3 +188,24 @@ def _recount_turns(episodes: pl.DataFrame, turns: pl.DataFrame, touched: set[str
         .drop("__n")
         .select(episodes.columns)
     )
+
+
+def append_to_registry(raw_root: Path, line: bytes) -> None:
+    """Append one line to the registry. S3 has no append: the object is rewritten whole, by
+    compare-and-swap so that two writers appending at once both keep their line."""
+    if not is_remote(raw_root):
+        registry = Path(raw_root) / OPTOUTS_FILE
+        registry.parent.mkdir(parents=True, exist_ok=True)
+        with registry.open("ab") as fh:
+            fh.write(line)
+        return
+    from pipelines.storage.objects import ObjectRoot, compare_and_swap, get_bytes
+
+    root, key = ObjectRoot.parse(str(raw_root)), OPTOUTS_FILE.as_posix()
+    while True:
+        try:
+            current: bytes | None = get_bytes(root, key)
+        except FileNotFoundError:
+            current = None
+        if compare_and_swap(root, key, current, (current or b"") + line):
+            return

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import polars as pl
 
@@ -13,6 +12,7 @@ from pipelines.config.settings import SOURCES, Settings
 from pipelines.ingest.incremental import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter
+from pipelines.sources.base import RawFile
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
@@ -29,9 +29,11 @@ class RawStatus:
     )  # raw files no adapter claims (never read)
 
 
-def _sha256(path: Path) -> str:
+def _sha256(file: RawFile) -> str:
+    if file.is_remote:
+        return hashlib.sha256(file.read_bytes()).hexdigest()
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with file.path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -46,16 +48,16 @@ def raw_changes(settings: Settings, source: str) -> list[dict]:
     }
     changes = []
     seen = set()
-    for file in adapter(source).discover(Path(settings.raw_root)):
+    for file in adapter(source).discover(settings.raw_root):
         seen.add(file.rel_path)
         known = log.get(file.rel_path)
         if known is None or known["missing_since"] is not None:
             changes.append({"source": source, "file": file.rel_path, "change": "new"})
             continue
-        stat = file.path.stat()
-        modified = datetime.fromtimestamp(stat.st_mtime, UTC)
-        if stat.st_size != known["size_bytes"] or (
-            modified > known["parsed_at"] and _sha256(file.path) != known["fingerprint"]
+        size, mtime_ns = file.stat()
+        modified = datetime.fromtimestamp(mtime_ns / 1e9, UTC)
+        if size != known["size_bytes"] or (
+            modified > known["parsed_at"] and _sha256(file) != known["fingerprint"]
         ):
             changes.append({"source": source, "file": file.rel_path, "change": "changed"})
     changes += [

@@ -16,6 +16,7 @@ from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 from pipelines.transforms.build import WITHHELD
 
 
@@ -134,7 +135,6 @@ def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> l
     for folder, members in sorted(by_folder.items()):
         shown = ", ".join(members[:examples]) + (", …" if len(members) > examples else "")
         noun = "file" if len(members) == 1 else "files"
-        lines.append(
-            f"not recognised: {len(members)} {noun} under {Path(raw_root) / folder} (e.g. {shown})"
-        )
+        where = as_root(raw_root) / folder if folder != "." else raw_root
+        lines.append(f"not recognised: {len(members)} {noun} under {where} (e.g. {shown})")
     return lines

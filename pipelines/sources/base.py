@@ -7,7 +7,6 @@ No Dagster imports here: adapters are plain functions over bytes.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 from collections.abc import Iterable
@@ -17,6 +16,9 @@ from typing import Any
 
 import orjson
 import polars as pl
+
+from pipelines.sources import listing
+from pipelines.storage.uri import is_remote
 
 # The fixed vocabulary of quarantine reasons. Keep it small: operators group by it.
 ERROR_KINDS: tuple[str, ...] = (
@@ -46,37 +48,58 @@ class RecordError(Exception):
 
 @dataclass(frozen=True)
 class RawFile:
-    """One raw file of one source. `rel_path` (POSIX, relative to the raw root) is its identity."""
+    """One raw file of one source. `rel_path` (POSIX, relative to the raw root) is its identity.
+    `path` is a local Path or, under an S3 raw root, an S3 UPath; an object's `size` and
+    `mtime_ns` come from the listing that found it (a local file's are asked when needed)."""
 
     source: str
     path: Path
     rel_path: str
+    size: int | None = field(default=None, compare=False)
+    mtime_ns: int | None = field(default=None, compare=False)
 
     @classmethod
     def under(cls, source: str, raw_root: Path, path: Path) -> RawFile:
         return cls(source=source, path=path, rel_path=path.relative_to(raw_root).as_posix())
 
+    @property
+    def is_remote(self) -> bool:
+        return is_remote(self.path)
+
+    def stat(self) -> tuple[int, int]:
+        """(size in bytes, modification time in ns, or an object's stamp)."""
+        if self.size is not None and self.mtime_ns is not None:
+            return self.size, self.mtime_ns
+        if self.is_remote:
+            return listing.head_object(self.path, self.rel_path)
+        stat = os.stat(self.path)
+        return stat.st_size, stat.st_mtime_ns
+
+    def read_bytes(self) -> bytes:
+        if self.is_remote:
+            return listing.read_object(self.path, self.rel_path)
+        return self.path.read_bytes()
+
 
 def find_raw_files(source: str, raw_root: Path, patterns: Iterable[str]) -> list[RawFile]:
-    """Regular files under `raw_root` matching any of the glob `patterns` (relative to it; `**`
-    spans folders; hidden files included), sorted by relative path. Globbing strings instead of
-    Paths: pathlib's glob and relative_to cost tens of µs per file, seconds on 10^5 raw files."""
-    root = os.fspath(raw_root)
-    found = {
-        rel
-        for pattern in patterns
-        for rel in glob.glob(pattern, root_dir=root, recursive=True, include_hidden=True)
-    }
+    """Regular files (objects) under `raw_root` matching any of the glob `patterns` (relative to
+    it; `**` spans folders; hidden files included), sorted by relative path."""
+    if not is_remote(raw_root):
+        root = os.fspath(raw_root)
+        return [
+            RawFile(source, Path(root, rel), rel) for rel in listing.local_matches(root, patterns)
+        ]
     return [
-        RawFile(source, Path(root, rel), rel.replace(os.sep, "/"))
-        for rel in sorted(found)
-        if os.path.isfile(os.path.join(root, rel))
+        RawFile(source, raw_root / key, key, size, stamp)
+        for key, size, stamp in listing.remote_matches(raw_root, list(patterns))
     ]
 
 
 def all_raw_files(raw_root: Path) -> list[str]:
     """Every regular file under `raw_root` as a relative POSIX path, sorted; hidden files and
     folders (`.DS_Store`, `.gitkeep`, `.git/`) are not raw data and are left out."""
+    if is_remote(raw_root):
+        return listing.all_remote_keys(raw_root)
     root = os.fspath(raw_root)
     found = []
     for folder, dirs, files in os.walk(root):  # scandir: file types without a stat per file

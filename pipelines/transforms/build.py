@@ -100,7 +100,7 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
         frame = pl.concat(frames).collect() if frames else pl.DataFrame(schema=schema)
         tables[table] = frame
     tables["episodes"] = _with_turn_counts(tables["episodes"], tables["turns"])
-    tables, withheld = withhold(tables, load_optouts(Path(settings.raw_root))[0])
+    tables, withheld = withhold(tables, load_optouts(settings.raw_root)[0])
     # Content-addressed: the same blob from two places is one row.
     tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
     return {
@@ -124,7 +124,7 @@ def silver_inputs_digest(settings: Settings) -> str:
         for source in SOURCES
     ]
     here = Path(__file__)
-    optouts = Path(settings.raw_root) / OPTOUTS_FILE
+    optouts = settings.raw_root / OPTOUTS_FILE
     config = [
         settings.source_timezones,
         settings.dialogue_turn_index_base,

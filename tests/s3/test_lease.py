@@ -81,8 +81,8 @@ def test_a_root_with_another_scheme_is_a_usage_error():
         ROOT.convert("gs://bucket/prefix", None, None)
 
 
-def test_a_raw_root_on_s3_is_refused_with_exit_2_not_a_traceback(aws_env, capsys):
+def test_a_raw_root_in_a_missing_bucket_is_exit_2_not_a_traceback(aws_env, capsys):
     from pipelines.cli.main import main
 
     assert main(["build", "--data-root", "s3://bucket-a/prefix"]) == 2
-    assert "a raw root on object storage is not supported yet" in capsys.readouterr().err
+    assert "raw root s3://bucket-a/prefix/raw does not exist" in capsys.readouterr().err

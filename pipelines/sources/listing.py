@@ -1,0 +1,204 @@
+"""Listing and reading raw files under a raw root that is a local folder or `s3://bucket/prefix`.
+
+A local raw root stays plain `glob`/`os` (fast, no fsspec). On S3 a source's files are found by
+one ListObjectsV2 listing per literal folder its patterns start with (`outputs/`, `decisions/`),
+matched against the patterns here; the listing gives each object's size and stamp, so planning
+never asks the store about one object at a time.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import zlib
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pipelines.storage.uri import as_root, is_remote
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def local_matches(raw_root: Path, patterns: Iterable[str]) -> list[str]:
+    """Relative paths of regular files under a local `raw_root` matching any glob pattern
+    (`**` spans folders, hidden files included), sorted. Globbing strings instead of Paths:
+    pathlib's glob and relative_to cost tens of µs per file, seconds on 10^5 raw files."""
+    root = os.fspath(raw_root)
+    found = {
+        rel
+        for pattern in patterns
+        for rel in glob.glob(pattern, root_dir=root, recursive=True, include_hidden=True)
+    }
+    return [
+        rel.replace(os.sep, "/") for rel in sorted(found) if os.path.isfile(os.path.join(root, rel))
+    ]
+
+
+def pattern_regex(pattern: str) -> re.Pattern[str]:
+    """A glob pattern (as `glob.glob(recursive=True, include_hidden=True)` reads it) as a regex
+    over relative POSIX keys: `*` and `?` stay inside one folder, a `**` folder is zero or more."""
+    out = []
+    parts = pattern.split("/")
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        text = "".join(
+            "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char) for char in part
+        )
+        out.append(text if last else text + "/")
+    return re.compile("".join(out))
+
+
+def literal_prefix(pattern: str) -> str:
+    """The folders a pattern names before its first glob character (`outputs/` for
+    `outputs/*/meta.json`); '' when it starts with one."""
+    folders = []
+    for part in pattern.split("/")[:-1]:
+        if _GLOB_CHARS.search(part):
+            break
+        folders.append(part + "/")
+    return "".join(folders)
+
+
+def listing_prefixes(patterns: Iterable[str]) -> list[str]:
+    """The fewest prefixes to list so that every pattern's matches are listed once."""
+    prefixes = sorted({literal_prefix(p) for p in patterns})
+    kept: list[str] = []
+    for prefix in prefixes:
+        if not any(prefix.startswith(other) for other in kept):
+            kept.append(prefix)
+    return kept
+
+
+# ---------------------------------------------------------------- S3
+
+
+@cache
+def _store(root_uri: str, endpoint: str) -> Any:
+    from obstore.store import S3Store
+
+    from pipelines.storage.uri import _allow_http
+
+    return S3Store.from_url(root_uri, client_options={"allow_http": _allow_http()})
+
+
+def _store_for(root: Any) -> Any:
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL", "")
+    return _store(str(root).rstrip("/"), endpoint)
+
+
+def object_stamp(meta: dict) -> int:
+    """An object's `mtime_ns` for the ingest log: S3's Last-Modified has whole seconds, so the
+    e-tag's CRC fills the nanoseconds; an object rewritten within the same second with the same
+    size still gets a new stamp (and is re-read)."""
+    seconds = int(meta["last_modified"].timestamp())
+    tag = zlib.crc32(str(meta.get("e_tag") or "").encode()) % 1_000_000_000
+    return seconds * 1_000_000_000 + tag
+
+
+def list_objects(root: Any, prefix: str = "") -> list[tuple[str, int, int]]:
+    """(key relative to `root`, size, stamp) of every object under `root/prefix`, sorted."""
+    import obstore
+
+    from pipelines.storage.objects import ObjectRoot, _translated
+
+    with _translated(ObjectRoot.parse(str(root)), prefix):
+        batches = obstore.list(_store_for(root), prefix.rstrip("/") or None)
+        found = [(m["path"], m["size"], object_stamp(m)) for batch in batches for m in batch]
+    return sorted(found)
+
+
+def remote_matches(root: Any, patterns: list[str]) -> list[tuple[str, int, int]]:
+    """`list_objects` of the keys matching any pattern: one listing per `listing_prefixes`."""
+    regexes = [pattern_regex(p) for p in patterns]
+    return [
+        entry
+        for prefix in listing_prefixes(patterns)
+        for entry in list_objects(root, prefix)
+        if entry[0].startswith(prefix) and any(rx.fullmatch(entry[0]) for rx in regexes)
+    ]
+
+
+def remote_root_of(path: Any, rel_path: str) -> str:
+    """The raw root's URI of an object path `root/rel_path`."""
+    return str(path)[: -len(rel_path) - 1]
+
+
+def read_object(path: Any, rel_path: str) -> bytes:
+    """The bytes of raw object `root/rel_path`; FileNotFoundError when it is gone."""
+    import obstore
+
+    from pipelines.storage.objects import ObjectRoot, _translated
+
+    root = remote_root_of(path, rel_path)
+    with _translated(ObjectRoot.parse(root), rel_path):
+        return bytes(obstore.get(_store_for(root), rel_path).bytes())
+
+
+def head_object(path: Any, rel_path: str) -> tuple[int, int]:
+    """(size, stamp) of raw object `root/rel_path`, asked of the store."""
+    import obstore
+
+    from pipelines.storage.objects import ObjectRoot, _translated
+
+    root = remote_root_of(path, rel_path)
+    with _translated(ObjectRoot.parse(root), rel_path):
+        meta = obstore.head(_store_for(root), rel_path)
+    return meta["size"], object_stamp(meta)
+
+
+def all_remote_keys(root: Any) -> list[str]:
+    """Every object under `root` as a relative key, without hidden files or folders."""
+    return [
+        key
+        for key, _, _ in list_objects(root)
+        if not any(part.startswith(".") for part in key.split("/"))
+    ]
+
+
+def raw_root_exists(raw_root: Any) -> bool:
+    """A local raw root is a folder; an S3 one exists when its bucket does (S3 has no empty
+    folders). Raises `ObjectStoreError` when the store cannot be asked (credentials, endpoint)."""
+    if not is_remote(raw_root):
+        return Path(raw_root).is_dir()
+    from pipelines.storage.objects import ObjectStoreError
+
+    try:
+        list_objects(raw_root, ".turnlake-probe/")
+    except ObjectStoreError as err:
+        if "NoSuchBucket" in str(err):
+            return False
+        raise
+    return True
+
+
+def is_empty(raw_root: Any) -> bool:
+    """No file (object) at all under the raw root, hidden ones included."""
+    if not is_remote(raw_root):
+        return not any(files for _, _, files in os.walk(raw_root))
+    return not raw_root_exists(raw_root) or not list_objects(raw_root)
+
+
+def upload_folder(folder: Path, raw_root: Any) -> int:
+    """Upload every file under a local `folder` to the same relative keys under an S3 raw root;
+    the number uploaded."""
+    from pipelines.storage.objects import ObjectRoot, put_file
+
+    root = ObjectRoot.parse(str(raw_root))
+    count = 0
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            path = Path(parent, name)
+            put_file(root, path.relative_to(folder).as_posix(), path)
+            count += 1
+    return count
+
+
+def root_of(raw_root: Any) -> Path:
+    """`raw_root` as a root (`as_root`): a local Path or an S3 UPath, never `Path(upath)`."""
+    return as_root(raw_root) if isinstance(raw_root, str) else raw_root
