@@ -25,6 +25,7 @@ from pipelines.api.roots import PathLike, locked, resolve_settings
 from pipelines.config.settings import Settings
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot, ObjectStoreError
+from pipelines.storage.uri import is_remote
 
 if TYPE_CHECKING:
     from datasets import DatasetDict
@@ -249,7 +250,9 @@ def load_release(
     """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …) as a Hugging
     Face `datasets.DatasetDict` with one split per split in the release's manifest, e.g.
     `load_release()["train"]` for a TRL trainer. The release is verified first unless
-    `verify_first` is False; `cache_dir` is passed to `datasets.load_dataset`.
+    `verify_first` is False; `cache_dir` is passed to `datasets.load_dataset`. Under an S3 data
+    root the release is downloaded once into the root's local cache (`TURNLAKE_CACHE_DIR`) and
+    verified there; the copy is reused while its manifest matches the stored one.
 
     Needs the `datasets` package (`pip install 'turnlake[datasets]'`). Raises `NoRelease`,
     `ReleaseMismatch`, or `KeyError` for a config the release does not hold.
@@ -263,9 +266,16 @@ def load_release(
         ) from err
     from pipelines.release.files import read_manifest
 
-    exports = _exports(data_root)  # datasets reads local files: the local exports, not a store
-    state = verify(version, data_root=data_root, store=exports) if verify_first else None
-    folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
+    exports = _exports(data_root)  # datasets reads local files: the exports, not a store
+    if is_remote(exports):  # an S3 data root: a verified copy in its local cache
+        from pipelines.api.release_cache import cached_release
+
+        with _store_errors():
+            name = _version(ObjectRoot.parse(str(exports)), version)
+            folder = cached_release(exports, name, verify_first)
+    else:
+        state = verify(version, data_root=data_root, store=exports) if verify_first else None
+        folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
     manifest = read_manifest(folder)
     counts = manifest["counts"]
     profiles = manifest.get("profiles") or {}  # profile configs: release/profiles.py
