@@ -100,14 +100,7 @@ def all_raw_files(raw_root: Path) -> list[str]:
     folders (`.DS_Store`, `.gitkeep`, `.git/`) are not raw data and are left out."""
     if is_remote(raw_root):
         return listing.all_remote_keys(raw_root)
-    root = os.fspath(raw_root)
-    found = []
-    for folder, dirs, files in os.walk(root):  # scandir: file types without a stat per file
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = os.path.relpath(folder, root)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        found += [prefix + name for name in files if not name.startswith(".")]
-    return sorted(found)
+    return listing.all_local_files(raw_root)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,116 @@
+"""Listing a local raw tree: the same files as `glob`, folders unchanged since the last walk not
+read again, and never a new, rewritten or deleted file missed."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.config.settings import Settings
+from pipelines.ingest.incremental import ingest_source
+from pipelines.sources import listing_cache
+from pipelines.sources.listing import all_local_files, local_matches
+
+TREE = [
+    "outputs/run1/meta.json",
+    "outputs/run1/round2_social_rl.json",
+    "outputs/run1/deeper/meta.json",  # one folder too deep for outputs/*/meta.json
+    "outputs/.hidden/meta.json",
+    "decisions/a.sqlite",
+    "decisions/x/y/b.sqlite",
+    "decisions/x/.c.sqlite",
+    "decisions/x/notes.txt",
+    "other/file.jsonl",
+]
+PATTERNS = ["outputs/*/meta.json", "outputs/*/round*_social_rl.json", "decisions/**/*.sqlite"]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TURNLAKE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _tree(root: Path, files: list[str]) -> Path:
+    for rel in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    return root
+
+
+def test_matches_are_globs_matches_hidden_included(tmp_path):
+    root = _tree(tmp_path / "raw", TREE)
+    expected = [
+        "decisions/a.sqlite",
+        "decisions/x/.c.sqlite",
+        "decisions/x/y/b.sqlite",
+        "outputs/.hidden/meta.json",
+        "outputs/run1/meta.json",
+        "outputs/run1/round2_social_rl.json",
+    ]
+    assert local_matches(root, PATTERNS) == expected
+    assert local_matches(root, PATTERNS) == expected  # from the cache, the same
+    every = [rel for rel in sorted(TREE) if "/." not in rel]
+    assert all_local_files(root) == every
+
+
+def _count_reads(monkeypatch) -> list[str]:
+    reads: list[str] = []
+    read = listing_cache._read_folder
+
+    def counted(path: str, skip_hidden: bool):
+        reads.append(path)
+        return read(path, skip_hidden)
+
+    monkeypatch.setattr(listing_cache, "_read_folder", counted)
+    return reads
+
+
+def test_unchanged_folders_are_not_read_again_and_changes_are_never_missed(tmp_path, monkeypatch):
+    root = _tree(tmp_path / "raw", TREE)
+    time.sleep(2.1)  # older than the racy window: the folders' stamps can be trusted
+    local_matches(root, PATTERNS)
+    reads = _count_reads(monkeypatch)
+    assert len(local_matches(root, PATTERNS)) == 6
+    assert reads == []  # every folder stat-ed, none opened
+    (root / "decisions/x/y/new.sqlite").write_text("new")  # deep, in an existing folder
+    assert "decisions/x/y/new.sqlite" in local_matches(root, PATTERNS)
+    assert reads == [str(root / "decisions/x/y")]  # only the folder that changed
+    (root / "decisions/x/y/b.sqlite").unlink()
+    assert "decisions/x/y/b.sqlite" not in local_matches(root, PATTERNS)
+    (root / "decisions/x/z").mkdir()
+    (root / "decisions/x/z/c.sqlite").write_text("c")
+    assert "decisions/x/z/c.sqlite" in local_matches(root, PATTERNS)
+
+
+def test_a_folder_whose_mtime_is_put_back_is_still_read_again(tmp_path, monkeypatch):
+    root = _tree(tmp_path / "raw", TREE)
+    time.sleep(2.1)
+    local_matches(root, PATTERNS)
+    folder = root / "decisions/x/y"
+    before = os.stat(folder)
+    (folder / "late.sqlite").write_text("late")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # as rsync -t / tar do
+    assert "decisions/x/y/late.sqlite" in local_matches(root, PATTERNS)
+
+
+def test_an_ingest_catches_added_rewritten_and_deleted_files_through_the_cache(tmp_path):
+    files = {f"survey_responses/conversations/c{i}.json": f'{{"x": {i}}}' for i in range(3)}
+    root = tmp_path / "raw"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    time.sleep(2.1)
+    settings = Settings(raw_root=root, data_root=tmp_path / "data")
+    assert ingest_source("study", settings, "run-1").files_parsed == 3
+    assert ingest_source("study", settings, "run-2").files_parsed == 0
+    (root / "survey_responses/conversations/c3.json").write_text('{"x": 3}')
+    assert ingest_source("study", settings, "run-3").files_parsed == 1
+    time.sleep(0.01)
+    (root / "survey_responses/conversations/c0.json").write_text('{"y": 0}')  # in place, same size
+    assert ingest_source("study", settings, "run-4").files_parsed == 1
+    (root / "survey_responses/conversations/c1.json").unlink()
+    report = ingest_source("study", settings, "run-5")
+    assert report.files_missing == ["survey_responses/conversations/c1.json"]
