@@ -8,10 +8,14 @@ from pathlib import Path
 import click
 
 from pipelines.cli.options import error, roots, wait
+from pipelines.storage.uri import is_remote
 
 
 def print_load_hint(path: Path) -> None:
     """How to load the release at `path`: Python (turnlake or datasets) and DuckDB."""
+    if is_remote(path):
+        _print_remote_load_hint(path)
+        return
     data_root, sft = path.parents[1], path / "sft"
     root = shlex.quote(str(data_root))  # the warehouse of this release's data root, not the default
     lines = [
@@ -29,6 +33,27 @@ def print_load_hint(path: Path) -> None:
         ),
         f"           or read_parquet('{sft}/*.parquet') for any version",
         f"  Shell:   turnlake shell --data-root {root}   (interactive SQL over the same views)",
+    ]
+    click.echo("\n" + "\n".join(lines))
+
+
+def _print_remote_load_hint(path: Path) -> None:
+    """The hint for a release under an S3 data root: what reads it from there (datasets and
+    DuckDB here cannot read `s3://` themselves)."""
+    data_root = shlex.quote(str(path.parents[1]))
+    lines = [
+        f"release: {path}",
+        "  Python:  import turnlake",
+        (
+            f'           ds = turnlake.load_release("{path.name}", config="sft", '
+            f'data_root="{path.parents[1]}")   (a verified local copy)'
+        ),
+        f"  Copy:    turnlake pull {path.name} --to DIR --data-root {data_root}",
+        (
+            f"  DuckDB:  turnlake sql --data-root {data_root} "
+            '"SELECT split, count(*) FROM release.sft GROUP BY ALL"'
+            "   (views over the latest release)"
+        ),
     ]
     click.echo("\n" + "\n".join(lines))
 

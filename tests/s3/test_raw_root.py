@@ -85,7 +85,9 @@ def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys
     # the hints name the release where it is, not a local cache
     hint = capsys.readouterr().out
     assert f"release: s3://{raw_on_s3['bucket']}/data/exports/" in hint
-    assert str(tmp / "cache") not in hint
+    assert f'data_root="s3://{raw_on_s3["bucket"]}/data")' in hint  # load_release reads it
+    release_hint = hint[hint.index("release: s3://") :]  # the warehouse line names local DuckDB
+    assert str(tmp / "cache") not in release_hint
     # the ingest log names objects by their key under the raw root, as files locally
     local = Layout(tmp / "from-local").ingest_log("oasst")
     remote = Layout(tmp / "from-s3").ingest_log("oasst")
