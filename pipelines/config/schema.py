@@ -149,7 +149,7 @@ class Splits(Table):
 
 
 class Partitions(Table):
-    shards: Annotated[int, Field(ge=0, le=64)] = 0  # 0: tables stored whole (not partitioned)
+    shards: Annotated[int, Field(ge=0, le=64)] = 4  # 0: tables stored whole (not partitioned)
 
 
 class Lock(Table):

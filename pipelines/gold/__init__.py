@@ -69,6 +69,7 @@ def refresh_gold(
     publish; rows per table and whether anything was rebuilt. (Reusing the published snapshot also
     lets its checks reuse their verdicts.)"""
     from pipelines.gold.partitions import bring_up_to_date
+    from pipelines.partitions.rows import DIGESTS_SCHEMA
     from pipelines.partitions.store import DIGESTS_TABLE
 
     inputs = gold_inputs_digest(layout, params)
@@ -78,7 +79,9 @@ def refresh_gold(
     if not stored.exists(layout, "silver", DIGESTS_TABLE):  # silver stored whole
         silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
         tables = build_gold(silver, params)
-        stored.publish(layout, "gold", tables, meta)
+        # an unpartitioned digests table tells partitioned builds after it to start whole
+        empty = pl.DataFrame(schema=DIGESTS_SCHEMA)
+        stored.publish(layout, "gold", {**tables, DIGESTS_TABLE: empty}, meta)
         return {t: f.height for t, f in tables.items()}, True
     committed = bring_up_to_date(layout, params)
     stored.publish(layout, "gold", {}, meta, committed=committed)

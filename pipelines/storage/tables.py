@@ -24,9 +24,15 @@ from urllib.parse import unquote
 import orjson
 import polars as pl
 from deltalake import DeltaTable
-from deltalake.exceptions import CommitFailedError, DeltaError
+from deltalake.exceptions import DeltaError
 
 from pipelines.runtime.faults import crash_point
+from pipelines.storage.delta_writes import (  # noqa: F401 (commit_partitions: part of the seam)
+    PARTITION,
+    LayoutChanged,
+    commit_partitions,
+    overwrite_whole,
+)
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
@@ -36,10 +42,7 @@ LAYERS = ("silver", "gold", "splits")
 RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a week
 INPUTS = "inputs"  # snapshot metadata: the digest of what a layer was built from
 RUN = "run"  # snapshot metadata: the run that published it
-_WRITE_OPTIONS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
-PARTITION = "_partition"  # the partition column of a partitioned table (pipelines/partitions/)
 WHOLE = None  # `publish(partitions={table: WHOLE})`: rewrite every partition of the table
-_COMMIT_ATTEMPTS = 5
 
 
 class TableVersionGone(RuntimeError):
@@ -155,6 +158,16 @@ def _file_paths(delta: DeltaTable) -> list[str]:
     return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
 
 
+def _by_partition(paths: list[str]) -> list[str]:
+    """Files in partition-key order, each partition's in Delta's (write) order: a partition is
+    always rewritten whole, so the rows read are in the same order whichever partitions the
+    builds before happened to rewrite."""
+    marker = f"/{PARTITION}="
+    return sorted(
+        paths, key=lambda p: p.rsplit(marker, 1)[1].split("/", 1)[0] if marker in p else ""
+    )
+
+
 def _in_partitions(paths: list[str], partitions: Iterable[str]) -> list[str]:
     wanted = {f"/{PARTITION}={key}/" for key in partitions}
     return [p for p in paths if any(w in p for w in wanted)]
@@ -173,7 +186,7 @@ def scan(
     its `_partition` column only when `with_partition` (a partitioned table reads as it would
     unpartitioned: the partition is in the file path, not in the files)."""
     delta = _table(layout, layer, table, as_of)
-    paths = _file_paths(delta)
+    paths = _by_partition(_file_paths(delta))
     if partitions is not None:
         paths = _in_partitions(paths, partitions)
     # The same frame as scan_delta (same files, same types: checked table by table), but found
@@ -226,6 +239,7 @@ def publish(
     *,
     partitions: Mapping[str, Sequence[str] | None] | None = None,
     committed: Mapping[str, int] | None = None,
+    drop: Iterable[str] = (),
 ) -> Snapshot:
     """Commit every table in `frames` (one new Delta version each), then make them current
     together by rewriting the layer's snapshot log atomically; until then readers keep the
@@ -234,51 +248,23 @@ def publish(
     A table named in `partitions` is stored partitioned by its `_partition` column: its frame
     holds the rows of the partitions listed there, which replace exactly those partitions (a
     listed partition without rows is deleted); `WHOLE` rewrites the table. `committed` names
-    versions the caller already committed (partitions written in steps)."""
+    versions the caller already committed (partitions written in steps); tables in `drop` leave
+    the snapshot (readers then find no such table)."""
     previous = snapshot(layout, layer)
     versions = {**(previous.versions if previous else {}), **(committed or {})}
+    versions = {t: v for t, v in versions.items() if t not in set(drop)}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
         options = _options(layout)
         if partitions is not None and table in partitions:
             versions[table] = commit_partitions(uri, frame, partitions[table], options)
         else:
-            frame.write_delta(
-                uri, mode="overwrite", delta_write_options=_WRITE_OPTIONS, storage_options=options
-            )
-            versions[table] = DeltaTable(uri, storage_options=options).version()
+            versions[table] = overwrite_whole(uri, frame, options)
         crash_point(f"{layer}:between_commits")
     published_at = datetime.now(UTC).isoformat()
     new = Snapshot(layer, versions, dict(meta or {}), published_at)
     _write_log(layout, layer, [*history(layout, layer), new])
     return new
-
-
-def commit_partitions(
-    uri: str,
-    frame: pl.DataFrame,
-    replace: Sequence[str] | None,
-    storage_options: dict[str, str] | None = None,
-) -> int:
-    """Replace the listed partitions of a partitioned Delta table by `frame`'s rows (all of them
-    when `replace` is WHOLE) in one commit; the new version. A concurrent writer of other
-    partitions makes the commit retry, never lose either write."""
-    options: dict = {**_WRITE_OPTIONS, "partition_by": [PARTITION]}
-    if replace is not None:
-        if not replace:
-            return DeltaTable(uri, storage_options=storage_options).version()
-        keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
-        options["predicate"] = f"{PARTITION} IN ({keys})"
-    for attempt in range(_COMMIT_ATTEMPTS):
-        try:
-            frame.write_delta(
-                uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
-            )
-            return DeltaTable(uri, storage_options=storage_options).version()
-        except CommitFailedError:
-            if attempt == _COMMIT_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
 
 
 def _write_log(layout: Layout, layer: str, entries: Iterable[Snapshot]) -> None:

@@ -10,9 +10,15 @@ import polars as pl
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
-from pipelines.partitions.assign import assign_partitions
+from pipelines.partitions.assign import assign_partitions, scheme_of
 from pipelines.partitions.rows import SILVER_KEYS, placement
-from pipelines.partitions.store import MAP_TABLE, frames_to_write, previous_digests, previous_map
+from pipelines.partitions.store import (
+    DIGESTS_TABLE,
+    MAP_TABLE,
+    frames_to_write,
+    previous_digests,
+    previous_map,
+)
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import conform, polars_schema, silver_schema
@@ -131,6 +137,8 @@ def silver_inputs_digest(settings: Settings) -> str:
         settings.default_turn_index_base,
         settings.decision_rating_scale,
         settings.oasst.model_dump(),
+        # how the tables are laid out: a change rewrites them in the new layout
+        scheme_of(settings.splits, settings.partition_shards) if settings.partition_shards else 0,
     ]
     return fingerprint(
         [
@@ -156,8 +164,8 @@ def publish_silver(
     settings = settings or Settings(data_root=layout.data_root)
     crash_point("silver:before_publish")
     meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
-    if settings.partition_shards == 0:
-        snapshot = stored.publish(layout, "silver", tables, meta)
+    if settings.partition_shards == 0:  # whole tables: no partition bookkeeping stays behind
+        snapshot = stored.publish(layout, "silver", tables, meta, drop=[MAP_TABLE, DIGESTS_TABLE])
         crash_point("silver:after_publish")
         return snapshot
     splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)

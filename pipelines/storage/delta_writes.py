@@ -1,0 +1,94 @@
+"""How tables.py commits a table: a whole overwrite, or a replacement of some partitions, each one
+Delta commit. A table may change between the two layouts (`[partitions] shards` set to or from 0)
+and its schema may change with the code: a whole overwrite redefines the table; replacing some
+partitions of a table whose layout or schema differs would mix two schemas, so it is refused
+unless the replaced partitions are all there are (then it is a whole overwrite)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
+
+PARTITION = "_partition"  # the partition column of a partitioned table (pipelines/partitions/)
+# no column statistics in the Delta log: the log then holds no values (forget, DESIGN §6)
+WRITE_OPTIONS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
+_COMMIT_ATTEMPTS = 5
+
+
+class LayoutChanged(RuntimeError):
+    """Some partitions of a table were to be replaced while its layout or schema changed."""
+
+
+def _current(uri: str, storage_options: dict[str, str] | None) -> DeltaTable | None:
+    try:
+        return DeltaTable(uri, storage_options=storage_options)
+    except TableNotFoundError:
+        return None
+
+
+def overwrite_whole(
+    uri: str,
+    frame: pl.DataFrame,
+    storage_options: dict[str, str] | None = None,
+    partition_by: Sequence[str] = (),
+) -> int:
+    """The table becomes `frame` (with its schema and partitioning); the new version."""
+    options = {**WRITE_OPTIONS, "schema_mode": "overwrite", "partition_by": list(partition_by)}
+    frame.write_delta(
+        uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
+    )
+    return DeltaTable(uri, storage_options=storage_options).version()
+
+
+def _same_layout(delta: DeltaTable, frame: pl.DataFrame) -> bool:
+    if delta.metadata().partition_columns != [PARTITION]:
+        return False
+    stored = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table())  # type: ignore[arg-type]
+    return dict(stored.schema) == dict(frame.schema)
+
+
+def _replaces_all(delta: DeltaTable, replace: Sequence[str]) -> bool:
+    if delta.metadata().partition_columns != [PARTITION]:
+        return False
+    return {p[PARTITION] for p in delta.partitions()} <= set(replace)
+
+
+def commit_partitions(
+    uri: str,
+    frame: pl.DataFrame,
+    replace: Sequence[str] | None,
+    storage_options: dict[str, str] | None = None,
+) -> int:
+    """Replace the listed partitions of a partitioned Delta table by `frame`'s rows (all of them
+    when `replace` is None) in one commit; the new version. A concurrent writer of other
+    partitions makes the commit retry, never lose either write."""
+    delta = _current(uri, storage_options)
+    if delta is not None and replace is not None and not _same_layout(delta, frame):
+        if not _replaces_all(delta, replace):
+            raise LayoutChanged(
+                f"{uri}: its layout or schema changed but only some of its partitions were "
+                "to be rewritten; rewrite the whole table"
+            )
+        replace = None
+    if replace is None and (delta is None or not _same_layout(delta, frame)):
+        return overwrite_whole(uri, frame, storage_options, [PARTITION])
+    options: dict = {**WRITE_OPTIONS, "partition_by": [PARTITION]}
+    if replace is not None:
+        if not replace:
+            return delta.version()  # type: ignore[union-attr]
+        keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
+        options["predicate"] = f"{PARTITION} IN ({keys})"
+    for attempt in range(_COMMIT_ATTEMPTS):
+        try:
+            frame.write_delta(
+                uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
+            )
+            return DeltaTable(uri, storage_options=storage_options).version()
+        except CommitFailedError:
+            if attempt == _COMMIT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
