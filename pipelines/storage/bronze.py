@@ -16,13 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from os import PathLike
+from pathlib import Path
 from urllib.parse import unquote
 
 import polars as pl
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
+from pipelines.storage.files import fsync_path
 from pipelines.storage.tables import PARTITION, commit_partitions
+from pipelines.storage.uri import is_remote
 
 _NO_STATS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
 
@@ -41,7 +44,22 @@ def exists(uri: str, options: dict[str, str] | None = None) -> bool:
 def write_part(uri: str, frame: pl.DataFrame, part_id: str, options: dict[str, str] | None) -> int:
     """Commit `frame` as the part `part_id` (replacing a partition of that id); the version."""
     tagged = frame.with_columns(pl.lit(part_id, pl.String).alias(PARTITION))
-    return commit_partitions(uri, tagged, [part_id], options)
+    version = commit_partitions(uri, tagged, [part_id], options)
+    if not is_remote(uri):
+        _make_durable(uri, part_files(uri, [part_id], None))
+    return version
+
+
+def _make_durable(uri: str, files: list[str]) -> None:
+    """fsync a local commit (delta-rs does not): its data files, every file of the Delta log
+    (a concurrent worker's commit may be the newest; clean files cost nothing) and their
+    folders, so a power loss cannot leave a commit the ingest log relies on half written."""
+    table = Path(uri)
+    log = table / "_delta_log"
+    for path in [*(Path(f) for f in files), *(p for p in log.iterdir() if p.is_file())]:
+        fsync_path(path)
+    for folder in {*(Path(f).parent for f in files), log, table}:
+        fsync_path(folder)
 
 
 def part_of(path: str | PathLike[str]) -> str:
@@ -94,6 +112,8 @@ def vacuum(delta: DeltaTable) -> list[str]:
 def write_table(uri: str, frame: pl.DataFrame, options: dict[str, str] | None) -> None:
     """Replace the whole (unpartitioned) table by `frame` in one commit."""
     frame.write_delta(uri, mode="overwrite", delta_write_options=_NO_STATS, storage_options=options)
+    if not is_remote(uri):
+        _make_durable(uri, [unquote(f) for f in DeltaTable(uri).file_uris()])
 
 
 def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> pl.DataFrame:
