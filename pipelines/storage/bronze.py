@@ -41,22 +41,35 @@ def exists(uri: str, options: dict[str, str] | None = None) -> bool:
     return DeltaTable.is_deltatable(uri, storage_options=options)
 
 
+def _version(uri: str, options: dict[str, str] | None) -> int:
+    delta = _open(uri, options)
+    return -1 if delta is None else delta.version()
+
+
 def write_part(uri: str, frame: pl.DataFrame, part_id: str, options: dict[str, str] | None) -> int:
     """Commit `frame` as the part `part_id` (replacing a partition of that id); the version."""
     tagged = frame.with_columns(pl.lit(part_id, pl.String).alias(PARTITION))
+    before = _version(uri, options)
     version = commit_partitions(uri, tagged, [part_id], options)
     if not is_remote(uri):
-        _make_durable(uri, part_files(uri, [part_id], None))
+        _make_durable(uri, part_files(uri, [part_id], None), before, version)
     return version
 
 
-def _make_durable(uri: str, files: list[str]) -> None:
-    """fsync a local commit (delta-rs does not): its data files, every file of the Delta log
-    (a concurrent worker's commit may be the newest; clean files cost nothing) and their
-    folders, so a power loss cannot leave a commit the ingest log relies on half written."""
+def _make_durable(uri: str, files: list[str], before: int, after: int) -> None:
+    """fsync a local commit (delta-rs does not): its data files, the Delta log's files of the
+    versions after `before` up to `after` (a concurrent worker may have committed in between, so
+    this one is among them; checkpoints included) and their folders, so a power loss cannot
+    leave a commit the ingest log relies on half written."""
     table = Path(uri)
     log = table / "_delta_log"
-    for path in [*(Path(f) for f in files), *(p for p in log.iterdir() if p.is_file())]:
+    written = [
+        path
+        for path in log.iterdir()
+        if path.name == "_last_checkpoint"
+        or (path.name[:20].isdigit() and before < int(path.name[:20]) <= after)
+    ]
+    for path in [*(Path(f) for f in files), *written]:
         fsync_path(path)
     for folder in {*(Path(f).parent for f in files), log, table}:
         fsync_path(folder)
@@ -111,9 +124,11 @@ def vacuum(delta: DeltaTable) -> list[str]:
 
 def write_table(uri: str, frame: pl.DataFrame, options: dict[str, str] | None) -> None:
     """Replace the whole (unpartitioned) table by `frame` in one commit."""
+    before = _version(uri, options)
     frame.write_delta(uri, mode="overwrite", delta_write_options=_NO_STATS, storage_options=options)
     if not is_remote(uri):
-        _make_durable(uri, [unquote(f) for f in DeltaTable(uri).file_uris()])
+        delta = DeltaTable(uri)
+        _make_durable(uri, [unquote(f) for f in delta.file_uris()], before, delta.version())
 
 
 def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> pl.DataFrame:

@@ -138,3 +138,18 @@ def test_a_data_root_of_parquet_parts_is_parsed_again_and_its_old_files_removed(
     collect_garbage(layout)
     assert not any(p.exists() for p in (legacy_part, legacy_quarantine, legacy_log))
     assert _rows(layout).height == 5
+
+
+def test_a_part_commit_fsyncs_its_data_file_and_its_own_commit_file(tmp_path, monkeypatch):
+    from pipelines.storage import bronze
+
+    synced: list[str] = []
+    monkeypatch.setattr(bronze, "fsync_path", lambda path: synced.append(str(path)))
+    table = tmp_path / "t"
+    bronze.write_part(str(table), pl.DataFrame({"file": ["a"]}), "p0", None)
+    synced.clear()
+    bronze.write_part(str(table), pl.DataFrame({"file": ["b"]}), "p1", None)
+    (data_file,) = bronze.part_files(str(table), ["p1"], None)
+    commits = {str(table / "_delta_log" / f"{v:020d}.json"): v for v in (0, 1)}
+    assert data_file in synced
+    assert [commits[p] for p in synced if p in commits] == [1]  # its own commit, not the older
