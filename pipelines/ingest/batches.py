@@ -1,17 +1,17 @@
-"""Bronze parts hold the rows of many raw files: one Parquet file per batch of raw files and table.
+"""Bronze parts hold the rows of many raw files: one part per batch of raw files and table.
 
 Writing (and later scanning) one tiny Parquet file per raw file and table cost milliseconds per
 file, which dominated ingest and silver on corpora of many small files. A batch collects the parsed
 rows of up to `batch_files` files / `batch_bytes` raw bytes (memory is bounded by the batch, not the
-corpus) and writes one part per table. A part's name is a hash of its members (file, file_id), so
-the same rows always land in the same file name and a part, once written, never changes.
+corpus) and writes one part per table: one partition of the table's Delta table, in one commit
+(pipelines/storage/bronze.py). A part's id is a hash of its members (file, file_id), so the same
+rows always land in the same part, and writing it again replaces it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
 
@@ -21,8 +21,10 @@ from pipelines.privacy.forget import purge
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult, raw_excerpt
-from pipelines.storage.files import scan_parquet, write_parquet_atomic
+from pipelines.storage import bronze
+from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import storage_options
 
 QUARANTINE_PART = "_quarantine"  # pseudo table name in a log row's `tables`
 
@@ -40,10 +42,17 @@ PARSE_QUARANTINE_SCHEMA = pl.Schema(
 )
 
 
-def part_path(layout: Layout, source: str, table: str, part_id: str) -> Path:
+def part_table(layout: Layout, source: str, table: str) -> str:
+    """The Delta table holding the parts of one bronze table (or the source's QUARANTINE_PART)."""
     if table == QUARANTINE_PART:
-        return layout.parse_quarantine_part(source, part_id)
-    return layout.bronze_part(table, part_id)
+        return str(layout.parse_quarantine_dir(source))
+    return str(layout.bronze_dir(table))
+
+
+def part_files(layout: Layout, source: str, table: str, part_ids: list[str]) -> list[str]:
+    """The Parquet files of the given parts of one table (what readers scan)."""
+    options = storage_options(layout.data_root)
+    return bronze.part_files(part_table(layout, source, table), part_ids, options)
 
 
 def table_schema(table: str) -> pl.Schema:
@@ -106,9 +115,10 @@ class Batch:
             sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members)
         )
         part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
+        options = storage_options(layout.data_root)
         for table, parts in frames.items():
             frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
-            write_parquet_atomic(frame, part_path(layout, self.source, table, part_id))
+            bronze.write_part(part_table(layout, self.source, table), frame, part_id, options)
         return [{**m.log_row, "part_id": part_id} for m in self.members]
 
     def _typed(self) -> dict[str, list[pl.DataFrame]]:
@@ -219,11 +229,11 @@ def rows_of_files(
     out: dict[str, dict[str, pl.DataFrame]] = {f: {} for f in files}
     purged: dict[str, int] = dict.fromkeys(files, 0)
     for table in sorted(tables):
-        path = part_path(layout, source, table, part_id)
-        if not path.exists():  # lost outside turnlake: the file's counts stop balancing, reported
+        paths = part_files(layout, source, table, [part_id])
+        if not paths:  # lost outside turnlake: the file's counts stop balancing, reported
             continue
         rows = (
-            scan_parquet(path, schema=table_schema(table))
+            scan_parquet(paths, schema=table_schema(table))
             .filter(pl.col("file").is_in(files))
             .collect()
         )

@@ -1,14 +1,14 @@
 """Raw files → bronze parts + parse quarantine, tracked by a per-source ingest log that works like
-a table manifest.
+a table manifest (bronze tables and logs are Delta tables: pipelines/storage/bronze.py).
 
 Each raw file gets a `file_id` (content fingerprint + parser version + parse settings): a file is
 parsed only when its file_id changed since the log saw it. Parsed rows are written in batches of
 many files, one immutable part per batch and table (pipelines/ingest/batches.py); the log names, per
 file, the part holding its rows. When a file changes, the other files of its old part are moved
 (their rows copied) into a new part with it, so every part holds exactly the files that name it.
-Parts are written under new names first; the log is replaced atomically last; stale parts are
-removed only after the views moved on. A build killed at any moment therefore leaves the previous
-log and every part it names intact.
+Parts are committed under new ids first; the log is replaced by one Delta commit last; stale parts
+are deleted only after the views moved on. A build killed at any moment therefore leaves the
+previous log and every part it names intact.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pipelines.config.settings import Settings
 from pipelines.ingest import untypable
-from pipelines.ingest.log import INGEST_LOG_SCHEMA, read_log
+from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.privacy.optouts import OPTOUTS_FILE
@@ -33,7 +33,6 @@ from pipelines.sources import base as source_base
 from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
 from pipelines.sources.listing import raw_root_exists, root_of
-from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
 
@@ -215,9 +214,7 @@ def ingest_source(
         report.n_quarantine += row["n_quarantine"]
         report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
     crash_point("ingest:before_log")
-    if plan.log_changes or not layout.ingest_log(source).exists():
-        write_parquet_atomic(
-            frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"), layout.ingest_log(source)
-        )
+    if plan.log_changes or not log_exists(layout, source):
+        write_log(layout, source, frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"))
     crash_point("ingest:after_log")
     return report

@@ -1,5 +1,6 @@
-"""The per-source ingest log: which raw file's rows live in which bronze part (the bronze table
-manifest), and the parts it names as current."""
+"""The per-source ingest log: which raw file's rows live in which bronze part, and so which parts
+are current. It is a Delta table, replaced whole by one commit at the end of an ingest: that
+commit is what makes the parts it names current (pipelines/storage/bronze.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.batches import QUARANTINE_PART, part_path
+from pipelines.ingest.batches import QUARANTINE_PART, part_files, part_table
 from pipelines.schemas.bronze import bronze_models
-from pipelines.storage.files import read_table, remove_file, scan_parquet
+from pipelines.storage import bronze
+from pipelines.storage.files import remove_file, scan_parquet
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root, storage_options
 
 INGEST_LOG_SCHEMA = pl.Schema(
     {
@@ -38,19 +41,38 @@ INGEST_LOG_SCHEMA = pl.Schema(
 )
 
 
+def _log_table(layout: Layout, source: str) -> str:
+    return str(layout.ingest_log(source))
+
+
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
-    """The source's ingest log; a log written by an older layout counts as empty (full re-parse)."""
-    log = read_table(layout.ingest_log(source), INGEST_LOG_SCHEMA)
+    """The source's ingest log; a log of another schema, or one of the layout before bronze was
+    Delta (never read), counts as empty: the source is parsed again in full."""
+    options = storage_options(layout.data_root)
+    log = bronze.read_table(_log_table(layout, source), INGEST_LOG_SCHEMA, options)
     return log if log.schema == INGEST_LOG_SCHEMA else pl.DataFrame(schema=INGEST_LOG_SCHEMA)
 
 
+def log_exists(layout: Layout, source: str) -> bool:
+    return bronze.exists(_log_table(layout, source), storage_options(layout.data_root))
+
+
+def write_log(layout: Layout, source: str, log: pl.DataFrame) -> None:
+    """Commit the new log: from here on, the parts it names are the source's bronze."""
+    options = storage_options(layout.data_root)
+    bronze.write_table(_log_table(layout, source), log, options)
+
+
+def _named_parts(log: pl.DataFrame, table: str) -> list[str]:
+    named = log.filter(pl.col("tables").list.contains(table)).get_column("part_id")
+    return sorted(set(named.to_list()))
+
+
 def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
-    """The parts of one bronze table (or QUARANTINE_PART) that the ingest log names as current."""
-    log = read_log(layout, source).filter(pl.col("tables").list.contains(table))
-    return [
-        part_path(layout, source, table, p)
-        for p in sorted(set(log.get_column("part_id").to_list()))
-    ]
+    """The files of the parts of one bronze table (or QUARANTINE_PART) that the ingest log names
+    as current."""
+    files = part_files(layout, source, table, _named_parts(read_log(layout, source), table))
+    return [as_root(f) if "://" in f else Path(f) for f in files]
 
 
 def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> pl.LazyFrame:
@@ -59,20 +81,28 @@ def scan_current(layout: Layout, source: str, table: str, schema: pl.Schema) -> 
 
 
 def collect_bronze_garbage(layout: Layout, source: str) -> None:
-    """Remove parts the ingest log no longer names, and temp files of killed writes.
+    """Delete the parts the ingest log no longer names (replaced, or written by a build killed
+    before its log commit) and vacuum every bronze Delta table of the source, its log's old
+    versions included; remove the files of the layout before bronze was Delta.
 
     Run only after the DuckDB views were rebuilt: until then the old views may still read them.
     """
-    keep = {
-        str(p)
-        for table in [*bronze_models(source), QUARANTINE_PART]
-        for p in current_parts(layout, source, table)
-    }
-    folders = [layout.bronze_dir(t) for t in bronze_models(source)] + [
-        layout.parse_quarantine_dir(source)
-    ]
-    for folder in folders:
+    options = storage_options(layout.data_root)
+    log = read_log(layout, source)
+    for table in [*bronze_models(source), QUARANTINE_PART]:
+        uri = part_table(layout, source, table)
+        bronze.drop_parts_except(uri, _named_parts(log, table), options)
+    bronze.vacuum_table(_log_table(layout, source), options)
+    _remove_legacy_parts(layout, source)
+
+
+def _remove_legacy_parts(layout: Layout, source: str) -> None:
+    """Parquet parts (and temp files of killed writes) that lay directly in a bronze folder, and
+    the Parquet ingest log: the layout before bronze was Delta keeps no file there."""
+    folders = [layout.bronze_dir(t) for t in bronze_models(source)]
+    for folder in [*folders, layout.parse_quarantine_dir(source)]:
         if folder.is_dir():
             for path in folder.iterdir():
-                if path.suffix in (".parquet", ".tmp") and str(path) not in keep:
+                if path.suffix in (".parquet", ".tmp") and not path.is_dir():
                     remove_file(path)
+    remove_file(layout.legacy_ingest_log(source))

@@ -1,7 +1,7 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
-`<data root>/` holds `warehouse/` (bronze parts, `tables/` = silver/gold/splits Delta tables),
-`warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
+`<data root>/` holds `warehouse/` (`bronze/` and `tables/` = silver/gold/splits: Delta
+tables), `warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
 validation ledger, redaction memo, generated pseudonym key) and `.turnlake.lock`.
 """
@@ -23,20 +23,20 @@ class Layout:
         return self.data_root / "warehouse"
 
     def bronze_dir(self, table: str) -> Path:
+        """A bronze table: a Delta table partitioned by part id (pipelines/storage/bronze.py)."""
         return self.warehouse / "bronze" / table
 
-    def bronze_part(self, table: str, part_id: str) -> Path:
-        """Immutable part holding the rows of a batch of raw files (`part_id` hashes its
-        members)."""
-        return self.bronze_dir(table) / f"{part_id}.parquet"
-
     def parse_quarantine_dir(self, source: str) -> Path:
+        """A source's parse quarantine: a Delta table partitioned by part id, like bronze."""
         return self.warehouse / "bronze" / "_quarantine" / source
 
-    def parse_quarantine_part(self, source: str, part_id: str) -> Path:
-        return self.parse_quarantine_dir(source) / f"{part_id}.parquet"
-
     def ingest_log(self, source: str) -> Path:
+        """A source's ingest log: a Delta table naming, per raw file, the part holding its rows."""
+        return self.warehouse / "bronze" / "_ingest" / source
+
+    def legacy_ingest_log(self, source: str) -> Path:
+        """The ingest log of the layout before bronze was Delta (one Parquet file): nothing reads
+        it any more; its data root is re-parsed once and the file removed."""
         return self.warehouse / "bronze" / "_ingest" / f"{source}.parquet"
 
     def table_dir(self, layer: str, table: str) -> Path:

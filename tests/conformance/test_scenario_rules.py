@@ -15,6 +15,7 @@ import json
 import polars as pl
 import pytest
 
+from pipelines.ingest.log import current_parts
 from pipelines.storage.layout import Layout
 from tests.conformance.harness import Built, run_pipeline, write_jsonl
 
@@ -524,9 +525,8 @@ def test_synthesis_length_checkpoint_number_and_engagement_indicators_reach_the_
 
 
 def test_unknown_fields_of_a_signal_block_are_kept(built):
-    bronze = pl.read_parquet(
-        Layout(built.settings.data_root).bronze_dir("scenario_entries") / "*.parquet"
-    )
+    layout = Layout(built.settings.data_root)
+    bronze = pl.read_parquet(current_parts(layout, "scenario", "scenario_entries"))
     (quality_json,) = bronze.filter(pl.col("scenario_id") == "SCENARIO-2025-110")[
         "quality_signals"
     ].head(1)

@@ -9,13 +9,14 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import Settings
-from pipelines.ingest.batches import QUARANTINE_PART, Batch
+from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_files
 from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import current_parts, read_log
 from pipelines.ingest.parse import ingest_workers
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult
+from pipelines.storage.bronze import part_of
 from pipelines.storage.layout import Layout
 
 TABLE = "dialogue_conversations"
@@ -57,9 +58,9 @@ def _parts_hold_exactly_their_files(layout: Layout, source: str) -> None:
     for table in [*bronze_models(source), QUARANTINE_PART]:
         for part in current_parts(layout, source, table):
             named = set(
-                log.filter(pl.col("part_id") == part.stem, pl.col("tables").list.contains(table))[
-                    "file"
-                ]
+                log.filter(
+                    pl.col("part_id") == part_of(part), pl.col("tables").list.contains(table)
+                )["file"]
             )
             assert set(pl.read_parquet(part)["file"]) == named, (table, part.name)
 
@@ -174,9 +175,10 @@ def test_only_the_rows_that_do_not_fit_the_contract_are_quarantined_with_their_r
     assert logged["tables"] == ["decision_records", QUARANTINE_PART]
     counts = [logged[k] for k in ("records_read", "n_bronze", "n_quarantine")]
     assert counts == [2, 1, 1]
-    bronze = pl.read_parquet(layout.bronze_part("decision_records", logged["part_id"]))
+    part = [logged["part_id"]]
+    bronze = pl.read_parquet(part_files(layout, "decision", "decision_records", part))
     assert bronze.filter(pl.col("file") == "decisions/b.jsonl")["ordinal"].to_list() == [1]
-    quarantined = pl.read_parquet(layout.parse_quarantine_part("decision", logged["part_id"]))
+    quarantined = pl.read_parquet(part_files(layout, "decision", QUARANTINE_PART, part))
     assert quarantined.select("locator", "error_kind", "raw").rows() == [
         ("line 2 (byte 14)", "bad_value", data.splitlines()[1].decode())
     ]

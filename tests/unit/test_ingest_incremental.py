@@ -147,17 +147,19 @@ def test_touched_file_is_rehashed_not_reparsed_and_then_takes_the_fast_path(raw,
     assert row["mtime_ns"] == victim.stat().st_mtime_ns and row["run_id"] == "run-1"
 
 
-def test_unchanged_ingest_leaves_the_log_file_untouched(raw, tmp_path):
+def test_unchanged_ingest_commits_no_new_log_version(raw, tmp_path):
+    from deltalake import DeltaTable
+
     settings = Settings(raw_root=raw, data_root=tmp_path / "data")
     ingest_source("study", settings, "run-1")
-    log_file = Layout(settings.data_root).ingest_log("study")
-    before = log_file.stat().st_mtime_ns
+    log_table = str(Layout(settings.data_root).ingest_log("study"))
+    before = DeltaTable(log_table).version()
     ingest_source("study", settings, "run-2")
-    assert log_file.stat().st_mtime_ns == before
+    assert DeltaTable(log_table).version() == before
     victim = next((raw / "survey_responses" / "exits").glob("*.json"))
     victim.unlink()  # newly missing: the log must record it
     ingest_source("study", settings, "run-3")
-    assert log_file.stat().st_mtime_ns != before
+    assert DeltaTable(log_table).version() == before + 1
 
 
 def test_planning_reads_only_files_it_must_fingerprint(raw, tmp_path, monkeypatch):
