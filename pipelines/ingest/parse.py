@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pipelines.config.settings import Settings
+from pipelines.ingest.arrow_typed import ARROW_TYPED_SOURCES, ArrowTypedBatch
 from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.runtime.workers import worker_count, worker_pool
@@ -83,7 +84,8 @@ class IngestContext:
 
 
 def _new_batch(ctx: IngestContext) -> Batch:
-    return Batch(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
+    kind = ArrowTypedBatch if ctx.source in ARROW_TYPED_SOURCES else Batch
+    return kind(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
 
 
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
