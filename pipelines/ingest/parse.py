@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pipelines.config.settings import Settings
+from pipelines.ingest.arrow_typed import ARROW_TYPED_SOURCES, ArrowTypedBatch
 from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
+from pipelines.runtime.collector import without_cyclic_gc
 from pipelines.runtime.workers import worker_count, worker_pool
 from pipelines.sources import adapter
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt, too_large_file
@@ -83,7 +85,8 @@ class IngestContext:
 
 
 def _new_batch(ctx: IngestContext) -> Batch:
-    return Batch(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
+    kind = ArrowTypedBatch if ctx.source in ARROW_TYPED_SOURCES else Batch
+    return kind(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
 
 
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
@@ -153,6 +156,7 @@ def _chunks(
     return [c for c in chunks if c]
 
 
+@without_cyclic_gc
 def _parse_chunk(ctx: IngestContext, files: list[RawFile]) -> list[dict]:
     """One batch: parse every file, write its parts, return the log rows (runs in a worker)."""
     batch = _new_batch(ctx)
@@ -171,6 +175,7 @@ def ingest_workers(settings: Settings, n_batches: int) -> int:
     return worker_count(settings.ingest_workers, n_batches, MIN_BATCHES_FOR_WORKERS)
 
 
+@without_cyclic_gc
 def write_in_batches(
     ctx: IngestContext,
     to_parse: list[RawFile],

@@ -19,12 +19,19 @@ from pipelines.sources.base import (
     raw_excerpt,
 )
 from pipelines.sources.jsonio import load_json_file, read_jsonl
+from pipelines.sources.study.fast import session_row_fast
 from pipelines.sources.study.records import participant_row, session_row
 
 SESSIONS = "study_sessions"
 PARTICIPANTS = "study_participants"
 PARTICIPANT_LOCATOR = "participant"
 FILE_LOCATOR = "file"
+
+
+def session(record: Any, tz: str, enclosing: str | None = None) -> dict:
+    """A session's bronze row: the fast path for the usual shape, else the per-record checks
+    (which raise the specific RecordError)."""
+    return session_row_fast(record, tz, enclosing) or session_row(record, tz, enclosing)
 
 
 class Collector:
@@ -52,7 +59,7 @@ class Collector:
         self.records_read += len(read.quarantine)
         self.quarantine.extend(read.quarantine)
         for unit, obj in read.records:
-            self._record(unit.locator, obj, lambda o: session_row(o, self.tz))
+            self._record(unit.locator, obj, lambda o: session(o, self.tz))
 
     def read_whole_file(self, data: bytes) -> None:
         try:
@@ -65,7 +72,7 @@ class Collector:
             self.reject_file(err, data)
             return
         if self.kind == "session_file":
-            self._record(FILE_LOCATOR, obj, lambda o: session_row(o, self.tz))
+            self._record(FILE_LOCATOR, obj, lambda o: session(o, self.tz))
         else:
             self._participant_file(obj, data)
 
@@ -89,7 +96,7 @@ class Collector:
         enclosing = enclosing if isinstance(enclosing, str) else None
         for i, conversation in enumerate(conversations):
             self._record(
-                f"conversations[{i}]", conversation, lambda o: session_row(o, self.tz, enclosing)
+                f"conversations[{i}]", conversation, lambda o: session(o, self.tz, enclosing)
             )
 
     def _record(

@@ -1,0 +1,45 @@
+"""The cyclic collector is paused inside, and left as it was after (also after an error)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from pipelines.ingest import parse
+from pipelines.runtime.collector import cyclic_gc_paused, without_cyclic_gc
+
+
+def test_paused_inside_and_enabled_again_after_an_error() -> None:
+    assert gc.isenabled()
+    with pytest.raises(ValueError), cyclic_gc_paused():
+        assert not gc.isenabled()
+        raise ValueError("boom")
+    assert gc.isenabled()
+
+
+def test_a_collector_that_was_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_decorated_function_runs_paused_and_keeps_its_name() -> None:
+    @without_cyclic_gc
+    def seen() -> bool:
+        return gc.isenabled()
+
+    assert seen() is False
+    assert gc.isenabled()
+    assert seen.__name__ == "seen"
+
+
+def test_ingest_parses_with_the_collector_paused_and_workers_can_pickle_it() -> None:
+    import pickle
+
+    assert parse.write_in_batches.__wrapped__ is not None
+    assert pickle.loads(pickle.dumps(parse._parse_chunk)) is parse._parse_chunk
