@@ -24,10 +24,10 @@ META = "meta.json"
 
 
 def cache_root(layout: Layout) -> Path | None:
-    """Where entries live; None under a remote data root (every partition is then rebuilt)."""
-    if layout.is_remote:
-        return None
-    return layout.state / CACHE_DIR
+    """Where entries live: under `.turnlake/`, or for a remote data root under its local cache
+    folder on this machine (entries are rebuilt where they are missing)."""
+    state = layout.local / ".turnlake" if layout.is_remote else layout.state
+    return state / CACHE_DIR
 
 
 def load(root: Path | None, key: str, names: Iterable[str] | None = None) -> tuple[dict, dict]:

@@ -5,6 +5,7 @@ import polars as pl
 
 from pipelines.release import part_cache
 from pipelines.release.part_build import KEY_SCHEMA, dropped_counts, kept_rows, proof_frames
+from pipelines.storage.layout import Layout
 
 
 def _keys(rows: list[tuple]) -> pl.DataFrame:
@@ -52,3 +53,12 @@ def test_store_entries_are_whole_and_pruned(tmp_path):
     assert part_cache.load(root, "missing") == ({}, {})
     part_cache.prune(root, ["k2"])
     assert not part_cache.has(root, "k1") and part_cache.has(root, "k2")
+
+
+def test_forget_empties_the_store(tmp_path):
+    layout = Layout(tmp_path)
+    root = part_cache.cache_root(layout)
+    part_cache.save(root, "k1", {}, {"f": pl.DataFrame({"a": [1]})})
+    assert root is not None and root.is_relative_to(layout.state) and part_cache.has(root, "k1")
+    part_cache.clear(layout)
+    assert not root.exists()
