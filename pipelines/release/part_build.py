@@ -139,6 +139,7 @@ def built(
         if not meta:
             meta, frames = build_partition(layout, partition, as_of, (contexts, splits), options)
             part_cache.save(root, key, meta, frames)
+            meta = meta | {"fresh": True}
             if root is None:
                 held[partition.key] = frames
         metas[partition.key] = meta

@@ -13,6 +13,8 @@ reused when no id that came or went occurs in its partition's texts.
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +34,7 @@ from pipelines.release.text_leaves import is_textual, string_leaves
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
+log = logging.getLogger("turnlake")
 _PIPELINES = Path(__file__).resolve().parents[1]
 _PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
 BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
@@ -94,19 +97,22 @@ def _privatized(
     ids: list[str],
     privacy: Privacy,
     held: dict[str, pl.DataFrame] | None,
-) -> tuple[dict, dict[str, pl.DataFrame] | None]:
-    """(meta, frames when the store cannot keep them) of one partition's privatized datasets.
-    `entries`: its built and privatized entry keys; `keep`: its key frame with `keep`."""
+) -> tuple[dict, dict[str, pl.DataFrame] | None, str]:
+    """(meta, frames when the store cannot keep them, how: reused, rechecked or privatized) of one
+    partition's privatized datasets. `entries`: its built and privatized entry keys; `keep`: its
+    key frame with `keep`."""
     build, private = entries
     ids_key = _ids_entry(ids)
     meta, _ = part_cache.load(root, private, names=())
+    how = "reused"
     if meta and meta["ids"] != ids_key:
+        how = "rechecked"
         if _still_private(root, meta["ids"], ids, build):
             part_cache.update_meta(root, private, {"ids": ids_key})
         else:
             meta = {}
     if meta:
-        return meta, None
+        return meta, None, how
     frames = held if held is not None else part_cache.load(root, build, DATASETS)[1]
     datasets = {
         name: frames[name].filter(keep.filter(pl.col("dataset") == name).get_column("keep"))
@@ -117,7 +123,7 @@ def _privatized(
     )
     meta = {"ledger": done.ledger, "ids": ids_key}
     part_cache.save(root, private, meta, done.datasets)
-    return meta, (done.datasets if root is None else None)
+    return meta, (done.datasets if root is None else None), "privatized"
 
 
 def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
@@ -176,20 +182,30 @@ def release_parts(
     """Every partition's datasets, deduplicated and privatized (see the module doc)."""
     root = part_cache.cache_root(layout)
     partitions = part_build.partitions_in_force(layout, as_of)
+    started = time.monotonic()
     built, metas, held = part_build.built(layout, root, partitions, config, as_of, options)
+    fresh = sum(1 for meta in metas.values() if meta.get("fresh"))
+    log.info("release: %d of %d partitions built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
     ids = participant_subject_ids(participants)
     ids_key = _ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private = {}, [], {}
+    private, ledgers, held_private, hows = {}, [], {}, []
     for p in partitions:
         keep = keys.filter(pl.col(PARTITION) == p.key)
         private[p.key] = _private_key(built[p.key], keep, privacy)
         entries = (built[p.key], private[p.key])
-        meta, frames = _privatized(root, entries, keep, ids, privacy, held.get(p.key))
+        meta, frames, how = _privatized(root, entries, keep, ids, privacy, held.get(p.key))
         ledgers.append(meta["ledger"])
+        hows.append(how)
         if frames is not None:
             held_private[p.key] = frames
+    log.info(
+        "release: %d partitions privatized now, %d rechecked for new ids; %.1f s",
+        sum(1 for how in hows if how == "privatized"),
+        sum(1 for how in hows if how == "rechecked"),
+        time.monotonic() - started,
+    )
     return Parts(
         _assembled(root, partitions, private, held_private),
         keys,
