@@ -68,6 +68,7 @@ def forget(
     )
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
+    from pipelines.release.part_cache import clear as clear_release_parts
     from pipelines.release.privatize import pseudonym_key
     from pipelines.release.verify import verify_release
     from pipelines.sources.base import all_raw_files
@@ -89,6 +90,7 @@ def forget(
             log.info("rows still mentioning the subject erased: %s", erased)
             write_views(Layout(settings.data_root))
         rewritten = rewrite_releases(exports, needles, tombstone)
+        clear_release_parts(Layout(settings.data_root))  # built datasets hold the subject's rows
     problems = [
         f"{version}: {problem}"
         for version in complete_releases(exports)

@@ -5,6 +5,7 @@ identical rebuild finds its existing release and writes nothing."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -15,15 +16,20 @@ import polars as pl
 
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.exports.datasets import build_datasets
-from pipelines.exports.datasets.common import DatasetOptions, sha256_hex
+from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import PARAMS
 from pipelines.ingest.log import read_log
+from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.privatize import privatize, pseudonym_key
-from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
+from pipelines.release.redaction_memo import (
+    RedactionMemo,
+    load_memo,
+    memo_fingerprint,
+    save_memo,
+)
 from pipelines.release.request import ReleaseRequest
-from pipelines.release.row_ids import ROW_ID
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.release.write import (
     content_hash,
@@ -103,50 +109,6 @@ def drop_prompt_duplicates(
     return kept, dropped
 
 
-def _flat_columns(frame: pl.DataFrame) -> list[str]:
-    return [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
-
-
-def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """Rows sorted by every flat column, so the release's bytes (and version) do not depend on the
-    order joins and group-bys happened to produce (the tie-breaker of `shuffled_order`)."""
-    flat = _flat_columns(frame)
-    return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
-
-
-def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """Rows in a stable pseudo-random order: by sha256 of the row id (ROW_ID), so trainers that
-    read in order see every source mixed, and a row keeps its place relative to the others when
-    rows are added. Ties (equal ids) keep the order they come in, which `canonical_order` made
-    deterministic."""
-    columns = [c for c in ROW_ID.get(name, ()) if c in frame.columns] or _flat_columns(frame)
-    if not columns or frame.height == 0:
-        return frame
-    row_id = pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f"
-    )
-    ids = frame.select(row_id.alias("_id")).unique()
-    ids = ids.with_columns(_order=sha256_hex(pl.col("_id")))
-    keys = ["_order", "step"] if name == "rl_steps" and "step" in frame.columns else ["_order"]
-    ordered = frame.with_columns(_id=row_id).join(ids, on="_id", how="left", maintain_order="left")
-    return ordered.sort(keys, maintain_order=True).drop("_id", "_order")
-
-
-def survey_dataset(answers: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
-    """Survey answers with the split of their participant's group (study groups are
-    participants)."""
-    return (
-        answers.drop("source_file")
-        .join(
-            splits.select("group_id", "split"),
-            left_on="participant_id",
-            right_on="group_id",
-            how="inner",
-        )
-        .with_columns(group_id=pl.col("participant_id"))
-    )
-
-
 def _git_commit() -> str:
     try:
         out = subprocess.run(
@@ -176,14 +138,22 @@ def _raw_fingerprints(layout: Layout) -> list[dict]:
     return logs.select("source", "file", "fingerprint").sort("source", "file").to_dicts()
 
 
-def release_request(
-    settings: Settings,
-    raw_fingerprints: list[dict] | None = None,
-    as_of: datetime | None = None,
-) -> tuple[ReleaseRequest, dict[str, int]]:
-    """Everything a release would contain, built in memory from the published warehouse, now or
-    as of a past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already
-    read them)."""
+@dataclass(frozen=True)
+class _Built:
+    """The privatized datasets in release order and what the manifest says about them."""
+
+    datasets: dict[str, pl.DataFrame]
+    proof: dict
+    ledger: dict[str, dict[str, int]]
+    replace_ids: Callable[[str], str]
+    dropped: dict[str, int]
+    batches: dict[str, pl.Series] | None = None
+
+
+def _from_whole_tables(
+    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo
+) -> _Built:
+    """The datasets of tables stored whole, built in memory."""
     layout = Layout(settings.data_root)
     silver, gold = published_tables(layout, as_of)
     options = DatasetOptions.from_settings(settings)
@@ -196,20 +166,59 @@ def release_request(
         "dropped_duplicate_prompts": dropped,
         "left_out": left_out,
     }
+    _prove(proof)
+    if settings.privacy.include_surveys:
+        datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
+    redaction = settings.privacy.redaction
+    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
+    released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
+    return _Built(released, proof, private.ledger, private.replace_ids, dropped)
+
+
+def _from_partitions(
+    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo, memo_id: str
+) -> _Built:
+    """The datasets of tables stored in partitions, built partition by partition."""
+    from pipelines.release.partitioned import partitioned_release, privacy_of
+
+    params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
+    build_config = {
+        "release": asdict(DatasetOptions.from_settings(settings)),
+        "splits": asdict(settings.splits),
+        "params": params,
+    }
+    out = partitioned_release(
+        settings, as_of, build_config, privacy_of(settings, key, memo, memo_id)
+    )
+    _prove(out.proof)
+    return _Built(out.datasets, out.proof, out.ledger, out.replace_ids, out.dropped, out.batches)
+
+
+def _prove(proof: dict) -> None:
     problems = proof_problems(proof)
     if problems:
         raise LeakageError("; ".join(problems))
+
+
+def release_request(
+    settings: Settings,
+    raw_fingerprints: list[dict] | None = None,
+    as_of: datetime | None = None,
+) -> tuple[ReleaseRequest, dict[str, int]]:
+    """Everything a release would contain, built from the published warehouse, now or as of a
+    past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them):
+    in memory from whole tables, or partition by partition (partitioned.py)."""
+    layout = Layout(settings.data_root)
+    options = DatasetOptions.from_settings(settings)
     params = stored.meta(layout, "gold", PARAMS, as_of)
     key, key_origin = pseudonym_key(settings)
-    include_surveys = settings.privacy.include_surveys
-    if include_surveys:
-        datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
-    redaction = settings.privacy.redaction
-    memo_id = memo_fingerprint(redaction)
+    memo_id = memo_fingerprint(settings.privacy.redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
+    if stored.partitioned(layout, "silver", "episodes"):
+        built = _from_partitions(settings, as_of, key, memo, memo_id)
+    else:
+        built = _from_whole_tables(settings, as_of, key, memo)
     save_memo(memo, settings.data_root, memo_id)
-    released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
         "splits": asdict(settings.splits),
@@ -219,18 +228,25 @@ def release_request(
             "pseudonymized": True,
             "redacted": True,
             "key": key_origin.split(" ")[0],
-            "include_surveys": include_surveys,
+            "include_surveys": settings.privacy.include_surveys,
             "redaction": settings.privacy.record()["redaction"],
         },
     }
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout)
-    fingerprints = [row | {"file": private.replace_ids(row["file"])} for row in raw_fingerprints]
+    fingerprints = [row | {"file": built.replace_ids(row["file"])} for row in raw_fingerprints]
     request = ReleaseRequest(
-        released, proof, config, fingerprints, _package_version(), _git_commit(), private.ledger
+        built.datasets,
+        built.proof,
+        config,
+        fingerprints,
+        _package_version(),
+        _git_commit(),
+        built.ledger,
+        table_versions=stored.versions(layout, as_of),
+        row_batches=built.batches,
     )
-    request = replace(request, table_versions=stored.versions(layout, as_of))
-    return request, dropped
+    return request, built.dropped
 
 
 def _dropped_in(release: Path) -> dict[str, int]:

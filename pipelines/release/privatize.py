@@ -59,12 +59,12 @@ def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
 def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
     """Real ids of human subjects (participants, decision humans, raters) as the sources write
     them."""
-    people = (
-        human_participants(silver)
-        .get_column("participant_id")
-        .str.splitn(":", 2)
-        .struct.field("field_1")
-    )
+    return participant_subject_ids(human_participants(silver))
+
+
+def participant_subject_ids(participants: pl.DataFrame) -> list[str]:
+    """The real ids in `human_participants` rows (`<source>:<id>` → `<id>`)."""
+    people = participants.get_column("participant_id").str.splitn(":", 2).struct.field("field_1")
     return sorted(set(people.drop_nulls().to_list()) - {""})
 
 
@@ -160,15 +160,17 @@ def privatize(
     redaction: RedactionConfig | Mapping[str, Any],
     memo: RedactionMemo | None = None,
     workers: int = 1,
+    ids: list[str] | None = None,
 ) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
     `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
     strings of all datasets are gated together; only those a prefilter gate passes reach Python,
     each once, with only the detectors whose gate they pass; what the redactor made of a text in an
     earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
-    processes."""
+    processes. `ids`: the subject ids when the caller already has them (`subject_ids` of the whole
+    of silver: a text in one partition may name a subject of another)."""
     pseudonyms = Pseudonymizer(key)
-    ids = subject_ids(silver)
+    ids = subject_ids(silver) if ids is None else ids
     replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
     if not isinstance(redaction, RedactionConfig):
         redaction = redaction_config_from(redaction)

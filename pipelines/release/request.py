@@ -24,3 +24,6 @@ class ReleaseRequest:
     table_versions: dict[str, dict[str, int]] | None = (
         None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
     )
+    row_batches: dict[str, pl.Series] | None = (
+        None  # dataset -> each row's landing batch (tables stored in partitions); not content
+    )

@@ -15,6 +15,12 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
+from pipelines.release.batch_files import (
+    batch_files,
+    layout_free_hash,
+    previous_files,
+    write_or_link,
+)
 from pipelines.release.card import release_configs, render_card
 from pipelines.release.card_meta import Config
 from pipelines.release.diff import diff_folders, diff_markdown
@@ -42,7 +48,10 @@ SCHEMA_VERSION = "1"
 
 
 def content_hash(request: ReleaseRequest) -> str:
-    """Hash of what a release contains and how it was made: same inputs, same hash."""
+    """Hash of what a release contains and how it was made: same inputs, same hash (of a release
+    from partitioned tables: batch_files.py)."""
+    if request.row_batches is not None:
+        return layout_free_hash(request.datasets, request.row_batches, request.config)
     digest = hashlib.sha256()
     for name in sorted(request.datasets):
         digest.update(name.encode())
@@ -62,8 +71,15 @@ def existing_version(exports: Path, digest: str) -> str | None:
     return None
 
 
-def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
+def _write_dataset(
+    folder: Path,
+    frame: pl.DataFrame,
+    batches: pl.Series | None = None,
+    previous: dict[str, tuple[Path, str]] | None = None,
+) -> list[dict]:
     folder.mkdir(parents=True)
+    if batches is not None:
+        return _write_batches(folder, frame, batches, previous or {})
     files = []
     splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(
         set(frame["split"]) - set(SPLIT_ORDER)
@@ -72,6 +88,17 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
         for name, part in split_files(frame.filter(pl.col("split") == split), split):
             part.write_parquet(folder / name, compression="zstd", statistics=True)
             files.append({"split": split, "file": name, "rows": part.height})
+    return files
+
+
+def _write_batches(
+    folder: Path, frame: pl.DataFrame, batches: pl.Series, previous: dict[str, tuple[Path, str]]
+) -> list[dict]:
+    """One file per split and landing batch, each written or linked from the previous release."""
+    files = []
+    for split, name, part in batch_files(frame, batches):
+        digest, _ = write_or_link(part, folder / name, f"{folder.name}/{name}", previous)
+        files.append({"split": split, "file": name, "rows": part.height, "rows_digest": digest})
     return files
 
 
@@ -144,14 +171,16 @@ def _manifest(
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
     written = {f"{n}/{f['file']}": f["rows"] for n, fs in layout.items() for f in fs}
+    digests = {f"{n}/{f['file']}": f.get("rows_digest") for n, fs in layout.items() for f in fs}
     for c in configs:
         written |= {f"{c.path}/{f}": n for f, n in _split_rows(tmp / c.path).items()}
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
         rows = written.get(rel)
-        manifest["files"].append(
-            {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": rows}
-        )
+        entry = {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size}
+        manifest["files"].append(entry | {"rows": rows})
+        if digests.get(rel):
+            manifest["files"][-1]["rows_digest"] = digests[rel]
     return manifest
 
 
@@ -180,8 +209,12 @@ def write_release(
         shutil.rmtree(tmp)
     tmp.mkdir()
     # A dataset with no rows in this build is left out (its count is 0 in the manifest).
+    batches = request.row_batches
+    previous = previous_files(exports) if batches is not None else {}
     layout = {
-        name: _write_dataset(tmp / name, frame)
+        name: _write_dataset(
+            tmp / name, frame, batches[name] if batches is not None else None, previous
+        )
         for name, frame in sorted(request.datasets.items())
         if frame.height
     }

@@ -158,13 +158,16 @@ def split_proof(
     silver: Mapping[str, pl.DataFrame],
     datasets: Mapping[str, pl.DataFrame],
     config: SplitConfig | None = None,
+    participants: pl.DataFrame | None = None,
 ) -> dict:
     """JSON-able evidence that no group, participant or exact prompt appears in two splits.
 
     `config` (optional) adds the configured ratios and checks every row's bucket and split against
-    them; without it, buckets are still re-hashed with the table's own salt.
+    them; without it, buckets are still re-hashed with the table's own salt. `participants`:
+    `human_participants(silver)` when the caller already has it (a release built per partition).
     """
-    participants = human_participants(silver)
+    if participants is None:
+        participants = human_participants(silver)
     con = duckdb.connect()
     con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
     con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))

@@ -1,0 +1,185 @@
+"""Datasets of one partition (tables stored in partitions, DESIGN §8), and what the global rules
+need from them as small key frames.
+
+Every dataset builder is group-local: it joins a row only with rows of its own episode or split
+group (`rated_alternative_pairs` pairs within a group, on purpose), so the datasets of a partition,
+built from that partition's silver and gold alone, are exactly its rows of the datasets built from
+whole tables. The exceptions read tables that are not partitioned: `contexts` (content-addressed,
+so a partition reads only the contexts its decisions name) and the splits (each group's row).
+The global rules (duplicate prompts across splits, the split proof) run on the key frames of every
+partition; the subject ids pseudonymized in text are global too (part_privatize.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.exports.datasets import DATASETS, build_datasets
+from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
+from pipelines.partitions.store import DIGESTS_TABLE
+from pipelines.release import part_cache
+from pipelines.release.files import SPLIT_ORDER
+from pipelines.splits.assign import human_participants
+from pipelines.storage import tables as stored
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.layout import Layout
+
+KEYS, PARTICIPANTS = "_keys", "_participants"  # an entry's frames besides the datasets
+KEY_SCHEMA = pl.Schema(
+    {
+        "dataset": pl.String,
+        "row": pl.UInt32,
+        "prompt_hash": pl.String,
+        "split": pl.String,
+        "group_id": pl.String,
+        "episode_id": pl.String,
+    }
+)
+UNPLACED = "unplaced"  # rows with no split group (partitions/rows.py): no dataset holds them
+_PIPELINES = Path(__file__).resolve().parents[1]
+_BUILD_CODE = (_PIPELINES / "exports", _PIPELINES / "splits", Path(__file__))
+
+
+@dataclass(frozen=True)
+class Partition:
+    key: str  # `b00003-train-s01`
+    batch: int  # the landing batch (the release writes one file per dataset, split and batch)
+    inputs: str  # digest of the partition's silver and gold rows
+
+
+def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:
+    """Every placed partition of the silver snapshot in force, with its input digest."""
+    silver = stored.read(layout, "silver", DIGESTS_TABLE, as_of, schema=DIGESTS_SCHEMA)
+    gold = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
+    if stored.exists(layout, "gold", DIGESTS_TABLE, as_of):
+        gold = stored.read(layout, "gold", DIGESTS_TABLE, as_of, with_partition=True)
+    joined = silver.join(
+        gold.select(PARTITION, gold=pl.col("digest")), on=PARTITION, how="left"
+    ).filter(pl.col(PARTITION) != UNPLACED)
+    return [
+        Partition(key, int(key.split("-", 1)[0][1:]), fingerprint([digest, gold or ""]))
+        for key, digest, gold in joined.select(PARTITION, "digest", "gold").sort(PARTITION).rows()
+    ]
+
+
+def build_key(partition: Partition, config: dict) -> str:
+    """What a partition's built datasets are a function of: its rows, the config, the code."""
+    return fingerprint([partition.inputs, json_part(config), code_digest(*_BUILD_CODE)])
+
+
+def _tables(
+    layout: Layout, key: str, as_of: datetime | None, contexts: pl.LazyFrame, splits: pl.DataFrame
+) -> tuple[dict[str, pl.DataFrame], dict[str, pl.DataFrame]]:
+    silver = {t: stored.read(layout, "silver", t, as_of, partitions=[key]) for t in SILVER_KEYS}
+    named = silver["decisions"].select("context_hash").unique().lazy()
+    silver["contexts"] = contexts.join(named, on="context_hash", how="semi").collect()
+    gold = {
+        t: stored.read(layout, "gold", t, as_of, partitions=[key])
+        for t in GOLD_KEYS
+        if stored.exists(layout, "gold", t, as_of)
+    }
+    groups = silver["episodes"].select("group_id").unique()
+    gold["splits"] = splits.join(groups, on="group_id", how="semi")
+    return silver, gold
+
+
+def _key_frame(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per dataset row: what the duplicate-prompt rule and the split proof read."""
+    frames = [pl.DataFrame(schema=KEY_SCHEMA)]
+    for name, frame in datasets.items():
+        present = [c for c in KEY_SCHEMA.names()[2:] if c in frame.columns]
+        frames.append(
+            frame.select(
+                dataset=pl.lit(name),
+                row=pl.int_range(pl.len(), dtype=pl.UInt32),
+                **{c: pl.col(c).cast(pl.String) for c in present},
+            )
+        )
+    return pl.concat(frames, how="diagonal").select(KEY_SCHEMA.names()).cast(KEY_SCHEMA)
+
+
+def build_partition(
+    layout: Layout,
+    partition: Partition,
+    as_of: datetime | None,
+    sources: tuple[pl.LazyFrame, pl.DataFrame],
+    options: DatasetOptions,
+) -> tuple[dict, dict[str, pl.DataFrame]]:
+    """(meta, frames) of one partition: its datasets (unprivatized, as built), their key frame and
+    the human participants of its episodes. `sources`: the contexts and the splits."""
+    silver, gold = _tables(layout, partition.key, as_of, *sources)
+    left_out: dict[str, dict[str, int]] = {}
+    datasets = build_datasets(silver, gold, gold["splits"], options, left_out)
+    frames = datasets | {KEYS: _key_frame(datasets), PARTICIPANTS: human_participants(silver)}
+    return {"left_out": left_out}, frames
+
+
+def built(
+    layout: Layout,
+    root: Path | None,
+    partitions: list[Partition],
+    config: dict,
+    as_of: datetime | None,
+    options: DatasetOptions,
+) -> tuple[dict[str, str], dict[str, dict], dict[str, pl.DataFrame]]:
+    """Build every partition whose entry is not in the store: (partition → entry key, partition →
+    meta, frames of partitions built now that the store could not keep)."""
+    contexts = stored.scan(layout, "silver", "contexts", as_of).select("context_hash", "context")
+    splits = stored.read(layout, "gold", "splits", as_of)
+    keys, metas, held = {}, {}, {}
+    for partition in partitions:
+        key = keys[partition.key] = build_key(partition, config)
+        meta, _ = part_cache.load(root, key, names=())
+        if not meta:
+            meta, frames = build_partition(layout, partition, as_of, (contexts, splits), options)
+            part_cache.save(root, key, meta, frames)
+            meta = meta | {"fresh": True}
+            if root is None:
+                held[partition.key] = frames
+        metas[partition.key] = meta
+    return keys, metas, held
+
+
+def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
+    """`keys` (KEY_SCHEMA plus PARTITION) with `keep`: an exact prompt is kept only in its earliest
+    split (train, then validation, then test), across all datasets and partitions, as
+    `assemble.drop_prompt_duplicates` keeps it (a row without a prompt hash is not kept there)."""
+    rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
+    ranked = keys.with_columns(
+        _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
+    )
+    first = ranked.group_by("prompt_hash").agg(pl.col("_rank").min().alias("_first"))
+    joined = ranked.join(first, on="prompt_hash", how="left", maintain_order="left")
+    return joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False)).drop(
+        "_rank", "_first"
+    )
+
+
+def dropped_counts(keys: pl.DataFrame) -> dict[str, int]:
+    counts = dict(keys.filter(~pl.col("keep")).group_by("dataset").len().iter_rows())
+    return {name: int(counts.get(name, 0)) for name in DATASETS}
+
+
+def proof_frames(keys: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The kept rows' (group, split, prompt, episode) per dataset: all the split proof reads."""
+    kept = keys.filter(pl.col("keep"))
+    return {
+        name: kept.filter(pl.col("dataset") == name).select(KEY_SCHEMA.names()[2:])
+        for name in DATASETS
+    }
+
+
+def summed_left_out(metas: dict[str, dict]) -> dict[str, dict[str, int]]:
+    total: dict[str, dict[str, int]] = {}
+    for meta in metas.values():
+        for name, counts in meta["left_out"].items():
+            into = total.setdefault(name, {})
+            for reason, n in counts.items():
+                into[reason] = into.get(reason, 0) + n
+    return {name: dict(sorted(c.items())) for name, c in sorted(total.items())}

@@ -1,0 +1,217 @@
+"""A release's datasets built, deduplicated and privatized one partition at a time, each step's
+result kept in a content-addressed store (part_cache.py), so a release after a small change
+rebuilds and re-privatizes only the partitions whose inputs changed.
+
+Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
+then its privatized rows (entry key: the built entry, which of its rows the global duplicate-prompt
+rule drops, the pseudonym key's fingerprint, the redaction memo's fingerprint and the code). Which
+rows are dropped, the split proof and the subject ids are global and exact, computed from every
+partition's key frame and participants (small frames, not the rows). Privatization depends on the
+global subject ids only through the ids a text contains: a privatized entry made with other ids is
+reused when no id that came or went occurs in its partition's texts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.exports.datasets import DATASETS
+from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.partitions.assign import PARTITION
+from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
+from pipelines.privacy.redact import RedactionConfig
+from pipelines.release import part_build, part_cache
+from pipelines.release.part_build import KEYS, PARTICIPANTS, Partition
+from pipelines.release.privatize import participant_subject_ids, privatize
+from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.text_leaves import is_textual, string_leaves
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.layout import Layout
+
+log = logging.getLogger("turnlake")
+_PIPELINES = Path(__file__).resolve().parents[1]
+_PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
+BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
+
+
+@dataclass(frozen=True)
+class Privacy:
+    key: bytes
+    key_fingerprint: str
+    redaction: RedactionConfig
+    memo: RedactionMemo
+    memo_id: str
+    workers: int
+
+
+@dataclass(frozen=True)
+class Parts:
+    datasets: dict[str, pl.DataFrame]  # privatized, with BATCH, not yet in release order
+    keys: pl.DataFrame  # every partition's key frame with `keep` and PARTITION
+    participants: pl.DataFrame  # human_participants of all of silver
+    left_out: dict[str, dict[str, int]]
+    ledger: dict[str, dict[str, int]]
+    ids: list[str]
+    entries: list[str]  # the store entries this release used (the others are pruned)
+
+    def replace_ids(self, key: bytes) -> IdReplacer:
+        pseudonyms = Pseudonymizer(key)
+        return IdReplacer({real: pseudonyms.pseudonym("person", real) for real in self.ids})
+
+
+def _names_any(frames: dict[str, pl.DataFrame], ids: list[str]) -> bool:
+    """Whether any text of `frames` contains one of `ids` (the privatizer's own gate)."""
+    for frame in frames.values():
+        textual = [c for c, t in frame.schema.items() if is_textual(t)]
+        if string_leaves(frame, textual).str.contains_any(ids).any():
+            return True
+    return False
+
+
+def _ids_entry(ids: list[str]) -> str:
+    return "ids-" + fingerprint([json_part(ids)])[:40]
+
+
+def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
+    """Whether an entry privatized under the ids `made_with` is what `ids` would make."""
+    _, old = part_cache.load(root, made_with, ["ids"])
+    if "ids" not in old:
+        return False
+    changed = sorted(set(old["ids"].get_column("id").to_list()) ^ set(ids))
+    if not changed:
+        return True
+    _, frames = part_cache.load(root, build, DATASETS)
+    return bool(frames) and not _names_any(frames, changed)
+
+
+def _privatized(
+    root: Path | None,
+    entries: tuple[str, str],
+    keep: pl.DataFrame,
+    ids: list[str],
+    privacy: Privacy,
+    held: dict[str, pl.DataFrame] | None,
+) -> tuple[dict, dict[str, pl.DataFrame] | None, str]:
+    """(meta, frames when the store cannot keep them, how: reused, rechecked or privatized) of one
+    partition's privatized datasets. `entries`: its built and privatized entry keys; `keep`: its
+    key frame with `keep`."""
+    build, private = entries
+    ids_key = _ids_entry(ids)
+    meta, _ = part_cache.load(root, private, names=())
+    how = "reused"
+    if meta and meta["ids"] != ids_key:
+        how = "rechecked"
+        if _still_private(root, meta["ids"], ids, build):
+            part_cache.update_meta(root, private, {"ids": ids_key})
+        else:
+            meta = {}
+    if meta:
+        return meta, None, how
+    frames = held if held is not None else part_cache.load(root, build, DATASETS)[1]
+    datasets = {
+        name: frames[name].filter(keep.filter(pl.col("dataset") == name).get_column("keep"))
+        for name in DATASETS
+    }
+    done = privatize(
+        datasets, {}, privacy.key, privacy.redaction, privacy.memo, privacy.workers, ids=ids
+    )
+    meta = {"ledger": done.ledger, "ids": ids_key}
+    part_cache.save(root, private, meta, done.datasets)
+    return meta, (done.datasets if root is None else None), "privatized"
+
+
+def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
+    dropped = keep.filter(~pl.col("keep")).select("dataset", "row").rows()
+    parts = [build, json_part(dropped), privacy.key_fingerprint, privacy.memo_id]
+    return fingerprint([*parts, code_digest(*_PRIVATE_CODE)])
+
+
+def _sum_ledgers(ledgers: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    total: dict[str, dict[str, int]] = {name: {} for name in DATASETS}
+    for ledger in ledgers:
+        for name, counts in ledger.items():
+            for kind, n in counts.items():
+                total[name][kind] = total[name].get(kind, 0) + n
+    return {name: dict(sorted(c.items())) for name, c in total.items()}
+
+
+def _global_keys(
+    root: Path | None, built: dict[str, str], held: dict[str, dict[str, pl.DataFrame]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(every partition's key frame with `keep` and PARTITION, all human participants)."""
+    keys, people = [], []
+    for partition, entry in built.items():
+        frames = held.get(partition) or part_cache.load(root, entry, [KEYS, PARTICIPANTS])[1]
+        keys.append(frames[KEYS].with_columns(**{PARTITION: pl.lit(partition)}))
+        people.append(frames[PARTICIPANTS])
+    participants = pl.concat(people).unique().sort("participant_id", "episode_id", "kind")
+    return part_build.kept_rows(pl.concat(keys)), participants
+
+
+def _assembled(
+    root: Path | None,
+    partitions: list[Partition],
+    private: dict[str, str],
+    held: dict[str, dict[str, pl.DataFrame]],
+) -> dict[str, pl.DataFrame]:
+    out = {}
+    for name in DATASETS:
+        parts = []
+        for p in partitions:
+            frame = (held.get(p.key) or {}).get(name)
+            if frame is None:
+                frame = pl.read_parquet(part_cache.frame_path(root, private[p.key], name))
+            parts.append(frame.with_columns(**{BATCH: pl.lit(p.batch, pl.Int64)}))
+        out[name] = pl.concat(parts, how="vertical_relaxed")
+    return out
+
+
+def release_parts(
+    layout: Layout,
+    as_of: datetime | None,
+    config: dict,
+    options: DatasetOptions,
+    privacy: Privacy,
+) -> Parts:
+    """Every partition's datasets, deduplicated and privatized (see the module doc)."""
+    root = part_cache.cache_root(layout)
+    partitions = part_build.partitions_in_force(layout, as_of)
+    started = time.monotonic()
+    built, metas, held = part_build.built(layout, root, partitions, config, as_of, options)
+    fresh = sum(1 for meta in metas.values() if meta.get("fresh"))
+    log.info("release: %d of %d partitions built now", fresh, len(partitions))
+    keys, participants = _global_keys(root, built, held)
+    ids = participant_subject_ids(participants)
+    ids_key = _ids_entry(ids)
+    part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
+    private, ledgers, held_private, hows = {}, [], {}, []
+    for p in partitions:
+        keep = keys.filter(pl.col(PARTITION) == p.key)
+        private[p.key] = _private_key(built[p.key], keep, privacy)
+        entries = (built[p.key], private[p.key])
+        meta, frames, how = _privatized(root, entries, keep, ids, privacy, held.get(p.key))
+        ledgers.append(meta["ledger"])
+        hows.append(how)
+        if frames is not None:
+            held_private[p.key] = frames
+    log.info(
+        "release: %d partitions privatized now, %d rechecked for new ids; %.1f s",
+        sum(1 for how in hows if how == "privatized"),
+        sum(1 for how in hows if how == "rechecked"),
+        time.monotonic() - started,
+    )
+    return Parts(
+        _assembled(root, partitions, private, held_private),
+        keys,
+        participants,
+        part_build.summed_left_out(metas),
+        _sum_ledgers(ledgers),
+        ids,
+        [*built.values(), *private.values(), ids_key],
+    )

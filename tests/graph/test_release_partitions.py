@@ -1,0 +1,187 @@
+"""A release from partitioned tables (pipelines/release/partitioned.py, batch_files.py): 1 and 8
+shards give the same files and content hash; a rebuild after new files writes the new batch's files
+and the old files whose rows changed (late feedback, a prompt now dropped as a duplicate) and
+hard-links every other file from the previous release; the partition-by-partition datasets, the
+duplicate-prompt rule and the split proof equal the whole-table ones."""
+
+import shutil
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+import turnlake
+from pipelines.cli.main import main
+from pipelines.config.settings import settings_from_config
+from pipelines.partitions.store import MAP_TABLE
+from pipelines.release import assemble
+from pipelines.release.files import complete_releases, read_manifest
+from pipelines.release.privatize import pseudonym_key
+from pipelines.release.redaction_memo import load_memo, memo_fingerprint
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
+
+KEY = "0123456789abcdef0123456789abcdef"
+# tut-1003 and tut-1009 (the demo's tutoring conversations in the test split) ask exactly this
+SEMICOLON = [
+    {"role": "student", "content": "What does a semicolon do?"},
+    {
+        "role": "tutor",
+        "content": "It joins two closely related independent clauses without a conjunction.",
+    },
+    {"role": "student", "content": "Can I use it before 'however'?"},
+    {"role": "tutor", "content": "Yes: 'It rained; however, we went out.'"},
+]
+DUPLICATES = [f"tut-88{i}" for i in range(6)]
+NEW = [
+    {
+        "conversation_id": f"tut-77{i}",
+        "turns": [
+            {"role": "student", "content": f"What is {i} cubed?"},
+            {"role": "tutor", "content": f"{i} cubed is {i**3}."},
+        ],
+    }
+    for i in range(2)
+] + [{"conversation_id": c, "turns": SEMICOLON} for c in DUPLICATES]
+LATE_FEEDBACK = {  # tut-1000 is in the train split, batch 0
+    "conversation_id": "tut-1000",
+    "turn_index": 1,
+    "rating": 1,
+    "created_at": "2024-07-01T10:00:00Z",
+}
+
+
+def _build(raw: Path, data: Path, shards: int) -> None:
+    config = data.parent / f"turnlake-{data.name}.toml"
+    config.write_text(f"[partitions]\nshards = {shards}\n")
+    args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TURNLAKE_CONFIG", str(config))
+        assert main(args) == 0
+
+
+def _latest(data: Path) -> Path:
+    exports = Layout(data).exports
+    return exports / complete_releases(exports)[-1]
+
+
+def _parquet_files(release: Path) -> dict[str, Path]:
+    return {p.relative_to(release).as_posix(): p for p in sorted(release.rglob("*.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("release-partitions")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
+    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+    raw = tmp / "raw"
+    turnlake.demo(raw_root=raw)
+    yield tmp, raw
+    monkeypatch.undo()
+
+
+def test_one_and_eight_shards_give_the_same_release_files_and_hash(world):
+    tmp, raw = world
+    _build(raw, tmp / "s1", 1)
+    _build(raw, tmp / "s8", 8)
+    one, eight = _latest(tmp / "s1"), _latest(tmp / "s8")
+    files = _parquet_files(one)
+    assert files and set(files) == set(_parquet_files(eight))
+    assert all("-b00000" in name for name in files)  # one landing batch: one file per split
+    for name, path in files.items():
+        assert pl.read_parquet(path).equals(pl.read_parquet(eight / name)), name
+    digests = [{f["path"]: f["sha256"] for f in read_manifest(r)["files"]} for r in (one, eight)]
+    assert {p: digests[0][p] for p in files} == {p: digests[1][p] for p in files}
+    assert read_manifest(one)["content_hash"] == read_manifest(eight)["content_hash"]
+
+
+@pytest.fixture(scope="module")
+def incremental(world):
+    """A build with 4 shards, then new conversations (6 of them copies of tut-1003, which the
+    demo puts in the test split) and a late rating of tut-1000 (train), and a rebuild."""
+    tmp, demo_raw = world
+    raw, data = tmp / "raw-incremental", tmp / "incremental"
+    shutil.copytree(demo_raw, raw)
+    _build(raw, data, 4)
+    first = _latest(data)
+    before_map = stored.read(Layout(data), "silver", MAP_TABLE)
+    lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
+    (raw / "dialogues" / "tutoring" / "batch-077.jsonl").write_bytes(lines)
+    (raw / "feedback" / "tutoring" / "events-077.jsonl").write_bytes(
+        orjson.dumps(LATE_FEEDBACK) + b"\n"
+    )
+    _build(raw, data, 4)
+    return data, first, _latest(data), before_map
+
+
+def _split_of(data: Path, native_ids: list[str]) -> dict[str, str]:
+    layout = Layout(data)
+    episodes = stored.read(layout, "silver", "episodes").select("native_id", "group_id")
+    splits = stored.read(layout, "gold", "splits").select("group_id", "split")
+    found = episodes.join(splits, on="group_id").filter(pl.col("native_id").is_in(native_ids))
+    return dict(found.select("native_id", "split").iter_rows())
+
+
+def test_rebuild_writes_the_new_batch_and_changed_files_and_links_the_rest(incremental):
+    data, first, second, _ = incremental
+    splits = _split_of(data, [f"tutoring/{c}" for c in [*DUPLICATES, "tut-1000", "tut-1003"]])
+    assert splits["tutoring/tut-1000"] == "train" and splits["tutoring/tut-1003"] == "test"
+    assert "train" in {splits[f"tutoring/{c}"] for c in DUPLICATES}  # the copy trained on
+    old, new = _parquet_files(first), _parquet_files(second)
+    # by hand: the new batch's files; sft and kto of train in batch 0 (tut-1000's new rating:
+    # its sft reward and a new kto row); sft of test in batch 0 (tut-1003's and tut-1009's
+    # semicolon rows, now trained on in batch 1, are dropped there)
+    expected = {n for n in new if "-b00001" in n} | {
+        "sft/train-b00000.parquet",
+        "kto/train-b00000.parquet",
+        "sft/test-b00000.parquet",
+    }
+    rewritten = {
+        n for n, p in new.items() if n not in old or p.stat().st_ino != old[n].stat().st_ino
+    }
+    assert any("-b00001" in n for n in new)
+    assert rewritten == expected
+    for name in set(new) - expected:
+        assert new[name].read_bytes() == old[name].read_bytes(), name
+
+
+def test_a_prompt_is_kept_only_in_its_earliest_split_across_partitions(incremental):
+    data, _, second, before_map = incremental
+    splits = _split_of(data, [f"tutoring/{c}" for c in DUPLICATES])
+    in_train = sum(1 for s in splits.values() if s == "train")
+    sft = pl.read_parquet(sorted((second / "sft").glob("*.parquet")))
+    asked = sft.filter(
+        (pl.col("messages").list.len() == 4)
+        & (pl.col("messages").list.first().struct.field("content") == SEMICOLON[0]["content"])
+        & (
+            pl.col("messages").list.get(2, null_on_oob=True).struct.field("content")
+            == SEMICOLON[2]["content"]
+        )
+    )
+    # by hand: one such row per copy in train; none in test (tut-1003, tut-1009, test copies)
+    assert asked.group_by("split").len().sort("split").rows() == [("train", in_train)]
+    after_map = stored.read(Layout(data), "silver", MAP_TABLE)
+    new = after_map.join(before_map, on="group_id", how="anti")
+    assert set(new.get_column("batch")) == {1}  # the copies live in other partitions
+
+
+def test_partition_by_partition_equals_whole_tables(incremental):
+    """Datasets, dropped duplicates, split proof and ledger built per partition equal those
+    built from the whole tables of the same snapshot."""
+    data, *_ = incremental
+    settings = settings_from_config(data.parent / "raw-incremental", data, None)
+    key, _ = pseudonym_key(settings)
+    memo_id = memo_fingerprint(settings.privacy.redaction)
+    memo = load_memo(settings.data_root, key, memo_id)
+    whole = assemble._from_whole_tables(settings, None, key, memo)
+    parts = assemble._from_partitions(settings, None, key, memo, memo_id)
+    assert whole.dropped == parts.dropped and whole.dropped["sft"] > 0
+    assert whole.proof == parts.proof
+    assert whole.ledger == parts.ledger
+    for name, frame in whole.datasets.items():
+        other = parts.datasets[name]
+        assert frame.sort(frame.columns, nulls_last=True).equals(
+            other.sort(other.columns, nulls_last=True)
+        ), name

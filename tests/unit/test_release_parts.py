@@ -1,0 +1,64 @@
+"""The global rules of a release built per partition, on hand-made key frames
+(pipelines/release/part_build.py), and the content-addressed store (part_cache.py)."""
+
+import polars as pl
+
+from pipelines.release import part_cache
+from pipelines.release.part_build import KEY_SCHEMA, dropped_counts, kept_rows, proof_frames
+from pipelines.storage.layout import Layout
+
+
+def _keys(rows: list[tuple]) -> pl.DataFrame:
+    names = [*KEY_SCHEMA.names(), "_partition"]
+    return pl.DataFrame(rows, schema=names, orient="row").cast(KEY_SCHEMA)
+
+
+def test_a_prompt_is_kept_only_in_its_earliest_split_across_datasets_and_partitions():
+    keys = _keys(
+        [
+            # p1: sft train in one partition, kto test in another -> the kto row goes
+            ("sft", 0, "p1", "train", "g1", "e1", "b00000-train-s00"),
+            ("kto", 0, "p1", "test", "g2", "e2", "b00001-test-s01"),
+            # p2: validation and test -> validation kept, test dropped
+            ("sft", 0, "p2", "test", "g3", "e3", "b00000-test-s00"),
+            ("sft", 1, "p2", "validation", "g4", "e4", "b00001-validation-s00"),
+            # p3: twice in train (two partitions) -> both kept
+            ("sft", 2, "p3", "train", "g5", "e5", "b00000-train-s00"),
+            ("sft", 3, "p3", "train", "g6", "e6", "b00001-train-s02"),
+            # no prompt hash: not kept (as the whole-table rule)
+            ("rl_steps", 0, None, "train", "g7", "e7", "b00000-train-s00"),
+        ]
+    )
+    kept = kept_rows(keys)
+    assert kept.get_column("keep").to_list() == [True, False, False, True, True, True, False]
+    assert dropped_counts(kept) == {
+        "sft": 1,
+        "preference": 0,
+        "kto": 1,
+        "rl_steps": 1,
+        "decisions": 0,
+    }
+    proof = proof_frames(kept)
+    assert proof["sft"].get_column("group_id").to_list() == ["g1", "g4", "g5", "g6"]
+    assert proof["kto"].height == 0
+
+
+def test_store_entries_are_whole_and_pruned(tmp_path):
+    root = tmp_path / "parts"
+    frame = pl.DataFrame({"a": [1, 2]})
+    part_cache.save(root, "k1", {"n": 1}, {"f": frame})
+    part_cache.save(root, "k2", {"n": 2}, {"f": frame})
+    meta, frames = part_cache.load(root, "k1")
+    assert meta["n"] == 1 and frames["f"].equals(frame)
+    assert part_cache.load(root, "missing") == ({}, {})
+    part_cache.prune(root, ["k2"])
+    assert not part_cache.has(root, "k1") and part_cache.has(root, "k2")
+
+
+def test_forget_empties_the_store(tmp_path):
+    layout = Layout(tmp_path)
+    root = part_cache.cache_root(layout)
+    part_cache.save(root, "k1", {}, {"f": pl.DataFrame({"a": [1]})})
+    assert root is not None and root.is_relative_to(layout.state) and part_cache.has(root, "k1")
+    part_cache.clear(layout)
+    assert not root.exists()
