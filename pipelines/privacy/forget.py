@@ -44,6 +44,7 @@ from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot, put_file
 from pipelines.storage.uri import as_root, is_remote
+from pipelines.transforms.unit_cache import clear as clear_silver_cache
 
 
 def forgotten_ids(raw_root: Path) -> list[str]:
@@ -119,6 +120,7 @@ def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
             stored.publish(layout, layer, kept, current.meta, partitions=whole)
     stored.vacuum(layout, retention_hours=0)
     stored.forget_history(layout)
+    clear_silver_cache(layout)  # rows before opt-outs were withheld: rebuilt by the next build
     return removed
 
 

@@ -74,12 +74,12 @@ def commit_partitions(
                 "to be rewritten; rewrite the whole table"
             )
         replace = None
-    if replace is None and (delta is None or not _same_layout(delta, frame)):
+    if delta is None or (replace is None and not _same_layout(delta, frame)):
         return overwrite_whole(uri, frame, storage_options, [PARTITION])
     options: dict = {**WRITE_OPTIONS, "partition_by": [PARTITION]}
     if replace is not None:
         if not replace:
-            return delta.version()  # type: ignore[union-attr]
+            return delta.version()
         keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
         options["predicate"] = f"{PARTITION} IN ({keys})"
     for attempt in range(_COMMIT_ATTEMPTS):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import polars as pl
@@ -29,6 +28,7 @@ from pipelines.splits.assign import assign_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
+from pipelines.transforms.unit_cache import cached_silver
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
 SORT_KEYS: dict[str, list[str]] = {
@@ -53,13 +53,17 @@ def load_bronze(source: str, layout: Layout) -> dict[str, pl.LazyFrame]:
 
 
 def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
-    """One source's contribution to each silver table, conformed to the contract."""
-    transform = importlib.import_module(f"pipelines.transforms.{source}")
-    produced = transform.to_silver(load_bronze(source, Layout(settings.data_root)), settings)
-    unknown = set(produced) - set(SILVER_MODELS)
-    if unknown:
-        raise ValueError(f"{source} transform produced unknown tables: {sorted(unknown)}")
-    return {table: conform(frame, silver_schema(table)) for table, frame in produced.items()}
+    """One source's contribution to each silver table, conformed to the contract; only the
+    chunks whose bronze changed are transformed again (unit_cache.py)."""
+    layout = Layout(settings.data_root)
+    files = read_log(layout, source).filter(pl.col("missing_since").is_null())
+    return cached_silver(
+        source,
+        load_bronze(source, layout),
+        settings,
+        files.select("file", "file_id"),
+        transform_scheme(settings),
+    )
 
 
 def _with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
@@ -118,6 +122,19 @@ INPUTS = stored.INPUTS
 WITHHELD = "withheld"  # rows withheld per table for opted-out subjects (counts only)
 
 
+def transform_scheme(settings: Settings) -> str:
+    """What the transforms are a function of besides bronze: their code and settings."""
+    here = Path(__file__)
+    config = [
+        settings.source_timezones,
+        settings.dialogue_turn_index_base,
+        settings.default_turn_index_base,
+        settings.decision_rating_scale,
+        settings.oasst.model_dump(),
+    ]
+    return fingerprint([code_digest(here.parent, here.parents[1] / "schemas"), json_part(config)])
+
+
 def silver_inputs_digest(settings: Settings) -> str:
     """Everything silver is a function of: the current bronze parts, the transform code,
     settings."""
@@ -131,21 +148,17 @@ def silver_inputs_digest(settings: Settings) -> str:
     ]
     here = Path(__file__)
     optouts = settings.raw_root / OPTOUTS_FILE
-    config = [
-        settings.source_timezones,
-        settings.dialogue_turn_index_base,
-        settings.default_turn_index_base,
-        settings.decision_rating_scale,
-        settings.oasst.model_dump(),
-        # how the tables are laid out: a change rewrites them in the new layout
-        scheme_of(settings.splits, settings.partition_shards) if settings.partition_shards else 0,
-    ]
+    # how the tables are laid out: a change rewrites them in the new layout
+    layout_scheme = (
+        scheme_of(settings.splits, settings.partition_shards) if settings.partition_shards else 0
+    )
     return fingerprint(
         [
             *logs,
-            code_digest(here.parent, here.parents[1] / "schemas", here.parents[1] / "partitions"),
+            transform_scheme(settings),
+            code_digest(here.parents[1] / "partitions"),
             optouts.read_bytes() if optouts.exists() else "no opt-outs",
-            json_part(config),
+            json_part(layout_scheme),
         ]
     )
 

@@ -12,7 +12,7 @@ import pytest
 
 import turnlake
 from pipelines.cli.main import main
-from pipelines.config.settings import settings_from_config
+from pipelines.config.settings import SOURCES, settings_from_config
 from pipelines.definitions import BUILD_JOB, build_definitions
 from pipelines.gold import GOLD_TABLES
 from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, plan
@@ -22,6 +22,7 @@ from pipelines.release.files import latest_release, read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.transforms import unit_cache
 
 KEY = "0123456789abcdef0123456789abcdef"
 NEW_CONVERSATIONS = [
@@ -85,13 +86,15 @@ def world(tmp_path_factory):
     monkeypatch.undo()
 
 
-def test_one_and_eight_shards_give_the_same_tables_and_release(world):
+def test_zero_one_and_eight_shards_give_the_same_tables_and_release(world):
     tmp, raw = world
     _build(raw, tmp / "s1", 1)
     _build(raw, tmp / "s8", 8)
-    one, eight = _tables(tmp / "s1"), _tables(tmp / "s8")
+    _build(raw, tmp / "s0", 0)
+    one, eight, whole = _tables(tmp / "s1"), _tables(tmp / "s8"), _tables(tmp / "s0")
     for name, frame in one.items():
         assert frame.equals(eight[name]), name
+        assert frame.equals(whole[name]), name  # and equal to the tables stored whole
     assert _content_hash(tmp / "s1") == _content_hash(tmp / "s8")
     maps = [stored.read(Layout(tmp / d), "silver", MAP_TABLE) for d in ("s1", "s8")]
     assert maps[0].get_column("_partition").n_unique() <= 2  # one per split
@@ -109,6 +112,7 @@ def incremental(world):
     _build(raw, data, 4)
     layout = Layout(data)
     before = {
+        "chunks": _chunk_state(layout),
         "map": stored.read(layout, "silver", MAP_TABLE),
         "silver": stored.read(layout, "silver", DIGESTS_TABLE),
         "gold": stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True),
@@ -120,6 +124,16 @@ def incremental(world):
     _build(raw, data, 4)
     _build(raw, tmp / "scratch", 4)
     return data, before, tmp / "scratch"
+
+
+def _chunk_state(layout: Layout) -> dict[str, pl.DataFrame]:
+    """Per source, the silver cache's chunk map joined to the chunk digests."""
+    state = {}
+    for source in SOURCES:
+        uri = unit_cache._uri(layout, source, unit_cache.DIGESTS)
+        chunk_map = pl.read_delta(unit_cache._uri(layout, source, unit_cache.MAP))
+        state[source] = chunk_map.join(pl.read_delta(uri), on="_partition")
+    return state
 
 
 def _digest_changes(before: pl.DataFrame, after: pl.DataFrame) -> set[str]:
@@ -148,6 +162,27 @@ def test_rebuild_rewrites_only_the_new_batch_and_the_late_feedbacks_partition(in
     for layer, table, key in (("silver", "turns", "files"), ("gold", "turn_rewards", "gold_files")):
         untouched = {f for f in before[key] if not any(f"={p}/" in f for p in expected)}
         assert untouched and untouched <= set(stored.files(layout, layer, table)), table
+
+
+def test_rebuild_transforms_only_the_new_chunks_and_the_late_feedbacks_chunk(incremental):
+    """Silver is transformed again only where bronze changed: the dialogue chunks of the new
+    batch (the two new conversations) and the old chunk of the conversation the late event
+    rates; no other source's chunk changes."""
+    data, before, _ = incremental
+    after = _chunk_state(Layout(data))
+    for source in SOURCES:
+        old, new = before["chunks"][source], after[source]
+        digests = ["_partition", "digest"]
+        changed = set(new.join(old, on=digests, how="anti").get_column("_partition"))
+        if source != "dialogue":
+            assert not changed, source
+            continue
+        units = dict(new.select("unit", "_partition").iter_rows())
+        late = "dialogue:tutoring/tut-1000"
+        new_units = ("dialogue:tutoring/tut-770", "dialogue:tutoring/tut-771")
+        assert units[late] == old.filter(pl.col("unit") == late)["_partition"].item()
+        assert {units[u][:6] for u in new_units} == {"b00001"}
+        assert changed == {units[late], *(units[u] for u in new_units)}
 
 
 def test_incremental_tables_and_release_equal_a_build_from_scratch(incremental):

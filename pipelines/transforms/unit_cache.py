@@ -1,0 +1,211 @@
+"""Silver per chunk, cached: a source's transform runs again only on the chunks whose inputs changed
+(pipelines/transforms/chunks.py), and the silver of the others is read back from the cache.
+
+The cache is, per source, one Delta table per silver table it produces, partitioned by chunk, plus
+the chunk map and digests, under `warehouse/tables/silver_units/`. A build commits the changed
+chunks' rows first and the digests last: a crash between leaves digests that no longer match, so
+those chunks are transformed again. The cache holds rows before opt-outs are withheld, so
+`forget` deletes it whole (`clear`); it is rebuilt by the next build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
+
+from pipelines.config.settings import Settings
+from pipelines.schemas import silver_schema
+from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage.delta_writes import commit_partitions, overwrite_whole
+from pipelines.storage.fingerprint import fingerprint, json_part
+from pipelines.storage.layout import Layout
+from pipelines.storage.uri import storage_options
+from pipelines.transforms import chunks as ch
+from pipelines.transforms.units import UNIT, components, evidence, source_units, transform
+
+CACHE_LAYER = "silver_units"
+MAP, DIGESTS = "_chunk_map", "_chunk_digests"
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    chunk_map: pl.DataFrame  # unit → chunk
+    digests: pl.DataFrame  # chunk → digest, scheme
+    redo: list[str]  # chunks to transform
+    gone: list[str]  # chunks to delete
+    evidence: dict[str, pl.DataFrame]  # the source's unit evidence of the whole bronze
+    read_keys: dict[str, pl.DataFrame]  # per evidence table read by key: unit and keys
+
+
+def _uri(layout: Layout, source: str, name: str) -> str:
+    return str(layout.table_dir(CACHE_LAYER, f"{source}.{name}"))
+
+
+def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
+    try:
+        table = DeltaTable(_uri(layout, source, name), storage_options=_options(layout))
+    except TableNotFoundError:
+        return pl.DataFrame(schema=schema)
+    frame = pl.scan_delta(table).collect()
+    return frame.select(schema.names()) if set(schema.names()) <= set(frame.columns) else frame
+
+
+def _options(layout: Layout) -> dict[str, str] | None:
+    return storage_options(layout.data_root)
+
+
+def _whole_reads(
+    ev: Mapping[str, pl.DataFrame], reads: Mapping[str, pl.LazyFrame]
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame, list[str]]:
+    """(each read table's (unit, key columns), unit → read digest, digests of tables read
+    whole)."""
+    per_table, per_unit, whole = {}, [], []
+    for name, table in sorted(ev.items()):
+        if name not in reads:
+            whole.append(f"{name}:{table.hash_rows(seed=0).sort().to_list()}")
+            continue
+        wanted = reads[name].collect()
+        keys = [c for c in wanted.columns if c != UNIT]
+        per_table[name] = wanted
+        hashed = table.select(*keys, _h=table.hash_rows(seed=0).cast(pl.String))
+        per_unit.append(
+            wanted.join(hashed, on=keys, how="left", nulls_equal=True).select(
+                unit=pl.col(UNIT), read=pl.lit(f"{name}:") + pl.col("_h").fill_null("-")
+            )
+        )
+    reads_frame = (
+        pl.concat(per_unit)
+        if per_unit
+        else pl.DataFrame(schema={"unit": pl.String, "read": pl.String})
+    )
+    return per_table, reads_frame, whole
+
+
+def _evidence_of(
+    ev: Mapping[str, pl.DataFrame], read_keys: Mapping[str, pl.DataFrame], units: pl.Series
+) -> dict[str, pl.LazyFrame]:
+    """The evidence rows `units` read (the rule of units.evidence_read, on precomputed reads)."""
+    out = {}
+    for name, table in ev.items():
+        if name not in read_keys:
+            out[name] = table.lazy()
+            continue
+        wanted = read_keys[name].filter(pl.col(UNIT).is_in(units.implode())).drop(UNIT).unique()
+        out[name] = table.join(wanted, on=wanted.columns, how="semi", nulls_equal=True).lazy()
+    return out
+
+
+def _plan(
+    source: str,
+    tagged: Mapping[str, pl.LazyFrame],
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    file_ids: pl.DataFrame,
+    scheme: str,
+    layout: Layout,
+) -> ChunkPlan:
+    module = source_units(source)
+    links = module.unit_links(dict(bronze), settings).collect()
+    unit_files = (
+        pl.concat([f.select(pl.col(UNIT).alias("unit"), "file") for f in tagged.values()])
+        .unique()
+        .collect()
+    )
+    units = pl.concat([unit_files.get_column("unit"), links.get_column("unit")])
+    chunk_map = ch.assign_chunks(
+        components(units.unique(), links), _read(layout, source, MAP, ch.MAP_SCHEMA)
+    )
+    ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
+    reads = getattr(module, "unit_evidence_reads", None)
+    read_keys, unit_reads, whole = _whole_reads(ev, reads(dict(bronze), settings) if reads else {})
+    scheme = fingerprint([scheme, source, pl.__version__, json_part(whole)])
+    digests = ch.chunk_digests(chunk_map, ch.unit_inputs(unit_files, file_ids, unit_reads), scheme)
+    redo, gone = ch.stale_chunks(digests, _read(layout, source, DIGESTS, ch.DIGESTS_SCHEMA))
+    return ChunkPlan(chunk_map, digests, redo, gone, ev, read_keys)
+
+
+def _transform_chunks(
+    source: str, tagged: Mapping[str, pl.LazyFrame], settings: Settings, plan: ChunkPlan
+) -> dict[str, list[pl.DataFrame]]:
+    """Silver of each stale chunk, tagged with it; bronze of the stale units read once."""
+    todo = plan.chunk_map.filter(pl.col(ch.CHUNK).is_in(pl.Series(plan.redo).implode()))
+    wanted = todo.rename({"unit": UNIT}).lazy()
+    rows = {t: f.join(wanted, on=UNIT, how="inner").collect() for t, f in tagged.items()}
+    produced: dict[str, list[pl.DataFrame]] = {}
+    for chunk in plan.redo:
+        units = todo.filter(pl.col(ch.CHUNK) == chunk).get_column("unit")
+        part = {
+            t: f.filter(pl.col(ch.CHUNK) == chunk).drop(UNIT, ch.CHUNK).lazy()
+            for t, f in rows.items()
+        }
+        ev = _evidence_of(plan.evidence, plan.read_keys, units)
+        for table, frame in transform(source, part, settings, ev).items():
+            produced.setdefault(table, []).append(frame.with_columns(pl.lit(chunk).alias(ch.CHUNK)))
+    return produced
+
+
+def _vacuum(uri: str, layout: Layout) -> None:
+    """Old versions of a cache table are never read: their files go at once."""
+    DeltaTable(uri, storage_options=_options(layout)).vacuum(
+        retention_hours=0, enforce_retention_duration=False, dry_run=False
+    )
+
+
+def _exists(layout: Layout, source: str, table: str) -> bool:
+    try:
+        DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
+    except TableNotFoundError:
+        return False
+    return True
+
+
+def cached_silver(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    file_ids: pl.DataFrame,
+    scheme: str,
+) -> dict[str, pl.LazyFrame]:
+    """The source's silver contribution (as `units.transform` of the whole bronze would give),
+    transforming only stale chunks; `file_ids` (file, file_id) of the source's current files,
+    `scheme` what every chunk's silver is a function of (code, settings)."""
+    layout = Layout(settings.data_root)
+    tagged = source_units(source).unit_keys(dict(bronze), settings)
+    plan = _plan(source, tagged, bronze, settings, file_ids, scheme, layout)
+    replace = [*plan.redo, *plan.gone]
+    if replace:
+        produced = _transform_chunks(source, tagged, settings, plan)
+        for table in SILVER_MODELS:
+            frames = produced.get(table, [])
+            if not frames and not _exists(layout, source, table):
+                continue
+            schema = pl.Schema({**silver_schema(table), ch.CHUNK: pl.String})
+            frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+            uri = _uri(layout, source, table)
+            commit_partitions(uri, frame, replace, _options(layout))
+            _vacuum(uri, layout)
+        overwrite_whole(_uri(layout, source, MAP), plan.chunk_map, _options(layout))
+        overwrite_whole(_uri(layout, source, DIGESTS), plan.digests, _options(layout))
+    return {
+        table: pl.scan_delta(_uri(layout, source, table), storage_options=_options(layout)).drop(
+            ch.CHUNK
+        )
+        for table in SILVER_MODELS
+        if _exists(layout, source, table)
+    }
+
+
+def clear(layout: Layout) -> None:
+    """Delete the whole cache (forget: it holds rows of withheld subjects)."""
+    folder = layout.table_dir(CACHE_LAYER, "x").parent
+    if folder.exists():
+        if hasattr(folder, "fs"):
+            folder.fs.rm(str(folder), recursive=True)
+        else:
+            import shutil
+
+            shutil.rmtree(folder)
