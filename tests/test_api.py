@@ -6,6 +6,7 @@ import shutil
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import turnlake
 from pipelines import api
@@ -59,9 +60,10 @@ def test_query_runs_sql_and_saved_queries_and_names_what_is_wrong(built):
     episodes = turnlake.query("SELECT count(*) AS n FROM episodes", data_root=data_root)
     assert episodes["n"][0] == stored.read(Layout(data_root), "silver", "episodes").height
     saved = turnlake.query(saved="rewards_by_rule", data_root=data_root)
-    assert saved.height > 0 and saved.equals(
-        turnlake.query(turnlake.saved_queries()["rewards_by_rule"].sql, data_root=data_root)
-    )
+    direct = turnlake.query(turnlake.saved_queries()["rewards_by_rule"].sql, data_root=data_root)
+    # DuckDB sums a partitioned table's files in parallel: float sums may differ in the last bit
+    assert saved.height > 0
+    assert_frame_equal(saved, direct, check_exact=False)
     with pytest.raises(turnlake.UnknownQuery, match="no saved query 'nope'"):
         turnlake.query(saved="nope", data_root=data_root)
     with pytest.raises(turnlake.QueryFailed, match="SQL error"):
