@@ -77,11 +77,12 @@ def test_verify_fails_after_a_released_file_is_tampered_with(built, tmp_path):
     pulled = turnlake.pull(version, Layout(other).exports, data_root=data_root)
     assert pulled.path == Layout(other).exports / version
     assert turnlake.verify(version, data_root=other).verified
-    shutil.copy(pulled.path / "sft" / "test.parquet", pulled.path / "sft" / "train.parquet")
+    test_file, *_, train_file = sorted((pulled.path / "sft").glob("*.parquet"))  # test*, train*
+    shutil.copy(test_file, train_file)
     with pytest.raises(turnlake.ReleaseMismatch) as mismatch:
         turnlake.verify(data_root=other)
     assert mismatch.value.version == version
-    assert "sft/train.parquet: sha256 differs from the manifest" in mismatch.value.problems
+    assert f"sft/{train_file.name}: sha256 differs from the manifest" in mismatch.value.problems
     with pytest.raises(turnlake.TargetExists):
         turnlake.pull(version, Layout(other).exports, data_root=data_root)
     with pytest.raises(turnlake.NoRelease):
@@ -119,8 +120,8 @@ def test_a_failed_blocking_check_raises_build_failed_naming_it(built, tmp_path, 
 
     original = dialogue.to_silver
 
-    def broken(bronze, settings):
-        out = original(bronze, settings)
+    def broken(bronze, settings, **evidence):
+        out = original(bronze, settings, **evidence)
         out["turns"] = out["turns"].lazy().with_columns(role=pl.lit("robot"))
         return out
 

@@ -151,8 +151,8 @@ def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
 
     original = dialogue.to_silver
 
-    def broken(bronze, settings):
-        out = original(bronze, settings)
+    def broken(bronze, settings, **evidence):
+        out = original(bronze, settings, **evidence)
         out["turns"] = out["turns"].lazy().with_columns(role=pl.lit("robot"))
         return out
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.release import assemble
+from pipelines.release import assemble, part_build
 from pipelines.release.files import complete_releases
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.splits.assign import assign_splits
@@ -336,7 +336,8 @@ def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, mo
         datasets = real(*args, **kwargs)
         return datasets | {"kto": datasets["kto"].with_columns(label=pl.lit(False))}
 
-    monkeypatch.setattr(assemble, "build_datasets", wrong_labels)
+    monkeypatch.setattr(assemble, "build_datasets", wrong_labels)  # tables whole
+    monkeypatch.setattr(part_build, "build_datasets", wrong_labels)  # per partition
     with pytest.raises(UntrainableRelease, match="label is not the sign of the reward"):
         run_pipeline(raw, tmp_path / "data", config=ALL_TRAIN)
     exports = tmp_path / "data" / "exports"

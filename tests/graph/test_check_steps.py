@@ -110,8 +110,8 @@ def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(
 
     original = dialogue.to_silver
 
-    def robot_turns(bronze, settings):
-        out = original(bronze, settings)
+    def robot_turns(bronze, settings, **evidence):
+        out = original(bronze, settings, **evidence)
         out["turns"] = out["turns"].lazy().with_columns(role=pl.lit("robot"))
         return out
 

@@ -34,14 +34,15 @@ def built(tmp_path):
 
 @pytest.fixture
 def builds(monkeypatch):
+    """Releases built (`release_request` calls: from whole tables or per partition alike)."""
     calls = []
-    real = assemble.build_datasets
+    real = assemble.release_request
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(assemble, "build_datasets", counting)
+    monkeypatch.setattr(assemble, "release_request", counting)
     return calls
 
 

@@ -13,7 +13,7 @@ import pytest
 from pipelines import api
 from pipelines.cli.main import main
 from pipelines.release import store
-from pipelines.release.files import MANIFEST, latest_release
+from pipelines.release.files import MANIFEST, latest_release, read_manifest
 from pipelines.storage import objects
 from pipelines.storage.layout import Layout
 
@@ -59,10 +59,13 @@ def test_pull_to_s3_and_back_is_byte_identical_and_verifies(
 def test_verify_on_s3_finds_a_changed_object(exports, demo_warehouse, s3_root):
     version = latest_release(exports)
     api.pull("latest", s3_root.uri, data_root=demo_warehouse)
-    objects.put_bytes(s3_root, f"{version}/sft/train.parquet", b"not the released bytes")
+    target = next(
+        f["path"] for f in read_manifest(exports / version)["files"] if f["path"].startswith("sft/")
+    )
+    objects.put_bytes(s3_root, f"{version}/{target}", b"not the released bytes")
     with pytest.raises(api.ReleaseMismatch) as mismatch:
         api.verify(version, data_root=demo_warehouse, store=s3_root.uri)
-    assert mismatch.value.problems == ["sft/train.parquet: sha256 differs from the manifest"]
+    assert mismatch.value.problems == [f"{target}: sha256 differs from the manifest"]
     assert main(["verify", version, "--store", s3_root.uri]) == 1
 
 

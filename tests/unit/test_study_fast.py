@@ -14,7 +14,7 @@ import pytest
 
 from pipelines.config.settings import Settings
 from pipelines.ingest.arrow_typed import ArrowTypedBatch
-from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_path
+from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_files
 from pipelines.sources import study
 from pipelines.sources.base import ParseResult, RecordError
 from pipelines.sources.jsonio import split_json_units
@@ -228,11 +228,11 @@ def _write(
         batch.add_parsed(log_row, result, b"{}")
     log_rows = batch.write(Layout(root))
     part = log_rows[0]["part_id"]
-    paths = {
-        t: part_path(Layout(root), "study", t, part)
+    files = {
+        t: part_files(Layout(root), "study", t, [part])
         for t in ("study_sessions", "study_participants", QUARANTINE_PART)
     }
-    return {t: pl.read_parquet(path) for t, path in paths.items() if path.exists()}
+    return {t: pl.read_parquet(paths) for t, paths in files.items() if paths}
 
 
 def test_arrow_typed_batch_writes_the_parts_the_batch_writer_writes(tmp_path: Path) -> None:
