@@ -7,6 +7,7 @@ unless the replaced partitions are all there are (then it is a whole overwrite).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 import polars as pl
 import pyarrow as pa
@@ -17,6 +18,12 @@ PARTITION = "_partition"  # the partition column of a partitioned table (pipelin
 # no column statistics in the Delta log: the log then holds no values (forget, DESIGN §6)
 WRITE_OPTIONS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
 _COMMIT_ATTEMPTS = 5
+
+
+def file_paths(delta: DeltaTable) -> list[str]:
+    """The table's files in Delta's order; local ones as plain paths: delta-rs percent-encodes
+    them (`a%20root`), which Polars' `scan_parquet` then looks up literally and does not find."""
+    return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
 
 
 class LayoutChanged(RuntimeError):

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import unquote
 
 import orjson
 import polars as pl
@@ -31,6 +30,7 @@ from pipelines.storage.delta_writes import (  # noqa: F401 (commit_partitions: p
     PARTITION,
     LayoutChanged,
     commit_partitions,
+    file_paths,
     overwrite_whole,
 )
 from pipelines.storage.files import write_bytes_atomic
@@ -153,9 +153,7 @@ def content_digest(layout: Layout, layer: str, table: str, as_of: datetime | Non
 
 
 def _file_paths(delta: DeltaTable) -> list[str]:
-    """The table's files in Delta's order; local ones as plain paths: delta-rs percent-encodes
-    them (`a%20root`), which Polars' `scan_delta` then looks up literally and does not find."""
-    return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
+    return file_paths(delta)
 
 
 def _by_partition(paths: list[str]) -> list[str]:

@@ -21,7 +21,8 @@ import hashlib
 import polars as pl
 
 CHUNK = "_partition"  # the partition column of the cache tables (storage/delta_writes.py)
-BUCKETS = 16  # chunks per landing batch
+BUCKETS = 16  # at most, chunks per landing batch
+COMPONENTS_PER_BUCKET = 1_000  # at least: a transform call has a fixed cost, worth it on big chunks
 MAP_SCHEMA = pl.Schema({"unit": pl.String, CHUNK: pl.String})
 DIGESTS_SCHEMA = pl.Schema({CHUNK: pl.String, "digest": pl.String, "scheme": pl.String})
 
@@ -35,14 +36,17 @@ def _bucket(component: str, buckets: int) -> int:
 
 
 def assign_chunks(
-    components: pl.DataFrame, previous: pl.DataFrame, buckets: int = BUCKETS
+    components: pl.DataFrame, previous: pl.DataFrame, buckets: int | None = None
 ) -> pl.DataFrame:
     """(unit, component) and the previous (unit, chunk) map → the map (MAP_SCHEMA) of these
     units: a component keeps the earliest chunk any of its units had; a component of only new
-    units gets the next batch and a bucket of its name."""
+    units gets the next batch and a bucket of its name, among `buckets` (by default one per
+    COMPONENTS_PER_BUCKET new components, at most BUCKETS: fixed once assigned)."""
     known = components.join(previous, on="unit", how="inner")
     kept = known.group_by("component").agg(pl.col(CHUNK).min())
     fresh = components.join(kept, on="component", how="anti").select("component").unique()
+    if buckets is None:
+        buckets = max(1, min(BUCKETS, fresh.height // COMPONENTS_PER_BUCKET))
     last = previous.get_column(CHUNK).str.slice(1, 5).cast(pl.Int64).max()
     batch = 0 if last is None else int(last) + 1  # type: ignore[arg-type]
     named = fresh.with_columns(

@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
+import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import Settings
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.delta_writes import commit_partitions, overwrite_whole
+from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
@@ -45,13 +46,22 @@ def _uri(layout: Layout, source: str, name: str) -> str:
     return str(layout.table_dir(CACHE_LAYER, f"{source}.{name}"))
 
 
-def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
+def _scan(layout: Layout, source: str, name: str) -> pl.LazyFrame | None:
+    """A cache table (its chunk column left out: it is in the file paths); None if absent."""
     try:
-        table = DeltaTable(_uri(layout, source, name), storage_options=_options(layout))
+        delta = DeltaTable(_uri(layout, source, name), storage_options=_options(layout))
     except TableNotFoundError:
-        return pl.DataFrame(schema=schema)
-    frame = pl.scan_delta(table).collect()
-    return frame.select(schema.names()) if set(schema.names()) <= set(frame.columns) else frame
+        return None
+    paths = file_paths(delta)
+    if not paths:
+        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table())
+        return empty.lazy().drop(ch.CHUNK, strict=False)  # type: ignore[union-attr]
+    return pl.scan_parquet(paths, storage_options=_options(layout))
+
+
+def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
+    frame = _scan(layout, source, name)
+    return pl.DataFrame(schema=schema) if frame is None else frame.collect().select(schema.names())
 
 
 def _options(layout: Layout) -> dict[str, str] | None:
@@ -190,13 +200,8 @@ def cached_silver(
             _vacuum(uri, layout)
         overwrite_whole(_uri(layout, source, MAP), plan.chunk_map, _options(layout))
         overwrite_whole(_uri(layout, source, DIGESTS), plan.digests, _options(layout))
-    return {
-        table: pl.scan_delta(_uri(layout, source, table), storage_options=_options(layout)).drop(
-            ch.CHUNK
-        )
-        for table in SILVER_MODELS
-        if _exists(layout, source, table)
-    }
+    scans = {table: _scan(layout, source, table) for table in SILVER_MODELS}
+    return {table: frame for table, frame in scans.items() if frame is not None}
 
 
 def clear(layout: Layout) -> None:

@@ -8,12 +8,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import turnlake
 from pipelines.config.settings import SOURCES
-from pipelines.transforms import unit_cache
+from pipelines.storage.layout import Layout
+from pipelines.transforms import chunks, unit_cache
 from pipelines.transforms.units import transform
 from tests.unit._locality import DEDUPED_ON, fixture_bronze, fixture_settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ONE_COMPONENT = {"decision"}  # the demo humans act in nearly every decision session
 
 
 def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
@@ -33,16 +36,27 @@ def _assert_same(cached: dict[str, pl.LazyFrame], whole: dict[str, pl.DataFrame]
         assert _sorted(got).equals(_sorted(frame)), f"{label}: {table}"
 
 
-@pytest.mark.parametrize("kind", ["clean", "dirty"])
+@pytest.fixture(scope="module")
+def raw_roots(tmp_path_factory) -> dict[str, Path]:
+    demo = tmp_path_factory.mktemp("demo-raw")
+    turnlake.demo(raw_root=demo)
+    return {"clean": FIXTURES / "clean", "dirty": FIXTURES / "dirty", "demo": demo}
+
+
+@pytest.mark.parametrize("kind", ["clean", "dirty", "demo"])
 @pytest.mark.parametrize("source", SOURCES)
 def test_cached_silver_equals_the_whole_transform_before_and_after_a_file_goes(
-    tmp_path, source, kind
+    tmp_path, monkeypatch, raw_roots, source, kind
 ):
-    raw = FIXTURES / kind
+    monkeypatch.setattr(chunks, "COMPONENTS_PER_BUCKET", 1)  # many chunks even on a fixture
+    raw = raw_roots[kind]
     settings = replace(fixture_settings(raw), data_root=tmp_path)
     bronze = fixture_bronze(source, raw, settings)
     cached = unit_cache.cached_silver(source, bronze, settings, _file_ids(bronze), "s")
     _assert_same(cached, transform(source, bronze, settings), f"{source}/{kind}")
+    if kind == "demo":  # many components: the union over many chunks is what is tested
+        used = pl.read_delta(unit_cache._uri(Layout(tmp_path), source, unit_cache.DIGESTS))
+        assert used.height > 1 or source in ONE_COMPONENT, f"{source}: a single chunk"
     files = sorted(_file_ids(bronze).get_column("file"))
     if len(files) < 2:
         return

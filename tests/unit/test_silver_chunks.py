@@ -61,3 +61,11 @@ def test_vanished_chunks_are_listed_for_deletion():
     before = pl.DataFrame({"_partition": ["p", "q"], "digest": ["1", "2"], "scheme": ["s", "s"]})
     after = pl.DataFrame({"_partition": ["q", "r"], "digest": ["2", "3"], "scheme": ["s", "s"]})
     assert stale_chunks(after, before) == (["r"], ["p"])
+
+
+def test_a_small_batch_is_one_chunk_and_a_big_one_is_cut_into_at_most_sixteen():
+    empty = pl.DataFrame(schema=MAP_SCHEMA)
+    small = assign_chunks(_components([(f"u{i}", f"u{i}") for i in range(1_999)]), empty)
+    assert set(small.get_column("_partition")) == {"b00000-k00"}  # 1 999 // 1 000 = 1 bucket
+    big = assign_chunks(_components([(f"u{i}", f"u{i}") for i in range(40_000)]), empty)
+    assert set(big.get_column("_partition")) == {f"b00000-k{k:02d}" for k in range(16)}
