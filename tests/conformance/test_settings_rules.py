@@ -272,4 +272,4 @@ def test_an_empty_build_after_a_release_keeps_the_release_and_says_nothing_new(t
     assert again.silver["episodes"].height == 0
     assert again.release == first.release  # nothing new was written; the earlier release stays
     assert check_verdicts.release_verifies(again.settings).passed
-    assert pl.read_parquet(first.release / "sft" / "train.parquet").height >= 1
+    assert pl.read_parquet(first.release / "sft" / "train*.parquet").height >= 1
