@@ -23,11 +23,10 @@ import polars as pl
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
+from pipelines.storage.delta_writes import file_paths, overwrite_whole
 from pipelines.storage.files import fsync_path
 from pipelines.storage.tables import PARTITION, commit_partitions
 from pipelines.storage.uri import is_remote
-
-_NO_STATS = {"configuration": {"delta.dataSkippingNumIndexedCols": "0"}}
 
 
 def _open(uri: str, options: dict[str, str] | None) -> DeltaTable | None:
@@ -83,8 +82,7 @@ def part_of(path: str | PathLike[str]) -> str:
 def _files_by_part(delta: DeltaTable) -> dict[str, list[str]]:
     """The current files of each part; local ones as plain paths (delta-rs percent-encodes)."""
     out: dict[str, list[str]] = {}
-    for uri in delta.file_uris():
-        path = uri if "://" in uri else unquote(uri)
+    for path in file_paths(delta):
         out.setdefault(part_of(path), []).append(path)
     return out
 
@@ -125,10 +123,9 @@ def vacuum(delta: DeltaTable) -> list[str]:
 def write_table(uri: str, frame: pl.DataFrame, options: dict[str, str] | None) -> None:
     """Replace the whole (unpartitioned) table by `frame` in one commit."""
     before = _version(uri, options)
-    frame.write_delta(uri, mode="overwrite", delta_write_options=_NO_STATS, storage_options=options)
+    after = overwrite_whole(uri, frame, options)
     if not is_remote(uri):
-        delta = DeltaTable(uri)
-        _make_durable(uri, [unquote(f) for f in delta.file_uris()], before, delta.version())
+        _make_durable(uri, file_paths(DeltaTable(uri)), before, after)
 
 
 def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> pl.DataFrame:
@@ -136,7 +133,7 @@ def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> p
     delta = _open(uri, options)
     if delta is None:
         return pl.DataFrame(schema=schema)
-    paths = [u if "://" in u else unquote(u) for u in delta.file_uris()]
+    paths = file_paths(delta)
     if not paths:
         return pl.scan_delta(delta).collect()
     return pl.read_parquet(paths, storage_options=options)

@@ -10,6 +10,7 @@ those chunks are transformed again. The cache holds rows before opt-outs are wit
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
-from pipelines.storage.uri import storage_options
+from pipelines.storage.uri import is_remote, storage_options
 from pipelines.transforms import chunks as ch
 from pipelines.transforms.units import UNIT, components, evidence, source_units, transform
 
@@ -207,10 +208,9 @@ def cached_silver(
 def clear(layout: Layout) -> None:
     """Delete the whole cache (forget: it holds rows of withheld subjects)."""
     folder = layout.table_dir(CACHE_LAYER, "x").parent
-    if folder.exists():
-        if hasattr(folder, "fs"):
-            folder.fs.rm(str(folder), recursive=True)
-        else:
-            import shutil
-
-            shutil.rmtree(folder)
+    if not folder.exists():
+        return
+    if is_remote(folder):
+        folder.fs.rm(str(folder), recursive=True)  # type: ignore[attr-defined] (a UPath)
+    else:
+        shutil.rmtree(folder)
