@@ -12,7 +12,6 @@ import polars as pl
 import pytest
 
 import turnlake
-from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import assemble
@@ -21,8 +20,8 @@ from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from tests.graph.test_partitions_graph import KEY, _build
 
-KEY = "0123456789abcdef0123456789abcdef"
 # tut-1003 and tut-1009 (the demo's tutoring conversations in the test split) ask exactly this
 SEMICOLON = [
     {"role": "student", "content": "What does a semicolon do?"},
@@ -50,15 +49,6 @@ LATE_FEEDBACK = {  # tut-1000 is in the train split, batch 0
     "rating": 1,
     "created_at": "2024-07-01T10:00:00Z",
 }
-
-
-def _build(raw: Path, data: Path, shards: int) -> None:
-    config = data.parent / f"turnlake-{data.name}.toml"
-    config.write_text(f"[partitions]\nshards = {shards}\n")
-    args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("TURNLAKE_CONFIG", str(config))
-        assert main(args) == 0
 
 
 def _latest(data: Path) -> Path:

@@ -19,6 +19,19 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
+    """The standard AWS variables pointed at `endpoint`, and none that would override them."""
+    for name, value in {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "turnlake-test",
+        "AWS_SECRET_ACCESS_KEY": "turnlake-test-secret",
+        "AWS_REGION": "us-east-1",
+    }.items():
+        mp.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        mp.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """`http://127.0.0.1:<port>` of a running moto S3 server, stopped after the session."""
@@ -38,15 +51,7 @@ def moto_endpoint() -> Iterator[str]:
 def aws_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """The standard AWS variables pointed at the moto server (as a user sets them for MinIO,
     Ceph or AWS itself); returns the endpoint."""
-    for name, value in {
-        "AWS_ENDPOINT_URL": moto_endpoint,
-        "AWS_ACCESS_KEY_ID": "turnlake-test",
-        "AWS_SECRET_ACCESS_KEY": "turnlake-test-secret",
-        "AWS_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+    point_aws_at(moto_endpoint, monkeypatch)
     return moto_endpoint
 
 

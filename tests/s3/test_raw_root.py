@@ -18,6 +18,7 @@ from pipelines.ingest.log import read_log
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
+from tests.s3.conftest import point_aws_at
 
 KEY = "0123456789abcdef0123456789abcdef"
 
@@ -41,19 +42,15 @@ def raw_on_s3(moto_endpoint, tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("s3raw")
     mp = pytest.MonkeyPatch()
+    point_aws_at(moto_endpoint, mp)
     env = {
-        "AWS_ENDPOINT_URL": moto_endpoint,
-        "AWS_ACCESS_KEY_ID": "turnlake-test",
-        "AWS_SECRET_ACCESS_KEY": "turnlake-test-secret",
-        "AWS_REGION": "us-east-1",
         "TURNLAKE_PSEUDONYM_KEY": KEY,
         "TURNLAKE_CACHE_DIR": str(tmp / "cache"),
         "DAGSTER_HOME": str(tmp / "dagster"),
     }
     for name, value in env.items():
         mp.setenv(name, value)
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE", "TURNLAKE_CONFIG"):
-        mp.delenv(name, raising=False)
+    mp.delenv("TURNLAKE_CONFIG", raising=False)
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
     (tmp / "dagster").mkdir()
     client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
