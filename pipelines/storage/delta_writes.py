@@ -81,12 +81,19 @@ def commit_partitions(
                 "to be rewritten; rewrite the whole table"
             )
         replace = None
-    if delta is None or (replace is None and not _same_layout(delta, frame)):
+    # A first write of some partitions goes through the predicate path too: two processes
+    # creating the table at once then conflict and retry, where a whole overwrite would drop
+    # the other's rows.
+    if replace is None and (delta is None or not _same_layout(delta, frame)):
         return overwrite_whole(uri, frame, storage_options, [PARTITION])
     options: dict = {**WRITE_OPTIONS, "partition_by": [PARTITION]}
     if replace is not None:
         if not replace:
-            return delta.version()
+            return (
+                delta.version()
+                if delta is not None
+                else overwrite_whole(uri, frame, storage_options, [PARTITION])
+            )
         keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
         options["predicate"] = f"{PARTITION} IN ({keys})"
     for attempt in range(_COMMIT_ATTEMPTS):
