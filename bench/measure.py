@@ -71,11 +71,18 @@ def run_measured(
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     peak = 0
+    peak_after = ""
+    timeline: dict[int, float] = {}  # whole second since start → highest RSS (MB) seen in it
     timed_out = False
     with open(log_path, "wb") as log:
         proc = psutil.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         while proc.poll() is None:
-            peak = max(peak, _tree_rss(proc))
+            rss = _tree_rss(proc)
+            second = int(time.perf_counter() - start)
+            timeline[second] = max(timeline.get(second, 0.0), round(rss / 2**20, 1))
+            if rss > peak:
+                peak = rss
+                peak_after = _last_step(log_path)
             if time.perf_counter() - start > timeout_s:
                 timed_out = True
                 _kill_tree(proc)
@@ -94,7 +101,20 @@ def run_measured(
         round(peak / 2**20, 1),
         timed_out,
         step_times(log_path),
+        {"peak_rss_after_step": peak_after, "rss_mb_per_second": list(timeline.values())},
     )
+
+
+def _last_step(log_path: Path) -> str:
+    """The step whose progress line came last (so the peak is in the step after it): where in a
+    build its memory peaks."""
+    with open(log_path, "rb") as log:
+        log.seek(max(0, log_path.stat().st_size - 4096))
+        tail = log.read().decode(errors="replace").splitlines()
+    for line in reversed(tail):
+        if progress := PROGRESS_LINE.match(line):
+            return progress.group(1)
+    return ""
 
 
 def step_times(log_path: Path) -> dict[str, float]:

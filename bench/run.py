@@ -229,7 +229,7 @@ def bench_size(
         m.extra["load_1min_before"] = round(load_before, 2)
         print(
             f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS "
-            f"{m.peak_rss_mb:.0f} MB,"
+            f"{m.peak_rss_mb:.0f} MB (after step {m.extra.get('peak_rss_after_step') or '-'}),"
             f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}, load {load_before:.1f}",
             flush=True,
         )

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
+from multiprocessing.util import Finalize
 
 
 def worker_count(configured: int, n_units: int, min_units: int) -> int:
@@ -25,4 +26,8 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     atexit.register(pool.shutdown, cancel_futures=True)
+    # A process that multiprocessing started (a Dagster multiprocess step) exits without atexit
+    # handlers, after joining its non-daemon children: the pool's workers would wait forever. Above
+    # priority 10, where the pool's own call queue is closed (its shutdown sentinels would be lost).
+    Finalize(None, pool.shutdown, kwargs={"cancel_futures": True}, exitpriority=100)
     return pool
