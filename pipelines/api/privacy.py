@@ -63,6 +63,7 @@ def forget(
     from pipelines.privacy.forget import (
         erase_from_tables,
         mentions_text,
+        purge_reports,
         record_forget,
         rewrite_releases,
     )
@@ -91,6 +92,9 @@ def forget(
             write_views(Layout(settings.data_root))
         rewritten = rewrite_releases(exports, needles, tombstone)
         clear_release_parts(Layout(settings.data_root))  # built datasets hold the subject's rows
+        purged = purge_reports(Layout(settings.data_root).reports, needles)
+        if purged:
+            log.info("build reports mentioning the subject deleted: %s", ", ".join(purged))
     problems = [
         f"{version}: {problem}"
         for version in complete_releases(exports)

@@ -124,6 +124,19 @@ def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
     return removed
 
 
+def purge_reports(reports: Path, needles: list[str]) -> list[str]:
+    """Delete every HTML build report that mentions `needles` (a quarantine example shows raw
+    text), names returned; reports are views of a past build, so none is rewritten."""
+    if not reports.exists():
+        return []
+    purged = []
+    for path in sorted(p for p in reports.rglob("*") if p.is_file()):
+        if mentions_text(path.read_text(errors="replace"), needles):
+            path.unlink()
+            purged.append(path.name)
+    return purged
+
+
 def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, key: bytes) -> dict:
     """Registry entry + tombstone; returns the tombstone (which holds no subject id)."""
     now = datetime.now(UTC).isoformat()
