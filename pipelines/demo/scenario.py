@@ -102,6 +102,14 @@ DOCUMENTED = [
 ]
 UNDOCUMENTED = ["user_input", "user_correction", "user_validation"]
 STATES = ["completed", "archived", "active", "completed", "paused"]
+# Scenarios start every 3 days, wrapping after 20 years: a big corpus must stay in the years the
+# adapter accepts (up to 2100), or most of it would be quarantined as bad timestamps.
+DAYS_WRAP = 20 * 365
+
+
+def scenario_day(i: int) -> int:
+    """Days after the first scenario's start on which scenario `i` starts."""
+    return (i * 3) % DAYS_WRAP
 
 
 def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
@@ -113,7 +121,7 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
         state = "active" if i % 6 == 2 else STATES[i % len(STATES)]
         entries = []
         for m in range(rng.randint(4, 9)):
-            ts = start + timedelta(days=i * 3, minutes=m * 17)
+            ts = start + timedelta(days=scenario_day(i), minutes=m * 17)
             entries.append(_entry(rng, sid, ts, m, i))
             if _sent_back(entries[-1]):
                 entries.append(
