@@ -28,7 +28,7 @@ from pipelines.partitions.assign import PARTITION
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release import part_build, part_cache
-from pipelines.release.part_build import KEYS, PARTICIPANTS, Partition
+from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.privatize import (
     Prepared,
     cleaned_frame,
@@ -39,7 +39,6 @@ from pipelines.release.privatize import (
 )
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
-from pipelines.release.text_leaves import is_textual, string_leaves
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
@@ -75,29 +74,22 @@ class Parts:
         return id_replacer(key, tuple(self.ids))
 
 
-def _names_any(frames: dict[str, pl.DataFrame], ids: list[str]) -> bool:
-    """Whether any text of `frames` contains one of `ids` (the privatizer's own gate)."""
-    for frame in frames.values():
-        textual = [c for c, t in frame.schema.items() if is_textual(t)]
-        if string_leaves(frame, textual).str.contains_any(ids).any():
-            return True
-    return False
-
-
 def _ids_entry(ids: list[str]) -> str:
     return "ids-" + fingerprint([json_part(ids)])[:40]
 
 
 def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
-    """Whether an entry privatized under the ids `made_with` is what `ids` would make."""
+    """Whether an entry privatized under the ids `made_with` is what `ids` would make: no id that
+    came or went occurs in any text of the partition (the privatizer's own gate, read from the
+    built entry's distinct texts, not from its datasets)."""
     _, old = part_cache.load(root, made_with, ["ids"])
     if "ids" not in old:
         return False
     changed = sorted(set(old["ids"].get_column("id").to_list()) ^ set(ids))
     if not changed:
         return True
-    _, frames = part_cache.load(root, build, DATASETS)
-    return bool(frames) and not _names_any(frames, changed)
+    _, frames = part_cache.load(root, build, [TEXTS])
+    return TEXTS in frames and not frames[TEXTS].get_column("text").str.contains_any(changed).any()
 
 
 def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tuple[dict, str]:
