@@ -6,6 +6,7 @@ function of the group), reward and label distribution shift, config, code and ra
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pipelines.release.row_ids import ROW_ID
 
 QUANTILES = (0.1, 0.5, 0.9)
 CODE_FIELDS = ("package_version", "git_commit", "schema_version")
+_CONTENT_SEEDS = (0x64696666, 0x636F6E74656E74)  # two 64-bit row hashes: a 128-bit digest
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,15 @@ class ReleaseDiff:
 
 
 def _datasets(folder: Path) -> dict[str, pl.DataFrame]:
-    """The release's base datasets (top-level folders of Parquet files; profiles are subsets)."""
-    return {
-        d.name: pl.read_parquet(sorted(d.glob("*.parquet")))
-        for d in sorted(folder.iterdir())
-        if d.is_dir() and any(d.glob("*.parquet"))
-    }
+    """The key frames (`keyed_file`) of the release's base datasets (top-level folders of Parquet
+    files; profiles are subsets), read one file at a time: a diff holds a few columns per row,
+    never two whole releases."""
+    out = {}
+    for d in sorted(folder.iterdir()):
+        files = sorted(d.glob("*.parquet")) if d.is_dir() else []
+        if files:
+            out[d.name] = pl.concat([keyed_file(d.name, pl.read_parquet(f)) for f in files])
+    return out
 
 
 def row_identity(dataset: str) -> tuple[str, ...]:
@@ -50,24 +55,45 @@ def row_identity(dataset: str) -> tuple[str, ...]:
     return ("episode_id", "step") if dataset == "rl_steps" else ROW_ID.get(dataset, ())
 
 
-def _keyed(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """split, _id (row identity) and _content (everything but the split) of every row."""
+def keyed_file(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """What the diff reads of each row of one file: split, _id (row identity), _content (a digest
+    of the schema and of everything but the split: equal rows, equal digests) and the group,
+    reward and label columns. Per file, so the frames of a dataset's files are simply
+    concatenated (`_keyed` then applies the rules that need all of them)."""
     columns = [c for c in row_identity(dataset) if c in frame.columns]
-    content = pl.struct([c for c in frame.columns if c != "split"]).struct.json_encode()
     ident = (
         pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="|")
         if columns
         else pl.lit("")
     )
-    keyed = frame.select("split", _id=ident, _content=content)
-    if keyed["_id"].n_unique() < keyed.height:  # not an identity here: a row is its content
+    body = frame.drop("split")
+    schema = _schema_digest(body)
+    hashes = [body.hash_rows(seed).cast(pl.String) for seed in _CONTENT_SEEDS]
+    content = pl.concat_str([pl.lit(schema), *(pl.lit(h) for h in hashes)], separator=":")
+    extra = [c for c in ("group_id", REWARD_COLUMN.get(dataset), "label") if c in frame.columns]
+    return frame.select("split", *dict.fromkeys(extra), _id=ident, _content=content)
+
+
+def _schema_digest(frame: pl.DataFrame) -> str:
+    text = "\0".join(f"{c}\0{t}" for c, t in frame.schema.items())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _keyed(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """A dataset's rows (or the key frames of its files) with one row per identity: where `_id`
+    is not an identity of this dataset (repeated), a row is its content."""
+    if "_content" not in frame.columns:
+        frame = keyed_file(dataset, frame)
+    keyed = frame.select("split", "_id", "_content")
+    if keyed["_id"].n_unique() < keyed.height:
         keyed = keyed.with_columns(_id=pl.col("_id") + "|" + pl.col("_content"))
     return keyed.unique(subset="_id", keep="first", maintain_order=True)
 
 
 def row_changes(dataset: str, old: pl.DataFrame | None, new: pl.DataFrame | None) -> list[dict]:
-    """Per split: rows before and after, added (in the new split), removed (from the old split),
-    changed (same identity, other content)."""
+    """Per split (`old`, `new`: the rows, or their key frames, `keyed_file`): rows before and
+    after, added (in the new split), removed (from the old split), changed (same identity, other
+    content)."""
     empty = pl.DataFrame(schema={"split": pl.String, "_id": pl.String, "_content": pl.String})
     a = _keyed(dataset, old) if old is not None else empty
     b = _keyed(dataset, new) if new is not None else empty

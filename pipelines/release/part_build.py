@@ -25,12 +25,14 @@ from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
 from pipelines.partitions.store import DIGESTS_TABLE
 from pipelines.release import part_cache
 from pipelines.release.files import SPLIT_ORDER
+from pipelines.release.text_leaves import is_textual, string_leaves
 from pipelines.splits.assign import human_participants
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
-KEYS, PARTICIPANTS = "_keys", "_participants"  # an entry's frames besides the datasets
+# an entry's frames besides the datasets (TEXTS: every distinct string in them)
+KEYS, PARTICIPANTS, TEXTS = "_keys", "_participants", "_texts"
 KEY_SCHEMA = pl.Schema(
     {
         "dataset": pl.String,
@@ -104,6 +106,16 @@ def _key_frame(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal").select(KEY_SCHEMA.names()).cast(KEY_SCHEMA)
 
 
+def _distinct_texts(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every distinct string of the datasets, however nested: all a later release reads of this
+    entry to tell whether a subject id that came or went occurs in it (part_release.py)."""
+    leaves = [
+        string_leaves(frame, [c for c, t in frame.schema.items() if is_textual(t)])
+        for frame in datasets.values()
+    ]
+    return pl.concat([pl.Series("text", [], dtype=pl.String), *leaves]).unique().to_frame("text")
+
+
 def build_partition(
     layout: Layout,
     partition: Partition,
@@ -116,7 +128,11 @@ def build_partition(
     silver, gold = _tables(layout, partition.key, as_of, *sources)
     left_out: dict[str, dict[str, int]] = {}
     datasets = build_datasets(silver, gold, gold["splits"], options, left_out)
-    frames = datasets | {KEYS: _key_frame(datasets), PARTICIPANTS: human_participants(silver)}
+    frames = datasets | {
+        KEYS: _key_frame(datasets),
+        PARTICIPANTS: human_participants(silver),
+        TEXTS: _distinct_texts(datasets),
+    }
     return {"left_out": left_out}, frames
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,13 +25,20 @@ import polars as pl
 from pipelines.exports.datasets import DATASETS
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
-from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
+from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release import part_build, part_cache
-from pipelines.release.part_build import KEYS, PARTICIPANTS, Partition
-from pipelines.release.privatize import participant_subject_ids, privatize
+from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
+from pipelines.release.privatize import (
+    Prepared,
+    cleaned_frame,
+    finish,
+    id_replacer,
+    participant_subject_ids,
+    prepare,
+)
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.text_leaves import is_textual, string_leaves
+from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
@@ -38,6 +46,8 @@ log = logging.getLogger("turnlake")
 _PIPELINES = Path(__file__).resolve().parents[1]
 _PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
 BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
+# Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
+CHUNK_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
 
 
 @dataclass(frozen=True)
@@ -61,17 +71,7 @@ class Parts:
     entries: list[str]  # the store entries this release used (the others are pruned)
 
     def replace_ids(self, key: bytes) -> IdReplacer:
-        pseudonyms = Pseudonymizer(key)
-        return IdReplacer({real: pseudonyms.pseudonym("person", real) for real in self.ids})
-
-
-def _names_any(frames: dict[str, pl.DataFrame], ids: list[str]) -> bool:
-    """Whether any text of `frames` contains one of `ids` (the privatizer's own gate)."""
-    for frame in frames.values():
-        textual = [c for c, t in frame.schema.items() if is_textual(t)]
-        if string_leaves(frame, textual).str.contains_any(ids).any():
-            return True
-    return False
+        return id_replacer(key, tuple(self.ids))
 
 
 def _ids_entry(ids: list[str]) -> str:
@@ -79,28 +79,23 @@ def _ids_entry(ids: list[str]) -> str:
 
 
 def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
-    """Whether an entry privatized under the ids `made_with` is what `ids` would make."""
+    """Whether an entry privatized under the ids `made_with` is what `ids` would make: no id that
+    came or went occurs in any text of the partition (the privatizer's own gate, read from the
+    built entry's distinct texts, not from its datasets)."""
     _, old = part_cache.load(root, made_with, ["ids"])
     if "ids" not in old:
         return False
     changed = sorted(set(old["ids"].get_column("id").to_list()) ^ set(ids))
     if not changed:
         return True
-    _, frames = part_cache.load(root, build, DATASETS)
-    return bool(frames) and not _names_any(frames, changed)
+    _, frames = part_cache.load(root, build, [TEXTS])
+    return TEXTS in frames and not frames[TEXTS].get_column("text").str.contains_any(changed).any()
 
 
-def _privatized(
-    root: Path | None,
-    entries: tuple[str, str],
-    keep: pl.DataFrame,
-    ids: list[str],
-    privacy: Privacy,
-    held: dict[str, pl.DataFrame] | None,
-) -> tuple[dict, dict[str, pl.DataFrame] | None, str]:
-    """(meta, frames when the store cannot keep them, how: reused, rechecked or privatized) of one
-    partition's privatized datasets. `entries`: its built and privatized entry keys; `keep`: its
-    key frame with `keep`."""
+def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tuple[dict, str]:
+    """(meta, how: reused or rechecked) of a partition's privatized entry when the store holds one
+    that is still right for `ids`; ({}, how) when the partition must be privatized.
+    `entries`: its built and privatized entry keys."""
     build, private = entries
     ids_key = _ids_entry(ids)
     meta, _ = part_cache.load(root, private, names=())
@@ -111,19 +106,51 @@ def _privatized(
             part_cache.update_meta(root, private, {"ids": ids_key})
         else:
             meta = {}
-    if meta:
-        return meta, None, how
-    frames = held if held is not None else part_cache.load(root, build, DATASETS)[1]
-    datasets = {
-        name: frames[name].filter(keep.filter(pl.col("dataset") == name).get_column("keep"))
-        for name in DATASETS
-    }
-    done = privatize(
-        datasets, {}, privacy.key, privacy.redaction, privacy.memo, privacy.workers, ids=ids
-    )
-    meta = {"ledger": done.ledger, "ids": ids_key}
-    part_cache.save(root, private, meta, done.datasets)
-    return meta, (done.datasets if root is None else None), "privatized"
+    return meta, how
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A partition whose privatized entry must be made."""
+
+    key: str
+    entries: tuple[str, str]  # its built and privatized entry keys
+    keep: pl.DataFrame  # its key frame with `keep`
+
+
+def _privatize_all(
+    root: Path | None,
+    pending: list[_Pending],
+    ids: list[str],
+    privacy: Privacy,
+    held: dict[str, dict[str, pl.DataFrame]],
+) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
+    """(partition, meta, privatized frames) of every pending partition. Partitions are prepared
+    one by one and their candidate texts cleaned together, in chunks of about CHUNK_TEXTS texts:
+    new texts reach the redactor's worker processes in numbers worth starting them for (one
+    partition alone rarely has enough), while memory holds one chunk of partitions."""
+    replacer = id_replacer(privacy.key, tuple(ids))
+    chunk: list[tuple[_Pending, Prepared]] = []
+    for i, p in enumerate(pending):
+        frames = held.get(p.key) or part_cache.load(root, p.entries[0], DATASETS)[1]
+        kept = {
+            name: frames[name].filter(p.keep.filter(pl.col("dataset") == name).get_column("keep"))
+            for name in DATASETS
+        }
+        chunk.append((p, prepare(kept, ids, privacy.redaction)))
+        texts = sum(len(prepared.candidates) for _, prepared in chunk)
+        if texts < CHUNK_TEXTS and i + 1 < len(pending):
+            continue
+        candidates = [c for _, prepared in chunk for c in prepared.candidates]
+        cleaned = cleaned_frame(
+            candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
+        )
+        for done, prepared in chunk:
+            datasets, ledger = finish(prepared, privacy.key, cleaned)
+            meta = {"ledger": ledger, "ids": _ids_entry(ids)}
+            part_cache.save(root, done.entries[1], meta, datasets)
+            yield done.key, meta, datasets
+        chunk = []
 
 
 def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
@@ -190,16 +217,22 @@ def release_parts(
     ids = participant_subject_ids(participants)
     ids_key = _ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private, hows = {}, [], {}, []
+    private, ledgers, held_private, hows, pending = {}, [], {}, [], []
     for p in partitions:
         keep = keys.filter(pl.col(PARTITION) == p.key)
         private[p.key] = _private_key(built[p.key], keep, privacy)
         entries = (built[p.key], private[p.key])
-        meta, frames, how = _privatized(root, entries, keep, ids, privacy, held.get(p.key))
+        meta, how = _reused(root, entries, ids)
+        if meta:
+            ledgers.append(meta["ledger"])
+            hows.append(how)
+        else:
+            pending.append(_Pending(p.key, entries, keep))
+    for key, meta, frames in _privatize_all(root, pending, ids, privacy, held):
         ledgers.append(meta["ledger"])
-        hows.append(how)
-        if frames is not None:
-            held_private[p.key] = frames
+        hows.append("privatized")
+        if root is None:
+            held_private[key] = frames
     log.info(
         "release: %d partitions privatized now, %d rechecked for new ids; %.1f s",
         sum(1 for how in hows if how == "privatized"),

@@ -70,7 +70,7 @@ def partitioned_release(
         config=settings.splits,
         participants=parts.participants,
     ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
-    datasets, ledger = dict(parts.datasets), dict(parts.ledger)
+    datasets, ledger = parts.datasets, dict(parts.ledger)  # emptied below, once ordered
     if settings.privacy.include_surveys:
         surveys = privatize(
             {"surveys": _surveys(layout, as_of, splits)},
@@ -85,7 +85,9 @@ def partitioned_release(
             surveys.datasets["surveys"],
             surveys.ledger["surveys"],
         )
-    ordered = {name: shuffled_order(name, canonical_order(f)) for name, f in datasets.items()}
+    ordered = {}
+    for name in list(datasets):  # popped: memory holds one dataset's unordered rows, not all
+        ordered[name] = shuffled_order(name, canonical_order(datasets.pop(name)))
     part_cache.prune(part_cache.cache_root(layout), parts.entries)
     return PartitionedRelease(
         {name: frame.drop(BATCH) for name, frame in ordered.items()},

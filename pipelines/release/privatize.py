@@ -9,6 +9,7 @@ import hmac
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import polars as pl
@@ -153,6 +154,62 @@ def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
     )
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """Datasets with their texts gathered and gated, not yet cleaned (`prepare`)."""
+
+    datasets: dict[str, pl.DataFrame]
+    occurrences: dict[str, tuple[list[str], pl.DataFrame]]
+    candidates: list[tuple[str, frozenset[str]]]
+
+
+@lru_cache(maxsize=2)
+def id_replacer(key: bytes, ids: tuple[str, ...]) -> IdReplacer:
+    """The replacer of `ids` under `key`; compiled once per release, not once per partition (its
+    prefix-tree pattern costs about a second per 10 000 ids)."""
+    pseudonyms = Pseudonymizer(key)
+    return IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
+
+
+def prepare(
+    datasets: dict[str, pl.DataFrame], ids: list[str], redaction: RedactionConfig
+) -> Prepared:
+    """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes."""
+    occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
+    distinct = pl.concat(
+        [pl.Series("value", [], dtype=pl.String)]
+        + [o.get_column("value") for _, o in occurrences.values()]
+    ).unique()
+    candidates = list(_candidates(distinct, detector_gates(pl.col("value"), ids, redaction)))
+    return Prepared(datasets, occurrences, candidates)
+
+
+def cleaned_frame(
+    candidates: list[tuple[str, frozenset[str]]],
+    replacer: IdReplacer,
+    redaction: RedactionConfig,
+    memo: RedactionMemo | None,
+    workers: int,
+) -> pl.DataFrame:
+    """value, cleaned and one count column per kind of every candidate (of one or of several
+    `Prepared`: a caller may clean many partitions' candidates in one call, so that the redactor's
+    worker processes see enough texts to be worth starting)."""
+    return _as_frame(clean_texts(candidates, replacer, redaction, memo, workers))
+
+
+def finish(
+    prepared: Prepared, key: bytes, cleaned: pl.DataFrame
+) -> tuple[dict[str, pl.DataFrame], dict[str, dict[str, int]]]:
+    """The datasets with their texts replaced by `cleaned` (which may hold other texts too) and
+    their ledger."""
+    ledger: dict[str, dict[str, int]] = {}
+    out = {}
+    for name, frame in prepared.datasets.items():
+        textual, counts = prepared.occurrences[name]
+        out[name], ledger[name] = _clean_frame(frame, textual, counts, key, cleaned)
+    return out, ledger
+
+
 def privatize(
     datasets: dict[str, pl.DataFrame],
     silver: Mapping[str, pl.DataFrame],
@@ -169,21 +226,11 @@ def privatize(
     earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
     processes. `ids`: the subject ids when the caller already has them (`subject_ids` of the whole
     of silver: a text in one partition may name a subject of another)."""
-    pseudonyms = Pseudonymizer(key)
     ids = subject_ids(silver) if ids is None else ids
-    replacer = IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
+    replacer = id_replacer(key, tuple(ids))
     if not isinstance(redaction, RedactionConfig):
         redaction = redaction_config_from(redaction)
-    occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
-    distinct = pl.concat(
-        [pl.Series("value", [], dtype=pl.String)]
-        + [o.get_column("value") for _, o in occurrences.values()]
-    ).unique()
-    candidates = _candidates(distinct, detector_gates(pl.col("value"), ids, redaction))
-    cleaned = _as_frame(clean_texts(candidates, replacer, redaction, memo, workers))
-    ledger: dict[str, dict[str, int]] = {}
-    out = {}
-    for name, frame in datasets.items():
-        textual, counts = occurrences[name]
-        out[name], ledger[name] = _clean_frame(frame, textual, counts, key, cleaned)
+    prepared = prepare(datasets, ids, redaction)
+    cleaned = cleaned_frame(prepared.candidates, replacer, redaction, memo, workers)
+    out, ledger = finish(prepared, key, cleaned)
     return Privatized(out, ledger, replacer.replace)

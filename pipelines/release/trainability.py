@@ -23,12 +23,11 @@ Pure: reads Parquet files and the manifest, no Dagster.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Self
 
-import orjson
 import polars as pl
-
-from pipelines.release.files import MANIFEST
 
 SYSTEM, USER, ASSISTANT = "system", "user", "assistant"
 # dataset -> (prompt column or None, the columns each completing the prompt into one chat)
@@ -59,47 +58,41 @@ class UntrainableRelease(RuntimeError):
 
 
 def trainability_problems(release: Path) -> list[str]:
-    """Every trainability problem of the release folder (empty = a trainer can rely on it)."""
-    config = (
-        orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
-        if (release / MANIFEST).exists()
-        else {}
-    )
-    include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
-    frames = {}
-    for folder in sorted(p for p in release.iterdir() if p.is_dir()):
-        files = sorted(folder.glob("*.parquet"))
-        if files:
-            frames[folder.name] = _checked_columns(folder.name, files)
-    return dataset_problems(frames, kto_include_neutral=include_neutral)
+    """Every trainability problem of the release folder (empty = a trainer can rely on it), read
+    one file at a time (trainability_files.py)."""
+    from pipelines.release.trainability_files import folder_problems  # it imports this module
 
-
-def _checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
-    """All splits of one dataset, only the columns some check reads (a release can be large)."""
-    prompt, completions = CHATS.get(dataset, (None, ()))
-    wanted = {*CHECKED_COLUMNS, *ROW_NAMES, *(c for c in (prompt, *completions) if c)}
-    parts = [pl.scan_parquet(f) for f in files]
-    parts = [part.select(c for c in part.collect_schema() if c in wanted) for part in parts]
-    return pl.concat(parts, how="diagonal_relaxed").collect()
+    return folder_problems(release)
 
 
 def dataset_problems(
     frames: dict[str, pl.DataFrame], *, kto_include_neutral: bool = False
 ) -> list[str]:
     """Every problem of the datasets as released (each frame: all splits, `split` column kept)."""
-    problems = []
-    if "rl_steps" in frames:
-        problems += rlds_problems(frames["rl_steps"])
-    for name, (prompt, completions) in CHATS.items():
-        if name in frames:
-            problems += chat_shape_problems(name, frames[name], prompt, completions)
-    if "preference" in frames:
-        problems += preference_problems(frames["preference"])
-    if "kto" in frames:
-        problems += kto_label_problems(frames["kto"], include_neutral=kto_include_neutral)
-    for name, frame in sorted(frames.items()):
-        problems += outcome_sign_problems(name, frame)
-    return problems
+    ranked = [
+        found
+        for name, frame in frames.items()
+        for found in ranked_problems(name, frame, kto_include_neutral)
+    ]
+    return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
+
+
+def ranked_problems(
+    name: str, frame: pl.DataFrame, kto_include_neutral: bool
+) -> list[tuple[tuple[int, int, str], str]]:
+    """(rank, problem) of one dataset: ranks order the problems of several datasets as the
+    checks run (episodes, chat shape per dataset, preference, kto, then outcomes by name)."""
+    chats = list(CHATS)
+    found = [((0, 0, ""), p) for p in (rlds_problems(frame) if name == "rl_steps" else [])]
+    if name in CHATS:
+        rank = (1, chats.index(name), "")
+        found += [(rank, p) for p in chat_shape_problems(name, frame, *CHATS[name])]
+    if name == "preference":
+        found += [((2, 0, ""), p) for p in preference_problems(frame)]
+    if name == "kto":
+        kto = kto_label_problems(frame, include_neutral=kto_include_neutral)
+        found += [((3, 0, ""), p) for p in kto]
+    return found + [((4, 0, name), p) for p in outcome_sign_problems(name, frame)]
 
 
 def _names(frame: pl.DataFrame, bad: pl.Expr) -> list:
@@ -108,17 +101,30 @@ def _names(frame: pl.DataFrame, bad: pl.Expr) -> list:
     return rows[column or "_row"].head(EXAMPLES).to_list()
 
 
+class Counted(str):
+    """A problem counted over rows: its count and examples merge over files (n summed, the first
+    examples kept)."""
+
+    def __new__(cls, dataset: str, what: str, n: int, examples: list) -> Self:
+        made = super().__new__(cls, f"{dataset}: {n} rows {what}, e.g. {examples[:EXAMPLES]}")
+        made.dataset, made.what, made.n, made.examples = dataset, what, n, examples[:EXAMPLES]
+        return made
+
+
+# True while a release is checked file by file: a check found in no row is kept (count 0), so
+# every file gives the checks in the same order and their merge keeps the order of the whole.
+KEEP_EMPTY: ContextVar[bool] = ContextVar("KEEP_EMPTY", default=False)
+
+
 def _problem(dataset: str, frame: pl.DataFrame, bad: pl.Expr, what: str) -> list[str]:
     n = frame.select(bad.fill_null(True).sum()).item()
-    return [f"{dataset}: {n} rows {what}, e.g. {_names(frame, bad.fill_null(True))}"] if n else []
+    keep = n or KEEP_EMPTY.get()
+    return [Counted(dataset, what, n, _names(frame, bad.fill_null(True)))] if keep else []
 
 
 def _missing(dataset: str, frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
     missing = [c for c in columns if c not in frame.columns]
     return [f"{dataset}: lacks column(s) {missing}"] if missing else []
-
-
-# ---------------------------------------------------------------- rl_steps
 
 
 def rlds_problems(steps: pl.DataFrame) -> list[str]:
@@ -160,9 +166,6 @@ def rlds_problems(steps: pl.DataFrame) -> list[str]:
                 f"{broken['episode_id'].head(EXAMPLES).to_list()}"
             )
     return problems
-
-
-# ---------------------------------------------------------------- chat shape
 
 
 def _conversation(frame: pl.DataFrame, prompt: str | None, completion: str) -> pl.Series:
@@ -223,9 +226,6 @@ def chat_shape_problems(
             f"whose {what} is not one chat (system?, user, assistant, …, assistant)",
         )
     return problems
-
-
-# ---------------------------------------------------------------- preference, kto, outcomes
 
 
 def preference_problems(pairs: pl.DataFrame) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 import turnlake
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release import assemble
+from pipelines.release import assemble, part_build, part_release
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
@@ -175,3 +175,44 @@ def test_partition_by_partition_equals_whole_tables(incremental):
         assert frame.sort(frame.columns, nulls_last=True).equals(
             other.sort(other.columns, nulls_last=True)
         ), name
+
+
+def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition(
+    incremental, monkeypatch
+):
+    """One more rating of tut-1000 changes its partition alone: the next release builds and
+    privatizes that partition only; every other one is a store look-up (its entries, counted
+    through the two functions that make them)."""
+    data, *_ = incremental
+    tmp = data.parent
+    raw, copy = tmp / "raw-one-partition", tmp / "one-partition"
+    shutil.copytree(tmp / "raw-incremental", raw)
+    shutil.copytree(data, copy)
+    again = LATE_FEEDBACK | {"rating": -1, "created_at": "2024-07-02T10:00:00Z"}
+    (raw / "feedback" / "tutoring" / "events-078.jsonl").write_bytes(orjson.dumps(again) + b"\n")
+    built, privatized = [], []
+    build_partition, privatize_all = part_build.build_partition, part_release._privatize_all
+
+    def counted_build(layout, partition, *args):
+        built.append(partition.key)
+        return build_partition(layout, partition, *args)
+
+    def counted_privatize(root, pending, *args):
+        privatized.extend(p.key for p in pending)
+        yield from privatize_all(root, pending, *args)
+
+    monkeypatch.setattr(part_build, "build_partition", counted_build)
+    monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
+    _build(raw, copy, 4)
+    layout = Layout(copy)
+    episodes = stored.read(layout, "silver", "episodes").filter(
+        pl.col("native_id") == "tutoring/tut-1000"
+    )
+    partitions = stored.read(layout, "silver", MAP_TABLE)
+    group = partitions.filter(pl.col("group_id") == episodes.get_column("group_id").item())
+    expected = [group.get_column("_partition").item()]  # by hand: tut-1000's partition alone
+    assert partitions.get_column("_partition").n_unique() > 1  # others there, untouched
+    assert built == expected and privatized == expected
+    assert (
+        read_manifest(_latest(copy))["content_hash"] != read_manifest(_latest(data))["content_hash"]
+    )

@@ -14,8 +14,14 @@ from polars.testing import assert_frame_equal
 
 import pipelines.release.privatize as privatize_module
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
-from pipelines.privacy.redact import Redactor
-from pipelines.release.privatize import privatize
+from pipelines.privacy.redact import Redactor, redaction_config_from
+from pipelines.release.privatize import (
+    cleaned_frame,
+    finish,
+    id_replacer,
+    prepare,
+    privatize,
+)
 
 KEY = b"k" * 32
 PID = "5ed9dc4f-6630-4cc5-8619-10584891a2ab"
@@ -143,3 +149,23 @@ def test_only_candidate_texts_reach_python(with_subjects, redactor_calls) -> Non
     privatize(_datasets(), {}, KEY, {})
     assert "plain words" not in seen and "f-1" not in seen and "" not in seen
     assert len(seen) == len(set(seen))  # each distinct text once, however often it occurs
+
+
+def test_partitions_cleaned_together_equal_each_privatized_alone() -> None:
+    """The release cleans several partitions' candidate texts in one call (part_release.py):
+    each partition's frames and ledger are what privatizing it alone gives; its ledger counts only
+    its own texts (by hand: the e-mail twice in the first, the phone once in the second)."""
+    config = redaction_config_from({})
+    first = {"kto": pl.DataFrame({"text": ["mail x@example.com", "mail x@example.com", "ok"]})}
+    second = {"kto": pl.DataFrame({"text": [f"{PID}: call +1 (555) 123-4567", "ok"]})}
+    ids = [PID]
+    prepared = [prepare(first, ids, config), prepare(second, ids, config)]
+    candidates = [c for p in prepared for c in p.candidates]
+    cleaned = cleaned_frame(candidates, id_replacer(KEY, tuple(ids)), config, None, 1)
+    together = [finish(p, KEY, cleaned) for p in prepared]
+    assert together[0][1] == {"kto": {"email": 2, "pseudonym": 0}}
+    assert together[1][1] == {"kto": {"phone": 1, "pseudonym": 1}}
+    for (datasets, ledger), alone in zip(together, (first, second), strict=True):
+        done = privatize(alone, {}, KEY, {}, ids=ids)
+        assert ledger == done.ledger
+        assert_frame_equal(datasets["kto"], done.datasets["kto"])

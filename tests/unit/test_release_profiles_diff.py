@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import SettingsError, validate_config
-from pipelines.release.diff import changed_values, moved_groups, row_changes
+from pipelines.release.diff import changed_values, keyed_file, moved_groups, row_changes
 from pipelines.release.profiles import config_names, profile_frames, select
 
 KTO = pl.DataFrame(
@@ -123,3 +123,57 @@ def test_config_changes_are_listed_by_dotted_key():
         {"key": "release.kto_include_neutral", "before": False, "after": True},
         {"key": "x", "before": None, "after": 1},
     ]
+
+
+def test_row_changes_from_per_file_key_frames_equal_those_of_the_whole_dataset():
+    """A release's files are read one at a time (`keyed_file`); their key frames, concatenated,
+    give the changes counted by hand on the whole rows: a nested change is a change, a row id
+    repeated across two files is not an identity (its content is)."""
+    msgs = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+    old_files = [
+        pl.DataFrame(
+            {"split": ["train", "train"], "turn_id": ["a", "b"], "messages": [[("u", "hi")], []]},
+            schema={"split": pl.String, "turn_id": pl.String, "messages": msgs},
+        ),
+        pl.DataFrame(
+            {"split": ["test"], "turn_id": ["c"], "messages": [[("u", "yo")]]},
+            schema={"split": pl.String, "turn_id": pl.String, "messages": msgs},
+        ),
+    ]
+    new_files = [
+        pl.DataFrame(  # a: same; b: its message changed
+            {
+                "split": ["train", "train"],
+                "turn_id": ["a", "b"],
+                "messages": [[("u", "hi")], [("u", "x")]],
+            },
+            schema={"split": pl.String, "turn_id": pl.String, "messages": msgs},
+        ),
+        pl.DataFrame(  # c: unchanged; d: new
+            {"split": ["test", "test"], "turn_id": ["c", "d"], "messages": [[("u", "yo")], []]},
+            schema={"split": pl.String, "turn_id": pl.String, "messages": msgs},
+        ),
+    ]
+    old = pl.concat([keyed_file("sft", f) for f in old_files])
+    new = pl.concat([keyed_file("sft", f) for f in new_files])
+    by_split = {r["split"]: r for r in row_changes("sft", old, new)}
+    assert by_split["train"] | {"dataset": "sft"} == {
+        "dataset": "sft",
+        "split": "train",
+        "before": 2,
+        "after": 2,
+        "added": 0,
+        "removed": 0,
+        "changed": 1,
+    }
+    assert by_split["test"]["before"] == 1 and by_split["test"]["added"] == 1
+    assert by_split["test"]["changed"] == 0 and by_split["test"]["removed"] == 0
+    # the same rows whole give the same counts
+    assert row_changes("sft", pl.concat(old_files), pl.concat(new_files)) == row_changes(
+        "sft", old, new
+    )
+    # the first new file twice: `turn_id` repeats, so it is no identity there and a row is its
+    # content: a and b (equal copies, kept once) match none of the old ids (added 2, removed 2)
+    repeated = pl.concat([keyed_file("sft", new_files[0]), keyed_file("sft", new_files[0])])
+    twice = {r["split"]: r for r in row_changes("sft", old, repeated)}["train"]
+    assert (twice["after"], twice["added"], twice["removed"]) == (2, 2, 2)

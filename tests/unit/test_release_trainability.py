@@ -301,3 +301,30 @@ def test_a_failing_check_publishes_nothing(tmp_path):
     with pytest.raises(UntrainableRelease, match="label is not the sign"):
         write_release(exports, "20261121-0000000000", content_hash(request), request, check=check)
     assert list(exports.iterdir()) == []  # no version, no temporary folder, no LATEST
+
+
+# ---------------------------------------------------------------- one file at a time
+
+
+def test_problems_read_file_by_file_merge_to_those_of_the_whole_release(tmp_path):
+    """A release is checked one file at a time (trainability_files.py): counts add up over files,
+    the first examples in file order are named, and an episode split over two files is whole."""
+    (tmp_path / "kto").mkdir()
+    (tmp_path / "rl_steps").mkdir()
+    files = [
+        # t1: label against its reward
+        {"turn_id": ["t1", "t2"], "reward": [0.5, -0.5], "label": [False, False]},
+        # t3, t4: label against their reward; t5: no reward
+        {"turn_id": ["t3", "t4", "t5"], "reward": [-1.0, 1.0, None], "label": [True, False, True]},
+    ]
+    for i, columns in enumerate(files):
+        n = len(columns["turn_id"])
+        chats = {"prompt": [chat("user")] * n, "completion": [chat("assistant")] * n}
+        frame = pl.DataFrame(columns | chats | {"split": ["train"] * n})
+        frame.write_parquet(tmp_path / "kto" / f"train-b0000{i}.parquet")
+    steps(WHOLE[:2]).write_parquet(tmp_path / "rl_steps" / "test-b00000-00000-of-00002.parquet")
+    steps(WHOLE[2:]).write_parquet(tmp_path / "rl_steps" / "test-b00000-00001-of-00002.parquet")
+    assert trainability_problems(tmp_path) == [
+        "kto: 1 rows without a reward (the label cannot be its sign), e.g. ['t5']",
+        "kto: 3 rows whose label is not the sign of the reward, e.g. ['t1', 't3', 't4']",
+    ]

@@ -1,0 +1,86 @@
+"""The trainability checks (trainability.py) over a release folder, one file at a time: memory
+holds one file's checked columns, not a whole release. Every check but the episode invariants is
+row by row, so a dataset's problems are its files' problems merged (counts summed, the first
+examples in file order kept); `rl_steps` is checked whole on its small scalar columns (an episode
+may span files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.release.files import MANIFEST
+from pipelines.release.trainability import (
+    CHATS,
+    CHECKED_COLUMNS,
+    KEEP_EMPTY,
+    ROW_NAMES,
+    Counted,
+    ranked_problems,
+)
+
+Ranked = tuple[tuple[int, int, str], str]
+
+
+def checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
+    """These files of one dataset, only the columns some check reads (a release can be large)."""
+    prompt, completions = CHATS.get(dataset, (None, ()))
+    wanted = {*CHECKED_COLUMNS, *ROW_NAMES, *(c for c in (prompt, *completions) if c)}
+    parts = [pl.scan_parquet(f) for f in files]
+    parts = [part.select(c for c in part.collect_schema() if c in wanted) for part in parts]
+    return pl.concat(parts, how="diagonal_relaxed").collect()
+
+
+def merge_problems(per_file: list[list[Ranked]]) -> list[Ranked]:
+    """The problems of files of one dataset as one: a counted problem (same rank and text but the
+    count) summed, any other problem once; in order of first appearance (each file lists every
+    counted check, found or not: KEEP_EMPTY)."""
+    merged: dict[tuple, Ranked] = {}
+    for problems in per_file:
+        for rank, problem in problems:
+            if not isinstance(problem, Counted):
+                merged.setdefault((rank, problem), (rank, problem))
+                continue
+            key = (rank, problem.what)
+            if key in merged:
+                old = merged[key][1]
+                assert isinstance(old, Counted)
+                problem = Counted(
+                    old.dataset, old.what, old.n + problem.n, old.examples + problem.examples
+                )
+            merged[key] = (rank, problem)
+    return list(merged.values())
+
+
+def _file_problems(dataset: str, file: Path, include_neutral: bool) -> list[Ranked]:
+    token = KEEP_EMPTY.set(True)
+    try:
+        return ranked_problems(dataset, checked_columns(dataset, [file]), include_neutral)
+    finally:
+        KEEP_EMPTY.reset(token)
+
+
+def folder_problems(release: Path) -> list[str]:
+    """Every trainability problem of the datasets under `release` (see the module doc)."""
+    config = (
+        orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
+        if (release / MANIFEST).exists()
+        else {}
+    )
+    include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
+    ranked: list[Ranked] = []
+    for folder in sorted(p for p in release.iterdir() if p.is_dir()):
+        files = sorted(folder.glob("*.parquet"))
+        if not files:
+            continue
+        if folder.name == "rl_steps":
+            ranked += ranked_problems(
+                folder.name, checked_columns(folder.name, files), include_neutral
+            )
+            continue
+        per_file = [_file_problems(folder.name, f, include_neutral) for f in files]
+        merged = merge_problems(per_file)
+        ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
+    return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
