@@ -11,7 +11,7 @@ those chunks are transformed again. The cache holds rows before opt-outs are wit
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -50,21 +50,8 @@ def _uri(layout: Layout, source: str, name: str) -> str:
     return str(layout.table_dir(CACHE_LAYER, f"{source}.{name}"))
 
 
-def _scan(layout: Layout, source: str, name: str) -> pl.LazyFrame | None:
-    """A cache table (its chunk column left out: it is in the file paths); None if absent."""
-    try:
-        delta = DeltaTable(_uri(layout, source, name), storage_options=_options(layout))
-    except TableNotFoundError:
-        return None
-    paths = file_paths(delta)
-    if not paths:
-        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table())
-        return empty.lazy().drop(ch.CHUNK, strict=False)  # type: ignore[union-attr]
-    return pl.scan_parquet(paths, storage_options=_options(layout))
-
-
 def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
-    frame = _scan(layout, source, name)
+    frame = scan_chunks(layout, source, name)
     return pl.DataFrame(schema=schema) if frame is None else frame.collect().select(schema.names())
 
 
@@ -254,7 +241,7 @@ def cached_silver(
     plan = _plan(source, tagged, bronze, settings, file_ids, scheme, layout)
     if plan.redo or plan.gone:
         _refresh_chunks(layout, source, tagged, settings, plan)
-    scans = {table: _scan(layout, source, table) for table in SILVER_MODELS}
+    scans = {table: scan_chunks(layout, source, table) for table in SILVER_MODELS}
     return {table: frame for table, frame in scans.items() if frame is not None}
 
 
@@ -267,3 +254,50 @@ def clear(layout: Layout) -> None:
         folder.fs.rm(str(folder), recursive=True)  # type: ignore[attr-defined] (a UPath)
     else:
         shutil.rmtree(folder)
+
+
+def chunk_digests(layout: Layout, source: str) -> pl.DataFrame:
+    """The source's chunks in the cache and their digests (chunk, digest, scheme)."""
+    return _read(layout, source, DIGESTS, ch.DIGESTS_SCHEMA).rename({ch.CHUNK: CHUNK_COLUMN})
+
+
+CHUNK_COLUMN = "_chunk"  # a chunk's name, as `scan_chunks(with_chunk=True)` gives it
+
+
+def _chunk_of(path: str) -> str:
+    return path.rsplit(f"/{ch.CHUNK}=", 1)[-1].split("/", 1)[0]
+
+
+def scan_chunks(
+    layout: Layout,
+    source: str,
+    table: str,
+    chunks: Iterable[str] | None = None,
+    *,
+    with_chunk: bool = False,
+) -> pl.LazyFrame | None:
+    """A cache table cut to the files of `chunks` (all when None), with the chunk of each row
+    in `CHUNK_COLUMN` when `with_chunk`; None when the source has no such table."""
+    try:
+        delta = DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
+    except TableNotFoundError:
+        return None
+    paths = file_paths(delta)
+    if chunks is not None:
+        wanted = set(chunks)
+        paths = [p for p in paths if _chunk_of(p) in wanted]
+    if not paths:
+        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table()).lazy()  # type: ignore[union-attr]
+        if with_chunk:
+            return empty.rename({ch.CHUNK: CHUNK_COLUMN})
+        return empty.drop(ch.CHUNK, strict=False)
+    options = _options(layout)
+    if not with_chunk:
+        return pl.scan_parquet(paths, storage_options=options)
+    frames = pl.scan_parquet(
+        paths,
+        hive_partitioning=True,
+        hive_schema={ch.CHUNK: pl.String},
+        storage_options=options,
+    )
+    return frames.rename({ch.CHUNK: CHUNK_COLUMN})
