@@ -58,6 +58,7 @@ from pipelines.transforms.plan import (
     Keys,
     Plan,
     assembly_scheme,
+    contributions,
     global_keys,
     placed,
     plan_assembly,
@@ -78,27 +79,33 @@ def _feeding(relation: pl.DataFrame, group: list[str], source: str) -> list[str]
 
 def assemble_group(
     layout: Layout, keys: Keys, relation: pl.DataFrame, group: list[str]
-) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+) -> tuple[dict[str, pl.DataFrame], dict[str, int], pl.DataFrame]:
     """The partitioned silver tables' rows in the partitions `group` (tagged with `_partition`),
-    turn-counted, withheld and sorted, and the rows withheld per table."""
+    turn-counted, withheld and sorted; rows withheld per table; what each chunk contributed."""
     wanted = pl.Series(group, dtype=pl.String).implode()
     feeding = {source: _feeding(relation, group, source) for source in SOURCES}
-    tables = {}
+    tables, read = {}, []
     for table, key in SILVER_KEYS.items():
         parts = []
         for source, fed in feeding.items():
-            frame = scan_chunks(layout, source, table, fed) if fed else None
+            frame = scan_chunks(layout, source, table, fed, with_chunk=True) if fed else None
             if frame is not None:
-                parts.append(placed(frame, key, keys).filter(pl.col(PARTITION).is_in(wanted)))
+                rows = placed(frame, key, keys).filter(pl.col(PARTITION).is_in(wanted))
+                parts.append(rows.collect(engine="streaming"))
+                read.append((source, table, parts[-1].lazy()))
         schema = pl.Schema({**silver_schema(table), PARTITION: pl.String})
         tables[table] = (
-            pl.concat(parts).collect(engine="streaming") if parts else pl.DataFrame(schema=schema)
+            pl.concat(parts).drop(CHUNK_COLUMN) if parts else pl.DataFrame(schema=schema)
         )
+        del parts
+    fed = contributions(read)
+    del read
     tables["episodes"] = with_turn_counts(tables["episodes"], tables["turns"])
     withheld = {table: 0 for table in tables}
     if keys.footprint is not None:
         tables, withheld = withhold(tables, empty_optouts(), keys.footprint)
-    return {t: f.sort(SORT_KEYS[t], nulls_last=True) for t, f in tables.items()}, withheld
+    sorted_tables = {t: f.sort(SORT_KEYS[t], nulls_last=True) for t, f in tables.items()}
+    return sorted_tables, withheld, fed
 
 
 def write_group(
@@ -194,13 +201,16 @@ def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, i
     crash_point("silver:before_publish")
     versions: dict[str, int] = {}
     fresh: list[pl.DataFrame] = []
+    assembled = pl.Series(plan.assemble, dtype=pl.String).implode()
+    relation = [plan.relation.filter(~pl.col(PARTITION).is_in(assembled))]
     withheld = {table: 0 for table in SILVER_MODELS}
     for number, group in enumerate(list(chunks(_group_sizes(plan), store.CHUNK_ROWS)) or [[]]):
-        tables, counts = assemble_group(layout, keys, plan.relation, group)
+        tables, counts, fed = assemble_group(layout, keys, plan.relation, group)
         committed, group_digests = write_group(layout, tables, group, plan.previous, number == 0)
         del tables  # the next group's rows replace these, not add to them
         versions.update(committed)
         fresh.append(group_digests)
+        relation.append(fed)
         withheld.update({t: withheld[t] + n for t, n in counts.items()})
         crash_point("silver:between_groups")
     whole, counts = unpartitioned(layout, scans, keys)
@@ -209,7 +219,7 @@ def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, i
         **whole,
         MAP_TABLE: keys.partition_map,
         DIGESTS_TABLE: _digests_now(plan, fresh),
-        PROVENANCE: plan.relation,
+        PROVENANCE: pl.concat(relation).sort(PARTITION, "source", CHUNK_COLUMN),
         ASSEMBLED_FROM: used,
     }
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld), ASSEMBLY: scheme}

@@ -28,8 +28,15 @@ from pipelines.transforms.unit_cache import CHUNK_COLUMN, scan_chunks
 ASSEMBLY = "assembly"  # silver snapshot metadata: what assembly is a function of beyond chunks
 UNPLACED = "unplaced"  # the partition of a row whose key has no place (partitions/rows.tag)
 PROVENANCE_SCHEMA = pl.Schema(
-    {PARTITION: pl.String, "source": pl.String, CHUNK_COLUMN: pl.String, "rows": pl.Int64}
+    {
+        PARTITION: pl.String,
+        "source": pl.String,
+        CHUNK_COLUMN: pl.String,
+        "rows": pl.Int64,
+        "digest": pl.String,  # of the chunk's rows in the partition; null: not computed
+    }
 )
+_SEED = 0x7475726E6C616B65
 USED_SCHEMA = pl.Schema(
     {"source": pl.String, CHUNK_COLUMN: pl.String, "digest": pl.String, "scheme": pl.String}
 )
@@ -91,23 +98,61 @@ def placed(frame: pl.LazyFrame, key: str, keys: Keys) -> pl.LazyFrame:
     )
 
 
-def provenance(layout: Layout, keys: Keys, chunks: Mapping[str, list[str] | None]) -> pl.DataFrame:
-    """Rows per (partition, source, chunk) of the given chunks of each source (None: all)."""
+def contributions(
+    parts: list[tuple[str, str, pl.LazyFrame]], with_digest: bool = True
+) -> pl.DataFrame:
+    """Rows (and a digest of them, order-independent) per (partition, source, chunk) of the
+    placed cache rows `parts` ((source, table, frame with `_partition` and `_chunk`)): what a
+    chunk contributes to each partition."""
+    stats = []
+    for source, table, frame in parts:
+        columns = [c for c in frame.collect_schema().names() if c not in (PARTITION, CHUNK_COLUMN)]
+        hashed = frame.with_columns(_h=pl.struct(columns).hash(_SEED))
+        aggs = [pl.len().cast(pl.Int64).alias("n")]
+        if with_digest:
+            aggs += [pl.col("_h").sum().alias("s"), pl.col("_h").min().alias("lo")]
+            aggs += [pl.col("_h").max().alias("hi")]
+        grouped = hashed.group_by(PARTITION, CHUNK_COLUMN).agg(*aggs)
+        stats.append(grouped.with_columns(source=pl.lit(source), table=pl.lit(table)))
+    if not stats:
+        return pl.DataFrame(schema=PROVENANCE_SCHEMA)
+    found = pl.concat(stats, how="diagonal").collect(engine="streaming")
+    line = pl.concat_str(
+        [pl.col(c).cast(pl.String).fill_null("-") for c in ("table", "n", "s", "lo", "hi")]
+        if with_digest
+        else [pl.lit("-")],
+        separator=":",
+    )
+    folded = (
+        found.sort("table")
+        .group_by(PARTITION, "source", CHUNK_COLUMN)
+        .agg(rows=pl.col("n").sum(), _all=line.str.join("|"))
+    )
+    digest = (
+        pl.col("_all").map_elements(lambda t: fingerprint([t]), return_dtype=pl.String)
+        if with_digest
+        else pl.lit(None, pl.String)
+    )
+    out = folded.with_columns(digest=digest).select(PROVENANCE_SCHEMA.names())
+    return out.cast(PROVENANCE_SCHEMA).sort(PARTITION, "source", CHUNK_COLUMN)
+
+
+def provenance(
+    layout: Layout,
+    keys: Keys,
+    chunks: Mapping[str, list[str] | None],
+    with_digest: bool = False,
+) -> pl.DataFrame:
+    """`contributions` of the given chunks of each source (None: all); without digests only the
+    key columns are read."""
     parts = []
     for source, wanted in chunks.items():
         for table, key in SILVER_KEYS.items():
             frame = scan_chunks(layout, source, table, wanted, with_chunk=True)
-            if frame is None:
-                continue
-            counted = placed(frame.select(key, CHUNK_COLUMN), key, keys).group_by(
-                PARTITION, CHUNK_COLUMN
-            )
-            parts.append(counted.agg(rows=pl.len().cast(pl.Int64), source=pl.lit(source)))
-    if not parts:
-        return pl.DataFrame(schema=PROVENANCE_SCHEMA)
-    summed = pl.concat(parts).group_by(PARTITION, "source", CHUNK_COLUMN).agg(pl.col("rows").sum())
-    relation = summed.select(PROVENANCE_SCHEMA.names()).collect(engine="streaming")
-    return relation.cast(PROVENANCE_SCHEMA).sort(PARTITION, "source", CHUNK_COLUMN)
+            if frame is not None:
+                frame = frame if with_digest else frame.select(key, CHUNK_COLUMN)
+                parts.append((source, table, placed(frame, key, keys)))
+    return contributions(parts, with_digest)
 
 
 def assembly_scheme(settings: Settings) -> str:
@@ -150,32 +195,41 @@ def _changed_chunks(layout: Layout, used: pl.DataFrame) -> pl.DataFrame:
     ).unique()
 
 
+def _full(layout: Layout, keys: Keys, previous: pl.DataFrame | None) -> Plan:
+    """Every partition, now or before (`previous` None: tables rewritten whole); digests of the
+    relation are filled in by the assembly."""
+    relation = provenance(layout, keys, {source: None for source in SOURCES})
+    every = set(relation.get_column(PARTITION))
+    every |= set() if previous is None else set(previous.get_column(PARTITION))
+    return Plan(relation, sorted(every), previous)
+
+
 def plan_assembly(layout: Layout, keys: Keys, used: pl.DataFrame, scheme: str) -> Plan:
     """Which partitions to assemble (module docstring of assemble.py) and the provenance after
     this build; `used`: the cache's chunk digests now (USED_SCHEMA)."""
     previous = previous_digests(layout, "silver")
     if previous is None or _left_behind(layout):
-        relation = provenance(layout, keys, {source: None for source in SOURCES})
-        return Plan(relation, sorted(set(relation.get_column(PARTITION))), None)
+        return _full(layout, keys, None)
     full = (
         keys.footprint is not None
         or stored.meta(layout, "silver", ASSEMBLY) != scheme
         or not stored.exists(layout, "silver", PROVENANCE)
     )
     if full:
-        relation = provenance(layout, keys, {source: None for source in SOURCES})
-        every = set(relation.get_column(PARTITION)) | set(previous.get_column(PARTITION))
-        return Plan(relation, sorted(every), previous)
+        return _full(layout, keys, previous)
     changed = _changed_chunks(layout, used)
     before = stored.read(layout, "silver", PROVENANCE, schema=PROVENANCE_SCHEMA)
+    if before.get_column("digest").null_count():
+        return _full(layout, keys, previous)
     now = changed.join(used, on=["source", CHUNK_COLUMN], how="semi")
-    fresh = provenance(
-        layout,
-        keys,
-        {s: c.get_column(CHUNK_COLUMN).to_list() for (s,), c in now.group_by("source")},
-    )
-    kept = before.join(changed, on=["source", CHUNK_COLUMN], how="anti")
+    wanted = {s: c.get_column(CHUNK_COLUMN).to_list() for (s,), c in now.group_by("source")}
+    fresh = provenance(layout, keys, wanted, with_digest=True)
+    pair = ["source", CHUNK_COLUMN]
+    kept = before.join(changed, on=pair, how="anti")
     relation = pl.concat([kept, fresh]).sort(PARTITION, "source", CHUNK_COLUMN)
-    touched = before.join(changed, on=["source", CHUNK_COLUMN], how="semi")
-    assemble = set(touched.get_column(PARTITION)) | set(fresh.get_column(PARTITION))
-    return Plan(relation, sorted(assemble), previous)
+    # a partition whose every chunk contributes what it did before is unchanged
+    was = before.join(changed, on=pair, how="semi")
+    moved = pl.concat(
+        [was.join(fresh, on=was.columns, how="anti"), fresh.join(was, on=was.columns, how="anti")]
+    )
+    return Plan(relation, sorted(set(moved.get_column(PARTITION))), previous)
