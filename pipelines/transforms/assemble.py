@@ -58,10 +58,11 @@ from pipelines.transforms.plan import (
     Keys,
     Plan,
     assembly_scheme,
-    contributions,
+    fold,
     global_keys,
     placed,
     plan_assembly,
+    table_stats,
 )
 from pipelines.transforms.unit_cache import CHUNK_COLUMN, chunk_digests, scan_chunks
 
@@ -84,7 +85,7 @@ def assemble_group(
     turn-counted, withheld and sorted; rows withheld per table; what each chunk contributed."""
     wanted = pl.Series(group, dtype=pl.String).implode()
     feeding = {source: _feeding(relation, group, source) for source in SOURCES}
-    tables, read = {}, []
+    tables, stats = {}, []
     for table, key in SILVER_KEYS.items():
         parts = []
         for source, fed in feeding.items():
@@ -92,20 +93,19 @@ def assemble_group(
             if frame is not None:
                 rows = placed(frame, key, keys).filter(pl.col(PARTITION).is_in(wanted))
                 parts.append(rows.collect(engine="streaming"))
-                read.append((source, table, parts[-1].lazy()))
+                stats.append(table_stats(source, table, parts[-1].lazy(), True).collect().lazy())
         schema = pl.Schema({**silver_schema(table), PARTITION: pl.String})
         tables[table] = (
             pl.concat(parts).drop(CHUNK_COLUMN) if parts else pl.DataFrame(schema=schema)
         )
         del parts
-    fed = contributions(read)
-    del read
     tables["episodes"] = with_turn_counts(tables["episodes"], tables["turns"])
     withheld = {table: 0 for table in tables}
     if keys.footprint is not None:
         tables, withheld = withhold(tables, empty_optouts(), keys.footprint)
-    sorted_tables = {t: f.sort(SORT_KEYS[t], nulls_last=True) for t, f in tables.items()}
-    return sorted_tables, withheld, fed
+    for table in tables:  # one at a time: each unsorted frame goes as its sorted one comes
+        tables[table] = tables[table].sort(SORT_KEYS[table], nulls_last=True)
+    return tables, withheld, fold(stats)
 
 
 def write_group(

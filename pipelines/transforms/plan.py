@@ -98,43 +98,37 @@ def placed(frame: pl.LazyFrame, key: str, keys: Keys) -> pl.LazyFrame:
     )
 
 
-def contributions(
-    parts: list[tuple[str, str, pl.LazyFrame]], with_digest: bool = True
-) -> pl.DataFrame:
-    """Rows (and a digest of them, order-independent) per (partition, source, chunk) of the
-    placed cache rows `parts` ((source, table, frame with `_partition` and `_chunk`)): what a
-    chunk contributes to each partition."""
-    stats = []
-    for source, table, frame in parts:
-        columns = [c for c in frame.collect_schema().names() if c not in (PARTITION, CHUNK_COLUMN)]
-        hashed = frame.with_columns(_h=pl.struct(columns).hash(_SEED))
-        aggs = [pl.len().cast(pl.Int64).alias("n")]
-        if with_digest:
-            aggs += [pl.col("_h").sum().alias("s"), pl.col("_h").min().alias("lo")]
-            aggs += [pl.col("_h").max().alias("hi")]
-        grouped = hashed.group_by(PARTITION, CHUNK_COLUMN).agg(*aggs)
-        stats.append(grouped.with_columns(source=pl.lit(source), table=pl.lit(table)))
+def table_stats(source: str, table: str, frame: pl.LazyFrame, with_digest: bool) -> pl.LazyFrame:
+    """Rows (with digests: sum, min, max of row hashes) per (partition, chunk) of placed cache
+    rows of one table (`frame` has `_partition` and `_chunk`)."""
+    columns = [c for c in frame.collect_schema().names() if c not in (PARTITION, CHUNK_COLUMN)]
+    hashed = frame.with_columns(_h=pl.struct(columns).hash(_SEED))
+    aggs = [pl.len().cast(pl.Int64).alias("n")]
+    if with_digest:
+        aggs += [pl.col("_h").sum().alias("s"), pl.col("_h").min().alias("lo")]
+        aggs += [pl.col("_h").max().alias("hi")]
+    grouped = hashed.group_by(PARTITION, CHUNK_COLUMN).agg(*aggs)
+    return grouped.with_columns(source=pl.lit(source), table=pl.lit(table))
+
+
+def fold(stats: list[pl.LazyFrame], with_digest: bool = True) -> pl.DataFrame:
+    """`table_stats` of every table folded into what each chunk contributes to each partition
+    (PROVENANCE_SCHEMA): rows, and an order-independent digest of them."""
     if not stats:
         return pl.DataFrame(schema=PROVENANCE_SCHEMA)
     found = pl.concat(stats, how="diagonal").collect(engine="streaming")
-    line = pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("-") for c in ("table", "n", "s", "lo", "hi")]
-        if with_digest
-        else [pl.lit("-")],
-        separator=":",
+    fields = ("table", "n", "s", "lo", "hi") if with_digest else ("table",)
+    line = pl.concat_str([pl.col(c).cast(pl.String).fill_null("-") for c in fields], separator=":")
+    folded = found.group_by(PARTITION, "source", CHUNK_COLUMN).agg(
+        rows=pl.col("n").sum(), _all=line.sort().str.join("|")
     )
-    folded = (
-        found.sort("table")
-        .group_by(PARTITION, "source", CHUNK_COLUMN)
-        .agg(rows=pl.col("n").sum(), _all=line.str.join("|"))
+    digest = pl.col("_all").map_elements(lambda t: fingerprint([t]), return_dtype=pl.String)
+    out = folded.with_columns(digest=digest if with_digest else pl.lit(None, pl.String))
+    return (
+        out.select(PROVENANCE_SCHEMA.names())
+        .cast(PROVENANCE_SCHEMA)
+        .sort(PARTITION, "source", CHUNK_COLUMN)
     )
-    digest = (
-        pl.col("_all").map_elements(lambda t: fingerprint([t]), return_dtype=pl.String)
-        if with_digest
-        else pl.lit(None, pl.String)
-    )
-    out = folded.with_columns(digest=digest).select(PROVENANCE_SCHEMA.names())
-    return out.cast(PROVENANCE_SCHEMA).sort(PARTITION, "source", CHUNK_COLUMN)
 
 
 def provenance(
@@ -143,16 +137,16 @@ def provenance(
     chunks: Mapping[str, list[str] | None],
     with_digest: bool = False,
 ) -> pl.DataFrame:
-    """`contributions` of the given chunks of each source (None: all); without digests only the
-    key columns are read."""
+    """What the given chunks of each source (None: all) contribute to each partition (`fold`);
+    without digests only the key columns are read."""
     parts = []
     for source, wanted in chunks.items():
         for table, key in SILVER_KEYS.items():
             frame = scan_chunks(layout, source, table, wanted, with_chunk=True)
             if frame is not None:
                 frame = frame if with_digest else frame.select(key, CHUNK_COLUMN)
-                parts.append((source, table, placed(frame, key, keys)))
-    return contributions(parts, with_digest)
+                parts.append(table_stats(source, table, placed(frame, key, keys), with_digest))
+    return fold(parts, with_digest)
 
 
 def assembly_scheme(settings: Settings) -> str:

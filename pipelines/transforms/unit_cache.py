@@ -219,11 +219,7 @@ def _vacuum(uri: str, layout: Layout) -> None:
 
 
 def _exists(layout: Layout, source: str, table: str) -> bool:
-    try:
-        DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
-    except TableNotFoundError:
-        return False
-    return True
+    return scan_chunks(layout, source, table, ()) is not None
 
 
 def cached_silver(
