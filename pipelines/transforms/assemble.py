@@ -1,5 +1,5 @@
 """Partitioned silver assembled one group of partitions at a time, so that memory follows a group
-(`partitions.store.CHUNK_ROWS` rows), not the corpus (DESIGN §8; `shards = 0` keeps build.py's
+(`partitions.store.SILVER_ROWS` rows), not the corpus (DESIGN §8; `shards = 0` keeps build.py's
 whole-table path).
 
 1. Keys: every episode's (episode_id, group_id) and, when the opt-out registry names anyone, the
@@ -204,7 +204,7 @@ def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, i
     assembled = pl.Series(plan.assemble, dtype=pl.String).implode()
     relation = [plan.relation.filter(~pl.col(PARTITION).is_in(assembled))]
     withheld = {table: 0 for table in SILVER_MODELS}
-    for number, group in enumerate(list(chunks(_group_sizes(plan), store.CHUNK_ROWS)) or [[]]):
+    for number, group in enumerate(list(chunks(_group_sizes(plan), store.SILVER_ROWS)) or [[]]):
         tables, counts, fed = assemble_group(layout, keys, plan.relation, group)
         committed, group_digests = write_group(layout, tables, group, plan.previous, number == 0)
         del tables  # the next group's rows replace these, not add to them

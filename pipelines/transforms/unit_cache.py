@@ -188,7 +188,7 @@ def _refresh_chunks(
     settings: Settings,
     plan: ChunkPlan,
 ) -> None:
-    """Transform and commit the stale chunks in groups of at most `store.CHUNK_ROWS` bronze rows,
+    """Transform and commit the stale chunks in groups of at most `store.SILVER_ROWS` bronze rows,
     each group released before the next (memory follows a group, not the corpus); the chunk map
     and digests last, so a crash anywhere leaves the unfinished chunks stale. The first group also
     clears the vanished chunks and every later stale one (still stale until the digests are
@@ -197,7 +197,7 @@ def _refresh_chunks(
         pl.col(ch.CHUNK).is_in(pl.Series(plan.redo, dtype=pl.String).implode())
     )
     sizes = _chunk_rows(tagged, todo)
-    groups = list(row_groups(sizes, store.CHUNK_ROWS)) or [[]]
+    groups = list(row_groups(sizes, store.SILVER_ROWS)) or [[]]
     for number, group in enumerate(groups):
         produced = _transform_chunks(source, tagged, settings, plan, group)
         replace = [*plan.redo, *plan.gone] if number == 0 else group

@@ -74,7 +74,7 @@ def test_assembly_in_many_groups_equals_the_whole_assembly(tmp_path, monkeypatch
     whole, withheld = build_silver(settings)  # every table in memory at once
     assert any(withheld.values()) == kind.endswith("-optout")
     groups = _record_groups(monkeypatch)
-    monkeypatch.setattr(store, "CHUNK_ROWS", 1)  # one partition per group
+    monkeypatch.setattr(store, "SILVER_ROWS", 1)  # one partition per group
     refresh_silver(settings, "run")
     layout = Layout(settings.data_root)
     assert len(groups) > 3 and all(len(g) == 1 for g in groups)
@@ -98,7 +98,7 @@ def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
     groups = _record_groups(monkeypatch)
     one = run_pipeline(demo_raw, tmp_path / "one", config=SHARDED)
     assert len(groups) == 1
-    monkeypatch.setattr(store, "CHUNK_ROWS", 50)
+    monkeypatch.setattr(store, "SILVER_ROWS", 50)
     many = run_pipeline(demo_raw, tmp_path / "many", config=SHARDED)
     assert len(groups) > 4
     for table in SILVER_MODELS:

@@ -73,7 +73,7 @@ def test_cached_silver_in_groups_of_one_chunk_equals_the_whole_transform(
     """Stale chunks are transformed and committed in row-bounded groups (here one chunk each):
     the cache still gives the whole transform, before and after most files (and chunks) go."""
     monkeypatch.setattr(chunks, "COMPONENTS_PER_BUCKET", 1)
-    monkeypatch.setattr(store, "CHUNK_ROWS", 1)
+    monkeypatch.setattr(store, "SILVER_ROWS", 1)
     committed = []
     real_commit = unit_cache._commit_group
     monkeypatch.setattr(
