@@ -24,7 +24,7 @@ BOOKKEEPING = (MAP_TABLE, DIGESTS_TABLE, PROVENANCE, ASSEMBLED_FROM)
 CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
 # silver: bronze rows transformed, or silver rows assembled, at once (a bigger partition or chunk
 # is a group of its own)
-SILVER_ROWS = 500_000
+SILVER_ROWS = 250_000
 
 
 def previous_digests(layout: Layout, layer: str) -> pl.DataFrame | None:
