@@ -19,7 +19,12 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.privacy.subjects import SUBJECT_KINDS, rows_mask, subject_footprint
+from pipelines.privacy.subjects import (
+    SUBJECT_KINDS,
+    Footprint,
+    rows_mask,
+    subject_footprint,
+)
 from pipelines.sources.listing import root_of
 from pipelines.storage.uri import is_remote
 
@@ -140,18 +145,19 @@ def _parse_time(value: object) -> tuple[datetime | None, str | None]:
 
 
 def withhold(
-    silver: dict[str, pl.DataFrame], optouts: pl.DataFrame
+    silver: dict[str, pl.DataFrame], optouts: pl.DataFrame, footprint: Footprint | None = None
 ) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """Silver tables without any row about an opted-out subject, and rows withheld per table
     (every given table appears, 0 when untouched; counts only, never ids).
 
     Episodes that keep some turns have `n_turns` recounted. Contexts go only when no remaining
     decision references them. Tables other than the known silver ones are filtered by their key
-    columns (see `subjects.rows_mask`)."""
+    columns (see `subjects.rows_mask`). `footprint`: the subjects' footprint over the whole of
+    silver, when `silver` is only some of its partitions."""
     counts = {name: 0 for name in silver}
-    if optouts.is_empty():
+    if optouts.is_empty() and footprint is None:
         return dict(silver), counts
-    fp = subject_footprint(silver, optouts.select("subject_kind", "subject_id"))
+    fp = footprint or subject_footprint(silver, optouts.select("subject_kind", "subject_id"))
     out: dict[str, pl.DataFrame] = {}
     for name, frame in silver.items():
         kept = frame.filter(~rows_mask(name, frame, fp))

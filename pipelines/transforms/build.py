@@ -12,7 +12,7 @@ from pipelines.ingest.log import read_log, scan_current
 from pipelines.partitions.assign import assign_partitions, scheme_of
 from pipelines.partitions.rows import SILVER_KEYS, placement
 from pipelines.partitions.store import (
-    DIGESTS_TABLE,
+    BOOKKEEPING,
     MAP_TABLE,
     frames_to_write,
     previous_digests,
@@ -66,7 +66,7 @@ def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
     )
 
 
-def _with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
+def with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
     counts = turns.group_by("episode_id").agg(pl.len().cast(pl.Int64).alias("_n"))
     return (
         episodes.join(counts, on="episode_id", how="left")
@@ -75,7 +75,7 @@ def _with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFra
     )
 
 
-def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> pl.LazyFrame:
+def stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> pl.LazyFrame:
     """A silver rejection names the run that read the rejected record, so an unchanged input
     gives an identical quarantine table on every rebuild."""
     runs = read_log(layout, source).lazy().select("file", pl.col("run_id").alias("_ingest_run"))
@@ -84,6 +84,12 @@ def _stamp_with_ingest_run(frame: pl.LazyFrame, layout: Layout, source: str) -> 
         .with_columns(stage=pl.lit("silver"), run_id=pl.col("_ingest_run"))
         .drop("_ingest_run")
     )
+
+
+def parse_quarantine(layout: Layout, source: str) -> pl.LazyFrame:
+    """The source's parse rejections as silver quarantine rows."""
+    scan = scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA)
+    return conform(scan, silver_schema("quarantine"))
 
 
 def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
@@ -95,21 +101,15 @@ def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str,
     for source in SOURCES:
         for table, frame in source_silver(source, settings).items():
             if table == "quarantine":
-                frame = _stamp_with_ingest_run(frame, layout, source)
+                frame = stamp_with_ingest_run(frame, layout, source)
             pieces[table].append(frame)
-    for source in SOURCES:
-        pieces["quarantine"].append(
-            conform(
-                scan_current(layout, source, QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA),
-                silver_schema("quarantine"),
-            )
-        )
+    pieces["quarantine"] += [parse_quarantine(layout, source) for source in SOURCES]
     tables = {}
     for table, frames in pieces.items():
         schema = silver_schema(table)
         frame = pl.concat(frames).collect() if frames else pl.DataFrame(schema=schema)
         tables[table] = frame
-    tables["episodes"] = _with_turn_counts(tables["episodes"], tables["turns"])
+    tables["episodes"] = with_turn_counts(tables["episodes"], tables["turns"])
     tables, withheld = withhold(tables, load_optouts(settings.raw_root)[0])
     # Content-addressed: the same blob from two places is one row.
     tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
@@ -178,7 +178,7 @@ def publish_silver(
     crash_point("silver:before_publish")
     meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
     if settings.partition_shards == 0:  # whole tables: no partition bookkeeping stays behind
-        snapshot = stored.publish(layout, "silver", tables, meta, drop=[MAP_TABLE, DIGESTS_TABLE])
+        snapshot = stored.publish(layout, "silver", tables, meta, drop=BOOKKEEPING)
         crash_point("silver:after_publish")
         return snapshot
     splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
@@ -192,7 +192,9 @@ def publish_silver(
         previous_digests(layout, "silver"),
     )
     frames[MAP_TABLE] = partition_map
-    snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions)
+    # no provenance: the next assembly (assemble.py) does not trust these tables' history
+    stale = [t for t in BOOKKEEPING if t not in frames]
+    snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions, drop=stale)
     crash_point("silver:after_publish")
     return snapshot
 
@@ -204,6 +206,10 @@ def refresh_silver(settings: Settings, run_id: str) -> tuple[dict[str, int], boo
     inputs = silver_inputs_digest(settings)
     if stored.meta(layout, "silver", INPUTS) == inputs:
         return {t: stored.rows(layout, "silver", t) for t in SILVER_MODELS}, False
+    if settings.partition_shards:  # memory bounded by a group of partitions (assemble.py)
+        from pipelines.transforms.assemble import assemble_silver
+
+        return assemble_silver(settings, run_id, inputs), True
     tables, withheld = build_silver(settings)
     publish_silver(layout, run_id, tables, inputs, withheld, settings)
     return {t: f.height for t, f in tables.items()}, True

@@ -11,7 +11,7 @@ those chunks are transformed again. The cache holds rows before opt-outs are wit
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -20,6 +20,9 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import Settings
+from pipelines.partitions import store
+from pipelines.partitions.store import chunks as row_groups
+from pipelines.runtime.faults import crash_point
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
@@ -47,21 +50,8 @@ def _uri(layout: Layout, source: str, name: str) -> str:
     return str(layout.table_dir(CACHE_LAYER, f"{source}.{name}"))
 
 
-def _scan(layout: Layout, source: str, name: str) -> pl.LazyFrame | None:
-    """A cache table (its chunk column left out: it is in the file paths); None if absent."""
-    try:
-        delta = DeltaTable(_uri(layout, source, name), storage_options=_options(layout))
-    except TableNotFoundError:
-        return None
-    paths = file_paths(delta)
-    if not paths:
-        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table())
-        return empty.lazy().drop(ch.CHUNK, strict=False)  # type: ignore[union-attr]
-    return pl.scan_parquet(paths, storage_options=_options(layout))
-
-
 def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
-    frame = _scan(layout, source, name)
+    frame = scan_chunks(layout, source, name)
     return pl.DataFrame(schema=schema) if frame is None else frame.collect().select(schema.names())
 
 
@@ -139,15 +129,34 @@ def _plan(
     return ChunkPlan(chunk_map, digests, redo, gone, ev, read_keys)
 
 
+def _chunk_rows(tagged: Mapping[str, pl.LazyFrame], todo: pl.DataFrame) -> pl.DataFrame:
+    """(chunk, rows): bronze rows of each chunk in `todo` (unit → chunk), for grouping."""
+    units = pl.concat([f.select(UNIT) for f in tagged.values()]) if tagged else None
+    sizes = (
+        units.join(todo.rename({"unit": UNIT}).lazy(), on=UNIT, how="inner")
+        .group_by(ch.CHUNK)
+        .agg(rows=pl.len().cast(pl.Int64))
+        .collect()
+        if units is not None
+        else pl.DataFrame(schema={ch.CHUNK: pl.String, "rows": pl.Int64})
+    )
+    known = todo.select(ch.CHUNK).unique()
+    return known.join(sizes, on=ch.CHUNK, how="left").with_columns(pl.col("rows").fill_null(0))
+
+
 def _transform_chunks(
-    source: str, tagged: Mapping[str, pl.LazyFrame], settings: Settings, plan: ChunkPlan
+    source: str,
+    tagged: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    plan: ChunkPlan,
+    redo: list[str],
 ) -> dict[str, list[pl.DataFrame]]:
-    """Silver of each stale chunk, tagged with it; bronze of the stale units read once."""
-    todo = plan.chunk_map.filter(pl.col(ch.CHUNK).is_in(pl.Series(plan.redo).implode()))
+    """Silver of the stale chunks `redo`, tagged with their chunk; their bronze read once."""
+    todo = plan.chunk_map.filter(pl.col(ch.CHUNK).is_in(pl.Series(redo, dtype=pl.String).implode()))
     wanted = todo.rename({"unit": UNIT}).lazy()
     rows = {t: f.join(wanted, on=UNIT, how="inner").collect() for t, f in tagged.items()}
     produced: dict[str, list[pl.DataFrame]] = {}
-    for chunk in plan.redo:
+    for chunk in redo:
         units = todo.filter(pl.col(ch.CHUNK) == chunk).get_column("unit")
         part = {
             t: f.filter(pl.col(ch.CHUNK) == chunk).drop(UNIT, ch.CHUNK).lazy()
@@ -159,6 +168,49 @@ def _transform_chunks(
     return produced
 
 
+def _commit_group(
+    layout: Layout, source: str, produced: Mapping[str, list[pl.DataFrame]], replace: list[str]
+) -> None:
+    """Replace the chunks `replace` of every cache table by the rows `produced` for them."""
+    for table in SILVER_MODELS:
+        frames = produced.get(table, [])
+        if not frames and not _exists(layout, source, table):
+            continue
+        schema = pl.Schema({**silver_schema(table), ch.CHUNK: pl.String})
+        frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+        commit_partitions(_uri(layout, source, table), frame, replace, _options(layout))
+
+
+def _refresh_chunks(
+    layout: Layout,
+    source: str,
+    tagged: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    plan: ChunkPlan,
+) -> None:
+    """Transform and commit the stale chunks in groups of at most `store.SILVER_ROWS` bronze rows,
+    each group released before the next (memory follows a group, not the corpus); the chunk map
+    and digests last, so a crash anywhere leaves the unfinished chunks stale. The first group also
+    clears the vanished chunks and every later stale one (still stale until the digests are
+    written), so a table whose schema changed is rewritten whole there."""
+    todo = plan.chunk_map.filter(
+        pl.col(ch.CHUNK).is_in(pl.Series(plan.redo, dtype=pl.String).implode())
+    )
+    sizes = _chunk_rows(tagged, todo)
+    groups = list(row_groups(sizes, store.SILVER_ROWS)) or [[]]
+    for number, group in enumerate(groups):
+        produced = _transform_chunks(source, tagged, settings, plan, group)
+        replace = [*plan.redo, *plan.gone] if number == 0 else group
+        _commit_group(layout, source, produced, replace)
+        del produced
+        crash_point("silver_units:between_groups")
+    for table in SILVER_MODELS:
+        if _exists(layout, source, table):
+            _vacuum(_uri(layout, source, table), layout)
+    overwrite_whole(_uri(layout, source, MAP), plan.chunk_map, _options(layout))
+    overwrite_whole(_uri(layout, source, DIGESTS), plan.digests, _options(layout))
+
+
 def _vacuum(uri: str, layout: Layout) -> None:
     """Old versions of a cache table are never read: their files go at once."""
     DeltaTable(uri, storage_options=_options(layout)).vacuum(
@@ -167,11 +219,7 @@ def _vacuum(uri: str, layout: Layout) -> None:
 
 
 def _exists(layout: Layout, source: str, table: str) -> bool:
-    try:
-        DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
-    except TableNotFoundError:
-        return False
-    return True
+    return scan_chunks(layout, source, table, ()) is not None
 
 
 def cached_silver(
@@ -187,21 +235,9 @@ def cached_silver(
     layout = Layout(settings.data_root)
     tagged = source_units(source).unit_keys(dict(bronze), settings)
     plan = _plan(source, tagged, bronze, settings, file_ids, scheme, layout)
-    replace = [*plan.redo, *plan.gone]
-    if replace:
-        produced = _transform_chunks(source, tagged, settings, plan)
-        for table in SILVER_MODELS:
-            frames = produced.get(table, [])
-            if not frames and not _exists(layout, source, table):
-                continue
-            schema = pl.Schema({**silver_schema(table), ch.CHUNK: pl.String})
-            frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
-            uri = _uri(layout, source, table)
-            commit_partitions(uri, frame, replace, _options(layout))
-            _vacuum(uri, layout)
-        overwrite_whole(_uri(layout, source, MAP), plan.chunk_map, _options(layout))
-        overwrite_whole(_uri(layout, source, DIGESTS), plan.digests, _options(layout))
-    scans = {table: _scan(layout, source, table) for table in SILVER_MODELS}
+    if plan.redo or plan.gone:
+        _refresh_chunks(layout, source, tagged, settings, plan)
+    scans = {table: scan_chunks(layout, source, table) for table in SILVER_MODELS}
     return {table: frame for table, frame in scans.items() if frame is not None}
 
 
@@ -214,3 +250,50 @@ def clear(layout: Layout) -> None:
         folder.fs.rm(str(folder), recursive=True)  # type: ignore[attr-defined] (a UPath)
     else:
         shutil.rmtree(folder)
+
+
+def chunk_digests(layout: Layout, source: str) -> pl.DataFrame:
+    """The source's chunks in the cache and their digests (chunk, digest, scheme)."""
+    return _read(layout, source, DIGESTS, ch.DIGESTS_SCHEMA).rename({ch.CHUNK: CHUNK_COLUMN})
+
+
+CHUNK_COLUMN = "_chunk"  # a chunk's name, as `scan_chunks(with_chunk=True)` gives it
+
+
+def _chunk_of(path: str) -> str:
+    return path.rsplit(f"/{ch.CHUNK}=", 1)[-1].split("/", 1)[0]
+
+
+def scan_chunks(
+    layout: Layout,
+    source: str,
+    table: str,
+    chunks: Iterable[str] | None = None,
+    *,
+    with_chunk: bool = False,
+) -> pl.LazyFrame | None:
+    """A cache table cut to the files of `chunks` (all when None), with the chunk of each row
+    in `CHUNK_COLUMN` when `with_chunk`; None when the source has no such table."""
+    try:
+        delta = DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
+    except TableNotFoundError:
+        return None
+    paths = file_paths(delta)
+    if chunks is not None:
+        wanted = set(chunks)
+        paths = [p for p in paths if _chunk_of(p) in wanted]
+    if not paths:
+        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table()).lazy()  # type: ignore[union-attr]
+        if with_chunk:
+            return empty.rename({ch.CHUNK: CHUNK_COLUMN})
+        return empty.drop(ch.CHUNK, strict=False)
+    options = _options(layout)
+    if not with_chunk:
+        return pl.scan_parquet(paths, storage_options=options)
+    frames = pl.scan_parquet(
+        paths,
+        hive_partitioning=True,
+        hive_schema={ch.CHUNK: pl.String},
+        storage_options=options,
+    )
+    return frames.rename({ch.CHUNK: CHUNK_COLUMN})

@@ -32,6 +32,7 @@ KILL_POINTS = [
     "ingest:before_log",
     "ingest:after_log",
     "silver:before_publish",
+    "silver:between_groups",
     "silver:between_commits",
     "silver:after_publish",
     "views:before_swap",

@@ -12,7 +12,7 @@ from tests.operation.kill import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("point", KILL_POINTS[:4])
+@pytest.mark.parametrize("point", KILL_POINTS[:5])
 def test_killed_build_leaves_valid_tables_and_next_build_completes(world, tmp_path, point):
     new = world[4]  # what an uninterrupted build of the grown raw data publishes
     assert kill_then_recover(world, tmp_path / "data", point) == new

@@ -10,6 +10,7 @@ import pytest
 
 import turnlake
 from pipelines.config.settings import SOURCES
+from pipelines.partitions import store
 from pipelines.storage.layout import Layout
 from pipelines.transforms import chunks, unit_cache
 from pipelines.transforms.units import transform
@@ -63,3 +64,33 @@ def test_cached_silver_equals_the_whole_transform_before_and_after_a_file_goes(
     fewer = {t: f.filter(pl.col("file") != files[0]) for t, f in bronze.items()}
     cached = unit_cache.cached_silver(source, fewer, settings, _file_ids(fewer), "s")
     _assert_same(cached, transform(source, fewer, settings), f"{source}/{kind} minus {files[0]}")
+
+
+@pytest.mark.parametrize("source", ["dialogue", "study", "scenario"])
+def test_cached_silver_in_groups_of_one_chunk_equals_the_whole_transform(
+    tmp_path, monkeypatch, raw_roots, source
+):
+    """Stale chunks are transformed and committed in row-bounded groups (here one chunk each):
+    the cache still gives the whole transform, before and after most files (and chunks) go."""
+    monkeypatch.setattr(chunks, "COMPONENTS_PER_BUCKET", 1)
+    monkeypatch.setattr(store, "SILVER_ROWS", 1)
+    committed = []
+    real_commit = unit_cache._commit_group
+    monkeypatch.setattr(
+        unit_cache,
+        "_commit_group",
+        lambda layout, src, produced, replace: (
+            committed.append(replace),
+            real_commit(layout, src, produced, replace),
+        ),
+    )
+    settings = replace(fixture_settings(raw_roots["demo"]), data_root=tmp_path)
+    bronze = fixture_bronze(source, raw_roots["demo"], settings)
+    cached = unit_cache.cached_silver(source, bronze, settings, _file_ids(bronze), "s")
+    _assert_same(cached, transform(source, bronze, settings), f"{source}/groups")
+    used = pl.read_delta(unit_cache._uri(Layout(tmp_path), source, unit_cache.DIGESTS))
+    assert len(committed) == used.height > 1, "one commit per chunk"
+    files = sorted(_file_ids(bronze).get_column("file"))
+    fewer = {t: f.filter(pl.col("file") == files[-1]) for t, f in bronze.items()}  # chunks go
+    cached = unit_cache.cached_silver(source, fewer, settings, _file_ids(fewer), "s")
+    _assert_same(cached, transform(source, fewer, settings), f"{source}/groups, only {files[-1]}")
