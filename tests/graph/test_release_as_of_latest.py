@@ -4,14 +4,19 @@ at T, in partitions now)."""
 
 import shutil
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 import turnlake
 from pipelines.cli.main import main
+from pipelines.config.settings import Settings
+from pipelines.release.assemble import release_request
 from pipelines.release.files import LATEST, latest_release, read_manifest
+from pipelines.release.write import content_hash
+from pipelines.storage import tables as stored
+from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
@@ -107,3 +112,18 @@ def test_an_as_of_release_takes_the_layout_the_tables_had_then(past_release):
     assert manifest["content_hash"] == first["content_hash"]
     assert sorted(f["path"] for f in manifest["files"]) == sorted(f["path"] for f in first["files"])
     assert any(f["path"] == "sft/train.parquet" for f in manifest["files"])
+
+
+def test_retention_keeps_what_a_release_names_so_its_as_of_rebuild_has_the_same_hash(
+    past_release, tmp_path
+):
+    """A garbage pass with `keep_days = 0` on a clock a day ahead keeps only the current
+    snapshots and those the releases name: the release as of T rebuilds with its content hash."""
+    first, _, _, data, moment = past_release
+    copy = tmp_path / "data"
+    shutil.copytree(data, copy)
+    layout = Layout(copy)
+    collect_garbage(layout, keep_days=0, now=datetime.now(UTC) + timedelta(days=1))
+    settings = Settings(raw_root=tmp_path / "raw", data_root=copy)
+    request, _ = release_request(settings, as_of=stored.parse_time(moment))
+    assert content_hash(request) == first["content_hash"]

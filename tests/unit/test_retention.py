@@ -95,7 +95,7 @@ def test_a_version_a_release_names_is_never_pruned(tmp_path):
     assert _as_of(layout, 80) == [0] and _as_of(layout, 50) is None and _as_of(layout, 1) == [3]
 
 
-def test_a_second_pass_changes_nothing_and_merges_no_gap_twice(tmp_path):
+def test_a_second_pass_a_day_later_changes_nothing(tmp_path):
     layout = Layout(tmp_path)
     _four_builds(layout)
     collect_garbage(layout, keep_days=0, now=NOW)
