@@ -27,7 +27,11 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
-JUDGING_CODE = ("pipelines.checks.catalog", "pipelines.checks.verdicts")
+JUDGING_CODE = (
+    "pipelines.checks.catalog",
+    "pipelines.checks.verdicts",
+    "pipelines.checks.partitioned",
+)
 CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
 
 
@@ -61,19 +65,24 @@ def _contract(
     asset: str,
     table: str,
     model: type[pa.DataFrameModel],
-    load: Callable[[Settings], pl.DataFrame],
+    load: Callable[[Settings], pl.DataFrame] | str,
     inputs: Callable[[Settings], list[str]],
     code: tuple[str, ...] = CONTRACT_CODE,
 ) -> BlockingCheck:
-    return BlockingCheck(
-        step,
-        asset,
-        f"{table}_matches_contract",
-        f"`{table}` satisfies `{model.__name__}` (schema and data).",
-        judge=lambda s: verdicts.validate_frame(model, load(s)),
-        inputs=inputs,
-        code=code,
-    )
+    """`load`: how to read the table whole, or the layer of a stored table, which is checked a
+    partition (or slice of rows) at a time (pipelines/checks/partitioned.py)."""
+    name = f"{table}_matches_contract"
+    if isinstance(load, str):
+        from pipelines.checks.partitioned import validate_table
+
+        check_id, layer = f"{asset}:{name}", load
+        judge = lambda s: validate_table(
+            model, _layout(s), layer, table, check_id, code_fingerprint(code)
+        )
+    else:
+        judge = lambda s: verdicts.validate_frame(model, load(s))
+    description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
+    return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs, code=code)
 
 
 # ---------------------------------------------------------------- what each check reads
@@ -174,7 +183,7 @@ def _silver_checks() -> list[BlockingCheck]:
             f"silver_{table}",
             table,
             model,
-            load=lambda s: stored.read(_layout(s), "silver", table),
+            load="silver",
             inputs=lambda s: _silver_lines(s, [table]),
         )
 
@@ -203,7 +212,7 @@ def _gold_checks() -> list[BlockingCheck]:
             f"gold_{table}",
             table,
             model,
-            load=lambda s: stored.read(_layout(s), "gold", table),
+            load="gold",
             inputs=lambda s: _gold_lines(s, [table]),
         )
 
