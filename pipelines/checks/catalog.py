@@ -11,9 +11,9 @@ it last passed on without reading the data.
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandera.polars as pa
-import polars as pl
 
 from pipelines.checks import verdicts
 from pipelines.checks.ledger import (
@@ -65,22 +65,26 @@ def _contract(
     asset: str,
     table: str,
     model: type[pa.DataFrameModel],
-    load: Callable[[Settings], pl.DataFrame] | str,
+    load: Callable[[Settings], list[Path]] | str,
     inputs: Callable[[Settings], list[str]],
     code: tuple[str, ...] = CONTRACT_CODE,
 ) -> BlockingCheck:
-    """`load`: how to read the table whole, or the layer of a stored table, which is checked a
-    partition (or slice of rows) at a time (pipelines/checks/partitioned.py)."""
-    name = f"{table}_matches_contract"
-    if isinstance(load, str):
-        from pipelines.checks.partitioned import validate_table
+    """`load`: the layer of a stored table, checked a partition (or slice of rows) at a time, or
+    the current part files of a bronze table, checked a group of files at a time
+    (pipelines/checks/partitioned.py)."""
+    from pipelines.checks.partitioned import validate_files, validate_table
+    from pipelines.schemas import polars_schema
 
-        check_id, layer = f"{asset}:{name}", load
+    name = f"{table}_matches_contract"
+    check_id, layer = f"{asset}:{name}", load
+    if isinstance(layer, str):
         judge = lambda s: validate_table(
             model, _layout(s), layer, table, check_id, code_fingerprint(code)
         )
     else:
-        judge = lambda s: verdicts.validate_frame(model, load(s))
+        judge = lambda s: validate_files(
+            model, _layout(s), layer(s), polars_schema(model), check_id, code_fingerprint(code)
+        )
     description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
     return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs, code=code)
 
@@ -144,8 +148,7 @@ def _release_lines(settings: Settings) -> list[str]:
 
 
 def _bronze_checks(source: str) -> list[BlockingCheck]:
-    from pipelines.ingest.log import scan_current
-    from pipelines.schemas import polars_schema
+    from pipelines.ingest.log import current_parts
     from pipelines.schemas.bronze import bronze_models
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
@@ -154,7 +157,7 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             f"bronze_{source}",
             table,
             model,
-            load=lambda s: scan_current(_layout(s), source, table, polars_schema(model)).collect(),
+            load=lambda s: current_parts(_layout(s), source, table),
             inputs=lambda s: _part_lines(s, source, [table]),
             code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
         )

@@ -24,10 +24,12 @@ from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import DIGESTS_TABLE, chunks
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
-from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.files import scan_parquet, write_bytes_atomic
+from pipelines.storage.fingerprint import stat_part
 from pipelines.storage.layout import Layout
 
 CHECK_ROWS = 500_000  # rows validated at once: memory follows this, not the table
+FILE_BYTES = 32 * 1024 * 1024  # bronze part files (Parquet bytes) validated at once
 WHOLE_PIECE = "(whole table)"  # failures of a table stored whole name no partition
 UNIQUENESS = "field_uniqueness"  # Pandera's name of the `unique` rule
 _SEED = 0x636865636B  # fixed: only equality of hashes within one pass matters
@@ -223,6 +225,63 @@ def validate_table(
             outcome.failures += [] if cases is None else [cases]
     duplicates = _duplicates(model, layout, layer, table)
     verdict = _verdict(stored.rows(layout, layer, table), outcome, duplicates)
+    entry = {"code": code, "passed": dict(sorted(outcome.passed.items()))}
+    write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
+    return verdict
+
+
+def _file_groups(keys: dict[str, Path], budget: int) -> Iterator[list[tuple[str, Path]]]:
+    """Files (by their stat line, `name|size|mtime`) in groups of about `budget` bytes on disk."""
+    group: list[tuple[str, Path]] = []
+    size = 0
+    for key, path in sorted(keys.items()):
+        fields = key.split("|")
+        size += int(fields[1]) if len(fields) > 2 and fields[1].isdigit() else budget
+        group.append((key, path))
+        if size >= budget:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def validate_files(
+    model: type[pa.DataFrameModel],
+    layout: Layout,
+    files: list[Path],
+    schema: pl.Schema,
+    check_id: str,
+    code: str,
+) -> Verdict:
+    """The contract `model` on a bronze table's current part files, a group of files at a time
+    (each part is bounded by the ingest batch); a part file is immutable (its name is content-
+    addressed), so one that passed with the same `code` is not read again. A failure names the
+    part files holding the failing rows."""
+    path = passes_path(layout, check_id)
+    before = _recall(path, code)
+    keys = {stat_part(f, layout.data_root): f for f in files}
+    outcome = _Outcome(
+        passed={k: "ok" for k in keys if k in before}, reused=len(set(keys) & set(before))
+    )
+    todo = {k: f for k, f in keys.items() if k not in before}
+    groups = _file_groups(todo, FILE_BYTES) if todo else iter([[]])
+    for group in groups:
+        frames = [
+            scan_parquet([f], schema=schema).collect().with_columns(pl.lit(f.name).alias(PARTITION))
+            for _, f in group
+        ]
+        piece = (
+            pl.concat(frames)
+            if frames
+            else pl.DataFrame(schema=schema).with_columns(pl.lit("(no part)").alias(PARTITION))
+        )
+        cases = _failure_cases(piece, model)
+        failed = set() if cases is None else set(cases.get_column(PARTITION))
+        outcome.validated += len(group)
+        outcome.passed |= {k: "ok" for k, f in group if f.name not in failed}
+        outcome.failures += [] if cases is None else [cases]
+    rows = scan_parquet(files, schema=schema).select(pl.len()).collect().item() if files else 0
+    verdict = _verdict(rows, outcome, None)
     entry = {"code": code, "passed": dict(sorted(outcome.passed.items()))}
     write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
     return verdict

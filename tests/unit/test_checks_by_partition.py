@@ -122,3 +122,41 @@ def test_a_table_stored_whole_is_checked_in_slices_with_the_same_verdict(tmp_pat
     summary = verdict.metadata["failure_summary"]
     assert "greater_than_or_equal_to(0.0)" in summary and "field_uniqueness" in summary
     assert verdict.metadata["failed_partitions"] == partitioned.WHOLE_PIECE
+
+
+def _part(root, name: str, ids: list[str], scores: list[float]):
+    path = root / "bronze" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pl.DataFrame({"thing_id": ids, "score": scores}).write_parquet(path)
+    return path
+
+
+def _judge_files(layout: Layout, files):
+    schema = pl.Schema({"thing_id": pl.String, "score": pl.Float64})
+    check = "bronze_x:things_matches_contract"
+    return partitioned.validate_files(Things, layout, files, schema, check, code="code-1")
+
+
+def test_bronze_part_files_are_checked_a_group_at_a_time_and_a_passed_file_is_not_read_again(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv(REVALIDATE_ENV, raising=False)
+    monkeypatch.setattr(partitioned, "FILE_BYTES", 1)  # one file per group
+    layout = Layout(tmp_path)
+    files = [
+        _part(tmp_path, "p-1.parquet", ["a"], [0.1]),
+        _part(tmp_path, "p-2.parquet", ["b"], [0.2]),
+    ]
+    first = _judge_files(layout, files)
+    assert first.passed and first.metadata["rows"] == 2
+    assert first.metadata["partitions_validated"] == 2
+    bad = _part(tmp_path, "p-3.parquet", ["c", "d"], [0.3, -0.5])
+    verdict = _judge_files(layout, [*files, bad])
+    assert not verdict.passed and verdict.metadata["rows"] == 4
+    # by hand: p-1 and p-2 passed before, only p-3 is read; it holds the one bad row
+    assert (verdict.metadata["partitions_validated"], verdict.metadata["partitions_reused"]) == (
+        1,
+        2,
+    )
+    assert verdict.metadata["failed_partitions"] == "p-3.parquet"
+    assert "-0.5" in verdict.metadata["failure_summary"]
