@@ -266,19 +266,17 @@ def validate_files(
     todo = {k: f for k, f in keys.items() if k not in before}
     groups = _file_groups(todo, FILE_BYTES) if todo else iter([[]])
     for group in groups:
-        frames = [
-            scan_parquet([f], schema=schema).collect().with_columns(pl.lit(f.name).alias(PARTITION))
-            for _, f in group
-        ]
-        piece = (
-            pl.concat(frames)
-            if frames
-            else pl.DataFrame(schema=schema).with_columns(pl.lit("(no part)").alias(PARTITION))
-        )
+        piece = pl.DataFrame(schema={**schema, PARTITION: pl.String})
+        if group:  # each row's file, by name (paths are absolute or URIs)
+            piece = (
+                scan_parquet([f for _, f in group], schema=schema, include_file_paths=PARTITION)
+                .with_columns(pl.col(PARTITION).str.split("/").list.last())
+                .collect()
+            )
         cases = _failure_cases(piece, model)
         failed = set() if cases is None else set(cases.get_column(PARTITION))
         outcome.validated += len(group)
-        outcome.passed |= {k: "ok" for k, f in group if f.name not in failed}
+        outcome.passed |= {k: "ok" for k, f in group if f.name not in failed}  # names are unique
         outcome.failures += [] if cases is None else [cases]
     rows = scan_parquet(files, schema=schema).select(pl.len()).collect().item() if files else 0
     verdict = _verdict(rows, outcome, None)
