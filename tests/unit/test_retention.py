@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import polars as pl
+import pytest
 
 from pipelines.storage import tables
 from pipelines.storage.garbage import collect_garbage
@@ -105,3 +106,22 @@ def test_a_second_pass_a_day_later_changes_nothing(tmp_path):
     assert tables.history(layout, "silver") == once
     assert again.records_removed == 0
     assert sorted(p for p in tmp_path.rglob("*.parquet")) == on_disk
+
+
+def test_an_as_of_release_inside_pruned_history_is_refused_naming_the_retention(tmp_path):
+    import turnlake
+
+    layout = Layout(tmp_path / "data")
+    for value in range(3):
+        tables.publish(layout, "gold", {"a": pl.DataFrame({"x": [value]})})
+    entries = [
+        tables.Snapshot("gold", s.versions, s.meta, (NOW - age * DAY).isoformat())
+        for s, age in zip(tables.history(layout, "gold"), (90, 60, 5), strict=True)
+    ]
+    tables.replace_history(layout, "gold", entries)
+    collect_garbage(layout, keep_days=30, now=NOW)  # the 90-day one is pruned
+    (tmp_path / "raw").mkdir()
+    with pytest.raises(turnlake.NotBuilt, match=r"older than `\[retention\] keep_days`"):
+        turnlake.release(
+            raw_root=tmp_path / "raw", data_root=layout.data_root, as_of=NOW - 80 * DAY
+        )
