@@ -33,7 +33,7 @@ def warehouse_views(turnlake: TurnlakeResource) -> dg.MaterializeResult:
     settings = turnlake.settings()
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         views = write_views(Layout(settings.data_root))
-        collect_garbage(Layout(settings.data_root))
+        collect_garbage(Layout(settings.data_root), settings.retention_keep_days)
     return dg.MaterializeResult(metadata={"views": ", ".join(views), "n_views": len(views)})
 
 

@@ -93,9 +93,15 @@ def release(
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     layout = Layout(settings.data_root)
     moment = None if as_of is None else stored.parse_time(as_of)
-    if stored.snapshot(layout, "gold", moment) is None:
+    then = stored.snapshot(layout, "gold", moment)
+    if then is None:
         when = f" as of {moment.isoformat()}" if moment else " yet"
         raise NotBuilt(f"no gold tables{when}: run `turnlake build` first")
+    if not then.versions:  # a record standing for history that retention removed
+        raise NotBuilt(
+            f"no gold tables as of {moment.isoformat() if moment else 'now'}: that history is "
+            "older than `[retention] keep_days` and no kept release names it"
+        )
     with locked(settings, wait):
         try:
             outcome = make_release(

@@ -11,9 +11,9 @@ it last passed on without reading the data.
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandera.polars as pa
-import polars as pl
 
 from pipelines.checks import verdicts
 from pipelines.checks.ledger import (
@@ -27,7 +27,11 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
-JUDGING_CODE = ("pipelines.checks.catalog", "pipelines.checks.verdicts")
+JUDGING_CODE = (
+    "pipelines.checks.catalog",
+    "pipelines.checks.verdicts",
+    "pipelines.checks.partitioned",
+)
 CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
 
 
@@ -61,19 +65,28 @@ def _contract(
     asset: str,
     table: str,
     model: type[pa.DataFrameModel],
-    load: Callable[[Settings], pl.DataFrame],
+    load: Callable[[Settings], list[Path]] | str,
     inputs: Callable[[Settings], list[str]],
     code: tuple[str, ...] = CONTRACT_CODE,
 ) -> BlockingCheck:
-    return BlockingCheck(
-        step,
-        asset,
-        f"{table}_matches_contract",
-        f"`{table}` satisfies `{model.__name__}` (schema and data).",
-        judge=lambda s: verdicts.validate_frame(model, load(s)),
-        inputs=inputs,
-        code=code,
-    )
+    """`load`: the layer of a stored table, checked a partition (or slice of rows) at a time, or
+    the current part files of a bronze table, checked a group of files at a time
+    (pipelines/checks/partitioned.py)."""
+    from pipelines.checks.partitioned import validate_files, validate_table
+    from pipelines.schemas import polars_schema
+
+    name = f"{table}_matches_contract"
+    check_id, layer = f"{asset}:{name}", load
+    if isinstance(layer, str):
+        judge = lambda s: validate_table(
+            model, _layout(s), layer, table, check_id, code_fingerprint(code)
+        )
+    else:
+        judge = lambda s: validate_files(
+            model, _layout(s), layer(s), polars_schema(model), check_id, code_fingerprint(code)
+        )
+    description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
+    return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs, code=code)
 
 
 # ---------------------------------------------------------------- what each check reads
@@ -135,8 +148,7 @@ def _release_lines(settings: Settings) -> list[str]:
 
 
 def _bronze_checks(source: str) -> list[BlockingCheck]:
-    from pipelines.ingest.log import scan_current
-    from pipelines.schemas import polars_schema
+    from pipelines.ingest.log import current_parts
     from pipelines.schemas.bronze import bronze_models
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
@@ -145,7 +157,7 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             f"bronze_{source}",
             table,
             model,
-            load=lambda s: scan_current(_layout(s), source, table, polars_schema(model)).collect(),
+            load=lambda s: current_parts(_layout(s), source, table),
             inputs=lambda s: _part_lines(s, source, [table]),
             code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
         )
@@ -174,7 +186,7 @@ def _silver_checks() -> list[BlockingCheck]:
             f"silver_{table}",
             table,
             model,
-            load=lambda s: stored.read(_layout(s), "silver", table),
+            load="silver",
             inputs=lambda s: _silver_lines(s, [table]),
         )
 
@@ -203,7 +215,7 @@ def _gold_checks() -> list[BlockingCheck]:
             f"gold_{table}",
             table,
             model,
-            load=lambda s: stored.read(_layout(s), "gold", table),
+            load="gold",
             inputs=lambda s: _gold_lines(s, [table]),
         )
 

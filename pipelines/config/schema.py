@@ -152,6 +152,12 @@ class Partitions(Table):
     shards: Annotated[int, Field(ge=0, le=64)] = 4  # 0: tables stored whole (not partitioned)
 
 
+class Retention(Table):
+    # Days silver / gold / splits history stays readable for as-of releases; versions a kept
+    # release names are kept beyond it. 0 keeps only those and the current snapshot.
+    keep_days: Annotated[int, Field(ge=0, le=36500)] = 7
+
+
 class Lock(Table):
     wait_seconds: NonNegativeFloat = 600.0
 
@@ -196,6 +202,7 @@ class TurnlakeFile(Table):
     schedule: Schedule = Field(default_factory=Schedule)
     splits: Splits = Field(default_factory=Splits)
     partitions: Partitions = Field(default_factory=Partitions)
+    retention: Retention = Field(default_factory=Retention)
     limits: Limits = Field(default_factory=Limits)
     lock: Lock = Field(default_factory=Lock)
     release: Release = Field(default_factory=Release)

@@ -109,6 +109,9 @@ class Settings:
     splits: SplitConfig = field(default_factory=SplitConfig)
     # Silver/gold partitions per split and landing batch (`[partitions] shards`, DESIGN §8).
     partition_shards: int = _D.partitions.shards
+    # Days of table history (Delta versions, snapshot records) kept for as-of releases
+    # (`[retention] keep_days`); versions a kept release names are never removed.
+    retention_keep_days: int = _D.retention.keep_days
     # Scale of decision `outcome.rating` per dataset (first folder under decisions/): "0-1" or
     # "1-5". A dataset without an entry has its scale settled by evidence (DESIGN §3).
     decision_rating_scale: dict[str, str] = field(default_factory=dict)
@@ -241,6 +244,7 @@ def settings_from_model(
         schedule_timezone=file.schedule.timezone,
         splits=split_config_of(file.splits),
         partition_shards=file.partitions.shards,
+        retention_keep_days=file.retention.keep_days,
         dialogue_turn_index_base=dict(file.dialogue.turn_index_base),
         decision_rating_scale=dict(file.decision.rating_scale),
         release_kto_include_neutral=file.release.kto_include_neutral,

@@ -22,6 +22,7 @@ from pipelines.ingest.log import read_log
 from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
+from pipelines.release.latest import in_the_past, reuse
 from pipelines.release.privatize import privatize, pseudonym_key
 from pipelines.release.redaction_memo import (
     RedactionMemo,
@@ -214,7 +215,7 @@ def release_request(
     key, key_origin = pseudonym_key(settings)
     memo_id = memo_fingerprint(settings.privacy.redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    if stored.partitioned(layout, "silver", "episodes"):
+    if stored.partitioned_as_of(layout, "silver", "episodes", as_of):  # the layout of then
         built = _from_partitions(settings, as_of, key, memo, memo_id)
     else:
         built = _from_whole_tables(settings, as_of, key, memo)
@@ -245,6 +246,7 @@ def release_request(
         built.ledger,
         table_versions=stored.versions(layout, as_of),
         row_batches=built.batches,
+        as_of=as_of.isoformat() if in_the_past(layout, as_of) else None,
     )
     return request, built.dropped
 
@@ -268,15 +270,17 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
     published only if its own written files pass the trainability checks; otherwise
     `UntrainableRelease` is raised and nothing is published. `as_of`: from the table snapshots
     in force at that time (`TableVersionGone` once their files are vacuumed)."""
-    exports = Layout(settings.data_root).exports
+    layout = Layout(settings.data_root)
+    exports = layout.exports
     remove_abandoned(exports)
-    if nothing_to_release(Layout(settings.data_root), as_of):
+    if nothing_to_release(layout, as_of):
         return ReleaseOutcome(None, None, False, {})
     key, _ = pseudonym_key(settings)
-    raw_fingerprints = _raw_fingerprints(Layout(settings.data_root))
+    raw_fingerprints = _raw_fingerprints(layout)
     inputs = release_inputs_digest(settings, key, raw_fingerprints, as_of)
     unchanged = release_for_inputs(exports, inputs)
     if unchanged:
+        unchanged = reuse(layout, unchanged, as_of)
         return ReleaseOutcome(
             unchanged, exports / unchanged, False, _dropped_in(exports / unchanged)
         )
@@ -286,6 +290,7 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
     found = existing_version(exports, digest)
     if found:
         record_inputs(exports, inputs, found)
+        found = reuse(layout, found, as_of)
         return ReleaseOutcome(found, exports / found, False, dropped)
     name = f"{today}-{digest[:10]}"
     path = write_release(exports, name, digest, request, check=_trainable)

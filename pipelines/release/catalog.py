@@ -14,7 +14,8 @@ from pipelines.storage.objects import ObjectRoot
 
 
 def list_releases(exports: Path | ObjectRoot) -> pl.DataFrame:
-    """Complete releases in an exports folder or a store, oldest first."""
+    """Complete releases in an exports folder or a store, oldest first; `as_of` names the time
+    whose tables an as-of release was built from (null for a release of current data)."""
     from pipelines.release.store import store_latest, store_manifest, store_releases
 
     root = exports if isinstance(exports, ObjectRoot) else ObjectRoot.parse(exports)
@@ -27,13 +28,18 @@ def list_releases(exports: Path | ObjectRoot) -> pl.DataFrame:
                 "version": version,
                 "created_at": manifest["created_at"],
                 "latest": version == latest,
+                "as_of": manifest.get("as_of"),  # built from the tables of that time
                 **{
                     name: sum(counts.values())
                     for name, counts in sorted(manifest["counts"].items())
                 },
             }
         )
-    return pl.DataFrame(rows) if rows else pl.DataFrame(schema={"version": pl.String})
+    return (
+        pl.DataFrame(rows, schema_overrides={"as_of": pl.String})
+        if rows
+        else pl.DataFrame(schema={"version": pl.String})
+    )
 
 
 def pull_release(exports: Path, version: str, destination: Path) -> tuple[Path, list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -47,14 +48,25 @@ def complete_releases(exports: Path) -> list[str]:
     return [p.name for p in sorted(found, key=lambda p: (read_manifest(p)["created_at"], p.name))]
 
 
+def is_as_of(manifest: dict) -> bool:
+    """A release built from past table versions (`release --as-of`): never made LATEST."""
+    return bool(manifest.get("as_of"))
+
+
+def newest_current(versions: list[str], manifest_of: Callable[[str], dict]) -> str | None:
+    """The newest of `versions` (oldest first) that is not an as-of release, else the newest."""
+    current = [v for v in versions if not is_as_of(manifest_of(v))]
+    return (current or versions or [None])[-1]
+
+
 def latest_release(exports: Path) -> str | None:
     pointer = exports / LATEST
+    versions = complete_releases(exports)
     if pointer.exists():
         name = pointer.read_text().strip()
-        if name in complete_releases(exports):
+        if name in versions:
             return name
-    versions = complete_releases(exports)
-    return versions[-1] if versions else None
+    return newest_current(versions, lambda v: read_manifest(exports / v))
 
 
 def point_latest(exports: Path, version: str) -> None:

@@ -27,3 +27,4 @@ class ReleaseRequest:
     row_batches: dict[str, pl.Series] | None = (
         None  # dataset -> each row's landing batch (tables stored in partitions); not content
     )
+    as_of: str | None = None  # built from the tables as of this time (not LATEST); not content

@@ -25,8 +25,10 @@ from pipelines.release.files import (
     LATEST,
     MANIFEST,
     complete_releases,
+    is_as_of,
     is_version,
     latest_release,
+    newest_current,
     read_manifest,
 )
 from pipelines.release.verify import verify_release
@@ -87,7 +89,7 @@ def store_latest(root: ObjectRoot) -> str | None:
     named = (_pointer(root) or b"").decode().strip()
     if named in versions:
         return named
-    return versions[-1] if versions else None
+    return newest_current(versions, lambda v: store_manifest(root, v))
 
 
 def has_release_folder(root: ObjectRoot, version: str) -> bool:
@@ -159,10 +161,13 @@ def _commit_manifest(source: Path, target: ObjectRoot, version: str) -> bool:
 def move_latest(target: ObjectRoot, version: str, expected: bytes | None) -> bool:
     """Point LATEST at `version` by compare-and-swap from `expected` (what was read before the
     upload) if `version` is newer than what LATEST names; False when it already names a newer
-    (or the same) release. `PublishConflict` when another publisher moved it meanwhile."""
+    (or the same) release, or `version` is an as-of release. `PublishConflict` when another
+    publisher moved it meanwhile."""
     current = (expected or b"").decode().strip()
     if current == version:
         return True
+    if is_as_of(store_manifest(target, version)):  # a release of past tables
+        return False
     if current in store_releases(target):
         current_manifest = store_manifest(target, current)
         if not _is_newer(store_manifest(target, version), version, current_manifest, current):

@@ -126,7 +126,7 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,
         "table_versions": request.table_versions,
-    }
+    } | ({"as_of": request.as_of} if request.as_of else {})
 
 
 def _changelog(exports: Path, tmp: Path, manifest: dict) -> str | None:
@@ -248,7 +248,8 @@ def write_release(
     target = exports / version
     os.rename(tmp, target)
     fsync_path(exports)  # the rename itself
-    point_latest(exports, version)
+    if request.as_of is None:  # a release of past tables never becomes LATEST
+        point_latest(exports, version)
     return target
 
 

@@ -296,3 +296,16 @@ def forget_history(layout: Layout) -> None:
         current = snapshot(layout, layer)
         if current is not None:
             _write_log(layout, layer, [current])
+
+
+def partitioned_as_of(layout: Layout, layer: str, table: str, as_of: datetime | None) -> bool:
+    """Whether the table in force at `as_of` (now when None) is stored in partitions: a release
+    as of a past time takes the layout the tables had then."""
+    delta = _table(layout, layer, table, as_of)
+    return PARTITION in delta.metadata().partition_columns
+
+
+def replace_history(layout: Layout, layer: str, entries: Iterable[Snapshot]) -> None:
+    """Rewrite the layer's snapshot log atomically with `entries` (retention prunes it; the
+    last entry must be the snapshot in force)."""
+    _write_log(layout, layer, entries)

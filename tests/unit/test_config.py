@@ -74,6 +74,9 @@ max_nesting_depth = 8
 max_decompressed_bytes = 3000
 raw_excerpt_chars = 50
 
+[retention]
+keep_days = 30
+
 [release]
 kto_include_neutral = true
 sft_include_negative = true
@@ -120,6 +123,7 @@ def test_every_table_of_turnlake_toml_reaches_the_typed_settings(tmp_path):
         "test": (8000, 10000),
     }
     assert s.limits == Limits(1000, 2000, 8, 3000, 50)
+    assert s.retention_keep_days == 30
     assert s.release_kto_include_neutral and s.release_sft_include_negative
     assert s.privacy.include_surveys and s.privacy.pseudonym_key_file == "keys/pseudonym.key"
     assert s.privacy.redaction.org_names == ["Globex"]
@@ -249,6 +253,10 @@ BAD = {
     "key_literal": (
         '[privacy]\npseudonym_key = "0123456789abcdef0123"\n',
         "[privacy]: turnlake.toml must not hold the pseudonym key itself",
+    ),
+    "retention_days": (
+        "[retention]\nkeep_days = -1\n",
+        "[retention] keep_days: should be greater than or equal to 0, got -1",
     ),
     "not_a_table": ("release = 3\n", "release (top level): should be a table, got 3"),
     "not_toml": ("[ingest\n", "not valid TOML"),

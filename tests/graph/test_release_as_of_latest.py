@@ -1,0 +1,129 @@
+"""An as-of release is of past data: it never becomes LATEST (locally or in a release store),
+`releases` lists it as such, and it is built in the file layout the tables had then (tables whole
+at T, in partitions now)."""
+
+import shutil
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import turnlake
+from pipelines.cli.main import main
+from pipelines.config.settings import Settings
+from pipelines.release.assemble import release_request
+from pipelines.release.files import LATEST, latest_release, read_manifest
+from pipelines.release.write import content_hash
+from pipelines.storage import tables as stored
+from pipelines.storage.garbage import collect_garbage
+from pipelines.storage.layout import Layout
+
+CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+
+
+def _build(raw: Path, data: Path, shards: int) -> None:
+    config = data.parent / f"turnlake-{shards}.toml"
+    config.write_text(f"[partitions]\nshards = {shards}\n")
+    args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TURNLAKE_CONFIG", str(config))
+        assert main(args) == 0
+
+
+@pytest.fixture(scope="module")
+def past_release(tmp_path_factory):
+    """A build with tables whole and without the dialogue feedback, the time T after it, a build
+    in 4 partitions once the feedback arrived; then the first release is removed (as if pruned)
+    and released again as of T, so it is written anew. Yields the first and second manifests,
+    the as-of outcome, and the roots."""
+    tmp = tmp_path_factory.mktemp("as_of_latest")
+    env = pytest.MonkeyPatch()
+    env.setenv("DAGSTER_HOME", str(tmp))
+    raw, data, held_back = tmp / "raw", tmp / "data", tmp / "feedback"
+    shutil.copytree(CLEAN, raw)
+    shutil.move(raw / "feedback", held_back)
+    _build(raw, data, shards=0)
+    exports = Layout(data).exports
+    first = read_manifest(exports / latest_release(exports))
+    time.sleep(0.01)
+    moment = datetime.now(UTC).isoformat()
+    time.sleep(0.01)
+    shutil.move(held_back, raw / "feedback")
+    _build(raw, data, shards=4)
+    second = read_manifest(exports / latest_release(exports))
+    shutil.rmtree(exports / first["version"])
+    state = turnlake.release(raw_root=raw, data_root=data, as_of=moment)
+    yield first, second, state, data, moment
+    env.undo()
+
+
+def test_the_builds_made_two_different_releases(past_release):
+    first, second, _, _, _ = past_release
+    assert first["content_hash"] != second["content_hash"]
+    assert "as_of" not in first and "as_of" not in second
+
+
+def test_an_as_of_release_is_written_but_latest_keeps_the_newest_current_one(past_release):
+    first, second, state, data, moment = past_release
+    exports = Layout(data).exports
+    assert state.created and state.version == first["version"]
+    assert (
+        read_manifest(exports / state.version)["as_of"]
+        == datetime.fromisoformat(moment).isoformat()
+    )
+    assert (exports / LATEST).read_text().strip() == second["version"]
+    assert latest_release(exports) == second["version"]
+
+
+def test_without_a_latest_pointer_the_newest_current_release_is_latest(past_release, tmp_path):
+    _, second, state, data, _ = past_release
+    copy = tmp_path / "exports"
+    shutil.copytree(Layout(data).exports, copy)
+    (copy / LATEST).unlink()
+    # the as-of release is the newest by creation time, yet not of current data
+    assert read_manifest(copy / state.version)["created_at"] > second["created_at"]
+    assert latest_release(copy) == second["version"]
+
+
+def test_releases_lists_the_as_of_release_as_such(past_release):
+    _, second, state, data, moment = past_release
+    listed = {row["version"]: row for row in turnlake.releases(data_root=data).to_dicts()}
+    assert listed[state.version]["as_of"] == datetime.fromisoformat(moment).isoformat()
+    assert listed[state.version]["latest"] is False
+    assert listed[second["version"]]["as_of"] is None
+    assert listed[second["version"]]["latest"] is True
+
+
+def test_publishing_an_as_of_release_to_a_store_leaves_its_latest(past_release, tmp_path):
+    _, second, state, data, _ = past_release
+    store = tmp_path / "store"
+    store.mkdir()
+    turnlake.publish(second["version"], data_root=data, to=store)
+    turnlake.publish(state.version, data_root=data, to=store)
+    assert (store / LATEST).read_text().strip() == second["version"]
+
+
+def test_an_as_of_release_takes_the_layout_the_tables_had_then(past_release):
+    """Tables were whole at T: the release is the one made then (same content hash), in the
+    whole-table file layout (`<split>.parquet`, no landing-batch files)."""
+    first, _, state, data, _ = past_release
+    manifest = read_manifest(Layout(data).exports / state.version)
+    assert manifest["content_hash"] == first["content_hash"]
+    assert sorted(f["path"] for f in manifest["files"]) == sorted(f["path"] for f in first["files"])
+    assert any(f["path"] == "sft/train.parquet" for f in manifest["files"])
+
+
+def test_retention_keeps_what_a_release_names_so_its_as_of_rebuild_has_the_same_hash(
+    past_release, tmp_path
+):
+    """A garbage pass with `keep_days = 0` on a clock a day ahead keeps only the current
+    snapshots and those the releases name: the release as of T rebuilds with its content hash."""
+    first, _, _, data, moment = past_release
+    copy = tmp_path / "data"
+    shutil.copytree(data, copy)
+    layout = Layout(copy)
+    collect_garbage(layout, keep_days=0, now=datetime.now(UTC) + timedelta(days=1))
+    settings = Settings(raw_root=tmp_path / "raw", data_root=copy)
+    request, _ = release_request(settings, as_of=stored.parse_time(moment))
+    assert content_hash(request) == first["content_hash"]
