@@ -62,12 +62,14 @@ def decide(
     from pipelines.sources.raw_state import raw_state
 
     reason = _must_run(settings, force=force, revalidate=revalidate, workers=workers)
-    if reason is not None:
-        return Decision(reasons=[reason])
+    if settings.layout.is_remote:
+        return Decision(reasons=[reason or ""])
     raw = raw_state(settings.raw_root)
     inputs = records.input_parts(settings, raw, params)
-    if raw.racy:
-        return Decision(reasons=["raw files changed in the last seconds"])
+    if raw.racy:  # recorded, its stamps could not tell a later change from this state
+        return Decision(reasons=[reason or "raw files changed in the last seconds"])
+    if reason is not None:  # a forced build that fully succeeds is recorded all the same
+        return Decision(reasons=[reason], inputs=inputs)
     record = records.read_record(settings.layout)
     if record is None:
         return Decision(reasons=["no record of a fully successful build"], inputs=inputs)
@@ -118,8 +120,11 @@ def record_build(
         return
     if latest is not None and not latest.verified:
         return
+    inputs = dict(decision.inputs)
+    if inputs["pseudonym key"] == records.NO_KEY:  # the key this build generated and used
+        inputs["pseudonym key"] = records.pseudonym_key_digest(settings)
     finished = datetime.now(UTC).isoformat(timespec="seconds")
-    record = records.BuildRecord(run_id, finished, decision.inputs, state, _outcome(result))
+    record = records.BuildRecord(run_id, finished, inputs, state, _outcome(result))
     records.write_record(settings.layout, record)
 
 

@@ -31,6 +31,7 @@ RECORD_VERSION = 1
 _CODE = (Path(pipelines.__file__).parent, Path(pipelines.__file__).parents[1] / "assets")
 _LIBRARIES = ("dagster", "deltalake", "duckdb", "pandera", "polars", "pyarrow", "orjson")
 _LAYERS = ("silver", "gold", "splits")
+NO_KEY = "none yet"  # no key configured or generated: the build generates one
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def _file_bytes(path: Path | None) -> bytes:
 
 def pseudonym_key_digest(settings: Settings) -> str:
     """A digest of the pseudonym key a release would use (never the key), without generating
-    one: the configured key, else the one generated under the data root, else "none"."""
+    one: the configured key, else the one generated under the data root, else `NO_KEY`."""
     from pipelines.privacy.pseudonyms import PseudonymKeyError, key_from_env_or_file
 
     base = settings.config_path.parent if settings.config_path else None
@@ -116,7 +117,9 @@ def pseudonym_key_digest(settings: Settings) -> str:
         key = key_from_env_or_file(settings.privacy.pseudonym_key_file, base_dir=base)
     except PseudonymKeyError:
         generated = Layout(settings.data_root).generated_pseudonym_key
-        key = _file_bytes(generated).strip() if generated.exists() else b"none"
+        if not generated.exists():
+            return NO_KEY
+        key = _file_bytes(generated).strip()
     return fingerprint(["turnlake pseudonym key", key])
 
 
@@ -161,7 +164,7 @@ def _stamp(path: Path, base: Path) -> str:
         info = os.stat(path)
     except OSError:
         return f"{path.relative_to(base)}|missing"
-    stamps = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+    stamps = (info.st_size, info.st_mtime_ns, info.st_ino)
     return f"{path.relative_to(base)}|" + "|".join(map(str, stamps))
 
 
@@ -195,7 +198,7 @@ def _release_files(layout: Layout) -> list[Path]:
 
 
 def data_root_state(layout: Layout) -> str:
-    """Digest of the stamps (size, mtime, ctime, inode) of what a build, release or forget
+    """Digest of the stamps (size, mtime, inode) of what a build, release or forget
     replaces: each layer's snapshot log, each bronze Delta log, the exports folder and its
     `LATEST`, every file of the latest release, the tombstones and the DuckDB file."""
     root = layout.data_root
