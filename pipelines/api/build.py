@@ -193,10 +193,8 @@ def build(
     run (a lease its steps share); 1 runs them in this process. Progress goes to the `turnlake`
     logger.
 
-    When nothing a build reads (raw files, opt-outs, settings, reward parameters, pseudonym key,
-    code) changed since the last fully successful build of the data root, and the data root is
-    as that build left it, no run is launched: the result is that build's, read back, with
-    `unchanged_since` naming it (README "Nothing changed"). `force` runs the build anyway.
+    When nothing changed since the last fully successful build (README "Nothing changed"), no run:
+    the result is that build's, `unchanged_since` naming it; `force` runs anyway.
 
     Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),
     `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
@@ -212,14 +210,11 @@ def build(
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     params = load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
-    decision = unchanged.decide(
-        settings, params, force=force, revalidate=revalidate, workers=workers
-    )
+    with locked(settings, wait):  # a build holding the data root may be changing it
+        decision = unchanged.decide(settings, params, force, revalidate, workers)
     if decision.matched is not None:
-        log.debug("nothing changed since build %s: no run", decision.matched.run_id)
         return _published(settings, unchanged.unchanged_result(settings, decision.matched))
-    log.info("building: %s", "; ".join(decision.reasons))
-    unchanged.drop_record(settings)
+    unchanged.start_run(settings, decision)
     run, state = _run_build_job(settings, revalidate, wait, log_level, workers)
     failed = _failed_checks(run)
     verified_in_run = any(

@@ -55,7 +55,7 @@ def _must_run(settings: Settings, *, force: bool, revalidate: bool, workers: int
 
 
 def decide(
-    settings: Settings, params: dict[str, Any], *, force: bool, revalidate: bool, workers: int
+    settings: Settings, params: dict[str, Any], force: bool, revalidate: bool, workers: int
 ) -> Decision:
     """Take the inputs' digests now and compare them, and the data root's state, with the record
     of the last fully successful build."""
@@ -154,5 +154,8 @@ def unchanged_result(settings: Settings, record: records.BuildRecord) -> BuildRe
     )
 
 
-def drop_record(settings: Settings) -> None:
+def start_run(settings: Settings, decision: Decision) -> None:
+    """Say why the build runs, and remove the record: until this run fully succeeds (and
+    records itself), nothing may match the data root's last record."""
+    log.info("building: %s", "; ".join(decision.reasons))
     records.drop_record(Layout(settings.data_root))
