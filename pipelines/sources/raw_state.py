@@ -36,10 +36,11 @@ class RawState:
 
 def _local_entries(raw_root: Path) -> list[tuple[str, int, int]]:
     root = os.fspath(raw_root)
+    base, stat = root.rstrip("/") + "/", os.stat  # 136 k files at 1 GB: no os.path.join each
     entries = []
     for rel in walk_files(root, [""], key=_WALK_KEY):
         try:
-            info = os.stat(os.path.join(root, rel))
+            info = stat(base + rel)
         except FileNotFoundError:  # removed since the listing: gone, as far as a build sees
             continue
         entries.append((rel, info.st_size, info.st_mtime_ns))
