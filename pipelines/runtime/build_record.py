@@ -201,6 +201,8 @@ def data_root_state(layout: Layout) -> str:
     """Digest of the stamps (size, mtime, inode) of what a build, release or forget
     replaces: each layer's snapshot log, each bronze Delta log, the exports folder and its
     `LATEST`, every file of the latest release, the tombstones and the DuckDB file."""
+    if layout.is_remote:  # no record is kept there: a build always runs
+        return ""
     root = layout.data_root
     paths = [layout.snapshot_log(layer) for layer in _LAYERS]
     paths += _bronze_logs(layout)
