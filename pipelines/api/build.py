@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipelines.api import unchanged
 from pipelines.api.errors import BuildFailed, RawRootMissing
 from pipelines.api.results import BuildResult, FailedCheck, LastRun, ReleaseState, Status
 from pipelines.api.roots import (
@@ -80,13 +81,15 @@ def _prepare_raw_root(settings: Settings, demo_if_empty: bool, scale: int, seed:
 
 def _run_build_job(
     settings: Settings, revalidate: bool, wait: float, log_level: str, workers: int = 1
-) -> dg.ExecutionResult:
+) -> tuple[dg.ExecutionResult, str | None]:
+    """The run, and the state it left the data root in (taken under its lock; None: not taken)."""
     import dagster as dg
 
     from pipelines.api.progress import with_progress
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
     from pipelines.orchestration.run_tags import run_tags
+    from pipelines.runtime.build_record import data_root_state
 
     home = dagster_home(settings)
     log.info(
@@ -99,7 +102,7 @@ def _run_build_job(
         from pipelines.api.workers import run_with_workers
 
         with revalidation(revalidate):  # read by the step processes (forked after this)
-            return run_with_workers(settings, workers, wait, log_level, run_tags(settings))
+            return run_with_workers(settings, workers, wait, log_level, run_tags(settings)), None
     job, run_config = with_progress(
         build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
     )
@@ -108,12 +111,13 @@ def _run_build_job(
         dg.DagsterInstance.from_config(str(home)) as instance,
         revalidation(revalidate),
     ):
-        return job.execute_in_process(
+        run = job.execute_in_process(
             instance=instance,
             raise_on_error=False,
             tags=run_tags(settings),
             run_config=run_config,
         )
+        return run, data_root_state(settings.layout) if run.success else None
 
 
 def _failed_checks(result: dg.ExecutionResult) -> list[FailedCheck]:
@@ -177,6 +181,7 @@ def build(
     wait: float = 0.0,
     log_level: str = "INFO",
     workers: int = 1,
+    force: bool = False,
 ) -> BuildResult:
     """Materialize the whole asset graph in-process through Dagster (the run is recorded in the
     Dagster instance, see `dagster_home`), holding the data root's lock, and summarize it.
@@ -187,6 +192,9 @@ def build(
     processes at a time (Dagster's multiprocess executor), holding the data root for the whole
     run (a lease its steps share); 1 runs them in this process. Progress goes to the `turnlake`
     logger.
+
+    When nothing changed since the last fully successful build (README "Nothing changed"), no run:
+    the result is that build's, `unchanged_since` naming it; `force` runs anyway.
 
     Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),
     `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
@@ -200,9 +208,14 @@ def build(
     if workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    load_params()  # a bad rewards.toml stops the build here, before anything runs
+    params = load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
-    run = _run_build_job(settings, revalidate, wait, log_level, workers)
+    with locked(settings, wait):  # a build holding the data root may be changing it
+        decision = unchanged.decide(settings, params, force, revalidate, workers)
+    if decision.matched is not None:
+        return _published(settings, unchanged.unchanged_result(settings, decision.matched))
+    unchanged.start_run(settings, decision)
+    run, state = _run_build_job(settings, revalidate, wait, log_level, workers)
     failed = _failed_checks(run)
     verified_in_run = any(
         e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()
@@ -223,7 +236,9 @@ def build(
     )
     if not result.ok:
         raise BuildFailed(result)
-    return _published(settings, result)
+    result = _published(settings, result)
+    unchanged.record_build(settings, decision, run.run_id, state, result)
+    return result
 
 
 def _published(settings: Settings, result: BuildResult) -> BuildResult:

@@ -58,6 +58,7 @@ class BuildResult:
     nothing_to_release: bool  # no episode was built, so no release was written
     demo_written: bool = False  # the raw root was empty and demo data was written into it
     report: Path | None = None  # the run's HTML build report (None: it could not be written)
+    unchanged_since: str | None = None  # no run: nothing changed since this build (fast path)
 
     @property
     def ok(self) -> bool:

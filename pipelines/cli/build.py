@@ -38,7 +38,9 @@ def _print_latest_release(result: BuildResult) -> None:
         return
     if latest is None:
         return
-    if latest.verified_in_run:
+    if result.unchanged_since:
+        click.echo(f"latest release {latest.version}: verified (by run {result.run_id})")
+    elif latest.verified_in_run:
         click.echo(f"latest release {latest.version}: verified (release_verifies, this run)")
     else:
         state = "verified" if latest.verified else f"{len(latest.problems)} PROBLEMS"
@@ -51,6 +53,12 @@ def _print_latest_release(result: BuildResult) -> None:
 def print_build_result(result: BuildResult) -> None:
     """The summary tables, failed checks (stderr), the run, and the latest release."""
     summary = result.summary
+    if result.unchanged_since:
+        click.echo(
+            f"nothing changed since build {result.unchanged_since}: raw files, opt-outs, "
+            "settings, parameters, code and data root are as it left them, so no run "
+            "(`turnlake build --force` runs anyway)"
+        )
     print_table("Rows per silver table", summary.table_rows)
     print_table("Records per source (records read = bronze + quarantined)", summary.reconciliation)
     print_table("Quarantined records by source and error kind", summary.quarantine)
@@ -71,6 +79,8 @@ def print_build_result(result: BuildResult) -> None:
     if result.run_ok and summary.release_rows.height:
         print_table("Rows per released dataset and split (latest release)", summary.release_rows)
     outcome = "succeeded" if result.run_ok else "FAILED"
+    if result.unchanged_since:
+        outcome += " (earlier: nothing changed since)"
     click.echo(f"\nrun {result.run_id}: {outcome}; warehouse: {result.warehouse}")
     if result.run_ok:
         _print_latest_release(result)
@@ -106,9 +116,18 @@ def print_build_result(result: BuildResult) -> None:
     help="Steps run in up to N processes at a time (Dagster's multiprocess executor); "
     "1 runs them in this process.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Run the build even when nothing changed since the last successful one.",
+)
 @wait
 def build(raw_root: Path | None, data_root: Path | None, **options) -> int:
     """Materialize the whole asset graph through Dagster.
+
+    When nothing a build reads changed since the last fully successful build of the data root
+    (raw files, opt-outs, settings, parameters, code) and the data root is as it left it, says
+    so in one line, prints that build's summary and exits 0 without a run (`--force` runs).
 
     Runs in-process (or with `--workers N` in N step processes, holding the data root for the
     whole run), recorded in the local Dagster instance (visible in `dg dev`), then prints

@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import dagster as dg
 
-from pipelines.config.settings import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.privacy.optouts import OPTOUTS_FILE
-from pipelines.sources import adapter
-from pipelines.storage.uri import as_root
+from pipelines.runtime.build_record import read_raw_files, read_record
+from pipelines.sources.raw_state import RawState, raw_state
 
 
-def raw_root_signature(raw_root: Path) -> tuple[str, int]:
-    """Digest of every discovered raw file's path, size and mtime (no file contents are read)."""
-    digest = hashlib.sha256()
-    n_files = 0
-    for source in SOURCES:
-        for file in adapter(source).discover(raw_root):
-            size, mtime_ns = file.stat()
-            digest.update(f"{file.rel_path}\0{size}\0{mtime_ns}\n".encode())
-            n_files += 1
-    consent = raw_root / OPTOUTS_FILE  # a new opt-out must trigger a rebuild too
-    if consent.exists():
-        stat = consent.stat()
-        digest.update(f"{OPTOUTS_FILE}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:32], n_files
+def _skip_reason(raw: RawState, cursor: str | None, last_build_read_it: bool) -> str | None:
+    if raw.n_files == 0:
+        return "no raw files"
+    if raw.racy:  # its stamps could still move without changing: look again next tick
+        return "raw files are being written (changed in the last seconds)"
+    if raw.digest == cursor:
+        return "raw files unchanged since the last requested build"
+    if last_build_read_it:
+        return "the last successful build already read these raw files"
+    return None
 
 
 def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
@@ -36,18 +27,23 @@ def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinitio
         job=job,
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.STOPPED,
-        description="Requests a build when the set of raw files, their sizes or mtimes change.",
+        description="Requests a build when a raw file (or the opt-out registry) under the raw "
+        "root is added, changed or removed, as `turnlake build` itself decides it (listing cache "
+        "plus one stat per file).",
     )
     def _sensor(context: dg.SensorEvaluationContext, turnlake: TurnlakeResource):
-        signature, n_files = raw_root_signature(as_root(turnlake.raw_root))
-        if n_files == 0:
-            return dg.SkipReason(f"no raw files under {turnlake.raw_root}")
-        if signature == context.cursor:
-            return dg.SkipReason("raw files unchanged since the last requested build")
-        context.update_cursor(signature)
+        settings = turnlake.settings()
+        raw = raw_state(settings.raw_root)
+        read = read_raw_files(read_record(settings.layout), settings, raw)
+        reason = _skip_reason(raw, context.cursor, read)
+        if reason is not None:
+            if read:
+                context.update_cursor(raw.digest)
+            return dg.SkipReason(f"{reason} under {turnlake.raw_root}")
+        context.update_cursor(raw.digest)
         return dg.RunRequest(
-            run_key=signature,
-            tags={"turnlake/raw_signature": signature, "turnlake/raw_files": str(n_files)},
+            run_key=raw.digest,
+            tags={"turnlake/raw_signature": raw.digest, "turnlake/raw_files": str(raw.n_files)},
         )
 
     return _sensor

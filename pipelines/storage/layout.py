@@ -107,6 +107,11 @@ class Layout:
         """`.turnlake/`: the engine's own state, never released."""
         return self.data_root / ".turnlake"
 
+    @property
+    def last_build(self) -> Path:
+        """The record of the last fully successful build (pipelines/runtime/build_record.py)."""
+        return self.state / "last_build.json"
+
     def ledger_entry(self, check_id: str) -> Path:
         """The validation ledger's record of one check's last pass."""
         name = check_id.replace("/", "_").replace(":", ".")
