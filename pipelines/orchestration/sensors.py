@@ -11,6 +11,7 @@ from pipelines.config.settings import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.sources import adapter
+from pipelines.sources.base import RawFile
 from pipelines.storage.uri import as_root
 
 
@@ -23,11 +24,21 @@ def raw_root_signature(raw_root: Path) -> tuple[str, int]:
             size, mtime_ns = file.stat()
             digest.update(f"{file.rel_path}\0{size}\0{mtime_ns}\n".encode())
             n_files += 1
-    consent = raw_root / OPTOUTS_FILE  # a new opt-out must trigger a rebuild too
-    if consent.exists():
-        stat = consent.stat()
-        digest.update(f"{OPTOUTS_FILE}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    consent = _consent_stamp(raw_root)  # a new opt-out must trigger a rebuild too
+    if consent is not None:
+        digest.update(f"{OPTOUTS_FILE}\0{consent[0]}\0{consent[1]}\n".encode())
     return digest.hexdigest()[:32], n_files
+
+
+def _consent_stamp(raw_root: Path) -> tuple[int, int] | None:
+    """(size, mtime_ns or object stamp) of the opt-out registry, None when there is none. An S3
+    object's stamp folds in its e-tag: Last-Modified alone has whole seconds, and a same-size
+    rewrite within one second (an opt-out withdrawn and another added) must still count."""
+    consent = RawFile("consent", raw_root / OPTOUTS_FILE, OPTOUTS_FILE.as_posix())
+    try:
+        return consent.stat()
+    except FileNotFoundError:
+        return None
 
 
 def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinition:
