@@ -234,6 +234,19 @@ def compare_and_swap(root: ObjectRoot, key: str, expected: bytes | None, new: by
     return True
 
 
+def append_bytes(root: ObjectRoot, key: str, data: bytes) -> None:
+    """Append `data` to the object at `key` (created when missing). S3 has no append: the
+    object is rewritten whole by compare-and-swap, retried until no other writer came between
+    the read and the write, so concurrent appenders each keep their bytes."""
+    while True:
+        try:
+            current: bytes | None = get_bytes(root, key)
+        except FileNotFoundError:
+            current = None
+        if compare_and_swap(root, key, current, (current or b"") + data):
+            return
+
+
 def _local_compare_and_swap(path: Path, expected: bytes, new: bytes) -> bool:
     # object_store's local store has no conditional update: a lock file beside the object
     # serializes the read-compare-write of every turnlake writer.

@@ -21,6 +21,7 @@ from pipelines.storage.uri import as_root
 from tests.s3.conftest import point_aws_at
 
 KEY = "0123456789abcdef0123456789abcdef"
+RATINGS = "ratings/ratings.jsonl"
 
 
 def _upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
@@ -128,3 +129,30 @@ def test_status_and_forget_work_from_an_s3_raw_root(raw_on_s3, capsys):
     root = as_root(s3raw)
     registry = (root / "consent" / "optouts.jsonl").read_bytes().splitlines()
     assert orjson.loads(registry[-1])["subject_id"] == "p-nobody"
+
+
+def test_rate_appends_to_the_ratings_object_of_an_s3_raw_root(raw_on_s3, capsys):
+    """`decision rate` with an S3 data root (built by the first test) and an S3 raw root: each
+    rating is one more line of `ratings/ratings.jsonl` there, which the decision source reads."""
+    from pipelines.sources import adapter
+
+    s3raw, data = raw_on_s3["s3raw"], f"s3://{raw_on_s3['bucket']}/data"
+    roots = ["--raw-root", s3raw, "--data-root", data]
+    assert main(["decision", "list", "--unrated", "--json", *roots]) == 0
+    listed = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    first, second = listed[0]["decision_id"], listed[1]["decision_id"]
+    rate = ["decision", "rate", "--scale", "1-5", "--by", "user", *roots]
+    assert main([*rate, first, "--rating", "4"]) == 0
+    assert f"{s3raw}/{RATINGS}" in capsys.readouterr().out
+    assert main([*rate, second, "--rating", "2", "--reason", "too late"]) == 0
+    lines = (as_root(s3raw) / RATINGS).read_bytes().splitlines()
+    events = [orjson.loads(line) for line in lines]
+    assert [(e["decision_id"], e["rating"], e["reason"]) for e in events[-2:]] == [
+        (first, 4.0, None),
+        (second, 2.0, "too late"),
+    ]
+    decision = adapter("decision")
+    [ratings] = [f for f in decision.discover(as_root(s3raw)) if f.rel_path == RATINGS]
+    parsed = decision.parse_file(ratings, ratings.read_bytes(), settings_from_env())
+    rows = parsed.rows["decision_rating_events"]
+    assert [(r["decision_id"], r["rating"]) for r in rows[-2:]] == [(first, 4.0), (second, 2.0)]
