@@ -156,6 +156,14 @@ def exists(root: ObjectRoot, key: str) -> bool:
     return True
 
 
+def e_tag(root: ObjectRoot, key: str) -> str | None:
+    """An object's e-tag without its quotes (None when the store gives none, as a local one
+    may); FileNotFoundError when it does not exist."""
+    with _translated(root, key):
+        tag = obstore.head(_store(root), key).get("e_tag")
+    return tag.strip('"') if tag else None
+
+
 def get_bytes(root: ObjectRoot, key: str) -> bytes:
     """An object's bytes; FileNotFoundError when it does not exist."""
     with _translated(root, key):
