@@ -12,6 +12,7 @@ from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.sources import adapter
 from pipelines.sources.base import RawFile
+from pipelines.sources.listing import one_listing
 from pipelines.storage.uri import as_root
 
 
@@ -19,11 +20,12 @@ def raw_root_signature(raw_root: Path) -> tuple[str, int]:
     """Digest of every discovered raw file's path, size and mtime (no file contents are read)."""
     digest = hashlib.sha256()
     n_files = 0
-    for source in SOURCES:
-        for file in adapter(source).discover(raw_root):
-            size, mtime_ns = file.stat()
-            digest.update(f"{file.rel_path}\0{size}\0{mtime_ns}\n".encode())
-            n_files += 1
+    with one_listing(raw_root):  # on S3: one listing of the root for every source
+        files = [file for source in SOURCES for file in adapter(source).discover(raw_root)]
+    for file in files:
+        size, mtime_ns = file.stat()
+        digest.update(f"{file.rel_path}\0{size}\0{mtime_ns}\n".encode())
+        n_files += 1
     consent = _consent_stamp(raw_root)  # a new opt-out must trigger a rebuild too
     if consent is not None:
         digest.update(f"{OPTOUTS_FILE}\0{consent[0]}\0{consent[1]}\n".encode())
