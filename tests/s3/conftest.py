@@ -113,6 +113,19 @@ def _request(entry: dict) -> Request:
     )
 
 
+def _entries(recording: bytes) -> Iterator[dict]:
+    """The recorder's entries: JSON objects one after the other. moto's threads write an entry
+    and its newline in two calls, so two entries can share a line."""
+    text, decoder, at = recording.decode(), json.JSONDecoder(), 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return
+        entry, at = decoder.raw_decode(text, at)
+        yield entry
+
+
 @pytest.fixture
 def moto_requests(moto_endpoint: str):
     """`with moto_requests() as log:` records every request moto serves inside the block
@@ -127,7 +140,9 @@ def moto_requests(moto_endpoint: str):
             yield log
         finally:
             _moto_api(moto_endpoint, "stop-recording")
-            lines = _moto_api(moto_endpoint, "download-recording").decode().splitlines()
-            log += [_request(json.loads(line)) for line in lines if line.strip()]
+            log += [
+                _request(entry)
+                for entry in _entries(_moto_api(moto_endpoint, "download-recording"))
+            ]
 
     return record

@@ -154,15 +154,28 @@ def _objects_holding(root: ObjectRoot, needle: str) -> list[str]:
     return found
 
 
-def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built):
+def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built, moto_requests):
     remote = built["remote"]
     root = ObjectRoot.parse(remote)
     subject = _subjects(remote, "study")[1]  # not the one the killed-run test uses
     release = complete_releases(Layout(as_root(remote)).exports)[0]
     assert _objects_holding(root, subject)  # bronze, silver, gold, ledger entries
+    stored_files = objects.list_keys(root, f"exports/{release}")
+    before = {key: objects.get_bytes(root, key) for key in stored_files}
     args = ["forget", "participant", subject, "--data-root", remote]
-    assert main([*args, "--raw-root", str(built["raw"])]) == 0
+    with moto_requests() as log:
+        assert main([*args, "--raw-root", str(built["raw"])]) == 0
     assert _objects_holding(root, subject) == []
+    # the release is rewritten in place: only the objects whose bytes changed are sent again
+    changed = {key for key in stored_files if objects.get_bytes(root, key) != before[key]}
+    bucket_prefix = f"/{remote.removeprefix('s3://')}/"
+    sent = {
+        r.path.removeprefix(bucket_prefix)
+        for r in log
+        if r.method == "PUT" and r.path.startswith(f"{bucket_prefix}exports/{release}/")
+    }
+    assert sent == changed and f"exports/{release}/manifest.json" in sent
+    assert len(sent) < len(stored_files)
     # the release made before it (pseudonymized ids, so found by its rows) was rewritten on S3
     manifest = orjson.loads(objects.get_bytes(root, f"exports/{release}/manifest.json"))
     assert manifest["deletion_log"][-1]["rows_removed"] > 0
