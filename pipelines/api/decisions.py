@@ -10,11 +10,10 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.api.errors import BadPersonaFile, BadRatingValue, BadRoot, NotBuilt, UnknownDecision
+from pipelines.api.errors import BadPersonaFile, BadRatingValue, NotBuilt, UnknownDecision
 from pipelines.api.roots import PathLike, resolve_settings
 from pipelines.decisions.filters import DecisionFilter
 from pipelines.storage.layout import Layout
-from pipelines.storage.uri import is_remote
 
 __all__ = [
     "DecisionFilter",
@@ -139,12 +138,7 @@ def rate_decision(
     if index.filter(pl.col("decision_id") == decision_id).height == 0:
         raise UnknownDecision(f"no decision {decision_id!r} in the built tables")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    if is_remote(settings.raw_root):
-        raise BadRoot(
-            f"raw root {settings.raw_root}: ratings are appended to a file under the raw root, "
-            "which needs a local raw root (pass --raw-root DIR, and sync it to S3 yourself)"
-        )
-    return append_event(Path(settings.raw_root), event)
+    return append_event(settings.raw_root, event)
 
 
 def compare_replays(

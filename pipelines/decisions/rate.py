@@ -2,7 +2,9 @@
 
 Raw files are never edited: the event is one whole line written by a single `write` on a file
 opened with O_APPEND, so concurrent raters never interleave or overwrite each other's lines, then
-fsynced. The next build reads it as feedback (`pipelines.sources.decision.ratings`).
+fsynced. Under an S3 raw root (no append there) the object is rewritten whole by
+compare-and-swap (`objects.append_bytes`), which keeps every concurrent rater's line too. The
+next build reads it as feedback (`pipelines.sources.decision.ratings`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import orjson
 
 from pipelines.sources.decision.ratings import FOLDER, RATERS, RATING_SCALES
+from pipelines.storage.uri import is_remote
 
 RATINGS_FILE = f"{FOLDER}/ratings.jsonl"
 
@@ -52,10 +55,16 @@ def rating_event(
 
 
 def append_event(raw_root: Path, event: dict[str, Any]) -> Path:
-    """Append `event` as one line to the ratings file (created when missing); returns its path."""
+    """Append `event` as one line to the ratings file (created when missing); returns its path
+    (an S3 `UPath` under an S3 raw root)."""
     path = raw_root / RATINGS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = orjson.dumps(event) + b"\n"
+    if is_remote(raw_root):
+        from pipelines.storage.objects import ObjectRoot, append_bytes
+
+        append_bytes(ObjectRoot.parse(str(raw_root)), RATINGS_FILE, line)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if os.write(fd, line) != len(line):

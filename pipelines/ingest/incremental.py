@@ -32,7 +32,7 @@ from pipelines.sources import adapter, all_adapters, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
-from pipelines.sources.listing import raw_root_exists, root_of
+from pipelines.sources.listing import one_listing, raw_root_exists, root_of
 from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
 
@@ -60,11 +60,12 @@ def unrecognised_files(raw_root: Path) -> list[str]:
     """Raw files (relative paths) that no adapter claims and that are not the consent registry:
     never read, so the build summary and `status` list them instead of ignoring them silently."""
     raw_root = root_of(raw_root)
-    if not raw_root_exists(raw_root):
-        return []
-    claimed = {f.rel_path for module in all_adapters().values() for f in module.discover(raw_root)}
-    claimed.add(OPTOUTS_FILE.as_posix())
-    return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
+    with one_listing(raw_root):  # on S3: one listing for every source's and for all files
+        if not raw_root_exists(raw_root):
+            return []
+        claimed = {f.rel_path for mod in all_adapters().values() for f in mod.discover(raw_root)}
+        claimed.add(OPTOUTS_FILE.as_posix())
+        return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
 
 
 def parser_version(source: str) -> str:

@@ -202,16 +202,29 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
 
 
 def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int:
-    """A release on object storage, rewritten on a local download and uploaded back: its files,
-    then its manifest (objects are replaced whole; there is no folder to swap)."""
+    """A release on object storage, rewritten on a local download and uploaded back: the files
+    whose bytes changed, then its manifest (objects are replaced whole; there is no folder to
+    swap). A file the subject was not in is not sent again."""
     root, version = ObjectRoot.parse(str(release.parent)), release.name
     with local_release(release) as folder:
+        before = _file_digests(folder)
         removed = _rewrite_release(folder, needles, tombstone)
         if removed:
-            files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
-            for path in [*files, folder / MANIFEST]:
-                put_file(root, f"{version}/{path.relative_to(folder).as_posix()}", path)
+            after = _file_digests(folder)
+            changed = sorted(
+                rel for rel in after if rel != MANIFEST and after[rel] != before.get(rel)
+            )
+            for rel in [*changed, MANIFEST]:
+                put_file(root, f"{version}/{rel}", folder / rel)
     return removed
+
+
+def _file_digests(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): sha256_file(path)
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
 
 
 def rewrite_releases(exports: Path, needles: list[str], tombstone: dict) -> dict[str, int]:

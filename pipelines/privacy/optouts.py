@@ -205,13 +205,6 @@ def append_to_registry(raw_root: Path, line: bytes) -> None:
         with registry.open("ab") as fh:
             fh.write(line)
         return
-    from pipelines.storage.objects import ObjectRoot, compare_and_swap, get_bytes
+    from pipelines.storage.objects import ObjectRoot, append_bytes
 
-    root, key = ObjectRoot.parse(str(raw_root)), OPTOUTS_FILE.as_posix()
-    while True:
-        try:
-            current: bytes | None = get_bytes(root, key)
-        except FileNotFoundError:
-            current = None
-        if compare_and_swap(root, key, current, (current or b"") + line):
-            return
+    append_bytes(ObjectRoot.parse(str(raw_root)), OPTOUTS_FILE.as_posix(), line)

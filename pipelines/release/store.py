@@ -33,6 +33,7 @@ from pipelines.release.files import (
 )
 from pipelines.release.verify import verify_release
 from pipelines.storage import objects
+from pipelines.storage.fingerprint import md5_file
 from pipelines.storage.objects import ObjectRoot
 
 
@@ -137,14 +138,49 @@ def _is_newer(manifest: dict, version: str, than: dict, than_version: str) -> bo
     return (manifest["created_at"], version) > (than["created_at"], than_version)
 
 
-def _upload(source: Path, target: ObjectRoot, version: str, manifest: dict) -> list[str]:
-    """Every file but the manifest, then each stored object re-hashed against the manifest."""
+def _stored_by_digest(target: ObjectRoot, pointer: bytes | None) -> dict[str, str]:
+    """sha256 → key of each file of the release `pointer` (LATEST) names in the store: what
+    a new release holding the same bytes copies server-side instead of uploading."""
+    version = (pointer or b"").decode().strip()
+    if not is_version(version):
+        return {}
+    try:
+        manifest = store_manifest(target, version)
+    except FileNotFoundError:
+        return {}
+    return {entry["sha256"]: f"{version}/{entry['path']}" for entry in manifest["files"]}
+
+
+def _stored_as_sent(target: ObjectRoot, key: str, path: Path) -> bool:
+    """The object at `key` holds the bytes of `path` by its e-tag, where the e-tag is the MD5
+    of the bytes (a single-part object); False when it cannot tell."""
+    tag = objects.e_tag(target, key)
+    return bool(tag) and "-" not in tag and tag == md5_file(path)
+
+
+def _upload(
+    source: Path, target: ObjectRoot, version: str, manifest: dict, pointer: bytes | None = None
+) -> list[str]:
+    """Every file but the manifest, then each stored object checked against the manifest. A
+    file whose bytes the LATEST release already holds is copied within the store (no bytes
+    sent) and checked by its e-tag; the others are uploaded and re-hashed."""
+    stored = _stored_by_digest(target, pointer) if target.is_s3 else {}
+    digests = {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+    unchecked = []
     for path in sorted(p for p in source.rglob("*") if p.is_file() and p.name != MANIFEST):
-        objects.put_file(target, f"{version}/{path.relative_to(source).as_posix()}", path)
+        rel = path.relative_to(source).as_posix()
+        key, same = f"{version}/{rel}", stored.get(digests.get(rel, ""))
+        if same is not None:
+            objects.copy(target, same, target, key)
+            if _stored_as_sent(target, key, path):
+                continue
+        else:
+            objects.put_file(target, key, path)
+        unchecked.append(rel)
     return [
-        f"{entry['path']}: sha256 of the stored copy differs from the manifest"
-        for entry in manifest["files"]
-        if objects.sha256_of(target, f"{version}/{entry['path']}") != entry["sha256"]
+        f"{rel}: sha256 of the stored copy differs from the manifest"
+        for rel in unchecked
+        if rel in digests and objects.sha256_of(target, f"{version}/{rel}") != digests[rel]
     ]
 
 
@@ -196,7 +232,7 @@ def publish_release(source: Path, target: ObjectRoot) -> Published:
     if objects.exists(target, _manifest_key(version)):
         created = _commit_manifest(source, target, version)  # identical, or PublishConflict
     else:
-        problems = _upload(source, target, version, manifest)
+        problems = _upload(source, target, version, manifest, expected)
         if problems:
             raise ValueError(f"{target.join(version)}: " + "; ".join(problems[:5]))
         created = _commit_manifest(source, target, version)

@@ -13,6 +13,7 @@ from pipelines.ingest.incremental import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter
 from pipelines.sources.base import RawFile
+from pipelines.sources.listing import one_listing
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
@@ -55,6 +56,8 @@ def raw_changes(settings: Settings, source: str) -> list[dict]:
             changes.append({"source": source, "file": file.rel_path, "change": "new"})
             continue
         size, mtime_ns = file.stat()
+        if (size, mtime_ns) == (known["size_bytes"], known["mtime_ns"]):
+            continue  # what the ingest trusts as unchanged (an object's stamp has its e-tag)
         modified = datetime.fromtimestamp(mtime_ns / 1e9, UTC)
         if size != known["size_bytes"] or (
             modified > known["parsed_at"] and _sha256(file) != known["fingerprint"]
@@ -98,7 +101,9 @@ def _freshness(layout: Layout) -> pl.DataFrame:
 
 def raw_status(settings: Settings) -> RawStatus:
     layout = Layout(settings.data_root)
-    changes = [c for source in SOURCES for c in raw_changes(settings, source)]
+    with one_listing(settings.raw_root):  # on S3: one listing of the root for every source
+        changes = [c for source in SOURCES for c in raw_changes(settings, source)]
+        unrecognised = unrecognised_files(settings.raw_root)
     logs = pl.concat([read_log(layout, s) for s in SOURCES])
     pending = (
         logs.filter(pl.col("missing_since").is_null())
@@ -110,5 +115,5 @@ def raw_status(settings: Settings) -> RawStatus:
         pl.DataFrame(changes, schema=_CHANGES, orient="row"),
         pending,
         _freshness(layout),
-        unrecognised_files(settings.raw_root),
+        unrecognised,
     )

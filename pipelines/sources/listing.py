@@ -3,7 +3,10 @@
 A local raw root stays plain `glob`/`os` (fast, no fsspec). On S3 a source's files are found by
 one ListObjectsV2 listing per literal folder its patterns start with (`outputs/`, `decisions/`),
 matched against the patterns here; the listing gives each object's size and stamp, so planning
-never asks the store about one object at a time.
+never asks the store about one object at a time. S3 has no folder stamps to keep a listing
+between runs by (the local listing cache's trick): what can be saved is listing the same keys
+twice, so a caller that discovers every source (the "not recognised" list, `status`, the sensor)
+does it inside `one_listing`, which serves every listing of the root from one listing of it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -107,8 +112,31 @@ def object_stamp(meta: dict) -> int:
     return seconds * 1_000_000_000 + tag
 
 
-def list_objects(root: Any, prefix: str = "") -> list[tuple[str, int, int]]:
-    """(key relative to `root`, size, stamp) of every object under `root/prefix`, sorted."""
+Listing = list[tuple[str, int, int]]  # (key relative to the root, size, stamp), sorted
+# root URI → its whole listing (None until first needed), inside `one_listing`
+_SHARED: ContextVar[dict[str, Listing | None] | None] = ContextVar(
+    "turnlake_listings", default=None
+)
+
+
+@contextmanager
+def one_listing(raw_root: Any) -> Iterator[None]:
+    """Inside, every listing of an S3 `raw_root` is cut from one listing of the whole root,
+    taken when first needed: what the block sees is the root as it was then (an object added or
+    rewritten later is seen by the next block or run). Nothing changes for a local root."""
+    key = str(raw_root).rstrip("/")
+    shared = _SHARED.get() or {}
+    if not is_remote(raw_root) or key in shared:
+        yield
+        return
+    token = _SHARED.set({**shared, key: None})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _list(root: Any, prefix: str) -> Listing:
     import obstore
 
     from pipelines.storage.objects import ObjectRoot, _translated
@@ -117,6 +145,16 @@ def list_objects(root: Any, prefix: str = "") -> list[tuple[str, int, int]]:
         batches = obstore.list(_store_for(root), prefix.rstrip("/") or None)
         found = [(m["path"], m["size"], object_stamp(m)) for batch in batches for m in batch]
     return sorted(found)
+
+
+def list_objects(root: Any, prefix: str = "") -> Listing:
+    """(key relative to `root`, size, stamp) of every object under `root/prefix`, sorted."""
+    shared, key = _SHARED.get() or {}, str(root).rstrip("/")
+    if key not in shared:
+        return _list(root, prefix)
+    if shared[key] is None:
+        shared[key] = _list(root, "")
+    return [entry for entry in shared[key] if entry[0].startswith(prefix)]
 
 
 def remote_matches(root: Any, patterns: list[str]) -> list[tuple[str, int, int]]:
@@ -187,7 +225,17 @@ def is_empty(raw_root: Any) -> bool:
     """No file (object) at all under the raw root, hidden ones included."""
     if not is_remote(raw_root):
         return not any(files for _, _, files in os.walk(raw_root))
-    return not raw_root_exists(raw_root) or not list_objects(raw_root)
+    return not raw_root_exists(raw_root) or not _holds_any(raw_root)
+
+
+def _holds_any(root: Any) -> bool:
+    """Any object under an S3 `root`: the first page of its listing (not the whole listing)."""
+    import obstore
+
+    from pipelines.storage.objects import ObjectRoot, _translated
+
+    with _translated(ObjectRoot.parse(str(root)), ""):
+        return any(len(batch) for batch in obstore.list(_store_for(root), None, chunk_size=1))
 
 
 def upload_folder(folder: Path, raw_root: Any) -> int:

@@ -33,7 +33,16 @@ def fingerprint(parts: Iterable[str | bytes]) -> str:
 
 def sha256_file(path: Path) -> str:
     """sha256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
+    return _file_digest(path, hashlib.sha256())
+
+
+def md5_file(path: Path) -> str:
+    """MD5 of a file's bytes: what S3 names a single-part object's e-tag (to check a stored
+    copy without reading it back; never a key of turnlake's own)."""
+    return _file_digest(path, hashlib.md5(usedforsecurity=False))
+
+
+def _file_digest(path: Path, digest: Any) -> str:
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)

@@ -11,7 +11,8 @@ gives up. On object storage (`s3://` data root) it is a lease object with an exp
 A run whose steps run in other processes (the multiprocess executor) holds the lock for the whole
 run with a *lease*: `run_lease` takes the lock once and names the run's lease token in
 `.turnlake.lease`. A step of that run (its process joined the token with `join_run_lease`) finds
-the lock held under its own token and goes on, one writing step at a time (`.turnlake.steps.lock`);
+the lock held under its own token and goes on, one writing step at a time (`.turnlake.steps.lock`,
+on S3 a second lease object of that name);
 anyone else waits, as for any holder. So no other build starts between two steps of the run, and
 a lease never outlives its holder: it counts only while the lock is held.
 """
@@ -36,6 +37,7 @@ POLL_SECONDS = 0.2
 
 _joined_lease: str | None = None  # the lease token of the run whose steps this process runs
 LEASE_KEY = ".turnlake.lock"  # under an s3:// data root: a lease object
+STEPS_LEASE_KEY = ".turnlake.steps.lock"  # … and the one a leased run's steps take in turn
 
 
 class DataRootBusy(RuntimeError):
@@ -111,7 +113,10 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
         from pipelines.storage.objects import ObjectRoot
 
         root = ObjectRoot.parse(str(layout.data_root))
-        with lease(root, LEASE_KEY, wait, DataRootBusy, str(layout.data_root)):
+        key = LEASE_KEY
+        if _joined_lease is not None and _lease_token(layout) == _joined_lease:
+            key = STEPS_LEASE_KEY  # the run holds the root: its steps go on one at a time
+        with lease(root, key, wait, DataRootBusy, str(layout.data_root)):
             yield
         return
     layout.lock_file.parent.mkdir(parents=True, exist_ok=True)

@@ -156,6 +156,14 @@ def exists(root: ObjectRoot, key: str) -> bool:
     return True
 
 
+def e_tag(root: ObjectRoot, key: str) -> str | None:
+    """An object's e-tag without its quotes (None when the store gives none, as a local one
+    may); FileNotFoundError when it does not exist."""
+    with _translated(root, key):
+        tag = obstore.head(_store(root), key).get("e_tag")
+    return tag.strip('"') if tag else None
+
+
 def get_bytes(root: ObjectRoot, key: str) -> bytes:
     """An object's bytes; FileNotFoundError when it does not exist."""
     with _translated(root, key):
@@ -232,6 +240,19 @@ def compare_and_swap(root: ObjectRoot, key: str, expected: bytes | None, new: by
     except PreconditionError:
         return False
     return True
+
+
+def append_bytes(root: ObjectRoot, key: str, data: bytes) -> None:
+    """Append `data` to the object at `key` (created when missing). S3 has no append: the
+    object is rewritten whole by compare-and-swap, retried until no other writer came between
+    the read and the write, so concurrent appenders each keep their bytes."""
+    while True:
+        try:
+            current: bytes | None = get_bytes(root, key)
+        except FileNotFoundError:
+            current = None
+        if compare_and_swap(root, key, current, (current or b"") + data):
+            return
 
 
 def _local_compare_and_swap(path: Path, expected: bytes, new: bytes) -> bool:

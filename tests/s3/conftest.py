@@ -3,10 +3,16 @@ and a fresh bucket per test (the AWS variables pointed at it only inside that te
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import os
 import socket
+import urllib.request
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
@@ -33,8 +39,12 @@ def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
+def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`http://127.0.0.1:<port>` of a running moto S3 server, stopped after the session."""
+    # moto's request recorder (off until `moto_requests` starts it) writes here, not in the cwd;
+    # read once, when moto is first imported
+    recording = tmp_path_factory.mktemp("moto") / "requests.jsonl"
+    os.environ.setdefault("MOTO_RECORDER_FILEPATH", str(recording))
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not one line per request
@@ -71,3 +81,68 @@ def any_root(request: pytest.FixtureRequest, tmp_path) -> ObjectRoot:
     if request.param == "local":
         return ObjectRoot.parse(tmp_path / "store")
     return request.getfixturevalue("s3_root")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request moto served: method, path (`/bucket/key`), query, body size, copy source."""
+
+    method: str
+    path: str
+    query: str
+    body_bytes: int
+    copy_source: str | None
+
+
+def _moto_api(endpoint: str, action: str) -> bytes:
+    method = "GET" if action == "download-recording" else "POST"
+    call = urllib.request.Request(f"{endpoint}/moto-api/recorder/{action}", method=method)
+    with urllib.request.urlopen(call, timeout=30) as response:
+        return response.read()
+
+
+def _request(entry: dict) -> Request:
+    from urllib.parse import unquote, urlsplit
+
+    url = urlsplit(entry["url"])
+    body = entry.get("body") or ""
+    size = len(base64.b64decode(body)) if entry.get("body_encoded") else len(body.encode())
+    headers = {name.lower(): value for name, value in entry["headers"].items()}
+    return Request(
+        entry["method"], unquote(url.path), url.query, size, headers.get("x-amz-copy-source")
+    )
+
+
+def _entries(recording: bytes) -> Iterator[dict]:
+    """The recorder's entries: JSON objects one after the other. moto's threads write an entry
+    and its newline in two calls, so two entries can share a line."""
+    text, decoder, at = recording.decode(), json.JSONDecoder(), 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return
+        entry, at = decoder.raw_decode(text, at)
+        yield entry
+
+
+@pytest.fixture
+def moto_requests(moto_endpoint: str):
+    """`with moto_requests() as log:` records every request moto serves inside the block
+    (moto's own request recorder); `log` holds them as `Request`s once the block ends."""
+
+    @contextmanager
+    def record() -> Iterator[list[Request]]:
+        log: list[Request] = []
+        _moto_api(moto_endpoint, "reset-recording")
+        _moto_api(moto_endpoint, "start-recording")
+        try:
+            yield log
+        finally:
+            _moto_api(moto_endpoint, "stop-recording")
+            log += [
+                _request(entry)
+                for entry in _entries(_moto_api(moto_endpoint, "download-recording"))
+            ]
+
+    return record

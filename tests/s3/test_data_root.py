@@ -154,18 +154,83 @@ def _objects_holding(root: ObjectRoot, needle: str) -> list[str]:
     return found
 
 
-def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built):
+def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built, moto_requests):
     remote = built["remote"]
     root = ObjectRoot.parse(remote)
     subject = _subjects(remote, "study")[1]  # not the one the killed-run test uses
     release = complete_releases(Layout(as_root(remote)).exports)[0]
     assert _objects_holding(root, subject)  # bronze, silver, gold, ledger entries
+    stored_files = objects.list_keys(root, f"exports/{release}")
+    before = {key: objects.get_bytes(root, key) for key in stored_files}
     args = ["forget", "participant", subject, "--data-root", remote]
-    assert main([*args, "--raw-root", str(built["raw"])]) == 0
+    with moto_requests() as log:
+        assert main([*args, "--raw-root", str(built["raw"])]) == 0
     assert _objects_holding(root, subject) == []
+    # the release is rewritten in place: only the objects whose bytes changed are sent again
+    changed = {key for key in stored_files if objects.get_bytes(root, key) != before[key]}
+    bucket_prefix = f"/{remote.removeprefix('s3://')}/"
+    sent = {
+        r.path.removeprefix(bucket_prefix)
+        for r in log
+        if r.method == "PUT" and r.path.startswith(f"{bucket_prefix}exports/{release}/")
+    }
+    assert sent == changed and f"exports/{release}/manifest.json" in sent
+    assert len(sent) < len(stored_files)
     # the release made before it (pseudonymized ids, so found by its rows) was rewritten on S3
     manifest = orjson.loads(objects.get_bytes(root, f"exports/{release}/manifest.json"))
     assert manifest["deletion_log"][-1]["rows_removed"] > 0
     assert verify_stored(root.join("exports"), release) == []
     tombstones = objects.get_bytes(root, "privacy/tombstones.jsonl").splitlines()
     assert [orjson.loads(line)["subject_kind"] for line in tombstones][-1] == "participant"
+
+
+def _some(built, what: str) -> str:
+    """A value a command names: a decision id, a study participant, the release version."""
+    remote = built["remote"]
+    if what == "decision":
+        from pipelines import api
+
+        return api.list_decisions(data_root=remote, raw_root=built["raw"])["decision_id"][0]
+    if what == "participant":
+        return _subjects(remote, "study")[-1]
+    return complete_releases(Layout(as_root(remote)).exports)[-1]
+
+
+# every command that reads or writes a data root, with its arguments ({…} filled in per run)
+COMMANDS = {
+    "status": ["status", "--raw-root", "{raw}"],
+    "sql": ["sql", "SELECT count(*) AS n FROM turns"],
+    "sql-saved": ["sql", "--saved", "adaptations_followed_by_gains"],
+    "report": ["report"],
+    "releases": ["releases"],
+    "verify-version": ["verify", "{version}"],
+    "pull-version-to-s3": ["pull", "{version}", "--to", "{store}"],
+    "pull-latest-to-folder": ["pull", "latest", "--to", "{tmp}/pulled"],
+    "diff": ["diff", "{version}", "{version}", "--json"],
+    "subject-show": ["subject", "show", "participant", "{participant}"],
+    "decision-list": ["decision", "list", "--json"],
+    "decision-inspect": ["decision", "inspect", "{decision}", "--json"],
+    "decision-replay": ["decision", "replay", "--persona", "{persona}", "--to", "{tmp}/replay"],
+    "decision-compare": ["decision", "compare", "--json"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_command_works_on_an_s3_data_root(built, command, tmp_path, s3_root, capsys):
+    (tmp_path / "persona.txt").write_text("You are a careful moderator who rarely posts.\n")
+    values = {
+        "raw": str(built["raw"]),
+        "tmp": str(tmp_path),
+        "store": s3_root.uri,
+        "persona": str(tmp_path / "persona.txt"),
+    }
+    args = COMMANDS[command]
+    for what in ("version", "participant", "decision"):
+        if any(f"{{{what}}}" in arg for arg in args):
+            values[what] = _some(built, what)
+    argv = [arg.format(**values) for arg in args]
+    assert main([*argv, "--data-root", built["remote"]]) == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.out.strip() and "Traceback" not in captured.err
+    if command == "pull-version-to-s3":
+        assert verify_stored(s3_root, values["version"]) == []

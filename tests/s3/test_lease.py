@@ -86,3 +86,30 @@ def test_a_raw_root_in_a_missing_bucket_is_exit_2_not_a_traceback(aws_env, capsy
 
     assert main(["build", "--data-root", "s3://bucket-a/prefix"]) == 2
     assert "raw root s3://bucket-a/prefix/raw does not exist" in capsys.readouterr().err
+
+
+def test_a_step_of_the_leased_run_goes_on_under_its_lease_one_step_at_a_time(s3_root):
+    """`build --workers N` on S3: the run holds the lease object (another process's, here) and
+    names its token in `.turnlake.lease`; a step process that joined that token takes the
+    steps' lease instead, and only one step at a time; a process that did not join waits."""
+    from pipelines.storage.lock import LEASE_FILE, STEPS_LEASE_KEY, join_run_lease
+
+    layout = _layout(s3_root)
+    run = lease.lease_body("pid 1 on the run's machine", time.time() + 60)
+    objects.put_bytes(s3_root, LEASE_KEY, run)
+    objects.put_bytes(s3_root, LEASE_FILE, b"run-token\n")
+    with pytest.raises(DataRootBusy, match="the run's machine"), data_root_lock(layout, wait=0.3):
+        pass
+    join_run_lease("run-token")
+    try:
+        with data_root_lock(layout, wait=0.3):
+            assert objects.exists(s3_root, STEPS_LEASE_KEY)
+        assert not objects.exists(s3_root, STEPS_LEASE_KEY)
+        other_step = lease.lease_body("pid 2, a step of the run", time.time() + 60)
+        objects.put_bytes(s3_root, STEPS_LEASE_KEY, other_step)
+        busy = pytest.raises(DataRootBusy, match="a step of the run")
+        with busy, data_root_lock(layout, wait=0.3):
+            pass
+    finally:
+        join_run_lease(None)
+    assert objects.get_bytes(s3_root, LEASE_KEY) == run  # the run's lease is left alone

@@ -21,6 +21,7 @@ from pipelines.storage.uri import as_root
 from tests.s3.conftest import point_aws_at
 
 KEY = "0123456789abcdef0123456789abcdef"
+RATINGS = "ratings/ratings.jsonl"
 
 
 def _upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
@@ -63,9 +64,9 @@ def raw_on_s3(moto_endpoint, tmp_path_factory):
     mp.undo()
 
 
-def _build(raw: str, data: str) -> str:
+def _build(raw: str, data: str, *options: str) -> str:
     """Build; the content hash of the single release made."""
-    args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
+    args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR", *options]
     assert main(args) == 0
     exports = Layout(as_root(data)).exports
     versions = complete_releases(exports)
@@ -89,6 +90,19 @@ def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys
     local = read_log(Layout(tmp / "from-local"), "oasst")
     remote = read_log(Layout(tmp / "from-s3"), "oasst")
     assert remote["file"].sort().to_list() == local["file"].sort().to_list()
+
+
+@pytest.mark.slow  # ~2 min on 2 busy cores: 23 step processes
+def test_two_workers_on_s3_roots_give_the_one_process_content_hash(raw_on_s3):
+    """`build --workers 2` reading an S3 raw root and writing an S3 data root: step processes
+    of their own (the roots reach them through the run's config, the lease through its tag)
+    give the release one process gives (built on S3 by the first test)."""
+    bucket = raw_on_s3["bucket"]
+    one_process = Layout(as_root(f"s3://{bucket}/data")).exports
+    [version] = complete_releases(one_process)
+    expected = read_manifest(one_process / version)["content_hash"]
+    workers = f"s3://{bucket}/data-2-workers"
+    assert _build(raw_on_s3["s3raw"], workers, "--workers", "2") == expected
 
 
 def _ingest(s3raw: str, data: Path, source: str):
@@ -128,3 +142,30 @@ def test_status_and_forget_work_from_an_s3_raw_root(raw_on_s3, capsys):
     root = as_root(s3raw)
     registry = (root / "consent" / "optouts.jsonl").read_bytes().splitlines()
     assert orjson.loads(registry[-1])["subject_id"] == "p-nobody"
+
+
+def test_rate_appends_to_the_ratings_object_of_an_s3_raw_root(raw_on_s3, capsys):
+    """`decision rate` with an S3 data root (built by the first test) and an S3 raw root: each
+    rating is one more line of `ratings/ratings.jsonl` there, which the decision source reads."""
+    from pipelines.sources import adapter
+
+    s3raw, data = raw_on_s3["s3raw"], f"s3://{raw_on_s3['bucket']}/data"
+    roots = ["--raw-root", s3raw, "--data-root", data]
+    assert main(["decision", "list", "--unrated", "--json", *roots]) == 0
+    listed = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    first, second = listed[0]["decision_id"], listed[1]["decision_id"]
+    rate = ["decision", "rate", "--scale", "1-5", "--by", "user", *roots]
+    assert main([*rate, first, "--rating", "4"]) == 0
+    assert f"{s3raw}/{RATINGS}" in capsys.readouterr().out
+    assert main([*rate, second, "--rating", "2", "--reason", "too late"]) == 0
+    lines = (as_root(s3raw) / RATINGS).read_bytes().splitlines()
+    events = [orjson.loads(line) for line in lines]
+    assert [(e["decision_id"], e["rating"], e["reason"]) for e in events[-2:]] == [
+        (first, 4.0, None),
+        (second, 2.0, "too late"),
+    ]
+    decision = adapter("decision")
+    [ratings] = [f for f in decision.discover(as_root(s3raw)) if f.rel_path == RATINGS]
+    parsed = decision.parse_file(ratings, ratings.read_bytes(), settings_from_env())
+    rows = parsed.rows["decision_rating_events"]
+    assert [(r["decision_id"], r["rating"]) for r in rows[-2:]] == [(first, 4.0), (second, 2.0)]

@@ -13,8 +13,9 @@ import pytest
 from pipelines import api
 from pipelines.cli.main import main
 from pipelines.release import store
-from pipelines.release.files import MANIFEST, latest_release, read_manifest
+from pipelines.release.files import CARD, MANIFEST, latest_release, read_manifest
 from pipelines.storage import objects
+from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
 
 
@@ -201,3 +202,56 @@ def test_a_missing_bucket_is_a_clear_error(command, aws_env, demo_warehouse, tmp
     err = capsys.readouterr().err
     assert f"turnlake {command}: s3://no-such-bucket/x" in err
     assert "NoSuchBucket: The specified bucket does not exist" in err
+
+
+def test_a_file_the_latest_release_holds_is_copied_in_the_store_not_sent_again(
+    exports, demo_warehouse, s3_root, tmp_path, moto_requests
+):
+    """Publishing a release whose data files the store's LATEST already holds sends none of
+    their bytes: each is a server-side copy (CopyObject), checked by its e-tag, not read back;
+    a changed file (the card here) is uploaded whole."""
+    first = api.pull("latest", s3_root.uri, data_root=demo_warehouse).version
+    newer = _later_copy(exports, tmp_path, "cccccccccc", "2999-01-01T00:00:00+00:00")
+    card = newer / CARD
+    card.write_bytes(card.read_bytes() + b"\nA changed card.\n")
+    manifest = orjson.loads((newer / MANIFEST).read_bytes())
+    for entry in manifest["files"]:
+        if entry["path"] == CARD:
+            entry |= {"sha256": sha256_file(card), "bytes": card.stat().st_size}
+    (newer / MANIFEST).write_bytes(orjson.dumps(manifest))
+    unchanged = sorted(e["path"] for e in manifest["files"] if e["path"] != CARD)
+    assert len(unchanged) > 5
+
+    with moto_requests() as log:
+        published = store.publish_release(newer, s3_root)
+
+    assert published.created and published.latest
+    prefix = f"/{s3_root.uri.removeprefix('s3://')}/{newer.name}/"
+    puts = [r for r in log if r.method == "PUT" and r.path.startswith(prefix)]
+    sent = {r.path.removeprefix(prefix): r for r in puts}
+    assert len(sent) == len(puts)  # one request per object
+    assert set(sent) == {p.relative_to(newer).as_posix() for p in newer.rglob("*") if p.is_file()}
+    assert {rel: (sent[rel].body_bytes, sent[rel].copy_source) for rel in unchanged} == {
+        rel: (0, f"{s3_root.uri.removeprefix('s3://')}/{first}/{rel}") for rel in unchanged
+    }
+    assert sent[CARD].body_bytes == card.stat().st_size and sent[CARD].copy_source is None
+    read_back = [r.path.removeprefix(prefix) for r in log if r.method == "GET"]
+    assert [rel for rel in read_back if rel in sent and rel != MANIFEST] == [CARD]  # re-hashed
+    for rel in unchanged:
+        assert objects.e_tag(s3_root, f"{newer.name}/{rel}") == objects.e_tag(
+            s3_root, f"{first}/{rel}"
+        )
+    assert store.verify_stored(s3_root, newer.name) == []
+
+
+def test_a_copied_file_that_changed_in_the_store_is_caught_before_the_manifest(
+    exports, demo_warehouse, s3_root, tmp_path
+):
+    first = api.pull("latest", s3_root.uri, data_root=demo_warehouse).version
+    newer = _later_copy(exports, tmp_path, "dddddddddd", "2999-01-01T00:00:00+00:00")
+    target = next(f["path"] for f in read_manifest(newer)["files"] if f["path"].startswith("sft/"))
+    objects.put_bytes(s3_root, f"{first}/{target}", b"not the released bytes")
+    with pytest.raises(ValueError, match=f"{target}: sha256 of the stored copy differs"):
+        store.publish_release(newer, s3_root)
+    assert not objects.exists(s3_root, f"{newer.name}/{MANIFEST}")
+    assert objects.get_bytes(s3_root, "LATEST") == f"{first}\n".encode()
