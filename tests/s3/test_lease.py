@@ -58,7 +58,9 @@ def test_the_lease_is_renewed_while_held(s3_root, monkeypatch):
         first = orjson.loads(objects.get_bytes(s3_root, LEASE_KEY))["expires"]
         time.sleep(0.8)  # past the first expiry: renewed every 0.2 s
         second = orjson.loads(objects.get_bytes(s3_root, LEASE_KEY))["expires"]
-        assert second > first and second > time.time()
+        # renewed past the first expiry (not compared with the clock now: on a loaded machine the
+        # renewal thread may run late, which a 0.6 s lease cannot absorb but a real one does)
+        assert second > first + 0.1
 
 
 def test_an_s3_root_is_kept_as_a_uri_by_the_cli_and_the_api(aws_env):
