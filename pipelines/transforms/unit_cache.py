@@ -283,10 +283,13 @@ def scan_chunks(
         wanted = set(chunks)
         paths = [p for p in paths if _chunk_of(p) in wanted]
     if not paths:
-        empty = pl.from_arrow(pa.schema(delta.schema().to_arrow()).empty_table()).lazy()  # type: ignore[union-attr]
+        arrow = pa.schema(delta.schema().to_arrow()).empty_table()
+        empty = pl.from_arrow(arrow).lazy()  # type: ignore[union-attr]
+        if ch.CHUNK not in delta.metadata().partition_columns:  # the chunk map and digests
+            return empty
         if with_chunk:
             return empty.rename({ch.CHUNK: CHUNK_COLUMN})
-        return empty.drop(ch.CHUNK, strict=False)
+        return empty.drop(ch.CHUNK)
     options = _options(layout)
     if not with_chunk:
         return pl.scan_parquet(paths, storage_options=options)
