@@ -75,11 +75,14 @@ def _build(raw: str, data: str, *options: str) -> str:
 
 
 def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys):
+    """Also with both roots on S3 through 2 worker processes: step processes of their own (the
+    roots reach them through the run's config, the lease through its tag) give the same
+    release (tests/s3/test_data_root.py builds on an S3 data root in one process)."""
     tmp, s3raw = raw_on_s3["tmp"], raw_on_s3["s3raw"]
     expected = _build(str(raw_on_s3["raw"]), str(tmp / "from-local"))
     assert _build(s3raw, str(tmp / "from-s3")) == expected
     capsys.readouterr()
-    assert _build(s3raw, f"s3://{raw_on_s3['bucket']}/data") == expected
+    assert _build(s3raw, f"s3://{raw_on_s3['bucket']}/data", "--workers", "2") == expected
     # the hints name the release where it is, not a local cache
     hint = capsys.readouterr().out
     assert f"release: s3://{raw_on_s3['bucket']}/data/exports/" in hint
@@ -90,19 +93,6 @@ def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys
     local = read_log(Layout(tmp / "from-local"), "oasst")
     remote = read_log(Layout(tmp / "from-s3"), "oasst")
     assert remote["file"].sort().to_list() == local["file"].sort().to_list()
-
-
-@pytest.mark.slow  # ~2 min on 2 busy cores: 23 step processes
-def test_two_workers_on_s3_roots_give_the_one_process_content_hash(raw_on_s3):
-    """`build --workers 2` reading an S3 raw root and writing an S3 data root: step processes
-    of their own (the roots reach them through the run's config, the lease through its tag)
-    give the release one process gives (built on S3 by the first test)."""
-    bucket = raw_on_s3["bucket"]
-    one_process = Layout(as_root(f"s3://{bucket}/data")).exports
-    [version] = complete_releases(one_process)
-    expected = read_manifest(one_process / version)["content_hash"]
-    workers = f"s3://{bucket}/data-2-workers"
-    assert _build(raw_on_s3["s3raw"], workers, "--workers", "2") == expected
 
 
 def _ingest(s3raw: str, data: Path, source: str):
