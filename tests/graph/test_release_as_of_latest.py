@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import turnlake
-from pipelines.cli.main import main
 from pipelines.config.settings import Settings
 from pipelines.release.assemble import release_request
 from pipelines.release.files import LATEST, latest_release, read_manifest
@@ -18,17 +17,9 @@ from pipelines.release.write import content_hash
 from pipelines.storage import tables as stored
 from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
+from tests.graph.test_partitions_graph import _build
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
-
-
-def _build(raw: Path, data: Path, shards: int) -> None:
-    config = data.parent / f"turnlake-{shards}.toml"
-    config.write_text(f"[partitions]\nshards = {shards}\n")
-    args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("TURNLAKE_CONFIG", str(config))
-        assert main(args) == 0
 
 
 @pytest.fixture(scope="module")
