@@ -23,7 +23,15 @@ from pipelines.storage.layout import Layout
 log = logging.getLogger("turnlake")
 
 KILL_ENV = "TURNLAKE_KILL_AT"  # a crash test's build must run to reach its crash point
-_FRAMES = ("table_rows", "reconciliation", "quarantine", "pending", "missing", "release_rows")
+_FRAMES = (
+    "table_rows",
+    "reconciliation",
+    "quarantine",
+    "pending",
+    "missing",
+    "release_rows",
+    "split_balance",
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,7 @@ def _outcome(result: BuildResult) -> dict[str, Any]:
         "frames": {name: _frame_text(getattr(summary, name)) for name in _FRAMES},
         "withheld": summary.withheld,
         "unrecognised": summary.unrecognised,
+        "split_warnings": summary.split_warnings,
         "release": None
         if latest is None
         else {"version": latest.version, "path": str(latest.path)},
@@ -145,7 +154,10 @@ def unchanged_result(settings: Settings, record: records.BuildRecord) -> BuildRe
     outcome = record.outcome
     frames = {name: _frame_of(text) for name, text in outcome["frames"].items()}
     summary = BuildSummary(
-        **frames, withheld=outcome["withheld"], unrecognised=outcome["unrecognised"]
+        **frames,
+        withheld=outcome["withheld"],
+        unrecognised=outcome["unrecognised"],
+        split_warnings=outcome.get("split_warnings", []),
     )
     release = outcome["release"]
     latest = None if release is None else ReleaseState(release["version"], Path(release["path"]))

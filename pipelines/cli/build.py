@@ -74,6 +74,13 @@ def print_build_result(result: BuildResult) -> None:
             summary.missing,
         )
     print_unrecognised(summary.unrecognised, result.raw_root)
+    if summary.split_warnings:
+        click.echo(
+            "\nSplits far from the configured ratios (a split takes whole groups; "
+            "`turnlake sql --saved split_balance`)"
+        )
+        for line in summary.split_warnings:
+            click.echo(f"  {line}")
     for check in result.failed_checks:
         error(f"FAILED CHECK {check.name}")
     if result.run_ok and summary.release_rows.height:

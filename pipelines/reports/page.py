@@ -134,6 +134,28 @@ def _release_sections(layout: Layout, draw: Draw) -> list[Section]:
     ]
 
 
+def _split_section(splits: pl.DataFrame | None, summary: BuildSummary, draw: Draw) -> Section:
+    """Groups per split, and how each source's episodes fall into the splits (whole groups move
+    a source's shares away from the ratios: pipelines/splits/balance.py)."""
+    section = _plotted(
+        "splits",
+        "Split sizes",
+        numbers.split_sizes(splits) if splits is not None else None,
+        charts.split_sizes,
+        draw=draw,
+    )
+    if not summary.split_balance.height:
+        return section
+    warnings = summary.split_warnings
+    note = (
+        "Far from the configured ratios: " + "; ".join(warnings)
+        if warnings
+        else "Every source's split shares are within half of their configured ratios."
+    )
+    tables = [*section.tables, ("Episodes per source and split", summary.split_balance)]
+    return Section(section.key, section.title, section.svg, tables, note)
+
+
 def gather_sections(
     layout: Layout,
     summary: BuildSummary,
@@ -174,13 +196,7 @@ def gather_sections(
             "`turnlake decision replay` sets, their results ingested from <raw root>/replays/",
         ),
         _quarantine_section(layout, draw),
-        _plotted(
-            "splits",
-            "Split sizes",
-            numbers.split_sizes(splits) if splits is not None else None,
-            charts.split_sizes,
-            draw=draw,
-        ),
+        _split_section(splits, summary, draw),
         Section(
             "reconciliation",
             "Reconciliation per source (records read = bronze + quarantined)",

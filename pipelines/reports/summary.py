@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import orjson
 import polars as pl
 
@@ -14,6 +15,7 @@ from pipelines.ingest.incremental import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.splits.balance import BALANCE_SCHEMA, balance_warnings, empty_balance
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
@@ -36,6 +38,12 @@ class BuildSummary:
     release_rows: pl.DataFrame = field(
         default_factory=lambda: release_rows_of(None)
     )  # dataset, split, rows of the latest release
+    split_balance: pl.DataFrame = field(
+        default_factory=empty_balance
+    )  # source, split, episodes, share, largest group: the saved query `split_balance`
+    split_warnings: list[str] = field(
+        default_factory=list
+    )  # sources whose realized split shares are far from the configured ratios
 
     @property
     def balanced(self) -> bool:
@@ -113,6 +121,7 @@ def build_summary(settings: Settings) -> BuildSummary:
     )
     marker = stored.meta(layout, "silver", WITHHELD)
     withheld = orjson.loads(marker) if marker else {}
+    balance = _split_balance(layout)
     return BuildSummary(
         table_rows,
         reconciliation,
@@ -122,7 +131,23 @@ def build_summary(settings: Settings) -> BuildSummary:
         withheld,
         unrecognised_files(settings.raw_root),
         _latest_release_rows(layout),
+        balance,
+        balance_warnings(balance, settings.splits.ratios),
     )
+
+
+def _split_balance(layout: Layout) -> pl.DataFrame:
+    """The saved query `split_balance` over the views; empty before the first build."""
+    from pipelines.warehouse.queries import saved_queries
+    from pipelines.warehouse.views import query
+
+    if not layout.duckdb.exists():
+        return empty_balance()
+    try:
+        frame = query(layout, saved_queries()["split_balance"].sql)
+    except duckdb.Error:  # views of a build that published no splits yet
+        return empty_balance()
+    return frame.cast(BALANCE_SCHEMA) if frame.height else empty_balance()
 
 
 def unrecognised_lines(files: list[str], raw_root: Path, examples: int = 3) -> list[str]:
