@@ -41,9 +41,10 @@ def figures(label: str, info: dict, r: dict) -> dict:
         study_s = (steps.get("bronze_study", 0) + share * steps.get("silver_tables", 0)) / 1000
         f["turnlake_study_part_s"] = round(study_s, 2)
         f["study_bytes_share"] = round(share, 3)
-        peer = r["peer_pandas_study"]["wall_s"]
-        f["peer / full_build (wall)"] = round(peer / full["wall_s"], 2)
-        f["peer / turnlake_study_part"] = round(peer / study_s, 2) if study_s else None
+        if "peer_pandas_study" in r:  # corpora of other shapes have no study sessions
+            peer = r["peer_pandas_study"]["wall_s"]
+            f["peer / full_build (wall)"] = round(peer / full["wall_s"], 2)
+            f["peer / turnlake_study_part"] = round(peer / study_s, 2) if study_s else None
     for name in ("nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"):
         if name in r:
             f[f"{name} / lower_bound (wall)"] = round(r[name]["wall_s"] / lb, 1)

@@ -2,7 +2,12 @@
 lower bound (orjson → Parquet) and a pandas peer (study sessions), at several corpus sizes.
 
     bench/run [--sizes 10MB,100MB,1GB] [--work /tmp/turnlake-bench] [--timeout 900]
-              [--workers 2,4] [--quick]
+              [--workers 2,4] [--quick] [--shapes long_jsonl,big_contexts,tiny_files]
+
+`--shapes`: corpora of other shapes of about each size (bench/shapes.py: a few long JSONL files,
+large decision contexts in big SQLite files, ~100 k tiny files), measured like the demo's mix
+(no peer: they hold no study sessions); their 1 % is what a night does to that shape (long files
+grow, the database grows, new tiny files land).
 
 1GB runs only when the 100MB full build of the same run took less than GUARD_1GB_S (otherwise
 the 1 GB measurements would take hours on this machine and say nothing more than the projection).
@@ -15,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -28,15 +31,21 @@ BENCH = Path(__file__).resolve().parent
 PROJECT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import shapes
+from corpora import (
+    EXTRA_SEED,
+    SIZES,
+    add_new_files,
+    calibrate,
+    corpus,
+    remove_added,
+    shape_corpus,
+)
 from figures import figures, print_table
 from machine import machine
 from measure import Measurement, run_measured
 
-SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
 GUARD_1GB_S = 180
-SEED = 7
-EXTRA_SEED = 1007
-CALIBRATION_SCALE = 4
 PY = sys.executable
 PYCACHE = Path("/tmp/turnlake-bench/pycache")  # set from --work in main()
 IMPORTS = "import dagster, polars, pandera.polars; import pipelines.definitions"
@@ -94,11 +103,6 @@ def _dagster_home(path: Path) -> Path:
     return path
 
 
-def _tree_stats(root: Path) -> tuple[int, int]:
-    files = [p for p in root.rglob("*") if p.is_file()]
-    return len(files), sum(p.stat().st_size for p in files)
-
-
 def _demo(raw: Path, scale: int, seed: int, work: Path) -> None:
     subprocess.run(
         [TURNLAKE, "demo", "--raw-root", str(raw), "--scale", str(scale), "--seed", str(seed)],
@@ -107,88 +111,6 @@ def _demo(raw: Path, scale: int, seed: int, work: Path) -> None:
         env=_env(work / "dagster-demo"),
         stdout=subprocess.DEVNULL,
     )
-
-
-# ------------------------------------------------------------------ corpora
-
-
-def calibrate(work: Path) -> float:
-    """Raw bytes per unit of demo --scale (the generator grows ~linearly)."""
-    raw = work / f"calibration-s{CALIBRATION_SCALE}" / "raw"
-    if not raw.is_dir():
-        _demo(raw, CALIBRATION_SCALE, SEED, work)
-    return _tree_stats(raw)[1] / CALIBRATION_SCALE
-
-
-def corpus(work: Path, label: str, per_scale: float) -> dict:
-    """Cached corpus for a size label: {raw, scale, files, bytes, generate_s}."""
-    folder = work / f"corpus-{label}"
-    marker = folder / "corpus.json"
-    if marker.exists():
-        return json.loads(marker.read_text())
-    scale = max(1, round(SIZES[label] / per_scale))
-    if folder.exists():
-        shutil.rmtree(folder)
-    start = datetime.now(UTC)
-    _demo(folder / "raw", scale, SEED, work)
-    files, size = _tree_stats(folder / "raw")
-    info = {
-        "raw": str(folder / "raw"),
-        "scale": scale,
-        "files": files,
-        "bytes": size,
-        "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1),
-    }
-    marker.write_text(json.dumps(info))
-    return info
-
-
-def _renamed(rel: str, tag: str) -> str:
-    """A path no base file has, still matching the source's layout (so the adapter discovers it)."""
-    parts = rel.split("/")
-    top = parts[0]
-    if top == "scenarios":  # scenarios/<state>/<id>/moderator_dialog.jsonl
-        parts[2] = f"{parts[2]}-{tag}"
-    elif top == "outputs":  # outputs/<run>/<file>
-        parts[1] = f"{parts[1]}-{tag}"
-    elif top == "prar":  # prar/outputs/<run>/state.json
-        parts[2] = f"{parts[2]}-{tag}"
-    elif top in ("dialogues", "feedback", "decisions"):  # recursive globs: add a folder
-        parts.insert(2 if len(parts) > 2 else 1, tag)
-    else:  # survey_responses/<kind>/<name>: flat folders, rename the file
-        stem, dot, suffix = parts[-1].rpartition(".")
-        parts[-1] = f"{stem}-{tag}{dot}{suffix}"
-    return "/".join(parts)
-
-
-def add_new_files(work: Path, info: dict) -> list[Path]:
-    """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new
-    names."""
-    extra = work / f"extra-{info['scale']}" / "raw"
-    if not extra.is_dir():
-        _demo(extra, max(1, math.ceil(info["scale"] / 100)), EXTRA_SEED, work)
-    candidates = sorted(p for p in extra.rglob("*") if p.is_file())
-    want = max(1, round(info["files"] / 100))
-    picked = random.Random(EXTRA_SEED).sample(candidates, min(want, len(candidates)))
-    raw = Path(info["raw"])
-    added = []
-    for path in sorted(picked):
-        target = raw / _renamed(path.relative_to(extra).as_posix(), "bench1pct")
-        if target.exists():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
-        added.append(target)
-    return added
-
-
-def remove_added(raw: Path, added: list[Path]) -> None:
-    for path in added:
-        path.unlink(missing_ok=True)
-        parent = path.parent
-        while parent != raw and parent.exists() and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent
 
 
 # ------------------------------------------------------------------ one size
@@ -250,7 +172,8 @@ def bench_size(
     out[cold.name] = cold
     measure("page_cache_warmup", [PY, "-c", WARM_PAGE_CACHE, raw])
     measure("lower_bound", [PY, str(BENCH / "lower_bound.py"), raw, str(run_dir / "lower_bound")])
-    measure("peer_pandas_study", [PY, str(BENCH / "peer.py"), raw, str(run_dir / "peer")])
+    if (Path(raw) / "survey_responses").is_dir():
+        measure("peer_pandas_study", [PY, str(BENCH / "peer.py"), raw, str(run_dir / "peer")])
     full = measure("full_build", build)
     if full.returncode is None or full.timed_out:
         return {k: v.as_dict() for k, v in out.items()}
@@ -264,7 +187,15 @@ def bench_size(
     env = _env(home)
     if quick:
         return {k: v.as_dict() for k, v in out.items()}
-    added = add_new_files(work, info)
+    shape = info.get("shape", "demo")
+    if shape != "demo":
+        undo = shapes.add_one_percent(shape, Path(raw), info["scale"], EXTRA_SEED, run_dir / "1pct")
+        try:
+            measure("rebuild_1pct_new", build)
+        finally:
+            undo()
+        return {k: v.as_dict() for k, v in out.items()}
+    added = add_new_files(work, info, _demo)
     try:
         m = measure("rebuild_1pct_new", build)
         m.extra.update(files_added=len(added), bytes_added=sum(p.stat().st_size for p in added))
@@ -317,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="startup, lower bound, peer, full and no-change builds only (no 1 %% / release runs)",
     )
+    parser.add_argument(
+        "--shapes",
+        default="",
+        help=f"comma list of other corpus shapes ({', '.join(shapes.SHAPES)}), each at every size "
+        "of --sizes, besides the demo's mix (`demo` in the list: the demo's mix too)",
+    )
     args = parser.parse_args(argv)
     workers = [int(n) for n in args.workers.split(",") if n.strip()]
     work = Path(args.work).resolve()
@@ -327,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(labels) - set(SIZES)
     if unknown:
         parser.error(f"unknown sizes {sorted(unknown)}; choose from {list(SIZES)}")
-    per_scale = calibrate(work)
+    per_scale = calibrate(work, _demo)
     result = {
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
@@ -336,13 +273,26 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {},
     }
     rows = []
-    for label in labels:
+    shape_list = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    unknown = set(shape_list) - {"demo", *shapes.SHAPES}
+    if unknown:
+        parser.error(f"unknown shapes {sorted(unknown)}; choose from {list(shapes.SHAPES)}")
+    runs_of = (
+        [(label, "demo") for label in labels] if not shape_list or "demo" in shape_list else []
+    )
+    runs_of += [(label, shape) for shape in shape_list if shape != "demo" for label in labels]
+    for label, shape in runs_of:
         skip = _guard_1gb(label, result["sizes"])
         if skip:
             print(skip, flush=True)
             result["skipped"] = {label: skip}
             continue
-        info = corpus(work, label, per_scale)
+        info = (
+            corpus(work, label, per_scale, _demo)
+            if shape == "demo"
+            else shape_corpus(work, label, shape)
+        )
+        label = label if shape == "demo" else f"{label}-{shape}"
         print(
             f"{label}: scale {info['scale']}, {info['files']} files, {info['bytes'] / 1e6:.1f} MB",
             flush=True,

@@ -1,0 +1,133 @@
+"""The benchmark's corpora: the demo's mix at a size (cached), its 1 % of new files, and corpora
+of other shapes (bench/shapes.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import shapes
+
+SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
+SEED = 7
+EXTRA_SEED = 1007
+CALIBRATION_SCALE = 4
+MAX_TINY_FILES, TINY_FILE_BYTES = 100_000, 420  # ~420 B per file in the tiny-files shape
+MakeDemo = Callable[[Path, int, int, Path], None]  # raw, scale, seed, work: `turnlake demo`
+
+
+def tree_stats(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def calibrate(work: Path, make_demo: MakeDemo) -> float:
+    """Raw bytes per unit of demo --scale (the generator grows ~linearly)."""
+    raw = work / f"calibration-s{CALIBRATION_SCALE}" / "raw"
+    if not raw.is_dir():
+        make_demo(raw, CALIBRATION_SCALE, SEED, work)
+    return tree_stats(raw)[1] / CALIBRATION_SCALE
+
+
+def corpus(work: Path, label: str, per_scale: float, make_demo: MakeDemo) -> dict:
+    """Cached corpus for a size label: {raw, scale, files, bytes, generate_s}."""
+    folder = work / f"corpus-{label}"
+    marker = folder / "corpus.json"
+    if marker.exists():
+        return json.loads(marker.read_text())
+    scale = max(1, round(SIZES[label] / per_scale))
+    if folder.exists():
+        shutil.rmtree(folder)
+    start = datetime.now(UTC)
+    make_demo(folder / "raw", scale, SEED, work)
+    files, size = tree_stats(folder / "raw")
+    info = {
+        "raw": str(folder / "raw"),
+        "scale": scale,
+        "files": files,
+        "bytes": size,
+        "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1),
+    }
+    marker.write_text(json.dumps(info))
+    return info
+
+
+def _renamed(rel: str, tag: str) -> str:
+    """A path no base file has, still matching the source's layout (so the adapter discovers it)."""
+    parts = rel.split("/")
+    top = parts[0]
+    if top == "scenarios":  # scenarios/<state>/<id>/moderator_dialog.jsonl
+        parts[2] = f"{parts[2]}-{tag}"
+    elif top == "outputs":  # outputs/<run>/<file>
+        parts[1] = f"{parts[1]}-{tag}"
+    elif top == "prar":  # prar/outputs/<run>/state.json
+        parts[2] = f"{parts[2]}-{tag}"
+    elif top in ("dialogues", "feedback", "decisions"):  # recursive globs: add a folder
+        parts.insert(2 if len(parts) > 2 else 1, tag)
+    else:  # survey_responses/<kind>/<name>: flat folders, rename the file
+        stem, dot, suffix = parts[-1].rpartition(".")
+        parts[-1] = f"{stem}-{tag}{dot}{suffix}"
+    return "/".join(parts)
+
+
+def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
+    """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new
+    names."""
+    extra = work / f"extra-{info['scale']}" / "raw"
+    if not extra.is_dir():
+        make_demo(extra, max(1, math.ceil(info["scale"] / 100)), EXTRA_SEED, work)
+    candidates = sorted(p for p in extra.rglob("*") if p.is_file())
+    want = max(1, round(info["files"] / 100))
+    picked = random.Random(EXTRA_SEED).sample(candidates, min(want, len(candidates)))
+    raw = Path(info["raw"])
+    added = []
+    for path in sorted(picked):
+        target = raw / _renamed(path.relative_to(extra).as_posix(), "bench1pct")
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        added.append(target)
+    return added
+
+
+def remove_added(raw: Path, added: list[Path]) -> None:
+    for path in added:
+        path.unlink(missing_ok=True)
+        parent = path.parent
+        while parent != raw and parent.exists() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+
+
+def shape_corpus(work: Path, label: str, shape: str) -> dict:
+    """Cached corpus of another shape (bench/shapes.py) of about the size `label`; a many-tiny-
+    files corpus stops at MAX_TINY_FILES files."""
+    folder = work / f"corpus-{label}-{shape}"
+    marker = folder / "corpus.json"
+    if marker.exists():
+        return json.loads(marker.read_text())
+    target = SIZES[label]
+    if shape == "tiny_files":
+        target = min(target, MAX_TINY_FILES * TINY_FILE_BYTES)
+    scale = max(1, round(target / shapes.bytes_per_scale(shape, work, SEED)))
+    if folder.exists():
+        shutil.rmtree(folder)
+    start = datetime.now(UTC)
+    shapes.write_shape(shape, folder / "raw", scale, SEED)
+    files, size = tree_stats(folder / "raw")
+    info = {
+        "raw": str(folder / "raw"),
+        "shape": shape,
+        "scale": scale,
+        "files": files,
+        "bytes": size,
+        "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1),
+    }
+    marker.write_text(json.dumps(info))
+    return info
