@@ -46,12 +46,7 @@ def balance_warnings(
         total = int(rows["episodes"].sum())
         if total < min_episodes:
             continue
-        shares = dict(zip(rows["split"], rows["share"], strict=True))
-        off = [
-            f"{split} {shares.get(split, 0.0):.1%} (configured {ratio:.0%})"
-            for split, ratio in ratios.items()
-            if ratio > 0 and abs(shares.get(split, 0.0) - ratio) > tolerance * ratio
-        ]
+        off = off_ratio(dict(zip(rows["split"], rows["episodes"], strict=True)), ratios, tolerance)
         if not off:
             continue
         line = f"{source}: {', '.join(off)} of {total:,} episodes"
@@ -64,6 +59,22 @@ def balance_warnings(
             )
         out.append(line)
     return out
+
+
+def off_ratio(
+    counts: Mapping[str, int], ratios: Mapping[str, float], tolerance: float = TOLERANCE
+) -> list[str]:
+    """`split share (configured ratio)` for each configured split whose share of `counts` differs
+    from its ratio by more than `tolerance` × the ratio (a split with no count has share 0)."""
+    total = sum(counts.values())
+    if not total:
+        return []
+    shares = {split: counts.get(split, 0) / total for split in ratios}
+    return [
+        f"{split} {shares[split]:.1%} (configured {ratio:.0%})"
+        for split, ratio in ratios.items()
+        if ratio > 0 and abs(shares[split] - ratio) > tolerance * ratio
+    ]
 
 
 def empty_balance() -> pl.DataFrame:
