@@ -242,6 +242,7 @@ def release_parts(
         if meta:
             ledgers.append(meta["ledger"])
             hows.append(how)
+            privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
             pending.append(_Pending(p.key, entries, keep))
     for key, meta, frames in _privatize_all(root, pending, ids, privacy, held):
