@@ -50,6 +50,7 @@ class Staged:
     totals: Totals = field(default_factory=dict)
     stats: dict[str, FrameStats] = field(default_factory=dict)
     schemas: dict[str, pl.Schema] = field(default_factory=dict)  # every dataset's columns
+    moved_to: Path | None = None  # the release folder the files were moved into
 
     def content_hash(self, config: dict) -> str:
         return totals_hash(self.totals, config)
@@ -58,6 +59,7 @@ class Staged:
         """Move every dataset folder with rows into the release folder `tmp`; its file layout."""
         for name in sorted(self.files):
             shutil.move(self.folder / name, tmp / name)
+        self.moved_to = tmp
         return {name: self.files[name] for name in sorted(self.files)}
 
     def whole(self, name: str) -> pl.DataFrame:
@@ -68,9 +70,9 @@ class Staged:
             return pl.DataFrame(schema=self.schemas[name])
         order = sorted(zip(self.file_batches[name], range(len(entries)), strict=True))
         frames = [
-            pl.read_parquet(self.folder / name / entries[i]["file"]).with_columns(
-                pl.lit(batch, pl.Int64).alias(BATCH)
-            )
+            pl.read_parquet(
+                (self.moved_to or self.folder) / name / entries[i]["file"]
+            ).with_columns(pl.lit(batch, pl.Int64).alias(BATCH))
             for batch, i in order
         ]
         return _in_release_order(name, pl.concat(frames)).drop(BATCH)

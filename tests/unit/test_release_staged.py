@@ -125,3 +125,17 @@ def test_a_release_that_reused_partitions_keeps_the_memo_entries_it_did_not_look
     pruned = load_memo(tmp_path, _KEY, "fp")  # privatized everything, looked nothing up
     save_memo(pruned, tmp_path, "fp")
     assert load_memo(tmp_path, _KEY, "fp").get("call me at 555") is None
+
+
+def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(tmp_path):
+    """Profiles read whole datasets after the staged files were moved into the release."""
+    frames = {0: _kto(0, _B0), 1: _kto(1, _B1)}
+    sources = {"kto": [Source(b, f.schema, lambda f=f: f) for b, f in frames.items()]}
+    staged = stage(sources, tmp_path / "stage", previous={})
+    (tmp_path / "release").mkdir()
+    layout = staged.move_into(tmp_path / "release")
+    assert [f["file"] for f in layout["kto"]] == [f["file"] for f in staged.files["kto"]]
+    assert (tmp_path / "release" / "kto" / "train-b00001.parquet").exists()
+    assert staged.whole("kto").get_column("turn_id").to_list() == _order(
+        ["t1", "t2", "t3", "t4", "t5", "t6"]
+    )
