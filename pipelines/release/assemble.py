@@ -4,11 +4,9 @@ identical rebuild finds its existing release and writes nothing."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import orjson
@@ -24,6 +22,7 @@ from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.latest import in_the_past, reuse
 from pipelines.release.privatize import privatize, pseudonym_key
+from pipelines.release.provenance import git_commit, package_version
 from pipelines.release.redaction_memo import (
     RedactionMemo,
     load_memo,
@@ -109,28 +108,6 @@ def drop_prompt_duplicates(
         )
         kept[name], dropped[name] = out.drop("_rank", "_first"), frame.height - out.height
     return kept, dropped
-
-
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).parent,
-            timeout=10,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def _package_version() -> str:
-    try:
-        return version("turnlake")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _raw_fingerprints(layout: Layout) -> list[dict]:
@@ -246,8 +223,8 @@ def release_request(
         built.proof,
         config,
         fingerprints,
-        _package_version(),
-        _git_commit(),
+        package_version(),
+        git_commit(),
         built.ledger,
         table_versions=stored.versions(layout, as_of),
         staged=built.staged,
