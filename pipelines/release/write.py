@@ -78,6 +78,18 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
+def _dataset_files(tmp: Path, request: ReleaseRequest) -> dict[str, list[dict]]:
+    """Every dataset's files in the release folder: moved there when staged, else written. A
+    dataset with no rows in this build is left out (its count is 0 in the manifest)."""
+    if request.staged is not None:
+        return request.staged.move_into(tmp)
+    return {
+        name: _write_dataset(tmp / name, frame)
+        for name, frame in sorted(request.datasets.items())
+        if frame.height
+    }
+
+
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     """Every profile config with rows, under profiles/<config>/ (profiles.py)."""
     configs = []
@@ -190,15 +202,7 @@ def write_release(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    # A dataset with no rows in this build is left out (its count is 0 in the manifest).
-    if request.staged is not None:
-        layout = request.staged.move_into(tmp)
-    else:
-        layout = {
-            name: _write_dataset(tmp / name, frame)
-            for name, frame in sorted(request.datasets.items())
-            if frame.height
-        }
+    layout = _dataset_files(tmp, request)
     crash_point("release:after_datasets")
     (tmp / SPLIT_PROOF).write_bytes(
         orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
