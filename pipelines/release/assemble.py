@@ -4,11 +4,9 @@ identical rebuild finds its existing release and writes nothing."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import orjson
@@ -24,6 +22,7 @@ from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.latest import in_the_past, reuse
 from pipelines.release.privatize import privatize, pseudonym_key
+from pipelines.release.provenance import git_commit, package_version
 from pipelines.release.redaction_memo import (
     RedactionMemo,
     load_memo,
@@ -31,6 +30,7 @@ from pipelines.release.redaction_memo import (
     save_memo,
 )
 from pipelines.release.request import ReleaseRequest
+from pipelines.release.staged import Staged
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
 from pipelines.release.write import (
     content_hash,
@@ -110,28 +110,6 @@ def drop_prompt_duplicates(
     return kept, dropped
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).parent,
-            timeout=10,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def _package_version() -> str:
-    try:
-        return version("turnlake")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _raw_fingerprints(layout: Layout) -> list[dict]:
     logs = pl.concat([read_log(layout, s) for s in SOURCES]).filter(
         pl.col("missing_since").is_null()
@@ -148,7 +126,7 @@ class _Built:
     ledger: dict[str, dict[str, int]]
     replace_ids: Callable[[str], str]
     dropped: dict[str, int]
-    batches: dict[str, pl.Series] | None = None
+    staged: Staged | None = None
 
 
 def _from_whole_tables(
@@ -191,8 +169,12 @@ def _from_partitions(
     out = partitioned_release(
         settings, as_of, build_config, privacy_of(settings, key, memo, memo_id)
     )
-    _prove(out.proof)
-    return _Built(out.datasets, out.proof, out.ledger, out.replace_ids, out.dropped, out.batches)
+    try:
+        _prove(out.proof)
+    except LeakageError:
+        out.staged.remove()
+        raise
+    return _Built({}, out.proof, out.ledger, out.replace_ids, out.dropped, out.staged)
 
 
 def _prove(proof: dict) -> None:
@@ -241,11 +223,11 @@ def release_request(
         built.proof,
         config,
         fingerprints,
-        _package_version(),
-        _git_commit(),
+        package_version(),
+        git_commit(),
         built.ledger,
         table_versions=stored.versions(layout, as_of),
-        row_batches=built.batches,
+        staged=built.staged,
         as_of=as_of.isoformat() if in_the_past(layout, as_of) else None,
     )
     return request, built.dropped
@@ -285,14 +267,18 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
             unchanged, exports / unchanged, False, _dropped_in(exports / unchanged)
         )
     request, dropped = release_request(settings, raw_fingerprints, as_of)
-    request = replace(request, input_digest=inputs)
-    digest = content_hash(request)
-    found = existing_version(exports, digest)
-    if found:
-        record_inputs(exports, inputs, found)
-        found = reuse(layout, found, as_of)
-        return ReleaseOutcome(found, exports / found, False, dropped)
-    name = f"{today}-{digest[:10]}"
-    path = write_release(exports, name, digest, request, check=_trainable)
-    record_inputs(exports, inputs, name)
-    return ReleaseOutcome(name, path, True, dropped)
+    try:
+        request = replace(request, input_digest=inputs)
+        digest = content_hash(request)
+        found = existing_version(exports, digest)
+        if found:
+            record_inputs(exports, inputs, found)
+            found = reuse(layout, found, as_of)
+            return ReleaseOutcome(found, exports / found, False, dropped)
+        name = f"{today}-{digest[:10]}"
+        path = write_release(exports, name, digest, request, check=_trainable)
+        record_inputs(exports, inputs, name)
+        return ReleaseOutcome(name, path, True, dropped)
+    finally:
+        if request.staged is not None:  # its files were moved into the release, or not wanted
+            request.staged.remove()

@@ -26,25 +26,25 @@ _SEEDS = (0x72656C65617365, 0x626174636866)  # fixed: digests compare across rel
 _MASK = (1 << 64) - 1
 
 
-def batch_files(frame: pl.DataFrame, batches: pl.Series) -> Iterator[tuple[str, str, pl.DataFrame]]:
-    """(split, file name, rows) of every file: `<split>-b00003.parquet`, or
-    `<split>-b00003-00000-of-00002.parquet` shards when a batch is large; rows keep the frame's
-    (release) order."""
-    tagged = frame.with_columns(_batch=batches)
+def split_batch_files(
+    frame: pl.DataFrame, batch: int
+) -> Iterator[tuple[str, pl.DataFrame, list[tuple[str, pl.DataFrame]]]]:
+    """(split, its rows, [(file name, rows)]) of one landing batch's rows (in release order):
+    `<split>-b00003.parquet`, or `<split>-b00003-00000-of-00002.parquet` shards when large."""
     present = set(frame.get_column("split"))
     splits = [s for s in SPLIT_ORDER if s in present] + sorted(present - set(SPLIT_ORDER))
     for split in splits:
-        rows = tagged.filter(pl.col("split") == split)
-        for batch in sorted(set(rows.get_column("_batch"))):
-            part = rows.filter(pl.col("_batch") == batch).drop("_batch")
-            stem = f"{split}-b{batch:05d}"
-            if part.height <= SHARD_ROWS:
-                yield split, f"{stem}.parquet", part
-                continue
-            n = -(-part.height // SHARD_ROWS)
-            for i in range(n):
-                name = f"{stem}-{i:05d}-of-{n:05d}.parquet"
-                yield split, name, part.slice(i * SHARD_ROWS, SHARD_ROWS)
+        part = frame.filter(pl.col("split") == split)
+        stem = f"{split}-b{batch:05d}"
+        if part.height <= SHARD_ROWS:
+            yield split, part, [(f"{stem}.parquet", part)]
+            continue
+        n = -(-part.height // SHARD_ROWS)
+        shards = [
+            (f"{stem}-{i:05d}-of-{n:05d}.parquet", part.slice(i * SHARD_ROWS, SHARD_ROWS))
+            for i in range(n)
+        ]
+        yield split, part, shards
 
 
 def _row_hashes(frame: pl.DataFrame) -> list[pl.Series]:
@@ -63,18 +63,20 @@ def rows_digest(frame: pl.DataFrame) -> str:
     return digest.hexdigest()
 
 
-def layout_free_hash(
-    datasets: dict[str, pl.DataFrame], batches: dict[str, pl.Series], config: dict
-) -> str:
+Totals = dict[tuple[str, str, str], list[int]]
+
+
+def add_to_totals(totals: Totals, name: str, split: str, part: pl.DataFrame) -> None:
+    """Count one file's rows into the content-hash sums of (dataset, split, schema)."""
+    total = totals.setdefault((name, split, _schema(part)), [0, 0, 0])
+    total[0] += part.height
+    for i, hashes in enumerate(_row_hashes(part), start=1):
+        total[i] = (total[i] + int(hashes.to_numpy().sum(dtype=np.uint64))) & _MASK
+
+
+def totals_hash(totals: Totals, config: dict) -> str:
     """Content hash of a partitioned release: per (dataset, split), its schema, row count and
     the sums (mod 2**64) of every row's two hashes, then the config (see the module doc)."""
-    totals: dict[tuple[str, str, str], list[int]] = {}
-    for name in sorted(datasets):
-        for split, _, part in batch_files(datasets[name], batches[name]):
-            total = totals.setdefault((name, split, _schema(part)), [0, 0, 0])
-            total[0] += part.height
-            for i, hashes in enumerate(_row_hashes(part), start=1):
-                total[i] = (total[i] + int(hashes.to_numpy().sum(dtype=np.uint64))) & _MASK
     summary = [[*key, *value] for key, value in sorted(totals.items())]
     return fingerprint([pl.__version__, json_part(summary), json_part(config)])
 

@@ -22,7 +22,7 @@ def release_configs(
             name,
             name,
             name,
-            request.datasets[name],
+            request.frame_or_stats(name),
             tuple(dict.fromkeys(f["split"] for f in files)),
         )
         for name, files in layout.items()
@@ -30,7 +30,7 @@ def release_configs(
 
 
 def _dataset_section(config: Config) -> str:
-    rows = dict(config.frame.group_by("split").len().iter_rows())
+    rows = config.stats.rows
     out = [
         f"### `{config.name}`",
         "",
@@ -43,7 +43,7 @@ def _dataset_section(config: Config) -> str:
     ]
     out += [
         f"| `{col}` | `{dtype}` | {column_description(config.dataset, col)} |"
-        for col, dtype in config.frame.schema.items()
+        for col, dtype in config.stats.schema.items()
     ]
     return "\n".join(out)
 
@@ -67,7 +67,7 @@ def _profiles_section(configs: list[Config], profiles: dict) -> str:
         selection = ", ".join(
             f"{k} = {v}" for k, v in profiles[profile].items() if v not in (None, False)
         )
-        rows = dict(c.frame.group_by("split").len().iter_rows())
+        rows = c.stats.rows
         lines.append(
             f"| `{c.name}` | `{c.dataset}` | {selection or 'everything'} | "
             + ", ".join(f"{s} {rows.get(s, 0)}" for s in c.splits)

@@ -9,10 +9,13 @@ features and split sizes of every config, in the YAML form `datasets` writes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import polars as pl
 import pyarrow as pa
 import yaml
+
+from pipelines.release.card_stats import FrameStats, stats_of
 
 TASK_CATEGORIES = ["text-generation", "reinforcement-learning"]
 TAGS = ["sft", "dpo", "kto", "offline-rl", "rlds", "human-feedback"]
@@ -35,8 +38,12 @@ class Config:
     name: str
     path: str  # folder under the release
     dataset: str
-    frame: pl.DataFrame
+    frame: pl.DataFrame | FrameStats  # its rows, or what the card needs of them (card_stats.py)
     splits: tuple[str, ...]  # in file order
+
+    @cached_property
+    def stats(self) -> FrameStats:
+        return stats_of(self.frame)
 
 
 def size_category(rows: int) -> str:
@@ -58,20 +65,18 @@ def hf_features(schema: pa.Schema) -> list[dict]:
     return [{"name": field.name, **_feature(field.type)} for field in schema]
 
 
-def _dataset_info(config: Config) -> dict:
-    sizes = config.frame.group_by("split").agg(pl.len().alias("n"))
-    rows = dict(sizes.iter_rows())
+def _dataset_info(config: Config, stats: FrameStats) -> dict:
     splits = [
         {
             "name": split,
-            "num_bytes": config.frame.filter(pl.col("split") == split).estimated_size(),
-            "num_examples": rows[split],
+            "num_bytes": stats.bytes.get(split, 0),
+            "num_examples": stats.rows[split],
         }
         for split in config.splits
     ]
     return {
         "config_name": config.name,
-        "features": hf_features(config.frame.head(0).to_arrow().schema),
+        "features": hf_features(stats.arrow_schema),
         "splits": splits,
         "dataset_size": sum(s["num_bytes"] for s in splits),
     }
@@ -79,7 +84,8 @@ def _dataset_info(config: Config) -> dict:
 
 def card_metadata(configs: list[Config], card: dict, default: str | None) -> dict:
     """The YAML front matter as a dict (`card`: `[release.card]` as recorded in the config)."""
-    base_rows = sum(c.frame.height for c in configs if c.name == c.dataset)
+    stats = [c.stats for c in configs]
+    base_rows = sum(s.height for c, s in zip(configs, stats, strict=True) if c.name == c.dataset)
     meta: dict = {
         "pretty_name": card.get("pretty_name", "turnlake training sets"),
         "language": list(card.get("language", ["en"])),
@@ -102,7 +108,7 @@ def card_metadata(configs: list[Config], card: dict, default: str | None) -> dic
             }
             for c in configs
         ],
-        "dataset_info": [_dataset_info(c) for c in configs],
+        "dataset_info": [_dataset_info(c, s) for c, s in zip(configs, stats, strict=True)],
     }
     return meta
 
@@ -117,50 +123,49 @@ def card_warnings(configs: list[Config], card: dict, ratios: dict[str, float]) -
     tiny = int(card.get("tiny_split_rows", 50))
     out = []
     for c in configs:
+        stats = c.stats
         for split in [s for s, r in ratios.items() if r > 0]:
-            part = c.frame.filter(pl.col("split") == split)
-            groups = part["group_id"].n_unique() if "group_id" in part.columns else 0
-            if part.height == 0:
+            rows = stats.rows.get(split, 0)
+            groups = len(stats.groups.get(split, ())) if "group_id" in stats.schema else 0
+            if rows == 0:
                 out.append(f"`{c.name}` has no `{split}` rows: that split cannot be loaded.")
-            elif part.height < tiny:
+            elif rows < tiny:
                 out.append(
-                    f"`{c.name}` `{split}` is tiny: {part.height} rows from {groups} group(s) "
+                    f"`{c.name}` `{split}` is tiny: {rows} rows from {groups} group(s) "
                     f"(under {tiny}); scores on it are noise."
                 )
-        out += _margin_warning(c, float(card.get("missing_margin_share", 0.5)))
-        out += _skew_warnings(c, float(card.get("label_skew", 0.9)))
+        out += _margin_warning(c, stats, float(card.get("missing_margin_share", 0.5)))
+        out += _skew_warnings(c, stats, float(card.get("label_skew", 0.9)))
     return out
 
 
-def _margin_warning(c: Config, share: float) -> list[str]:
-    if c.dataset != "preference" or c.frame.height == 0:
+def _margin_warning(c: Config, stats: FrameStats, share: float) -> list[str]:
+    if c.dataset != "preference" or stats.height == 0:
         return []
-    missing = c.frame.filter(
-        pl.col("reward_chosen").is_null() | pl.col("reward_rejected").is_null()
-    ).height
-    if missing / c.frame.height <= share:
+    missing = stats.missing_margin
+    if missing / stats.height <= share:
         return []
     return [
         (
-            f"`{c.name}`: {missing} of {c.frame.height} preference pairs carry no reward margin "
+            f"`{c.name}`: {missing} of {stats.height} preference pairs carry no reward margin "
             "(`reward_chosen` or `reward_rejected` is null): their preference rests on the pair's "
             "evidence alone (`pair_kind`), not on rewards."
         )
     ]
 
 
-def _skew_warnings(c: Config, skew: float) -> list[str]:
-    if "label" not in c.frame.columns:
+def _skew_warnings(c: Config, stats: FrameStats, skew: float) -> list[str]:
+    if "label" not in stats.schema:
         return []
     out = []
     for split in c.splits:
-        labels = c.frame.filter(pl.col("split") == split)["label"]
-        if labels.len() == 0:
+        n, trues = stats.labels.get(split, (0, 0))
+        if n == 0:
             continue
-        top = max(labels.sum(), labels.len() - labels.sum())
-        if top / labels.len() > skew:
+        top = max(trues, n - trues)
+        if top / n > skew:
             out.append(
-                f"`{c.name}` `{split}` labels are skewed: {labels.sum()} true, "
-                f"{labels.len() - labels.sum()} false (majority over {skew:.0%})."
+                f"`{c.name}` `{split}` labels are skewed: {trues} true, "
+                f"{n - trues} false (majority over {skew:.0%})."
             )
     return out

@@ -91,3 +91,4 @@ def clear(layout: Layout) -> None:
     root = cache_root(layout)
     if root is not None:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(root.parent / "release-stage", ignore_errors=True)  # partitioned.STAGE_DIR

@@ -38,6 +38,7 @@ from pipelines.release.privatize import (
     prepare,
 )
 from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.staged import BATCH, Source
 from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -45,7 +46,6 @@ from pipelines.storage.layout import Layout
 log = logging.getLogger("turnlake")
 _PIPELINES = Path(__file__).resolve().parents[1]
 _PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
-BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
 # Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
 CHUNK_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
 
@@ -62,7 +62,7 @@ class Privacy:
 
 @dataclass(frozen=True)
 class Parts:
-    datasets: dict[str, pl.DataFrame]  # privatized, with BATCH, not yet in release order
+    sources: dict[str, list[Source]]  # each dataset's privatized partitions, in partition order
     keys: pl.DataFrame  # every partition's key frame with `keep` and PARTITION
     participants: pl.DataFrame  # human_participants of all of silver
     left_out: dict[str, dict[str, int]]
@@ -181,22 +181,38 @@ def _global_keys(
     return part_build.kept_rows(pl.concat(keys)), participants
 
 
-def _assembled(
+def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
+    return frame.with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
+
+
+def _source(root: Path | None, entry: str, name: str, batch: int, held: dict) -> Source:
+    frame = held.get(name)
+    if frame is not None:
+        return Source(
+            batch, _with_batch(frame.head(0), batch).schema, lambda: _with_batch(frame, batch)
+        )
+    path = part_cache.frame_path(root, entry, name)
+    schema = pl.scan_parquet(path).collect_schema()
+    return Source(
+        batch,
+        pl.Schema({**schema, BATCH: pl.Int64}),
+        lambda: _with_batch(pl.read_parquet(path), batch),
+    )
+
+
+def _sources(
     root: Path | None,
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
-) -> dict[str, pl.DataFrame]:
-    out = {}
-    for name in DATASETS:
-        parts = []
-        for p in partitions:
-            frame = (held.get(p.key) or {}).get(name)
-            if frame is None:
-                frame = pl.read_parquet(part_cache.frame_path(root, private[p.key], name))
-            parts.append(frame.with_columns(**{BATCH: pl.lit(p.batch, pl.Int64)}))
-        out[name] = pl.concat(parts, how="vertical_relaxed")
-    return out
+) -> dict[str, list[Source]]:
+    """Each dataset's privatized partitions, read only when their batch is finished (staged.py)."""
+    return {
+        name: [
+            _source(root, private[p.key], name, p.batch, held.get(p.key) or {}) for p in partitions
+        ]
+        for name in DATASETS
+    }
 
 
 def release_parts(
@@ -226,6 +242,7 @@ def release_parts(
         if meta:
             ledgers.append(meta["ledger"])
             hows.append(how)
+            privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
             pending.append(_Pending(p.key, entries, keep))
     for key, meta, frames in _privatize_all(root, pending, ids, privacy, held):
@@ -240,7 +257,7 @@ def release_parts(
         time.monotonic() - started,
     )
     return Parts(
-        _assembled(root, partitions, private, held_private),
+        _sources(root, partitions, private, held_private),
         keys,
         participants,
         part_build.summed_left_out(metas),

@@ -1,5 +1,6 @@
 """The datasets, split proof and redaction ledger of a release whose tables are stored in
-partitions (part_release.py builds and privatizes them partition by partition). The rows are the
+partitions (part_release.py builds and privatizes them partition by partition; staged.py puts
+them in release order and writes their files one landing batch at a time). The rows are the
 rows a release from whole tables would hold; their order is the release's stable pseudo-random
 order with ties broken by the privatized rows' own values, so it does not depend on how groups
 were cut into partitions (1 and 8 shards give the same release)."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 
@@ -16,20 +18,24 @@ from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import part_build, part_cache
-from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
+from pipelines.release.assemble_order import survey_dataset
+from pipelines.release.batch_files import previous_files
 from pipelines.release.inputs import key_fingerprint
-from pipelines.release.part_release import BATCH, Privacy, release_parts
+from pipelines.release.part_release import Privacy, release_parts
 from pipelines.release.privatize import privatize
 from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.staged import BATCH, Source, Staged, stage
 from pipelines.splits.assign import split_proof
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import is_remote
+
+STAGE_DIR = "release-stage"  # beside the part store: a release's files before they are published
 
 
 @dataclass(frozen=True)
 class PartitionedRelease:
-    datasets: dict[str, pl.DataFrame]  # privatized, in release order
-    batches: dict[str, pl.Series]  # each dataset's rows' landing batch, row by row
+    staged: Staged  # the datasets' files, written batch by batch (staged.py)
     proof: dict
     dropped: dict[str, int]
     ledger: dict[str, dict[str, int]]
@@ -70,7 +76,7 @@ def partitioned_release(
         config=settings.splits,
         participants=parts.participants,
     ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
-    datasets, ledger = parts.datasets, dict(parts.ledger)  # emptied below, once ordered
+    sources, ledger = dict(parts.sources), dict(parts.ledger)
     if settings.privacy.include_surveys:
         surveys = privatize(
             {"surveys": _surveys(layout, as_of, splits)},
@@ -81,22 +87,29 @@ def partitioned_release(
             privacy.workers,
             ids=parts.ids,
         )
-        datasets["surveys"], ledger["surveys"] = (
-            surveys.datasets["surveys"],
-            surveys.ledger["surveys"],
-        )
-    ordered = {}
-    for name in list(datasets):  # popped: memory holds one dataset's unordered rows, not all
-        ordered[name] = shuffled_order(name, canonical_order(datasets.pop(name)))
+        sources["surveys"] = _batches_of(surveys.datasets["surveys"])
+        ledger["surveys"] = surveys.ledger["surveys"]
+    exports = layout.exports
+    previous = {} if is_remote(exports) else previous_files(exports)
+    staged = stage(sources, stage_folder(layout), previous)
     part_cache.prune(part_cache.cache_root(layout), parts.entries)
     return PartitionedRelease(
-        {name: frame.drop(BATCH) for name, frame in ordered.items()},
-        {name: frame.get_column(BATCH) for name, frame in ordered.items()},
-        proof,
-        dropped,
-        ledger,
-        parts.replace_ids(privacy.key).replace,
+        staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace
     )
+
+
+def stage_folder(layout: Layout) -> Path:
+    """Where a release's files are staged (local, under the engine's state, never released)."""
+    return part_cache.cache_root(layout).parent / STAGE_DIR
+
+
+def _batches_of(frame: pl.DataFrame) -> list[Source]:
+    """A frame held whole (the survey answers) as one source per landing batch."""
+    batches = sorted(set(frame.get_column(BATCH))) or [0]  # no rows: still its schema
+    return [
+        Source(batch, frame.schema, lambda batch=batch: frame.filter(pl.col(BATCH) == batch))
+        for batch in batches
+    ]
 
 
 def privacy_of(settings: Settings, key: bytes, memo: RedactionMemo, memo_id: str) -> Privacy:

@@ -46,6 +46,9 @@ class RedactionMemo:
     known: dict[str, tuple[str | None, dict[str, int]]] = field(default_factory=dict)
     used: dict[str, tuple[str | None, dict[str, int]]] = field(default_factory=dict)
     hits: int = 0
+    # Set when a release reused privatized partitions without looking their texts up: their
+    # entries are in `known`, not in `used`, and must survive the save.
+    keep_known: bool = False
 
     def __post_init__(self) -> None:
         # blake2b in keyed mode is a MAC (one C call: a third of what `hmac` costs per short text)
@@ -94,18 +97,20 @@ def load_memo(data_root: Path, key: bytes, fingerprint: str) -> RedactionMemo:
 
 
 def save_memo(memo: RedactionMemo, data_root: Path, fingerprint: str) -> None:
-    """Keep the entries this release used; drop memos of other configs or code."""
+    """Keep the entries this release used (and, when it reused privatized partitions, the ones it
+    did not look up: `keep_known`); drop memos of other configs or code."""
+    entries = memo.known | memo.used if memo.keep_known else memo.used
     encoded: dict[tuple, str] = {}
     counts = []
-    for _, found in memo.used.values():
+    for _, found in entries.values():
         key = tuple(sorted(found.items()))
         if key not in encoded:
             encoded[key] = orjson.dumps(dict(key)).decode()
         counts.append(encoded[key])
     frame = pl.DataFrame(
         {
-            "text_mac": list(memo.used),
-            "cleaned": [cleaned for cleaned, _ in memo.used.values()],
+            "text_mac": list(entries),
+            "cleaned": [cleaned for cleaned, _ in entries.values()],
             "counts": counts,
         },
         schema=_SCHEMA,

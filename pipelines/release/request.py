@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from pipelines.release.card_stats import FrameStats
+    from pipelines.release.staged import Staged
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,13 @@ class ReleaseRequest:
     table_versions: dict[str, dict[str, int]] | None = (
         None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
     )
-    row_batches: dict[str, pl.Series] | None = (
-        None  # dataset -> each row's landing batch (tables stored in partitions); not content
-    )
     as_of: str | None = None  # built from the tables as of this time (not LATEST); not content
+    staged: Staged | None = None  # tables stored in partitions: the datasets' files, already
+    # written batch by batch (staged.py); `datasets` is then empty
+
+    def dataset_names(self) -> list[str]:
+        return sorted(self.staged.names if self.staged is not None else self.datasets)
+
+    def frame_or_stats(self, name: str) -> pl.DataFrame | FrameStats:
+        """A dataset's rows, or of a staged release what the card needs of them."""
+        return self.staged.stats[name] if self.staged is not None else self.datasets[name]

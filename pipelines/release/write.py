@@ -15,12 +15,6 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipelines.release.batch_files import (
-    batch_files,
-    layout_free_hash,
-    previous_files,
-    write_or_link,
-)
 from pipelines.release.card import release_configs, render_card
 from pipelines.release.card_meta import Config
 from pipelines.release.diff import diff_folders, diff_markdown
@@ -50,8 +44,8 @@ SCHEMA_VERSION = "1"
 def content_hash(request: ReleaseRequest) -> str:
     """Hash of what a release contains and how it was made: same inputs, same hash (of a release
     from partitioned tables: batch_files.py)."""
-    if request.row_batches is not None:
-        return layout_free_hash(request.datasets, request.row_batches, request.config)
+    if request.staged is not None:
+        return request.staged.content_hash(request.config)
     digest = hashlib.sha256()
     for name in sorted(request.datasets):
         digest.update(name.encode())
@@ -71,15 +65,8 @@ def existing_version(exports: Path, digest: str) -> str | None:
     return None
 
 
-def _write_dataset(
-    folder: Path,
-    frame: pl.DataFrame,
-    batches: pl.Series | None = None,
-    previous: dict[str, tuple[Path, str]] | None = None,
-) -> list[dict]:
+def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     folder.mkdir(parents=True)
-    if batches is not None:
-        return _write_batches(folder, frame, batches, previous or {})
     files = []
     splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(
         set(frame["split"]) - set(SPLIT_ORDER)
@@ -91,21 +78,28 @@ def _write_dataset(
     return files
 
 
-def _write_batches(
-    folder: Path, frame: pl.DataFrame, batches: pl.Series, previous: dict[str, tuple[Path, str]]
-) -> list[dict]:
-    """One file per split and landing batch, each written or linked from the previous release."""
-    files = []
-    for split, name, part in batch_files(frame, batches):
-        digest, _ = write_or_link(part, folder / name, f"{folder.name}/{name}", previous)
-        files.append({"split": split, "file": name, "rows": part.height, "rows_digest": digest})
-    return files
+def _dataset_files(tmp: Path, request: ReleaseRequest) -> dict[str, list[dict]]:
+    """Every dataset's files in the release folder: moved there when staged, else written. A
+    dataset with no rows in this build is left out (its count is 0 in the manifest)."""
+    if request.staged is not None:
+        return request.staged.move_into(tmp)
+    return {
+        name: _write_dataset(tmp / name, frame)
+        for name, frame in sorted(request.datasets.items())
+        if frame.height
+    }
 
 
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     """Every profile config with rows, under profiles/<config>/ (profiles.py)."""
     configs = []
-    selected = profile_frames(request.datasets, request.config.get("profiles") or {})
+    profiles = request.config.get("profiles") or {}
+    if not profiles:
+        return []
+    datasets = request.datasets
+    if request.staged is not None:  # profiles filter whole datasets: read them back
+        datasets = {name: request.staged.whole(name) for name in request.staged.names}
+    selected = profile_frames(datasets, profiles)
     for name, (_, dataset, frame) in selected.items():
         if frame.height:
             files = _write_dataset(tmp / PROFILES_DIR / name, frame)
@@ -161,7 +155,7 @@ def _manifest(
     file's hash (the manifest itself is not yet written, so not listed)."""
     manifest = base | {
         "counts": {
-            name: {f["split"]: 0 for f in layout.get(name, [])} for name in sorted(request.datasets)
+            name: {f["split"]: 0 for f in layout.get(name, [])} for name in request.dataset_names()
         },
         "files": [],
     }
@@ -208,16 +202,7 @@ def write_release(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    # A dataset with no rows in this build is left out (its count is 0 in the manifest).
-    batches = request.row_batches
-    previous = previous_files(exports) if batches is not None else {}
-    layout = {
-        name: _write_dataset(
-            tmp / name, frame, batches[name] if batches is not None else None, previous
-        )
-        for name, frame in sorted(request.datasets.items())
-        if frame.height
-    }
+    layout = _dataset_files(tmp, request)
     crash_point("release:after_datasets")
     (tmp / SPLIT_PROOF).write_bytes(
         orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)

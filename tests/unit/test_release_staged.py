@@ -1,0 +1,141 @@
+"""A partitioned release finished one landing batch at a time (pipelines/release/staged.py,
+card_stats.py, batch_files.py): per-batch aggregates merged equal what the whole dataset gives,
+and each batch's file holds its rows in the whole dataset's release order."""
+
+import hashlib
+
+import numpy as np
+import polars as pl
+
+from pipelines.release.batch_files import add_to_totals
+from pipelines.release.card_stats import FrameStats
+from pipelines.release.redaction_memo import RedactionMemo, load_memo, save_memo
+from pipelines.release.staged import BATCH, Source, stage
+
+_KEY = b"k" * 32
+
+
+def _kto(batch: int, rows: list[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(
+        rows, schema=["turn_id", "split", "group_id", "label", "note"], orient="row"
+    ).with_columns(pl.lit(batch, pl.Int64).alias(BATCH))
+
+
+# turn, split, group, label, note (batch 0's notes are all null: a Null column there)
+_B0 = [("t1", "train", "g1", True, None), ("t2", "train", "g1", True, None)]
+_B0 += [("t3", "test", "g2", False, None)]
+_B1 = [("t5", "train", "g3", True, "n5"), ("t4", "train", "g3", False, "n4")]
+_B1 += [("t6", "test", None, True, "n6")]
+
+
+def test_card_figures_merged_over_batches_are_counted_by_hand():
+    stats = FrameStats.of(_kto(0, _B0).drop(BATCH))
+    stats.add(_kto(1, _B1).drop(BATCH))
+    assert stats.rows == {"train": 4, "test": 2} and stats.height == 6
+    assert stats.groups == {"train": {"g1", "g3"}, "test": {"g2", None}}  # null counts as a group
+    assert stats.labels == {"train": (4, 3), "test": (2, 1)}  # (rows, true labels)
+
+
+def test_missing_reward_margins_are_summed_over_batches():
+    pairs = pl.DataFrame(
+        {
+            "split": ["train"] * 3,
+            "reward_chosen": [1.0, None, 0.5],
+            "reward_rejected": [0.0, 0.0, None],
+        }
+    )
+    stats = FrameStats.of(pairs.head(1))
+    stats.add(pairs.tail(2))
+    assert stats.missing_margin == 2
+
+
+def test_estimated_bytes_of_a_split_are_the_sum_over_its_batches():
+    """Polars' estimated size of one split's rows, batch by batch (validity bitmaps are sized per
+    frame, so the sum is not the size of one concatenated frame: the card states the sum)."""
+    batches = [_kto(0, _B0).drop(BATCH), _kto(1, _B1).drop(BATCH)]
+    stats = FrameStats.of(batches[0])
+    stats.add(batches[1])
+    for split in ("train", "test"):
+        expected = sum(b.filter(pl.col("split") == split).estimated_size() for b in batches)
+        assert stats.bytes[split] == expected
+
+
+def test_content_hash_sums_do_not_depend_on_how_rows_fall_into_files():
+    frame = (
+        pl.concat([_kto(0, _B0), _kto(1, _B1)], how="vertical_relaxed")
+        .drop(BATCH)
+        .filter(pl.col("split") == "train")
+    )
+    one, two = {}, {}
+    add_to_totals(one, "kto", "train", frame)
+    add_to_totals(two, "kto", "train", frame.head(1))
+    add_to_totals(two, "kto", "train", frame.tail(3))
+    assert one == two
+    (key,) = one
+    sums = [int(frame.hash_rows(seed).to_numpy().sum(dtype=np.uint64)) for seed in _seeds()]
+    assert one[key] == [4, *sums]
+
+
+def _seeds() -> tuple[int, int]:
+    from pipelines.release.batch_files import _SEEDS
+
+    return _SEEDS
+
+
+def _order(ids: list[str]) -> list[str]:
+    """The release order by hand: sha256 of the row id (kto's id is its turn_id)."""
+    return sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+
+
+def test_each_batch_file_holds_its_rows_in_release_order_in_the_whole_schema(tmp_path):
+    frames = {0: _kto(0, _B0), 1: _kto(1, _B1)}
+    sources = {
+        "kto": [
+            Source(batch, frame.schema, lambda frame=frame: frame)
+            for batch, frame in frames.items()
+        ]
+    }
+    staged = stage(sources, tmp_path / "stage", previous={})
+    files = [f["file"] for f in staged.files["kto"]]
+    assert files == ["train-b00000.parquet", "train-b00001.parquet"] + [
+        "test-b00000.parquet",
+        "test-b00001.parquet",
+    ]
+    train1 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00001.parquet")
+    assert train1.get_column("turn_id").to_list() == _order(["t4", "t5"]) == ["t4", "t5"]
+    train0 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00000.parquet")
+    assert train0.schema["note"] == pl.String  # batch 0 alone would have a Null column
+    assert BATCH not in train0.columns
+    whole = staged.whole("kto")
+    assert whole.get_column("turn_id").to_list() == _order(["t1", "t2", "t3", "t4", "t5", "t6"])
+    assert staged.stats["kto"].rows == {"train": 4, "test": 2}
+
+
+def test_a_release_that_reused_partitions_keeps_the_memo_entries_it_did_not_look_up(tmp_path):
+    memo = RedactionMemo(_KEY)
+    memo.put("call me at 555", "call me at [PHONE]", {"phone": 1})
+    save_memo(memo, tmp_path, "fp")
+    reused = load_memo(tmp_path, _KEY, "fp")
+    reused.keep_known = True  # a release that privatized nothing new
+    save_memo(reused, tmp_path, "fp")
+    assert load_memo(tmp_path, _KEY, "fp").get("call me at 555") == (
+        "call me at [PHONE]",
+        {"phone": 1},
+    )
+    pruned = load_memo(tmp_path, _KEY, "fp")  # privatized everything, looked nothing up
+    save_memo(pruned, tmp_path, "fp")
+    assert load_memo(tmp_path, _KEY, "fp").get("call me at 555") is None
+
+
+def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(tmp_path):
+    """Profiles read whole datasets after the staged files were moved into the release."""
+    frames = {0: _kto(0, _B0), 1: _kto(1, _B1)}
+    sources = {"kto": [Source(b, f.schema, lambda f=f: f) for b, f in frames.items()]}
+    staged = stage(sources, tmp_path / "stage", previous={})
+    (tmp_path / "release").mkdir()
+    layout = staged.move_into(tmp_path / "release")
+    assert [f["file"] for f in layout["kto"]] == [f["file"] for f in staged.files["kto"]]
+    assert (tmp_path / "release" / "kto" / "train-b00001.parquet").exists()
+    assert staged.whole("kto").get_column("turn_id").to_list() == _order(
+        ["t1", "t2", "t3", "t4", "t5", "t6"]
+    )
