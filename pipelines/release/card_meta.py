@@ -16,6 +16,7 @@ import pyarrow as pa
 import yaml
 
 from pipelines.release.card_stats import FrameStats, stats_of
+from pipelines.splits.balance import TOLERANCE, off_ratio
 
 TASK_CATEGORIES = ["text-generation", "reinforcement-learning"]
 TAGS = ["sft", "dpo", "kto", "offline-rl", "rlds", "human-feedback"]
@@ -134,9 +135,28 @@ def card_warnings(configs: list[Config], card: dict, ratios: dict[str, float]) -
                     f"`{c.name}` `{split}` is tiny: {rows} rows from {groups} group(s) "
                     f"(under {tiny}); scores on it are noise."
                 )
+        out += _ratio_warning(c, stats, ratios, tiny)
         out += _margin_warning(c, stats, float(card.get("missing_margin_share", 0.5)))
         out += _skew_warnings(c, stats, float(card.get("label_skew", 0.9)))
     return out
+
+
+def _ratio_warning(c: Config, stats: FrameStats, ratios: dict[str, float], tiny: int) -> list[str]:
+    """A config (of at least 4 × `tiny_split_rows` rows) whose split shares are far from the
+    ratios: splits take whole groups, and a group of people linked by shared raters or actors can
+    hold most of a source (pipelines/splits/balance.py)."""
+    if stats.height < 4 * tiny:
+        return []
+    off = off_ratio(stats.rows, ratios, TOLERANCE)
+    if not off:
+        return []
+    warning = (
+        f"`{c.name}` splits are off their ratios: {', '.join(off)} of {stats.height} rows. A "
+        "split takes whole groups, and people shared across episodes (a rater of many "
+        "conversations, one actor in many sessions) join them into large groups; "
+        "`turnlake sql --saved split_balance` shows each source's largest group."
+    )
+    return [warning]
 
 
 def _margin_warning(c: Config, stats: FrameStats, share: float) -> list[str]:

@@ -90,3 +90,18 @@ def test_warns_about_skewed_labels_per_split():
 def test_source_column_names_all_seven_sources():
     text = column_description("sft", "source")
     assert all(f"`{source}`" in text for source in SOURCES_BY_HAND)
+
+
+def test_warns_when_whole_groups_move_a_config_off_its_split_ratios():
+    # 10 rows: one group of 9 in train, 1 row in test → test 10 % (configured 20 %, off by 10
+    # points = half the ratio: not over it); 19 + 1 rows → test 5 %, off by 15 > 10: warned.
+    near = pl.DataFrame({"split": ["train"] * 9 + ["test"], "group_id": ["g"] * 9 + ["h"]})
+    far = pl.DataFrame({"split": ["train"] * 19 + ["test"], "group_id": ["g"] * 19 + ["h"]})
+    card = {"tiny_split_rows": 1}
+    ratios = {"train": 0.8, "test": 0.2}
+    assert card_warnings([_config("kto", near)], card, ratios) == []
+    found = card_warnings([_config("kto", far)], card, ratios)
+    assert len(found) == 1
+    assert found[0].startswith(
+        "`kto` splits are off their ratios: test 5.0% (configured 20%) of 20 rows."
+    )
