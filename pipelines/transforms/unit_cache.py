@@ -154,7 +154,8 @@ def _transform_chunks(
     """Silver of the stale chunks `redo`, tagged with their chunk; their bronze read once."""
     todo = plan.chunk_map.filter(pl.col(ch.CHUNK).is_in(pl.Series(redo, dtype=pl.String).implode()))
     wanted = todo.rename({"unit": UNIT}).lazy()
-    rows = {t: f.join(wanted, on=UNIT, how="inner").collect() for t, f in tagged.items()}
+    joined = {t: f.join(wanted, on=UNIT, maintain_order="left") for t, f in tagged.items()}
+    rows = {t: f.collect(engine="streaming") for t, f in joined.items()}  # not whole bronze
     produced: dict[str, list[pl.DataFrame]] = {}
     for chunk in redo:
         units = todo.filter(pl.col(ch.CHUNK) == chunk).get_column("unit")
