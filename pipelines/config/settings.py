@@ -108,7 +108,9 @@ class Settings:
     # Split assignment (`[splits]`: salt and ratios).
     splits: SplitConfig = field(default_factory=SplitConfig)
     # Silver/gold partitions per split and landing batch (`[partitions] shards`, DESIGN §8).
-    partition_shards: int = _D.partitions.shards
+    partition_shards: int | str = _D.partitions.shards
+    # With `shards = "auto"`: episodes per partition a landing batch is sized by.
+    partition_episodes: int = _D.partitions.episodes_per_partition
     # Days of table history (Delta versions, snapshot records) kept for as-of releases
     # (`[retention] keep_days`); versions a kept release names are never removed.
     retention_keep_days: int = _D.retention.keep_days
@@ -244,6 +246,7 @@ def settings_from_model(
         schedule_timezone=file.schedule.timezone,
         splits=split_config_of(file.splits),
         partition_shards=file.partitions.shards,
+        partition_episodes=file.partitions.episodes_per_partition,
         retention_keep_days=file.retention.keep_days,
         dialogue_turn_index_base=dict(file.dialogue.turn_index_base),
         decision_rating_scale=dict(file.decision.rating_scale),

@@ -19,7 +19,7 @@ from deltalake.exceptions import TableNotFoundError
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_params
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
-from pipelines.partitions.store import DIGESTS_TABLE, chunks
+from pipelines.partitions.store import DIGESTS_TABLE, SILVER_ROWS, chunks
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -100,7 +100,8 @@ def bring_up_to_date(layout: Layout, params: Mapping[str, Any]) -> dict[str, int
     """Recompute every stale partition in chunks; the newest version of each gold table."""
     todo, gone, whole = stale(layout, params)
     first = True
-    for keys in chunks(todo) if todo.height else iter([[]]):
+    # as many silver rows at once as silver assembles: gold's memory follows silver's
+    for keys in chunks(todo, SILVER_ROWS) if todo.height else iter([[]]):
         if keys or gone or whole:
             replace = None if (first and whole) else [*keys, *(gone if first else [])]
             compute(layout, params, todo, keys, replace)

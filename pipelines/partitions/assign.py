@@ -1,14 +1,25 @@
 """Which partition each split group lives in: (landing batch, split, shard), sticky once assigned.
 
 A group's partition is fixed the first time a build sees it: the build's landing batch (one more
-than the last batch that assigned a group), the group's split, and a shard = which of `shards` equal
-slices of the split's bucket range holds its bucket. So new data lands in new partitions (a 1 %
-change touches about 1 % of them, where hashing groups alone would touch nearly all: DESIGN §8), no
-partition straddles two splits, and late feedback for an old group changes only that group's
-partition. A change of salt, ratios or shard count reassigns every group (batch 0).
+than the last batch that assigned a group), the group's split, and a shard = which of the batch's
+equal slices of the split's bucket range holds its bucket. So new data lands in new partitions (a
+1 % change touches about 1 % of them, where hashing groups alone would touch nearly all: DESIGN
+§8), no partition straddles two splits, and late feedback for an old group changes only that
+group's partition.
+
+How many slices a batch gets: a fixed count (`[partitions] shards = N`), or, with `shards =
+"auto"`, one per `episodes_per_partition` episodes of the batch's new groups in that split
+(at least 1, at most MAX_SIZED_SHARDS), so a big first build gets many partitions and a small
+later batch few. The count is used once, when the batch's groups are assigned; the map then holds
+each group's partition. A change of salt, ratios, fixed count, or between fixed and "auto"
+reassigns every group (batch 0); a change of `episodes_per_partition` does not (it sizes later
+batches only).
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -19,25 +30,42 @@ PARTITION = "_partition"  # the partition column of partitioned Delta tables
 MAP_SCHEMA = pl.Schema(
     {"group_id": pl.String, "batch": pl.Int64, PARTITION: pl.String, "scheme": pl.String}
 )
+AUTO = "auto"  # `[partitions] shards = "auto"`: shards of each batch sized by its episodes
+MAX_SIZED_SHARDS = 999  # per batch and split; keys stay `s<3 digits>` at most
+Shards = int | str  # a fixed count (0: tables stored whole) or AUTO
 
 
-def scheme_of(config: SplitConfig, shards: int) -> str:
-    """What partition keys are a function of besides the batch: a different scheme reassigns."""
+def scheme_of(config: SplitConfig, shards: Shards) -> str:
+    """What partition keys are a function of besides the batch: a different scheme reassigns.
+    With AUTO the per-batch count is not part of it: a later batch sized differently keeps the
+    groups already assigned."""
     return fingerprint([json_part([config.salt, config.ratios, shards])])[:12]
 
 
-def shard_expr(config: SplitConfig, shards: int) -> pl.Expr:
-    """Shard of `bucket` within its `split`'s bucket range: [0, shards)."""
+def shard_expr(config: SplitConfig, shards: int | Mapping[str, int]) -> pl.Expr:
+    """Shard of `bucket` within its `split`'s bucket range: [0, shards of that split)."""
     shard = pl.lit(None, pl.Int64)
     for split, (start, end) in config.bucket_ranges().items():
+        count = shards if isinstance(shards, int) else shards.get(split, 1)
         width = max(end - start, 1)
-        inside = ((pl.col("bucket") - start) * shards // width).clip(0, shards - 1)
+        inside = ((pl.col("bucket") - start) * count // width).clip(0, count - 1)
         shard = pl.when(pl.col("split") == split).then(inside).otherwise(shard)
     return shard
 
 
+def sized_shards(fresh: pl.DataFrame, per_partition: int) -> dict[str, int]:
+    """Split → shards for a batch's new groups (`fresh`: split, and `episodes` per group when
+    known, else one each): ceil(episodes / per_partition), within [1, MAX_SIZED_SHARDS]."""
+    weight = pl.col("episodes") if "episodes" in fresh.columns else pl.lit(1)
+    totals = fresh.group_by("split").agg(weight.sum().alias("n"))
+    return {
+        split: min(MAX_SIZED_SHARDS, max(1, math.ceil(int(n) / per_partition)))
+        for split, n in totals.iter_rows()
+    }
+
+
 def partition_key(batch: pl.Expr, split: pl.Expr, shard: pl.Expr) -> pl.Expr:
-    """`b00003-train-s1`: sorts by batch; only characters safe in a Hive path segment."""
+    """`b00003-train-s01`: sorts by batch; only characters safe in a Hive path segment."""
     return pl.format(
         "b{}-{}-s{}",
         batch.cast(pl.String).str.zfill(5),
@@ -46,24 +74,39 @@ def partition_key(batch: pl.Expr, split: pl.Expr, shard: pl.Expr) -> pl.Expr:
     )
 
 
+def with_episodes(splits: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
+    """`splits` with `episodes`: how many rows of `episodes` (episode_id, group_id) each group has,
+    what AUTO sizes batches by."""
+    counts = episodes.group_by("group_id").agg(pl.len().cast(pl.Int64).alias("episodes"))
+    return splits.join(counts, on="group_id", how="left").with_columns(
+        pl.col("episodes").fill_null(0)
+    )
+
+
 def assign_partitions(
-    splits: pl.DataFrame, previous: pl.DataFrame, config: SplitConfig, shards: int
+    splits: pl.DataFrame,
+    previous: pl.DataFrame,
+    config: SplitConfig,
+    shards: Shards,
+    per_partition: int = 1,
 ) -> pl.DataFrame:
-    """`splits` (group_id, bucket, split) and the previous map → the map (MAP_SCHEMA), one row per
-    group of `splits`, sorted by group_id. Groups already mapped under the same scheme keep their
-    partition; the others get the next batch."""
+    """`splits` (group_id, bucket, split; `episodes` per group for AUTO, see `with_episodes`) and
+    the previous map → the map (MAP_SCHEMA), one row per group of `splits`, sorted by group_id.
+    Groups already mapped under the same scheme keep their partition; the others get the next
+    batch, cut into `shards` slices per split (AUTO: `sized_shards` by `per_partition`)."""
     scheme = scheme_of(config, shards)
     kept = previous.filter(pl.col("scheme") == scheme).select(MAP_SCHEMA.names())
     known = splits.select("group_id").join(kept, on="group_id", how="inner")
     fresh = splits.join(kept.select("group_id"), on="group_id", how="anti")
     last = kept.get_column("batch").max()
     batch = 0 if last is None else int(last) + 1  # type: ignore[arg-type]
+    count = sized_shards(fresh, per_partition) if shards == AUTO else int(shards)
     assigned = fresh.select(
         "group_id",
         batch=pl.lit(batch, pl.Int64),
         **{
             PARTITION: partition_key(
-                pl.lit(batch, pl.Int64), pl.col("split"), shard_expr(config, shards)
+                pl.lit(batch, pl.Int64), pl.col("split"), shard_expr(config, count)
             )
         },
         scheme=pl.lit(scheme),

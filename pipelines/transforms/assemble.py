@@ -42,6 +42,7 @@ from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
+from pipelines.storage.delta_writes import overwrite_whole
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 from pipelines.transforms.build import (
@@ -142,9 +143,10 @@ def write_group(
 
 def unpartitioned(
     layout: Layout, scans: Mapping[str, Mapping[str, pl.LazyFrame]], keys: Keys
-) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+) -> tuple[dict[str, int], dict[str, int]]:
     """Contexts (one row per hash), quarantine (parse + silver rejections) and survey answers,
-    withheld and sorted, streamed from the caches; rows withheld per table."""
+    withheld and sorted, streamed from the caches and committed one table at a time (only one is
+    in memory; the snapshot publishes the versions); versions, rows withheld per table."""
     from pipelines.privacy.subjects import rows_mask
 
     pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in UNPARTITIONED}
@@ -156,7 +158,8 @@ def unpartitioned(
                     frame = stamp_with_ingest_run(frame, layout, source)
                 pieces[table].append(frame)
     pieces["quarantine"] += [parse_quarantine(layout, source) for source in SOURCES]
-    out, withheld = {}, {}
+    versions, withheld = {}, {}
+    options = storage_options(layout.data_root)
     for table, frames in pieces.items():
         empty = pl.DataFrame(schema=silver_schema(table))
         lazy = pl.concat(frames) if frames else empty.lazy()
@@ -167,8 +170,10 @@ def unpartitioned(
             lazy = lazy.filter(~mask)
         if table == "contexts":  # content-addressed: the same blob from two places is one row
             lazy = lazy.unique(subset="context_hash", keep="first", maintain_order=True)
-        out[table] = lazy.sort(SORT_KEYS[table], nulls_last=True).collect(engine="streaming")
-    return out, withheld
+        frame = lazy.sort(SORT_KEYS[table], nulls_last=True).collect(engine="streaming")
+        versions[table] = overwrite_whole(stored.table_uri(layout, "silver", table), frame, options)
+        del frame
+    return versions, withheld
 
 
 def _group_sizes(plan: Plan) -> pl.DataFrame:
@@ -213,10 +218,10 @@ def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, i
         relation.append(fed)
         withheld.update({t: withheld[t] + n for t, n in counts.items()})
         crash_point("silver:between_groups")
-    whole, counts = unpartitioned(layout, scans, keys)
+    committed, counts = unpartitioned(layout, scans, keys)
+    versions.update(committed)
     withheld.update(counts)
     frames = {
-        **whole,
         MAP_TABLE: keys.partition_map,
         DIGESTS_TABLE: _digests_now(plan, fresh),
         PROVENANCE: pl.concat(relation).sort(PARTITION, "source", CHUNK_COLUMN),

@@ -9,7 +9,7 @@ import polars as pl
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
-from pipelines.partitions.assign import assign_partitions, scheme_of
+from pipelines.partitions.assign import assign_partitions, scheme_of, with_episodes
 from pipelines.partitions.rows import SILVER_KEYS, placement
 from pipelines.partitions.store import (
     BOOKKEEPING,
@@ -183,7 +183,11 @@ def publish_silver(
         return snapshot
     splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
     partition_map = assign_partitions(
-        splits, previous_map(layout), settings.splits, settings.partition_shards
+        with_episodes(splits, tables["episodes"]),
+        previous_map(layout),
+        settings.splits,
+        settings.partition_shards,
+        settings.partition_episodes,
     )
     frames, partitions, _, _ = frames_to_write(
         tables,

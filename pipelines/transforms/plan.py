@@ -12,7 +12,7 @@ import polars as pl
 from deltalake import DeltaTable
 
 from pipelines.config.settings import SOURCES, Settings
-from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
+from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of, with_episodes
 from pipelines.partitions.rows import SILVER_KEYS, placement
 from pipelines.partitions.store import ASSEMBLED_FROM, PROVENANCE, previous_digests, previous_map
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
@@ -86,7 +86,11 @@ def global_keys(
         episodes = episodes.filter(~rows_mask("episodes", episodes, footprint))
     splits = assign_splits(episodes.get_column("group_id"), settings.splits)
     partition_map = assign_partitions(
-        splits, previous_map(layout), settings.splits, settings.partition_shards
+        with_episodes(splits, episodes),
+        previous_map(layout),
+        settings.splits,
+        settings.partition_shards,
+        settings.partition_episodes,
     )
     return Keys(placement(episodes, partition_map), partition_map, footprint)
 

@@ -20,7 +20,6 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import Settings
-from pipelines.partitions import store
 from pipelines.partitions.store import chunks as row_groups
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import silver_schema
@@ -33,6 +32,9 @@ from pipelines.transforms import chunks as ch
 from pipelines.transforms.units import UNIT, components, evidence, source_units, transform
 
 CACHE_LAYER = "silver_units"
+# bronze rows transformed and committed at once; a bronze row can give many silver rows (a scenario
+# entry: turns, feedback, a decision, a context): at 250 k, scenario's 1 GB chunks went as one group
+BRONZE_ROWS = 50_000
 MAP, DIGESTS = "_chunk_map", "_chunk_digests"
 
 
@@ -154,7 +156,8 @@ def _transform_chunks(
     """Silver of the stale chunks `redo`, tagged with their chunk; their bronze read once."""
     todo = plan.chunk_map.filter(pl.col(ch.CHUNK).is_in(pl.Series(redo, dtype=pl.String).implode()))
     wanted = todo.rename({"unit": UNIT}).lazy()
-    rows = {t: f.join(wanted, on=UNIT, how="inner").collect() for t, f in tagged.items()}
+    joined = {t: f.join(wanted, on=UNIT, maintain_order="left") for t, f in tagged.items()}
+    rows = {t: f.collect(engine="streaming") for t, f in joined.items()}  # not whole bronze
     produced: dict[str, list[pl.DataFrame]] = {}
     for chunk in redo:
         units = todo.filter(pl.col(ch.CHUNK) == chunk).get_column("unit")
@@ -188,7 +191,7 @@ def _refresh_chunks(
     settings: Settings,
     plan: ChunkPlan,
 ) -> None:
-    """Transform and commit the stale chunks in groups of at most `store.SILVER_ROWS` bronze rows,
+    """Transform and commit the stale chunks in groups of at most BRONZE_ROWS bronze rows,
     each group released before the next (memory follows a group, not the corpus); the chunk map
     and digests last, so a crash anywhere leaves the unfinished chunks stale. The first group also
     clears the vanished chunks and every later stale one (still stale until the digests are
@@ -197,7 +200,7 @@ def _refresh_chunks(
         pl.col(ch.CHUNK).is_in(pl.Series(plan.redo, dtype=pl.String).implode())
     )
     sizes = _chunk_rows(tagged, todo)
-    groups = list(row_groups(sizes, store.SILVER_ROWS)) or [[]]
+    groups = list(row_groups(sizes, BRONZE_ROWS)) or [[]]
     for number, group in enumerate(groups):
         produced = _transform_chunks(source, tagged, settings, plan, group)
         replace = [*plan.redo, *plan.gone] if number == 0 else group

@@ -43,9 +43,12 @@ LATE_FEEDBACK = {
 }
 
 
-def _build(raw: Path, data: Path, shards: int) -> None:
+def _build(raw: Path, data: Path, shards: int | str, per_partition: int = 5_000) -> None:
     config = data.parent / f"turnlake-{data.name}.toml"
-    config.write_text(f"[partitions]\nshards = {shards}\n")
+    shards = f'"{shards}"' if isinstance(shards, str) else shards
+    config.write_text(
+        f"[partitions]\nshards = {shards}\nepisodes_per_partition = {per_partition}\n"
+    )
     args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
     with pytest.MonkeyPatch.context() as env:
         env.setenv("TURNLAKE_CONFIG", str(config))
@@ -86,19 +89,31 @@ def world(tmp_path_factory):
     monkeypatch.undo()
 
 
-def test_zero_one_and_eight_shards_give_the_same_tables_and_release(world):
+def test_zero_one_eight_and_sized_shards_give_the_same_tables_and_release(world):
     tmp, raw = world
     _build(raw, tmp / "s1", 1)
     _build(raw, tmp / "s8", 8)
     _build(raw, tmp / "s0", 0)
+    _build(raw, tmp / "sa", "auto", per_partition=40)
     one, eight, whole = _tables(tmp / "s1"), _tables(tmp / "s8"), _tables(tmp / "s0")
+    sized = _tables(tmp / "sa")
     for name, frame in one.items():
         assert frame.equals(eight[name]), name
         assert frame.equals(whole[name]), name  # and equal to the tables stored whole
-    assert _content_hash(tmp / "s1") == _content_hash(tmp / "s8")
-    maps = [stored.read(Layout(tmp / d), "silver", MAP_TABLE) for d in ("s1", "s8")]
+        assert frame.equals(sized[name]), name
+    assert _content_hash(tmp / "s1") == _content_hash(tmp / "s8") == _content_hash(tmp / "sa")
+    maps = [stored.read(Layout(tmp / d), "silver", MAP_TABLE) for d in ("s1", "s8", "sa")]
     assert maps[0].get_column("_partition").n_unique() <= 2  # one per split
     assert maps[1].get_column("_partition").n_unique() > 8
+    # sized: ceil(episodes of the split / 40) slices per split, counted here by hand
+    episodes = stored.read(Layout(tmp / "sa"), "silver", "episodes").select("group_id")
+    splits = stored.read(Layout(tmp / "sa"), "splits", "splits").select("group_id", "split")
+    per_split = episodes.join(splits, on="group_id").group_by("split").len()
+    slices = {s: -(-n // 40) for s, n in per_split.iter_rows()}
+    sized_keys = maps[2].get_column("_partition").unique()
+    for split, count in slices.items():
+        shards = {int(k.rsplit("-s", 1)[1]) for k in sized_keys if f"-{split}-" in k}
+        assert max(shards) == count - 1, split  # the last slice of each split is used
 
 
 @pytest.fixture(scope="module")

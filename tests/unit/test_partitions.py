@@ -73,3 +73,38 @@ def test_changed_lists_new_and_vanished_partitions():
 def test_chunks_respect_the_row_budget_and_keep_a_big_partition_alone():
     sizes = pl.DataFrame({"_partition": ["a", "b", "c", "d"], "rows": [3, 3, 10, 1]})
     assert list(chunks(sizes, budget=6)) == [["a", "b"], ["c"], ["d"]]
+
+
+def _sized(rows: list[tuple[str, int, str, int]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["group_id", "bucket", "split", "episodes"], orient="row")
+
+
+def test_auto_gives_each_split_of_a_batch_one_shard_per_target_episodes():
+    # train: 12 episodes / 5 per partition → 3 slices of 8000/3 buckets; test: 3 episodes → 1
+    groups = [("a", 0, "train", 4), ("b", 2667, "train", 4), ("c", 7999, "train", 4)]
+    groups += [("d", 8000, "test", 1), ("e", 9999, "test", 2)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-train-s00",
+        "b": "b00000-train-s01",
+        "c": "b00000-train-s02",
+        "d": "b00000-test-s00",
+        "e": "b00000-test-s00",
+    }
+
+
+def test_auto_sizes_a_later_batch_on_its_own_and_keeps_the_groups_already_assigned():
+    first = assign_partitions(
+        _sized([("a", 7999, "train", 10)]), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5
+    )
+    assert first.row(0, named=True)["_partition"] == "b00000-train-s01"  # 2 slices: 7999 in the 2nd
+    # a small batch (z: 1 episode; a's 10 more do not count) gets 1 slice; a new target (6)
+    # sizes only the new batch
+    second = assign_partitions(
+        _sized([("a", 7999, "train", 10), ("z", 7999, "train", 1)]), first, CONFIG, "auto", 6
+    )
+    assert dict(second.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-train-s01",
+        "z": "b00001-train-s00",
+    }
+    assert scheme_of(CONFIG, "auto") not in {scheme_of(CONFIG, n) for n in range(65)}

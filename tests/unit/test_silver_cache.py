@@ -10,7 +10,6 @@ import pytest
 
 import turnlake
 from pipelines.config.settings import SOURCES
-from pipelines.partitions import store
 from pipelines.storage.layout import Layout
 from pipelines.transforms import chunks, unit_cache
 from pipelines.transforms.units import transform
@@ -73,7 +72,7 @@ def test_cached_silver_in_groups_of_one_chunk_equals_the_whole_transform(
     """Stale chunks are transformed and committed in row-bounded groups (here one chunk each):
     the cache still gives the whole transform, before and after most files (and chunks) go."""
     monkeypatch.setattr(chunks, "COMPONENTS_PER_BUCKET", 1)
-    monkeypatch.setattr(store, "SILVER_ROWS", 1)
+    monkeypatch.setattr(unit_cache, "BRONZE_ROWS", 1)
     committed = []
     real_commit = unit_cache._commit_group
     monkeypatch.setattr(
