@@ -168,18 +168,29 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (minutes each, measured with --durations), scheduled first: pytest-xdist
+# The longest test files (minutes each, measured with --durations=0), scheduled first: pytest-xdist
 # hands out whole files in collection order, so a long file collected last would keep one worker
-# busy after the other has finished.
+# busy after the other has finished. The two kill files share one world (`built_once`): they are
+# not next to each other, so that one worker does not sit waiting for the other to build it.
 LONGEST_FIRST = (
+    "tests/s3/test_data_root.py",
+    "tests/s3/test_raw_root.py",
     "tests/operation/test_kill_build.py",
+    "tests/graph/test_partitions_graph.py",
     "tests/operation/test_kill_build_late.py",
-    "tests/deploy/test_postgres.py",
+    "tests/deploy/test_build_workers.py",
     "tests/deploy/test_multiprocess.py",
+    "tests/deploy/test_postgres.py",
+    "tests/graph/test_check_steps.py",
+    "tests/graph/test_forget.py",
+    "tests/test_cli.py",
+    "tests/graph/test_release_as_of_latest.py",
+    "tests/graph/test_build_nochange.py",
+    "tests/graph/test_release_partitions.py",
+    "tests/s3/test_listing.py",
     "tests/test_decision_cli.py",
     "tests/report/test_report_browser.py",
     "tests/graph/test_release_card_diff.py",
-    "tests/test_cli.py",
 )
 
 
