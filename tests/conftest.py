@@ -1,10 +1,12 @@
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from pipelines.config.settings import Settings
 
@@ -83,36 +85,62 @@ def new_dagster_home(tmp_path_factory) -> Iterator[Callable[[], Path]]:
         yield make
 
 
+@dataclass(frozen=True)
+class BuiltOnce:
+    """Folders that take a build to make, made once per test run and shared by every pytest-xdist
+    worker (pytest-xdist's documented pattern: a file lock in the run's common temp folder)."""
+
+    cache: Path
+
+    def get(self, name: str, make: Callable[[Path], None]) -> Path:
+        """The folder `make(folder)` fills; the first worker to ask makes it while holding a lock,
+        the others wait and reuse it. `name` must say everything `make` depends on. Read-only:
+        `copy` it before changing it."""
+        folder, done = self.cache / name, self.cache / f"{name}.done"
+        with FileLock(self.cache / f"{name}.lock"):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # a make that failed half-way
+                make(folder)
+                done.touch()
+        return folder
+
+    def copy(self, name: str, make: Callable[[Path], None], to: Path) -> Path:
+        """A private copy at `to` of the folder `get` gives (symlinks kept as they are)."""
+        shutil.copytree(self.get(name, make), to, symlinks=True)
+        return to
+
+
 @pytest.fixture(scope="session")
-def demo_warehouse(tmp_path_factory, new_dagster_home) -> Path:
-    """The data root of ONE `turnlake build --demo-if-empty` (through the CLI and Dagster), shared
-    read-only by every test that needs realistic built data."""
+def built_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> BuiltOnce:
+    base = tmp_path_factory.getbasetemp()
+    # under xdist every worker's basetemp is a child of the run's own temp folder
+    cache = (base if worker_id == "master" else base.parent) / "built-once"
+    cache.mkdir(exist_ok=True)
+    return BuiltOnce(cache)
+
+
+def build_demo(data_root: Path, dagster_home: Path) -> None:
+    """`turnlake build --demo-if-empty` (through the CLI and Dagster) into `data_root`."""
     from pipelines.cli.main import main
 
-    root = tmp_path_factory.mktemp("demo_warehouse")
-    home = new_dagster_home()
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DAGSTER_HOME", str(home))
-    mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
-    mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(dagster_home))
+        mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
+        mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
         # Exit 0 means every blocking check passed, leakage and release verification included.
-        assert (
-            main(
-                [
-                    "build",
-                    "--data-root",
-                    str(root / "data"),
-                    "--demo-if-empty",
-                    "--log-level",
-                    "WARNING",
-                ]
-            )
-            == 0
-        )
-    finally:
-        mp.undo()
-    return root / "data"
+        args = ["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"]
+        assert main(args) == 0
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory, new_dagster_home, built_once) -> Path:
+    """The data root of ONE `turnlake build --demo-if-empty` (built once per test run, copied
+    to each worker: a test that writes a report there writes to its own worker's copy), shared
+    read-only by every test that needs realistic built data."""
+    root = tmp_path_factory.mktemp("demo_warehouse")
+    return built_once.copy(
+        "demo-warehouse", lambda data: build_demo(data, new_dagster_home()), root / "data"
+    )
 
 
 @dataclass
@@ -140,18 +168,29 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (minutes each, measured with --durations), scheduled first: pytest-xdist
+# The longest test files (minutes each, measured with --durations=0), scheduled first: pytest-xdist
 # hands out whole files in collection order, so a long file collected last would keep one worker
-# busy after the other has finished.
+# busy after the other has finished. The two kill files share one world (`built_once`): they are
+# not next to each other, so that one worker does not sit waiting for the other to build it.
 LONGEST_FIRST = (
+    "tests/s3/test_data_root.py",
+    "tests/s3/test_raw_root.py",
     "tests/operation/test_kill_build.py",
+    "tests/graph/test_partitions_graph.py",
     "tests/operation/test_kill_build_late.py",
-    "tests/deploy/test_postgres.py",
+    "tests/deploy/test_build_workers.py",
     "tests/deploy/test_multiprocess.py",
+    "tests/deploy/test_postgres.py",
+    "tests/graph/test_check_steps.py",
+    "tests/graph/test_forget.py",
+    "tests/test_cli.py",
+    "tests/graph/test_release_as_of_latest.py",
+    "tests/graph/test_build_nochange.py",
+    "tests/graph/test_release_partitions.py",
+    "tests/s3/test_listing.py",
     "tests/test_decision_cli.py",
     "tests/report/test_report_browser.py",
     "tests/graph/test_release_card_diff.py",
-    "tests/test_cli.py",
 )
 
 

@@ -232,14 +232,16 @@ def test_demo_ratings_over_time_show_in_inspect_with_the_superseded_history(demo
 
 
 def test_rate_appends_an_event_that_the_next_build_ingests_and_supersedes(
-    tmp_path, capsys, new_dagster_home, monkeypatch
+    demo_warehouse, tmp_path, capsys, new_dagster_home, monkeypatch
 ):
+    import shutil
+
     import turnlake
 
     monkeypatch.setenv("DAGSTER_HOME", str(new_dagster_home()))
-    data_root = tmp_path / "data"
+    data_root = tmp_path / "data"  # a copy of a demo build (`--demo-if-empty`: raw under it)
+    shutil.copytree(demo_warehouse, data_root, symlinks=True)
     build = ["build", "--data-root", str(data_root), "--log-level", "WARNING"]
-    assert main([*build, "--demo-if-empty"]) == 0
     unrated = turnlake.list_decisions(turnlake.DecisionFilter(rated=False), data_root=data_root)
     decision_id = unrated["decision_id"][0]
     ratings = data_root / "raw" / "ratings" / "ratings.jsonl"

@@ -20,6 +20,7 @@ from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
 
 PROJECT_CONFIG = Path(__file__).parents[2] / "turnlake.toml"
+CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 
 
 def materialize_all(raw_root: Path, data_root: Path) -> dg.ExecuteInProcessResult:
@@ -38,6 +39,19 @@ def failed_checks(result: dg.ExecuteInProcessResult) -> list[str]:
         for e in result.all_events
         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed
     ]
+
+
+def clean_materialized(built_once, to: Path) -> tuple[Path, Path]:
+    """The clean fixtures copied to `to`/raw and every asset and check materialized into
+    `to`/data with none failing: materialized once per test run, a copy of both at `to`."""
+
+    def make(folder: Path) -> None:
+        shutil.copytree(CLEAN, folder / "raw")
+        result = materialize_all(folder / "raw", folder / "data")
+        assert result.success and failed_checks(result) == []
+
+    built_once.copy("clean-materialized", make, to)
+    return to / "raw", to / "data"
 
 
 def silver(data_root: Path, table: str) -> pl.DataFrame:

@@ -2,7 +2,6 @@
 files land in a new batch's partitions and rewrite only those plus the old partition their late
 feedback belongs to; the incremental result equals a build from scratch."""
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -43,16 +42,42 @@ LATE_FEEDBACK = {
 }
 
 
-def _build(raw: Path, data: Path, shards: int | str, per_partition: int = 5_000) -> None:
+def _config(data: Path, shards: int | str, per_partition: int = 5_000) -> Path:
     config = data.parent / f"turnlake-{data.name}.toml"
     shards = f'"{shards}"' if isinstance(shards, str) else shards
     config.write_text(
         f"[partitions]\nshards = {shards}\nepisodes_per_partition = {per_partition}\n"
     )
+    return config
+
+
+def _build(raw: Path, data: Path, shards: int | str, per_partition: int = 5_000) -> None:
     args = ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("TURNLAKE_CONFIG", str(config))
+        env.setenv("TURNLAKE_CONFIG", str(_config(data, shards, per_partition)))
         assert main(args) == 0
+
+
+def demo_built(
+    built_once, shards: int | str, to: Path | None = None, per_partition: int = 5_000
+) -> tuple[Path, Path]:
+    """The demo's raw root and a data root built from it with `shards` (pseudonym key KEY):
+    built once per test run and shared read-only, or, with `to`, a copy of both at `to`/raw and
+    `to`/data (test_release_partitions.py builds the same demo)."""
+
+    def make(folder: Path) -> None:
+        turnlake.demo(raw_root=folder / "raw")
+        (folder / "dagster").mkdir()
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("DAGSTER_HOME", str(folder / "dagster"))
+            env.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+            _build(folder / "raw", folder / "data", shards, per_partition)
+
+    name = f"demo-key-{KEY[:8]}-shards-{shards}-per-{per_partition}"
+    folder = built_once.get(name, make) if to is None else built_once.copy(name, make, to)
+    if to is not None:
+        _config(folder / "data", shards, per_partition)
+    return folder / "raw", folder / "data"
 
 
 def _tables(data: Path) -> dict[str, pl.DataFrame]:
@@ -79,35 +104,30 @@ def _add_new_files(raw: Path) -> None:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    """A folder for this module's builds, with the environment they run in."""
     tmp = tmp_path_factory.mktemp("partitions")
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp))
     monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    raw = tmp / "raw"
-    turnlake.demo(raw_root=raw)
-    yield tmp, raw
+    yield tmp
     monkeypatch.undo()
 
 
-def test_zero_one_eight_and_sized_shards_give_the_same_tables_and_release(world):
-    tmp, raw = world
-    _build(raw, tmp / "s1", 1)
-    _build(raw, tmp / "s8", 8)
-    _build(raw, tmp / "s0", 0)
-    _build(raw, tmp / "sa", "auto", per_partition=40)
-    one, eight, whole = _tables(tmp / "s1"), _tables(tmp / "s8"), _tables(tmp / "s0")
-    sized = _tables(tmp / "sa")
+def test_zero_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once):
+    s1, s8, s0 = (demo_built(built_once, shards)[1] for shards in (1, 8, 0))
+    sa = demo_built(built_once, "auto", per_partition=40)[1]
+    one, eight, whole, sized = _tables(s1), _tables(s8), _tables(s0), _tables(sa)
     for name, frame in one.items():
         assert frame.equals(eight[name]), name
         assert frame.equals(whole[name]), name  # and equal to the tables stored whole
         assert frame.equals(sized[name]), name
-    assert _content_hash(tmp / "s1") == _content_hash(tmp / "s8") == _content_hash(tmp / "sa")
-    maps = [stored.read(Layout(tmp / d), "silver", MAP_TABLE) for d in ("s1", "s8", "sa")]
+    assert _content_hash(s1) == _content_hash(s8) == _content_hash(sa)
+    maps = [stored.read(Layout(d), "silver", MAP_TABLE) for d in (s1, s8, sa)]
     assert maps[0].get_column("_partition").n_unique() <= 2  # one per split
     assert maps[1].get_column("_partition").n_unique() > 8
     # sized: ceil(episodes of the split / 40) slices per split, counted here by hand
-    episodes = stored.read(Layout(tmp / "sa"), "silver", "episodes").select("group_id")
-    splits = stored.read(Layout(tmp / "sa"), "splits", "splits").select("group_id", "split")
+    episodes = stored.read(Layout(sa), "silver", "episodes").select("group_id")
+    splits = stored.read(Layout(sa), "splits", "splits").select("group_id", "split")
     per_split = episodes.join(splits, on="group_id").group_by("split").len()
     slices = {s: -(-n // 40) for s, n in per_split.iter_rows()}
     sized_keys = maps[2].get_column("_partition").unique()
@@ -117,14 +137,11 @@ def test_zero_one_eight_and_sized_shards_give_the_same_tables_and_release(world)
 
 
 @pytest.fixture(scope="module")
-def incremental(world):
+def incremental(world, built_once):
     """A build, then new conversations and one late feedback event for an old conversation, and
     a rebuild; also a from-scratch build over the final raw files."""
-    tmp, demo_raw = world
-    raw = tmp / "raw-incremental"
-    shutil.copytree(demo_raw, raw)
-    data = tmp / "incremental"
-    _build(raw, data, 4)
+    tmp = world
+    raw, data = demo_built(built_once, 4, to=tmp / "incremental")
     layout = Layout(data)
     before = {
         "chunks": _chunk_state(layout),
@@ -209,17 +226,15 @@ def test_incremental_tables_and_release_equal_a_build_from_scratch(incremental):
 
 
 def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_date(
-    world, incremental
+    world, incremental, built_once
 ):
     """After new files reach silver, the planner asks for exactly the changed partitions; their
     partition runs commit them; the build then publishes gold equal to a build from scratch."""
-    tmp, demo_raw = world
-    raw, data = tmp / "raw-planned", tmp / "planned"
-    shutil.copytree(demo_raw, raw)
-    _build(raw, data, 4)
+    tmp = world
+    raw, data = demo_built(built_once, 4, to=tmp / "planned")
     before = stored.read(Layout(data), "silver", MAP_TABLE)
     _add_new_files(raw)
-    settings = settings_from_config(raw, data, tmp / "turnlake-planned.toml")
+    settings = settings_from_config(raw, data, data.parent / "turnlake-data.toml")
     defs = build_definitions(settings)
     instance = dg.DagsterInstance.ephemeral()
     upstream = [
@@ -246,12 +261,13 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
         assert built[name].equals(fresh[name]), name
 
 
-def test_changing_the_shard_count_on_a_built_data_root_rebuilds_to_the_same_tables(world):
+def test_changing_the_shard_count_on_a_built_data_root_rebuilds_to_the_same_tables(
+    world, built_once
+):
     """4 shards, then tables whole (0), then 8 shards on one data root: each build rewrites the
     tables in the new layout, and ends with the tables of a build from scratch."""
-    tmp, raw = world
-    data = tmp / "reshard"
-    _build(raw, data, 4)
+    tmp = world
+    raw, data = demo_built(built_once, 4, to=tmp / "reshard")
     _build(raw, data, 0)
     layout = Layout(data)
     assert not stored.partitioned(layout, "silver", "turns")
@@ -260,8 +276,6 @@ def test_changing_the_shard_count_on_a_built_data_root_rebuilds_to_the_same_tabl
     _build(raw, data, 8)
     assert stored.partitioned(layout, "silver", "turns")
     assert stored.partitioned(layout, "gold", "turn_rewards")
-    if not (tmp / "s8").exists():  # built by the first test when the module runs whole
-        _build(raw, tmp / "s8", 8)
-    built, fresh = _tables(data), _tables(tmp / "s8")
+    built, fresh = _tables(data), _tables(demo_built(built_once, 8)[1])
     for name, frame in built.items():
         assert frame.equals(fresh[name]), name

@@ -1,8 +1,5 @@
 """Releases through the whole graph: verified, content-addressed, queryable, immutable."""
 
-import shutil
-from pathlib import Path
-
 import polars as pl
 import pytest
 
@@ -11,20 +8,14 @@ from pipelines.release.verify import verify_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
-from tests.graph.test_build_graph import failed_checks, materialize_all
+from tests.graph.test_build_graph import clean_materialized, materialize_all
 
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 DATASETS = {"sft", "preference", "kto", "rl_steps", "decisions"}
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("release")
-    raw = root / "raw"
-    shutil.copytree(CLEAN, raw)
-    result = materialize_all(raw, root / "data")
-    assert result.success and failed_checks(result) == []
-    return raw, root / "data"
+def built(tmp_path_factory, built_once):
+    return clean_materialized(built_once, tmp_path_factory.mktemp("release") / "built")
 
 
 def test_build_ends_with_a_verified_release_of_every_dataset(built):

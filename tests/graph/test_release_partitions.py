@@ -11,7 +11,6 @@ import orjson
 import polars as pl
 import pytest
 
-import turnlake
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import assemble, part_build, part_release
@@ -20,7 +19,7 @@ from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from tests.graph.test_partitions_graph import KEY, _build
+from tests.graph.test_partitions_graph import KEY, _build, demo_built
 
 # tut-1003 and tut-1009 (the demo's tutoring conversations in the test split) ask exactly this
 SEMICOLON = [
@@ -62,21 +61,17 @@ def _parquet_files(release: Path) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    """A folder for this module's builds, with the environment they run in."""
     tmp = tmp_path_factory.mktemp("release-partitions")
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp))
     monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    raw = tmp / "raw"
-    turnlake.demo(raw_root=raw)
-    yield tmp, raw
+    yield tmp
     monkeypatch.undo()
 
 
-def test_one_and_eight_shards_give_the_same_release_files_and_hash(world):
-    tmp, raw = world
-    _build(raw, tmp / "s1", 1)
-    _build(raw, tmp / "s8", 8)
-    one, eight = _latest(tmp / "s1"), _latest(tmp / "s8")
+def test_one_and_eight_shards_give_the_same_release_files_and_hash(built_once):
+    one, eight = (_latest(demo_built(built_once, shards)[1]) for shards in (1, 8))
     files = _parquet_files(one)
     assert files and set(files) == set(_parquet_files(eight))
     assert all("-b00000" in name for name in files)  # one landing batch: one file per split
@@ -88,13 +83,10 @@ def test_one_and_eight_shards_give_the_same_release_files_and_hash(world):
 
 
 @pytest.fixture(scope="module")
-def incremental(world):
+def incremental(world, built_once):
     """A build with 4 shards, then new conversations (6 of them copies of tut-1003, which the
     demo puts in the test split) and a late rating of tut-1000 (train), and a rebuild."""
-    tmp, demo_raw = world
-    raw, data = tmp / "raw-incremental", tmp / "incremental"
-    shutil.copytree(demo_raw, raw)
-    _build(raw, data, 4)
+    raw, data = demo_built(built_once, 4, to=world / "incremental")
     first = _latest(data)
     before_map = stored.read(Layout(data), "silver", MAP_TABLE)
     lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
@@ -185,7 +177,7 @@ def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition
     data, *_ = incremental
     tmp = data.parent
     raw, copy = tmp / "raw-one-partition", tmp / "one-partition"
-    shutil.copytree(tmp / "raw-incremental", raw)
+    shutil.copytree(tmp / "raw", raw)
     shutil.copytree(data, copy)
     again = LATE_FEEDBACK | {"rating": -1, "created_at": "2024-07-02T10:00:00Z"}
     (raw / "feedback" / "tutoring" / "events-078.jsonl").write_bytes(orjson.dumps(again) + b"\n")

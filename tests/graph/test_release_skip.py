@@ -3,7 +3,6 @@ does."""
 
 import shutil
 from dataclasses import replace
-from pathlib import Path
 
 import orjson
 import pytest
@@ -16,20 +15,15 @@ from pipelines.release.files import MANIFEST, latest_release, read_manifest
 from pipelines.release.inputs import key_fingerprint
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
-
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+from tests.graph.test_build_graph import PROJECT_CONFIG, clean_materialized
 
 
 @pytest.fixture
-def built(tmp_path):
-    raw = tmp_path / "raw"
-    shutil.copytree(CLEAN, raw)
-    result = materialize_all(raw, tmp_path / "data")
-    assert result.success and failed_checks(result) == []
+def built(tmp_path, built_once):
+    raw, data = clean_materialized(built_once, tmp_path / "built")
     config = tmp_path / "turnlake.toml"
     shutil.copy(PROJECT_CONFIG, config)
-    return settings_from_config(raw, tmp_path / "data", config)
+    return settings_from_config(raw, data, config)
 
 
 @pytest.fixture

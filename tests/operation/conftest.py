@@ -1,7 +1,9 @@
-"""The world every kill test starts from (module scope: each kill test file builds its own, so
-the two files can run on two test workers at once)."""
+"""The world every kill test starts from: built once per test run (`built_once`), so that the two
+kill test files can run on two test workers at once without building it twice."""
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -9,11 +11,9 @@ from pipelines.demo import write_demo
 from tests.operation.kill import build, published
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory, new_dagster_home):
+def make_world(root: Path, home: Path) -> None:
     """A data root built from demo data, raw data that has grown since (new and appended files),
     and what an uninterrupted build of the grown data on a copy of that root publishes."""
-    root = tmp_path_factory.mktemp("kill")
     raw_old, raw_new = root / "raw_old", root / "raw_new"
     write_demo(raw_old, scale=1, seed=3)
     shutil.copytree(raw_old, raw_new)
@@ -24,7 +24,6 @@ def world(tmp_path_factory, new_dagster_home):
         shutil.copy(path, target)
     master = raw_new / "survey_responses" / "conversations" / "all_conversations.jsonl"
     master.write_bytes(master.read_bytes() + b"\n")
-    home = new_dagster_home()
     baseline = root / "baseline"
     assert build(raw_old, baseline, home) == 0
     # A copy of the baseline shares its generated pseudonym key, so its releases compare by hash.
@@ -33,4 +32,14 @@ def world(tmp_path_factory, new_dagster_home):
     assert build(raw_new, reference, home) == 0
     old, new = published(baseline), published(reference)
     assert old != new  # else a kill could not be told from a build that changed nothing
-    return raw_new, baseline, home, old, new
+    (root / "published.json").write_text(json.dumps({"old": old, "new": new}))
+
+
+@pytest.fixture(scope="module")
+def world(built_once, new_dagster_home):
+    """The grown raw data, the baseline data root (read-only: copy it), a Dagster home of this
+    module's own, and what the baseline and an uninterrupted build of the grown data publish."""
+    root = built_once.get("kill-world", lambda root: make_world(root, new_dagster_home()))
+    found = json.loads((root / "published.json").read_text())
+    old, new = (tuple(found[name]) for name in ("old", "new"))
+    return root / "raw_new", root / "baseline", new_dagster_home(), old, new

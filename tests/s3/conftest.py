@@ -13,10 +13,35 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from pipelines.storage.objects import ObjectRoot
+
+KEY = "0123456789abcdef0123456789abcdef"  # the pseudonym key of every S3 test's builds
+
+
+def demo_built_locally(built_once, to: Path) -> tuple[Path, Path]:
+    """The demo's raw files (`turnlake demo`) and a local data root built from them (pseudonym
+    key KEY, the project's turnlake.toml): built once per test run, copied to `to`/raw and
+    `to`/local. What an S3 build of the same raw files must give."""
+    from pipelines.cli.main import main
+
+    def make(folder: Path) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            (folder / "dagster").mkdir(parents=True)
+            mp.setenv("DAGSTER_HOME", str(folder / "dagster"))
+            mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+            for name in ("TURNLAKE_CONFIG", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
+                mp.delenv(name, raising=False)
+            raw, data = str(folder / "raw"), str(folder / "local")
+            assert main(["demo", "--raw-root", raw]) == 0
+            args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
+            assert main(args) == 0
+
+    built_once.copy("demo-key-project-config", make, to)
+    return to / "raw", to / "local"
 
 
 def _free_port() -> int:

@@ -23,14 +23,13 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import point_aws_at
+from tests.s3.conftest import KEY, demo_built_locally, point_aws_at
 
-KEY = "0123456789abcdef0123456789abcdef"
 REPO = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")
-def built(moto_endpoint, tmp_path_factory):
+def built(moto_endpoint, tmp_path_factory, built_once):
     """The demo built once on a local data root and once on an S3 one, from the same raw root."""
     import boto3
 
@@ -50,13 +49,10 @@ def built(moto_endpoint, tmp_path_factory):
     boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1").create_bucket(
         Bucket=bucket
     )
-    raw, local, remote = tmp / "raw", tmp / "local", f"s3://{bucket}/data"
-    assert main(["demo", "--raw-root", str(raw)]) == 0
-    for data in (str(local), remote):
-        assert (
-            main(["build", "--raw-root", str(raw), "--data-root", data, "--log-level", "ERROR"])
-            == 0
-        )
+    raw, local = demo_built_locally(built_once, tmp / "demo")
+    remote = f"s3://{bucket}/data"
+    args = ["build", "--raw-root", str(raw), "--data-root", remote, "--log-level", "ERROR"]
+    assert main(args) == 0
     yield {"raw": raw, "local": local, "remote": remote, "env": dict(os.environ)}
     mp.undo()
 

@@ -20,9 +20,8 @@ from pipelines.ingest.log import read_log
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import point_aws_at
+from tests.s3.conftest import KEY, demo_built_locally, point_aws_at
 
-KEY = "0123456789abcdef0123456789abcdef"
 RATINGS = "ratings/ratings.jsonl"
 
 
@@ -39,8 +38,9 @@ def _upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def raw_on_s3(moto_endpoint, tmp_path_factory):
-    """The demo's raw tree, locally and uploaded under `s3://<bucket>/raw`."""
+def raw_on_s3(moto_endpoint, tmp_path_factory, built_once):
+    """The demo's raw tree, locally (with a local data root built from it) and uploaded under
+    `s3://<bucket>/raw`."""
     import boto3
 
     tmp = tmp_path_factory.mktemp("s3raw")
@@ -59,10 +59,9 @@ def raw_on_s3(moto_endpoint, tmp_path_factory):
     client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
     bucket = f"turnlake-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket)
-    raw = tmp / "raw"
-    assert main(["demo", "--raw-root", str(raw)]) == 0
+    raw, local = demo_built_locally(built_once, tmp / "demo")
     assert _upload(client, bucket, raw, "raw")
-    yield {"tmp": tmp, "raw": raw, "s3raw": f"s3://{bucket}/raw", "bucket": bucket}
+    yield {"tmp": tmp, "raw": raw, "local": local, "s3raw": f"s3://{bucket}/raw", "bucket": bucket}
     mp.undo()
 
 
@@ -78,6 +77,11 @@ def _build(raw: str, data: str, *options: str) -> str:
         assert done.returncode == 0, done.stderr.decode()[-3000:]
     else:
         assert main(args) == 0
+    return _content_hash(data)
+
+
+def _content_hash(data: str | Path) -> str:
+    """The content hash of the single release of a data root."""
     exports = Layout(as_root(data)).exports
     versions = complete_releases(exports)
     assert len(versions) == 1, versions
@@ -89,7 +93,7 @@ def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys
     roots reach them through the run's config, the lease through its tag) give the same
     release (tests/s3/test_data_root.py builds on an S3 data root in one process)."""
     tmp, s3raw = raw_on_s3["tmp"], raw_on_s3["s3raw"]
-    expected = _build(str(raw_on_s3["raw"]), str(tmp / "from-local"))
+    expected = _content_hash(raw_on_s3["local"])  # the demo built from its local raw root
     assert _build(s3raw, str(tmp / "from-s3")) == expected
     capsys.readouterr()
     assert _build(s3raw, f"s3://{raw_on_s3['bucket']}/data", "--workers", "2") == expected
@@ -100,7 +104,7 @@ def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys
     release_hint = hint[hint.index("release: s3://") :]  # the warehouse line names local DuckDB
     assert str(tmp / "cache") not in release_hint
     # the ingest log names objects by their key under the raw root, as files locally
-    local = read_log(Layout(tmp / "from-local"), "oasst")
+    local = read_log(Layout(raw_on_s3["local"]), "oasst")
     remote = read_log(Layout(tmp / "from-s3"), "oasst")
     assert remote["file"].sort().to_list() == local["file"].sort().to_list()
 
