@@ -34,20 +34,20 @@ def calibrate(work: Path, make_demo: MakeDemo) -> float:
     return tree_stats(raw)[1] / CALIBRATION_SCALE
 
 
-def corpus(work: Path, label: str, per_scale: float, make_demo: MakeDemo) -> dict:
-    """Cached corpus for a size label: {raw, scale, files, bytes, generate_s}."""
-    folder = work / f"corpus-{label}"
+def _cached(folder: Path, write: Callable[[Path], int], **extra) -> dict:
+    """The corpus under `folder` ({raw, scale, files, bytes, generate_s, **extra}), written by
+    `write(raw) -> scale` unless its marker says it is there already."""
     marker = folder / "corpus.json"
     if marker.exists():
         return json.loads(marker.read_text())
-    scale = max(1, round(SIZES[label] / per_scale))
     if folder.exists():
         shutil.rmtree(folder)
     start = datetime.now(UTC)
-    make_demo(folder / "raw", scale, SEED, work)
+    scale = write(folder / "raw")
     files, size = tree_stats(folder / "raw")
     info = {
         "raw": str(folder / "raw"),
+        **extra,
         "scale": scale,
         "files": files,
         "bytes": size,
@@ -55,6 +55,17 @@ def corpus(work: Path, label: str, per_scale: float, make_demo: MakeDemo) -> dic
     }
     marker.write_text(json.dumps(info))
     return info
+
+
+def corpus(work: Path, label: str, per_scale: float, make_demo: MakeDemo) -> dict:
+    """Cached corpus of the demo's mix for a size label."""
+
+    def write(raw: Path) -> int:
+        scale = max(1, round(SIZES[label] / per_scale))
+        make_demo(raw, scale, SEED, work)
+        return scale
+
+    return _cached(work / f"corpus-{label}", write)
 
 
 def _renamed(rel: str, tag: str) -> str:
@@ -108,26 +119,13 @@ def remove_added(raw: Path, added: list[Path]) -> None:
 def shape_corpus(work: Path, label: str, shape: str) -> dict:
     """Cached corpus of another shape (bench/shapes.py) of about the size `label`; a many-tiny-
     files corpus stops at MAX_TINY_FILES files."""
-    folder = work / f"corpus-{label}-{shape}"
-    marker = folder / "corpus.json"
-    if marker.exists():
-        return json.loads(marker.read_text())
-    target = SIZES[label]
-    if shape == "tiny_files":
-        target = min(target, MAX_TINY_FILES * TINY_FILE_BYTES)
-    scale = max(1, round(target / shapes.bytes_per_scale(shape, work, SEED)))
-    if folder.exists():
-        shutil.rmtree(folder)
-    start = datetime.now(UTC)
-    shapes.write_shape(shape, folder / "raw", scale, SEED)
-    files, size = tree_stats(folder / "raw")
-    info = {
-        "raw": str(folder / "raw"),
-        "shape": shape,
-        "scale": scale,
-        "files": files,
-        "bytes": size,
-        "generate_s": round((datetime.now(UTC) - start).total_seconds(), 1),
-    }
-    marker.write_text(json.dumps(info))
-    return info
+
+    def write(raw: Path) -> int:
+        target = SIZES[label]
+        if shape == "tiny_files":
+            target = min(target, MAX_TINY_FILES * TINY_FILE_BYTES)
+        scale = max(1, round(target / shapes.bytes_per_scale(shape, work, SEED)))
+        shapes.write_shape(shape, raw, scale, SEED)
+        return scale
+
+    return _cached(work / f"corpus-{label}-{shape}", write, shape=shape)
