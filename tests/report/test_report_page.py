@@ -140,3 +140,16 @@ def test_report_command_writes_latest_and_prints_its_path(demo_warehouse, new_da
 def test_report_of_a_data_root_never_built_is_exit_2(tmp_path, capsys):
     assert main(["report", "--data-root", str(tmp_path / "data")]) == 2
     assert "turnlake report: nothing built under" in capsys.readouterr().err
+
+
+def test_report_shows_each_sources_split_balance(demo_warehouse):
+    from pipelines.api import resolve_settings
+    from pipelines.storage import tables as stored
+
+    found = _sections(build_report(demo_warehouse).read_text())
+    assert found["splits"]["table"] == 2  # groups per split, episodes per source and split
+    balance = build_summary(resolve_settings(data_root=demo_warehouse)).split_balance
+    silver = stored.read(Layout(demo_warehouse), "silver", "episodes")
+    per_source = dict(silver.group_by("source").len().iter_rows())
+    totals = dict(balance.group_by("source").agg(pl.col("episodes").sum()).iter_rows())
+    assert totals == per_source
