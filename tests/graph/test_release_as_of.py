@@ -21,6 +21,24 @@ from pipelines.storage.layout import Layout
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 
 
+def feedback_arrives_later(tmp: Path, build) -> tuple[Path, Path, dict, str]:
+    """The clean fixtures under `tmp`/raw built into `tmp`/data without the dialogue feedback
+    (`build(raw, data, 1)`), the time T after it, then built again once the feedback arrived
+    (`build(raw, data, 2)`): raw, data, the first release's manifest and T."""
+    raw, data, held_back = tmp / "raw", tmp / "data", tmp / "feedback"
+    shutil.copytree(CLEAN, raw)
+    shutil.move(raw / "feedback", held_back)
+    build(raw, data, 1)
+    exports = Layout(data).exports
+    first = read_manifest(exports / latest_release(exports))
+    time.sleep(0.01)
+    moment = datetime.now(UTC).isoformat()
+    time.sleep(0.01)
+    shutil.move(held_back, raw / "feedback")
+    build(raw, data, 2)
+    return raw, data, first, moment
+
+
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):
     """A build without the dialogue feedback, the time T after it, then a build once the
@@ -28,18 +46,13 @@ def two_builds(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("as_of")
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    raw, data, held_back = tmp_path / "raw", tmp_path / "data", tmp_path / "feedback"
-    shutil.copytree(CLEAN, raw)
-    shutil.move(raw / "feedback", held_back)
+
+    def build(raw: Path, data: Path, _: int) -> None:
+        roots = ["--raw-root", str(raw), "--data-root", str(data)]
+        assert main(["build", *roots, "--log-level", "ERROR"]) == 0
+
+    raw, data, first, moment = feedback_arrives_later(tmp_path, build)
     roots = ["--raw-root", str(raw), "--data-root", str(data)]
-    assert main(["build", *roots, "--log-level", "ERROR"]) == 0
-    exports = Layout(data).exports
-    first = read_manifest(exports / latest_release(exports))
-    time.sleep(0.01)
-    moment = datetime.now(UTC).isoformat()
-    time.sleep(0.01)
-    shutil.move(held_back, raw / "feedback")
-    assert main(["build", *roots, "--log-level", "ERROR"]) == 0
     yield raw, data, roots, first, moment
     monkeypatch.undo()
 

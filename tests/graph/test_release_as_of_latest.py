@@ -3,9 +3,7 @@
 at T, in partitions now)."""
 
 import shutil
-import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +16,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
 from tests.graph.test_partitions_graph import _build
-
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+from tests.graph.test_release_as_of import feedback_arrives_later
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +28,10 @@ def past_release(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("as_of_latest")
     env = pytest.MonkeyPatch()
     env.setenv("DAGSTER_HOME", str(tmp))
-    raw, data, held_back = tmp / "raw", tmp / "data", tmp / "feedback"
-    shutil.copytree(CLEAN, raw)
-    shutil.move(raw / "feedback", held_back)
-    _build(raw, data, shards=0)
+    raw, data, first, moment = feedback_arrives_later(
+        tmp, lambda raw, data, n: _build(raw, data, shards=0 if n == 1 else 4)
+    )
     exports = Layout(data).exports
-    first = read_manifest(exports / latest_release(exports))
-    time.sleep(0.01)
-    moment = datetime.now(UTC).isoformat()
-    time.sleep(0.01)
-    shutil.move(held_back, raw / "feedback")
-    _build(raw, data, shards=4)
     second = read_manifest(exports / latest_release(exports))
     shutil.rmtree(exports / first["version"])
     state = turnlake.release(raw_root=raw, data_root=data, as_of=moment)
