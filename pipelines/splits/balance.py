@@ -40,7 +40,7 @@ def balance_warnings(
 ) -> list[str]:
     """One line per source (with at least `min_episodes` episodes) whose share of episodes in a
     configured split differs from its ratio by more than `tolerance` × the ratio, naming the
-    source's largest group when it holds more than that split's ratio of the source."""
+    source's largest group when it holds more of the source than the smallest configured ratio."""
     out = []
     for (source,), rows in balance.sort("source", "split").group_by("source", maintain_order=True):
         total = int(rows["episodes"].sum())
