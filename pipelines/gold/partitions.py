@@ -20,6 +20,7 @@ from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_para
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
 from pipelines.partitions.store import DIGESTS_TABLE, SILVER_ROWS, chunks
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -42,7 +43,10 @@ def _uri(layout: Layout, table: str) -> str:
 
 
 def _delta(layout: Layout, table: str) -> DeltaTable:
-    return DeltaTable(_uri(layout, table), storage_options=storage_options(layout.data_root))
+    delta = delta_cache.latest(_uri(layout, table), storage_options(layout.data_root))
+    if delta is None:
+        raise TableNotFoundError(f"no gold table at {_uri(layout, table)}")
+    return delta
 
 
 def committed_inputs(layout: Layout) -> pl.DataFrame | None:

@@ -21,8 +21,8 @@ from urllib.parse import unquote
 
 import polars as pl
 from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
 
+from pipelines.storage import delta_cache
 from pipelines.storage.delta_writes import file_paths, overwrite_whole
 from pipelines.storage.files import fsync_path
 from pipelines.storage.tables import PARTITION, commit_partitions
@@ -30,10 +30,7 @@ from pipelines.storage.uri import is_remote
 
 
 def _open(uri: str, options: dict[str, str] | None) -> DeltaTable | None:
-    try:
-        return DeltaTable(uri, storage_options=options)
-    except TableNotFoundError:
-        return None
+    return delta_cache.latest(uri, options)
 
 
 def exists(uri: str, options: dict[str, str] | None = None) -> bool:
@@ -125,7 +122,7 @@ def write_table(uri: str, frame: pl.DataFrame, options: dict[str, str] | None) -
     before = _version(uri, options)
     after = overwrite_whole(uri, frame, options)
     if not is_remote(uri):
-        _make_durable(uri, file_paths(DeltaTable(uri)), before, after)
+        _make_durable(uri, file_paths(_open(uri, options)), before, after)  # type: ignore[arg-type]
 
 
 def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> pl.DataFrame:

@@ -12,7 +12,9 @@ from urllib.parse import unquote
 import polars as pl
 import pyarrow as pa
 from deltalake import DeltaTable
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError
+
+from pipelines.storage import delta_cache
 
 PARTITION = "_partition"  # the partition column of a partitioned table (pipelines/partitions/)
 # no column statistics in the Delta log: the log then holds no values (forget, DESIGN §6)
@@ -31,10 +33,23 @@ class LayoutChanged(RuntimeError):
 
 
 def _current(uri: str, storage_options: dict[str, str] | None) -> DeltaTable | None:
-    try:
-        return DeltaTable(uri, storage_options=storage_options)
-    except TableNotFoundError:
-        return None
+    return delta_cache.latest(uri, storage_options)
+
+
+def _write(
+    uri: str, frame: pl.DataFrame, options: dict, storage_options: dict[str, str] | None
+) -> int:
+    """One overwrite commit (`options`: deltalake's write options); the version it made. It
+    commits on the table's newest version (as a write to the uri would open it), through the
+    table kept open, which then holds the new version without opening the table again."""
+    delta = _current(uri, storage_options)
+    target = uri if delta is None else delta
+    frame.write_delta(
+        target, mode="overwrite", delta_write_options=options, storage_options=storage_options
+    )
+    written = delta if delta is not None else _current(uri, storage_options)
+    assert written is not None  # the write made it
+    return written.version()
 
 
 def overwrite_whole(
@@ -45,10 +60,7 @@ def overwrite_whole(
 ) -> int:
     """The table becomes `frame` (with its schema and partitioning); the new version."""
     options = {**WRITE_OPTIONS, "schema_mode": "overwrite", "partition_by": list(partition_by)}
-    frame.write_delta(
-        uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
-    )
-    return DeltaTable(uri, storage_options=storage_options).version()
+    return _write(uri, frame, options, storage_options)
 
 
 def _same_layout(delta: DeltaTable, frame: pl.DataFrame) -> bool:
@@ -98,10 +110,7 @@ def commit_partitions(
         options["predicate"] = f"{PARTITION} IN ({keys})"
     for attempt in range(_COMMIT_ATTEMPTS):
         try:
-            frame.write_delta(
-                uri, mode="overwrite", delta_write_options=options, storage_options=storage_options
-            )
-            return DeltaTable(uri, storage_options=storage_options).version()
+            return _write(uri, frame, options, storage_options)
         except CommitFailedError:
             if attempt == _COMMIT_ATTEMPTS - 1:
                 raise

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 from filelock import FileLock, Timeout
 
+from pipelines.storage import delta_cache
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
 
@@ -116,7 +117,7 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
         key = LEASE_KEY
         if _joined_lease is not None and _lease_token(layout) == _joined_lease:
             key = STEPS_LEASE_KEY  # the run holds the root: its steps go on one at a time
-        with lease(root, key, wait, DataRootBusy, str(layout.data_root)):
+        with lease(root, key, wait, DataRootBusy, str(layout.data_root)), delta_cache.held():
             yield
         return
     layout.lock_file.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +125,8 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
     lock = _file_lock(layout.lock_file)
     if _acquire_or_join(lock, layout, deadline):
         try:
-            yield
+            with delta_cache.held():
+                yield
         finally:
             lock.release()
         return
@@ -134,7 +136,8 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
     except Timeout:
         raise _busy(layout) from None
     try:
-        yield
+        with delta_cache.held():
+            yield
     finally:
         steps.release()
 

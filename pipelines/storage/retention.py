@@ -16,8 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from deltalake import DeltaTable
-
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
@@ -76,11 +75,9 @@ def apply_retention(
         if kept != entries:
             stored.replace_history(layout, layer, kept)
         for table in kept[-1].versions:
-            delta = DeltaTable(
+            removed += delta_cache.vacuum(
                 stored.table_uri(layout, layer, table),
-                storage_options=storage_options(layout.data_root),
-            )
-            removed += delta.vacuum(
+                storage_options(layout.data_root),
                 retention_hours=hours,
                 dry_run=False,
                 enforce_retention_duration=False,

@@ -26,6 +26,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
 from pipelines.runtime.faults import crash_point
+from pipelines.storage import delta_cache
 from pipelines.storage.delta_writes import (  # noqa: F401 (commit_partitions: part of the seam)
     PARTITION,
     LayoutChanged,
@@ -125,9 +126,7 @@ def _table(layout: Layout, layer: str, table: str, as_of: datetime | None) -> De
         raise FileNotFoundError(f"no {layer} table {table!r}{when}: run `turnlake build` first")
     version = current.versions[table]
     try:
-        return DeltaTable(
-            table_uri(layout, layer, table), version=version, storage_options=_options(layout)
-        )
+        return delta_cache.pinned(table_uri(layout, layer, table), version, _options(layout))
     except DeltaError as exc:
         raise TableVersionGone(
             f"{layer}.{table} version {version} is no longer stored (vacuumed or forgotten)"
@@ -278,8 +277,9 @@ def vacuum(layout: Layout, retention_hours: int = RETENTION_HOURS) -> list[str]:
         current = snapshot(layout, layer)
         for table in current.versions if current else {}:
             # keep_versions: a commit left by a crashed publish must not cost the current one
-            delta = DeltaTable(table_uri(layout, layer, table), storage_options=_options(layout))
-            removed += delta.vacuum(
+            removed += delta_cache.vacuum(
+                table_uri(layout, layer, table),
+                _options(layout),
                 retention_hours=retention_hours,
                 dry_run=False,
                 enforce_retention_duration=False,

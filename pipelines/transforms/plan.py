@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of, with_episodes
@@ -19,6 +19,7 @@ from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
 from pipelines.privacy.subjects import Footprint, rows_mask, subject_footprint
 from pipelines.schemas import silver_schema
 from pipelines.splits.assign import assign_splits
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -176,7 +177,10 @@ def _left_behind(layout: Layout) -> bool:
         if current is None or table not in current.versions:
             return True
         uri = stored.table_uri(layout, "silver", table)
-        if DeltaTable(uri, storage_options=options).version() != current.versions[table]:
+        delta = delta_cache.latest(uri, options)
+        if delta is None:
+            raise TableNotFoundError(f"silver table {table!r} is missing at {uri}")
+        if delta.version() != current.versions[table]:
             return True
     return False
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 import polars as pl
 import pyarrow as pa
-from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import Settings
 from pipelines.partitions.store import chunks as row_groups
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.storage import delta_cache
 from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
@@ -216,8 +215,8 @@ def _refresh_chunks(
 
 def _vacuum(uri: str, layout: Layout) -> None:
     """Old versions of a cache table are never read: their files go at once."""
-    DeltaTable(uri, storage_options=_options(layout)).vacuum(
-        retention_hours=0, enforce_retention_duration=False, dry_run=False
+    delta_cache.vacuum(
+        uri, _options(layout), retention_hours=0, enforce_retention_duration=False, dry_run=False
     )
 
 
@@ -247,6 +246,7 @@ def cached_silver(
 def clear(layout: Layout) -> None:
     """Delete the whole cache (forget: it holds rows of withheld subjects)."""
     folder = layout.table_dir(CACHE_LAYER, "x").parent
+    delta_cache.forget_under(str(folder))
     if not folder.exists():
         return
     if is_remote(folder):
@@ -277,9 +277,8 @@ def scan_chunks(
 ) -> pl.LazyFrame | None:
     """A cache table cut to the files of `chunks` (all when None), with the chunk of each row
     in `CHUNK_COLUMN` when `with_chunk`; None when the source has no such table."""
-    try:
-        delta = DeltaTable(_uri(layout, source, table), storage_options=_options(layout))
-    except TableNotFoundError:
+    delta = delta_cache.latest(_uri(layout, source, table), _options(layout))
+    if delta is None:
         return None
     paths = file_paths(delta)
     if chunks is not None:
