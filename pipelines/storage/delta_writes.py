@@ -37,18 +37,26 @@ def _current(uri: str, storage_options: dict[str, str] | None) -> DeltaTable | N
 
 
 def _write(
-    uri: str, frame: pl.DataFrame, options: dict, storage_options: dict[str, str] | None
+    uri: str,
+    frame: pl.DataFrame,
+    options: dict,
+    storage_options: dict[str, str] | None,
+    delta: DeltaTable | None,
 ) -> int:
-    """One overwrite commit (`options`: deltalake's write options); the version it made. It
-    commits on the table's newest version (as a write to the uri would open it), through the
-    table kept open, which then holds the new version without opening the table again."""
-    delta = _current(uri, storage_options)
-    target = uri if delta is None else delta
+    """One overwrite commit (`options`: deltalake's write options) on `delta`, the table as
+    just opened by `_current` (None: there is none yet); the version committed. Through the
+    table kept open, which then holds that version, instead of opening the table twice more
+    (once to write, once for the version). Delta's conflict check works as with a fresh open:
+    a commit by another process since `delta` was read makes it retry or fail."""
     frame.write_delta(
-        target, mode="overwrite", delta_write_options=options, storage_options=storage_options
+        uri if delta is None else delta,
+        mode="overwrite",
+        delta_write_options=options,
+        storage_options=storage_options,
     )
     written = delta if delta is not None else _current(uri, storage_options)
-    assert written is not None  # the write made it
+    if written is None:
+        raise RuntimeError(f"{uri}: no Delta table after writing one")
     return written.version()
 
 
@@ -59,8 +67,18 @@ def overwrite_whole(
     partition_by: Sequence[str] = (),
 ) -> int:
     """The table becomes `frame` (with its schema and partitioning); the new version."""
+    return _overwrite(uri, frame, storage_options, partition_by, _current(uri, storage_options))
+
+
+def _overwrite(
+    uri: str,
+    frame: pl.DataFrame,
+    storage_options: dict[str, str] | None,
+    partition_by: Sequence[str],
+    delta: DeltaTable | None,
+) -> int:
     options = {**WRITE_OPTIONS, "schema_mode": "overwrite", "partition_by": list(partition_by)}
-    return _write(uri, frame, options, storage_options)
+    return _write(uri, frame, options, storage_options, delta)
 
 
 def _same_layout(delta: DeltaTable, frame: pl.DataFrame) -> bool:
@@ -97,20 +115,22 @@ def commit_partitions(
     # creating the table at once then conflict and retry, where a whole overwrite would drop
     # the other's rows.
     if replace is None and (delta is None or not _same_layout(delta, frame)):
-        return overwrite_whole(uri, frame, storage_options, [PARTITION])
+        return _overwrite(uri, frame, storage_options, [PARTITION], delta)
     options: dict = {**WRITE_OPTIONS, "partition_by": [PARTITION]}
     if replace is not None:
         if not replace:
             return (
                 delta.version()
                 if delta is not None
-                else overwrite_whole(uri, frame, storage_options, [PARTITION])
+                else _overwrite(uri, frame, storage_options, [PARTITION], delta)
             )
         keys = ", ".join("'" + key.replace("'", "''") + "'" for key in sorted(set(replace)))
         options["predicate"] = f"{PARTITION} IN ({keys})"
     for attempt in range(_COMMIT_ATTEMPTS):
         try:
-            return _write(uri, frame, options, storage_options)
+            if attempt:  # another process committed first: write on its version
+                delta = _current(uri, storage_options)
+            return _write(uri, frame, options, storage_options, delta)
         except CommitFailedError:
             if attempt == _COMMIT_ATTEMPTS - 1:
                 raise
