@@ -1,0 +1,83 @@
+"""Delta tables kept open while the writer lock is held (pipelines/storage/delta_cache.py) read
+as a fresh open would: other processes' commits, this process's own, never removed files."""
+
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from pipelines.storage import delta_cache, tables
+from pipelines.storage.delta_writes import PARTITION, commit_partitions, overwrite_whole
+from pipelines.storage.layout import Layout
+from pipelines.storage.lock import data_root_lock
+from pipelines.transforms import unit_cache
+
+COMMIT_PARTITION_Q = (
+    "import sys; import polars as pl\n"
+    "from pipelines.storage.delta_writes import commit_partitions\n"
+    "commit_partitions(sys.argv[1], pl.DataFrame({'x': [2], '_partition': ['q']}), ['q'])\n"
+)
+
+
+def _rows(uri: str) -> list[tuple]:
+    delta = delta_cache.latest(uri, None)
+    assert delta is not None
+    frame = pl.scan_delta(delta).collect()
+    return sorted(frame.select(PARTITION, "x").rows())
+
+
+def test_a_latest_read_sees_another_process_commit_and_a_writer_its_own(tmp_path):
+    uri = str(tmp_path / "t")
+    with data_root_lock(Layout(tmp_path / "root")):
+        commit_partitions(uri, pl.DataFrame({"x": [1], PARTITION: ["p"]}), None)
+        assert _rows(uri) == [("p", 1)]
+        assert delta_cache.latest(uri, None) is delta_cache.latest(uri, None)  # kept open
+        subprocess.run([sys.executable, "-c", COMMIT_PARTITION_Q, uri], check=True)
+        assert _rows(uri) == [("p", 1), ("q", 2)]  # the other process's version 1
+        version = commit_partitions(uri, pl.DataFrame({"x": [3], PARTITION: ["p"]}), ["p"])
+        assert version == 2
+        assert delta_cache.latest(uri, None).version() == 2  # type: ignore[union-attr]
+        assert _rows(uri) == [("p", 3), ("q", 2)]
+
+
+def _cached(layout: Layout) -> list[int]:
+    frame = unit_cache.scan_chunks(layout, "oasst", "messages")
+    assert frame is not None
+    return frame.collect()["x"].to_list()
+
+
+def test_a_read_after_the_silver_cache_is_cleared_serves_only_the_new_table(tmp_path):
+    # A cleared table is created again at the same uri, its versions counting from 0 anew: a
+    # table kept open from before would name the removed files of the old version 0.
+    layout = Layout(tmp_path)
+    uri = unit_cache._uri(layout, "oasst", "messages")
+    with data_root_lock(layout):
+        overwrite_whole(uri, pl.DataFrame({"x": [1, 2, 3]}))
+        assert _cached(layout) == [1, 2, 3]
+        old_files = delta_cache.pinned(uri, 0, None).file_uris()
+        unit_cache.clear(layout)
+        overwrite_whole(uri, pl.DataFrame({"x": [9]}))
+        assert _cached(layout) == [9]
+        pinned = delta_cache.pinned(uri, 0, None)
+        assert not set(pinned.file_uris()) & set(old_files)
+        assert pl.scan_delta(pinned).collect()["x"].to_list() == [9]
+
+
+def test_a_pinned_read_after_a_vacuum_fails_clearly_instead_of_reading_removed_files(tmp_path):
+    layout = Layout(tmp_path)
+    frames = {"a": pl.DataFrame({"x": [1]})}
+    with data_root_lock(layout):
+        tables.publish(layout, "silver", frames, {})
+        between = datetime.now(UTC)
+        time.sleep(0.01)
+        tables.publish(layout, "silver", {"a": pl.DataFrame({"x": [2]})}, {})
+        assert tables.read(layout, "silver", "a", as_of=between)["x"].to_list() == [1]
+        tables.vacuum(layout, retention_hours=0)
+        with pytest.raises(tables.TableVersionGone, match="silver.a"):
+            tables.files(layout, "silver", "a", as_of=between)
+        with pytest.raises(tables.TableVersionGone, match="silver.a"):
+            tables.read(layout, "silver", "a", as_of=between)
+        assert tables.read(layout, "silver", "a")["x"].to_list() == [2]
