@@ -101,11 +101,12 @@ def _within(uri: str, root: str) -> bool:
 
 
 def vacuum(uri: str, options: dict[str, str] | None, **how) -> list[str]:
-    """`DeltaTable.vacuum(**how)` on the newest version; the files removed. Versions pinned
-    before no longer read (their files may be gone) and are opened afresh next time."""
+    """`DeltaTable.vacuum(**how)` on the newest version; the files removed. Versions of the
+    table pinned before are dropped and opened afresh next time (their files may be gone: a read
+    of them then fails as it would have without the cache)."""
     delta = latest(uri, options)
-    if delta is None:
-        return []
+    if delta is None:  # as `DeltaTable(uri)` would: a table named by a snapshot is missing
+        raise TableNotFoundError(f"no Delta table at {uri}")
     try:
         return delta.vacuum(**how)
     finally:
