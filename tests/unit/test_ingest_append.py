@@ -1,0 +1,134 @@
+"""A raw file that only grew is ingested by parsing its new tail (pipelines/ingest/append.py), and
+the result is that of a fresh ingest of the same bytes; any other change parses the file whole."""
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipelines.config.settings import Settings
+from pipelines.ingest.append import resume_offset
+from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
+from pipelines.ingest.incremental import ingest_source
+from pipelines.ingest.log import read_log, scan_current
+from pipelines.ingest.reconcile import reconcile_source
+from pipelines.schemas import bronze_schema
+from pipelines.sources.jsonio import split_json_units
+from pipelines.storage.layout import Layout
+
+FILE = "dialogues/support/chat.jsonl"
+TABLE = "dialogue_conversations"
+BOM = b"\xef\xbb\xbf"
+
+
+def line(n: int) -> bytes:
+    """One conversation record of 78 bytes (newline excluded)."""
+    return b'{"conversation_id": "c%02d", "turns": [{"role": "user", "content": "hello %02d"}]}' % (
+        n,
+        n,
+    )
+
+
+def ingest(raw: Path, data_root: Path, run_id: str):
+    return ingest_source("dialogue", Settings(raw_root=raw, data_root=data_root), run_id)
+
+
+def tables(data_root: Path) -> dict[str, pl.DataFrame]:
+    """Bronze and quarantine rows as a reader sees them (run ids differ between the roots)."""
+    layout = Layout(data_root)
+    return {
+        TABLE: scan_current(layout, "dialogue", TABLE, bronze_schema(TABLE)).collect(),
+        QUARANTINE_PART: scan_current(
+            layout, "dialogue", QUARANTINE_PART, PARSE_QUARANTINE_SCHEMA
+        ).collect(),
+    }
+
+
+def same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
+    columns = [c for c in a.columns if c != "run_id"]
+    return a.select(columns).sort("locator").equals(b.select(columns).sort("locator"))
+
+
+def grow_and_compare(tmp_path: Path, old: bytes, new: bytes):
+    """Ingest `old`, write `new`, ingest again; a fresh root ingests `new` once. Returns the second
+    ingest's report and both roots' tables."""
+    raw = tmp_path / "raw"
+    (raw / FILE).parent.mkdir(parents=True)
+    (raw / FILE).write_bytes(old)
+    ingest(raw, tmp_path / "grown", "run-1")
+    (raw / FILE).write_bytes(new)
+    report = ingest(raw, tmp_path / "grown", "run-2")
+    ingest(raw, tmp_path / "fresh", "run-fresh")
+    return report, tables(tmp_path / "grown"), tables(tmp_path / "fresh")
+
+
+def test_resume_offset_is_the_start_of_the_old_files_last_record():
+    data = b'{"a": 1}\n{"b": 2}\n  "c"\n{"d"' + b': 4}\n{"e": 5}\n'
+    assert resume_offset(data, 27) == 24  # `{"d"` starts at byte 24; `  "c"` continues `{"b"`
+    assert resume_offset(data, 18) == 9  # the old file ended after `"c"`'s newline
+    assert resume_offset(data, 8) == 0  # one record only: nothing to keep
+
+
+def test_units_from_an_offset_count_lines_and_bytes_from_the_files_start():
+    data = BOM + b'{"a": 1}\n\n{"b": 2}\n{"c": 3'
+    units = list(split_json_units(data, 13))
+    assert [(u.line, u.offset, u.data) for u in units] == [
+        (3, 13, b'{"b": 2}'),
+        (4, 22, b'{"c": 3'),
+    ]
+    assert units[-1].is_last and not units[0].is_last
+
+
+def test_clean_grown_file_parses_only_its_tail_and_equals_a_fresh_ingest(tmp_path):
+    old = line(1) + b"\n" + line(2) + b"\n"
+    new = old + line(3) + b"\n" + line(4) + b"\n"
+    report, grown, fresh = grow_and_compare(tmp_path, old, new)
+    assert report.files_appended == 1
+    assert same_rows(grown[TABLE], fresh[TABLE])
+    assert grown[TABLE]["locator"].sort().to_list() == [
+        "line 1 (byte 0)",
+        "line 2 (byte 79)",
+        "line 3 (byte 158)",
+        "line 4 (byte 237)",
+    ]
+    assert grown[QUARANTINE_PART].height == fresh[QUARANTINE_PART].height == 0
+
+
+def test_dirty_grown_file_rereads_its_half_written_line_and_equals_a_fresh_ingest(tmp_path):
+    # Old file: BOM, two records and the first 30 bytes of the third (a write in progress).
+    old = BOM + line(1) + b"\n" + line(2) + b"\n" + line(3)[:30]
+    # Grown: the rest of the third record, a malformed record, a fourth record.
+    new = BOM + line(1) + b"\n" + line(2) + b"\n" + line(3) + b'\n{"conversation_id": \n'
+    new += line(4) + b"\n"
+    report, grown, fresh = grow_and_compare(tmp_path, old, new)
+    assert report.files_appended == 1
+    assert (report.records_read, report.n_bronze, report.n_quarantine) == (5, 4, 1)
+    assert same_rows(grown[TABLE], fresh[TABLE])
+    assert same_rows(grown[QUARANTINE_PART], fresh[QUARANTINE_PART])
+    quarantined = grown[QUARANTINE_PART].row(0, named=True)
+    assert (quarantined["locator"], quarantined["error_kind"]) == (
+        "line 4 (byte 240)",
+        "invalid_json",
+    )
+    assert grown[TABLE].filter(pl.col("line") == 3)["conversation_id"].to_list() == ["c03"]
+    layout = Layout(tmp_path / "grown")
+    log = read_log(layout, "dialogue").row(0, named=True)
+    assert (log["records_read"], log["n_bronze"], log["n_quarantine"]) == (5, 4, 1)
+    assert reconcile_source("dialogue", layout)["balanced"].to_list() == [True]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda old: old.replace(b"hello 01", b"hello XX") + line(3) + b"\n", id="mid"),
+        pytest.param(lambda old: line(9) + b"\n", id="shrank"),
+    ],
+)
+def test_file_whose_old_bytes_changed_is_parsed_whole(tmp_path, change):
+    old = line(1) + b"\n" + line(2) + b"\n"
+    report, grown, fresh = grow_and_compare(tmp_path, old, change(old))
+    assert report.files_appended == 0 and report.files_parsed == 1
+    assert same_rows(grown[TABLE], fresh[TABLE])
+    expected = ["hello XX", "hello 02", "hello 03"] if grown[TABLE].height == 3 else ["hello 09"]
+    contents = grown[TABLE].sort("line")["turns"].list.first().struct.field("content")
+    assert contents.to_list() == expected
