@@ -2,7 +2,8 @@
 a table manifest (bronze tables and logs are Delta tables: pipelines/storage/bronze.py).
 
 Each raw file gets a `file_id` (content fingerprint + parser version + parse settings): a file is
-parsed only when its file_id changed since the log saw it. Parsed rows are written in batches of
+parsed only when its file_id changed since the log saw it; one proven to have only grown is parsed
+by its new tail (pipelines/ingest/append.py). Parsed rows are written in batches of
 many files, one immutable part per batch and table (pipelines/ingest/batches.py); the log names, per
 file, the part holding its rows. When a file changes, the other files of its old part are moved
 (their rows copied) into a new part with it, so every part holds exactly the files that name it.
