@@ -13,6 +13,7 @@ from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import read_log, scan_current
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas import bronze_schema
+from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.jsonio import split_json_units
 from pipelines.storage.layout import Layout
 
@@ -139,3 +140,64 @@ def test_file_whose_old_bytes_changed_is_parsed_whole(tmp_path, change, contents
     assert same_rows(grown[TABLE], fresh[TABLE])
     turns = grown[TABLE].sort("line")["turns"]
     assert turns.list.first().struct.field("content").to_list() == contents
+
+
+DIRTY = Path(__file__).parents[1] / "fixtures" / "dirty"
+ACTIVE_SCENARIO = "scenarios/active/SCENARIO-2030-001/moderator_dialog.jsonl"
+
+
+def all_tables(source: str, data_root: Path) -> dict[str, pl.DataFrame]:
+    layout = Layout(data_root)
+    schemas = {t: bronze_schema(t) for t in bronze_models(source)}
+    schemas[QUARANTINE_PART] = PARSE_QUARANTINE_SCHEMA
+    return {t: scan_current(layout, source, t, s).collect() for t, s in schemas.items()}
+
+
+def grown_in_half(tmp_path: Path, source: str, rel_path: str, new: bytes):
+    """Ingest the first half of `new` (cut inside a line), then all of it; and a fresh ingest."""
+    raw = tmp_path / "raw"
+    (raw / rel_path).parent.mkdir(parents=True)
+    (raw / rel_path).write_bytes(new[: len(new) // 2])
+    ingest_source(source, Settings(raw_root=raw, data_root=tmp_path / "grown"), "run-1")
+    (raw / rel_path).write_bytes(new)
+    report = ingest_source(source, Settings(raw_root=raw, data_root=tmp_path / "grown"), "run-2")
+    fresh = ingest_source(source, Settings(raw_root=raw, data_root=tmp_path / "fresh"), "run-3")
+    return (
+        report,
+        fresh,
+        all_tables(source, tmp_path / "grown"),
+        all_tables(source, tmp_path / "fresh"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "rel_path"),
+    [
+        ("dialogue", "dialogues/support/bad.jsonl"),
+        ("oasst", "oasst/en/trees.jsonl"),
+        ("hh_rlhf", "hh_rlhf/harmless-base/test.jsonl"),
+    ],
+)
+def test_dirty_fixture_grown_from_its_half_equals_a_fresh_ingest(tmp_path, source, rel_path):
+    new = (DIRTY / rel_path).read_bytes()
+    report, fresh, grown, expected = grown_in_half(tmp_path, source, rel_path, new)
+    assert report.files_appended == 1
+    counts = ("records_read", "n_bronze", "n_quarantine", "n_pending")
+    assert [getattr(report, c) for c in counts] == [getattr(fresh, c) for c in counts]
+    for table, rows in expected.items():
+        assert same_rows(grown[table], rows), table
+    assert reconcile_source(source, Layout(tmp_path / "grown"))["balanced"].all()
+
+
+def test_sources_whose_rows_depend_on_other_records_parse_a_grown_file_whole(tmp_path):
+    entry = (
+        '{"timestamp": "2030-01-01T10:0%d:00Z", "scenario_id": "SCENARIO-2030-001", '
+        '"phase": "phase_1", "round": 1, "interaction_type": "user_input", '
+        '"moderator_message": "Shall we start?", "user_response": "Yes."}\n'
+    )
+    new = "".join(entry % n for n in range(1, 5)).encode()
+    report, _, grown, expected = grown_in_half(tmp_path, "scenario", ACTIVE_SCENARIO, new)
+    assert report.files_appended == 0
+    entries = grown["scenario_entries"].sort("record_index")
+    assert entries["record_index"].to_list() == [0, 1, 2, 3]  # counts the records before it
+    assert same_rows(entries, expected["scenario_entries"])
