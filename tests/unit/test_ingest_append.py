@@ -5,6 +5,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipelines.config.settings import Settings
 from pipelines.ingest.append import resume_offset
@@ -78,6 +80,22 @@ def test_units_from_an_offset_count_lines_and_bytes_from_the_files_start():
         (4, 22, b'{"c": 3'),
     ]
     assert units[-1].is_last and not units[0].is_last
+
+
+_PIECES = st.lists(
+    st.sampled_from([b'{"a": 1}', b"[2]", b"  3", b"", b"{", b'"x"', b"\xef\xbb\xbf{}", b"}"]),
+    max_size=12,
+)
+
+
+@given(pieces=_PIECES, cut=st.integers(min_value=0, max_value=200))
+def test_units_from_the_resume_offset_are_the_full_splits_units_from_there(pieces, cut):
+    data = b"\n".join(pieces)
+    start = resume_offset(data, min(cut, len(data)))
+    whole = [u for u in split_json_units(data) if u.offset >= start]
+    assert list(split_json_units(data, start)) == whole
+    before = [u for u in split_json_units(data) if u.offset < start]
+    assert all(not u.is_last and u.offset + len(u.data) <= start for u in before)
 
 
 def test_clean_grown_file_parses_only_its_tail_and_equals_a_fresh_ingest(tmp_path):
