@@ -12,11 +12,10 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.settings import Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import PARAMS
-from pipelines.ingest.log import read_log
 from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
@@ -43,6 +42,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import proof_problems, split_proof
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.transforms.raw_inputs import current_raw_inputs, silver_raw_inputs
 
 
 class LeakageError(RuntimeError):
@@ -110,11 +110,11 @@ def drop_prompt_duplicates(
     return kept, dropped
 
 
-def _raw_fingerprints(layout: Layout) -> list[dict]:
-    logs = pl.concat([read_log(layout, s) for s in SOURCES]).filter(
-        pl.col("missing_since").is_null()
-    )
-    return logs.select("source", "file", "fingerprint").sort("source", "file").to_dicts()
+def _raw_fingerprints(layout: Layout, as_of: datetime | None = None) -> list[dict]:
+    """The raw files behind the silver snapshot the release reads (then, for `as_of`); the ingest
+    logs of now only for silver published before it recorded them."""
+    recorded = silver_raw_inputs(layout, as_of)
+    return current_raw_inputs(layout).to_dicts() if recorded is None else recorded
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def release_request(
         },
     }
     if raw_fingerprints is None:
-        raw_fingerprints = _raw_fingerprints(layout)
+        raw_fingerprints = _raw_fingerprints(layout, as_of)
     fingerprints = [row | {"file": built.replace_ids(row["file"])} for row in raw_fingerprints]
     request = ReleaseRequest(
         built.datasets,
@@ -258,7 +258,7 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
     if nothing_to_release(layout, as_of):
         return ReleaseOutcome(None, None, False, {})
     key, _ = pseudonym_key(settings)
-    raw_fingerprints = _raw_fingerprints(layout)
+    raw_fingerprints = _raw_fingerprints(layout, as_of)
     inputs = release_inputs_digest(settings, key, raw_fingerprints, as_of)
     unchanged = release_for_inputs(exports, inputs)
     if unchanged:

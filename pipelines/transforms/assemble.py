@@ -65,6 +65,7 @@ from pipelines.transforms.plan import (
     plan_assembly,
     table_stats,
 )
+from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.unit_cache import CHUNK_COLUMN, chunk_digests, scan_chunks
 
 UNPARTITIONED = tuple(t for t in SILVER_MODELS if t not in SILVER_KEYS)
@@ -226,6 +227,7 @@ def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, i
         DIGESTS_TABLE: _digests_now(plan, fresh),
         PROVENANCE: pl.concat(relation).sort(PARTITION, "source", CHUNK_COLUMN),
         ASSEMBLED_FROM: used,
+        RAW_INPUTS: current_raw_inputs(layout),
     }
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld), ASSEMBLY: scheme}
     stored.publish(layout, "silver", frames, meta, committed=versions)

@@ -28,6 +28,7 @@ from pipelines.splits.assign import assign_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
+from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.unit_cache import cached_silver
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
@@ -177,8 +178,10 @@ def publish_silver(
     settings = settings or Settings(data_root=layout.data_root)
     crash_point("silver:before_publish")
     meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
+    raw_inputs = current_raw_inputs(layout)
     if settings.partition_shards == 0:  # whole tables: no partition bookkeeping stays behind
-        snapshot = stored.publish(layout, "silver", tables, meta, drop=BOOKKEEPING)
+        whole = {**tables, RAW_INPUTS: raw_inputs}
+        snapshot = stored.publish(layout, "silver", whole, meta, drop=BOOKKEEPING)
         crash_point("silver:after_publish")
         return snapshot
     splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
@@ -196,6 +199,7 @@ def publish_silver(
         previous_digests(layout, "silver"),
     )
     frames[MAP_TABLE] = partition_map
+    frames[RAW_INPUTS] = raw_inputs
     # no provenance: the next assembly (assemble.py) does not trust these tables' history
     stale = [t for t in BOOKKEEPING if t not in frames]
     snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions, drop=stale)

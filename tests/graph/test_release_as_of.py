@@ -81,6 +81,22 @@ def test_rebuilding_from_the_versions_in_force_then_gives_the_same_content_hash(
     assert request.table_versions == first["table_versions"]
 
 
+def test_as_of_release_names_the_raw_files_of_then_not_todays(two_builds):
+    raw, data, _, first, moment = two_builds
+    later = read_manifest(Layout(data).exports / latest_release(Layout(data).exports))
+    request, _ = release_request(
+        Settings(raw_root=raw, data_root=data), as_of=stored.parse_time(moment)
+    )
+    feedback_files = sorted(
+        p.relative_to(raw).as_posix() for p in (raw / "feedback").rglob("*") if p.is_file()
+    )
+    assert feedback_files, "the clean fixtures hold dialogue feedback files"
+    named_then = {row["file"] for row in request.raw_fingerprints}
+    assert not named_then & set(feedback_files)  # they arrived after T
+    assert set(feedback_files) <= {row["file"] for row in later["raw_files"]}
+    assert request.raw_fingerprints == first["raw_files"]
+
+
 def test_release_as_of_names_the_release_made_then(two_builds):
     raw, data, _, first, moment = two_builds
     state = turnlake.release(raw_root=raw, data_root=data, as_of=moment)
