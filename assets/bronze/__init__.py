@@ -33,8 +33,8 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
             )
         context.log.info(
             f"{source}: {report.files_seen} files ({report.files_parsed} parsed, "
-            f"{report.files_reused} unchanged, {report.files_appended} of those parsed by their "
-            "new tail), "
+            f"{report.files_appended} of them by their new tail only, "
+            f"{report.files_reused} unchanged), "
             f"{report.records_read} records → {report.n_bronze} bronze, {report.n_quarantine} "
             "quarantined, "
             f"{report.n_pending} pending"

@@ -5,9 +5,9 @@ for the 500 KB written since the last build made a night's rebuild cost almost a
 
 When it applies (`may_append`, decided while planning, then proven while reading):
 - the file's adapter defines `parse_tail(file, data, start, settings)`: every record is one
-  line-started JSON unit and no row depends on another record (dialogue, oasst, hh_rlhf's JSONL;
-  not scenario, whose `record_index` counts the records before it, nor decision, study,
-  social_rl, hh_rlhf's gzip files, which keep whole-file parsing);
+  line-started JSON unit and no row depends on another record (dialogue, oasst, hh_rlhf's and
+  decision's JSONL files; not scenario, whose `record_index` counts the records before it, nor
+  study, social_rl, hh_rlhf's gzip files or decision's SQLite, which keep whole-file parsing);
 - the same parser version and parse settings as the log row (a new `forget` or opt-out changes
   the settings key: the whole file is re-parsed, as before), nothing purged from it, and it grew;
 - proof that the old bytes are unchanged: the sha256 of the first `size_bytes` bytes equals the

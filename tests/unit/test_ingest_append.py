@@ -194,6 +194,7 @@ def grown_in_half(tmp_path: Path, source: str, rel_path: str, new: bytes):
         ("dialogue", "dialogues/support/bad.jsonl"),
         ("oasst", "oasst/en/trees.jsonl"),
         ("hh_rlhf", "hh_rlhf/harmless-base/test.jsonl"),
+        ("decision", "decisions/continuum/export.jsonl"),
     ],
 )
 def test_dirty_fixture_grown_from_its_half_equals_a_fresh_ingest(tmp_path, source, rel_path):
