@@ -1,6 +1,10 @@
 """A raw file that only grew is ingested by parsing its new tail (pipelines/ingest/append.py), and
 the result is that of a fresh ingest of the same bytes; any other change parses the file whole."""
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -220,3 +224,36 @@ def test_sources_whose_rows_depend_on_other_records_parse_a_grown_file_whole(tmp
     entries = grown["scenario_entries"].sort("record_index")
     assert entries["record_index"].to_list() == [0, 1, 2, 3]  # counts the records before it
     assert same_rows(entries, expected["scenario_entries"])
+
+
+def test_append_killed_before_its_log_leaves_the_old_rows_and_a_rerun_equals_a_fresh_ingest(
+    tmp_path,
+):
+    old = line(1) + b"\n" + line(2)[:40]
+    new = line(1) + b"\n" + line(2) + b"\n" + line(3) + b"\n"
+    raw = tmp_path / "raw"
+    (raw / FILE).parent.mkdir(parents=True)
+    (raw / FILE).write_bytes(old)
+    ingest(raw, tmp_path / "grown", "run-1")
+    (raw / FILE).write_bytes(new)
+    script = (
+        "import sys; from pathlib import Path; from pipelines.config.settings import Settings; "
+        "from pipelines.ingest.incremental import ingest_source; "
+        "ingest_source('dialogue', Settings(raw_root=Path(sys.argv[1]), "
+        "data_root=Path(sys.argv[2])), 'run-killed')"
+    )
+    env = {**os.environ, "TURNLAKE_KILL_AT": "ingest:before_log"}
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(raw), str(tmp_path / "grown")], env=env, check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    after_kill = tables(tmp_path / "grown")
+    assert after_kill[TABLE]["locator"].to_list() == ["line 1 (byte 0)"]  # the old file's rows
+    assert after_kill[QUARANTINE_PART]["error_kind"].to_list() == ["truncated"]
+    report = ingest(raw, tmp_path / "grown", "run-2")
+    ingest(raw, tmp_path / "fresh", "run-fresh")
+    grown, fresh = tables(tmp_path / "grown"), tables(tmp_path / "fresh")
+    assert report.files_appended == 1
+    assert (report.records_read, report.n_bronze, report.n_quarantine) == (3, 3, 0)
+    assert same_rows(grown[TABLE], fresh[TABLE])
+    assert grown[QUARANTINE_PART].height == 0
