@@ -33,6 +33,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
             )
         context.log.info(
             f"{source}: {report.files_seen} files ({report.files_parsed} parsed, "
+            f"{report.files_appended} of them by their new tail only, "
             f"{report.files_reused} unchanged), "
             f"{report.records_read} records → {report.n_bronze} bronze, {report.n_quarantine} "
             "quarantined, "
@@ -44,6 +45,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
                 "files_seen": report.files_seen,
                 "files_parsed": report.files_parsed,
                 "files_reused": report.files_reused,
+                "files_appended": report.files_appended,
                 "files_missing": len(report.files_missing),
                 "files_removed": len(report.files_removed),
                 "records_read": report.records_read,

@@ -77,9 +77,16 @@ class Batch:
     members: list[_Member] = field(default_factory=list)
     raw_bytes: int = 0
 
-    def add_parsed(self, log_row: dict, result: ParseResult, data: bytes | None = None) -> None:
+    def add_parsed(
+        self,
+        log_row: dict,
+        result: ParseResult,
+        data: bytes | None = None,
+        kept: dict[str, pl.DataFrame] | None = None,
+    ) -> None:
         """A freshly parsed file (and its bytes, kept until the batch is written: memory stays
-        bounded by the batch); its log row's `tables` is set from what it produced."""
+        bounded by the batch); its log row's `tables` is set from what it produced. `kept`: rows
+        of a grown file's old records, copied from its old part (pipelines/ingest/append.py)."""
         unknown = set(result.rows) - set(bronze_models(self.source))
         if unknown:
             raise ValueError(
@@ -90,9 +97,9 @@ class Batch:
             rows[QUARANTINE_PART] = [
                 {**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine
             ]
-        self.members.append(
-            _Member({**log_row, "tables": _in_table_order(self.source, rows)}, rows, {}, data)
-        )
+        frames = {t: f for t, f in (kept or {}).items() if f.height}
+        tables = _in_table_order(self.source, {**rows, **frames})
+        self.members.append(_Member({**log_row, "tables": tables}, rows, frames, data))
         self.raw_bytes += log_row["size_bytes"]
 
     def add_moved(self, log_row: dict, frames: dict[str, pl.DataFrame]) -> None:
@@ -170,7 +177,7 @@ class Batch:
         member.rows.setdefault(QUARANTINE_PART, []).extend(moved)
         member.log_row = {
             **member.log_row,
-            "tables": _in_table_order(self.source, member.rows),
+            "tables": _in_table_order(self.source, {**member.rows, **member.frames}),
             "n_bronze": member.log_row["n_bronze"] - len(moved),
             "n_quarantine": member.log_row["n_quarantine"] + len(moved),
         }

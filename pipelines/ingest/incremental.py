@@ -2,7 +2,8 @@
 a table manifest (bronze tables and logs are Delta tables: pipelines/storage/bronze.py).
 
 Each raw file gets a `file_id` (content fingerprint + parser version + parse settings): a file is
-parsed only when its file_id changed since the log saw it. Parsed rows are written in batches of
+parsed only when its file_id changed since the log saw it; one proven to have only grown is parsed
+by its new tail (pipelines/ingest/append.py). Parsed rows are written in batches of
 many files, one immutable part per batch and table (pipelines/ingest/batches.py); the log names, per
 file, the part holding its rows. When a file changes, the other files of its old part are moved
 (their rows copied) into a new part with it, so every part holds exactly the files that name it.
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.config.settings import Settings
 from pipelines.ingest import untypable
+from pipelines.ingest.append import may_append
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
@@ -46,6 +48,7 @@ class IngestReport:
     files_parsed: int = 0
     files_reused: int = 0
     files_moved: int = 0  # unchanged files rewritten into a new part beside a changed one
+    files_appended: int = 0  # of those parsed: grown files whose new tail alone was parsed
     files_missing: list[str] = field(default_factory=list)
     files_removed: list[str] = field(default_factory=list)
     files_withheld: int = 0  # raw files named after a forgotten subject: not read at all
@@ -96,16 +99,31 @@ class _Plan:
     move: list[dict] = field(default_factory=list)
     dropped_parts: set[str] = field(default_factory=set)  # parts losing a member: rewritten
     rows_updated: bool = False  # a kept log row changed (touched file, newly missing)
+    grown: dict[str, dict] = field(default_factory=dict)  # to parse: may have only grown
 
     @property
     def log_changes(self) -> bool:
         return bool(self.parse or self.move or self.dropped_parts or self.rows_updated)
 
 
-def _same_stat(file: RawFile, prev: dict) -> bool:
-    """Same size and modification time as when last read: trusted as unchanged without reading it
-    (as rsync and git do; `[ingest] rehash_unchanged = true` re-reads and hashes every file)."""
-    return file.stat() == (prev["size_bytes"], prev["mtime_ns"])
+def _unchanged(
+    file: RawFile, prev: dict, stat: tuple[int, int], ctx: IngestContext, plan: _Plan
+) -> bool:
+    """A file parsed by this code and these settings whose bytes are those of its log row: kept
+    (a touched one with its new mtime). Same size and mtime as when last read is trusted as
+    unchanged without reading it (as rsync and git do; `[ingest] rehash_unchanged = true`
+    re-reads and hashes every file); another size is another content, not read to know it."""
+    if not ctx.settings.ingest_rehash_unchanged and stat == (prev["size_bytes"], prev["mtime_ns"]):
+        plan.keep.append(prev)
+        return True
+    if stat[0] != prev["size_bytes"]:
+        return False
+    _, fingerprint, _, mtime_ns = read_raw(file, ctx.settings)
+    if prev["file_id"] != file_id(fingerprint, ctx.version, ctx.settings_key):
+        return False
+    plan.keep.append({**prev, "mtime_ns": mtime_ns})
+    plan.rows_updated = True
+    return True
 
 
 def _plan(
@@ -119,21 +137,13 @@ def _plan(
             and prev["missing_since"] is None
             and (prev["parser_version"], prev["parse_settings"]) == (ctx.version, ctx.settings_key)
         )
-        if (
-            not same_parse
-        ):  # new file, or parsed by other code / settings: parsed whatever its bytes
-            size = file.stat()[0]
-        elif not ctx.settings.ingest_rehash_unchanged and _same_stat(file, prev):
-            plan.keep.append(prev)
+        stat = file.stat()
+        if same_parse and _unchanged(file, prev, stat, ctx, plan):
             continue
-        else:
-            _, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
-            if prev["file_id"] == file_id(fingerprint, ctx.version, ctx.settings_key):
-                plan.keep.append({**prev, "mtime_ns": mtime_ns})  # touched, not changed
-                plan.rows_updated = True
-                continue
+        if same_parse and may_append(file, prev, stat[0], ctx.settings):
+            plan.grown[file.rel_path] = prev
         plan.parse.append(file)
-        plan.sizes[file.rel_path] = size
+        plan.sizes[file.rel_path] = stat[0]
         if prev is not None:
             plan.dropped_parts.add(prev["part_id"])
     for rel_path in sorted(previous):  # in the log, not in the raw root (any more)
@@ -199,6 +209,7 @@ def ingest_source(
             continue
         files.append(file)
     plan = _plan(files, previous, ctx, report)
+    ctx = replace(ctx, grown=plan.grown)
     parsed = (lambda done: progress(done, len(plan.parse))) if progress else None
     new_rows = write_in_batches(ctx, plan.parse, plan.sizes, plan.move, parsed)
     report.files_seen = len(files)
@@ -206,6 +217,7 @@ def ingest_source(
     report.files_moved = len(plan.move)
     report.files_reused = len(files) - len(plan.parse)
     report.parts_written = len({r["part_id"] for r in new_rows})
+    report.files_appended = sum(row.pop("appended", False) for row in new_rows)
     log_rows = [
         {k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]
     ]

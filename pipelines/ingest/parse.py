@@ -7,10 +7,11 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pipelines.config.settings import Settings
+from pipelines.ingest import append
 from pipelines.ingest.arrow_typed import ARROW_TYPED_SOURCES, ArrowTypedBatch
 from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
@@ -82,6 +83,7 @@ class IngestContext:
     settings_key: str
     forgotten: list[str]
     run_id: str
+    grown: dict[str, dict] = field(default_factory=dict)  # file → log row: try its tail alone
 
 
 def _new_batch(ctx: IngestContext) -> Batch:
@@ -89,14 +91,35 @@ def _new_batch(ctx: IngestContext) -> Batch:
     return kind(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
 
 
+def _read(
+    file: RawFile, ctx: IngestContext
+) -> tuple[bytes | None, str, int, int, append.Tail | None]:
+    """A file's bytes, fingerprint, size, mtime and, for a file proven to have only grown since its
+    log row, its old rows and parsed tail (pipelines/ingest/append.py)."""
+    prev = ctx.grown.get(file.rel_path)
+    if prev is None:
+        return (*read_raw(file, ctx.settings), None)
+    data, fingerprint, size, mtime_ns, prefix = append.read_grown(
+        file, ctx.settings, prev["size_bytes"]
+    )
+    tail = None
+    if data is not None and prefix == prev["fingerprint"]:
+        tail = append.tail_of(ctx.layout, ctx.settings, file, prev, data, ctx.forgotten)
+    return data, fingerprint, size, mtime_ns, tail
+
+
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
-    data, fingerprint, size, mtime_ns = read_raw(file, ctx.settings)
+    data, fingerprint, size, mtime_ns, tail = _read(file, ctx)
     limit = ctx.settings.limits.max_file_bytes
-    result = (
-        too_large_file(file, size, limit) if data is None else _safe_parse(file, data, ctx.settings)
-    )
+    if tail is not None:
+        result = tail.result
+    elif data is None:
+        result = too_large_file(file, size, limit)
+    else:
+        result = _safe_parse(file, data, ctx.settings)
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
+    kept_bronze, kept_quarantine = (tail.kept_rows(False), tail.kept_rows(True)) if tail else (0, 0)
     batch.add_parsed(
         {
             "source": file.source,
@@ -108,18 +131,20 @@ def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
             "parse_settings": ctx.settings_key,
             "file_id": file_id(fingerprint, ctx.version, ctx.settings_key),
             "part_id": None,
-            "records_read": result.records_read,
-            "n_bronze": result.n_bronze,
-            "n_quarantine": len(result.quarantine),
+            "records_read": result.records_read + kept_bronze + kept_quarantine,
+            "n_bronze": result.n_bronze + kept_bronze,
+            "n_quarantine": len(result.quarantine) + kept_quarantine,
             "n_pending": len(result.pending),
             "n_forgotten": n_forgotten,
             "pending_locators": [p.locator for p in result.pending],
             "run_id": ctx.run_id,
             "parsed_at": datetime.now(UTC),
             "missing_since": None,
+            "appended": tail is not None,  # for the report; not a log column
         },
         result,
         data,
+        tail.kept if tail else None,
     )
 
 

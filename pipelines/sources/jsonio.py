@@ -44,8 +44,9 @@ _UNIT_START = re.compile(rb"^[\{\[]", re.MULTILINE)
 _BOM = b"\xef\xbb\xbf"
 
 
-def split_json_units(data: bytes) -> Iterator[JsonUnit]:
-    """Split a JSONL file into top-level JSON texts.
+def split_json_units(data: bytes, start: int = 0) -> Iterator[JsonUnit]:
+    """Split a JSONL file into top-level JSON texts (from byte `start` on, a unit's first byte:
+    lines and offsets still count from the file's start).
 
     Accepts one compact object per line *and* pretty-printed objects concatenated in one file
     (as `jq` without `-c` writes them): a record starts at every line whose first byte is `{`
@@ -53,13 +54,13 @@ def split_json_units(data: bytes) -> Iterator[JsonUnit]:
     Leading BOM and blank lines are ignored; text before the first record start is its own
     (invalid) unit so nothing is silently skipped.
     """
-    bom = len(_BOM) if data.startswith(_BOM) else 0
-    data = data[bom:]
+    base = start or (len(_BOM) if data.startswith(_BOM) else 0)
+    line = 1 + (data.count(b"\n", 0, start) if start else 0)
+    data = data[base:]
     starts = [m.start() for m in _UNIT_START.finditer(data)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     bounds = list(zip(starts, starts[1:] + [len(data)], strict=True))
-    line = 1
     prev = 0
     kept = [(a, b) for a, b in bounds if data[a:b].strip()]
     for i, (a, b) in enumerate(kept):
@@ -72,7 +73,7 @@ def split_json_units(data: bytes) -> Iterator[JsonUnit]:
         unit_line = line + chunk.count(b"\n", 0, lead)
         yield JsonUnit(
             line=unit_line,
-            offset=bom + a + lead,
+            offset=base + a + lead,
             data=stripped.rstrip(),
             is_last=i == len(kept) - 1,
             ends_with_newline=chunk.endswith(b"\n"),
@@ -194,15 +195,18 @@ class JsonlRead:
         return len(self.records) + len(self.quarantine)
 
 
-def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False) -> JsonlRead:
-    """Parse every record of a JSONL(-ish) file; bad ones become quarantine rows.
+def read_jsonl(
+    file: RawFile, data: bytes, limits: Any, *, active: bool = False, start: int = 0
+) -> JsonlRead:
+    """Parse every record of a JSONL(-ish) file (those from byte `start` on: see
+    `split_json_units`); bad ones become quarantine rows.
 
     The last record of an `active` file that does not parse and has no trailing newline (or that
     the parser finds cut short) is still being written: a pending tail, not a record. In a closed
     file the same thing is quarantined as `truncated`.
     """
     out = JsonlRead()
-    for unit in split_json_units(data):
+    for unit in split_json_units(data, start):
         try:
             obj = loads_record(
                 unit.data, max_bytes=limits.max_record_bytes, max_depth=limits.max_nesting_depth
@@ -236,13 +240,19 @@ def read_jsonl(file: RawFile, data: bytes, limits: Any, *, active: bool = False)
 
 
 def jsonl_file_rows(
-    file: RawFile, data: bytes, limits: Any, table: str, to_row: Callable[[Any], dict[str, Any]]
+    file: RawFile,
+    data: bytes,
+    limits: Any,
+    table: str,
+    to_row: Callable[[Any], dict[str, Any]],
+    start: int = 0,
 ) -> ParseResult:
     """A JSON Lines file whose every record is one row of `table` (`to_row` raises RecordError for
-    a record that breaks the format: it is quarantined with its own text)."""
+    a record that breaks the format: it is quarantined with its own text); only the records from
+    byte `start` on when given (the tail of a file that grew: pipelines/ingest/append.py)."""
     if len(data) > limits.max_file_bytes:
         return too_large_file(file, len(data), limits.max_file_bytes)
-    read = read_jsonl(file, data, limits)
+    read = read_jsonl(file, data, limits, start=start)
     rows: list[dict[str, Any]] = []
     quarantine = list(read.quarantine)
     for unit, record in read.records:

@@ -69,15 +69,28 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         except Unreadable as exc:
             return _unreadable(file, "unreadable", str(exc), data)
         return parse_database(file, conn, settings)
+    return _parse_lines(file, data, settings, 0)
+
+
+def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult | None:
+    """The records from byte `start` on of a JSONL file (decisions, append-only ratings, replay
+    results: each line is one row, judged alone), so a file that grew is parsed by its tail
+    (pipelines/ingest/append.py); None for a SQLite database, whose bytes are no lines."""
+    if file.rel_path.endswith(".sqlite") or len(data) > settings.limits.max_file_bytes:
+        return None
+    return _parse_lines(file, data, settings, start)
+
+
+def _parse_lines(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
     if file.rel_path.startswith(f"{RATINGS_FOLDER}/"):
-        return parse_ratings(file, data, settings)
+        return parse_ratings(file, data, settings, start)
     if file.rel_path.startswith(f"{REPLAYS_FOLDER}/"):
-        return parse_replays(file, data, settings)
-    return _parse_jsonl(file, data, settings)
+        return parse_replays(file, data, settings, start)
+    return _parse_jsonl(file, data, settings, start)
 
 
-def _parse_jsonl(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
-    read = read_jsonl(file, data, settings.limits)
+def _parse_jsonl(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
+    read = read_jsonl(file, data, settings.limits, start=start)
     rows: list[dict[str, Any]] = []
     quarantine: list[QuarantineRow] = list(read.quarantine)
     for unit, obj in read.records:

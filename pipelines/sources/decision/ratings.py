@@ -65,9 +65,10 @@ def rating_event_row(record: dict, tz: str) -> dict[str, Any]:
     }
 
 
-def parse_ratings(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
-    """One ratings file → rating event rows, or a quarantine row per bad line."""
-    read = read_jsonl(file, data, settings.limits)
+def parse_ratings(file: RawFile, data: bytes, settings: Settings, start: int = 0) -> ParseResult:
+    """One ratings file → rating event rows, or a quarantine row per bad line (those from byte
+    `start` on: the tail of a file that grew)."""
+    read = read_jsonl(file, data, settings.limits, start=start)
     tz = settings.timezone_for("decision")
     rows: list[dict[str, Any]] = []
     quarantine: list[QuarantineRow] = list(read.quarantine)

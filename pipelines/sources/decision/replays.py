@@ -100,11 +100,12 @@ def replay_result_row(record: dict, persona_folder: str | None) -> dict[str, Any
     }
 
 
-def parse_replays(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
-    """One replay results file → result rows, or a quarantine row per bad line."""
+def parse_replays(file: RawFile, data: bytes, settings: Settings, start: int = 0) -> ParseResult:
+    """One replay results file → result rows, or a quarantine row per bad line (those from byte
+    `start` on: the tail of a file that grew)."""
     parts = file.rel_path.split("/")
     persona_folder = parts[1] if len(parts) > 2 else None
-    read = read_jsonl(file, data, settings.limits)
+    read = read_jsonl(file, data, settings.limits, start=start)
     rows: list[dict[str, Any]] = []
     quarantine: list[QuarantineRow] = list(read.quarantine)
     for unit, record in read.records:

@@ -39,11 +39,22 @@ def dataset_of(rel_path: str) -> str:
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    return parse_tail(file, data, 0, settings)
+
+
+def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult:
+    """The records from byte `start` on: every line is a record of its own (no id or row depends
+    on another line), so a file that grew is parsed by its tail (pipelines/ingest/append.py)."""
     is_feedback = file.rel_path.startswith(FEEDBACK_DIR + "/")
     table = EVENTS if is_feedback else CONVERSATIONS
     parse_record = event_row if is_feedback else conversation_row
     dataset = dataset_of(file.rel_path)
     tz = settings.timezone_for(SOURCE)
     return jsonl_file_rows(
-        file, data, settings.limits, table, lambda record: parse_record(record, dataset, tz)
+        file,
+        data,
+        settings.limits,
+        table,
+        lambda record: parse_record(record, dataset, tz),
+        start,
     )

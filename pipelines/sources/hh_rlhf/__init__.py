@@ -71,7 +71,20 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     except RecordError as err:
         row = QuarantineRow(SOURCE, file.rel_path, "file", err.kind, err.message, None)
         return ParseResult(records_read=1, quarantine=[row])
-    read = read_jsonl(file, data, limits)
+    return _pairs(file, data, settings, 0)
+
+
+def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult | None:
+    """The pairs from byte `start` on (a pair is one line, judged alone), so a JSONL file that grew
+    is parsed by its tail (pipelines/ingest/append.py); None for gzip, whose bytes are no lines."""
+    if file.rel_path.endswith(".gz") or len(data) > settings.limits.max_file_bytes:
+        return None
+    return _pairs(file, data, settings, start)
+
+
+def _pairs(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
+    limits = settings.limits
+    read = read_jsonl(file, data, limits, start=start)
     dataset = dataset_of(file.rel_path)
     rows: list[dict[str, Any]] = []
     quarantine = list(read.quarantine)

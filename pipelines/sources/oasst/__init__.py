@@ -41,8 +41,14 @@ def dataset_of(rel_path: str) -> str:
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
+    return parse_tail(file, data, 0, settings)
+
+
+def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult:
+    """The trees from byte `start` on: a tree is one line and its checks stay inside it, so a file
+    that grew is parsed by its tail (pipelines/ingest/append.py)."""
     dataset = dataset_of(file.rel_path)
     tz = settings.timezone_for(SOURCE)
     return jsonl_file_rows(
-        file, data, settings.limits, TREES, lambda record: tree_row(record, dataset, tz)
+        file, data, settings.limits, TREES, lambda record: tree_row(record, dataset, tz), start
     )
