@@ -9,6 +9,7 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from tests.forked import ForkedTurnlake
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL_SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "real_samples"
@@ -83,6 +84,15 @@ def new_dagster_home(tmp_path_factory) -> Iterator[Callable[[], Path]]:
             return home
 
         yield make
+
+
+@pytest.fixture(scope="session")
+def forked_turnlake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkedTurnlake]:
+    """Runs `turnlake` commands in processes of their own without importing Dagster each time
+    (tests/forked.py): for the tests that SIGKILL a command at a crash point."""
+    forks = ForkedTurnlake(tmp_path_factory.mktemp("forked"))
+    yield forks
+    forks.close()
 
 
 @dataclass(frozen=True)
