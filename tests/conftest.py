@@ -182,7 +182,8 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
 # hands out whole files (`--dist loadgroup`, each file its own group unless it names one) in
 # collection order (`--no-loadscope-reorder`; by default it reorders them by their number of
 # tests), so a long file collected last would keep one worker busy after the other has finished.
-# The two kill files share one world (`built_once`): they are not next to each other, so that one
+# The two S3 files are one group: they share one S3 build (`demo_on_s3`) on one moto server. The
+# two kill files share one world (`built_once`): they are not next to each other, so that one
 # worker does not sit waiting for the other to build it.
 LONGEST_FIRST = (
     "tests/s3/test_data_root.py",
