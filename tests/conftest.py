@@ -9,6 +9,7 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from tests.forked import ForkedTurnlake
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL_SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "real_samples"
@@ -83,6 +84,15 @@ def new_dagster_home(tmp_path_factory) -> Iterator[Callable[[], Path]]:
             return home
 
         yield make
+
+
+@pytest.fixture(scope="session")
+def forked_turnlake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkedTurnlake]:
+    """Runs `turnlake` commands in processes of their own without importing Dagster each time
+    (tests/forked.py): for the tests that SIGKILL a command at a crash point."""
+    forks = ForkedTurnlake(tmp_path_factory.mktemp("forked"))
+    yield forks
+    forks.close()
 
 
 @dataclass(frozen=True)
@@ -169,9 +179,12 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
 
 
 # The longest test files (minutes each, measured with --durations=0), scheduled first: pytest-xdist
-# hands out whole files in collection order, so a long file collected last would keep one worker
-# busy after the other has finished. The two kill files share one world (`built_once`): they are
-# not next to each other, so that one worker does not sit waiting for the other to build it.
+# hands out whole files (`--dist loadgroup`, each file its own group unless it names one) in
+# collection order (`--no-loadscope-reorder`; by default it reorders them by their number of
+# tests), so a long file collected last would keep one worker busy after the other has finished.
+# The two S3 files are one group: they share one S3 build (`demo_on_s3`) on one moto server. The
+# two kill files share one world (`built_once`): they are not next to each other, so that one
+# worker does not sit waiting for the other to build it.
 LONGEST_FIRST = (
     "tests/s3/test_data_root.py",
     "tests/s3/test_raw_root.py",
@@ -194,6 +207,7 @@ LONGEST_FIRST = (
 )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     root = config.rootpath
@@ -202,3 +216,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return rank.get(item.path.relative_to(root).as_posix(), len(rank))
 
     items.sort(key=order)  # stable: the rest keep their order
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(root).as_posix()))

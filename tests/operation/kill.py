@@ -3,16 +3,15 @@ share them): a build SIGKILLed at any write boundary leaves the previous tables,
 releases readable and valid, and the next build completes with the same result as an
 uninterrupted one.
 
-Only the killed builds run as `turnlake build` processes (a process can only SIGKILL itself); the
-builds that prepare the world and the recovering builds call the same CLI entry point in this
-process, which spares each of them the seconds of importing Dagster again."""
+Only the killed builds run as `turnlake build` processes (a process can only SIGKILL itself),
+forked from one that has imported Dagster once (tests/forked.py); the builds that prepare the
+world and the recovering builds call the same CLI entry point in this process."""
 
 import hashlib
 import os
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from pipelines.release.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from tests.forked import ForkedTurnlake
 
 # Every crash point of pipelines/runtime/faults.py but `release:before_rename`: a release killed
 # there leaves the same abandoned temporary folder as at `release:after_datasets` (the next
@@ -44,17 +44,12 @@ def build_args(raw: Path, data: Path) -> list[str]:
     return ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "ERROR"]
 
 
-def killed_build(raw: Path, data: Path, home: Path, kill_at: str) -> subprocess.CompletedProcess:
+def killed_build(
+    forks: ForkedTurnlake, raw: Path, data: Path, home: Path, kill_at: str
+) -> subprocess.CompletedProcess:
+    """`turnlake build` in a process of its own (forked: tests/forked.py), killed at `kill_at`."""
     env = {**os.environ, "DAGSTER_HOME": str(home), "TURNLAKE_KILL_AT": kill_at}
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli.main", *build_args(raw, data)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).parents[2],
-        check=False,
-    )
+    return forks.run(build_args(raw, data), env=env, cwd=Path(__file__).parents[2])
 
 
 def build(raw: Path, data: Path, home: Path) -> int:
@@ -96,13 +91,15 @@ def abandoned_releases(data: Path) -> list[str]:
     return [p.name for p in Layout(data).exports.iterdir() if p.name.startswith(".tmp-")]
 
 
-def kill_then_recover(world: tuple, data: Path, point: str) -> tuple[dict[str, str], str]:
+def kill_then_recover(
+    forks: ForkedTurnlake, world: tuple, data: Path, point: str
+) -> tuple[dict[str, str], str]:
     """Kill a build of the grown raw data at `point` on a copy of the baseline: what it leaves is
     the old or the new publication, valid; what the next build publishes is returned."""
     raw_new, baseline, home, old, new = world
     shutil.copytree(baseline, data, symlinks=True)
 
-    killed = killed_build(raw_new, data, home, kill_at=point)
+    killed = killed_build(forks, raw_new, data, home, kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     silver, release = published(data)
     assert silver in (old[0], new[0]) and release in (old[1], new[1])

@@ -13,6 +13,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("point", KILL_POINTS[:5])
-def test_killed_build_leaves_valid_tables_and_next_build_completes(world, tmp_path, point):
+def test_killed_build_leaves_valid_tables_and_next_build_completes(
+    world, forked_turnlake, tmp_path, point
+):
     new = world[4]  # what an uninterrupted build of the grown raw data publishes
-    assert kill_then_recover(world, tmp_path / "data", point) == new
+    assert kill_then_recover(forked_turnlake, world, tmp_path / "data", point) == new

@@ -20,15 +20,19 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("point", KILL_POINTS[5:])
-def test_killed_build_leaves_valid_tables_and_next_build_completes(world, tmp_path, point):
+def test_killed_build_leaves_valid_tables_and_next_build_completes(
+    world, forked_turnlake, tmp_path, point
+):
     new = world[4]  # what an uninterrupted build of the grown raw data publishes
-    assert kill_then_recover(world, tmp_path / "data", point) == new
+    assert kill_then_recover(forked_turnlake, world, tmp_path / "data", point) == new
 
 
-def test_first_build_killed_leaves_nothing_half_published_and_rebuild_completes(world, tmp_path):
+def test_first_build_killed_leaves_nothing_half_published_and_rebuild_completes(
+    world, forked_turnlake, tmp_path
+):
     raw_new, _, home, _, (new_silver, _) = world
     data = tmp_path / "data"
-    killed = killed_build(raw_new, data, home, kill_at="silver:before_publish")
+    killed = killed_build(forked_turnlake, raw_new, data, home, "silver:before_publish")
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert stored.snapshot(Layout(data), "silver") is None
     assert build(raw_new, data, home) == 0

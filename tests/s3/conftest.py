@@ -7,7 +7,10 @@ import base64
 import json
 import logging
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -42,6 +45,91 @@ def demo_built_locally(built_once, to: Path) -> tuple[Path, Path]:
 
     built_once.copy("demo-key-project-config", make, to)
     return to / "raw", to / "local"
+
+
+def upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
+    """Upload a local tree with boto3 (not turnlake's code); the keys written."""
+    keys = []
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            path = Path(parent, name)
+            key = f"{prefix}/{path.relative_to(folder).as_posix()}"
+            client.upload_file(str(path), bucket, key)
+            keys.append(key)
+    return keys
+
+
+def copy_bucket(client, source: str, target: str) -> int:
+    """Copy every object of bucket `source` into the new bucket `target` (inside the server, with
+    boto3, not turnlake's code); how many."""
+    client.create_bucket(Bucket=target)
+    copied = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=source):
+        for item in page.get("Contents", []):
+            source_object = {"Bucket": source, "Key": item["Key"]}
+            client.copy_object(Bucket=target, Key=item["Key"], CopySource=source_object)
+            copied += 1
+    return copied
+
+
+def _cache_of(data_root: str) -> Path:
+    """The local folder of a remote data root (its DuckDB warehouse)."""
+    from pipelines.storage.layout import Layout
+    from pipelines.storage.uri import as_root
+
+    return Layout(as_root(data_root)).duckdb.parent
+
+
+def _build_with_two_workers(raw: str, data: str, env: dict[str, str]) -> str:
+    """`turnlake build --workers 2` in a process of its own, as a user runs it (its step processes
+    start from its environment); what it printed."""
+    args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
+    command = [sys.executable, "-m", "pipelines.cli", *args, "--workers", "2"]
+    done = subprocess.run(command, check=False, capture_output=True, env=env)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    return done.stdout.decode()
+
+
+@pytest.fixture(scope="session")
+def demo_on_s3(moto_endpoint, tmp_path_factory, built_once) -> dict:
+    """The demo's raw tree uploaded to `s3://<bucket>/raw` and built from there into
+    `s3://<bucket>/data` by `turnlake build --workers 2` (both roots on S3, step processes of
+    their own): the S3 build of test_raw_root.py and test_data_root.py, made once (both files are
+    in one xdist group, so they share this worker's moto server). Also: the local raw tree and
+    the local data root built from it (`demo_built_locally`), what the build printed, its cache
+    folder, and `pristine`: a bucket copied from the first right after the build, for the tests
+    that change the data root (the first bucket's data root stays as built), with a copy of the
+    local cache folder (the warehouse) the build made for the first."""
+    import boto3
+
+    tmp = tmp_path_factory.mktemp("s3demo")
+    raw, local = demo_built_locally(built_once, tmp / "demo")
+    (tmp / "dagster").mkdir()
+    bucket, pristine = (f"turnlake-{uuid.uuid4().hex[:12]}" for _ in range(2))
+    with pytest.MonkeyPatch.context() as mp:  # also the environment the build process starts with
+        point_aws_at(moto_endpoint, mp)
+        mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+        mp.setenv("TURNLAKE_CACHE_DIR", str(tmp / "cache"))
+        mp.setenv("DAGSTER_HOME", str(tmp / "dagster"))
+        for name in ("TURNLAKE_CONFIG", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
+            mp.delenv(name, raising=False)
+        client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket=bucket)
+        assert upload(client, bucket, raw, "raw")
+        env = dict(os.environ)
+        hints = _build_with_two_workers(f"s3://{bucket}/raw", f"s3://{bucket}/data", env)
+        assert copy_bucket(client, bucket, pristine)
+        # the warehouse of a remote root is a local file holding copies of its tables, in the
+        # root's cache folder: the copied root's is the same bytes
+        shutil.copytree(_cache_of(f"s3://{bucket}/data"), _cache_of(f"s3://{pristine}/data"))
+    return {
+        "raw": raw,
+        "local": local,
+        "bucket": bucket,
+        "hints": hints,
+        "cache": tmp / "cache",
+        "pristine": pristine,
+    }
 
 
 def _free_port() -> int:

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import orjson
@@ -23,37 +20,35 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import KEY, demo_built_locally, point_aws_at
+from tests.s3.conftest import KEY, point_aws_at
 
 REPO = Path(__file__).parents[2]
+pytestmark = pytest.mark.xdist_group("s3-demo")  # one worker: demo_on_s3 is built once
 
 
 @pytest.fixture(scope="module")
-def built(moto_endpoint, tmp_path_factory, built_once):
-    """The demo built once on a local data root and once on an S3 one, from the same raw root."""
-    import boto3
-
+def built(moto_endpoint, tmp_path_factory, demo_on_s3):
+    """The demo built once on a local data root and once on an S3 one, from the same raw files
+    (on S3: `demo_on_s3`'s build, in a bucket of this module's own, raw root included)."""
     tmp = tmp_path_factory.mktemp("s3root")
     mp = pytest.MonkeyPatch()
     point_aws_at(moto_endpoint, mp)
     env = {
         "TURNLAKE_PSEUDONYM_KEY": KEY,
-        "TURNLAKE_CACHE_DIR": str(tmp / "cache"),
+        "TURNLAKE_CACHE_DIR": str(demo_on_s3["cache"]),  # the warehouse the build made
         "DAGSTER_HOME": str(tmp / "dagster"),
     }
     for name, value in env.items():
         mp.setenv(name, value)
     mp.delenv("TURNLAKE_CONFIG", raising=False)
     (tmp / "dagster").mkdir()
-    bucket = f"turnlake-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1").create_bucket(
-        Bucket=bucket
-    )
-    raw, local = demo_built_locally(built_once, tmp / "demo")
-    remote = f"s3://{bucket}/data"
-    args = ["build", "--raw-root", str(raw), "--data-root", remote, "--log-level", "ERROR"]
-    assert main(args) == 0
-    yield {"raw": raw, "local": local, "remote": remote, "env": dict(os.environ)}
+    bucket = demo_on_s3["pristine"]
+    yield {
+        "raw": f"s3://{bucket}/raw",
+        "local": demo_on_s3["local"],
+        "remote": f"s3://{bucket}/data",
+        "env": dict(os.environ),
+    }
     mp.undo()
 
 
@@ -108,23 +103,15 @@ def _subjects(data_root: str, source: str) -> list[str]:
     return sorted(p for p in groups if p not in quarantine)
 
 
-def test_killed_run_on_s3_leaves_the_previous_snapshot_readable(built):
+def test_killed_run_on_s3_leaves_the_previous_snapshot_readable(built, forked_turnlake):
     remote, layout = built["remote"], Layout(as_root(built["remote"]))
     before = stored.snapshot(layout, "silver")
     rows = stored.read(layout, "silver", "episodes").height
     subject = _subjects(remote, "study")[0]  # withheld by the killed forget's rebuild
     env = {**built["env"], "TURNLAKE_KILL_AT": "silver:between_commits"}
     env["TURNLAKE_LEASE_SECONDS"] = "2"
-    args = ["forget", "participant", subject, "--data-root", remote]
-    killed = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli.main", *args, "--raw-root", str(built["raw"])],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        check=False,
-    )
+    args = ["forget", "participant", subject, "--data-root", remote, "--raw-root", built["raw"]]
+    killed = forked_turnlake.run(args, env=env, cwd=REPO)  # a process of its own
     assert killed.returncode == -9, killed.stderr[-2000:]
     after = stored.snapshot(layout, "silver")
     assert after == before  # a table was committed, but no snapshot names it

@@ -4,9 +4,6 @@ objects added or changed since; `status` and `forget` work from it."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -20,29 +17,16 @@ from pipelines.ingest.log import read_log
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import KEY, demo_built_locally, point_aws_at
+from tests.s3.conftest import KEY, point_aws_at
 
 RATINGS = "ratings/ratings.jsonl"
-
-
-def _upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
-    """Upload a local tree with boto3 (not turnlake's code); the keys written."""
-    keys = []
-    for parent, _, files in os.walk(folder):
-        for name in files:
-            path = Path(parent, name)
-            key = f"{prefix}/{path.relative_to(folder).as_posix()}"
-            client.upload_file(str(path), bucket, key)
-            keys.append(key)
-    return keys
+pytestmark = pytest.mark.xdist_group("s3-demo")  # one worker: demo_on_s3 is built once
 
 
 @pytest.fixture(scope="module")
-def raw_on_s3(moto_endpoint, tmp_path_factory, built_once):
-    """The demo's raw tree, locally (with a local data root built from it) and uploaded under
-    `s3://<bucket>/raw`."""
-    import boto3
-
+def raw_on_s3(moto_endpoint, tmp_path_factory, demo_on_s3):
+    """The demo's raw tree, locally (with a local data root built from it) and as objects under
+    `s3://<bucket>/raw`, with `s3://<bucket>/data` built from those (`demo_on_s3`)."""
     tmp = tmp_path_factory.mktemp("s3raw")
     mp = pytest.MonkeyPatch()
     point_aws_at(moto_endpoint, mp)
@@ -56,27 +40,21 @@ def raw_on_s3(moto_endpoint, tmp_path_factory, built_once):
     mp.delenv("TURNLAKE_CONFIG", raising=False)
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
     (tmp / "dagster").mkdir()
-    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
-    bucket = f"turnlake-{uuid.uuid4().hex[:12]}"
-    client.create_bucket(Bucket=bucket)
-    raw, local = demo_built_locally(built_once, tmp / "demo")
-    assert _upload(client, bucket, raw, "raw")
-    yield {"tmp": tmp, "raw": raw, "local": local, "s3raw": f"s3://{bucket}/raw", "bucket": bucket}
+    bucket = demo_on_s3["bucket"]
+    yield {
+        "tmp": tmp,
+        "raw": demo_on_s3["raw"],
+        "local": demo_on_s3["local"],
+        "s3raw": f"s3://{bucket}/raw",
+        "bucket": bucket,
+    }
     mp.undo()
 
 
-def _build(raw: str, data: str, *options: str) -> str:
-    """Build; the content hash of the single release made. With `--workers`, in a `turnlake`
-    process of its own, as a user runs it: its step processes then start from this environment
-    (the forkserver another test's build left in this process lacks the AWS variables)."""
-    args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR", *options]
-    if "--workers" in options:
-        command = [sys.executable, "-m", "pipelines.cli", *args]
-        done = subprocess.run(command, check=False, capture_output=True)
-        print(done.stdout.decode())  # the hints, for capsys
-        assert done.returncode == 0, done.stderr.decode()[-3000:]
-    else:
-        assert main(args) == 0
+def _build(raw: str, data: str) -> str:
+    """Build in this process; the content hash of the single release made."""
+    args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
+    assert main(args) == 0
     return _content_hash(data)
 
 
@@ -88,21 +66,20 @@ def _content_hash(data: str | Path) -> str:
     return read_manifest(exports / versions[0])["content_hash"]
 
 
-def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, capsys):
-    """Also with both roots on S3 through 2 worker processes: step processes of their own (the
-    roots reach them through the run's config, the lease through its tag) give the same
-    release (tests/s3/test_data_root.py builds on an S3 data root in one process)."""
+def test_an_s3_raw_root_gives_the_local_raw_roots_content_hash(raw_on_s3, demo_on_s3):
+    """Also with both roots on S3 through 2 worker processes (`demo_on_s3`'s build): step
+    processes of their own (the roots reach them through the run's config, the lease through
+    its tag) give the same release (test_data_root.py's forget writes in this process)."""
     tmp, s3raw = raw_on_s3["tmp"], raw_on_s3["s3raw"]
     expected = _content_hash(raw_on_s3["local"])  # the demo built from its local raw root
     assert _build(s3raw, str(tmp / "from-s3")) == expected
-    capsys.readouterr()
-    assert _build(s3raw, f"s3://{raw_on_s3['bucket']}/data", "--workers", "2") == expected
+    assert _content_hash(f"s3://{raw_on_s3['bucket']}/data") == expected
     # the hints name the release where it is, not a local cache
-    hint = capsys.readouterr().out
+    hint = demo_on_s3["hints"]
     assert f"release: s3://{raw_on_s3['bucket']}/data/exports/" in hint
     assert f'data_root="s3://{raw_on_s3["bucket"]}/data")' in hint  # load_release reads it
     release_hint = hint[hint.index("release: s3://") :]  # the warehouse line names local DuckDB
-    assert str(tmp / "cache") not in release_hint
+    assert str(demo_on_s3["cache"]) not in release_hint
     # the ingest log names objects by their key under the raw root, as files locally
     local = read_log(Layout(raw_on_s3["local"]), "oasst")
     remote = read_log(Layout(tmp / "from-s3"), "oasst")
@@ -149,7 +126,7 @@ def test_status_and_forget_work_from_an_s3_raw_root(raw_on_s3, capsys):
 
 
 def test_rate_appends_to_the_ratings_object_of_an_s3_raw_root(raw_on_s3, capsys):
-    """`decision rate` with an S3 data root (built by the first test) and an S3 raw root: each
+    """`decision rate` with an S3 data root (built by `demo_on_s3`) and an S3 raw root: each
     rating is one more line of `ratings/ratings.jsonl` there, which the decision source reads."""
     from pipelines.sources import adapter
 
