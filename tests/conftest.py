@@ -178,13 +178,12 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (minutes each, measured with --durations=0), scheduled first: pytest-xdist
-# hands out whole files (`--dist loadgroup`, each file its own group unless it names one) in
-# collection order (`--no-loadscope-reorder`; by default it reorders them by their number of
-# tests), so a long file collected last would keep one worker busy after the other has finished.
-# The two S3 files are one group: they share one S3 build (`demo_on_s3`) on one moto server. The
-# two kill files share one world (`built_once`): they are not next to each other, so that one
-# worker does not sit waiting for the other to build it.
+# The longest test files (minutes each, measured with --durations=0), scheduled first: the workers
+# get whole files (`pytest_xdist_make_scheduler` below) in collection order
+# (`--no-loadscope-reorder`; by default pytest-xdist reorders them by their number of tests), so a
+# long file collected last would keep one worker busy after the other has finished. The two kill
+# files share one world (`built_once`): they are not next to each other, so that one worker does not
+# sit waiting for the other to build it.
 LONGEST_FIRST = (
     "tests/s3/test_data_root.py",
     "tests/s3/test_raw_root.py",
@@ -207,7 +206,11 @@ LONGEST_FIRST = (
 )
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+# Files that must run on the same worker, as one unit: both S3 files use one S3 build of the
+# demo (`demo_on_s3`, on this worker's moto server), which would otherwise be made twice.
+SAME_WORKER = {"tests/s3/test_raw_root.py": "tests/s3/test_data_root.py"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     root = config.rootpath
@@ -216,6 +219,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return rank.get(item.path.relative_to(root).as_posix(), len(rank))
 
     items.sort(key=order)  # stable: the rest keep their order
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(root).as_posix()))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadfile`, with the files of `SAME_WORKER` in one unit. Not `--dist loadgroup` with
+    `xdist_group` marks: with pytest 9 and pytest-xdist 3.8 those marks do not reach the
+    scheduler, which then hands out single tests, so a file's module fixtures are built on both
+    workers."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SAME_WORKER.get(path, path)
+
+    return FileScheduling(config, log)

@@ -94,12 +94,13 @@ def _build_with_two_workers(raw: str, data: str, env: dict[str, str]) -> str:
 def demo_on_s3(moto_endpoint, tmp_path_factory, built_once) -> dict:
     """The demo's raw tree uploaded to `s3://<bucket>/raw` and built from there into
     `s3://<bucket>/data` by `turnlake build --workers 2` (both roots on S3, step processes of
-    their own): the S3 build of test_raw_root.py and test_data_root.py, made once (both files are
-    in one xdist group, so they share this worker's moto server). Also: the local raw tree and
-    the local data root built from it (`demo_built_locally`), what the build printed, its cache
-    folder, and `pristine`: a bucket copied from the first right after the build, for the tests
-    that change the data root (the first bucket's data root stays as built), with a copy of the
-    local cache folder (the warehouse) the build made for the first."""
+    their own): the S3 build of test_raw_root.py and test_data_root.py, made once (both files run
+    on one worker, `SAME_WORKER` in tests/conftest.py, so they share this worker's moto server).
+    Also: the local raw tree and the local data root built from it (`demo_built_locally`), what
+    the build printed, its cache folder, and `pristine`: a bucket copied from the first right
+    after the build, for the tests that change the data root (the first bucket's data root stays
+    as built), with a copy of the local cache folder (the warehouse) the build made for the
+    first."""
     import boto3
 
     tmp = tmp_path_factory.mktemp("s3demo")

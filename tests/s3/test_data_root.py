@@ -23,7 +23,6 @@ from pipelines.storage.uri import as_root
 from tests.s3.conftest import KEY, point_aws_at
 
 REPO = Path(__file__).parents[2]
-pytestmark = pytest.mark.xdist_group("s3-demo")  # one worker: demo_on_s3 is built once
 
 
 @pytest.fixture(scope="module")

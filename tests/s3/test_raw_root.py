@@ -20,7 +20,6 @@ from pipelines.storage.uri import as_root
 from tests.s3.conftest import KEY, point_aws_at
 
 RATINGS = "ratings/ratings.jsonl"
-pytestmark = pytest.mark.xdist_group("s3-demo")  # one worker: demo_on_s3 is built once
 
 
 @pytest.fixture(scope="module")
