@@ -43,10 +43,7 @@ def _uri(layout: Layout, table: str) -> str:
 
 
 def _delta(layout: Layout, table: str) -> DeltaTable:
-    delta = delta_cache.latest(_uri(layout, table), storage_options(layout.data_root))
-    if delta is None:
-        raise TableNotFoundError(f"no gold table at {_uri(layout, table)}")
-    return delta
+    return delta_cache.existing(_uri(layout, table), storage_options(layout.data_root))
 
 
 def committed_inputs(layout: Layout) -> pl.DataFrame | None:

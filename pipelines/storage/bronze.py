@@ -122,7 +122,7 @@ def write_table(uri: str, frame: pl.DataFrame, options: dict[str, str] | None) -
     before = _version(uri, options)
     after = overwrite_whole(uri, frame, options)
     if not is_remote(uri):
-        _make_durable(uri, file_paths(_open(uri, options)), before, after)  # type: ignore[arg-type]
+        _make_durable(uri, file_paths(delta_cache.existing(uri, options)), before, after)
 
 
 def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> pl.DataFrame:

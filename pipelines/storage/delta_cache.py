@@ -86,6 +86,15 @@ def latest(uri: str, options: dict[str, str] | None) -> DeltaTable | None:
     return delta
 
 
+def existing(uri: str, options: dict[str, str] | None) -> DeltaTable:
+    """`latest`, for a table that must be there: `TableNotFoundError` when it is not (as
+    `DeltaTable(uri)` raises)."""
+    delta = latest(uri, options)
+    if delta is None:
+        raise TableNotFoundError(f"no Delta table at {uri}")
+    return delta
+
+
 def forget_under(prefix: str) -> None:
     """Drop every table at or under `prefix` (deleted, or its old versions' files removed)."""
     root = _key(str(prefix))
@@ -104,9 +113,7 @@ def vacuum(uri: str, options: dict[str, str] | None, **how) -> list[str]:
     """`DeltaTable.vacuum(**how)` on the newest version; the files removed. Versions of the
     table pinned before are dropped and opened afresh next time (their files may be gone: a read
     of them then fails as it would have without the cache)."""
-    delta = latest(uri, options)
-    if delta is None:  # as `DeltaTable(uri)` would: a table named by a snapshot is missing
-        raise TableNotFoundError(f"no Delta table at {uri}")
+    delta = existing(uri, options)  # a table named by a snapshot is missing: as DeltaTable(uri)
     try:
         return delta.vacuum(**how)
     finally:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from deltalake.exceptions import TableNotFoundError
 
 from pipelines.config.settings import SOURCES, Settings
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of, with_episodes
@@ -177,10 +176,7 @@ def _left_behind(layout: Layout) -> bool:
         if current is None or table not in current.versions:
             return True
         uri = stored.table_uri(layout, "silver", table)
-        delta = delta_cache.latest(uri, options)
-        if delta is None:
-            raise TableNotFoundError(f"silver table {table!r} is missing at {uri}")
-        if delta.version() != current.versions[table]:
+        if delta_cache.existing(uri, options).version() != current.versions[table]:
             return True
     return False
 
