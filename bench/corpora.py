@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
+import re
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -86,6 +88,30 @@ def _renamed(rel: str, tag: str) -> str:
     return "/".join(parts)
 
 
+# Ids the demo generator counts from a fixed start (conversations `tut-1000`, …, legacy `7000`,
+# …) or draws from a small space (`ces_exp_000`–`999`): a corpus made with another seed reuses them,
+# so its files, copied as they are, would name the corpus's own conversations and experiments with
+# other content. A night's new files name new ones: these ids get the tag (the other sources' ids
+# are drawn per seed, or are the folder the copy renames).
+_TEXT_IDS = re.compile(rb'("(?:conversation_id|event_id|experiment_id)"\s*:\s*")([^"]*)(")')
+_NUMBER_IDS = re.compile(rb'("conversation_id"\s*:\s*)(\d+)')
+_NUMBER_ID_OFFSET = 10_000_000
+
+
+def _give_fresh_ids(path: Path, tag: str) -> None:
+    """Rewrite a copied dialogue, feedback or Social RL file's reused ids (above) as new ones,
+    on its bytes: the demo's deliberately broken records stay as broken as they were."""
+    if path.parts[-1].endswith((".sqlite", ".gz")):
+        return
+    data = path.read_bytes()
+    fresh = _TEXT_IDS.sub(lambda m: m[1] + m[2] + b"-" + tag.encode() + m[3], data)
+    fresh = _NUMBER_IDS.sub(lambda m: m[1] + str(int(m[2]) + _NUMBER_ID_OFFSET).encode(), fresh)
+    if fresh != data:
+        stat = path.stat()
+        path.write_bytes(fresh)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
 def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
     """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new
     names."""
@@ -103,6 +129,7 @@ def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
+        _give_fresh_ids(target, "bench1pct")
         added.append(target)
     return added
 
