@@ -114,22 +114,30 @@ def files_in_order(
     shutil.rmtree(spill, ignore_errors=True)
     spill.mkdir(parents=True)
     try:
-        for src, load in enumerate(parts):
-            mine = placed.filter(pl.col(SRC) == src)
-            if mine.height == 0:
-                continue
-            frame = _conformed(load(), schema)
-            for (file,), rows in mine.partition_by(FILE, as_dict=True).items():
-                piece = frame[rows.get_column(ROW)].with_columns(rows.get_column(POS))
-                piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
+        _spill_pieces(placed, parts, schema, spill)
         for i, (split, file) in enumerate(files):
             pieces = sorted(spill.glob(f"{i}-*.arrow"))
-            frame = pl.concat([pl.read_ipc(p) for p in pieces])
-            yield split, file, frame.sort(POS).drop(POS).rechunk()
+            for_file = pl.concat([pl.read_ipc(p) for p in pieces])
             for p in pieces:
                 p.unlink()
+            ordered = for_file.sort(POS).drop(POS).rechunk()
+            del for_file  # not held while the caller writes the file
+            yield split, file, ordered
+            del ordered
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _spill_pieces(placed: pl.DataFrame, parts: list[Load], schema: pl.Schema, spill: Path) -> None:
+    """Each part's rows cut into its files' pieces (with their place in the file), on disk."""
+    for src, load in enumerate(parts):
+        mine = placed.filter(pl.col(SRC) == src)
+        if mine.height == 0:
+            continue
+        frame = _conformed(load(), schema)
+        for (file,), rows in mine.partition_by(FILE, as_dict=True).items():
+            piece = frame[rows.get_column(ROW)].with_columns(rows.get_column(POS))
+            piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
 
 
 def release_order_of(name: str, frame: pl.DataFrame) -> pl.DataFrame:

@@ -108,6 +108,7 @@ def _stage_dataset(
             entry = {"split": split, "file": file, "rows": part.height, "rows_digest": digest}
             staged.files.setdefault(name, []).append(entry)
             staged.file_batches.setdefault(name, []).append(batch)
+            del rows, part  # not held while the next file is put together
     if name in staged.files:  # in file order: by split (train first), then batch and shard
         present = {f["split"] for f in staged.files[name]}
         splits = [s for s in SPLIT_ORDER if s in present] + sorted(present - set(SPLIT_ORDER))
