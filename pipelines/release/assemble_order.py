@@ -8,8 +8,32 @@ from pipelines.exports.datasets.common import sha256_hex
 from pipelines.release.row_ids import ROW_ID
 
 
+def flat_columns(schema: pl.Schema) -> list[str]:
+    return [c for c, t in schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+
+
 def _flat_columns(frame: pl.DataFrame) -> list[str]:
-    return [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+    return flat_columns(frame.schema)
+
+
+def row_id(name: str, schema: pl.Schema) -> pl.Expr | None:
+    """A row's id as one string (None: the dataset has no column to name its rows by)."""
+    columns = [c for c in ROW_ID.get(name, ()) if c in schema] or flat_columns(schema)
+    if not columns:
+        return None
+    return pl.concat_str(
+        [pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f"
+    )
+
+
+def release_key_columns(name: str, frame: pl.DataFrame) -> list[pl.Expr]:
+    """The primary key of the release order (`shuffled_order`): sha256 of the row id, and the
+    step in `rl_steps`; none when rows have no id (they stay in the order they came in)."""
+    ids = row_id(name, frame.schema)
+    if ids is None:
+        return []
+    keys = [sha256_hex(ids)]
+    return keys + [pl.col("step")] if name == "rl_steps" and "step" in frame.columns else keys
 
 
 def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
@@ -24,16 +48,13 @@ def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     read in order see every source mixed, and a row keeps its place relative to the others when
     rows are added. Ties (equal ids) keep the order they come in, which `canonical_order` made
     deterministic."""
-    columns = [c for c in ROW_ID.get(name, ()) if c in frame.columns] or _flat_columns(frame)
-    if not columns or frame.height == 0:
+    ids_of = row_id(name, frame.schema)
+    if ids_of is None or frame.height == 0:
         return frame
-    row_id = pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("") for c in columns], separator="\x1f"
-    )
-    ids = frame.select(row_id.alias("_id")).unique()
+    ids = frame.select(ids_of.alias("_id")).unique()
     ids = ids.with_columns(_order=sha256_hex(pl.col("_id")))
     keys = ["_order", "step"] if name == "rl_steps" and "step" in frame.columns else ["_order"]
-    ordered = frame.with_columns(_id=row_id).join(ids, on="_id", how="left", maintain_order="left")
+    ordered = frame.with_columns(_id=ids_of).join(ids, on="_id", how="left", maintain_order="left")
     return ordered.sort(keys, maintain_order=True).drop("_id", "_order")
 
 

@@ -13,38 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from pipelines.release.files import SHARD_ROWS, SPLIT_ORDER, complete_releases, read_manifest
+from pipelines.release.files import complete_releases, read_manifest
 from pipelines.storage.fingerprint import fingerprint, json_part
 
 _SEEDS = (0x72656C65617365, 0x626174636866)  # fixed: digests compare across releases
 _MASK = (1 << 64) - 1
-
-
-def split_batch_files(
-    frame: pl.DataFrame, batch: int
-) -> Iterator[tuple[str, pl.DataFrame, list[tuple[str, pl.DataFrame]]]]:
-    """(split, its rows, [(file name, rows)]) of one landing batch's rows (in release order):
-    `<split>-b00003.parquet`, or `<split>-b00003-00000-of-00002.parquet` shards when large."""
-    present = set(frame.get_column("split"))
-    splits = [s for s in SPLIT_ORDER if s in present] + sorted(present - set(SPLIT_ORDER))
-    for split in splits:
-        part = frame.filter(pl.col("split") == split)
-        stem = f"{split}-b{batch:05d}"
-        if part.height <= SHARD_ROWS:
-            yield split, part, [(f"{stem}.parquet", part)]
-            continue
-        n = -(-part.height // SHARD_ROWS)
-        shards = [
-            (f"{stem}-{i:05d}-of-{n:05d}.parquet", part.slice(i * SHARD_ROWS, SHARD_ROWS))
-            for i in range(n)
-        ]
-        yield split, part, shards
 
 
 def _row_hashes(frame: pl.DataFrame) -> list[pl.Series]:

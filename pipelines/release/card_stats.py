@@ -35,8 +35,10 @@ class FrameStats:
 
     def add(self, frame: pl.DataFrame) -> None:
         """Count `frame`'s rows in (same schema as the others)."""
-        for split in frame.get_column("split").unique(maintain_order=True).to_list():
-            part = frame.filter(pl.col("split") == split)  # as the card always measured a split
+        splits = frame.get_column("split").unique(maintain_order=True).to_list()
+        for split in splits:
+            # as the card always measured a split (a file of one split: itself, not a copy)
+            part = frame if len(splits) == 1 else frame.filter(pl.col("split") == split)
             self.rows[split] = self.rows.get(split, 0) + part.height
             self.bytes[split] = self.bytes.get(split, 0) + part.estimated_size()
             if "group_id" in part.columns:

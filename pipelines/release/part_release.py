@@ -132,12 +132,7 @@ def _privatize_all(
     replacer = id_replacer(privacy.key, tuple(ids))
     chunk: list[tuple[_Pending, Prepared]] = []
     for i, p in enumerate(pending):
-        frames = held.get(p.key) or part_cache.load(root, p.entries[0], DATASETS)[1]
-        kept = {
-            name: frames[name].filter(p.keep.filter(pl.col("dataset") == name).get_column("keep"))
-            for name in DATASETS
-        }
-        chunk.append((p, prepare(kept, ids, privacy.redaction)))
+        chunk.append((p, prepare(_kept(root, p, held), ids, privacy.redaction)))
         texts = sum(len(prepared.candidates) for _, prepared in chunk)
         if texts < CHUNK_TEXTS and i + 1 < len(pending):
             continue
@@ -145,12 +140,28 @@ def _privatize_all(
         cleaned = cleaned_frame(
             candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
         )
-        for done, prepared in chunk:
+        del candidates
+        chunk.reverse()
+        while chunk:  # popped: a partition's rows are let go once its entry is saved
+            done, prepared = chunk.pop()
             datasets, ledger = finish(prepared, privacy.key, cleaned)
+            del prepared
             meta = {"ledger": ledger, "ids": _ids_entry(ids)}
             part_cache.save(root, done.entries[1], meta, datasets)
             yield done.key, meta, datasets
-        chunk = []
+
+
+def _kept(
+    root: Path | None, pending: _Pending, held: dict[str, dict[str, pl.DataFrame]]
+) -> dict[str, pl.DataFrame]:
+    """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
+    rows as built are let go on return)."""
+    frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
+    keep = pending.keep
+    return {
+        name: frames[name].filter(keep.filter(pl.col("dataset") == name).get_column("keep"))
+        for name in DATASETS
+    }
 
 
 def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:

@@ -1,13 +1,16 @@
 """Finishing a release of partitioned tables one landing batch at a time, so no step holds a
-whole dataset: each batch's privatized rows are put in release order, written to the batch's
-files in a staging folder (or hard-linked from the previous release when equal, batch_files.py)
-and counted into mergeable aggregates: the content-hash sums and the card's figures
-(card_stats.py). `write_release` then moves the staged files into the release.
+whole dataset: each batch's privatized rows are put in release order file by file
+(batch_sort.py: a first build's only batch is the whole dataset), written to the batch's files
+in a staging folder (or hard-linked from the previous release when equal, batch_files.py) and
+counted into mergeable aggregates: the content-hash sums and the card's figures (card_stats.py).
+`write_release` then moves the staged files into the release.
 
 The release order is a total order on a row's values (sha256 of its id, then every flat column,
 then the order rows came in), and rows come in partition order, which is batch-major: a batch's
-rows in release order are exactly its rows of the whole dataset in release order. So the files,
-the content hash and the card are the bytes a whole-dataset finish gives."""
+rows in release order are exactly its rows of the whole dataset in release order. So each file's
+rows, the content hash and the card are what a whole-dataset finish gives; a file's bytes are its
+rows written from one compact frame (not a slice of a bigger one: Polars' Parquet pages follow
+the memory a frame points into), so they do not depend on how rows were cut into partitions."""
 
 from __future__ import annotations
 
@@ -19,13 +22,8 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.release.assemble_order import canonical_order, shuffled_order
-from pipelines.release.batch_files import (
-    Totals,
-    add_to_totals,
-    split_batch_files,
-    totals_hash,
-    write_or_link,
-)
+from pipelines.release.batch_files import Totals, add_to_totals, totals_hash, write_or_link
+from pipelines.release.batch_sort import files_in_order
 from pipelines.release.card_stats import FrameStats
 from pipelines.release.files import SPLIT_ORDER
 
@@ -90,15 +88,6 @@ def _in_release_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     return shuffled_order(name, canonical_order(frame))
 
 
-def _batch_frame(name: str, sources: list[Source], schema: pl.Schema) -> pl.DataFrame:
-    """One batch's rows of a dataset, in the whole dataset's schema and in release order."""
-    frame = pl.concat([s.load() for s in sources], how="vertical_relaxed")
-    differ = {c: t for c, t in schema.items() if frame.schema.get(c) != t}
-    if differ:
-        frame = frame.cast(differ)
-    return _in_release_order(name, frame).drop(BATCH)
-
-
 def _stage_dataset(
     staged: Staged, name: str, sources: list[Source], previous: dict[str, tuple[Path, str]]
 ) -> None:
@@ -106,18 +95,20 @@ def _stage_dataset(
     staged.schemas[name] = pl.Schema({c: t for c, t in schema.items() if c != BATCH})
     folder = staged.folder / name
     for batch in sorted({s.batch for s in sources}):
-        frame = _batch_frame(name, [s for s in sources if s.batch == batch], schema)
-        for split, rows, files in split_batch_files(frame, batch):
+        loads = [s.load for s in sources if s.batch == batch]
+        spill = staged.folder / f".spill-{name}"
+        for split, file, rows in files_in_order(name, loads, schema, batch, spill):
+            part = rows.drop(BATCH)
             if name not in staged.stats:
-                staged.stats[name] = FrameStats(rows.schema, rows.head(0).to_arrow().schema)
+                staged.stats[name] = FrameStats(part.schema, part.head(0).to_arrow().schema)
                 folder.mkdir(parents=True)
-            staged.stats[name].add(rows)
-            for file, part in files:
-                digest, _ = write_or_link(part, folder / file, f"{name}/{file}", previous)
-                add_to_totals(staged.totals, name, split, part)
-                entry = {"split": split, "file": file, "rows": part.height, "rows_digest": digest}
-                staged.files.setdefault(name, []).append(entry)
-                staged.file_batches.setdefault(name, []).append(batch)
+            staged.stats[name].add(part)
+            digest, _ = write_or_link(part, folder / file, f"{name}/{file}", previous)
+            add_to_totals(staged.totals, name, split, part)
+            entry = {"split": split, "file": file, "rows": part.height, "rows_digest": digest}
+            staged.files.setdefault(name, []).append(entry)
+            staged.file_batches.setdefault(name, []).append(batch)
+            del rows, part  # not held while the next file is put together
     if name in staged.files:  # in file order: by split (train first), then batch and shard
         present = {f["split"] for f in staged.files[name]}
         splits = [s for s in SPLIT_ORDER if s in present] + sorted(present - set(SPLIT_ORDER))

@@ -9,7 +9,7 @@ from polars.testing import assert_frame_equal
 import pipelines.release.privatize as privatize_module
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize import privatize
-from pipelines.release.redaction_memo import load_memo, memo_fingerprint, save_memo
+from pipelines.release.redaction_memo import RedactionMemo, load_memo, memo_fingerprint, save_memo
 from pipelines.storage.layout import Layout
 
 KEY = b"k" * 32
@@ -75,3 +75,19 @@ def test_a_changed_redaction_config_starts_a_new_memo_and_drops_the_old(tmp_path
     assert load_memo(tmp_path, KEY, new).known == {}
     save_memo(load_memo(tmp_path, KEY, new), tmp_path, new)
     assert [p.stem for p in Layout(tmp_path).redaction_memo_dir.glob("*.parquet")] == [new]
+
+
+def test_unchanged_texts_with_the_same_counts_share_one_entry_after_put_and_load(tmp_path):
+    """Nearly every text is left unchanged: one shared entry each, not a tuple and a dict per
+    text (the memo's memory at 1 GB of raw files)."""
+    memo = RedactionMemo(KEY)
+    memo.put("plain words", "plain words", {})
+    memo.put("other words", "other words", {})
+    memo.put("call 555", "call [PHONE]", {"phone": 1})
+    first, second = (memo.used[memo._mac(t)] for t in ("plain words", "other words"))
+    assert first == (None, {}) and first is second
+    save_memo(memo, tmp_path, "fp")
+    loaded = load_memo(tmp_path, KEY, "fp")
+    plain, other = (loaded.known[loaded._mac(t)] for t in ("plain words", "other words"))
+    assert plain is other
+    assert loaded.get("call 555") == ("call [PHONE]", {"phone": 1})
