@@ -12,10 +12,6 @@ def flat_columns(schema: pl.Schema) -> list[str]:
     return [c for c, t in schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
 
 
-def _flat_columns(frame: pl.DataFrame) -> list[str]:
-    return flat_columns(frame.schema)
-
-
 def row_id(name: str, schema: pl.Schema) -> pl.Expr | None:
     """A row's id as one string (None: the dataset has no column to name its rows by)."""
     columns = [c for c in ROW_ID.get(name, ()) if c in schema] or flat_columns(schema)
@@ -26,20 +22,25 @@ def row_id(name: str, schema: pl.Schema) -> pl.Expr | None:
     )
 
 
+def release_key_names(name: str, schema: pl.Schema) -> list[str]:
+    """The flat columns that are part of the release order's primary key (the step of
+    `rl_steps`: an episode's steps stay in order)."""
+    return ["step"] if name == "rl_steps" and "step" in schema else []
+
+
 def release_key_columns(name: str, frame: pl.DataFrame) -> list[pl.Expr]:
     """The primary key of the release order (`shuffled_order`): sha256 of the row id, and the
     step in `rl_steps`; none when rows have no id (they stay in the order they came in)."""
     ids = row_id(name, frame.schema)
     if ids is None:
         return []
-    keys = [sha256_hex(ids)]
-    return keys + [pl.col("step")] if name == "rl_steps" and "step" in frame.columns else keys
+    return [sha256_hex(ids), *map(pl.col, release_key_names(name, frame.schema))]
 
 
 def canonical_order(frame: pl.DataFrame) -> pl.DataFrame:
     """Rows sorted by every flat column, so the release's bytes (and version) do not depend on the
     order joins and group-bys happened to produce (the tie-breaker of `shuffled_order`)."""
-    flat = _flat_columns(frame)
+    flat = flat_columns(frame.schema)
     return frame.sort(flat, nulls_last=True, maintain_order=True) if flat else frame
 
 
@@ -53,7 +54,7 @@ def shuffled_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
         return frame
     ids = frame.select(ids_of.alias("_id")).unique()
     ids = ids.with_columns(_order=sha256_hex(pl.col("_id")))
-    keys = ["_order", "step"] if name == "rl_steps" and "step" in frame.columns else ["_order"]
+    keys = ["_order", *release_key_names(name, frame.schema)]
     ordered = frame.with_columns(_id=ids_of).join(ids, on="_id", how="left", maintain_order="left")
     return ordered.sort(keys, maintain_order=True).drop("_id", "_order")
 

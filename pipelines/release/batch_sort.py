@@ -16,7 +16,11 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.release.assemble_order import flat_columns, release_key_columns
+from pipelines.release.assemble_order import (
+    flat_columns,
+    release_key_columns,
+    release_key_names,
+)
 from pipelines.release.files import SHARD_ROWS, SPLIT_ORDER
 
 SRC, ROW, POS, TIE, FILE = "_src", "_row", "_pos", "_tie", "_file"
@@ -61,11 +65,6 @@ def _tie_ranks(
         maintain_order=True,
     )
     return ordered.select(SRC, ROW, pl.int_range(pl.len(), dtype=pl.UInt32).alias(TIE))
-
-
-def release_key_names(name: str, schema: pl.Schema) -> list[str]:
-    """The flat columns that are part of the primary key (the step of `rl_steps`)."""
-    return ["step"] if name == "rl_steps" and "step" in schema else []
 
 
 def file_names(split: str, batch: int, rows: int) -> list[str]:
@@ -138,10 +137,3 @@ def _spill_pieces(placed: pl.DataFrame, parts: list[Load], schema: pl.Schema, sp
         for (file,), rows in mine.partition_by(FILE, as_dict=True).items():
             piece = frame[rows.get_column(ROW)].with_columns(rows.get_column(POS))
             piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
-
-
-def release_order_of(name: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """`frame` in release order through the primary-key sort (the same order as
-    `assemble_order.shuffled_order(name, canonical_order(frame))`)."""
-    placed, _ = placed_rows(name, [lambda: frame], frame.schema, 0)
-    return frame[placed.sort(FILE, POS).get_column(ROW)]

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from pipelines.release import batch_sort
-from pipelines.release.batch_sort import files_in_order, release_order_of
+from pipelines.release.batch_sort import FILE, POS, ROW, files_in_order, placed_rows
 from pipelines.release.staged import BATCH, Source, stage
 
 
@@ -20,6 +20,13 @@ def _sha(text: str) -> str:
 
 def _kto(rows: list[tuple]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["turn_id", "split", "note"], orient="row")
+
+
+def release_order_of(name: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` in release order through the primary-key sort (the same order as
+    `assemble_order.shuffled_order(name, canonical_order(frame))`)."""
+    placed, _ = placed_rows(name, [lambda: frame], frame.schema, 0)
+    return frame[placed.sort(FILE, POS).get_column(ROW)]
 
 
 def test_rows_sharing_an_id_are_ordered_by_their_flat_columns_nulls_last():
