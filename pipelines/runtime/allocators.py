@@ -3,9 +3,11 @@
 Polars (and deltalake) allocate through their own jemalloc, pyarrow through its memory pool
 (mimalloc by default), Python through glibc's malloc. Each keeps memory it has freed for reuse,
 and that memory counts in the process's RSS until it is given back. Measured on a 1 GB full build
-(bench/RESULTS.md): pyarrow's system pool lowers the peak without costing time; jemalloc purging
-every freed page at once lowers it a little more but makes the build ~40 % slower, so Polars'
-own decay settings are kept.
+(one run each, ±100 MB): 3 080 MB with the libraries' defaults, 2 892 MB with pyarrow's system
+pool, 2 763 MB with that pool and jemalloc returning purged pages at once (`muzzy_decay_ms:0`:
+MADV_DONTNEED instead of MADV_FREE, whose pages stay in RSS until the kernel needs them), at the
+same wall time. Purging every freed page at once (`dirty_decay_ms:0` too) makes the build ~40 %
+slower, so Polars' dirty decay (500 ms) is kept.
 
 The settings are environment variables read when each library first allocates, so they are set
 where the process starts, before Polars or pyarrow are imported (`pipelines/cli/entry.py`), and
@@ -20,6 +22,8 @@ from collections.abc import Mapping, MutableMapping
 
 DEFAULTS: dict[str, str] = {
     "ARROW_DEFAULT_MEMORY_POOL": "system",
+    # Polars appends this to its own settings, so it wins over their muzzy_decay_ms:1000.
+    "_RJEM_MALLOC_CONF": "muzzy_decay_ms:0",
 }
 
 
