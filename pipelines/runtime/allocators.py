@@ -3,11 +3,11 @@
 Polars (and deltalake) allocate through their own jemalloc, pyarrow through its memory pool
 (mimalloc by default), Python through glibc's malloc. Each keeps memory it has freed for reuse,
 and that memory counts in the process's RSS until it is given back. Measured on a 1 GB full build
-(one run each, ±100 MB): 3 080 MB with the libraries' defaults, 2 892 MB with pyarrow's system
-pool, 2 763 MB with that pool and jemalloc returning purged pages at once (`muzzy_decay_ms:0`:
-MADV_DONTNEED instead of MADV_FREE, whose pages stay in RSS until the kernel needs them), at the
-same wall time. Purging every freed page at once (`dirty_decay_ms:0` too) makes the build ~40 %
-slower, so Polars' dirty decay (500 ms) is kept.
+(±130 MB between runs): 3 080 MB with the libraries' defaults, 2 892 MB with pyarrow's system
+pool, 2 763 and 2 892 MB (two runs) with that pool and jemalloc returning purged pages at once
+(`muzzy_decay_ms:0`: MADV_DONTNEED instead of MADV_FREE, whose pages stay in RSS until the kernel
+needs them), at the same wall time within noise. Purging every freed page at once
+(`dirty_decay_ms:0` too) makes the build ~40 % slower, so Polars' dirty decay (500 ms) is kept.
 
 The settings are environment variables read when each library first allocates, so they are set
 where the process starts, before Polars or pyarrow are imported (`pipelines/cli/entry.py`), and
