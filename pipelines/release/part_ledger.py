@@ -33,11 +33,6 @@ def replacement_counts(values: pl.Series, cleaned: pl.DataFrame) -> pl.DataFrame
     return mine.select("value", *kinds)
 
 
-def string_totals(datasets: dict[str, pl.DataFrame]) -> dict[str, int]:
-    """How many strings (occurrences) each dataset's text columns hold."""
-    return {name: int(occurrences_of(f)[1].get_column("n").sum()) for name, f in datasets.items()}
-
-
 def entry_key(private: str, keep: pl.DataFrame) -> str:
     """The ledger entry of the privatized entry `private` with the rows `keep` drops."""
     dropped = keep.filter(~pl.col("keep")).select("dataset", "row").rows()

@@ -151,7 +151,7 @@ def _privatize_all(
             datasets, ledger = finish(prepared, privacy.key, cleaned)
             values = [o.get_column("value") for _, o in prepared.occurrences.values()]
             counts = part_ledger.replacement_counts(pl.concat(values), cleaned)
-            texts = part_ledger.string_totals(prepared.datasets)
+            texts = {n: int(o.get_column("n").sum()) for n, (_, o) in prepared.occurrences.items()}
             dropped = part_ledger.dropped_rows(prepared.datasets, done.keep)
             del prepared
             meta = {"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)}
