@@ -1,12 +1,13 @@
-"""The redaction ledger of a partition's kept rows.
+"""The rows of a partition's privatized entry kept now, and their redaction ledger.
 
-A partition's privatized entry covers every row as built, dropped or not, so a change in which of
-its rows the global duplicate-prompt rule drops (new data in another split asking the same
-prompt) does not privatize it again: the dropped rows are filtered out when its files are
-written. The ledger counts kept rows only, so the entry keeps what makes it cheap to derive: the
-ledger of all its rows, how many strings each dataset holds, and the replacement counts of every
-string that had one (COUNTS). The kept rows' ledger is the whole ledger minus what the dropped
-rows' strings count, stored as an entry of its own keyed by the dropped rows.
+A privatized entry holds the rows kept when it was made and names the rows it left out
+(LEFT_OUT). New data only drops more rows (a prompt now asked in an earlier split), so the entry
+stays good while what it left out is still dropped: the rows dropped since are filtered out when
+its files are read, and it is not privatized again. The ledger counts kept rows, so the entry
+keeps what makes it cheap to derive: the ledger of its rows, how many strings each dataset holds
+and the replacement counts of every string that had one (COUNTS). The ledger of the rows kept
+now is the entry's minus what the newly dropped rows' strings count, stored as an entry of its
+own keyed by the rows dropped now.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pipelines.release.privatize import count_replacements, occurrences_of
 from pipelines.storage.fingerprint import fingerprint, json_part
 
 COUNTS = "_counts"  # value, one count column per kind: the strings that had a replacement
+LEFT_OUT = "_left_out"  # dataset, row: the rows as built the entry does not hold
 Ledger = dict[str, dict[str, int]]
 
 
@@ -59,30 +61,58 @@ def kept_ledger(
     return out
 
 
-def dropped_rows(datasets: dict[str, pl.DataFrame], keep: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Each dataset's rows (as built) that `keep` drops."""
-    return {
-        name: frame.filter(~keep.filter(pl.col("dataset") == name).get_column("keep"))
-        for name, frame in datasets.items()
-    }
+def _newly_dropped(keep: pl.DataFrame, left_out: pl.DataFrame) -> pl.DataFrame:
+    dropped = keep.filter(~pl.col("keep")).select("dataset", "row")
+    return dropped.join(left_out, on=["dataset", "row"], how="anti")
+
+
+def left_out(root: Path | None, private: str, keep: pl.DataFrame) -> pl.DataFrame | None:
+    """The rows the stored entry `private` left out, when all of them are dropped now (`keep`);
+    None, and the entry discarded, when one of them is kept now (it must be made again)."""
+    _, frames = part_cache.load(root, private, [LEFT_OUT])
+    if LEFT_OUT in frames:
+        dropped = keep.filter(~pl.col("keep")).select("dataset", "row")
+        if frames[LEFT_OUT].join(dropped, on=["dataset", "row"], how="anti").is_empty():
+            return frames[LEFT_OUT]
+    part_cache.discard(root, private)
+    return None
+
+
+def entry_masks(
+    keep: pl.DataFrame, left_out: pl.DataFrame, names: list[str]
+) -> dict[str, pl.Series]:
+    """Dataset -> which rows of an entry that left out `left_out` are kept now (in row order)."""
+    held = keep.join(left_out, on=["dataset", "row"], how="anti", maintain_order="left")
+    return {name: held.filter(pl.col("dataset") == name).get_column("keep") for name in names}
 
 
 def cached_kept_ledger(
-    root: Path | None, entries: tuple[str, str], meta: dict, keep: pl.DataFrame, names: list[str]
+    root: Path | None,
+    entries: tuple[str, str],
+    meta: dict,
+    keep: pl.DataFrame,
+    left_out: pl.DataFrame,
 ) -> Ledger:
-    """The kept rows' ledger of a reused privatized entry (`entries`: its built and privatized
-    entry keys, `meta` the latter's): from the store, or derived and stored."""
+    """The ledger of the rows kept now of a reused privatized entry (`entries`: its built and
+    privatized entry keys, `meta` the latter's): from the store, or derived and stored."""
     key = entry_key(entries[1], keep)
     stored, _ = part_cache.load(root, key, names=())
     if stored:
         return stored["ledger"]
-    if keep.get_column("keep").all():
-        ledger = meta["ledger"]
-    else:
+    newly = _newly_dropped(keep, left_out)
+    ledger = meta["ledger"]
+    if not newly.is_empty():
+        names = sorted(set(newly.get_column("dataset")))
         _, built = part_cache.load(root, entries[0], names)
         _, frames = part_cache.load(root, entries[1], [COUNTS])
-        ledger = kept_ledger(
-            meta["ledger"], meta["texts"], dropped_rows(built, keep), frames[COUNTS]
-        )
+        rows = {
+            name: built[name].filter(
+                pl.int_range(pl.len(), dtype=pl.UInt32).is_in(
+                    newly.filter(pl.col("dataset") == name).get_column("row").implode()
+                )
+            )
+            for name in names
+        }
+        ledger = kept_ledger(ledger, meta["texts"], rows, frames[COUNTS])
     part_cache.save(root, key, {"ledger": ledger}, {})
     return ledger

@@ -3,14 +3,16 @@ result kept in a content-addressed store (part_cache.py), so a release after a s
 rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
-then its privatized rows, every row as built (entry key: the built entry, the pseudonym key's
-fingerprint, the redaction memo's fingerprint and the code), then the ledger of the rows it keeps
-(part_ledger.py). Which rows are dropped, the split proof and the subject ids are global and
-exact, computed from every partition's key frame and participants (small frames, not the rows);
-the dropped rows are filtered out when a partition's files are read, so a partition whose only
-change is a prompt dropped as a duplicate of new data is not privatized again. Privatization
-depends on the global subject ids only through the ids a text contains: a privatized entry made
-with other ids is reused when no id that came or went occurs in its partition's texts.
+then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
+redaction memo's fingerprint and the code; the entry names the rows it left out), then the ledger
+of the rows kept now (part_ledger.py). Which rows are dropped, the split proof and the subject ids
+are global and exact, computed from every partition's key frame and participants (small frames,
+not the rows). New data only ever drops more rows (a prompt asked in an earlier split), so an
+entry that left out a subset of what is dropped now is reused, the newly dropped rows filtered
+out when its files are read: a partition whose only change is a prompt dropped as a duplicate of
+new data is not privatized again. Privatization depends on the global subject ids only through
+the ids a text contains: a privatized entry made with other ids is reused when no id that came or
+went occurs in its partition's texts.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def _privatize_all(
     privacy: Privacy,
     held: dict[str, dict[str, pl.DataFrame]],
 ) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
-    """(partition, ledger of its kept rows, privatized frames of all its rows) of every pending
+    """(partition, ledger of its kept rows, its privatized kept rows) of every pending
     partition. Partitions are prepared one by one and their candidate texts cleaned together, in
     chunks of about CHUNK_TEXTS texts: new texts reach the redactor's worker processes in numbers
     worth starting them for (one partition alone rarely has enough), while memory holds one chunk
@@ -136,7 +138,7 @@ def _privatize_all(
     replacer = id_replacer(privacy.key, tuple(ids))
     chunk: list[tuple[_Pending, Prepared]] = []
     for i, p in enumerate(pending):
-        chunk.append((p, prepare(_built_datasets(root, p, held), ids, privacy.redaction)))
+        chunk.append((p, prepare(_kept(root, p, held), ids, privacy.redaction)))
         texts = sum(len(prepared.candidates) for _, prepared in chunk)
         if texts < CHUNK_TEXTS and i + 1 < len(pending):
             continue
@@ -152,31 +154,31 @@ def _privatize_all(
             values = [o.get_column("value") for _, o in prepared.occurrences.values()]
             counts = part_ledger.replacement_counts(pl.concat(values), cleaned)
             texts = {n: int(o.get_column("n").sum()) for n, (_, o) in prepared.occurrences.items()}
-            dropped = part_ledger.dropped_rows(prepared.datasets, done.keep)
             del prepared
             meta = {"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)}
-            part_cache.save(root, done.entries[1], meta, datasets | {part_ledger.COUNTS: counts})
-            kept = part_ledger.kept_ledger(ledger, texts, dropped, counts)
-            part_cache.save(root, done.ledger, {"ledger": kept}, {})
-            yield done.key, kept, datasets
+            left_out = {part_ledger.COUNTS: counts, part_ledger.LEFT_OUT: _dropped(done.keep)}
+            part_cache.save(root, done.entries[1], meta, datasets | left_out)
+            part_cache.save(root, done.ledger, {"ledger": ledger}, {})
+            yield done.key, ledger, datasets
 
 
-def _built_datasets(
+def _kept(
     root: Path | None, pending: _Pending, held: dict[str, dict[str, pl.DataFrame]]
 ) -> dict[str, pl.DataFrame]:
-    """A pending partition's datasets as built, every row (dropped ones too: module doc)."""
+    """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
+    rows as built are let go on return)."""
     frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
-    return {name: frames[name] for name in DATASETS}
+    masks = part_ledger.entry_masks(pending.keep, _dropped(pending.keep.head(0)), DATASETS)
+    return {name: frames[name].filter(masks[name]) for name in DATASETS}
+
+
+def _dropped(keep: pl.DataFrame) -> pl.DataFrame:
+    return keep.filter(~pl.col("keep")).select("dataset", "row")
 
 
 def _private_key(build: str, privacy: Privacy) -> str:
     parts = [build, privacy.key_fingerprint, privacy.memo_id]
     return fingerprint([*parts, code_digest(*_PRIVATE_CODE)])
-
-
-def _keep_masks(keep: pl.DataFrame) -> dict[str, pl.Series]:
-    """Dataset → which of a partition's rows as built are kept (in row order)."""
-    return {name: keep.filter(pl.col("dataset") == name).get_column("keep") for name in DATASETS}
 
 
 def _sum_ledgers(ledgers: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
@@ -226,13 +228,10 @@ def _sources(
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
-    keys: pl.DataFrame,
+    masks: dict[str, dict[str, pl.Series]],
 ) -> dict[str, list[Source]]:
-    """Each dataset's privatized partitions without their dropped rows, read only when their
+    """Each dataset's privatized partitions without the rows dropped now, read only when their
     batch is finished (staged.py)."""
-    by_partition = keys.partition_by(PARTITION, as_dict=True, maintain_order=True)
-    empty = keys.head(0)
-    masks = {p.key: _keep_masks(by_partition.get((p.key,), empty)) for p in partitions}
     return {
         name: [
             _source(root, private[p.key], name, p.batch, held.get(p.key) or {}, masks[p.key][name])
@@ -260,19 +259,23 @@ def release_parts(
     ids = participant_subject_ids(participants)
     ids_key = _ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private, hows, pending, kept = {}, [], {}, [], [], []
+    private, ledgers, held_private, hows, pending, kept, masks = {}, [], {}, [], [], [], {}
     for p in partitions:
         keep = keys.filter(pl.col(PARTITION) == p.key)
         private[p.key] = _private_key(built[p.key], privacy)
         kept.append(part_ledger.entry_key(private[p.key], keep))
         entries = (built[p.key], private[p.key])
         meta, how = _reused(root, entries, ids)
-        if meta:
-            ledgers.append(part_ledger.cached_kept_ledger(root, entries, meta, keep, DATASETS))
+        left_out = part_ledger.left_out(root, private[p.key], keep) if meta else None
+        if left_out is not None:
+            ledger = part_ledger.cached_kept_ledger(root, entries, meta, keep, left_out)
+            ledgers.append(ledger)
             hows.append(how)
             privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
+            left_out = _dropped(keep)
             pending.append(_Pending(p.key, entries, keep, kept[-1]))
+        masks[p.key] = part_ledger.entry_masks(keep, left_out, DATASETS)
     for key, ledger, frames in _privatize_all(root, pending, ids, privacy, held):
         ledgers.append(ledger)
         hows.append("privatized")
@@ -285,7 +288,7 @@ def release_parts(
         time.monotonic() - started,
     )
     return Parts(
-        _sources(root, partitions, private, held_private, keys),
+        _sources(root, partitions, private, held_private, masks),
         keys,
         participants,
         part_build.summed_left_out(metas),

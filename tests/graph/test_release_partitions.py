@@ -213,9 +213,9 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     world, built_once, monkeypatch
 ):
     """New train conversations asking tut-1003's prompt drop its rows from an old test partition:
-    that partition is neither built nor privatized again (its privatized entry covers every row
-    as built; the dropped rows are filtered out when its files are read), only the new batch's
-    partitions are; the old partition's test file loses the rows and the ledger stays exact."""
+    that partition is neither built nor privatized again (its privatized entry is reused, the
+    newly dropped rows filtered out when its files are read), only the new batch's partitions
+    are; the old partition's test file loses the rows and the ledger stays exact."""
     raw, data = demo_built(built_once, 4, to=world / "dropped-only")
     first = _latest(data)
     lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
