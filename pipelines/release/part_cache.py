@@ -76,6 +76,12 @@ def update_meta(root: Path | None, key: str, changes: dict) -> None:
     os.replace(tmp, path)
 
 
+def discard(root: Path | None, key: str) -> None:
+    """Remove entry `key` (one that must be made again)."""
+    if root is not None:
+        shutil.rmtree(root / key, ignore_errors=True)
+
+
 def prune(root: Path | None, keep: Iterable[str]) -> None:
     """Remove every entry but `keep` (and abandoned temporary folders)."""
     if root is None or not root.is_dir():

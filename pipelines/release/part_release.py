@@ -3,12 +3,16 @@ result kept in a content-addressed store (part_cache.py), so a release after a s
 rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
-then its privatized rows (entry key: the built entry, which of its rows the global duplicate-prompt
-rule drops, the pseudonym key's fingerprint, the redaction memo's fingerprint and the code). Which
-rows are dropped, the split proof and the subject ids are global and exact, computed from every
-partition's key frame and participants (small frames, not the rows). Privatization depends on the
-global subject ids only through the ids a text contains: a privatized entry made with other ids is
-reused when no id that came or went occurs in its partition's texts.
+then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
+redaction memo's fingerprint and the code; the entry names the rows it left out), then the ledger
+of the rows kept now (part_ledger.py). Which rows are dropped, the split proof and the subject ids
+are global and exact, computed from every partition's key frame and participants (small frames,
+not the rows). New data only ever drops more rows (a prompt asked in an earlier split), so an
+entry that left out a subset of what is dropped now is reused, the newly dropped rows filtered
+out when its files are read: a partition whose only change is a prompt dropped as a duplicate of
+new data is not privatized again. Privatization depends on the global subject ids only through
+the ids a text contains: a privatized entry made with other ids is reused when no id that came or
+went occurs in its partition's texts.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.release import part_build, part_cache
+from pipelines.release import part_build, part_cache, part_ledger
 from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.privatize import (
     Prepared,
@@ -116,6 +120,7 @@ class _Pending:
     key: str
     entries: tuple[str, str]  # its built and privatized entry keys
     keep: pl.DataFrame  # its key frame with `keep`
+    ledger: str  # its ledger entry key (part_ledger.entry_key)
 
 
 def _privatize_all(
@@ -125,10 +130,11 @@ def _privatize_all(
     privacy: Privacy,
     held: dict[str, dict[str, pl.DataFrame]],
 ) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
-    """(partition, meta, privatized frames) of every pending partition. Partitions are prepared
-    one by one and their candidate texts cleaned together, in chunks of about CHUNK_TEXTS texts:
-    new texts reach the redactor's worker processes in numbers worth starting them for (one
-    partition alone rarely has enough), while memory holds one chunk of partitions."""
+    """(partition, ledger of its kept rows, its privatized kept rows) of every pending
+    partition. Partitions are prepared one by one and their candidate texts cleaned together, in
+    chunks of about CHUNK_TEXTS texts: new texts reach the redactor's worker processes in numbers
+    worth starting them for (one partition alone rarely has enough), while memory holds one chunk
+    of partitions."""
     replacer = id_replacer(privacy.key, tuple(ids))
     chunk: list[tuple[_Pending, Prepared]] = []
     for i, p in enumerate(pending):
@@ -145,10 +151,15 @@ def _privatize_all(
         while chunk:  # popped: a partition's rows are let go once its entry is saved
             done, prepared = chunk.pop()
             datasets, ledger = finish(prepared, privacy.key, cleaned)
+            values = [o.get_column("value") for _, o in prepared.occurrences.values()]
+            counts = part_ledger.replacement_counts(pl.concat(values), cleaned)
+            texts = {n: int(o.get_column("n").sum()) for n, (_, o) in prepared.occurrences.items()}
             del prepared
-            meta = {"ledger": ledger, "ids": _ids_entry(ids)}
-            part_cache.save(root, done.entries[1], meta, datasets)
-            yield done.key, meta, datasets
+            meta = {"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)}
+            left_out = {part_ledger.COUNTS: counts, part_ledger.LEFT_OUT: _dropped(done.keep)}
+            part_cache.save(root, done.entries[1], meta, datasets | left_out)
+            part_cache.save(root, done.ledger, {"ledger": ledger}, {})
+            yield done.key, ledger, datasets
 
 
 def _kept(
@@ -157,16 +168,16 @@ def _kept(
     """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
     rows as built are let go on return)."""
     frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
-    keep = pending.keep
-    return {
-        name: frames[name].filter(keep.filter(pl.col("dataset") == name).get_column("keep"))
-        for name in DATASETS
-    }
+    masks = part_ledger.entry_masks(pending.keep, _dropped(pending.keep.head(0)), DATASETS)
+    return {name: frames[name].filter(masks[name]) for name in DATASETS}
 
 
-def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
-    dropped = keep.filter(~pl.col("keep")).select("dataset", "row").rows()
-    parts = [build, json_part(dropped), privacy.key_fingerprint, privacy.memo_id]
+def _dropped(keep: pl.DataFrame) -> pl.DataFrame:
+    return keep.filter(~pl.col("keep")).select("dataset", "row")
+
+
+def _private_key(build: str, privacy: Privacy) -> str:
+    parts = [build, privacy.key_fingerprint, privacy.memo_id]
     return fingerprint([*parts, code_digest(*_PRIVATE_CODE)])
 
 
@@ -192,22 +203,23 @@ def _global_keys(
     return part_build.kept_rows(pl.concat(keys)), participants
 
 
-def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
-    return frame.with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
+def _with_batch(frame: pl.DataFrame, batch: int, keep: pl.Series) -> pl.DataFrame:
+    return frame.filter(keep).with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
 
 
-def _source(root: Path | None, entry: str, name: str, batch: int, held: dict) -> Source:
+def _source(
+    root: Path | None, entry: str, name: str, batch: int, held: dict, keep: pl.Series
+) -> Source:
     frame = held.get(name)
     if frame is not None:
-        return Source(
-            batch, _with_batch(frame.head(0), batch).schema, lambda: _with_batch(frame, batch)
-        )
+        schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
+        return Source(batch, schema, lambda: _with_batch(frame, batch, keep))
     path = part_cache.frame_path(root, entry, name)
     schema = pl.scan_parquet(path).collect_schema()
     return Source(
         batch,
         pl.Schema({**schema, BATCH: pl.Int64}),
-        lambda: _with_batch(pl.read_parquet(path), batch),
+        lambda: _with_batch(pl.read_parquet(path), batch, keep),
     )
 
 
@@ -216,11 +228,14 @@ def _sources(
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
+    masks: dict[str, dict[str, pl.Series]],
 ) -> dict[str, list[Source]]:
-    """Each dataset's privatized partitions, read only when their batch is finished (staged.py)."""
+    """Each dataset's privatized partitions without the rows dropped now, read only when their
+    batch is finished (staged.py)."""
     return {
         name: [
-            _source(root, private[p.key], name, p.batch, held.get(p.key) or {}) for p in partitions
+            _source(root, private[p.key], name, p.batch, held.get(p.key) or {}, masks[p.key][name])
+            for p in partitions
         ]
         for name in DATASETS
     }
@@ -244,20 +259,25 @@ def release_parts(
     ids = participant_subject_ids(participants)
     ids_key = _ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private, hows, pending = {}, [], {}, [], []
+    private, ledgers, held_private, hows, pending, kept, masks = {}, [], {}, [], [], [], {}
     for p in partitions:
         keep = keys.filter(pl.col(PARTITION) == p.key)
-        private[p.key] = _private_key(built[p.key], keep, privacy)
+        private[p.key] = _private_key(built[p.key], privacy)
+        kept.append(part_ledger.entry_key(private[p.key], keep))
         entries = (built[p.key], private[p.key])
         meta, how = _reused(root, entries, ids)
-        if meta:
-            ledgers.append(meta["ledger"])
+        left_out = part_ledger.left_out(root, private[p.key], keep) if meta else None
+        if left_out is not None:
+            ledger = part_ledger.cached_kept_ledger(root, entries, meta, keep, left_out)
+            ledgers.append(ledger)
             hows.append(how)
             privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
-            pending.append(_Pending(p.key, entries, keep))
-    for key, meta, frames in _privatize_all(root, pending, ids, privacy, held):
-        ledgers.append(meta["ledger"])
+            left_out = _dropped(keep)
+            pending.append(_Pending(p.key, entries, keep, kept[-1]))
+        masks[p.key] = part_ledger.entry_masks(keep, left_out, DATASETS)
+    for key, ledger, frames in _privatize_all(root, pending, ids, privacy, held):
+        ledgers.append(ledger)
         hows.append("privatized")
         if root is None:
             held_private[key] = frames
@@ -268,11 +288,11 @@ def release_parts(
         time.monotonic() - started,
     )
     return Parts(
-        _sources(root, partitions, private, held_private),
+        _sources(root, partitions, private, held_private, masks),
         keys,
         participants,
         part_build.summed_left_out(metas),
         _sum_ledgers(ledgers),
         ids,
-        [*built.values(), *private.values(), ids_key],
+        [*built.values(), *private.values(), *kept, ids_key],
     )

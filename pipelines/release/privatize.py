@@ -85,11 +85,22 @@ def _is_prompt_hash(column: str) -> bool:
     return column == "prompt_hash" or column.endswith("_prompt_hash")
 
 
-def _occurrences(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
+def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
     """The text columns of `frame` (not the prompt hashes, keyed apart), and each distinct string in
     them with how often it occurs."""
     textual = [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
     return textual, string_leaves(frame, textual).value_counts(name="n")
+
+
+def count_replacements(occurrences: pl.DataFrame, counts: pl.DataFrame) -> dict[str, int]:
+    """Replacements by kind (kinds with none left out) of the strings `occurrences` (value, n:
+    how often it occurs), from `counts` (value, maybe cleaned, one count column per kind)."""
+    kinds = [c for c in counts.columns if c not in ("value", "cleaned")]
+    if not kinds:
+        return {}
+    hits = occurrences.join(counts, on="value", how="inner")
+    totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0)
+    return {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
 
 
 def _clean_frame(
@@ -104,10 +115,8 @@ def _clean_frame(
     counts: dict[str, int] = (
         {"pseudonym": 0} if occurrences.height else {}
     )  # named wherever there was text
+    counts |= count_replacements(occurrences, cleaned)
     hits = occurrences.join(cleaned, on="value", how="inner")
-    kinds = [c for c in cleaned.columns if c not in ("value", "cleaned")]
-    totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0) if kinds else ()
-    counts |= {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
     changed = hits.filter(pl.col("cleaned") != pl.col("value"))
     changes = (
         [
@@ -175,7 +184,7 @@ def prepare(
     datasets: dict[str, pl.DataFrame], ids: list[str], redaction: RedactionConfig
 ) -> Prepared:
     """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes."""
-    occurrences = {name: _occurrences(frame) for name, frame in datasets.items()}
+    occurrences = {name: occurrences_of(frame) for name, frame in datasets.items()}
     distinct = pl.concat(
         [pl.Series("value", [], dtype=pl.String)]
         + [o.get_column("value") for _, o in occurrences.values()]

@@ -207,3 +207,45 @@ def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition
     assert (
         read_manifest(_latest(copy))["content_hash"] != read_manifest(_latest(data))["content_hash"]
     )
+
+
+def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
+    world, built_once, monkeypatch
+):
+    """New train conversations asking tut-1003's prompt drop its rows from an old test partition:
+    that partition is neither built nor privatized again (its privatized entry is reused, the
+    newly dropped rows filtered out when its files are read), only the new batch's partitions
+    are; the old partition's test file loses the rows and the ledger stays exact."""
+    raw, data = demo_built(built_once, 4, to=world / "dropped-only")
+    first = _latest(data)
+    lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
+    (raw / "dialogues" / "tutoring" / "batch-077.jsonl").write_bytes(lines)
+    built, privatized = [], []
+    build_partition, privatize_all = part_build.build_partition, part_release._privatize_all
+
+    def counted_build(layout, partition, *args):
+        built.append(partition.key)
+        return build_partition(layout, partition, *args)
+
+    def counted_privatize(root, pending, *args):
+        privatized.extend(p.key for p in pending)
+        yield from privatize_all(root, pending, *args)
+
+    monkeypatch.setattr(part_build, "build_partition", counted_build)
+    monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
+    _build(raw, data, 4)
+    partitions = stored.read(Layout(data), "silver", MAP_TABLE)
+    # by hand: the new conversations are new groups, all in batch 1's partitions
+    new = sorted(set(partitions.filter(pl.col("batch") == 1).get_column("_partition")))
+    assert new and sorted(built) == new and sorted(privatized) == new
+    old, second = _parquet_files(first), _parquet_files(_latest(data))
+    test_file = "sft/test-b00000.parquet"  # tut-1003's and tut-1009's semicolon rows went
+    assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height
+    settings = settings_from_config(raw, data, None)
+    key, _ = pseudonym_key(settings)
+    memo_id = memo_fingerprint(settings.privacy.redaction)
+    memo = load_memo(settings.data_root, key, memo_id)
+    whole = assemble._from_whole_tables(settings, None, key, memo)
+    parts = assemble._from_partitions(settings, None, key, memo, memo_id)
+    assert whole.ledger == parts.ledger and whole.dropped == parts.dropped
+    parts.staged.remove()
