@@ -55,8 +55,15 @@ def shard_expr(config: SplitConfig, shards: int | Mapping[str, int]) -> pl.Expr:
 
 def sized_shards(fresh: pl.DataFrame, per_partition: int) -> dict[str, int]:
     """Split → shards for a batch's new groups (`fresh`: split, and `episodes` per group when
-    known, else one each): ceil(episodes / per_partition), within [1, MAX_SIZED_SHARDS]."""
-    weight = pl.col("episodes") if "episodes" in fresh.columns else pl.lit(1)
+    known, else one each): ceil(episodes / per_partition), within [1, MAX_SIZED_SHARDS]. A group
+    counts at most `per_partition` episodes: it is never cut, so a bigger one fills one slice
+    whatever its size, and counting it whole would spread the other groups over slices that end
+    up far under the target (one group holding 2/3 of a corpus: 87 slices of ~570 episodes)."""
+    weight = (
+        pl.col("episodes").clip(upper_bound=per_partition)
+        if "episodes" in fresh.columns
+        else pl.lit(1)
+    )
     totals = fresh.group_by("split").agg(weight.sum().alias("n"))
     return {
         split: min(MAX_SIZED_SHARDS, max(1, math.ceil(int(n) / per_partition)))

@@ -29,6 +29,8 @@ Load = Callable[[], pl.DataFrame]
 
 def _conformed(frame: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
     """`frame` in the batch's schema, as a relaxed concatenation with the other parts casts it."""
+    if frame.schema == schema:  # the usual case: no concatenation per part and pass
+        return frame
     frame = pl.concat([pl.DataFrame(schema=schema), frame], how="vertical_relaxed")
     differ = {c: t for c, t in schema.items() if frame.schema.get(c) != t}
     return frame.cast(differ) if differ else frame

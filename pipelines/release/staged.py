@@ -81,7 +81,11 @@ class Staged:
 
 def unified_schema(schemas: list[pl.Schema]) -> pl.Schema:
     """The schema a relaxed concatenation of frames of these schemas has."""
-    return pl.concat([pl.DataFrame(schema=s) for s in schemas], how="vertical_relaxed").schema
+    distinct: list[pl.Schema] = []  # one frame per distinct schema, not per partition
+    for schema in schemas:
+        if schema not in distinct:
+            distinct.append(schema)
+    return pl.concat([pl.DataFrame(schema=s) for s in distinct], how="vertical_relaxed").schema
 
 
 def _in_release_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:

@@ -93,10 +93,27 @@ def test_auto_gives_each_split_of_a_batch_one_shard_per_target_episodes():
     }
 
 
+def test_auto_counts_a_group_bigger_than_the_target_as_one_partition():
+    # train: a holds 100 episodes (> 5: one slice whatever its size) + b, c 5 each → 15 → 3
+    # slices (uncapped: 110 / 5 = 22 slices, most of them empty)
+    groups = [("a", 0, "train", 100), ("b", 2667, "train", 5), ("c", 7999, "train", 5)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-train-s00",
+        "b": "b00000-train-s01",
+        "c": "b00000-train-s02",
+    }
+
+
 def test_auto_sizes_a_later_batch_on_its_own_and_keeps_the_groups_already_assigned():
     first = assign_partitions(
-        _sized([("a", 7999, "train", 10)]), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5
+        _sized([("a", 7999, "train", 5), ("b", 0, "train", 5)]),
+        pl.DataFrame(schema=MAP_SCHEMA),
+        CONFIG,
+        "auto",
+        5,
     )
+    first = first.filter(pl.col("group_id") == "a")
     assert first.row(0, named=True)["_partition"] == "b00000-train-s01"  # 2 slices: 7999 in the 2nd
     # a small batch (z: 1 episode; a's 10 more do not count) gets 1 slice; a new target (6)
     # sizes only the new batch
