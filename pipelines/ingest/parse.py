@@ -16,7 +16,7 @@ from pipelines.ingest.arrow_typed import ARROW_TYPED_SOURCES, ArrowTypedBatch
 from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.runtime.collector import without_cyclic_gc
-from pipelines.runtime.workers import worker_count, worker_pool
+from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 from pipelines.sources import adapter
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt, too_large_file
 from pipelines.storage.layout import Layout
@@ -181,6 +181,7 @@ def _chunks(
     return [c for c in chunks if c]
 
 
+@gives_back_freed_memory
 @without_cyclic_gc
 def _parse_chunk(ctx: IngestContext, files: list[RawFile]) -> list[dict]:
     """One batch: parse every file, write its parts, return the log rows (runs in a worker)."""

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.runtime.workers import worker_count, worker_pool
+from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
 # Below this many texts to redact, one process is faster: a spawned worker costs 1–2 s of imports,
 # what redacting ~20 000 candidate texts costs on the benchmark machine.
@@ -86,6 +86,7 @@ def _redact_all(
 _REDACTORS: dict[str, Redactor] = {}  # per process: compiling a Redactor's patterns once per config
 
 
+@gives_back_freed_memory
 def _redact_chunk(
     redaction: RedactionConfig, chunk: list[tuple[str, frozenset[str] | None]]
 ) -> list[Cleaned]:
