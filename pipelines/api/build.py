@@ -88,7 +88,7 @@ def _run_build_job(
     from pipelines.api.progress import with_progress
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
-    from pipelines.orchestration.memory import gives_back_freed_memory
+    from pipelines.orchestration.memory import trims_after_each_step
     from pipelines.orchestration.run_tags import run_tags
     from pipelines.runtime.build_record import data_root_state
 
@@ -107,7 +107,7 @@ def _run_build_job(
     job, run_config = with_progress(
         build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
     )
-    job = job.with_hooks({gives_back_freed_memory})
+    job = job.with_hooks({trims_after_each_step})
     with (
         locked(settings, wait),
         dg.DagsterInstance.from_config(str(home)) as instance,

@@ -13,6 +13,6 @@ import dagster as dg
 from pipelines.runtime.workers import trim_malloc
 
 
-@dg.success_hook(name="gives_back_freed_memory")
-def gives_back_freed_memory(context: dg.HookContext) -> None:
+@dg.success_hook(name="trims_after_each_step")
+def trims_after_each_step(context: dg.HookContext) -> None:
     trim_malloc()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.orchestration.memory import gives_back_freed_memory
+from pipelines.orchestration.memory import trims_after_each_step
 
 
 @dg.op
@@ -25,6 +25,6 @@ def _two_steps() -> None:
 def test_each_step_of_a_job_with_the_hook_trims_once(monkeypatch):
     trims = []
     monkeypatch.setattr("pipelines.orchestration.memory.trim_malloc", lambda: trims.append(1))
-    result = _two_steps.with_hooks({gives_back_freed_memory}).execute_in_process()
+    result = _two_steps.with_hooks({trims_after_each_step}).execute_in_process()
     assert result.success
     assert len(trims) == 2
