@@ -168,19 +168,8 @@ def test_partition_by_partition_equals_whole_tables(incremental):
     parts.staged.remove()
 
 
-def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition(
-    incremental, monkeypatch
-):
-    """One more rating of tut-1000 changes its partition alone: the next release builds and
-    privatizes that partition only; every other one is a store look-up (its entries, counted
-    through the two functions that make them)."""
-    data, *_ = incremental
-    tmp = data.parent
-    raw, copy = tmp / "raw-one-partition", tmp / "one-partition"
-    shutil.copytree(tmp / "raw", raw)
-    shutil.copytree(data, copy)
-    again = LATE_FEEDBACK | {"rating": -1, "created_at": "2024-07-02T10:00:00Z"}
-    (raw / "feedback" / "tutoring" / "events-078.jsonl").write_bytes(orjson.dumps(again) + b"\n")
+def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
+    """The partitions the next release builds and privatizes, as they are (lists filled then)."""
     built, privatized = [], []
     build_partition, privatize_all = part_build.build_partition, part_release._privatize_all
 
@@ -194,6 +183,23 @@ def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition
 
     monkeypatch.setattr(part_build, "build_partition", counted_build)
     monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
+    return built, privatized
+
+
+def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition(
+    incremental, monkeypatch
+):
+    """One more rating of tut-1000 changes its partition alone: the next release builds and
+    privatizes that partition only; every other one is a store look-up (its entries, counted
+    through the two functions that make them)."""
+    data, *_ = incremental
+    tmp = data.parent
+    raw, copy = tmp / "raw-one-partition", tmp / "one-partition"
+    shutil.copytree(tmp / "raw", raw)
+    shutil.copytree(data, copy)
+    again = LATE_FEEDBACK | {"rating": -1, "created_at": "2024-07-02T10:00:00Z"}
+    (raw / "feedback" / "tutoring" / "events-078.jsonl").write_bytes(orjson.dumps(again) + b"\n")
+    built, privatized = _count_built_and_privatized(monkeypatch)
     _build(raw, copy, 4)
     layout = Layout(copy)
     episodes = stored.read(layout, "silver", "episodes").filter(
@@ -220,19 +226,7 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     first = _latest(data)
     lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
     (raw / "dialogues" / "tutoring" / "batch-077.jsonl").write_bytes(lines)
-    built, privatized = [], []
-    build_partition, privatize_all = part_build.build_partition, part_release._privatize_all
-
-    def counted_build(layout, partition, *args):
-        built.append(partition.key)
-        return build_partition(layout, partition, *args)
-
-    def counted_privatize(root, pending, *args):
-        privatized.extend(p.key for p in pending)
-        yield from privatize_all(root, pending, *args)
-
-    monkeypatch.setattr(part_build, "build_partition", counted_build)
-    monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
+    built, privatized = _count_built_and_privatized(monkeypatch)
     _build(raw, data, 4)
     partitions = stored.read(Layout(data), "silver", MAP_TABLE)
     # by hand: the new conversations are new groups, all in batch 1's partitions
