@@ -93,12 +93,8 @@ def _run_build_job(
     from pipelines.runtime.build_record import data_root_state
 
     home = dagster_home(settings)
-    log.info(
-        "building: raw root %s, data root %s, Dagster home %s",
-        settings.raw_root,
-        settings.data_root,
-        home,
-    )
+    roots = (settings.raw_root, settings.data_root, home)
+    log.info("building: raw root %s, data root %s, Dagster home %s", *roots)
     if workers > 1:
         from pipelines.api.workers import run_with_workers
 
