@@ -168,8 +168,10 @@ def _kept(
     """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
     rows as built are let go on return)."""
     frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
-    masks = part_ledger.entry_masks(pending.keep, _dropped(pending.keep.head(0)), DATASETS)
-    return {name: frames[name].filter(masks[name]) for name in DATASETS}
+    return {
+        name: frames[name].filter(pending.keep.filter(pl.col("dataset") == name).get_column("keep"))
+        for name in DATASETS
+    }
 
 
 def _dropped(keep: pl.DataFrame) -> pl.DataFrame:
