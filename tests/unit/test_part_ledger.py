@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.release.part_ledger import kept_ledger
+from pipelines.release import part_cache
+from pipelines.release.part_ledger import COUNTS as COUNTS_FRAME
+from pipelines.release.part_ledger import LEFT_OUT, cached_kept_ledger, entry_key, kept_ledger
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 COUNTS = pl.DataFrame(
@@ -47,3 +49,25 @@ def test_a_dataset_whose_every_string_is_dropped_names_no_pseudonym_count():
     dropped = {"sft": _rows("plain", "words")}
     # by hand: both strings of the dataset are dropped, so no kept row has text
     assert kept_ledger(whole, {"sft": 2}, dropped, COUNTS) == {"sft": {}}
+
+
+def test_a_reused_entry_ledger_takes_off_the_rows_dropped_since_and_is_stored(tmp_path):
+    # a built entry of three sft rows; the privatized entry left out row 0 and counted rows 1, 2
+    # (four strings: each row's role and content)
+    built = _rows("mail me at a@b.io", "I am p-1 at a@b.io", "plain")
+    part_cache.save(tmp_path, "built", {}, {"sft": built})
+    left_out = pl.DataFrame(
+        {"dataset": ["sft"], "row": [0]}, schema={"dataset": pl.String, "row": pl.UInt32}
+    )
+    part_cache.save(tmp_path, "private", {}, {COUNTS_FRAME: COUNTS, LEFT_OUT: left_out})
+    meta = {"ledger": {"sft": {"email": 1, "pseudonym": 1}}, "texts": {"sft": 4}}
+    # now row 1 is dropped too
+    keep = pl.DataFrame(
+        {"dataset": ["sft"] * 3, "row": [0, 1, 2], "keep": [False, False, True]},
+        schema={"dataset": pl.String, "row": pl.UInt32, "keep": pl.Boolean},
+    )
+    ledger = cached_kept_ledger(tmp_path, ("built", "private"), meta, keep, left_out)
+    # by hand: row 1 held the entry's one email and one pseudonym; row 2 still holds text (4 > 2)
+    assert ledger == {"sft": {"pseudonym": 0}}
+    # stored under the rows dropped now, so the next release reads it instead of deriving it
+    assert part_cache.load(tmp_path, entry_key("private", keep), names=())[0]["ledger"] == ledger
