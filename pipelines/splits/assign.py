@@ -168,44 +168,43 @@ def split_proof(
     """
     if participants is None:
         participants = human_participants(silver)
-    con = duckdb.connect()
-    con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
-    con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))
-    con.register("participants", participants)
-    salts = sorted(splits["salt"].unique().to_list())
-    proof: dict[str, Any] = {
-        "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per "
-        "group_id",
-        "salt": salts[0] if len(salts) == 1 else salts,
-        "ratios": dict(config.ratios) if config else None,
-        "bucket_ranges": _rows(con, "bucket_ranges"),
-        "groups_per_split": _counts(_rows(con, "groups_per_split")),
-        "episodes_per_split": _counts(_rows(con, "episodes_per_split")),
-        "participants_per_split": _counts(_rows(con, "participants_per_split")),
-        "participant_kinds": dict(participants.group_by("kind").len().sort("kind").iter_rows()),
-        "bucket_mismatches": _bucket_mismatches(splits, config),
-        "overlaps": {
-            "groups": _overlap(_rows(con, "group_overlap")),
-            "unassigned_groups": _overlap(_rows(con, "unassigned_groups")),
-            "participants": _overlap(_rows(con, "participant_overlap")),
-        },
-        "datasets": {},
-        "sql": SQL,
-    }
-    prompts = []
-    for name, frame in sorted(datasets.items()):
-        missing = [c for c in DATASET_COLUMNS if c not in frame.columns]
-        if missing:
-            proof["datasets"][name] = {"missing_columns": missing}
-            continue
-        proof["datasets"][name] = _dataset_proof(con, name, frame)
-        prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
-    if prompts:
-        con.register("prompts", pl.concat(prompts))
-        proof["overlaps"]["prompts_across_datasets"] = _overlap(
-            _rows(con, "prompt_overlap_across_datasets")
-        )
-    con.close()
+    with duckdb.connect() as con:
+        con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
+        con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))
+        con.register("participants", participants)
+        salts = sorted(splits["salt"].unique().to_list())
+        proof: dict[str, Any] = {
+            "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per "
+            "group_id",
+            "salt": salts[0] if len(salts) == 1 else salts,
+            "ratios": dict(config.ratios) if config else None,
+            "bucket_ranges": _rows(con, "bucket_ranges"),
+            "groups_per_split": _counts(_rows(con, "groups_per_split")),
+            "episodes_per_split": _counts(_rows(con, "episodes_per_split")),
+            "participants_per_split": _counts(_rows(con, "participants_per_split")),
+            "participant_kinds": dict(participants.group_by("kind").len().sort("kind").iter_rows()),
+            "bucket_mismatches": _bucket_mismatches(splits, config),
+            "overlaps": {
+                "groups": _overlap(_rows(con, "group_overlap")),
+                "unassigned_groups": _overlap(_rows(con, "unassigned_groups")),
+                "participants": _overlap(_rows(con, "participant_overlap")),
+            },
+            "datasets": {},
+            "sql": SQL,
+        }
+        prompts = []
+        for name, frame in sorted(datasets.items()):
+            missing = [c for c in DATASET_COLUMNS if c not in frame.columns]
+            if missing:
+                proof["datasets"][name] = {"missing_columns": missing}
+                continue
+            proof["datasets"][name] = _dataset_proof(con, name, frame)
+            prompts.append(frame.select("prompt_hash", "split", dataset=pl.lit(name)))
+        if prompts:
+            con.register("prompts", pl.concat(prompts))
+            proof["overlaps"]["prompts_across_datasets"] = _overlap(
+                _rows(con, "prompt_overlap_across_datasets")
+            )
     return proof
 
 
