@@ -27,10 +27,10 @@ def worker_count(configured: int, n_units: int, min_units: int) -> int:
     return max(1, min(configured or os.cpu_count() or 1, n_units))
 
 
-# How long an idle pool keeps its workers. Long enough to bridge consecutive steps that parse
-# (the next source's discovery and planning take ~1-3 s at 1 GB), so their imports (1-2 s) are paid
-# once; short enough that the workers (~365 MB each after a 1 GB parse) are gone while silver and
-# the release run (issue 15: they were the largest share of the build's floor).
+# How long an idle pool keeps its workers. Long enough to bridge the steps between two sources that
+# parse in workers, so their imports (1-2 s) are paid once (a 1 GB build kept one pool through all
+# of bronze); short enough that the workers (~300-370 MB each after a 1 GB parse) are gone while
+# silver and the release run (issue 15: they were the largest share of the build's floor).
 IDLE_SECONDS = 5.0
 
 
