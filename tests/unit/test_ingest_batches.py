@@ -247,11 +247,15 @@ def test_progress_is_told_the_files_parsed_after_each_batch(raw, tmp_path, worke
 
 
 def _pool_workers() -> set[int]:
-    return {
-        child.pid
-        for child in psutil.Process().children()
-        if "spawn_main" in " ".join(child.cmdline()) and "resource_tracker" not in child.cmdline()
-    }
+    pids = set()
+    for child in psutil.Process().children():
+        try:
+            line = " ".join(child.cmdline())
+        except psutil.Error:  # exited (a zombie until it is reaped): not a live worker
+            continue
+        if "spawn_main" in line and "resource_tracker" not in line:
+            pids.add(child.pid)
+    return pids
 
 
 def test_the_parse_workers_exit_once_parsing_is_over(raw, tmp_path, monkeypatch):
