@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -132,9 +132,8 @@ def _privatize_all(
 ) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
     """(partition, ledger of its kept rows, its privatized kept rows) of every pending
     partition. Partitions are prepared one by one and their candidate texts cleaned together, in
-    chunks of about CHUNK_TEXTS texts: new texts reach the redactor's worker processes in numbers
-    worth starting them for (one partition alone rarely has enough), while memory holds one chunk
-    of partitions."""
+    chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
+    partition alone rarely has enough), while memory holds one chunk of partitions."""
     replacer = id_replacer(privacy.key, tuple(ids))
     chunk: list[tuple[_Pending, Prepared]] = []
     for i, p in enumerate(pending):
@@ -143,6 +142,7 @@ def _privatize_all(
         if texts < CHUNK_TEXTS and i + 1 < len(pending):
             continue
         candidates = [c for _, prepared in chunk for c in prepared.candidates]
+        chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
         cleaned = cleaned_frame(
             candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
         )

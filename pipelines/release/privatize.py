@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 import polars as pl
@@ -24,7 +25,7 @@ from pipelines.privacy.pseudonyms import (
 )
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.text_cleaner import clean_texts
+from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS, clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits.assign import human_participants
 from pipelines.storage.layout import Layout
@@ -193,6 +194,12 @@ def prepare(
     return Prepared(datasets, occurrences, candidates)
 
 
+# Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
+# entries (~1 KB per text) until it returns, and the largest release partition of a 1 GB corpus has
+# ~600 000 candidate texts. Enough for the redactor's worker processes (text_cleaner.py).
+SLICE_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
+
+
 def cleaned_frame(
     candidates: list[tuple[str, frozenset[str]]],
     replacer: IdReplacer,
@@ -202,8 +209,17 @@ def cleaned_frame(
 ) -> pl.DataFrame:
     """value, cleaned and one count column per kind of every candidate (of one or of several
     `Prepared`: a caller may clean many partitions' candidates in one call, so that the redactor's
-    worker processes see enough texts to be worth starting)."""
-    return _as_frame(clean_texts(candidates, replacer, redaction, memo, workers))
+    worker processes see enough texts to be worth starting). Cleaned SLICE_TEXTS at a time."""
+    distinct = iter(dict(candidates).items())  # a text of several partitions is cleaned once
+    frames = []
+    while batch := list(islice(distinct, SLICE_TEXTS)):
+        frames.append(_as_frame(clean_texts(batch, replacer, redaction, memo, workers)))
+    if len(frames) < 2:
+        return frames[0] if frames else _as_frame({})
+    kinds = sorted({c for frame in frames for c in frame.columns} - {"value", "cleaned"})
+    return pl.concat(frames, how="diagonal").select(
+        "value", "cleaned", *(pl.col(kind).fill_null(0) for kind in kinds)
+    )
 
 
 def finish(

@@ -8,8 +8,9 @@ import ctypes
 import functools
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import cache
 from multiprocessing.util import Finalize
 from typing import ParamSpec, TypeVar
@@ -26,12 +27,17 @@ def worker_count(configured: int, n_units: int, min_units: int) -> int:
     return max(1, min(configured or os.cpu_count() or 1, n_units))
 
 
+# How long an idle pool keeps its workers. Long enough to bridge the steps between two sources that
+# parse in workers, so their imports (1-2 s) are paid once (a 1 GB build kept one pool through all
+# of bronze); short enough that the workers (~300-370 MB each after a 1 GB parse) are gone while
+# silver and the release run (issue 15: they were the largest share of the build's floor).
+IDLE_SECONDS = 5.0
+
+
 @cache
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """One pool per process and size, reused by every caller (the workers' imports are paid
-    once)."""
-    # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+def worker_pool(workers: int) -> IdleExitingPool:
+    """One pool per process and size, reused by every caller while its workers are alive."""
+    pool = IdleExitingPool(workers, IDLE_SECONDS)
     atexit.register(pool.shutdown, cancel_futures=True)
     # A process that multiprocessing started (a Dagster multiprocess step) exits without atexit
     # handlers, after joining its non-daemon children: the pool's workers would wait forever. Above
@@ -40,12 +46,77 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
+class IdleExitingPool(Executor):
+    """A process pool whose workers exit once it has had no task for `idle_seconds`; the next task
+    starts new ones."""
+
+    def __init__(self, workers: int, idle_seconds: float) -> None:
+        self.workers = workers
+        self.idle_seconds = idle_seconds
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+        self._running = 0
+        self._idle_timer: threading.Timer | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether worker processes are alive (or starting)."""
+        return self._pool is not None
+
+    def submit(self, fn: Callable[..., R], /, *args: object, **kwargs: object) -> Future[R]:
+        with self._lock:
+            self._cancel_idle_timer()
+            if self._pool is None:
+                self._pool = _process_pool(self.workers)
+            future = self._pool.submit(fn, *args, **kwargs)
+            self._running += 1
+        future.add_done_callback(self._task_done)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._cancel_idle_timer()
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def _task_done(self, _: Future) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0 and self._pool is not None:
+                # Shut down from a timer thread: this callback may run in the pool's own
+                # management thread, which shutdown joins.
+                self._idle_timer = threading.Timer(self.idle_seconds, self._exit_if_idle)
+                self._idle_timer.daemon = True
+                self._idle_timer.start()
+
+    def _exit_if_idle(self) -> None:
+        with self._lock:
+            if self._running or self._idle_timer is not threading.current_thread():
+                return
+            self._idle_timer = None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
 def gives_back_freed_memory(task: Callable[P, R]) -> Callable[P, R]:
     """`task`, after which a pool worker returns the memory it freed to the system.
 
-    The pool lives as long as the build and its workers idle between steps: what a task freed
-    stays in glibc's heap, in the worker's RSS, until the worker exits (measured on a 1 GB build:
-    each parse worker kept ~400-500 MB RSS from bronze to the end, ~140 MB of it given back by
+    A pool's workers idle between tasks and for `IDLE_SECONDS` after the last one: what a task
+    freed stays in glibc's heap, in the worker's RSS, until the worker exits (measured on a 1 GB
+    build while the pool lived as long as the build: each parse worker kept ~400-500 MB RSS from
+    bronze to the end, ~140 MB of it given back by
     `malloc_trim`). Trimming costs a few milliseconds per task; in the main process it is skipped
     (between chunks there memory is reused at once)."""
 

@@ -1,11 +1,13 @@
 """Batched bronze parts: many raw files per part, bounded batches, and every part holding exactly
 the files whose log rows name it — also after a file of a shared part changes or vanishes."""
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import polars as pl
+import psutil
 import pytest
 
 from pipelines.config.settings import Settings
@@ -14,6 +16,7 @@ from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import current_parts, read_log
 from pipelines.ingest.parse import ingest_workers
 from pipelines.ingest.reconcile import reconcile_source
+from pipelines.runtime import workers
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult
 from pipelines.storage.bronze import part_of
@@ -241,3 +244,31 @@ def test_progress_is_told_the_files_parsed_after_each_batch(raw, tmp_path, worke
     told.clear()
     ingest_source("dialogue", settings, "run-2", lambda done, total: told.append((done, total)))
     assert told == []  # nothing to parse: nothing to tell
+
+
+def _pool_workers() -> set[int]:
+    pids = set()
+    for child in psutil.Process().children():
+        try:
+            line = " ".join(child.cmdline())
+        except psutil.Error:  # exited (a zombie until it is reaped): not a live worker
+            continue
+        if "spawn_main" in line and "resource_tracker" not in line:
+            pids.add(child.pid)
+    return pids
+
+
+def test_the_parse_workers_exit_once_parsing_is_over(raw, tmp_path, monkeypatch):
+    """The parse pool's workers would otherwise hold their memory until the build ends."""
+    monkeypatch.setattr(workers, "IDLE_SECONDS", 0.3)
+    workers.worker_pool.cache_clear()  # a pool made with this idle time
+    before = _pool_workers()
+    settings = replace(_settings(raw, tmp_path, batch_files=2), ingest_workers=2)
+    ingest_source("dialogue", settings, "run-1")
+    started = _pool_workers() - before
+    assert started, "the parse ran in no worker process"
+    deadline = time.monotonic() + 30
+    while _pool_workers() & started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _pool_workers() & started, "the parse workers outlived their idle time"
+    workers.worker_pool.cache_clear()

@@ -169,3 +169,27 @@ def test_partitions_cleaned_together_equal_each_privatized_alone() -> None:
         done = privatize(alone, {}, KEY, {}, ids=ids)
         assert ledger == done.ledger
         assert_frame_equal(datasets["kto"], done.datasets["kto"])
+
+
+def test_texts_cleaned_a_slice_at_a_time_give_the_frame_and_ledger_by_hand(monkeypatch) -> None:
+    """A partition's candidate texts are cleaned SLICE_TEXTS at a time (the largest partitions
+    have hundreds of thousands): slices with different kinds of replacements, and a text twice
+    among the candidates, still give one row per text and a count of 0 where a slice had none."""
+    monkeypatch.setattr(privatize_module, "SLICE_TEXTS", 1)
+    config = redaction_config_from({})
+    datasets = {
+        "kto": pl.DataFrame(
+            {"text": ["mail x@example.com", "call +1 (555) 123-4567", "mail x@example.com"]}
+        )
+    }
+    prepared = prepare(datasets, [], config)
+    twice = prepared.candidates + prepared.candidates  # as from two partitions cleaned together
+    cleaned = cleaned_frame(twice, id_replacer(KEY, ()), config, None, 1)
+    assert sorted(cleaned.rows()) == [
+        ("call +1 (555) 123-4567", "call [PHONE]", 0, 1),
+        ("mail x@example.com", "mail [EMAIL]", 1, 0),
+    ]
+    assert cleaned.columns == ["value", "cleaned", "email", "phone"]
+    datasets, ledger = finish(prepared, KEY, cleaned)
+    assert ledger == {"kto": {"email": 2, "phone": 1, "pseudonym": 0}}
+    assert datasets["kto"]["text"].to_list() == ["mail [EMAIL]", "call [PHONE]", "mail [EMAIL]"]
