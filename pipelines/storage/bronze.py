@@ -112,8 +112,8 @@ def drop_parts_except(uri: str, keep: Iterable[str], options: dict[str, str] | N
 def vacuum(delta: DeltaTable) -> list[str]:
     """Remove every file the current version does not read (no time travel is kept: readers go
     through the ingest log, and `forget` needs deleted rows gone from every version)."""
-    return delta.vacuum(
-        retention_hours=0, dry_run=False, enforce_retention_duration=False, full=True
+    return delta_cache.vacuum_table(
+        delta, retention_hours=0, dry_run=False, enforce_retention_duration=False, full=True
     )
 
 

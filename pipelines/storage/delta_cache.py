@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import orjson
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
+
+from pipelines.storage import objects
 
 _guard = threading.Lock()
 _holds = 0  # nested writer-lock holds of this process (the lock is re-entrant)
@@ -115,9 +119,62 @@ def vacuum(uri: str, options: dict[str, str] | None, **how) -> list[str]:
     of them then fails as it would have without the cache)."""
     delta = existing(uri, options)  # a table named by a snapshot is missing: as DeltaTable(uri)
     try:
-        return delta.vacuum(**how)
+        return vacuum_table(delta, **how)
     finally:
         root = _key(uri)
         with _guard:
             for key in [k for k in _pinned if k[0] == root]:
                 del _pinned[key]
+
+
+MAX_CLOCK_LAG_MS = 60_000
+_LOG = "_delta_log"
+
+
+class ClockBehindTable(RuntimeError):
+    """The clock is far behind a table's newest commit: a vacuum with no retention would keep
+    the files that commit deleted."""
+
+
+def vacuum_table(delta: DeltaTable, **how) -> list[str]:
+    """`delta.vacuum(**how)`; with no retention, first wait until the clock is past the newest
+    commit. delta-rs expires a tombstone only when its deletion time is strictly before now minus
+    the retention, and stamps it no later than its commit: a vacuum in a delete's millisecond
+    would keep the deleted files, and `forget` needs them gone."""
+    if how.get("retention_hours") == 0:
+        _wait_past_newest_commit(delta)
+    return delta.vacuum(**how)
+
+
+def _wait_past_newest_commit(delta: DeltaTable) -> None:
+    stamp = _newest_commit_millis(delta)
+    if stamp is None:
+        return
+    lag = stamp - time.time_ns() // 1_000_000
+    if lag > MAX_CLOCK_LAG_MS:
+        raise ClockBehindTable(
+            f"{delta.table_uri}: newest commit {lag} ms ahead of this clock; not vacuumed"
+        )
+    while lag >= 0:
+        time.sleep((lag + 1) / 1000)
+        lag = stamp - time.time_ns() // 1_000_000
+
+
+def _newest_commit_millis(delta: DeltaTable) -> int | None:
+    """The latest time the newest commit stamps (its own, its removes' deletion times), read
+    from its log entry: `DeltaTable.history` can hang on S3 endpoints that page listings oddly."""
+    log = objects.ObjectRoot.parse(delta.table_uri.rstrip("/")).join(_LOG)
+    try:
+        entry = objects.get_bytes(log, f"{delta.version():020d}.json")
+    except FileNotFoundError:  # the version is known only from a checkpoint: nothing to wait for
+        return None
+    stamps = [_stamp(orjson.loads(line)) for line in entry.splitlines() if line.strip()]
+    return max((s for s in stamps if s is not None), default=None)
+
+
+def _stamp(action: dict) -> int | None:
+    if "commitInfo" in action:
+        return action["commitInfo"].get("timestamp")
+    if "remove" in action:
+        return action["remove"].get("deletionTimestamp")
+    return None
