@@ -97,9 +97,8 @@ def _still_private(root: Path | None, made_with: str, ids: list[str], build: str
 
 
 def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tuple[dict, str]:
-    """(meta, how: reused or rechecked) of a partition's privatized entry when the store holds one
-    that is still right for `ids`; ({}, how) when the partition must be privatized.
-    `entries`: its built and privatized entry keys."""
+    """(meta, reused | rechecked) of a partition's stored privatized entry still right for `ids`;
+    ({}, how), the entry discarded, when it must be privatized. `entries`: built, private keys."""
     build, private = entries
     ids_key = _ids_entry(ids)
     meta, _ = part_cache.load(root, private, names=())
@@ -108,7 +107,8 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
         how = "rechecked"
         if _still_private(root, meta["ids"], ids, build):
             part_cache.update_meta(root, private, {"ids": ids_key})
-        else:
+        else:  # a save never replaces a stored entry
+            part_cache.discard(root, private)
             meta = {}
     return meta, how
 
