@@ -7,10 +7,12 @@ turnlake.toml (`[privacy] pseudonym_key_file`); it is never a literal in the TOM
 written to a release.
 
 `IdReplacer` replaces every occurrence of known real ids inside longer strings (a participant
-uuid inside the session id `<uuid>_niki_1767943131`, ids in JSON text) with one compiled
-trie-shaped pattern, longest id first (its cost does not grow with the number of ids). An
+uuid inside the session id `<uuid>_niki_1767943131`, ids in JSON text), longest id first. An
 occurrence counts only where it is not glued to a further letter or digit, so `u-7` does not eat
-the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries).
+the start of `u-71` (`_`, `-`, `/`, quotes and punctuation are boundaries). Many texts at once
+(`replace_many_counted`) go through Polars' Aho-Corasick search, built in milliseconds; one text
+at a time through one trie-shaped regex (its cost does not grow with the number of ids), compiled
+on first use only: compiling it costs about a second per 10 000 ids.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ import polars as pl
 
 KEY_ENV = "TURNLAKE_PSEUDONYM_KEY"
 MIN_KEY_BYTES = 16
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
 class PseudonymKeyError(RuntimeError):
@@ -58,15 +62,18 @@ class Pseudonymizer:
 
 
 class IdReplacer:
-    """Replaces every known real id in text by its pseudonym; compiled once for one mapping."""
+    """Replaces every known real id in text by its pseudonym."""
 
     def __init__(self, mapping: Mapping[str, str]) -> None:
         self.mapping = {k: v for k, v in mapping.items() if k}
-        self._pattern: re.Pattern[str] | None = None
-        if self.mapping:
-            self._pattern = re.compile(
-                rf"(?<![A-Za-z0-9])(?:{trie_pattern(self.mapping)})(?![A-Za-z0-9])"
-            )
+        self._encoded = {k.encode(): v.encode() for k, v in self.mapping.items()}
+        self._lengths = sorted({len(k) for k in self._encoded}, reverse=True)
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str] | None:
+        if not self.mapping:
+            return None
+        return re.compile(rf"(?<![A-Za-z0-9])(?:{trie_pattern(self.mapping)})(?![A-Za-z0-9])")
 
     def replace(self, text: str) -> str:
         """`text` with every occurrence of a known id replaced (None passes through)."""
@@ -79,6 +86,42 @@ class IdReplacer:
         if self._pattern is None or not text:
             return text, 0
         return self._pattern.subn(lambda m: self.mapping[m.group(0)], text)
+
+    def replace_many(self, texts: Sequence[str]) -> list[str]:
+        return [text for text, _ in self.replace_many_counted(texts)]
+
+    def replace_many_counted(self, texts: Sequence[str]) -> list[tuple[str, int]]:
+        """`replace_counted` of each text, without the regex: every place an id occurs is found
+        by one Aho-Corasick search over all texts, and the occurrences the regex would replace
+        (the longest id at a start that is a boundary on both sides, left to right, not
+        overlapping) are picked in the texts' UTF-8 bytes, where its offsets are."""
+        if not self.mapping or not texts:
+            return [(text, 0) for text in texts]
+        found = pl.Series(texts, dtype=pl.String).str.find_many(
+            list(self.mapping), overlapping=True
+        )
+        return [
+            self._replaced_at(text, starts) if starts else (text, 0)
+            for text, starts in zip(texts, found.to_list(), strict=True)
+        ]
+
+    def _replaced_at(self, text: str, starts: list[int]) -> tuple[str, int]:
+        raw = text.encode()
+        pieces: list[bytes] = []
+        end = n = 0
+        for start in sorted(set(starts)):
+            if start < end or (start and raw[start - 1] in _ALNUM):
+                continue
+            for length in self._lengths:
+                stop = start + length
+                pseudonym = self._encoded.get(raw[start:stop]) if stop <= len(raw) else None
+                if pseudonym is not None and (stop == len(raw) or raw[stop] not in _ALNUM):
+                    pieces += [raw[end:start], pseudonym]
+                    end, n = stop, n + 1
+                    break
+        if not n:
+            return text, 0
+        return (b"".join(pieces) + raw[end:]).decode(), n
 
 
 def trie_pattern(words: Iterable[str]) -> str:

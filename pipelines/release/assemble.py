@@ -124,7 +124,7 @@ class _Built:
     datasets: dict[str, pl.DataFrame]
     proof: dict
     ledger: dict[str, dict[str, int]]
-    replace_ids: Callable[[str], str]
+    replace_ids: Callable[[list[str]], list[str]]  # each text with its subject ids replaced
     dropped: dict[str, int]
     staged: Staged | None = None
 
@@ -217,7 +217,8 @@ def release_request(
     }
     if raw_fingerprints is None:
         raw_fingerprints = _raw_fingerprints(layout, as_of)
-    fingerprints = [row | {"file": built.replace_ids(row["file"])} for row in raw_fingerprints]
+    files = built.replace_ids([row["file"] for row in raw_fingerprints])
+    fingerprints = [row | {"file": file} for row, file in zip(raw_fingerprints, files, strict=True)]
     request = ReleaseRequest(
         built.datasets,
         built.proof,

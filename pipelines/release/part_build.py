@@ -12,6 +12,7 @@ partition; the subject ids pseudonymized in text are global too (part_privatize.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,6 +47,10 @@ KEY_SCHEMA = pl.Schema(
 UNPLACED = "unplaced"  # rows with no split group (partitions/rows.py): no dataset holds them
 _PIPELINES = Path(__file__).resolve().parents[1]
 _BUILD_CODE = (_PIPELINES / "exports", _PIPELINES / "splits", Path(__file__))
+# Silver rows of the partitions read together (one read per table, rows split back per partition):
+# a table read costs ~13 ms however few rows it holds; a bundle this size holds ~4 partitions
+# of the auto sizing's target, so reading it together does not hold much more than one.
+BUNDLE_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Partition:
     key: str  # `b00003-train-s01`
     batch: int  # the landing batch (the release writes one file per dataset, split and batch)
     inputs: str  # digest of the partition's silver and gold rows
+    rows: int = 0  # its silver rows
 
 
 def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:
@@ -65,8 +71,10 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
         gold.select(PARTITION, gold=pl.col("digest")), on=PARTITION, how="left"
     ).filter(pl.col(PARTITION) != UNPLACED)
     return [
-        Partition(key, int(key.split("-", 1)[0][1:]), fingerprint([digest, gold or ""]))
-        for key, digest, gold in joined.select(PARTITION, "digest", "gold").sort(PARTITION).rows()
+        Partition(key, int(key.split("-", 1)[0][1:]), fingerprint([digest, gold or ""]), rows)
+        for key, digest, gold, rows in joined.select(PARTITION, "digest", "gold", "rows")
+        .sort(PARTITION)
+        .rows()
     ]
 
 
@@ -75,20 +83,58 @@ def build_key(partition: Partition, config: dict) -> str:
     return fingerprint([partition.inputs, json_part(config), code_digest(*_BUILD_CODE)])
 
 
+def bundles(partitions: list[Partition], rows: int = BUNDLE_ROWS) -> list[list[Partition]]:
+    """`partitions` in order, cut into runs of at most `rows` silver rows (a bigger partition
+    alone)."""
+    out: list[list[Partition]] = []
+    total = rows
+    for partition in partitions:
+        if total + partition.rows > rows:
+            out.append([])
+            total = 0
+        out[-1].append(partition)
+        total += partition.rows
+    return out
+
+
+def _split_by_partition(frame: pl.DataFrame, keys: list[str]) -> dict[str, pl.DataFrame]:
+    """Each partition's rows of a frame read with its PARTITION column, in the order read (a table
+    stored whole has no partition's rows, as a read of named partitions finds none)."""
+    if PARTITION not in frame.columns:
+        return dict.fromkeys(keys, frame.head(0))
+    parts = frame.partition_by(PARTITION, as_dict=True, maintain_order=True)
+    empty = frame.head(0).drop(PARTITION)
+    return {key: parts[(key,)].drop(PARTITION) if (key,) in parts else empty for key in keys}
+
+
 def _tables(
-    layout: Layout, key: str, as_of: datetime | None, contexts: pl.LazyFrame, splits: pl.DataFrame
-) -> tuple[dict[str, pl.DataFrame], dict[str, pl.DataFrame]]:
-    silver = {t: stored.read(layout, "silver", t, as_of, partitions=[key]) for t in SILVER_KEYS}
-    named = silver["decisions"].select("context_hash").unique().lazy()
-    silver["contexts"] = contexts.join(named, on="context_hash", how="semi").collect()
-    gold = {
-        t: stored.read(layout, "gold", t, as_of, partitions=[key])
-        for t in GOLD_KEYS
-        if stored.exists(layout, "gold", t, as_of)
+    layout: Layout,
+    keys: list[str],
+    as_of: datetime | None,
+    contexts: pl.LazyFrame,
+    splits: pl.DataFrame,
+) -> Iterator[tuple[str, dict[str, pl.DataFrame], dict[str, pl.DataFrame]]]:
+    """(partition, its silver, its gold) of every partition of `keys`, each table read once for
+    them all."""
+    read = {
+        (layer, t): _split_by_partition(
+            stored.read(layout, layer, t, as_of, partitions=keys, with_partition=True), keys
+        )
+        for layer, names in (("silver", SILVER_KEYS), ("gold", GOLD_KEYS))
+        for t in names
+        if layer == "silver" or stored.exists(layout, layer, t, as_of)
     }
-    groups = silver["episodes"].select("group_id").unique()
-    gold["splits"] = splits.join(groups, on="group_id", how="semi")
-    return silver, gold
+    # the contexts table scanned once per bundle, not once per partition
+    named = pl.concat([read["silver", "decisions"][key].select("context_hash") for key in keys])
+    named_now = contexts.join(named.unique().lazy(), on="context_hash", how="semi").collect()
+    for key in keys:
+        silver = {t: read["silver", t][key] for t in SILVER_KEYS}
+        gold = {t: read["gold", t][key] for t in GOLD_KEYS if ("gold", t) in read}
+        named = silver["decisions"].select("context_hash").unique()
+        silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
+        groups = silver["episodes"].select("group_id").unique()
+        gold["splits"] = splits.join(groups, on="group_id", how="semi")
+        yield key, silver, gold
 
 
 def _key_frame(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -117,15 +163,10 @@ def _distinct_texts(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def build_partition(
-    layout: Layout,
-    partition: Partition,
-    as_of: datetime | None,
-    sources: tuple[pl.LazyFrame, pl.DataFrame],
-    options: DatasetOptions,
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], options: DatasetOptions
 ) -> tuple[dict, dict[str, pl.DataFrame]]:
-    """(meta, frames) of one partition: its datasets (unprivatized, as built), their key frame and
-    the human participants of its episodes. `sources`: the contexts and the splits."""
-    silver, gold = _tables(layout, partition.key, as_of, *sources)
+    """(meta, frames) of one partition from its tables: its datasets (unprivatized, as built),
+    their key frame and the human participants of its episodes."""
     left_out: dict[str, dict[str, int]] = {}
     datasets = build_datasets(silver, gold, gold["splits"], options, left_out)
     frames = datasets | {
@@ -145,20 +186,26 @@ def built(
     options: DatasetOptions,
 ) -> tuple[dict[str, str], dict[str, dict], dict[str, pl.DataFrame]]:
     """Build every partition whose entry is not in the store: (partition → entry key, partition →
-    meta, frames of partitions built now that the store could not keep)."""
+    meta, frames of partitions built now that the store could not keep). Partitions are built
+    one by one (one `build_datasets` over a bundle measured slower than one per partition), their
+    tables read a bundle at a time."""
+    keys = {p.key: build_key(p, config) for p in partitions}
+    metas = {p.key: part_cache.load(root, keys[p.key], names=())[0] for p in partitions}
+    pending = [p for p in partitions if not metas[p.key]]
+    if not pending:
+        return keys, metas, {}
     contexts = stored.scan(layout, "silver", "contexts", as_of).select("context_hash", "context")
     splits = stored.read(layout, "gold", "splits", as_of)
-    keys, metas, held = {}, {}, {}
-    for partition in partitions:
-        key = keys[partition.key] = build_key(partition, config)
-        meta, _ = part_cache.load(root, key, names=())
-        if not meta:
-            meta, frames = build_partition(layout, partition, as_of, (contexts, splits), options)
-            part_cache.save(root, key, meta, frames)
-            meta = meta | {"fresh": True}
+    held = {}
+    for bundle in bundles(pending):
+        tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)
+        for key, silver, gold in tables:
+            meta, frames = build_partition(silver, gold, options)
+            del silver, gold
+            part_cache.save(root, keys[key], meta, frames)
+            metas[key] = meta | {"fresh": True}
             if root is None:
-                held[partition.key] = frames
-        metas[partition.key] = meta
+                held[key] = frames
     return keys, metas, held
 
 

@@ -39,7 +39,7 @@ class PartitionedRelease:
     proof: dict
     dropped: dict[str, int]
     ledger: dict[str, dict[str, int]]
-    replace_ids: Callable[[str], str]
+    replace_ids: Callable[[list[str]], list[str]]
 
 
 def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
@@ -94,7 +94,7 @@ def partitioned_release(
     staged = stage(sources, stage_folder(layout), previous)
     part_cache.prune(part_cache.cache_root(layout), parts.entries)
     return PartitionedRelease(
-        staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace
+        staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace_many
     )
 
 

@@ -35,7 +35,7 @@ from pipelines.storage.layout import Layout
 class Privatized:
     datasets: dict[str, pl.DataFrame]
     ledger: dict[str, dict[str, int]]  # dataset -> kind -> replacements
-    replace_ids: Callable[[str], str]
+    replace_ids: Callable[[list[str]], list[str]]  # each text with its subject ids replaced
 
 
 def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
@@ -175,8 +175,8 @@ class Prepared:
 
 @lru_cache(maxsize=2)
 def id_replacer(key: bytes, ids: tuple[str, ...]) -> IdReplacer:
-    """The replacer of `ids` under `key`; compiled once per release, not once per partition (its
-    prefix-tree pattern costs about a second per 10 000 ids)."""
+    """The replacer of `ids` under `key`, made once per release, not once per partition (its
+    pseudonyms are one HMAC per id)."""
     pseudonyms = Pseudonymizer(key)
     return IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
 
@@ -258,4 +258,4 @@ def privatize(
     prepared = prepare(datasets, ids, redaction)
     cleaned = cleaned_frame(prepared.candidates, replacer, redaction, memo, workers)
     out, ledger = finish(prepared, key, cleaned)
-    return Privatized(out, ledger, replacer.replace)
+    return Privatized(out, ledger, replacer.replace_many)

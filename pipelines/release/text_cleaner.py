@@ -1,9 +1,9 @@
 """Distinct candidate texts → pseudonymized, redacted texts and the replacements each took.
 
-Subject ids are replaced first, in this process (one regex, cheap). What the redactor makes of the
-id-free text depends on that text and the redaction config alone, so it is taken from the memo of
-earlier releases when it is there, and computed otherwise, in worker processes when there are many
-texts (the redactor is Python: one core per process)."""
+Subject ids are replaced first, in this process (one search over all texts, cheap). What the
+redactor makes of the id-free text depends on that text and the redaction config alone, so it is
+taken from the memo of earlier releases when it is there, and computed otherwise, in worker
+processes when there are many texts (the redactor is Python: one core per process)."""
 
 from __future__ import annotations
 
@@ -36,12 +36,16 @@ def clean_texts(
     comes with the detectors (and `pseudonym`) whose prefilter gate it passed: a text with no id
     runs only those (the gates are proven supersets), a text whose ids were replaced runs them all
     (the gates saw it before the replacement)."""
+    candidates = list(candidates)
+    with_ids = [text for text, possible in candidates if "pseudonym" in possible]
+    id_free = dict(zip(with_ids, replacer.replace_many_counted(with_ids), strict=True))
+    del with_ids
     prepared: list[tuple[str, str, int]] = []  # original, id-free text, ids replaced
     redacted: dict[str, Cleaned] = {}
     todo: dict[str, frozenset[str] | None] = {}  # id-free text -> detectors to run (None: all)
     for text, possible in candidates:
         if "pseudonym" in possible:
-            free, n_ids = replacer.replace_counted(text)
+            free, n_ids = id_free[text]
             only: frozenset[str] | None = None
         else:
             free, n_ids, only = text, 0, possible

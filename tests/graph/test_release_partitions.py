@@ -171,17 +171,18 @@ def test_partition_by_partition_equals_whole_tables(incremental):
 def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
     """The partitions the next release builds and privatizes, as they are (lists filled then)."""
     built, privatized = [], []
-    build_partition, privatize_all = part_build.build_partition, part_release._privatize_all
+    tables, privatize_all = part_build._tables, part_release._privatize_all
 
-    def counted_build(layout, partition, *args):
-        built.append(partition.key)
-        return build_partition(layout, partition, *args)
+    def counted_tables(layout, keys, *args):
+        for key, silver, gold in tables(layout, keys, *args):
+            built.append(key)
+            yield key, silver, gold
 
     def counted_privatize(root, pending, *args):
         privatized.extend(p.key for p in pending)
         yield from privatize_all(root, pending, *args)
 
-    monkeypatch.setattr(part_build, "build_partition", counted_build)
+    monkeypatch.setattr(part_build, "_tables", counted_tables)
     monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
     return built, privatized
 

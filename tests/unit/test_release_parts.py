@@ -3,8 +3,15 @@
 
 import polars as pl
 
-from pipelines.release import part_cache
-from pipelines.release.part_build import KEY_SCHEMA, dropped_counts, kept_rows, proof_frames
+from pipelines.release import part_build, part_cache
+from pipelines.release.part_build import (
+    KEY_SCHEMA,
+    Partition,
+    bundles,
+    dropped_counts,
+    kept_rows,
+    proof_frames,
+)
 from pipelines.storage.layout import Layout
 
 
@@ -62,3 +69,24 @@ def test_forget_empties_the_store(tmp_path):
     assert root is not None and root.is_relative_to(layout.state) and part_cache.has(root, "k1")
     part_cache.clear(layout)
     assert not root.exists()
+
+
+def test_partitions_are_read_in_bundles_of_at_most_the_row_budget_in_order():
+    sizes = {"a": 40, "b": 50, "c": 10, "d": 150, "e": 10, "f": 100, "g": 30}
+    parts = [Partition(key, 0, "", rows) for key, rows in sizes.items()]
+    # a+b+c = 100 exactly; d (150) alone; e+f would be 110; f+g would be 130
+    cut = [[p.key for p in bundle] for bundle in bundles(parts, rows=100)]
+    assert cut == [["a", "b", "c"], ["d"], ["e"], ["f"], ["g"]]
+    assert bundles([], rows=100) == []
+
+
+def test_a_bundle_read_is_split_back_into_each_partitions_rows_in_order():
+    read = pl.DataFrame(
+        {"episode_id": ["e1", "e2", "e3", "e4"], "_partition": ["p1", "p2", "p1", "p2"]}
+    )
+    split = part_build._split_by_partition(read, ["p1", "p2", "p3"])
+    assert split["p1"].to_dict(as_series=False) == {"episode_id": ["e1", "e3"]}
+    assert split["p2"].to_dict(as_series=False) == {"episode_id": ["e2", "e4"]}
+    assert split["p3"].schema == pl.Schema({"episode_id": pl.String}) and split["p3"].is_empty()
+    whole = part_build._split_by_partition(read.drop("_partition"), ["p1"])
+    assert whole["p1"].is_empty() and whole["p1"].columns == ["episode_id"]
