@@ -51,7 +51,7 @@ _BUILD_CODE = (_PIPELINES / "exports", _PIPELINES / "splits", Path(__file__))
 @dataclass(frozen=True)
 class Partition:
     key: str  # `b00003-train-s01`
-    batch: int  # the landing batch (the release writes one file per dataset, split and batch)
+    batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
     inputs: str  # digest of the partition's silver and gold rows
 
 
