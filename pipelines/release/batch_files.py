@@ -1,7 +1,10 @@
-"""The files of a release built from partitioned tables: one Parquet file per (dataset, split,
-landing batch), so a release after new raw files adds the new batch's files and rewrites only the
-files whose rows changed; a file whose rows equal the previous release's file of the same name is
-hard-linked from it instead of written.
+"""The files of a release built from partitioned tables: one Parquet file per (dataset, split, file
+slice), a slice being the partitions of one landing batch and split whose shards share a file
+(staged.py), so a release after new raw files adds the new batch's files and rewrites only the
+files whose partitions changed; a file whose rows equal the previous release's file of the same
+name is hard-linked from it instead of written, and a slice whose inputs (`slice_inputs`: its
+partitions' privatized files and kept rows) equal those the previous release recorded is not put
+in order again: its files are hard-linked and read back only to be counted.
 
 A file's `rows_digest` covers its rows in order and its schema: equal digests, equal bytes (the
 same Polars writes the same rows the same way). The content hash sums every row's hash per
@@ -14,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -59,8 +63,16 @@ def totals_hash(totals: Totals, config: dict) -> str:
     return fingerprint([pl.__version__, json_part(summary), json_part(config)])
 
 
-def previous_files(exports: Path) -> dict[str, tuple[Path, str]]:
-    """Relative path → (file, rows_digest) of the newest release that still holds its rows as
+class Previous(NamedTuple):
+    """A file of the newest release: where it is, its rows' digest, its slice's inputs."""
+
+    path: Path
+    rows_digest: str
+    inputs: str | None
+
+
+def previous_files(exports: Path) -> dict[str, Previous]:
+    """Relative path → Previous of the newest release that still holds its rows as
     written (a release rewritten by `turnlake forget` is not reused: its digests are stale)."""
     versions = complete_releases(exports) if exports.is_dir() else []
     if not versions:
@@ -70,24 +82,74 @@ def previous_files(exports: Path) -> dict[str, tuple[Path, str]]:
     if "deletion_log" in manifest:
         return {}
     return {
-        f["path"]: (release / f["path"], f["rows_digest"])
+        f["path"]: Previous(release / f["path"], f["rows_digest"], f.get("inputs"))
         for f in manifest["files"]
         if f.get("rows_digest")
     }
 
 
 def write_or_link(
-    part: pl.DataFrame, path: Path, rel: str, previous: dict[str, tuple[Path, str]]
+    part: pl.DataFrame, path: Path, rel: str, previous: dict[str, Previous]
 ) -> tuple[str, bool]:
     """Write `part` to `path`, or hard-link the previous release's file of the same name when its
     rows are the same; (rows_digest, whether it was reused)."""
     digest = rows_digest(part)
     old = previous.get(rel)
-    if old is not None and old[1] == digest and old[0].exists():
-        try:
-            os.link(old[0], path)
-            return digest, True
-        except OSError:  # another file system, or links not supported: write it
-            pass
+    if old is not None and old.rows_digest == digest and _linked(old.path, path):
+        return digest, True
     part.write_parquet(path, compression="zstd", statistics=True)
     return digest, False
+
+
+def _linked(old: Path, path: Path) -> bool:
+    try:
+        os.link(old, path)
+        return True
+    except OSError:  # gone, another file system, or links not supported: write it
+        return False
+
+
+def slice_inputs(
+    name: str, cut: str, schema: pl.Schema, identities: list[str | None]
+) -> str | None:
+    """What a slice's files are a function of: the dataset, the slice, its schema, its partitions'
+    inputs in
+    order (None when one of them has no identity: the slice is always put in order) and the code
+    that orders and writes them."""
+    if any(identity is None for identity in identities):
+        return None
+    columns = json_part([[c, str(t)] for c, t in schema.items()])
+    code = [Path(__file__).with_name(f).read_bytes() for f in _ORDER_CODE]
+    return fingerprint([pl.__version__, name, cut, columns, *code, *identities])  # type: ignore[list-item]
+
+
+_ORDER_CODE = ("batch_files.py", "batch_sort.py", "staged.py", "assemble_order.py", "row_ids.py")
+
+
+def reused_slice(
+    name: str, inputs: str | None, folder: Path, previous: dict[str, Previous]
+) -> list[tuple[str, pl.DataFrame, str]] | None:
+    """(file, rows, rows_digest) of each file of the previous release's slice with these
+    `inputs`, hard-linked into `folder/<dataset>/` and read back (to be counted); None when there
+    is none or one cannot be linked or does not read back as recorded (it is put in order)."""
+    olds = sorted(
+        (rel.split("/", 1)[1], old)
+        for rel, old in previous.items()
+        if inputs is not None and old.inputs == inputs and rel.startswith(f"{name}/")
+    )
+    if not olds:
+        return None
+    out, linked = [], []
+    for file, old in olds:
+        if not _linked(old.path, folder / file):
+            break
+        linked.append(folder / file)
+        rows = pl.read_parquet(folder / file)
+        if rows_digest(rows) != old.rows_digest:
+            break
+        out.append((file, rows, old.rows_digest))
+    else:
+        return out
+    for path in linked:
+        path.unlink()
+    return None

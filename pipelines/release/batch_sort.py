@@ -1,12 +1,12 @@
-"""One landing batch's rows of a dataset in release order, file by file, without holding the batch
-(a first build puts every group in one batch, so a batch can be the whole dataset).
+"""One file slice's rows of a dataset in release order, file by file, without holding the slice
+(a slice: the partitions of one landing batch and split whose shards share a file, staged.py).
 
 The release order (assemble_order.py) sorts by the row's primary key (sha256 of its id, and the
 step in `rl_steps`), then by every flat column, then by arrival. Only rows whose primary key is
-shared need the flat columns, so a first pass over the batch's partitions keeps just the primary
+shared need the flat columns, so a first pass over the slice's partitions keeps just the primary
 keys (and the flat columns of the rows that tie), sorts them and gives each row its file and its
 place there. A second pass cuts each partition into its files' pieces, spilled to disk; each file
-is then its pieces put in place: memory holds one partition and one file, not the batch."""
+is then its pieces put in place: memory holds one partition and one file, not the slice."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ Load = Callable[[], pl.DataFrame]
 
 
 def _conformed(frame: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
-    """`frame` in the batch's schema, as a relaxed concatenation with the other parts casts it."""
+    """`frame` in the dataset's schema, as a relaxed concatenation with the other parts casts it."""
     if frame.schema == schema:  # the usual case: no concatenation per part and pass
         return frame
     frame = pl.concat([pl.DataFrame(schema=schema), frame], how="vertical_relaxed")
@@ -69,10 +69,10 @@ def _tie_ranks(
     return ordered.select(SRC, ROW, pl.int_range(pl.len(), dtype=pl.UInt32).alias(TIE))
 
 
-def file_names(split: str, batch: int, rows: int) -> list[str]:
-    """`<split>-b00003.parquet`, or `<split>-b00003-00000-of-00002.parquet` shards when the split
-    has more than SHARD_ROWS rows."""
-    stem = f"{split}-b{batch:05d}"
+def file_names(split: str, cut: str, rows: int) -> list[str]:
+    """`<split>-<cut>.parquet` (cut: `b00003-p001`, staged.py), or
+    `<split>-<cut>-00000-of-00002.parquet` shards when the split has more than SHARD_ROWS rows."""
+    stem = f"{split}-{cut}"
     if rows <= SHARD_ROWS:
         return [f"{stem}.parquet"]
     n = -(-rows // SHARD_ROWS)
@@ -80,7 +80,7 @@ def file_names(split: str, batch: int, rows: int) -> list[str]:
 
 
 def placed_rows(
-    name: str, parts: list[Load], schema: pl.Schema, batch: int
+    name: str, parts: list[Load], schema: pl.Schema, cut: str
 ) -> tuple[pl.DataFrame, list[tuple[str, str]]]:
     """(SRC, ROW, FILE, POS of every row, [(split, file name)] by FILE): each row's file and its
     place in it, in release order."""
@@ -97,7 +97,7 @@ def placed_rows(
     placed = []
     for split in splits:
         rows = ordered.filter(pl.col("split") == split).with_row_index(POS)
-        names = file_names(split, batch, rows.height)
+        names = file_names(split, cut, rows.height)
         placed.append(
             rows.select(SRC, ROW, (pl.col(POS) // SHARD_ROWS + len(files)).alias(FILE), POS)
         )
@@ -107,11 +107,12 @@ def placed_rows(
 
 
 def files_in_order(
-    name: str, parts: list[Load], schema: pl.Schema, batch: int, spill: Path
+    name: str, parts: list[Load], schema: pl.Schema, cut: str, spill: Path
 ) -> Iterator[tuple[str, str, pl.DataFrame]]:
-    """(split, file name, rows) of one batch of a dataset, in file order, each file's rows in
-    release order and in `schema` (see the module doc). `spill`: a scratch folder, removed."""
-    placed, files = placed_rows(name, parts, schema, batch)
+    """(split, file name, rows) of one file slice (`cut`) of a dataset, in file order, each file's
+    rows in release order and in `schema` (see the module doc). `spill`: a scratch folder,
+    removed."""
+    placed, files = placed_rows(name, parts, schema, cut)
     shutil.rmtree(spill, ignore_errors=True)
     spill.mkdir(parents=True)
     try:

@@ -37,16 +37,24 @@ class ReleaseDiff:
     raw_files: dict[str, int] = field(default_factory=dict)  # added, removed, changed
 
 
-def _datasets(folder: Path) -> dict[str, pl.DataFrame]:
+def _datasets(folder: Path, read: dict) -> dict[str, pl.DataFrame]:
     """The key frames (`keyed_file`) of the release's base datasets (top-level folders of Parquet
     files; profiles are subsets), read one file at a time: a diff holds a few columns per row,
-    never two whole releases."""
+    never two whole releases. A file is read once per diff: a release hard-links the files it
+    shares with the one before."""
     out = {}
     for d in sorted(folder.iterdir()):
         files = sorted(d.glob("*.parquet")) if d.is_dir() else []
         if files:
-            out[d.name] = pl.concat([keyed_file(d.name, pl.read_parquet(f)) for f in files])
+            out[d.name] = pl.concat([_keyed_once(d.name, f, read) for f in files])
     return out
+
+
+def _keyed_once(dataset: str, file: Path, read: dict) -> pl.DataFrame:
+    inode = (file.stat().st_dev, file.stat().st_ino)
+    if inode not in read:
+        read[inode] = keyed_file(dataset, pl.read_parquet(file))
+    return read[inode]
 
 
 def row_identity(dataset: str) -> tuple[str, ...]:
@@ -193,7 +201,8 @@ def _raw_file_changes(before: list[dict], after: list[dict]) -> dict[str, int]:
 def diff_folders(old: Path, new: Path, old_manifest: dict, new_manifest: dict) -> ReleaseDiff:
     """The diff of two release folders (`new` may be a release still being written, with the
     manifest it will have)."""
-    a, b = _datasets(old), _datasets(new)
+    read: dict[tuple[int, int], pl.DataFrame] = {}  # key frames of the files read, by inode
+    a, b = _datasets(old, read), _datasets(new, read)
     names = sorted(set(a) | set(b))
     rewards = [
         s

@@ -18,6 +18,9 @@ LEDGER = "redaction_ledger.json"
 LATEST = "LATEST"
 SHARD_ROWS = 200_000  # rows per Parquet shard; bigger splits are written as several files
 SPLIT_ORDER = ("train", "validation", "test")
+# Partitions (shards of one landing batch and split) that share a release file: files of a few MB
+# at the default partition size, and a change to one partition rewrites the files of 4 (staged.py)
+PARTITIONS_PER_FILE = 4
 _VERSION = re.compile(r"^\d{8}-[0-9a-f]{10}$")
 
 

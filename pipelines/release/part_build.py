@@ -56,7 +56,7 @@ BUNDLE_ROWS = 200_000
 @dataclass(frozen=True)
 class Partition:
     key: str  # `b00003-train-s01`
-    batch: int  # the landing batch (the release writes one file per dataset, split and batch)
+    batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
     inputs: str  # digest of the partition's silver and gold rows
     rows: int = 0  # its silver rows
 

@@ -42,9 +42,9 @@ from pipelines.release.privatize import (
     prepare,
 )
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.staged import BATCH, Source
+from pipelines.release.staged import BATCH, Source, slice_of_partition
 from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.fingerprint import code_digest, fingerprint, json_part, sha256_file
 from pipelines.storage.layout import Layout
 
 log = logging.getLogger("turnlake")
@@ -210,19 +210,17 @@ def _with_batch(frame: pl.DataFrame, batch: int, keep: pl.Series) -> pl.DataFram
 
 
 def _source(
-    root: Path | None, entry: str, name: str, batch: int, held: dict, keep: pl.Series
+    root: Path | None, entry: str, name: str, p: Partition, held: dict, keep: pl.Series
 ) -> Source:
-    frame = held.get(name)
+    frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.key)
     if frame is not None:
         schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
-        return Source(batch, schema, lambda: _with_batch(frame, batch, keep))
+        return Source(batch, schema, lambda: _with_batch(frame, batch, keep), cut)
     path = part_cache.frame_path(root, entry, name)
-    schema = pl.scan_parquet(path).collect_schema()
-    return Source(
-        batch,
-        pl.Schema({**schema, BATCH: pl.Int64}),
-        lambda: _with_batch(pl.read_parquet(path), batch, keep),
-    )
+    schema = pl.Schema({**pl.scan_parquet(path).collect_schema(), BATCH: pl.Int64})
+    kept_rows = fingerprint([p.key, sha256_file(path), keep.to_numpy().tobytes()])
+    load = lambda: _with_batch(pl.read_parquet(path), batch, keep)
+    return Source(batch, schema, load, cut, kept_rows)
 
 
 def _sources(
@@ -236,7 +234,7 @@ def _sources(
     batch is finished (staged.py)."""
     return {
         name: [
-            _source(root, private[p.key], name, p.batch, held.get(p.key) or {}, masks[p.key][name])
+            _source(root, private[p.key], name, p, held.get(p.key) or {}, masks[p.key][name])
             for p in partitions
         ]
         for name in DATASETS

@@ -1,9 +1,9 @@
 """The datasets, split proof and redaction ledger of a release whose tables are stored in
 partitions (part_release.py builds and privatizes them partition by partition; staged.py puts
-them in release order and writes their files one landing batch at a time). The rows are the
+them in release order and writes their files one file slice at a time). The rows are the
 rows a release from whole tables would hold; their order is the release's stable pseudo-random
 order with ties broken by the privatized rows' own values, so it does not depend on how groups
-were cut into partitions (1 and 8 shards give the same release)."""
+were cut into partitions (1 and 8 shards give the same rows and content hash)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import part_build, part_cache
 from pipelines.release.assemble_order import survey_dataset
 from pipelines.release.batch_files import previous_files
+from pipelines.release.files import PARTITIONS_PER_FILE
 from pipelines.release.inputs import key_fingerprint
 from pipelines.release.part_release import Privacy, release_parts
 from pipelines.release.privatize import privatize
@@ -30,6 +32,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import is_remote
 
+SLICE = "_slice"  # a survey row's file slice index, until its sources are cut
 STAGE_DIR = "release-stage"  # beside the part store: a release's files before they are published
 
 
@@ -43,12 +46,19 @@ class PartitionedRelease:
 
 
 def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
-    """The survey dataset (survey answers are stored whole) with each row's landing batch."""
+    """The survey dataset (survey answers are stored whole) with each row's landing batch and file
+    slice index (staged.py; its split is the row's)."""
     answers = stored.read(layout, "silver", "survey_answers", as_of)
-    batches = stored.read(layout, "silver", MAP_TABLE, as_of).select("group_id", BATCH="batch")
+    placed = stored.read(layout, "silver", MAP_TABLE, as_of).select(
+        "group_id",
+        pl.col("batch").alias(BATCH),
+        (pl.col(PARTITION).str.extract(r"-s(\d+)$").cast(pl.Int64) // PARTITIONS_PER_FILE).alias(
+            SLICE
+        ),
+    )
     frame = survey_dataset(answers, splits)
-    return frame.join(batches.rename({"BATCH": BATCH}), on="group_id", how="left").with_columns(
-        pl.col(BATCH).fill_null(0)
+    return frame.join(placed, on="group_id", how="left").with_columns(
+        pl.col(BATCH).fill_null(0), pl.col(SLICE).fill_null(0)
     )
 
 
@@ -104,11 +114,19 @@ def stage_folder(layout: Layout) -> Path:
 
 
 def _batches_of(frame: pl.DataFrame) -> list[Source]:
-    """A frame held whole (the survey answers) as one source per landing batch."""
-    batches = sorted(set(frame.get_column(BATCH))) or [0]  # no rows: still its schema
+    """A frame held whole (the survey answers) as one source per file slice of its rows."""
+    cuts = sorted(set(frame.select(BATCH, "split", SLICE).iter_rows())) or [(0, "", 0)]
+    schema = frame.drop(SLICE).schema  # no rows: still its schema
     return [
-        Source(batch, frame.schema, lambda batch=batch: frame.filter(pl.col(BATCH) == batch))
-        for batch in batches
+        Source(
+            batch,
+            schema,
+            lambda b=batch, s=split, i=index: frame.filter(
+                (pl.col(BATCH) == b) & (pl.col("split") == s) & (pl.col(SLICE) == i)
+            ).drop(SLICE),
+            (split, index),
+        )
+        for batch, split, index in cuts
     ]
 
 

@@ -165,16 +165,19 @@ def _manifest(
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
     written = {f"{n}/{f['file']}": f["rows"] for n, fs in layout.items() for f in fs}
-    digests = {f"{n}/{f['file']}": f.get("rows_digest") for n, fs in layout.items() for f in fs}
+    # what the next release reuses a file by (batch_files.py)
+    reuse = {
+        f"{n}/{f['file']}": {k: f[k] for k in ("rows_digest", "inputs") if f.get(k)}
+        for n, fs in layout.items()
+        for f in fs
+    }
     for c in configs:
         written |= {f"{c.path}/{f}": n for f, n in _split_rows(tmp / c.path).items()}
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
         rows = written.get(rel)
         entry = {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size}
-        manifest["files"].append(entry | {"rows": rows})
-        if digests.get(rel):
-            manifest["files"][-1]["rows_digest"] = digests[rel]
+        manifest["files"].append(entry | {"rows": rows} | reuse.get(rel, {}))
     return manifest
 
 

@@ -70,15 +70,24 @@ def world(tmp_path_factory):
     monkeypatch.undo()
 
 
-def test_one_and_eight_shards_give_the_same_release_files_and_hash(built_once):
+def _rows_by_split(release: Path) -> dict[tuple[str, str], list[int]]:
+    """(dataset, split) → the sorted hashes of its rows over all its files."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for name, path in _parquet_files(release).items():
+        frame = pl.read_parquet(path)
+        key = (name.split("/")[0], frame.get_column("split")[0])
+        found.setdefault(key, []).extend(frame.hash_rows(7).to_list())
+    return {key: sorted(hashes) for key, hashes in found.items()}
+
+
+def test_one_and_eight_shards_give_the_same_rows_and_hash_in_their_own_file_slices(built_once):
     one, eight = (_latest(demo_built(built_once, shards)[1]) for shards in (1, 8))
     files = _parquet_files(one)
-    assert files and set(files) == set(_parquet_files(eight))
-    assert all("-b00000" in name for name in files)  # one landing batch: one file per split
-    for name, path in files.items():
-        assert pl.read_parquet(path).equals(pl.read_parquet(eight / name)), name
-    digests = [{f["path"]: f["sha256"] for f in read_manifest(r)["files"]} for r in (one, eight)]
-    assert {p: digests[0][p] for p in files} == {p: digests[1][p] for p in files}
+    # by hand: one landing batch; 1 shard is slice p000, 8 shards are slices p000 (s00-s03) and
+    # p001 (s04-s07)
+    assert files and {n.rsplit("-", 1)[1] for n in files} == {"p000.parquet"}
+    assert {n.rsplit("-", 1)[1] for n in _parquet_files(eight)} == {"p000.parquet", "p001.parquet"}
+    assert _rows_by_split(one) == _rows_by_split(eight)
     assert read_manifest(one)["content_hash"] == read_manifest(eight)["content_hash"]
 
 
@@ -96,6 +105,41 @@ def incremental(world, built_once):
     )
     _build(raw, data, 4)
     return data, first, _latest(data), before_map
+
+
+@pytest.fixture(scope="module")
+def late_rating_in_one_slice(world, built_once):
+    """A build with 8 shards (file slices p000 and p001 of batch 0), a late rating of tut-1000
+    and a rebuild."""
+    raw, data = demo_built(built_once, 8, to=world / "late-rating")
+    first = _latest(data)
+    (raw / "feedback" / "tutoring" / "events-078.jsonl").write_bytes(
+        orjson.dumps(LATE_FEEDBACK) + b"\n"
+    )
+    _build(raw, data, 8)
+    return data, first, _latest(data)
+
+
+def test_a_late_rating_rewrites_only_its_slices_files_and_links_the_other_slices(
+    late_rating_in_one_slice,
+):
+    data, first, second = late_rating_in_one_slice
+    layout = Layout(data)
+    episodes = stored.read(layout, "silver", "episodes").select("native_id", "group_id")
+    placed = stored.read(layout, "silver", MAP_TABLE).join(episodes, on="group_id")
+    (key,) = placed.filter(pl.col("native_id") == "tutoring/tut-1000").get_column("_partition")
+    rated = f"p{int(key.rsplit('-s', 1)[1]) // 4:03d}"  # by hand: 4 shards per file slice
+    old, new = _parquet_files(first), _parquet_files(second)
+    assert set(old) == set(new)
+    rewritten = {n for n, p in new.items() if p.stat().st_ino != old[n].stat().st_ino}
+    # by hand: tut-1000's new rating changes its sft reward and adds a kto row, in its slice only
+    assert rewritten == {f"sft/train-b00000-{rated}.parquet", f"kto/train-b00000-{rated}.parquet"}
+    other = {n for n in new if "-b00000-p00" in n and rated not in n}
+    assert other, "the demo with 8 shards has a second slice"
+    inputs = [
+        {f["path"]: f.get("inputs") for f in read_manifest(r)["files"]} for r in (first, second)
+    ]
+    assert all(inputs[0][n] and inputs[0][n] == inputs[1][n] for n in other)  # not ordered again
 
 
 def _split_of(data: Path, native_ids: list[str]) -> dict[str, str]:
@@ -116,9 +160,9 @@ def test_rebuild_writes_the_new_batch_and_changed_files_and_links_the_rest(incre
     # its sft reward and a new kto row); sft of test in batch 0 (tut-1003's and tut-1009's
     # semicolon rows, now trained on in batch 1, are dropped there)
     expected = {n for n in new if "-b00001" in n} | {
-        "sft/train-b00000.parquet",
-        "kto/train-b00000.parquet",
-        "sft/test-b00000.parquet",
+        "sft/train-b00000-p000.parquet",
+        "kto/train-b00000-p000.parquet",
+        "sft/test-b00000-p000.parquet",
     }
     rewritten = {
         n for n, p in new.items() if n not in old or p.stat().st_ino != old[n].stat().st_ino
@@ -234,7 +278,7 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     new = sorted(set(partitions.filter(pl.col("batch") == 1).get_column("_partition")))
     assert new and sorted(built) == new and sorted(privatized) == new
     old, second = _parquet_files(first), _parquet_files(_latest(data))
-    test_file = "sft/test-b00000.parquet"  # tut-1003's and tut-1009's semicolon rows went
+    test_file = "sft/test-b00000-p000.parquet"  # tut-1003's and tut-1009's semicolon rows went
     assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height
     settings = settings_from_config(raw, data, None)
     key, _ = pseudonym_key(settings)

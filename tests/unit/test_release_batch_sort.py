@@ -25,7 +25,7 @@ def _kto(rows: list[tuple]) -> pl.DataFrame:
 def release_order_of(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` in release order through the primary-key sort (the same order as
     `assemble_order.shuffled_order(name, canonical_order(frame))`)."""
-    placed, _ = placed_rows(name, [lambda: frame], frame.schema, 0)
+    placed, _ = placed_rows(name, [lambda: frame], frame.schema, "b00000-p000")
     return frame[placed.sort(FILE, POS).get_column(ROW)]
 
 
@@ -65,7 +65,9 @@ def test_files_hold_the_batch_in_release_order_cut_into_shards(tmp_path, monkeyp
     monkeypatch.setattr(batch_sort, "SHARD_ROWS", 2)
     parts = _parts()
     out = list(
-        files_in_order("kto", [lambda p=p: p for p in parts], parts[0].schema, 3, tmp_path / "s")
+        files_in_order(
+            "kto", [lambda p=p: p for p in parts], parts[0].schema, "b00003-p001", tmp_path / "s"
+        )
     )
     # by hand: train has t1(a), t1(b), t4, t5, t6, t8 in sha order of the ids; test t3, t7
     train_ids = sorted(["t1", "t4", "t5", "t6", "t8"], key=_sha)
@@ -73,10 +75,10 @@ def test_files_hold_the_batch_in_release_order_cut_into_shards(tmp_path, monkeyp
     test = [(t, None) for t in sorted(["t3", "t7"], key=_sha)]
     names = [(split, file) for split, file, _ in out]
     assert names == [
-        ("train", "train-b00003-00000-of-00003.parquet"),
-        ("train", "train-b00003-00001-of-00003.parquet"),
-        ("train", "train-b00003-00002-of-00003.parquet"),
-        ("test", "test-b00003.parquet"),
+        ("train", "train-b00003-p001-00000-of-00003.parquet"),
+        ("train", "train-b00003-p001-00001-of-00003.parquet"),
+        ("train", "train-b00003-p001-00002-of-00003.parquet"),
+        ("test", "test-b00003-p001.parquet"),
     ]
     got = [t for _, _, rows in out for t in rows.get_column("turn_id").to_list()]
     assert got == [t for t, _ in train] + [t for t, _ in test]
@@ -99,9 +101,9 @@ def _old_release_files(name: str, whole: pl.DataFrame, batch: int, shard_rows: i
         n = -(-part.height // shard_rows)
         for i in range(n):
             file = (
-                f"{split}-b{batch:05d}-{i:05d}-of-{n:05d}.parquet"
+                f"{split}-b{batch:05d}-p000-{i:05d}-of-{n:05d}.parquet"
                 if n > 1
-                else f"{split}-b{batch:05d}.parquet"
+                else f"{split}-b{batch:05d}-p000.parquet"
             )
             files[file] = part.slice(i * shard_rows, shard_rows)
     return files

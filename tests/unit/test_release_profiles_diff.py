@@ -177,3 +177,44 @@ def test_row_changes_from_per_file_key_frames_equal_those_of_the_whole_dataset()
     repeated = pl.concat([keyed_file("sft", new_files[0]), keyed_file("sft", new_files[0])])
     twice = {r["split"]: r for r in row_changes("sft", old, repeated)}["train"]
     assert (twice["after"], twice["added"], twice["removed"]) == (2, 2, 2)
+
+
+def test_a_file_two_releases_share_is_read_once_and_a_rewritten_one_is_compared(
+    tmp_path, monkeypatch
+):
+    """The new release hard-links p000 from the old one and rewrote p001 (t3 relabelled, t5 new):
+    three files are read, and the changes are those of p001, counted by hand."""
+    import os
+
+    from pipelines.release import diff
+
+    for release in ("old", "new"):
+        (tmp_path / release / "kto").mkdir(parents=True)
+    KTO.head(2).write_parquet(tmp_path / "old" / "kto" / "train-b00000-p000.parquet")
+    os.link(
+        tmp_path / "old" / "kto" / "train-b00000-p000.parquet",
+        tmp_path / "new" / "kto" / "train-b00000-p000.parquet",
+    )
+    KTO.slice(2, 1).write_parquet(tmp_path / "old" / "kto" / "train-b00000-p001.parquet")
+    relabelled = KTO.slice(2, 1).with_columns(label=pl.lit(True))
+    new_row = KTO.slice(2, 1).with_columns(turn_id=pl.lit("t5"))
+    pl.concat([relabelled, new_row]).write_parquet(
+        tmp_path / "new" / "kto" / "train-b00000-p001.parquet"
+    )
+    read = []
+    monkeypatch.setattr(
+        diff, "keyed_file", lambda name, frame: read.append(frame.height) or keyed_file(name, frame)
+    )
+    changes = diff.diff_folders(tmp_path / "old", tmp_path / "new", {}, {})
+    assert sorted(read) == [1, 2, 2]  # p000 once, p001 of each release
+    assert changes.rows == [
+        {
+            "dataset": "kto",
+            "split": "train",
+            "before": 3,
+            "after": 4,
+            "added": 1,
+            "removed": 0,
+            "changed": 1,
+        }
+    ]

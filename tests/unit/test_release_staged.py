@@ -97,13 +97,13 @@ def test_each_batch_file_holds_its_rows_in_release_order_in_the_whole_schema(tmp
     }
     staged = stage(sources, tmp_path / "stage", previous={})
     files = [f["file"] for f in staged.files["kto"]]
-    assert files == ["train-b00000.parquet", "train-b00001.parquet"] + [
-        "test-b00000.parquet",
-        "test-b00001.parquet",
+    assert files == ["train-b00000-p000.parquet", "train-b00001-p000.parquet"] + [
+        "test-b00000-p000.parquet",
+        "test-b00001-p000.parquet",
     ]
-    train1 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00001.parquet")
+    train1 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00001-p000.parquet")
     assert train1.get_column("turn_id").to_list() == _order(["t4", "t5"]) == ["t4", "t5"]
-    train0 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00000.parquet")
+    train0 = pl.read_parquet(tmp_path / "stage" / "kto" / "train-b00000-p000.parquet")
     assert train0.schema["note"] == pl.String  # batch 0 alone would have a Null column
     assert BATCH not in train0.columns
     whole = staged.whole("kto")
@@ -135,7 +135,63 @@ def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(t
     (tmp_path / "release").mkdir()
     layout = staged.move_into(tmp_path / "release")
     assert [f["file"] for f in layout["kto"]] == [f["file"] for f in staged.files["kto"]]
-    assert (tmp_path / "release" / "kto" / "train-b00001.parquet").exists()
+    assert (tmp_path / "release" / "kto" / "train-b00001-p000.parquet").exists()
     assert staged.whole("kto").get_column("turn_id").to_list() == _order(
         ["t1", "t2", "t3", "t4", "t5", "t6"]
     )
+
+
+def test_a_partition_shares_a_file_with_the_three_shards_beside_it():
+    from pipelines.release.staged import slice_of_partition
+
+    # by hand: 4 partitions per file, so shards 0-3 go to p000, 4-7 to p001, 12 to p003
+    assert slice_of_partition("b00003-train-s03") == ("train", 0)
+    assert slice_of_partition("b00003-train-s05") == ("train", 1)
+    assert slice_of_partition("b00000-test-s12") == ("test", 3)
+
+
+def _previous(staged, folder) -> dict:
+    from pipelines.release.batch_files import Previous
+
+    return {
+        f"kto/{f['file']}": Previous(folder / "kto" / f["file"], f["rows_digest"], f.get("inputs"))
+        for f in staged.files["kto"]
+    }
+
+
+def test_a_slice_whose_inputs_are_the_previous_releases_is_linked_not_ordered_again(tmp_path):
+    """Two file slices of batch 0; the second release changes slice 1 only: slice 0's file is the
+    previous one (same inode) and its partition is never loaded; slice 1's file is written anew."""
+    slice0, slice1 = _kto(0, _B0[:2]), _kto(0, [("t9", "train", "g9", True, "n9")])
+
+    def never() -> pl.DataFrame:
+        raise AssertionError("slice 0 was put in order again")
+
+    def sources(load0, slice1_rows, identity1):
+        return {
+            "kto": [
+                Source(0, slice0.schema, load0, ("train", 0), "part-a"),
+                Source(0, slice1.schema, lambda: slice1_rows, ("train", 1), identity1),
+            ]
+        }
+
+    first = stage(sources(lambda: slice0, slice1, "part-b"), tmp_path / "one", previous={})
+    assert [f["file"] for f in first.files["kto"]] == [
+        "train-b00000-p000.parquet",
+        "train-b00000-p001.parquet",
+    ]
+    changed = _kto(0, [("t9", "train", "g9", False, "n9")])
+    second = stage(
+        sources(never, changed, "part-b2"), tmp_path / "two", _previous(first, tmp_path / "one")
+    )
+    inode = {
+        name: [(tmp_path / name / "kto" / f).stat().st_ino for f in ("train-b00000-p000.parquet",)]
+        for name in ("one", "two")
+    }
+    assert inode["one"] == inode["two"]  # linked
+    p001 = pl.read_parquet(tmp_path / "two" / "kto" / "train-b00000-p001.parquet")
+    assert p001.get_column("label").to_list() == [False]
+    # by hand: t1, t2 (slice 0, read back) and t9 (slice 1) counted; labels true: t1, t2
+    assert second.stats["kto"].rows == {"train": 3}
+    assert second.stats["kto"].labels == {"train": (3, 2)}
+    assert second.files["kto"][0]["inputs"] == first.files["kto"][0]["inputs"]
