@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.request import url2pathname
 
 import obstore
 from filelock import FileLock
@@ -48,7 +49,7 @@ class ObjectRoot:
     @classmethod
     def parse(cls, text: str | os.PathLike[str]) -> ObjectRoot:
         """A local path (relative ones are made absolute) or an `s3://bucket[/prefix]` URI;
-        `file://` URLs are local paths. Other schemes raise `ObjectStoreError`."""
+        `file://` URLs are local paths (percent-decoded). Other schemes raise `ObjectStoreError`."""
         # an S3 UPath (pipelines/storage/uri.py) is no os.PathLike: its str is its URI
         remote = str(text).startswith(S3_SCHEME)
         value = (str(text) if remote else os.fspath(text)).strip()
@@ -58,8 +59,8 @@ class ObjectRoot:
                 raise ObjectStoreError(f"{value}: an S3 root needs a bucket (s3://bucket/prefix)")
             prefix = prefix.strip("/")
             return cls(f"{S3_SCHEME}{bucket}/{prefix}" if prefix else f"{S3_SCHEME}{bucket}")
-        if value.startswith("file://"):
-            value = value[len("file://") :]
+        if value.startswith("file://"):  # a URL: its path is percent-encoded (deltalake's are)
+            value = url2pathname(value[len("file://") :])
         elif "://" in value:
             raise ObjectStoreError(
                 f"{value}: unsupported root; use a local folder or s3://bucket/prefix"

@@ -17,6 +17,7 @@ def test_parse_keeps_s3_uris_and_makes_local_paths_absolute(tmp_path, monkeypatc
     assert ObjectRoot.parse("s3://bucket").uri == "s3://bucket"
     assert ObjectRoot.parse("rel/dir").uri == str(tmp_path / "rel" / "dir")
     assert ObjectRoot.parse(f"file://{tmp_path}/x").uri == str(tmp_path / "x")
+    assert ObjectRoot.parse(f"file://{tmp_path}/a%20root").uri == str(tmp_path / "a root")
     assert ObjectRoot.parse("s3://bucket/a").join("v1", "manifest.json").uri == (
         "s3://bucket/a/v1/manifest.json"
     )
