@@ -49,21 +49,40 @@ def frame_path(root: Path, key: str, name: str) -> Path:
     return root / key / f"{name}.parquet"
 
 
+class Writer:
+    """An entry written a frame at a time, so that a caller can let go of each frame once written;
+    in place once `close`d (nothing is written when the store is off or the entry exists)."""
+
+    def __init__(self, root: Path | None, key: str) -> None:
+        self._place = None if root is None or has(root, key) else root / key
+        self._frames: list[str] = []
+        if self._place is not None:
+            self._tmp = self._place.with_name(f".tmp-{key}-{os.getpid()}")
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp.mkdir(parents=True)
+
+    def write(self, name: str, frame: pl.DataFrame) -> None:
+        if self._place is not None:
+            frame.write_parquet(self._tmp / f"{name}.parquet", compression="zstd", statistics=False)
+        self._frames.append(name)
+
+    def close(self, meta: dict) -> None:
+        if self._place is None:
+            return
+        entry = meta | {"frames": sorted(self._frames)}
+        (self._tmp / META).write_bytes(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
+        try:
+            os.rename(self._tmp, self._place)
+        except OSError:  # another writer stored the same entry first: same content
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
 def save(root: Path | None, key: str, meta: dict, frames: Mapping[str, pl.DataFrame]) -> None:
     """Store an entry (a no-op when the store is off or the entry exists)."""
-    if root is None or has(root, key):
-        return
-    tmp = root / f".tmp-{key}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    entry = Writer(root, key)
     for name, frame in frames.items():
-        frame.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=False)
-    entry = meta | {"frames": sorted(frames)}
-    (tmp / META).write_bytes(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
-    try:
-        os.rename(tmp, root / key)
-    except OSError:  # another writer stored the same entry first: same content
-        shutil.rmtree(tmp, ignore_errors=True)
+        entry.write(name, frame)
+    entry.close(meta)
 
 
 def update_meta(root: Path | None, key: str, changes: dict) -> None:

@@ -36,7 +36,7 @@ from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.privatize import (
     Prepared,
     cleaned_frame,
-    finish,
+    finish_each,
     id_replacer,
     participant_subject_ids,
     prepare,
@@ -150,16 +150,38 @@ def _privatize_all(
         chunk.reverse()
         while chunk:  # popped: a partition's rows are let go once its entry is saved
             done, prepared = chunk.pop()
-            datasets, ledger = finish(prepared, privacy.key, cleaned)
-            values = [o.get_column("value") for _, o in prepared.occurrences.values()]
-            counts = part_ledger.replacement_counts(pl.concat(values), cleaned)
-            texts = {n: int(o.get_column("n").sum()) for n, (_, o) in prepared.occurrences.items()}
+            ledger, datasets = _finish_and_save(root, done, prepared, privacy.key, cleaned, ids)
             del prepared
-            meta = {"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)}
-            left_out = {part_ledger.COUNTS: counts, part_ledger.LEFT_OUT: _dropped(done.keep)}
-            part_cache.save(root, done.entries[1], meta, datasets | left_out)
             part_cache.save(root, done.ledger, {"ledger": ledger}, {})
             yield done.key, ledger, datasets
+
+
+def _finish_and_save(
+    root: Path | None,
+    done: _Pending,
+    prepared: Prepared,
+    key: bytes,
+    cleaned: pl.DataFrame,
+    ids: list[str],
+) -> tuple[dict[str, dict[str, int]], dict[str, pl.DataFrame]]:
+    """(ledger, privatized datasets) of a pending partition, its privatized entry saved. Each
+    dataset is written once privatized and let go (its rows as built too): the datasets are kept
+    and returned only when the store is off (`root` None)."""
+    occurrences = prepared.occurrences
+    entry = part_cache.Writer(root, done.entries[1])
+    ledger, datasets = {}, {}
+    for name, frame, counts in finish_each(prepared, key, cleaned):
+        entry.write(name, frame)
+        ledger[name] = counts
+        if root is None:
+            datasets[name] = frame
+        del frame  # before the next dataset is privatized
+    values = [o.get_column("value") for _, o in occurrences.values()]
+    entry.write(part_ledger.COUNTS, part_ledger.replacement_counts(values, cleaned))
+    entry.write(part_ledger.LEFT_OUT, _dropped(done.keep))
+    texts = {n: int(o.get_column("n").sum()) for n, (_, o) in occurrences.items()}
+    entry.close({"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)})
+    return ledger, datasets
 
 
 def _kept(
@@ -181,15 +203,6 @@ def _dropped(keep: pl.DataFrame) -> pl.DataFrame:
 def _private_key(build: str, privacy: Privacy) -> str:
     parts = [build, privacy.key_fingerprint, privacy.memo_id]
     return fingerprint([*parts, code_digest(*_PRIVATE_CODE)])
-
-
-def _sum_ledgers(ledgers: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
-    total: dict[str, dict[str, int]] = {name: {} for name in DATASETS}
-    for ledger in ledgers:
-        for name, counts in ledger.items():
-            for kind, n in counts.items():
-                total[name][kind] = total[name].get(kind, 0) + n
-    return {name: dict(sorted(c.items())) for name, c in total.items()}
 
 
 def _global_keys(
@@ -292,7 +305,7 @@ def release_parts(
         keys,
         participants,
         part_build.summed_left_out(metas),
-        _sum_ledgers(ledgers),
+        part_ledger.summed(ledgers, DATASETS),
         ids,
         [*built.values(), *private.values(), *kept, ids_key],
     )

@@ -191,7 +191,7 @@ def prepare(
         + [o.get_column("value") for _, o in occurrences.values()]
     ).unique()
     candidates = list(_candidates(distinct, detector_gates(pl.col("value"), ids, redaction)))
-    return Prepared(datasets, occurrences, candidates)
+    return Prepared(dict(datasets), occurrences, candidates)  # finish_each empties it
 
 
 # Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
@@ -222,16 +222,28 @@ def cleaned_frame(
     )
 
 
+def finish_each(
+    prepared: Prepared, key: bytes, cleaned: pl.DataFrame
+) -> Iterator[tuple[str, pl.DataFrame, dict[str, int]]]:
+    """Each dataset with its texts replaced by `cleaned` (which may hold other texts too), and its
+    ledger, one at a time. Takes each dataset out of `prepared` as it goes: a caller that stores
+    and lets go of each holds one dataset's rows twice, not every dataset's (at 1 GB the largest
+    partition's datasets are ~270 MB)."""
+    for name in list(prepared.datasets):
+        textual, counts = prepared.occurrences[name]
+        frame, ledger = _clean_frame(prepared.datasets.pop(name), textual, counts, key, cleaned)
+        yield name, frame, ledger
+        del frame  # not held while the next one is made
+
+
 def finish(
     prepared: Prepared, key: bytes, cleaned: pl.DataFrame
 ) -> tuple[dict[str, pl.DataFrame], dict[str, dict[str, int]]]:
-    """The datasets with their texts replaced by `cleaned` (which may hold other texts too) and
-    their ledger."""
-    ledger: dict[str, dict[str, int]] = {}
-    out = {}
-    for name, frame in prepared.datasets.items():
-        textual, counts = prepared.occurrences[name]
-        out[name], ledger[name] = _clean_frame(frame, textual, counts, key, cleaned)
+    """The datasets with their texts replaced by `cleaned` and their ledger (`finish_each`:
+    empties `prepared.datasets`)."""
+    out, ledger = {}, {}
+    for name, frame, counts in finish_each(prepared, key, cleaned):
+        out[name], ledger[name] = frame, counts
     return out, ledger
 
 

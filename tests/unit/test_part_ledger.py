@@ -7,7 +7,13 @@ import polars as pl
 
 from pipelines.release import part_cache
 from pipelines.release.part_ledger import COUNTS as COUNTS_FRAME
-from pipelines.release.part_ledger import LEFT_OUT, cached_kept_ledger, entry_key, kept_ledger
+from pipelines.release.part_ledger import (
+    LEFT_OUT,
+    cached_kept_ledger,
+    entry_key,
+    kept_ledger,
+    replacement_counts,
+)
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 COUNTS = pl.DataFrame(
@@ -71,3 +77,20 @@ def test_a_reused_entry_ledger_takes_off_the_rows_dropped_since_and_is_stored(tm
     assert ledger == {"sft": {"pseudonym": 0}}
     # stored under the rows dropped now, so the next release reads it instead of deriving it
     assert part_cache.load(tmp_path, entry_key("private", keep), names=())[0]["ledger"] == ledger
+
+
+def test_replacement_counts_are_the_replaced_strings_of_any_dataset_in_cleaned_order():
+    cleaned = pl.DataFrame(
+        {
+            "value": ["a@b.io", "plain", "p-1 here", "elsewhere c@d.io", "+1 555"],
+            "cleaned": ["[EMAIL]", "plain", "x here", "elsewhere [EMAIL]", "[PHONE]"],
+            "email": [1, 0, 0, 1, 0],
+            "pseudonym": [0, 0, 1, 0, 0],
+        }
+    )
+    sft = pl.Series("value", ["p-1 here", "plain"])
+    kto = pl.Series("value", ["a@b.io", "not a candidate"])
+    counts = replacement_counts([sft, kto], cleaned)
+    # by hand: "plain" had no replacement, "elsewhere c@d.io" is another partition's string
+    assert counts.rows() == [("a@b.io", 1, 0), ("p-1 here", 0, 1)]
+    assert counts.columns == ["value", "email", "pseudonym"]

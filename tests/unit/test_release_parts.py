@@ -62,6 +62,19 @@ def test_store_entries_are_whole_and_pruned(tmp_path):
     assert not part_cache.has(root, "k1") and part_cache.has(root, "k2")
 
 
+def test_an_entry_written_a_frame_at_a_time_is_absent_until_closed(tmp_path):
+    root = tmp_path / "parts"
+    entry = part_cache.Writer(root, "k1")
+    entry.write("b", pl.DataFrame({"a": [1]}))
+    entry.write("a", pl.DataFrame({"a": [2]}))
+    assert not part_cache.has(root, "k1")
+    entry.close({"n": 1})
+    meta, frames = part_cache.load(root, "k1")
+    assert meta == {"n": 1, "frames": ["a", "b"]}
+    assert frames["a"]["a"].to_list() == [2] and frames["b"]["a"].to_list() == [1]
+    assert [p.name for p in root.iterdir()] == ["k1"]  # no temporary folder left
+
+
 def test_forget_empties_the_store(tmp_path):
     layout = Layout(tmp_path)
     root = part_cache.cache_root(layout)

@@ -171,6 +171,16 @@ def test_partitions_cleaned_together_equal_each_privatized_alone() -> None:
         assert_frame_equal(datasets["kto"], done.datasets["kto"])
 
 
+def test_privatize_leaves_the_callers_datasets_as_given() -> None:
+    """`finish` takes each dataset out of what `prepare` holds as it goes: not out of the
+    caller's dict."""
+    datasets = {"kto": pl.DataFrame({"text": ["mail x@example.com"]}), "sft": pl.DataFrame()}
+    done = privatize(datasets, {}, KEY, {}, ids=[])
+    assert list(datasets) == ["kto", "sft"]
+    assert datasets["kto"]["text"].to_list() == ["mail x@example.com"]
+    assert done.datasets["kto"]["text"].to_list() == ["mail [EMAIL]"]
+
+
 def test_texts_cleaned_a_slice_at_a_time_give_the_frame_and_ledger_by_hand(monkeypatch) -> None:
     """A partition's candidate texts are cleaned SLICE_TEXTS at a time (the largest partitions
     have hundreds of thousands): slices with different kinds of replacements, and a text twice
