@@ -4,23 +4,22 @@ rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
 then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
-redaction memo's fingerprint and the code; the entry names the rows it left out), then the ledger
-of the rows kept now (part_ledger.py). Which rows are dropped, the split proof and the subject ids
-are global and exact, computed from every partition's key frame and participants (small frames,
-not the rows). New data only ever drops more rows (a prompt asked in an earlier split), so an
-entry that left out a subset of what is dropped now is reused, the newly dropped rows filtered
-out when its files are read: a partition whose only change is a prompt dropped as a duplicate of
-new data is not privatized again. Privatization depends on the global subject ids only through
-the ids a text contains: a privatized entry made with other ids is reused when no id that came or
-went occurs in its partition's texts.
+redaction memo's fingerprint and the code; the entry names the rows it left out; made by
+part_privatize.py), then the ledger of the rows kept now (part_ledger.py). Which rows are dropped,
+the split proof and the subject ids are global and exact, computed from every partition's key
+frame and participants (small frames, not the rows). New data only ever drops more rows (a prompt
+asked in an earlier split), so an entry that left out a subset of what is dropped now is reused,
+the newly dropped rows filtered out when its files are read: a partition whose only change is a
+prompt dropped as a duplicate of new data is not privatized again. Privatization depends on the
+global subject ids only through the ids a text contains: a privatized entry made with other ids
+is reused when no id that came or went occurs in its partition's texts (else it is made again).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -30,38 +29,17 @@ from pipelines.exports.datasets import DATASETS
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
 from pipelines.privacy.pseudonyms import IdReplacer
-from pipelines.privacy.redact import RedactionConfig
-from pipelines.release import part_build, part_cache, part_ledger
+from pipelines.release import part_build, part_cache, part_ledger, part_privatize
 from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
-from pipelines.release.privatize import (
-    Prepared,
-    cleaned_frame,
-    finish_each,
-    id_replacer,
-    participant_subject_ids,
-    prepare,
-)
-from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.part_privatize import Privacy
+from pipelines.release.privatize import id_replacer, participant_subject_ids
 from pipelines.release.staged import BATCH, Source, slice_of_partition
-from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part, sha256_file
+from pipelines.storage.fingerprint import code_digest, fingerprint, sha256_file
 from pipelines.storage.layout import Layout
 
 log = logging.getLogger("turnlake")
 _PIPELINES = Path(__file__).resolve().parents[1]
 _PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
-# Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
-CHUNK_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
-
-
-@dataclass(frozen=True)
-class Privacy:
-    key: bytes
-    key_fingerprint: str
-    redaction: RedactionConfig
-    memo: RedactionMemo
-    memo_id: str
-    workers: int
 
 
 @dataclass(frozen=True)
@@ -76,10 +54,6 @@ class Parts:
 
     def replace_ids(self, key: bytes) -> IdReplacer:
         return id_replacer(key, tuple(self.ids))
-
-
-def _ids_entry(ids: list[str]) -> str:
-    return "ids-" + fingerprint([json_part(ids)])[:40]
 
 
 def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
@@ -100,7 +74,7 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
     """(meta, reused | rechecked) of a partition's stored privatized entry still right for `ids`;
     ({}, how), the entry discarded, when it must be privatized. `entries`: built, private keys."""
     build, private = entries
-    ids_key = _ids_entry(ids)
+    ids_key = part_privatize.ids_entry(ids)
     meta, _ = part_cache.load(root, private, names=())
     how = "reused"
     if meta and meta["ids"] != ids_key:
@@ -111,93 +85,6 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
             part_cache.discard(root, private)
             meta = {}
     return meta, how
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """A partition whose privatized entry must be made."""
-
-    key: str
-    entries: tuple[str, str]  # its built and privatized entry keys
-    keep: pl.DataFrame  # its key frame with `keep`
-    ledger: str  # its ledger entry key (part_ledger.entry_key)
-
-
-def _privatize_all(
-    root: Path | None,
-    pending: list[_Pending],
-    ids: list[str],
-    privacy: Privacy,
-    held: dict[str, dict[str, pl.DataFrame]],
-) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
-    """(partition, ledger of its kept rows, its privatized kept rows) of every pending
-    partition. Partitions are prepared one by one and their candidate texts cleaned together, in
-    chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
-    partition alone rarely has enough), while memory holds one chunk of partitions."""
-    replacer = id_replacer(privacy.key, tuple(ids))
-    chunk: list[tuple[_Pending, Prepared]] = []
-    for i, p in enumerate(pending):
-        chunk.append((p, prepare(_kept(root, p, held), ids, privacy.redaction)))
-        texts = sum(len(prepared.candidates) for _, prepared in chunk)
-        if texts < CHUNK_TEXTS and i + 1 < len(pending):
-            continue
-        candidates = [c for _, prepared in chunk for c in prepared.candidates]
-        chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
-        cleaned = cleaned_frame(
-            candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
-        )
-        del candidates
-        chunk.reverse()
-        while chunk:  # popped: a partition's rows are let go once its entry is saved
-            done, prepared = chunk.pop()
-            ledger, datasets = _finish_and_save(root, done, prepared, privacy.key, cleaned, ids)
-            del prepared
-            part_cache.save(root, done.ledger, {"ledger": ledger}, {})
-            yield done.key, ledger, datasets
-
-
-def _finish_and_save(
-    root: Path | None,
-    done: _Pending,
-    prepared: Prepared,
-    key: bytes,
-    cleaned: pl.DataFrame,
-    ids: list[str],
-) -> tuple[dict[str, dict[str, int]], dict[str, pl.DataFrame]]:
-    """(ledger, privatized datasets) of a pending partition, its privatized entry saved. Each
-    dataset is written once privatized and let go (its rows as built too): the datasets are kept
-    and returned only when the store is off (`root` None)."""
-    occurrences = prepared.occurrences
-    entry = part_cache.Writer(root, done.entries[1])
-    ledger, datasets = {}, {}
-    for name, frame, counts in finish_each(prepared, key, cleaned):
-        entry.write(name, frame)
-        ledger[name] = counts
-        if root is None:
-            datasets[name] = frame
-        del frame  # before the next dataset is privatized
-    values = [o.get_column("value") for _, o in occurrences.values()]
-    entry.write(part_ledger.COUNTS, part_ledger.replacement_counts(values, cleaned))
-    entry.write(part_ledger.LEFT_OUT, _dropped(done.keep))
-    texts = {n: int(o.get_column("n").sum()) for n, (_, o) in occurrences.items()}
-    entry.close({"ledger": ledger, "texts": texts, "ids": _ids_entry(ids)})
-    return ledger, datasets
-
-
-def _kept(
-    root: Path | None, pending: _Pending, held: dict[str, dict[str, pl.DataFrame]]
-) -> dict[str, pl.DataFrame]:
-    """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
-    rows as built are let go on return)."""
-    frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
-    return {
-        name: frames[name].filter(pending.keep.filter(pl.col("dataset") == name).get_column("keep"))
-        for name in DATASETS
-    }
-
-
-def _dropped(keep: pl.DataFrame) -> pl.DataFrame:
-    return keep.filter(~pl.col("keep")).select("dataset", "row")
 
 
 def _private_key(build: str, privacy: Privacy) -> str:
@@ -270,7 +157,7 @@ def release_parts(
     log.info("release: %d of %d partitions built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
     ids = participant_subject_ids(participants)
-    ids_key = _ids_entry(ids)
+    ids_key = part_privatize.ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
     private, ledgers, held_private, hows, pending, kept, masks = {}, [], {}, [], [], [], {}
     for p in partitions:
@@ -286,10 +173,10 @@ def release_parts(
             hows.append(how)
             privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
-            left_out = _dropped(keep)
-            pending.append(_Pending(p.key, entries, keep, kept[-1]))
+            left_out = part_privatize.dropped(keep)
+            pending.append(part_privatize.Pending(p.key, entries, keep, kept[-1]))
         masks[p.key] = part_ledger.entry_masks(keep, left_out, DATASETS)
-    for key, ledger, frames in _privatize_all(root, pending, ids, privacy, held):
+    for key, ledger, frames in part_privatize.privatize_all(root, pending, ids, privacy, held):
         ledgers.append(ledger)
         hows.append("privatized")
         if root is None:

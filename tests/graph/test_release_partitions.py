@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release import assemble, part_build, part_release
+from pipelines.release import assemble, part_build, part_privatize
 from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
@@ -215,7 +215,7 @@ def test_partition_by_partition_equals_whole_tables(incremental):
 def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
     """The partitions the next release builds and privatizes, as they are (lists filled then)."""
     built, privatized = [], []
-    tables, privatize_all = part_build._tables, part_release._privatize_all
+    tables, privatize_all = part_build._tables, part_privatize.privatize_all
 
     def counted_tables(layout, keys, *args):
         for key, silver, gold in tables(layout, keys, *args):
@@ -227,7 +227,7 @@ def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
         yield from privatize_all(root, pending, *args)
 
     monkeypatch.setattr(part_build, "_tables", counted_tables)
-    monkeypatch.setattr(part_release, "_privatize_all", counted_privatize)
+    monkeypatch.setattr(part_privatize, "privatize_all", counted_privatize)
     return built, privatized
 
 
