@@ -113,9 +113,8 @@ def slice_inputs(
     name: str, cut: str, schema: pl.Schema, identities: list[str | None]
 ) -> str | None:
     """What a slice's files are a function of: the dataset, the slice, its schema, its partitions'
-    inputs in
-    order (None when one of them has no identity: the slice is always put in order) and the code
-    that orders and writes them."""
+    inputs in order (None when one of them has no identity: the slice is always put in order) and
+    the code that orders and writes them."""
     if any(identity is None for identity in identities):
         return None
     columns = json_part([[c, str(t)] for c, t in schema.items()])
