@@ -51,7 +51,8 @@ def _datasets(folder: Path, read: dict) -> dict[str, pl.DataFrame]:
 
 
 def _keyed_once(dataset: str, file: Path, read: dict) -> pl.DataFrame:
-    inode = (file.stat().st_dev, file.stat().st_ino)
+    stat = file.stat()
+    inode = (stat.st_dev, stat.st_ino)
     if inode not in read:
         read[inode] = keyed_file(dataset, pl.read_parquet(file))
     return read[inode]

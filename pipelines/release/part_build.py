@@ -58,7 +58,7 @@ class Partition:
     key: str  # `b00003-train-s01`
     batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
     inputs: str  # digest of the partition's silver and gold rows
-    rows: int = 0  # its silver rows
+    rows: int  # its silver rows (reads are bundled by them)
 
 
 def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:

@@ -21,12 +21,11 @@ from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import part_build, part_cache
 from pipelines.release.assemble_order import survey_dataset
 from pipelines.release.batch_files import previous_files
-from pipelines.release.files import PARTITIONS_PER_FILE
 from pipelines.release.inputs import key_fingerprint
 from pipelines.release.part_release import Privacy, release_parts
 from pipelines.release.privatize import privatize
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.staged import BATCH, Source, Staged, stage
+from pipelines.release.staged import BATCH, Source, Staged, slice_index, stage
 from pipelines.splits.assign import split_proof
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -52,9 +51,7 @@ def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl
     placed = stored.read(layout, "silver", MAP_TABLE, as_of).select(
         "group_id",
         pl.col("batch").alias(BATCH),
-        (pl.col(PARTITION).str.extract(r"-s(\d+)$").cast(pl.Int64) // PARTITIONS_PER_FILE).alias(
-            SLICE
-        ),
+        slice_index(pl.col(PARTITION)).alias(SLICE),
     )
     frame = survey_dataset(answers, splits)
     return frame.join(placed, on="group_id", how="left").with_columns(

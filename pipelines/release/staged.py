@@ -66,6 +66,11 @@ def slice_of_partition(key: str) -> tuple[str, int]:
     return split, int(shard) // PARTITIONS_PER_FILE
 
 
+def slice_index(partition: pl.Expr) -> pl.Expr:
+    """`slice_of_partition(key)[1]` of a column of partition keys (null for a key of no shard)."""
+    return partition.str.extract(r"-s(\d+)$").cast(pl.Int64) // PARTITIONS_PER_FILE
+
+
 @dataclass
 class Staged:
     folder: Path  # <folder>/<dataset>/<file>
