@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -133,12 +131,6 @@ def demo_on_s3(moto_endpoint, tmp_path_factory, built_once) -> dict:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
     """The standard AWS variables pointed at `endpoint`, and none that would override them."""
     for name, value in {
@@ -152,23 +144,43 @@ def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
         mp.delenv(name, raising=False)
 
 
+# moto's server in a process of its own: in the test process its request threads would contend
+# for one GIL with the code under test, and a request waits for the other thread's switch
+# interval (a `forget` on S3 sends ~10 000 requests). Prints its port, serves until stdin closes.
+MOTO_SERVER = (
+    "import logging, sys\n"
+    "from moto.server import ThreadedMotoServer\n"
+    "logging.getLogger('werkzeug').setLevel(logging.WARNING)\n"  # not one line per request
+    "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
+    "server.start()\n"
+    "print(server.get_host_and_port()[1], flush=True)\n"
+    "sys.stdin.read()\n"
+    "server.stop()\n"
+)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`http://127.0.0.1:<port>` of a running moto S3 server, stopped after the session."""
-    # moto's request recorder (off until `moto_requests` starts it) writes here, not in the cwd;
-    # read once, when moto is first imported
+    # moto's request recorder (off until `moto_requests` starts it) writes here, not in the cwd
     recording = tmp_path_factory.mktemp("moto") / "requests.jsonl"
-    os.environ.setdefault("MOTO_RECORDER_FILEPATH", str(recording))
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not one line per request
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = subprocess.Popen(
+        [sys.executable, "-c", MOTO_SERVER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "MOTO_RECORDER_FILEPATH": str(recording)},
+        text=True,
+    )
     try:
+        port = int(server.stdout.readline())
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.stop()
+        server.stdin.close()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 @pytest.fixture
