@@ -19,6 +19,7 @@ from pipelines.sources.base import (
     raw_excerpt,
 )
 from pipelines.sources.jsonio import JsonlRead, iter_jsonl, load_json_file
+from pipelines.sources.row_blocks import RowBlocks
 from pipelines.sources.study.fast import session_row_fast
 from pipelines.sources.study.records import participant_row, session_row
 
@@ -42,7 +43,7 @@ class Collector:
         self.kind = kind
         self.limits = settings.limits
         self.tz = settings.timezone_for(file.source)
-        self.sessions: list[dict] = []
+        self.sessions = RowBlocks(SESSIONS)  # a master file holds ~37 k sessions at 1 GB
         self.participants: list[dict] = []
         self.quarantine: list[QuarantineRow] = []
         self.records_read = 0
@@ -50,7 +51,7 @@ class Collector:
     def result(self) -> ParseResult:
         return ParseResult(
             records_read=self.records_read,
-            rows={SESSIONS: self.sessions, PARTICIPANTS: self.participants},
+            rows={SESSIONS: self.sessions.as_built(), PARTICIPANTS: self.participants},
             quarantine=self.quarantine,
         )
 
