@@ -216,8 +216,9 @@ def iter_jsonl(
 ) -> Iterator[tuple[JsonUnit, Any]]:
     """The records of a JSONL(-ish) file, parsed as they are asked for; bad ones become quarantine
     rows (and pending tails) in `out`, whose `records` stays as it is. A caller that turns each
-    record into its row holds one parsed record at a time: a file's parsed records all at once
-    weigh about six times its bytes (a 91 MB study master file: ~550 MB more in its parse worker).
+    record into its row holds one parsed record at a time, not all of a file's parsed records
+    beside their rows (a 91 MB study master file parsed whole first: its parse worker peaked
+    ~270 MB higher).
 
     The last record of an `active` file that does not parse and has no trailing newline (or that
     the parser finds cut short) is still being written: a pending tail, not a record. In a closed
