@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipelines.ingest.batches import Batch, table_schema
+from pipelines.sources.row_blocks import RowBlocks
 
 # Sources whose rows are built only by code that checks every value's type (study/records.py,
 # study/fast.py); Arrow also takes bytes for strings and a string for a list, which they never hold.
@@ -27,10 +28,10 @@ def _arrow_schema(table: str) -> pa.Schema:
     return pl.DataFrame(schema=table_schema(table)).to_arrow().schema
 
 
-def arrow_frame(rows: list[dict], table: str) -> pl.DataFrame:
-    """Rows (dicts; missing keys are null) → a frame of the table's exact schema; raises when a
-    value is not of its column's type."""
-    return pl.from_arrow(pa.Table.from_pylist(rows, schema=_arrow_schema(table)))
+def arrow_table(rows: list[dict], table: str) -> pa.Table:
+    """Rows (dicts; missing keys are null) → an Arrow table of the table's exact schema; raises
+    when a value is not of its column's type."""
+    return pa.Table.from_pylist(rows, schema=_arrow_schema(table))
 
 
 class ArrowTypedBatch(Batch):
@@ -39,9 +40,25 @@ class ArrowTypedBatch(Batch):
     def _typed_together(self) -> dict[str, list[pl.DataFrame]]:
         tables = {t for m in self.members for t in m.rows}
         try:
-            return {
-                t: [arrow_frame([r for m in self.members for r in m.rows.get(t, ())], t)]
-                for t in tables
-            }
+            return {t: [pl.from_arrow(pa.concat_tables(self._arrow_pieces(t)))] for t in tables}
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             return super()._typed_together()
+
+    def _arrow_pieces(self, table: str) -> list[pa.Table]:
+        """The table's rows of every member in order: the blocks an adapter typed already
+        (`RowBlocks`) as they are, the runs of dicts between them typed here."""
+        pieces: list[pa.Table] = []
+        loose: list[dict] = []
+        for member in self.members:
+            rows = member.rows.get(table, ())
+            for block in rows.blocks() if isinstance(rows, RowBlocks) else [rows]:
+                if not isinstance(block, pa.Table):
+                    loose.extend(block)
+                    continue
+                if loose:
+                    pieces.append(arrow_table(loose, table))
+                    loose = []
+                pieces.append(block)
+        if loose or not pieces:
+            pieces.append(arrow_table(loose, table))
+        return pieces

@@ -18,6 +18,7 @@ import polars as pl
 from pipelines.config.settings import Limits
 from pipelines.ingest.untypable import misfit_quarantine_row, misfits, raw_copy
 from pipelines.privacy.forget import purge
+from pipelines.runtime.workers import trim_malloc
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult, raw_excerpt
@@ -114,19 +115,26 @@ class Batch:
         return len(self.members) >= max_files or self.raw_bytes >= max_bytes
 
     def write(self, layout: Layout) -> list[dict]:
-        """Write one part per table that has rows; return the members' log rows naming the part."""
+        """Write one part per table that has rows; return the members' log rows naming the part.
+        The batch is empty afterwards."""
         if not self.members:
             return []
         frames = self._typed()
-        names = "\n".join(
-            sorted(f"{m.log_row['file']}\0{m.log_row['file_id']}" for m in self.members)
-        )
+        log_rows = [m.log_row for m in self.members]
+        # Once typed, the parsed rows (Python objects, ~3.5 times the frames' bytes) and the raw
+        # bytes are not needed: gone before the writes, which copy each frame again.
+        self.members = []
+        trim_malloc()
+        names = "\n".join(sorted(f"{row['file']}\0{row['file_id']}" for row in log_rows))
         part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
         options = storage_options(layout.data_root)
-        for table, parts in frames.items():
+        for table in list(frames):
+            parts = frames.pop(table)  # a table's frames are let go once it is written
             frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
+            del parts
             bronze.write_part(part_table(layout, self.source, table), frame, part_id, options)
-        return [{**m.log_row, "part_id": part_id} for m in self.members]
+            del frame
+        return [{**row, "part_id": part_id} for row in log_rows]
 
     def _typed(self) -> dict[str, list[pl.DataFrame]]:
         """Per table: the parsed rows of all members typed at once, plus the copied frames."""

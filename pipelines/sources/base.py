@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,12 +132,13 @@ class ParseResult:
     `rows`) or one quarantine row. Pending tails are not records yet.
 
     Bronze rows stay Python dicts (`rows`, per bronze table): the ingest types them once per batch
-    of files, because building a typed frame per small file cost more than parsing it. `tables`
-    gives them as typed frames of their bronze contract.
+    of files, because building a typed frame per small file cost more than parsing it; a large
+    file's rows may come as `row_blocks.RowBlocks`, a sequence of dicts typed a block at a time.
+    `tables` gives them as typed frames of their bronze contract.
     """
 
     records_read: int = 0
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rows: dict[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
     quarantine: list[QuarantineRow] = field(default_factory=list)
     pending: list[PendingTail] = field(default_factory=list)
 

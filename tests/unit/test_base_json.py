@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 
 from pipelines.config.settings import Limits
 from pipelines.sources.base import RawFile, RecordError
-from pipelines.sources.jsonio import loads_record, read_jsonl, split_json_units
+from pipelines.sources.jsonio import (
+    JsonlRead,
+    iter_jsonl,
+    loads_record,
+    read_jsonl,
+    split_json_units,
+)
 
 LIMITS = Limits()
 FILE = RawFile("scenario", Path("x.jsonl"), "scenarios/active/S/x.jsonl")
@@ -76,6 +82,17 @@ def test_unfinished_last_line_of_closed_file_is_truncated():
     result = read_jsonl(FILE, b'{"a": 1}\n{"b": "half', LIMITS, active=False)
     assert [q.error_kind for q in result.quarantine] == ["truncated"]
     assert result.records_read == 2 and result.pending == []
+
+
+def test_records_are_parsed_one_at_a_time_as_they_are_asked_for():
+    out = JsonlRead()
+    records = iter_jsonl(FILE, b'{"a": 1}\n{"b": nope}\n{"c": 3}\n', LIMITS, out)
+    _, first = next(records)
+    assert first == {"a": 1}
+    assert out.quarantine == []  # the bad second line is not read yet
+    assert [obj for _, obj in records] == [{"c": 3}]
+    assert [q.locator for q in out.quarantine] == ["line 2 (byte 9)"]
+    assert out.records == []
 
 
 def test_bad_line_in_the_middle_is_invalid_json_and_neighbours_survive():

@@ -2,6 +2,7 @@
 the files whose log rows name it — also after a file of a shared part changes or vanishes."""
 
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import psutil
 import pytest
 
 from pipelines.config.settings import Settings
+from pipelines.ingest import batches
 from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_files
 from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import current_parts, read_log
@@ -186,6 +188,43 @@ def test_only_the_rows_that_do_not_fit_the_contract_are_quarantined_with_their_r
         ("line 2 (byte 14)", "bad_value", data.splitlines()[1].decode())
     ]
     assert "decision_records.ordinal = 9223372036854775808" in quarantined["message"][0]
+
+
+class _Row(dict):
+    """A bronze row whose release a weak reference can see (a plain dict cannot have one)."""
+
+
+def test_a_batch_lets_go_of_its_parsed_rows_and_gives_them_back_before_writing(
+    tmp_path, monkeypatch
+):
+    batch = Batch("decision", "run-1")
+    rows = [
+        _Row(file="decisions/a.jsonl", locator=f"line {i}", ordinal=i, file_kind="jsonl")
+        for i in range(1, 4)
+    ]
+    seen = [weakref.ref(row) for row in rows]
+    batch.add_parsed(
+        _log_row("decisions/a.jsonl", 3),
+        ParseResult(records_read=3, rows={"decision_records": rows}),
+        b"raw bytes",
+    )
+    del rows
+    events = []
+    monkeypatch.setattr(batches, "trim_malloc", lambda: events.append("trim"))
+    real_write = batches.bronze.write_part
+
+    def write_part(*args, **kwargs):
+        alive = sum(ref() is not None for ref in seen)
+        events.append(f"write with {alive} parsed rows alive")
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(batches.bronze, "write_part", write_part)
+    (logged,) = batch.write(Layout(tmp_path))
+    assert events == ["trim", "write with 0 parsed rows alive"]
+    written = pl.read_parquet(
+        part_files(Layout(tmp_path), "decision", "decision_records", [logged["part_id"]])
+    )
+    assert written["ordinal"].to_list() == [1, 2, 3]
 
 
 def _round(messages: int) -> bytes:

@@ -231,3 +231,53 @@ def test_demo_writer_is_deterministic_and_its_bad_records_are_quarantined(tmp_pa
     ]
     copy_kinds = set(demo_run["tables"]["study_sessions"]["copy_kind"])
     assert copy_kinds == {"session_file", "master", "completed", "exit"}
+
+
+MASTER = "survey_responses/conversations/all_conversations.jsonl"
+
+
+def test_a_master_file_turns_each_record_into_its_row_before_parsing_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.sources import jsonio
+    from pipelines.sources.study import files
+
+    lines = [orjson.dumps({"session_id": f"s{i}", "history": []}) for i in range(3)]
+    path = tmp_path / MASTER
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    parsed, built = [], []
+    real_loads, real_session = jsonio.loads_record, files.session
+
+    def loads_record(data: bytes, **limits: int) -> object:
+        parsed.append(data)
+        return real_loads(data, **limits)
+
+    def session(record: object, tz: str, enclosing: str | None = None) -> dict:
+        assert len(parsed) == len(built) + 1  # this record parsed, the next one not yet
+        built.append(record)
+        return real_session(record, tz, enclosing)
+
+    monkeypatch.setattr(jsonio, "loads_record", loads_record)
+    monkeypatch.setattr(files, "session", session)
+    result = study.parse_file(RawFile("study", path, MASTER), path.read_bytes(), Settings())
+    assert [r["session_id"] for r in result.rows["study_sessions"]] == ["s0", "s1", "s2"]
+
+
+def test_a_master_file_lists_its_lines_that_are_not_json_before_its_bad_records(
+    tmp_path: Path,
+) -> None:
+    good = b'{"session_id": "s1"}'
+    no_id = b'{"history": []}'  # a record without session_id: missing_field
+    lines = [good, no_id, b"{nope", good.replace(b"s1", b"s2")]
+    path = tmp_path / MASTER
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    result = study.parse_file(RawFile("study", path, MASTER), path.read_bytes(), Settings())
+    # byte offsets: line 2 starts after 20 + 1 bytes, line 3 after 21 + 15 + 1
+    assert [(q.error_kind, q.locator) for q in result.quarantine] == [
+        ("invalid_json", "line 3 (byte 37)"),
+        ("missing_field", "line 2 (byte 21)"),
+    ]
+    assert result.records_read == 4
+    assert [r["session_id"] for r in result.rows["study_sessions"]] == ["s1", "s2"]
