@@ -105,7 +105,7 @@ class Settings:
     # Nightly build: cron expression and the zone it is read in.
     schedule_cron: str = _D.schedule.cron
     schedule_timezone: str = _D.schedule.timezone
-    # Split assignment (`[splits]`: salt and ratios).
+    # Split assignment (`[splits]`: salt, ratios, link_raters).
     splits: SplitConfig = field(default_factory=SplitConfig)
     # Silver/gold partitions per split and landing batch (`[partitions] shards`, DESIGN §8).
     partition_shards: int | str = _D.partitions.shards
@@ -216,8 +216,10 @@ def config_path_from_env(environ: Mapping[str, str] | None = None) -> Path | Non
 def split_config_of(splits: schema.Splits) -> SplitConfig:
     """`[splits]` as the split assignment uses it (no `[splits.ratios]`: train 0.8, test 0.2)."""
     if splits.ratios is None:
-        return SplitConfig(salt=splits.salt)
-    return SplitConfig(salt=splits.salt, ratios=splits.ratios.given())
+        return SplitConfig(salt=splits.salt, link_raters=splits.link_raters)
+    return SplitConfig(
+        salt=splits.salt, ratios=splits.ratios.given(), link_raters=splits.link_raters
+    )
 
 
 def split_config_from(config: Mapping[str, Any]) -> SplitConfig:

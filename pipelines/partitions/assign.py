@@ -11,9 +11,9 @@ How many slices a batch gets: a fixed count (`[partitions] shards = N`), or, wit
 "auto"`, one per `episodes_per_partition` episodes of the batch's new groups in that split
 (at least 1, at most MAX_SIZED_SHARDS), so a big first build gets many partitions and a small
 later batch few. The count is used once, when the batch's groups are assigned; the map then holds
-each group's partition. A change of salt, ratios, fixed count, or between fixed and "auto"
-reassigns every group (batch 0); a change of `episodes_per_partition` does not (it sizes later
-batches only).
+each group's partition. A change of salt, ratios, `link_raters`, fixed count, or between fixed
+and "auto" reassigns every group (batch 0); a change of `episodes_per_partition` does not (it
+sizes later batches only).
 """
 
 from __future__ import annotations
@@ -39,7 +39,10 @@ def scheme_of(config: SplitConfig, shards: Shards) -> str:
     """What partition keys are a function of besides the batch: a different scheme reassigns.
     With AUTO the per-batch count is not part of it: a later batch sized differently keeps the
     groups already assigned."""
-    return fingerprint([json_part([config.salt, config.ratios, shards])])[:12]
+    parts = [config.salt, config.ratios, shards]
+    if not config.link_raters:  # only when off: data roots built before the setting keep their map
+        parts.append("raters not linked")
+    return fingerprint([json_part(parts)])[:12]
 
 
 def shard_expr(config: SplitConfig, shards: int | Mapping[str, int]) -> pl.Expr:

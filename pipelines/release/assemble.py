@@ -163,7 +163,7 @@ def _from_partitions(
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
         "release": asdict(DatasetOptions.from_settings(settings)),
-        "splits": asdict(settings.splits),
+        "splits": settings.splits.record(),
         "params": params,
     }
     out = partitioned_release(
@@ -204,7 +204,7 @@ def release_request(
     save_memo(memo, settings.data_root, memo_id)
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
-        "splits": asdict(settings.splits),
+        "splits": settings.splits.record(),
         "release": asdict(options),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
         "privacy": {

@@ -148,7 +148,8 @@ Reward rules in force: {_enabled_rules(request.config)}.
 
 Rows are split by `group_id` (participant, scenario, experiment, conversation, decision session), never
 by row: a stable hash of (salt, group_id) into 10 000 buckets, salt `{splits.get("salt", "?")}`, ratios
-`{splits.get("ratios", "?")}`. Adding data never moves an existing group. An example whose exact prompt
+`{splits.get("ratios", "?")}`. {_grouping_line(splits)}
+Adding data never moves an existing group. An example whose exact prompt
 also occurs in an earlier split (train before validation before test) is dropped from the later one.
 An `rl_steps` example is a whole episode (its prompt is the episode's whole observation/action
 sequence), so an episode is kept or dropped whole, never cut. `split_proof.json` holds the evidence
@@ -253,4 +254,21 @@ def _privacy_line(privacy: dict) -> str:
         "**This release is NOT pseudonymised or redacted**: ids are the sources' own ids and text "
         "is "
         "as recorded. Do not share it outside the team that owns the raw data."
+    )
+
+
+def _grouping_line(splits: dict) -> str:
+    """Which people link units into one group (`[splits] link_raters`)."""
+    common = (
+        "A group is every unit linked by a shared person: a study participant, a scenario or "
+        "dialogue user, a human decision actor"
+    )
+    if splits.get("link_raters", True):
+        return (
+            f"{common}, or a dialogue rater (every conversation a rater rated is in one split, so "
+            "no rater's labels are in two splits)."
+        )
+    return (
+        f"{common}; dialogue raters do not link conversations (`[splits] link_raters = false`), so "
+        "a rater may have labelled conversations in several splits."
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable
-from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
@@ -59,7 +58,7 @@ def release_inputs_digest(
     """Same digest, same release: see the module doc for what it covers."""
     config = {
         "privacy": settings.privacy.record(),
-        "splits": asdict(settings.splits),
+        "splits": settings.splits.record(),
         "release": [settings.release_kto_include_neutral, settings.release_sft_include_negative],
         "release_shape": settings.release_shape(),
         "key": key_fingerprint(key),

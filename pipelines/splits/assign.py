@@ -16,10 +16,10 @@ import duckdb
 import polars as pl
 
 from pipelines.splits.config import N_BUCKETS, SplitConfig
+from pipelines.splits.participants import checked_participants, human_participants
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
-from pipelines.transforms.groups import feedback_rater
 
 
 def stable_bucket(salt: str, group_id: str) -> int:
@@ -43,43 +43,6 @@ def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
         )
     return pl.DataFrame({"group_id": groups, "bucket": buckets}).select(
         "group_id", "bucket", split=split, salt=pl.lit(config.salt)
-    )
-
-
-# ---------------------------------------------------------------- who the human subjects are
-
-
-def human_participants(silver: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """episode_id, participant_id (`<source>:<id>`), kind: every human subject seen in silver.
-
-    Study residents and dialogue/scenario users speak as `turns.role = 'user'` with an `actor_id`;
-    decision humans are `decisions.actor_type = 'human'`; dialogue raters carry a `user_id` in their
-    feedback attributes. Ids are namespaced by source: equal strings from two systems are not known
-    to be one person.
-    """
-    empty = pl.DataFrame(schema={"episode_id": pl.String, "person": pl.String, "kind": pl.String})
-    parts = [empty]
-    if "turns" in silver:
-        t = silver["turns"].filter((pl.col("role") == "user") & pl.col("actor_id").is_not_null())
-        parts.append(t.select("episode_id", person="actor_id", kind=pl.lit("turn_user")))
-    if "decisions" in silver:
-        d = silver["decisions"].filter(
-            (pl.col("actor_type") == "human") & pl.col("actor_id").is_not_null()
-        )
-        parts.append(d.select("episode_id", person="actor_id", kind=pl.lit("decision_human")))
-    if "feedback" in silver:
-        f = (
-            silver["feedback"]
-            .filter(pl.col("source_kind") == "human")
-            .select("episode_id", person=feedback_rater())
-        )
-        parts.append(f.drop_nulls("person").with_columns(kind=pl.lit("feedback_rater")))
-    people = pl.concat(parts).unique()
-    sources = silver["episodes"].select("episode_id", "source")
-    return (
-        people.join(sources, on="episode_id", how="inner")
-        .select("episode_id", participant_id=pl.col("source") + ":" + pl.col("person"), kind="kind")
-        .sort("participant_id", "episode_id", "kind")
     )
 
 
@@ -163,11 +126,13 @@ def split_proof(
     """JSON-able evidence that no group, participant or exact prompt appears in two splits.
 
     `config` (optional) adds the configured ratios and checks every row's bucket and split against
-    them; without it, buckets are still re-hashed with the table's own salt. `participants`:
+    them; without it, buckets are still re-hashed with the table's own salt. With its
+    `link_raters` off, raters are not checked (`participants.checked_participants`). `participants`:
     `human_participants(silver)` when the caller already has it (a release built per partition).
     """
     if participants is None:
         participants = human_participants(silver)
+    participants, unchecked = checked_participants(participants, config)
     with duckdb.connect() as con:
         con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
         con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))
@@ -192,6 +157,9 @@ def split_proof(
             "datasets": {},
             "sql": SQL,
         }
+        if unchecked is not None:  # only when off: proofs of the default rule stay as they were
+            proof["raters_linked"] = False
+            proof["unchecked_participant_kinds"] = unchecked
         prompts = []
         for name, frame in sorted(datasets.items()):
             missing = [c for c in DATASET_COLUMNS if c not in frame.columns]

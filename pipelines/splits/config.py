@@ -1,4 +1,5 @@
-"""What a split assignment is configured by (`[splits]` in turnlake.toml): salt and ratios.
+"""What a split assignment is configured by (`[splits]` in turnlake.toml): salt, ratios and
+whether a dialogue rater links the conversations they rated.
 
 Imports nothing of turnlake, so the settings and the split assignment can both use it.
 """
@@ -18,10 +19,12 @@ def _default_ratios() -> dict[str, float]:
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Salt and ratios of the split assignment (`[splits]` in turnlake.toml)."""
+    """Salt and ratios of the split assignment (`[splits]` in turnlake.toml), and whether a
+    dialogue rater is a person that keeps every conversation they rated in one split group."""
 
     salt: str = DEFAULT_SALT
     ratios: dict[str, float] = field(default_factory=_default_ratios)
+    link_raters: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.ratios) - set(SPLIT_ORDER)
@@ -31,6 +34,15 @@ class SplitConfig:
             raise ValueError(f"split ratios must be ≥ 0 and sum to 1, got {self.ratios}")
         if not self.salt:
             raise ValueError("split salt must not be empty")
+
+    def record(self) -> dict:
+        """What the split assignment is recorded as in a release's config (and so its content
+        hash): `link_raters` only when off, so releases made before the setting existed, and
+        with it at its default, keep their content hash."""
+        recorded: dict = {"salt": self.salt, "ratios": dict(self.ratios)}
+        if not self.link_raters:
+            recorded["link_raters"] = False
+        return recorded
 
     def bucket_ranges(self) -> dict[str, tuple[int, int]]:
         """Split → [start, end) bucket range, cumulative in SPLIT_ORDER; the last range ends at

@@ -132,6 +132,7 @@ def transform_scheme(settings: Settings) -> str:
         settings.default_turn_index_base,
         settings.decision_rating_scale,
         settings.oasst.model_dump(),
+        settings.splits.link_raters,  # dialogue split groups
     ]
     return fingerprint([code_digest(here.parent, here.parents[1] / "schemas"), json_part(config)])
 

@@ -5,8 +5,9 @@ later file's copy wins (different: the others are `duplicate_conflict`); an even
 becomes one feedback row; events are resolved against the kept conversations with each dataset's
 `turn_index` base.
 
-Split unit: a conversation, unless a rater (`user_id` of feedback events) rated several: then the
-conversations linked by a shared rater are one group, named after the earliest of them.
+Split unit: a conversation, unless a person links several: then the conversations linked by a
+shared person are one group, named after the earliest of them. A person is a user turn's actor and,
+with `[splits] link_raters` (the default), a rater (`user_id` of feedback events).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def to_silver(
             conformed(fb.feedback_rows(resolved), "feedback"),
         ]
     )
+    turns = conformed(conv.turns(kept), "turns")
     quarantine = pl.concat(
         [
             conformed(q, "quarantine")
@@ -42,10 +44,10 @@ def to_silver(
         ]
     )
     return {
-        "episodes": conv.grouped_by_rater(
-            conformed(conv.episodes(kept), "episodes"), feedback
+        "episodes": conv.grouped_by_people(
+            conformed(conv.episodes(kept), "episodes"), turns, feedback, settings.splits.link_raters
         ).sort("episode_id"),
-        "turns": conformed(conv.turns(kept), "turns").sort("episode_id", "turn_index"),
+        "turns": turns.sort("episode_id", "turn_index"),
         "feedback": feedback.sort("feedback_id"),
         "quarantine": quarantine.sort("file", "locator"),
     }

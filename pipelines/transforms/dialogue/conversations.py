@@ -134,16 +134,30 @@ def _numeric_quality_scale() -> pl.Expr:
     )
 
 
-def grouped_by_rater(episodes: pl.LazyFrame, feedback: pl.LazyFrame) -> pl.LazyFrame:
-    """group_id: conversations linked by a shared human rater are one split unit, named after the
-    earliest of them; a conversation no rater links keeps its own."""
-    units = episodes.select(unit="episode_id", started_at="started_at").collect()
-    links = feedback.filter(pl.col("source_kind") == "human").select(
+def conversation_people(
+    turns: pl.LazyFrame, feedback: pl.LazyFrame, link_raters: bool
+) -> pl.LazyFrame:
+    """unit (episode id), person: the humans a conversation's split group keeps on one side, its
+    user turns' actors and, with `link_raters`, the human raters of its feedback. A rater is not a
+    speaker and nothing of theirs is in the prompt or completion: linking by them only guards
+    against rater-specific preference leaking into a test score (`[splits] link_raters`)."""
+    users = turns.filter(pl.col("role") == "user").select(unit="episode_id", person="actor_id")
+    if not link_raters:
+        return users
+    raters = feedback.filter(pl.col("source_kind") == "human").select(
         unit="episode_id", person=feedback_rater()
     )
-    components = person_components(units, links.collect()).rename(
-        {"unit": "episode_id", "group": "_group"}
-    )
+    return pl.concat([users, raters])
+
+
+def grouped_by_people(
+    episodes: pl.LazyFrame, turns: pl.LazyFrame, feedback: pl.LazyFrame, link_raters: bool = True
+) -> pl.LazyFrame:
+    """group_id: conversations linked by a shared person (`conversation_people`) are one split
+    unit, named after the earliest of them; a conversation nobody links keeps its own."""
+    units = episodes.select(unit="episode_id", started_at="started_at").collect()
+    links = conversation_people(turns, feedback, link_raters).collect()
+    components = person_components(units, links).rename({"unit": "episode_id", "group": "_group"})
     return (
         episodes.join(components.lazy(), on="episode_id", how="left")
         .with_columns(group_id=pl.coalesce("_group", "group_id"))

@@ -4,9 +4,10 @@ Unit: `dialogue:<dataset>/<conversation_id>` (its episode id) for a conversation
 for every feedback event naming it, known or not (an orphan's quarantine row lives with the
 conversation it names and re-appears when that arrives).
 
-Links: `person:<user_id>` — conversations rated by one human rater are one split group
-(`conversations.grouped_by_rater`); `event:<event_key>` — one event delivered naming different
-conversations keeps one copy (`feedback.dedup_events`).
+Links: `person:<user_id>` (with `[splits] link_raters`) — conversations rated by one human rater
+are one split group (`conversations.grouped_by_people`; the bronze holds no user turn actor, so
+raters are the only people linking conversations); `event:<event_key>` — one event delivered
+naming different conversations keeps one copy (`feedback.dedup_events`).
 Evidence: the per-dataset range of `quality` (`conversations.quality_ranges`) whose scale every
 rated conversation of the dataset shares; linking them instead would make a dataset one component.
 A conversation with a numeric quality reads its dataset's row.
@@ -34,13 +35,14 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     events = unit_keys(bronze, settings)[EVENTS]
-    raters = events.select(
-        UNIT, link=pl.lit("person:") + pl.col("extra").str.json_path_match("$.user_id")
-    )
     copies = events.select(UNIT, link=pl.lit("event:") + pl.col("event_key"))
     spanning = copies.filter(pl.col(UNIT).n_unique().over("link") > 1)
+    links = [spanning]
+    if settings.splits.link_raters:
+        rater = pl.col("extra").str.json_path_match("$.user_id")
+        links.append(events.select(UNIT, link=pl.lit("person:") + rater))
     return (
-        pl.concat([raters, spanning])
+        pl.concat(links)
         .drop_nulls()
         .unique()
         .select(unit=UNIT, link="link")
