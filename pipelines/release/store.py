@@ -218,6 +218,17 @@ def move_latest(target: ObjectRoot, version: str, expected: bytes | None) -> boo
     )
 
 
+def repoint_latest(target: ObjectRoot, version: str) -> None:
+    """Point LATEST at the complete release `version`, older or not: a build (holding the data
+    root's lock) reproduced it from the data and settings in force. `PublishConflict` when
+    another writer moved LATEST between the read and the swap."""
+    expected = _pointer(target)
+    if (expected or b"").decode().strip() == version:
+        return
+    if not objects.compare_and_swap(target, LATEST, expected, f"{version}\n".encode()):
+        raise PublishConflict(f"LATEST of {target} moved while pointing it at {version}")
+
+
 def publish_release(source: Path, target: ObjectRoot) -> Published:
     """Publish the verified local release folder `source` to the store `target`: data files,
     then the manifest (put-if-absent), then LATEST (compare-and-swap). A crash before the

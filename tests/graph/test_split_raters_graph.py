@@ -89,7 +89,7 @@ def test_flipping_link_raters_regroups_dialogue_and_changes_the_release(
 
     _build(raw, data, link_raters=True)
     assert _dialogue_groups(data) == linked
-    # the same content as the first release, so that version is reused (LATEST stays on the
-    # newer one: release/latest.py moves it back only for as-of releases)
+    # the same content as the first release: that version is reused and named LATEST again
     made = orjson.loads((Layout(data).exports / INPUTS_MARKER).read_bytes())["version"]
     assert made == first["version"]
+    assert latest_release(Layout(data).exports) == first["version"]
