@@ -1,5 +1,6 @@
 """Cleaning distinct release texts: worker processes give exactly what one process gives, ids are
-replaced before the redactor sees a text, and a text whose ids were replaced runs every detector."""
+replaced before the redactor sees a text, and a text whose ids were replaced runs the detectors
+its id-free version's gates pass (none: the redactor never sees it)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,31 @@ def test_ids_are_replaced_before_redaction_and_counted() -> None:
     assert kinds == Counter(pseudonym=1, ip=1)
 
 
-def test_a_text_whose_ids_were_replaced_runs_every_detector() -> None:
+def test_a_text_whose_ids_were_replaced_runs_the_detectors_its_id_free_text_passes(
+    redactor_calls,
+) -> None:
     # The gates saw the text before its ids were replaced; they passed only the id here.
     text = "ana-3: mail jane.doe@example.com"
     cleaned, kinds = clean_texts([(text, frozenset({"pseudonym"}))], REPLACER, RedactionConfig())[
         text
     ]
     assert cleaned == "person_bbbb: mail [EMAIL]" and kinds["email"] == 1
+    assert redactor_calls.only == [frozenset({"email"})]
+
+
+def test_a_text_whose_id_free_version_passes_no_gate_never_reaches_the_redactor(
+    redactor_calls,
+) -> None:
+    texts = [
+        ("study:ana-3#2", frozenset({"pseudonym", "phone"})),
+        ("u-17", frozenset({"pseudonym"})),
+    ]
+    out = clean_texts(texts, REPLACER, RedactionConfig())
+    assert out == {
+        "study:ana-3#2": ("study:person_bbbb#2", {"pseudonym": 1}),
+        "u-17": ("person_aaaa", {"pseudonym": 1}),
+    }
+    assert redactor_calls.texts == []
 
 
 def test_a_text_without_ids_runs_only_the_detectors_its_gates_passed(redactor_calls) -> None:
