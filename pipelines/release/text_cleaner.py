@@ -18,9 +18,12 @@ from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
-# Below this many texts to redact, one process is faster: a spawned worker costs 1–2 s of imports,
-# what redacting ~20 000 candidate texts costs on the benchmark machine.
+# Candidate texts that are worth gathering for one call (privatize.py, part_privatize.py).
 MIN_TEXTS_FOR_WORKERS = 20_000
+# Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
+# imports, what redacting ~1 MB of the texts the prefilter passes costs on the benchmark machine
+# (~0.6 MB/s: mostly long texts with digit runs, where libphonenumber runs).
+MIN_CHARS_FOR_WORKERS = 1_000_000
 _CHUNKS_PER_WORKER = 8  # several chunks per worker, so one slow chunk does not idle the others
 
 Cleaned = tuple[
@@ -34,7 +37,7 @@ def clean_texts(
     redaction: RedactionConfig,
     memo: RedactionMemo | None = None,
     workers: int = 1,
-    min_texts_for_workers: int = MIN_TEXTS_FOR_WORKERS,
+    min_chars_for_workers: int = MIN_CHARS_FOR_WORKERS,
 ) -> dict[str, Cleaned]:
     """Each candidate text → (cleaned text, replacements by kind incl. `pseudonym`). A candidate
     comes with the detectors (and `pseudonym`) whose prefilter gate it passed: a text with no id
@@ -62,8 +65,9 @@ def clean_texts(
             redacted[free] = remembered
         else:
             todo[free] = todo.get(free, frozenset()) | only
+    chars = sum(map(len, todo))
     fresh = _redact_all(
-        list(todo.items()), redaction, worker_count(workers, len(todo), min_texts_for_workers)
+        list(todo.items()), redaction, worker_count(workers, chars, min_chars_for_workers)
     )
     for free, result in zip(todo, fresh, strict=True):
         redacted[free] = result

@@ -28,7 +28,7 @@ def _candidates(texts: list[str]) -> list[tuple[str, frozenset[str]]]:
 def test_worker_processes_clean_exactly_as_one_process() -> None:
     candidates = _candidates(_corpus())
     one = clean_texts(candidates, REPLACER, RedactionConfig())
-    two = clean_texts(candidates, REPLACER, RedactionConfig(), workers=2, min_texts_for_workers=1)
+    two = clean_texts(candidates, REPLACER, RedactionConfig(), workers=2, min_chars_for_workers=1)
     assert two == one
     assert sum(1 for text, (cleaned, _) in one.items() if cleaned != text) > 100
 
@@ -89,3 +89,20 @@ def test_the_same_id_free_text_is_redacted_once_and_remembered(redactor_calls) -
     assert list(memo.used.values()) == [
         ("person_aaaa at [IP]", {"ip": 1})
     ]  # kept for the next release
+
+
+def test_worker_processes_start_at_the_characters_to_redact(monkeypatch) -> None:
+    from pipelines.release import text_cleaner
+
+    workers: list[int] = []
+    real = text_cleaner._redact_all
+
+    def spy(todo, redaction, n):
+        workers.append(n)
+        return real(todo, redaction, 1)
+
+    monkeypatch.setattr(text_cleaner, "_redact_all", spy)
+    texts = [("host 10.0.0.1", frozenset({"ip"})), ("ip 10.0.0.2", frozenset({"ip"}))]  # 24 chars
+    for at_least in (25, 24):
+        clean_texts(texts, REPLACER, RedactionConfig(), workers=2, min_chars_for_workers=at_least)
+    assert workers == [1, 2]
