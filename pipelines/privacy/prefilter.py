@@ -7,7 +7,7 @@ which Rust's does not: those are spelled out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import polars as pl
 
@@ -129,8 +129,29 @@ _AMOUNT_WITH_MAGNITUDE = (  # `_MAGNITUDE_AMOUNT` or `_GROUPED_AMOUNT`
     rf"|\d{_SPACE}(?:thousand|million|billion|trillion|mio|mrd|grand)"
     r"|(?:^|[^A-Za-z0-9_.,])\d{1,3},\d{3}"
 )
-_TOKEN_WORDS = ("bearer", "basic", "token", "key", "secret", "passw")  # `Redactor._tokens`' gate
 _PYTHON_FOLDS = {"i": "iI\u0130\u0131", "s": "sS\u017f", "k": "kK\u212a"}
+# `may_hold_phone` exactly: ≥7 digits inside one `_PHONE_RUN` between a start not glued on the left
+# (or a `+` after neither digit nor `+`) and an end not glued on the right.
+_RUN_CHAR = "_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ"
+_KEEPABLE_PHONE = (
+    rf"(?:^|[^A-Za-z0-9_/.:\-]|[^0-9+]\+)(?:[^{_RUN_CHAR}\d]*\d){{7}}[^{_RUN_CHAR}]*"
+    r"(?:$|[^A-Za-z0-9_%\-])"
+)
+# `_EMAIL` without its look-arounds: a character of the local part, `@`, a label and a dot before
+# the two letters a top-level domain starts with.
+_EMAIL_SHAPE = r"[A-Za-z0-9._%+\-]@[A-Za-z0-9][A-Za-z0-9.\-]*\.[A-Za-z]{2}"
+# `_TOKEN` without its `\b`; its classes widened by the letters IGNORECASE folds into ASCII ones,
+# `[^\s"'&,;]` by every non-ASCII space (a wider class only lets more texts through).
+_TOKEN_CHAR = r"[A-Za-z0-9\-._~+/\x{130}\x{131}\x{17f}\x{212a}]"
+_SECRET_CHAR = r"""[^ \t\n\r\x0b\x0c"'&,;]"""
+_SECRET_NAMES = (
+    ("api", "key"),
+    ("access", "token"),
+    ("refresh", "token"),
+    ("auth", "token"),
+    ("client", "secret"),
+    ("secret", "key"),
+)
 
 
 def caseless(word: str) -> str:
@@ -151,6 +172,16 @@ def _any_caseless(words: Iterable[str]) -> str:
     return "|".join(caseless(w) for w in words)
 
 
+def _token_shape() -> str:
+    schemes = _any_caseless(("bearer", "basic", "token"))
+    names = "|".join(f"{caseless(a)}[_-]?{caseless(b)}" for a, b in _SECRET_NAMES)
+    names += "|" + _any_caseless(("password", "passwd"))
+    return (
+        rf"(?:{schemes}){_SPACE}+{_TOKEN_CHAR}{{16}}"
+        rf"|(?:{names}){_SPACE}*[=:]{_SPACE}*[\"']?{_SECRET_CHAR}{{6}}"
+    )
+
+
 def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> dict[str, pl.Expr]:
     """Per detector (and `pseudonym` for the id replacer): False only where it cannot find a
     span."""
@@ -158,10 +189,10 @@ def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> di
     finance = f"{_NOT_WORD}(?:{_any_caseless(_FINANCE_WORDS)}){_NOT_WORD}"
     gates = {
         "url": text.str.contains("://", literal=True) | text.str.contains("www.", literal=True),
-        "token": text.str.contains(_any_caseless(_TOKEN_WORDS)),
-        "email": text.str.contains("@", literal=True),
+        "token": text.str.contains(_token_shape()),
+        "email": text.str.contains("@", literal=True) & text.str.contains(_EMAIL_SHAPE),
         "ip": digit & (text.str.contains(_IPV4_SHAPE) | text.str.contains(_IPV6_SHAPE)),
-        "phone": digit & text.str.contains(_PHONE_SHAPE),
+        "phone": digit & text.str.contains(_PHONE_SHAPE) & text.str.contains(_KEEPABLE_PHONE),
         "money": digit
         & (
             text.str.contains_any(list(_CURRENCY_MARKS))
@@ -175,3 +206,26 @@ def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> di
     if names and "org" in config.kinds:
         gates["org"] = text.str.contains(_any_caseless(names))
     return gates
+
+
+def gated(
+    values: pl.Series, ids: list[str], config: RedactionConfig
+) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each string of `values` some gate passes, with the names of the gates it passes (a string
+    left out can be changed by neither the redactor nor the id replacer)."""
+    gates = detector_gates(pl.col("value"), ids, config)
+    names = list(gates)
+    mask = pl.sum_horizontal(
+        gate.cast(pl.Int64) * (1 << i) for i, gate in enumerate(gates.values())
+    )
+    passed = (
+        values.rename("value")
+        .to_frame()
+        .select("value", mask.alias("mask"))
+        .filter(pl.col("mask") > 0)
+    )
+    names_of: dict[int, frozenset[str]] = {}
+    for value, bits in zip(passed["value"].to_list(), passed["mask"].to_list(), strict=True):
+        if bits not in names_of:
+            names_of[bits] = frozenset(name for i, name in enumerate(names) if bits >> i & 1)
+        yield value, names_of[bits]

@@ -21,6 +21,10 @@ from pipelines.storage.fingerprint import fingerprint, json_part
 
 # Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
 CHUNK_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
+# Rows a chunk may hold (estimated in-memory size of its partitions' kept datasets): the prefilter
+# passes few of a partition's texts, so a chunk of CHUNK_TEXTS candidates alone could hold most of
+# the release's rows.
+CHUNK_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -57,14 +61,19 @@ def privatize_all(
     """(partition, ledger of its kept rows, its privatized kept rows) of every pending
     partition. Partitions are prepared one by one and their candidate texts cleaned together, in
     chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
-    partition alone rarely has enough), while memory holds one chunk of partitions."""
+    partition alone rarely has enough), while memory holds one chunk of partitions (at most about
+    CHUNK_BYTES of rows, or one partition)."""
     replacer = id_replacer(privacy.key, tuple(ids))
     chunk: list[tuple[Pending, Prepared]] = []
+    held_bytes = 0
     for i, p in enumerate(pending):
-        chunk.append((p, prepare(_kept(root, p, held), ids, privacy.redaction)))
+        prepared = prepare(_kept(root, p, held), ids, privacy.redaction)
+        held_bytes += sum(frame.estimated_size() for frame in prepared.datasets.values())
+        chunk.append((p, prepared))
         texts = sum(len(prepared.candidates) for _, prepared in chunk)
-        if texts < CHUNK_TEXTS and i + 1 < len(pending):
+        if texts < CHUNK_TEXTS and held_bytes < CHUNK_BYTES and i + 1 < len(pending):
             continue
+        held_bytes = 0
         candidates = [c for _, prepared in chunk for c in prepared.candidates]
         chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
         cleaned = cleaned_frame(

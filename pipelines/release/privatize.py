@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.privacy.prefilter import detector_gates
+from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import (
     IdReplacer,
     Pseudonymizer,
@@ -133,24 +133,6 @@ def _clean_frame(
     return frame.with_columns(changes), dict(sorted(counts.items()))
 
 
-def _candidates(
-    distinct: pl.Series, gates: dict[str, pl.Expr]
-) -> Iterator[tuple[str, frozenset[str]]]:
-    """Each distinct string some gate passes, with the names of the gates it passes."""
-    names = list(gates)
-    mask = pl.sum_horizontal(
-        gate.cast(pl.Int64) * (1 << i) for i, gate in enumerate(gates.values())
-    )
-    gated = (
-        distinct.to_frame("value").select("value", mask.alias("mask")).filter(pl.col("mask") > 0)
-    )
-    passed: dict[int, frozenset[str]] = {}
-    for value, bits in zip(gated["value"].to_list(), gated["mask"].to_list(), strict=True):
-        if bits not in passed:
-            passed[bits] = frozenset(name for i, name in enumerate(names) if bits >> i & 1)
-        yield value, passed[bits]
-
-
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
     kinds = sorted({kind for _, counts in cleaned.values() for kind in counts})
     results = list(cleaned.values())
@@ -190,7 +172,7 @@ def prepare(
         [pl.Series("value", [], dtype=pl.String)]
         + [o.get_column("value") for _, o in occurrences.values()]
     ).unique()
-    candidates = list(_candidates(distinct, detector_gates(pl.col("value"), ids, redaction)))
+    candidates = list(gated(distinct, ids, redaction))
     return Prepared(dict(datasets), occurrences, candidates)  # finish_each empties it
 
 

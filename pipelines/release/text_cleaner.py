@@ -1,22 +1,29 @@
 """Distinct candidate texts → pseudonymized, redacted texts and the replacements each took.
 
-Subject ids are replaced first, in this process (one search over all texts, cheap). What the
-redactor makes of the id-free text depends on that text and the redaction config alone, so it is
-taken from the memo of earlier releases when it is there, and computed otherwise, in worker
-processes when there are many texts (the redactor is Python: one core per process)."""
+Subject ids are replaced first, in this process (one search over all texts, cheap), and the id-free
+texts gated again (pipelines/privacy/prefilter.py). What the redactor makes of an id-free text
+depends on that text and the redaction config alone, so it is taken from the memo of earlier
+releases when it is there, and computed otherwise, in worker processes when there are many texts
+(the redactor is Python: one core per process)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import polars as pl
+
+from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
-# Below this many texts to redact, one process is faster: a spawned worker costs 1–2 s of imports,
-# what redacting ~20 000 candidate texts costs on the benchmark machine.
+# Candidate texts that are worth gathering for one call (privatize.py, part_privatize.py).
 MIN_TEXTS_FOR_WORKERS = 20_000
+# Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
+# imports, what redacting ~1 MB of the texts the prefilter passes costs on the benchmark machine
+# (~0.6 MB/s: mostly long texts with digit runs, where libphonenumber runs).
+MIN_CHARS_FOR_WORKERS = 1_000_000
 _CHUNKS_PER_WORKER = 8  # several chunks per worker, so one slow chunk does not idle the others
 
 Cleaned = tuple[
@@ -30,36 +37,37 @@ def clean_texts(
     redaction: RedactionConfig,
     memo: RedactionMemo | None = None,
     workers: int = 1,
-    min_texts_for_workers: int = MIN_TEXTS_FOR_WORKERS,
+    min_chars_for_workers: int = MIN_CHARS_FOR_WORKERS,
 ) -> dict[str, Cleaned]:
     """Each candidate text → (cleaned text, replacements by kind incl. `pseudonym`). A candidate
     comes with the detectors (and `pseudonym`) whose prefilter gate it passed: a text with no id
-    runs only those (the gates are proven supersets), a text whose ids were replaced runs them all
-    (the gates saw it before the replacement)."""
+    runs only those (the gates are proven supersets), a text that may hold an id runs those its
+    id-free version passes (the gates saw it before the replacement), none when it passes none."""
     candidates = list(candidates)
-    with_ids = [text for text, possible in candidates if "pseudonym" in possible]
-    id_free = dict(zip(with_ids, replacer.replace_many_counted(with_ids), strict=True))
-    del with_ids
+    id_free, free_gates = _id_free(candidates, replacer, redaction)
     prepared: list[tuple[str, str, int]] = []  # original, id-free text, ids replaced
     redacted: dict[str, Cleaned] = {}
-    todo: dict[str, frozenset[str] | None] = {}  # id-free text -> detectors to run (None: all)
+    todo: dict[str, frozenset[str]] = {}  # id-free text -> detectors to run
     for text, possible in candidates:
         if "pseudonym" in possible:
             free, n_ids = id_free[text]
-            only: frozenset[str] | None = None
+            only = free_gates.get(free, frozenset())
         else:
             free, n_ids, only = text, 0, possible
         prepared.append((text, free, n_ids))
         if free in redacted:
             continue
+        if not only and free not in todo:
+            redacted[free] = (free, {})  # no detector can find a span in it
+            continue
         remembered = memo.get(free) if memo is not None else None
         if remembered is not None:
             redacted[free] = remembered
         else:
-            known = todo.get(free, frozenset())
-            todo[free] = None if only is None or known is None else known | only
+            todo[free] = todo.get(free, frozenset()) | only
+    chars = sum(map(len, todo))
     fresh = _redact_all(
-        list(todo.items()), redaction, worker_count(workers, len(todo), min_texts_for_workers)
+        list(todo.items()), redaction, worker_count(workers, chars, min_chars_for_workers)
     )
     for free, result in zip(todo, fresh, strict=True):
         redacted[free] = result
@@ -72,8 +80,19 @@ def clean_texts(
     return out
 
 
+def _id_free(
+    candidates: list[tuple[str, frozenset[str]]], replacer: IdReplacer, redaction: RedactionConfig
+) -> tuple[dict[str, tuple[str, int]], dict[str, frozenset[str]]]:
+    """Each candidate that may hold an id → (its id-free text, ids replaced), and each id-free text
+    some detector's gate passes → the detectors it passes."""
+    with_ids = [text for text, possible in candidates if "pseudonym" in possible]
+    id_free = dict(zip(with_ids, replacer.replace_many_counted(with_ids), strict=True))
+    free = pl.Series([text for text, _ in id_free.values()], dtype=pl.String).unique()
+    return id_free, dict(gated(free, [], redaction))
+
+
 def _redact_all(
-    todo: list[tuple[str, frozenset[str] | None]], redaction: RedactionConfig, workers: int
+    todo: list[tuple[str, frozenset[str]]], redaction: RedactionConfig, workers: int
 ) -> list[Cleaned]:
     if workers == 1:
         return _redact_chunk(redaction, todo)
@@ -92,7 +111,7 @@ _REDACTORS: dict[str, Redactor] = {}  # per process: compiling a Redactor's patt
 
 @gives_back_freed_memory
 def _redact_chunk(
-    redaction: RedactionConfig, chunk: list[tuple[str, frozenset[str] | None]]
+    redaction: RedactionConfig, chunk: list[tuple[str, frozenset[str]]]
 ) -> list[Cleaned]:
     redactor = _REDACTORS.get(repr(redaction))
     if redactor is None:
