@@ -86,4 +86,16 @@ class RowBlocks(Sequence[dict[str, Any]]):
     def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        return list(self)[index]
+        if isinstance(index, slice):
+            return list(self)[index]
+        # One row typed back from its block only (the misfit search looks rows up one by one).
+        position = index + self._len if index < 0 else index
+        if not 0 <= position < self._len:
+            raise IndexError(index)
+        for block in self.blocks():
+            if position < len(block):
+                if isinstance(block, pa.Table):
+                    return block.slice(position, 1).to_pylist()[0]
+                return block[position]
+            position -= len(block)
+        raise AssertionError("blocks hold fewer rows than counted")  # pragma: no cover

@@ -45,6 +45,22 @@ def test_a_block_arrow_refuses_stays_dicts_for_the_batch_to_judge():
     assert isinstance(blocks[1], pa.Table)
 
 
+def test_a_row_is_looked_up_by_its_index_across_typed_and_refused_blocks():
+    rows = RowBlocks(TABLE, block_rows=2)
+    given = [_row("a"), _row("b", "not a number"), _row("c", 3), _row("d", 4), _row("e", 5)]
+    for row in given:
+        rows.append(row)
+    # blocks: [a, b] refused (dicts), [c, d] typed, [e] open
+    assert [rows[i]["session_id"] for i in range(5)] == ["a", "b", "c", "d", "e"]
+    assert rows[1]["turn_count"] == "not a number" and rows[3]["turn_count"] == 4
+    assert rows[-1]["session_id"] == "e" and rows[-5]["session_id"] == "a"
+    assert [r["session_id"] for r in rows[1:4]] == ["b", "c", "d"]
+    with pytest.raises(IndexError):
+        rows[5]
+    with pytest.raises(IndexError):
+        rows[-6]
+
+
 def test_a_small_file_keeps_its_plain_list_of_rows():
     rows = RowBlocks(TABLE, block_rows=2)
     rows.append(_row("a"))
