@@ -260,13 +260,13 @@ def _privacy_line(privacy: dict) -> str:
 def _grouping_line(splits: dict) -> str:
     """Which people link units into one group (`[splits] link_raters`)."""
     common = (
-        "A group is every unit linked by a shared person: a study participant, a scenario or "
-        "dialogue user, a human decision actor"
+        "A group also takes in every unit that shares a person with it: all sessions of a study "
+        "participant, all decision sessions of a human actor"
     )
     if splits.get("link_raters", True):
         return (
-            f"{common}, or a dialogue rater (every conversation a rater rated is in one split, so "
-            "no rater's labels are in two splits)."
+            f"{common}, and all conversations a dialogue rater rated (so no rater's labels are in "
+            "two splits)."
         )
     return (
         f"{common}; dialogue raters do not link conversations (`[splits] link_raters = false`), so "

@@ -182,3 +182,17 @@ def test_the_partition_scheme_changes_with_link_raters_and_not_for_the_default()
     before = fingerprint([json_part(["turnlake-splits-v1", {"train": 0.8, "test": 0.2}, 4])])[:12]
     assert scheme_of(SplitConfig(), 4) == before
     assert scheme_of(OFF, 4) != before
+
+
+@pytest.mark.parametrize(
+    ("splits", "said"),
+    [
+        ({"salt": "s"}, "all conversations a dialogue rater rated"),
+        ({"salt": "s", "link_raters": False}, "dialogue raters do not link conversations"),
+    ],
+)
+def test_the_card_says_which_people_link_a_group(splits, said):
+    from pipelines.release.card import _grouping_line
+
+    line = _grouping_line(splits)
+    assert said in line and "decision sessions of a human actor" in line
