@@ -21,18 +21,23 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
     return draw_svg(chart.to_dict())
 
 
-def reward_distribution(points: pl.DataFrame) -> alt.Chart:
-    """One strip of ticks per source and rule: where each reward falls in [-1, 1]."""
-    frame = points.with_columns(
+def reward_distribution(ticks: pl.DataFrame) -> alt.Chart:
+    """One strip of ticks per source and rule: where the rewards fall in [-1, 1], a tick the
+    more opaque the more rewards it stands for (`numbers.reward_ticks`)."""
+    frame = ticks.with_columns(
         pl.concat_str("source", pl.lit(" · "), "reward_rule").alias("source · rule")
     )
     return (
         alt.Chart(frame, title="Rewards per source and rule")
-        .mark_tick(opacity=0.6, thickness=2)
+        .mark_tick(thickness=2)
         .encode(
             x=alt.X("reward:Q", scale=alt.Scale(domain=[-1, 1])),
             y=alt.Y("source · rule:N", title=None, axis=alt.Axis(labelLimit=320)),
             color=alt.Color("source:N", legend=None),
+            opacity=alt.Opacity(
+                "rewards:Q", scale=alt.Scale(type="log", range=[0.3, 1]), legend=None
+            ),
+            tooltip=["source", "reward_rule", "reward", "rewards"],
         )
         .properties(width=WIDTH)
     )

@@ -82,7 +82,7 @@ def _reward_section(layout: Layout, draw: Draw) -> Section:
     return Section(
         "rewards",
         "Reward distributions per source and rule",
-        draw(charts.reward_distribution(points)),
+        draw(charts.reward_distribution(numbers.reward_ticks(points))),
         [("", numbers.reward_stats(points))],
     )
 

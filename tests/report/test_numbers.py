@@ -33,6 +33,39 @@ def test_reward_points_carry_the_source_of_their_episode_or_unknown():
     ]
 
 
+def test_reward_ticks_count_the_rewards_falling_on_each_hundredth():
+    points = pl.DataFrame(
+        {
+            "source": ["a"] * 5 + ["b"],
+            "reward_rule": ["r@1"] * 6,
+            "reward": [0.501, 0.499, 0.5, -1.0, 0.123, 0.5],
+        }
+    )
+    ticks = numbers.reward_ticks(points)
+    # 0.501, 0.499 and 0.5 all fall on 0.50; 0.123 on 0.12; b's one reward on its own strip
+    assert [(s, r, round(x, 2), n) for s, r, x, n in ticks.rows()] == [
+        ("a", "r@1", -1.0, 1),
+        ("a", "r@1", 0.12, 1),
+        ("a", "r@1", 0.5, 3),
+        ("b", "r@1", 0.5, 1),
+    ]
+
+
+def test_a_reward_plot_of_many_rewards_embeds_at_most_one_row_per_tick():
+    from pipelines.reports import charts
+
+    many = pl.DataFrame(
+        {
+            "source": ["a"] * 50_000,
+            "reward_rule": ["r@1"] * 50_000,
+            "reward": [i / 25_000 - 1 for i in range(50_000)],
+        }
+    )
+    spec = charts.reward_distribution(numbers.reward_ticks(many)).to_dict()  # no MaxRowsError
+    (rows,) = spec["datasets"].values()
+    assert len(rows) == 201  # -1.00, -0.99, …, 1.00
+
+
 def test_reward_stats_per_source_and_rule_count_signs_and_mean():
     stats = numbers.reward_stats(numbers.reward_points(*_rewards()))
     # a · r@1: -1, 0.5, 1 → mean 0.5/3 = 0.167; one negative, none zero, two positive

@@ -153,3 +153,23 @@ def test_report_shows_each_sources_split_balance(demo_warehouse):
     per_source = dict(silver.group_by("source").len().iter_rows())
     totals = dict(balance.group_by("source").agg(pl.col("episodes").sum()).iter_rows())
     assert totals == per_source
+
+
+def test_the_reward_plot_is_drawn_for_more_rewards_than_altair_embeds(monkeypatch, tmp_path):
+    """Altair refuses a plot of more than 5 000 rows: at 100 MB of raw files (42 k turn rewards)
+    the report was not written at all."""
+    from pipelines.reports import numbers, page
+
+    rewards = pl.DataFrame(
+        {
+            "episode_id": [f"e{i % 300}" for i in range(6_000)],
+            "reward_rule": ["r@1"] * 6_000,
+            "reward": [(i % 2001) / 1000 - 1 for i in range(6_000)],
+        }
+    )
+    episodes = pl.DataFrame({"episode_id": [f"e{i}" for i in range(300)], "source": ["a"] * 300})
+    tables = {"turn_rewards": rewards, "episodes": episodes}
+    monkeypatch.setattr(numbers, "read_warehouse_table", lambda _, name, gold=False: tables[name])
+    drawn = []
+    section = page._reward_section(Layout(tmp_path), lambda chart: drawn.append(chart.to_dict()))
+    assert len(drawn) == 1 and section.tables[0][1]["rewards"].to_list() == [6_000]
