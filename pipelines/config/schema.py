@@ -146,9 +146,7 @@ class Ratios(Table):
 class Splits(Table):
     salt: Annotated[str, Field(min_length=1)] = DEFAULT_SALT
     ratios: Ratios | None = None  # None: train 0.8, test 0.2
-    # true: a dialogue rater links every conversation they rated into one split group (and the
-    # split proof checks raters like speakers); false: only real participants link conversations
-    link_raters: bool = True
+    link_raters: bool = True  # false: dialogue conversations are linked by participants, not raters
 
 
 class Partitions(Table):

@@ -16,11 +16,11 @@ from pipelines.privacy.redact import RedactionConfig
 from pipelines.release import part_cache, part_ledger
 from pipelines.release.privatize import Prepared, cleaned_frame, finish_each, id_replacer, prepare
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS
+from pipelines.release.text_cleaner import TEXTS_PER_GATHERING
 from pipelines.storage.fingerprint import fingerprint, json_part
 
 # Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
-CHUNK_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
+CHUNK_TEXTS = 4 * TEXTS_PER_GATHERING
 # Rows a chunk may hold (estimated in-memory size of its partitions' kept datasets): the prefilter
 # passes few of a partition's texts, so a chunk of CHUNK_TEXTS candidates alone could hold most of
 # the release's rows.

@@ -25,7 +25,7 @@ from pipelines.privacy.pseudonyms import (
 )
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.text_cleaner import MIN_TEXTS_FOR_WORKERS, clean_texts
+from pipelines.release.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits.assign import human_participants
 from pipelines.storage.layout import Layout
@@ -179,7 +179,7 @@ def prepare(
 # Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
 # entries (~1 KB per text) until it returns, and the largest release partition of a 1 GB corpus has
 # ~600 000 candidate texts. Enough for the redactor's worker processes (text_cleaner.py).
-SLICE_TEXTS = 4 * MIN_TEXTS_FOR_WORKERS
+SLICE_TEXTS = 4 * TEXTS_PER_GATHERING
 
 
 def cleaned_frame(

@@ -18,8 +18,9 @@ from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
-# Candidate texts that are worth gathering for one call (privatize.py, part_privatize.py).
-MIN_TEXTS_FOR_WORKERS = 20_000
+# Candidate texts worth gathering for one `clean_texts` call: the unit privatize.py and
+# part_privatize.py size their batches by (which texts reach workers is MIN_CHARS_FOR_WORKERS).
+TEXTS_PER_GATHERING = 20_000
 # Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
 # imports, what redacting ~1 MB of the texts the prefilter passes costs on the benchmark machine
 # (~0.6 MB/s: mostly long texts with digit runs, where libphonenumber runs).
