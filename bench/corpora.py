@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import later
 import shapes
 
 SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
@@ -114,7 +115,8 @@ def _give_fresh_ids(path: Path, tag: str) -> None:
 
 def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
     """Copy ~1 % of the corpus's file count from a demo corpus made with another seed, under new
-    names."""
+    names, naming new conversations and experiments, with dialogue times after the corpus's
+    (later.py)."""
     extra = work / f"extra-{info['scale']}" / "raw"
     if not extra.is_dir():
         make_demo(extra, max(1, math.ceil(info["scale"] / 100)), EXTRA_SEED, work)
@@ -122,6 +124,7 @@ def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
     want = max(1, round(info["files"] / 100))
     picked = random.Random(EXTRA_SEED).sample(candidates, min(want, len(candidates)))
     raw = Path(info["raw"])
+    by = later.shift_after(raw, extra)
     added = []
     for path in sorted(picked):
         target = raw / _renamed(path.relative_to(extra).as_posix(), "bench1pct")
@@ -130,6 +133,10 @@ def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
         _give_fresh_ids(target, "bench1pct")
+        if target.relative_to(raw).parts[0] in later.DIALOGUE_FOLDERS:
+            stat = target.stat()
+            later.shift_times(target, by)
+            os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         added.append(target)
     return added
 
