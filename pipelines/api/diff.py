@@ -13,10 +13,10 @@ from pipelines.storage.uri import is_remote
 def diff(
     old: str | None = None, new: str | None = None, *, data_root: PathLike | None = None
 ) -> ReleaseDiff:
-    """Rows added / removed / changed per dataset and split (by row identity), groups that moved
-    split (`moved_groups`, must be empty), reward and label shift, config, code and raw-file
-    changes between release `old` and release `new` (default: the latest, and the release
-    before it). Raises `NoRelease` for a version that does not exist or has no predecessor;
+    """Rows added / removed / changed / moved in per dataset and split (by row identity), groups
+    that moved split (`moved_groups`, must be empty), reward and label shift, config, code and
+    raw-file changes between release `old` and release `new` (default: the latest, and the
+    release before it). Raises `NoRelease` for a version that does not exist or has no predecessor;
     under an S3 data root `ReleaseMismatch` when a downloaded release does not verify."""
     from pipelines.release.diff import diff_releases
     from pipelines.release.files import complete_releases

@@ -1,8 +1,10 @@
-"""What changed between two releases: rows added / removed / changed per dataset and split (by each
-dataset's row identity, not by counts), groups that moved split (must be none: splits are a pure
-function of the group), reward and label distribution shift, config, code and raw-file changes.
+"""What changed between two releases: rows added / removed / changed / moved in per dataset and
+split (by each dataset's row identity, not by counts), groups that moved split (must be none: splits
+are a pure function of the group), reward and label distribution shift, config, code and raw-file
+changes.
 
-`turnlake diff V1 V2` prints `diff_markdown`; a new release's card carries it as its changelog."""
+`turnlake diff V1 V2` prints it as Markdown (changelog.py); a new release's card carries that as
+its changelog."""
 
 from __future__ import annotations
 
@@ -102,7 +104,8 @@ def _keyed(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
 def row_changes(dataset: str, old: pl.DataFrame | None, new: pl.DataFrame | None) -> list[dict]:
     """Per split (`old`, `new`: the rows, or their key frames, `keyed_file`): rows before and
     after, added (in the new split), removed (from the old split), changed (same identity, other
-    content)."""
+    content), moved in (same identity, another split before: its group was renamed, by an earlier
+    unit that joined it or by a merge with another group, so it is not among `moved_groups`)."""
     empty = pl.DataFrame(schema={"split": pl.String, "_id": pl.String, "_content": pl.String})
     a = _keyed(dataset, old) if old is not None else empty
     b = _keyed(dataset, new) if new is not None else empty
@@ -123,6 +126,9 @@ def row_changes(dataset: str, old: pl.DataFrame | None, new: pl.DataFrame | None
                 ).height,
                 "changed": joined.filter(
                     (pl.col("split_new") == split) & (pl.col("_content") != pl.col("_content_new"))
+                ).height,
+                "moved_in": joined.filter(
+                    (pl.col("split_new") == split) & (pl.col("split") != pl.col("split_new"))
                 ).height,
             }
         )
@@ -236,66 +242,3 @@ def diff_releases(exports: Path, old: str, new: str) -> ReleaseDiff:
     return diff_folders(
         exports / old, exports / new, read_manifest(exports / old), read_manifest(exports / new)
     )
-
-
-def _number(value: Any) -> str:
-    return "–" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
-def diff_markdown(diff: ReleaseDiff) -> str:
-    """The diff as Markdown (the CLI prints it; a card carries it as its changelog)."""
-    out = [f"Compared with `{diff.old}` (rows matched by their identity, not by counts).", ""]
-    out += [
-        "| dataset | split | before | after | added | removed | changed |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    out += [
-        f"| `{r['dataset']}` | {r['split']} | {r['before']} | {r['after']} | {r['added']} | "
-        f"{r['removed']} | {r['changed']} |"
-        for r in diff.rows
-    ]
-    moved = diff.moved_groups
-    out += ["", f"Groups that moved split: {len(moved)} (must be 0)."]
-    out += [f"- `{g['group_id']}`: {g['old_split']} → {g['new_split']}" for g in moved[:20]]
-    if diff.rewards:
-        out += ["", "| dataset | column | release | n | mean | p10 | p50 | p90 |"]
-        out += ["|---|---|---|---|---|---|---|---|"]
-        out += [
-            f"| `{s['dataset']}` | `{s['column']}` | {s['release']} | {s['n']} | "
-            + " | ".join(_number(s[k]) for k in ("mean", "p10", "p50", "p90"))
-            + " |"
-            for s in diff.rewards
-        ]
-    if diff.labels:
-        out += [
-            "",
-            "KTO labels: "
-            + "; ".join(
-                f"{str(x['label']).lower()} {x['before']} → {x['after']}" for x in diff.labels
-            )
-            + ".",
-        ]
-    out += [
-        "",
-        "Configuration changes: "
-        + (
-            "; ".join(f"`{c['key']}` {c['before']!r} → {c['after']!r}" for c in diff.config)
-            or "none"
-        )
-        + ".",
-    ]
-    out += [
-        "",
-        "Code changes: "
-        + ("; ".join(f"{c['field']} `{c['before']}` → `{c['after']}`" for c in diff.code) or "none")
-        + ".",
-    ]
-    raw = diff.raw_files
-    out += [
-        "",
-        (
-            f"Raw files: {raw.get('added', 0)} added, {raw.get('removed', 0)} removed, "
-            f"{raw.get('changed', 0)} changed."
-        ),
-    ]
-    return "\n".join(out)

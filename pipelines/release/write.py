@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 
 from pipelines.release.card import release_configs, render_card
 from pipelines.release.card_meta import Config
-from pipelines.release.diff import diff_folders, diff_markdown
+from pipelines.release.changelog import diff_markdown
+from pipelines.release.diff import diff_folders
 from pipelines.release.files import (
     CARD,
     LEDGER,

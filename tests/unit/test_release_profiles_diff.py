@@ -5,7 +5,14 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import SettingsError, validate_config
-from pipelines.release.diff import changed_values, keyed_file, moved_groups, row_changes
+from pipelines.release.changelog import diff_markdown
+from pipelines.release.diff import (
+    ReleaseDiff,
+    changed_values,
+    keyed_file,
+    moved_groups,
+    row_changes,
+)
 from pipelines.release.profiles import config_names, profile_frames, select
 
 KTO = pl.DataFrame(
@@ -97,6 +104,7 @@ def test_row_changes_match_rows_by_identity_not_by_counts():
             "added": 0,
             "removed": 0,
             "changed": 1,
+            "moved_in": 0,
         },
         {
             "dataset": "sft",
@@ -106,8 +114,46 @@ def test_row_changes_match_rows_by_identity_not_by_counts():
             "added": 1,
             "removed": 1,
             "changed": 0,
+            "moved_in": 0,
         },
     ]
+
+
+def test_a_row_whose_renamed_group_changed_split_is_counted_as_moved_in():
+    # c's group g1 became g9 (an earlier unit joined it) and g9 hashes to test: no group moved
+    # split, but row c did; a is unchanged, b changed content in place
+    old = pl.DataFrame(
+        {
+            "split": ["train", "train", "train"],
+            "turn_id": ["a", "b", "c"],
+            "group_id": ["g0", "g0", "g1"],
+            "reward": [1.0, 0.5, 0.2],
+        }
+    )
+    new = pl.DataFrame(
+        {
+            "split": ["train", "train", "test"],
+            "turn_id": ["a", "b", "c"],
+            "group_id": ["g0", "g0", "g9"],
+            "reward": [1.0, 0.7, 0.2],
+        }
+    )
+    rows = row_changes("sft", old, new)
+    assert [(r["split"], r["moved_in"], r["added"], r["removed"]) for r in rows] == [
+        ("test", 1, 0, 0),
+        ("train", 0, 0, 0),
+    ]
+    assert moved_groups({"sft": old}, {"sft": new}) == []
+    text = diff_markdown(ReleaseDiff("v1", "v2", rows=rows))
+    assert "| `sft` | test | 0 | 1 | 0 | 0 | 1 | 1 |" in text
+    assert "Rows in another split than before: 1" in text
+
+
+def test_no_moved_rows_no_moved_rows_sentence():
+    same = pl.DataFrame({"split": ["train"], "turn_id": ["a"], "group_id": ["g0"]})
+    text = diff_markdown(ReleaseDiff("v1", "v2", rows=row_changes("sft", same, same)))
+    assert "| `sft` | train | 1 | 1 | 0 | 0 | 0 | 0 |" in text
+    assert "Rows in another split" not in text
 
 
 def test_moved_groups_are_found_across_datasets():
@@ -165,6 +211,7 @@ def test_row_changes_from_per_file_key_frames_equal_those_of_the_whole_dataset()
         "added": 0,
         "removed": 0,
         "changed": 1,
+        "moved_in": 0,
     }
     assert by_split["test"]["before"] == 1 and by_split["test"]["added"] == 1
     assert by_split["test"]["changed"] == 0 and by_split["test"]["removed"] == 0
@@ -216,5 +263,6 @@ def test_a_file_two_releases_share_is_read_once_and_a_rewritten_one_is_compared(
             "added": 1,
             "removed": 0,
             "changed": 1,
+            "moved_in": 0,
         }
     ]
