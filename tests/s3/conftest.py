@@ -11,15 +11,18 @@ import subprocess
 import sys
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from pipelines.storage.objects import ObjectRoot
 
+T = TypeVar("T")
 KEY = "0123456789abcdef0123456789abcdef"  # the pseudonym key of every S3 test's builds
 
 
@@ -45,29 +48,53 @@ def demo_built_locally(built_once, to: Path) -> tuple[Path, Path]:
     return to / "raw", to / "local"
 
 
+# Requests the helpers below send at once: each waits on moto's server (a process of its own),
+# so a few in flight keep both cores busy; boto3's clients are thread-safe.
+CONCURRENT_REQUESTS = 8
+
+
+def each_at_once(send: Callable[[T], object], items: Iterable[T]) -> int:
+    """`send(item)` for every item, CONCURRENT_REQUESTS at a time; how many (the first error is
+    raised)."""
+    with ThreadPoolExecutor(CONCURRENT_REQUESTS) as pool:
+        return sum(1 for _ in pool.map(send, items))
+
+
+def put_objects(client, uri: str, keys: Iterable[str], body: bytes) -> int:
+    """Put `body` at each key under `s3://bucket/prefix` `uri` (with boto3, not turnlake's
+    code); how many."""
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    return each_at_once(
+        lambda key: client.put_object(Bucket=bucket, Key=f"{prefix}/{key}", Body=body), keys
+    )
+
+
 def upload(client, bucket: str, folder: Path, prefix: str) -> list[str]:
     """Upload a local tree with boto3 (not turnlake's code); the keys written."""
-    keys = []
-    for parent, _, files in os.walk(folder):
-        for name in files:
-            path = Path(parent, name)
-            key = f"{prefix}/{path.relative_to(folder).as_posix()}"
-            client.upload_file(str(path), bucket, key)
-            keys.append(key)
-    return keys
+    files = {
+        f"{prefix}/{path.relative_to(folder).as_posix()}": path
+        for parent, _, names in os.walk(folder)
+        for path in (Path(parent, name) for name in names)
+    }
+    each_at_once(lambda key: client.upload_file(str(files[key]), bucket, key), files)
+    return list(files)
 
 
 def copy_bucket(client, source: str, target: str) -> int:
     """Copy every object of bucket `source` into the new bucket `target` (inside the server, with
     boto3, not turnlake's code); how many."""
     client.create_bucket(Bucket=target)
-    copied = 0
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=source):
-        for item in page.get("Contents", []):
-            source_object = {"Bucket": source, "Key": item["Key"]}
-            client.copy_object(Bucket=target, Key=item["Key"], CopySource=source_object)
-            copied += 1
-    return copied
+    keys = [
+        item["Key"]
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=source)
+        for item in page.get("Contents", [])
+    ]
+    return each_at_once(
+        lambda key: client.copy_object(
+            Bucket=target, Key=key, CopySource={"Bucket": source, "Key": key}
+        ),
+        keys,
+    )
 
 
 def _cache_of(data_root: str) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -20,7 +21,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import KEY, point_aws_at
+from tests.s3.conftest import CONCURRENT_REQUESTS, KEY, point_aws_at
 
 REPO = Path(__file__).parents[2]
 
@@ -125,15 +126,24 @@ def test_killed_run_on_s3_leaves_the_previous_snapshot_readable(built, forked_tu
 
 def _objects_holding(root: ObjectRoot, needle: str) -> list[str]:
     """Every object under `root` whose bytes, or decoded Parquet rows, hold `needle`."""
-    found = []
-    for key in objects.list_keys(root):
+
+    def holds(key: str) -> bool:
         data = objects.get_bytes(root, key)
         decoded = (
             pl.read_parquet(io.BytesIO(data)).write_ndjson() if key.endswith(".parquet") else ""
         )
-        if needle.encode() in data or needle in decoded:
-            found.append(key)
-    return found
+        return needle.encode() in data or needle in decoded
+
+    keys = objects.list_keys(root)
+    with ThreadPoolExecutor(CONCURRENT_REQUESTS) as pool:  # each get waits on moto's process
+        return [key for key, held in zip(keys, pool.map(holds, keys), strict=True) if held]
+
+
+def _bytes_of(root: ObjectRoot, keys: list[str]) -> dict[str, bytes]:
+    with ThreadPoolExecutor(CONCURRENT_REQUESTS) as pool:
+        return dict(
+            zip(keys, pool.map(lambda key: objects.get_bytes(root, key), keys), strict=True)
+        )
 
 
 def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built, moto_requests):
@@ -143,13 +153,14 @@ def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built, moto_
     release = complete_releases(Layout(as_root(remote)).exports)[0]
     assert _objects_holding(root, subject)  # bronze, silver, gold, ledger entries
     stored_files = objects.list_keys(root, f"exports/{release}")
-    before = {key: objects.get_bytes(root, key) for key in stored_files}
+    before = _bytes_of(root, stored_files)
     args = ["forget", "participant", subject, "--data-root", remote]
     with moto_requests() as log:
         assert main([*args, "--raw-root", str(built["raw"])]) == 0
     assert _objects_holding(root, subject) == []
     # the release is rewritten in place: only the objects whose bytes changed are sent again
-    changed = {key for key in stored_files if objects.get_bytes(root, key) != before[key]}
+    after = _bytes_of(root, stored_files)
+    changed = {key for key in stored_files if after[key] != before[key]}
     bucket_prefix = f"/{remote.removeprefix('s3://')}/"
     sent = {
         r.path.removeprefix(bucket_prefix)

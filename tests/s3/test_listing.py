@@ -8,6 +8,7 @@ from pipelines.ingest.incremental import unrecognised_files
 from pipelines.sources import listing
 from pipelines.sources.base import find_raw_files
 from pipelines.storage.uri import as_root
+from tests.s3.conftest import put_objects
 
 PAGE = 1000  # keys per ListObjectsV2 page (S3's and moto's)
 
@@ -19,9 +20,7 @@ def _client(endpoint: str):
 
 
 def _put_tree(client, uri: str, keys: list[str]) -> None:
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    for key in keys:
-        client.put_object(Bucket=bucket, Key=f"{prefix}/{key}", Body=b"{}\n")
+    assert put_objects(client, uri, keys, b"{}\n") == len(keys)
 
 
 def _lists(log) -> list[str]:
