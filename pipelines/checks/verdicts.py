@@ -150,5 +150,7 @@ def release_verifies(settings: Settings) -> Verdict:
 
 def release_is_trainable(settings: Settings) -> Verdict:
     from pipelines.release.trainability import trainability_problems
+    from pipelines.release.trainability_memo import memo_dir
 
-    return _judge_latest_release(settings, trainability_problems)
+    memo = memo_dir(settings.data_root)
+    return _judge_latest_release(settings, lambda folder: trainability_problems(folder, memo))

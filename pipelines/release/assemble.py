@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -31,6 +32,7 @@ from pipelines.release.redaction_memo import (
 from pipelines.release.request import ReleaseRequest
 from pipelines.release.staged import Staged
 from pipelines.release.trainability import UntrainableRelease, trainability_problems
+from pipelines.release.trainability_memo import memo_dir
 from pipelines.release.write import (
     content_hash,
     existing_version,
@@ -238,8 +240,8 @@ def _dropped_in(release: Path) -> dict[str, int]:
     return orjson.loads((release / SPLIT_PROOF).read_bytes()).get("dropped_duplicate_prompts", {})
 
 
-def _trainable(folder: Path) -> None:
-    problems = trainability_problems(folder)
+def _trainable(folder: Path, memo: Path) -> None:
+    problems = trainability_problems(folder, memo)
     if problems:
         raise UntrainableRelease(
             f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20])
@@ -277,7 +279,8 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
             found = reuse(layout, found, as_of)
             return ReleaseOutcome(found, exports / found, False, dropped)
         name = f"{today}-{digest[:10]}"
-        path = write_release(exports, name, digest, request, check=_trainable)
+        check = partial(_trainable, memo=memo_dir(settings.data_root))
+        path = write_release(exports, name, digest, request, check=check)
         record_inputs(exports, inputs, name)
         return ReleaseOutcome(name, path, True, dropped)
     finally:

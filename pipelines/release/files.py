@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
 import polars as pl
 
 from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.uri import is_remote
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
@@ -48,7 +50,22 @@ def complete_releases(exports: Path) -> list[str]:
     if not exports.is_dir():
         return []
     found = [p for p in exports.iterdir() if is_version(p.name) and (p / MANIFEST).exists()]
-    return [p.name for p in sorted(found, key=lambda p: (read_manifest(p)["created_at"], p.name))]
+    return [p.name for p in sorted(found, key=lambda p: (_created_at(p), p.name))]
+
+
+def _created_at(release: Path) -> str:
+    """The manifest's `created_at`. A manifest is written once (renamed into place), so a local
+    one with the same stamps was read before: answered without parsing again (a manifest lists
+    every raw file, 28 MB at 1 GB, and a build sorts its releases ~10 times)."""
+    if is_remote(release):
+        return read_manifest(release)["created_at"]
+    info = (release / MANIFEST).stat()
+    return _created_at_of(str(release), info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _created_at_of(release: str, inode: int, size: int, mtime_ns: int) -> str:
+    return read_manifest(Path(release))["created_at"]
 
 
 def is_as_of(manifest: dict) -> bool:

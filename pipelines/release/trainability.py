@@ -57,12 +57,13 @@ class UntrainableRelease(RuntimeError):
     """The release's own files break what a trainer relies on: nothing is published."""
 
 
-def trainability_problems(release: Path) -> list[str]:
+def trainability_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
     """Every trainability problem of the release folder (empty = a trainer can rely on it), read
-    one file at a time (trainability_files.py)."""
+    one file at a time (trainability_files.py); with `memo_dir`, a file checked before is
+    answered by its bytes' sha256 (trainability_memo.py)."""
     from pipelines.release.trainability_files import folder_problems  # it imports this module
 
-    return folder_problems(release)
+    return folder_problems(release, memo_dir)
 
 
 def dataset_problems(

@@ -6,6 +6,8 @@ may span files)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -20,8 +22,8 @@ from pipelines.release.trainability import (
     Counted,
     ranked_problems,
 )
-
-Ranked = tuple[tuple[int, int, str], str]
+from pipelines.release.trainability_memo import Ranked, TrainabilityMemo, entry_key
+from pipelines.storage.fingerprint import sha256_file
 
 
 def checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
@@ -62,25 +64,57 @@ def _file_problems(dataset: str, file: Path, include_neutral: bool) -> list[Rank
         KEEP_EMPTY.reset(token)
 
 
-def folder_problems(release: Path) -> list[str]:
-    """Every trainability problem of the datasets under `release` (see the module doc)."""
+def _whole_problems(dataset: str, files: list[Path], include_neutral: bool) -> list[Ranked]:
+    return ranked_problems(dataset, checked_columns(dataset, files), include_neutral)
+
+
+def _remembered(
+    memo: TrainabilityMemo,
+    dataset: str,
+    files: list[Path],
+    include_neutral: bool,
+    check: Callable[[], list[Ranked]],
+) -> list[Ranked]:
+    """`check()`, or what it gave before on files of the same bytes."""
+    key = entry_key(dataset, include_neutral, [sha256_file(f) for f in files])
+    found = memo.get(key)
+    if found is None:
+        found = check()
+        memo.put(key, found)
+    return found
+
+
+def folder_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
+    """Every trainability problem of the datasets under `release` (see the module doc); with
+    `memo_dir`, files checked before are answered from the memo there (trainability_memo.py)."""
     config = (
         orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
         if (release / MANIFEST).exists()
         else {}
     )
     include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
+    memo = TrainabilityMemo(memo_dir)
     ranked: list[Ranked] = []
     for folder in sorted(p for p in release.iterdir() if p.is_dir()):
-        files = sorted(folder.glob("*.parquet"))
+        name, files = folder.name, sorted(folder.glob("*.parquet"))
         if not files:
             continue
-        if folder.name == "rl_steps":
-            ranked += ranked_problems(
-                folder.name, checked_columns(folder.name, files), include_neutral
+        if name == "rl_steps":
+            ranked += _remembered(
+                memo,
+                name,
+                files,
+                include_neutral,
+                partial(_whole_problems, name, files, include_neutral),
             )
             continue
-        per_file = [_file_problems(folder.name, f, include_neutral) for f in files]
+        per_file = [
+            _remembered(
+                memo, name, [f], include_neutral, partial(_file_problems, name, f, include_neutral)
+            )
+            for f in files
+        ]
         merged = merge_problems(per_file)
         ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
+    memo.save()
     return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]

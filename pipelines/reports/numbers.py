@@ -13,11 +13,17 @@ from pipelines.storage.layout import Layout
 EXAMPLE_CHARS = 160  # an example's raw text is cut here: the report shows kinds, not records
 
 
-def read_warehouse_table(layout: Layout, table: str, gold: bool = False) -> pl.DataFrame | None:
-    """One silver or gold table as published, or None when it is not built (the one place the
-    report reads silver/gold)."""
+def read_warehouse_table(
+    layout: Layout, table: str, gold: bool = False, columns: list[str] | None = None
+) -> pl.DataFrame | None:
+    """One silver or gold table as published (only `columns`, when given), or None when it is
+    not built (the one place the report reads silver/gold)."""
     layer = "gold" if gold else "silver"
-    return stored.read(layout, layer, table) if stored.exists(layout, layer, table) else None
+    if not stored.exists(layout, layer, table):
+        return None
+    if columns is None:
+        return stored.read(layout, layer, table)
+    return stored.scan(layout, layer, table).select(columns).collect()
 
 
 def reward_points(turn_rewards: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 TEMPLATES = Path(__file__).parent / "templates"
 LATEST_REPORT = "latest.html"
+REWARD_COLUMNS = ["episode_id", "reward_rule", "reward"]  # what numbers.reward_points reads
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,10 @@ def _table_section(key: str, title: str, frame: pl.DataFrame | None, note: str) 
 
 
 def _reward_section(layout: Layout, draw: Draw) -> Section:
-    rewards = numbers.read_warehouse_table(layout, "turn_rewards", gold=True)
-    episodes = numbers.read_warehouse_table(layout, "episodes")
+    rewards = numbers.read_warehouse_table(
+        layout, "turn_rewards", gold=True, columns=REWARD_COLUMNS
+    )
+    episodes = numbers.read_warehouse_table(layout, "episodes", columns=["episode_id", "source"])
     if rewards is None or episodes is None or rewards.height == 0:
         return _plotted("rewards", "Reward distributions per source and rule", None, None)
     points = numbers.reward_points(rewards, episodes)

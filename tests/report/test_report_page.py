@@ -169,7 +169,9 @@ def test_the_reward_plot_is_drawn_for_more_rewards_than_altair_embeds(monkeypatc
     )
     episodes = pl.DataFrame({"episode_id": [f"e{i}" for i in range(300)], "source": ["a"] * 300})
     tables = {"turn_rewards": rewards, "episodes": episodes}
-    monkeypatch.setattr(numbers, "read_warehouse_table", lambda _, name, gold=False: tables[name])
+    monkeypatch.setattr(
+        numbers, "read_warehouse_table", lambda _, name, gold=False, columns=None: tables[name]
+    )
     drawn = []
     section = page._reward_section(Layout(tmp_path), lambda chart: drawn.append(chart.to_dict()))
     assert len(drawn) == 1 and section.tables[0][1]["rewards"].to_list() == [6_000]
