@@ -16,7 +16,6 @@ from pipelines.transforms.units import transform
 from tests.unit._locality import DEDUPED_ON, fixture_bronze, fixture_settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-ONE_COMPONENT = {"decision"}  # the demo humans act in nearly every decision session
 
 
 def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
@@ -56,7 +55,7 @@ def test_cached_silver_equals_the_whole_transform_before_and_after_a_file_goes(
     _assert_same(cached, transform(source, bronze, settings), f"{source}/{kind}")
     if kind == "demo":  # many components: the union over many chunks is what is tested
         used = pl.read_delta(unit_cache._uri(Layout(tmp_path), source, unit_cache.DIGESTS))
-        assert used.height > 1 or source in ONE_COMPONENT, f"{source}: a single chunk"
+        assert used.height > 1, f"{source}: a single chunk"
     files = sorted(_file_ids(bronze).get_column("file"))
     if len(files) < 2:
         return

@@ -102,8 +102,6 @@ def test_unit_keys_and_links_by_hand():
     links = decision_units.unit_links(_tiny_bronze(), SETTINGS).collect()
     assert sorted(links.rows()) == [
         ("decision:s1", "event:e1"),
-        ("decision:s1", "person:ana"),
-        ("decision:s2", "person:ana"),
         ("decision:s3", "decision:d3"),
         ("decision:s3", "event:e1"),
         ("decision:s4", "decision:d3"),
@@ -121,7 +119,7 @@ def _failed_splits(bronze: dict[str, pl.LazyFrame]) -> int:
     return failures
 
 
-@pytest.mark.parametrize("kind", ["person", "decision", "event"])
+@pytest.mark.parametrize("kind", ["decision", "event"])
 def test_dropping_a_link_kind_breaks_locality(monkeypatch, kind):
     assert _failed_splits(_tiny_bronze()) == 0
     links = decision_units.unit_links
@@ -192,5 +190,32 @@ def test_a_partition_reads_only_the_evidence_of_its_ones(monkeypatch):
     nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "by": pl.String, "key": pl.String})
     monkeypatch.setattr(
         decision_units, "unit_evidence_reads", lambda b, s: {"rating_evidence": nothing}
+    )
+    assert _failed_splits(bronze) > 0
+
+
+def test_a_session_transformed_alone_gets_its_split_group_from_the_whole_corpus(monkeypatch):
+    """Ana decides in s1 and s2 at the same time: both are in group s1 (earliest, then smallest
+    id), also when s2 is transformed without s1 (the groups are evidence, not links); without
+    that evidence s2 alone would be its own group."""
+    bronze = _tiny_bronze()
+    evidence = u.evidence(SOURCE, bronze, SETTINGS)
+    groups = evidence["human_groups"].collect()
+    anas = groups.filter(pl.col("episode_id").is_in(["decision:s1", "decision:s2"]))
+    assert sorted(anas.rows()) == [("decision:s1", "decision:s1"), ("decision:s2", "decision:s1")]
+    only_s2 = u.restrict(decision_units.unit_keys(bronze, SETTINGS), ["decision:s2"])
+    read = u.evidence_read(SOURCE, bronze, SETTINGS, evidence, ["decision:s2"])
+
+    def group(silver: dict[str, pl.DataFrame]) -> list[tuple]:
+        return silver["episodes"].select("episode_id", "group_id").rows()
+
+    assert group(u.transform(SOURCE, only_s2, SETTINGS, read)) == [("decision:s2", "decision:s1")]
+    assert group(u.transform(SOURCE, only_s2, SETTINGS)) == [("decision:s2", "decision:s2")]
+    assert _failed_splits(bronze) == 0
+    whole = decision_units.unit_evidence
+    monkeypatch.setattr(
+        decision_units,
+        "unit_evidence",
+        lambda b, s: {k: v for k, v in whole(b, s).items() if k != "human_groups"},
     )
     assert _failed_splits(bronze) > 0

@@ -37,13 +37,17 @@ def to_silver(
     bronze: dict[str, pl.LazyFrame],
     settings: Settings,
     rating_evidence: pl.LazyFrame | pl.DataFrame | None = None,
+    human_groups: pl.LazyFrame | pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame | pl.LazyFrame]:
-    """Silver of these bronze rows. `rating_evidence` (`units.unit_evidence`): the rating-scale
-    evidence of the whole corpus when this bronze is only part of it."""
+    """Silver of these bronze rows. `rating_evidence` and `human_groups` (`units.unit_evidence`):
+    the rating-scale evidence and split groups of the whole corpus when this bronze is only part
+    of it."""
     records = bronze[TABLE].collect()
     kept, conflicts = reconcile_copies(records)
     if isinstance(rating_evidence, pl.LazyFrame):
         rating_evidence = rating_evidence.collect()
+    if isinstance(human_groups, pl.LazyFrame):
+        human_groups = human_groups.collect()
     decisions = settle_rating_scales(with_derived_columns(kept), settings, rating_evidence)
     posted = turns(decisions)
     decisions = decisions.join(
@@ -53,7 +57,7 @@ def to_silver(
     replays, unmatched = replays_table(_bronze(bronze, REPLAYS_TABLE), decisions)
     feedback = pl.concat([feedback_signals(decisions), rated], how="diagonal_relaxed")
     return {
-        "episodes": episodes(decisions, posted),
+        "episodes": episodes(decisions, posted, human_groups),
         "turns": posted.drop("decision_id"),
         "decisions": decisions_table(decisions),
         "contexts": contexts(decisions),

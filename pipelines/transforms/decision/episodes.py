@@ -1,6 +1,7 @@
 """Decision `episodes`: one per session. Split unit: a human actor can decide in several sessions,
 so `group_id` is the set of sessions linked by a shared human actor, named after its earliest
-session (a session alone: itself)."""
+session (a session alone: itself). A part of the corpus is given the groups of the whole
+(`units.unit_evidence`), since a group's other sessions may be elsewhere."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from pipelines.transforms.decision.common import SOURCE
 from pipelines.transforms.groups import person_components
 
 
-def episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
+def episodes(
+    decisions: pl.DataFrame, turns: pl.DataFrame, groups: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """One row per session; `groups` (`human_groups` of the whole corpus) when `decisions` are
+    only part of it."""
+    groups = human_groups(decisions) if groups is None else groups
     turn_counts = turns.group_by("episode_id").agg(n_turns=pl.len().cast(pl.Int64))
     grouped = (
         decisions.sort("file", "ordinal")
@@ -29,7 +35,7 @@ def episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
     )
     return (
         grouped.join(turn_counts, on="episode_id", how="left")
-        .join(_human_groups(decisions), on="episode_id", how="left")
+        .join(groups, on="episode_id", how="left")
         .select(
             "episode_id",
             source=pl.lit(SOURCE),
@@ -48,7 +54,7 @@ def episodes(decisions: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
+def human_groups(decisions: pl.DataFrame) -> pl.DataFrame:
     """episode_id → human_group: sessions linked by a shared human actor form one split unit."""
     units = (
         decisions.group_by("episode_id")

@@ -5,14 +5,17 @@ event or replay result takes the unit of the decision it names, or `orphan:decis
 record has that decision (its quarantine row; when the decision arrives the row moves to its
 session's unit, so the planner rebuilds both).
 
-Links: `person:<actor_id>` — sessions sharing a human actor are one split group
-(`episodes._human_groups`); `decision:<id>` — copies of one decision in different sessions keep
-one (`copies.reconcile_copies`); `event:<event_id>` — one rating event id naming decisions of
+Links: `decision:<id>` — copies of one decision in different sessions keep one
+(`copies.reconcile_copies`); `event:<event_id>` — one rating event id naming decisions of
 different sessions keeps its first copy (`rating_events`).
 Evidence: each rater's and each file's ratings above / below 1 (`ratings.rating_evidence`),
 which settle the scale of a rating of exactly 1; linking by rater would make each dataset's
 `user` rater one component. Only a rating of exactly 1 reads them (any other is settled by its
-value or the setting): its rater's row and its file's row.
+value or the setting): its rater's row and its file's row. And each session's split group
+(`episodes.human_groups`: sessions sharing a human actor): a session reads its own row. Linking by
+person instead made one component of most sessions (the demo's humans act in nearly all of
+them), transformed again whenever a session joined it; as evidence, a session that joins a group
+without renaming it leaves the others' chunks fresh.
 `contexts` is content-addressed (system prompts repeat across sessions): partitions may each
 write one prompt's row; build_silver keeps one per hash (equal hash ⇒ equal row).
 """
@@ -27,6 +30,7 @@ from pipelines.schemas.bronze.decision import BRONZE_MODELS
 from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.derived import actor_kind, decision_dataset
+from pipelines.transforms.decision.episodes import human_groups
 from pipelines.transforms.decision.ratings import evidence_rows, rating_evidence
 from pipelines.transforms.units import LINKS_SCHEMA, UNIT
 
@@ -59,30 +63,27 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     tagged = unit_keys(bronze, settings)
     records = tagged[TABLE]
-    humans = records.filter((actor_kind() == "human") & pl.col("actor_id").is_not_null()).select(
-        UNIT, link=pl.lit("person:") + pl.col("actor_id")
-    )
     copies = records.select(UNIT, link=pl.lit("decision:") + pl.col("decision_id"))
     events = tagged[RATINGS_TABLE].select(UNIT, link=pl.lit("event:") + pl.col("event_id"))
     spanning = [f.filter(pl.col(UNIT).n_unique().over("link") > 1) for f in (copies, events)]
-    return (
-        pl.concat([humans, *spanning])
-        .unique()
-        .select(unit=UNIT, link="link")
-        .cast(dict(LINKS_SCHEMA))
-    )
+    return pl.concat(spanning).unique().select(unit=UNIT, link="link").cast(dict(LINKS_SCHEMA))
 
 
 # What `rating_evidence` reads of the kept copy and `reconcile_copies` of every copy (which copy
 # is kept does not depend on the other columns): not the contexts, the bulk of a record.
 _EVIDENCE_COLUMNS = ("decision_id", "file", "locator", "ordinal", "outcome", "outcome_rating")
 _EVIDENCE_COLUMNS += ("outcome_rated_by", "actor_id", "action", "confidence", "ts")
+_EVIDENCE_COLUMNS += ("session_id", "actor_type")  # the split groups'
 
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     kept, _ = reconcile_copies(_table(bronze, TABLE).select(_EVIDENCE_COLUMNS).collect())
+    sessions = kept.with_columns(
+        episode_id=pl.concat_str(pl.lit("decision:"), "session_id"), actor_kind=actor_kind()
+    )
     return {
-        "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy()
+        "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy(),
+        "human_groups": human_groups(sessions).lazy(),
     }
 
 
@@ -92,4 +93,8 @@ def unit_evidence_reads(
     records = unit_keys(bronze, settings)[TABLE].filter(pl.col("outcome_rating") == 1)
     ones = records.select(UNIT, *_EVIDENCE_COLUMNS).collect()
     reads = evidence_rows(ones.with_columns(dataset=decision_dataset()), UNIT)
-    return {"rating_evidence": reads.select(UNIT, "by", "key").unique().lazy()}
+    sessions = unit_keys(bronze, settings)[TABLE].select(UNIT, episode_id=UNIT).unique()
+    return {
+        "rating_evidence": reads.select(UNIT, "by", "key").unique().lazy(),
+        "human_groups": sessions,
+    }
