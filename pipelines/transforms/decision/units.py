@@ -40,10 +40,13 @@ def _table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
     return frame if frame is not None else pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[table]))
 
 
+def _session_unit() -> pl.Expr:
+    """A session's unit, which is its episode id."""
+    return pl.concat_str(pl.lit("decision:"), "session_id")
+
+
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    records = _table(bronze, TABLE).with_columns(
-        pl.concat_str(pl.lit("decision:"), "session_id").alias(UNIT)
-    )
+    records = _table(bronze, TABLE).with_columns(_session_unit().alias(UNIT))
     # Copies of a decision in two sessions are linked (`decision:`): either session will do.
     session = records.group_by("decision_id").agg(pl.col(UNIT).min())
     orphan = pl.concat_str(pl.lit("orphan:decision:"), "decision_id")
@@ -78,9 +81,7 @@ _EVIDENCE_COLUMNS += ("session_id", "actor_type")  # the split groups'
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     kept, _ = reconcile_copies(_table(bronze, TABLE).select(_EVIDENCE_COLUMNS).collect())
-    sessions = kept.with_columns(
-        episode_id=pl.concat_str(pl.lit("decision:"), "session_id"), actor_kind=actor_kind()
-    )
+    sessions = kept.with_columns(episode_id=_session_unit(), actor_kind=actor_kind())
     return {
         "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy(),
         "human_groups": human_groups(sessions).lazy(),
@@ -90,10 +91,10 @@ def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[s
 def unit_evidence_reads(
     bronze: dict[str, pl.LazyFrame], settings: Settings
 ) -> dict[str, pl.LazyFrame]:
-    records = unit_keys(bronze, settings)[TABLE].filter(pl.col("outcome_rating") == 1)
-    ones = records.select(UNIT, *_EVIDENCE_COLUMNS).collect()
+    records = unit_keys(bronze, settings)[TABLE]
+    ones = records.filter(pl.col("outcome_rating") == 1).select(UNIT, *_EVIDENCE_COLUMNS).collect()
     reads = evidence_rows(ones.with_columns(dataset=decision_dataset()), UNIT)
-    sessions = unit_keys(bronze, settings)[TABLE].select(UNIT, episode_id=UNIT).unique()
+    sessions = records.select(UNIT, episode_id=UNIT).unique()
     return {
         "rating_evidence": reads.select(UNIT, "by", "key").unique().lazy(),
         "human_groups": sessions,
