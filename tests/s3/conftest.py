@@ -35,6 +35,7 @@ def demo_built_locally(built_once, to: Path) -> tuple[Path, Path]:
     def make(folder: Path) -> None:
         with pytest.MonkeyPatch.context() as mp:
             (folder / "dagster").mkdir(parents=True)
+            (folder / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
             mp.setenv("DAGSTER_HOME", str(folder / "dagster"))
             mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
             for name in ("TURNLAKE_CONFIG", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
