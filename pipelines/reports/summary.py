@@ -11,7 +11,7 @@ import orjson
 import polars as pl
 
 from pipelines.config.settings import SOURCES, Settings
-from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
