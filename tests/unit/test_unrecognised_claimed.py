@@ -32,7 +32,7 @@ def _write(raw: Path, rel: str, text: str = "{}\n") -> None:
 
 @pytest.fixture
 def ingested(tmp_path) -> Path:
-    """A raw root whose dialogue and social_rl files were ingested, beside files no adapter reads."""
+    """A raw root whose dialogue and social_rl files were ingested, beside unread files."""
     raw = tmp_path / "raw"
     _write(raw, "dialogues/tutoring/c-1.jsonl", json.dumps(CONVERSATION) + "\n")
     _write(raw, "outputs/run-1/meta.json")
