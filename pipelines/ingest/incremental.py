@@ -18,23 +18,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pipelines.config.settings import Settings
-from pipelines.ingest import untypable
+from pipelines.ingest import claimed, untypable
 from pipelines.ingest.append import may_append
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
-from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import frame_from_rows, polars_schema
 from pipelines.schemas.bronze import bronze_models
-from pipelines.sources import adapter, all_adapters, jsonio
+from pipelines.sources import adapter, jsonio
 from pipelines.sources import base as source_base
 from pipelines.sources import values as source_values
 from pipelines.sources.base import RawFile
-from pipelines.sources.listing import one_listing, raw_root_exists, root_of
 from pipelines.storage.fingerprint import fingerprint, module_files
 from pipelines.storage.layout import Layout
 
@@ -57,18 +54,6 @@ class IngestReport:
     n_quarantine: int = 0
     n_pending: int = 0
     parts_written: int = 0
-
-
-def unrecognised_files(raw_root: Path) -> list[str]:
-    """Raw files (relative paths) that no adapter claims and that are not the consent registry:
-    never read, so the build summary and `status` list them instead of ignoring them silently."""
-    raw_root = root_of(raw_root)
-    with one_listing(raw_root):  # on S3: one listing for every source's and for all files
-        if not raw_root_exists(raw_root):
-            return []
-        claimed = {f.rel_path for mod in all_adapters().values() for f in mod.discover(raw_root)}
-        claimed.add(OPTOUTS_FILE.as_posix())
-        return [rel for rel in source_base.all_raw_files(raw_root) if rel not in claimed]
 
 
 def parser_version(source: str) -> str:
@@ -201,7 +186,10 @@ def ingest_source(
     }
     report = IngestReport(source)
     files = []
-    for file in adapter(source).discover(settings.raw_root):
+    discover = adapter(source).discover
+    discovered = discover(settings.raw_root)
+    claimed.remember(settings.raw_root, discover, (file.rel_path for file in discovered))
+    for file in discovered:
         if mentions_text(file.rel_path, forgotten):
             report.files_withheld += 1
             if file.rel_path in previous:  # named after a forgotten subject: its rows go, unlisted

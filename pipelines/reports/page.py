@@ -16,7 +16,7 @@ import polars as pl
 
 from pipelines.config.settings import SOURCES
 from pipelines.ingest.log import read_log
-from pipelines.release.files import complete_releases, latest_release, read_manifest
+from pipelines.release.files import complete_releases, latest_release, manifest_counts
 from pipelines.reports import charts, numbers
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
@@ -113,10 +113,10 @@ def _release_sections(layout: Layout, draw: Draw) -> list[Section]:
             Section("release", "Release contents", note=note),
             Section("diff", "Changes since the previous release", note=note),
         ]
-    current = read_manifest(layout.release(version))
     versions = complete_releases(layout.exports)
+    current = {"counts": manifest_counts(layout.release(version))}
     earlier = versions[: versions.index(version)] if version in versions else []
-    previous = read_manifest(layout.release(earlier[-1])) if earlier else None
+    previous = {"counts": manifest_counts(layout.release(earlier[-1]))} if earlier else None
     contents = numbers.release_contents(current)
     diff_note = f"{version} against {earlier[-1]}" if earlier else f"{version} is the first release"
     return [

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from pipelines.config.settings import SOURCES, Settings
-from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter
 from pipelines.sources.base import RawFile

@@ -11,7 +11,7 @@ import orjson
 import polars as pl
 
 from pipelines.config.settings import SOURCES, Settings
-from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
@@ -77,10 +77,12 @@ def release_rows_of(manifest: dict | None) -> pl.DataFrame:
 
 
 def _latest_release_rows(layout: Layout) -> pl.DataFrame:
-    from pipelines.release.files import latest_release, read_manifest
+    from pipelines.release.files import latest_release, manifest_counts
 
     version = latest_release(layout.exports)
-    return release_rows_of(read_manifest(layout.release(version)) if version else None)
+    return release_rows_of(
+        {"counts": manifest_counts(layout.release(version))} if version else None
+    )
 
 
 def build_summary(settings: Settings) -> BuildSummary:

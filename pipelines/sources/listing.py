@@ -11,6 +11,7 @@ does it inside `one_listing`, which serves every listing of the root from one li
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import zlib
@@ -30,9 +31,12 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 def local_matches(raw_root: Path, patterns: Iterable[str]) -> list[str]:
     """Relative paths of regular files under a local `raw_root` matching any glob pattern
     (as `glob.glob(recursive=True, include_hidden=True)`), sorted: the folders the patterns can
-    reach are walked once, skipping those unchanged since the last walk (listing_cache)."""
+    reach are walked once, skipping those unchanged since the last walk (listing_cache); inside
+    `only_among`, the given paths that match, without a walk."""
     patterns = sorted(set(patterns))
-    regexes = [pattern_regex(p) for p in patterns]
+    matches = any_pattern(patterns).fullmatch
+    if _AMONG.get() is not None:
+        return sorted(rel for rel in _among(listing_prefixes(patterns)) if matches(rel))
     deep = any("**" in p for p in patterns)
     files = walk_files(
         os.fspath(raw_root),
@@ -40,7 +44,7 @@ def local_matches(raw_root: Path, patterns: Iterable[str]) -> list[str]:
         max_depth=None if deep else max(p.count("/") for p in patterns),
         key="\n".join(patterns),
     )
-    return sorted(rel for rel in files if any(rx.fullmatch(rel) for rx in regexes))
+    return sorted(rel for rel in files if matches(rel))
 
 
 def all_local_files(raw_root: Path) -> list[str]:
@@ -63,6 +67,38 @@ def pattern_regex(pattern: str) -> re.Pattern[str]:
         )
         out.append(text if last else text + "/")
     return re.compile("".join(out))
+
+
+def any_pattern(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One regex whose full match is a full match of any of the glob `patterns`: one match per
+    path instead of one per pattern (the social_rl adapter has 21)."""
+    return re.compile("|".join(f"(?:{pattern_regex(p).pattern})" for p in patterns))
+
+
+# Inside `only_among`: the relative paths (sorted) a listing is answered from, not the raw root.
+_AMONG: ContextVar[list[str] | None] = ContextVar("turnlake_among", default=None)
+
+
+@contextmanager
+def only_among(rel_paths: Iterable[str]) -> Iterator[None]:
+    """Inside, a source's listing (`local_matches`, `remote_matches`) holds only paths among
+    `rel_paths` (files known to exist, e.g. from `all_raw_files`): which of a few files an adapter
+    claims is asked without walking the tree or making a handle for every file it holds."""
+    token = _AMONG.set(sorted(set(rel_paths)))
+    try:
+        yield
+    finally:
+        _AMONG.reset(token)
+
+
+def _among(prefixes: list[str]) -> Iterator[str]:
+    """The paths of `only_among` under any of `prefixes` (which `listing_prefixes` keeps apart)."""
+    among = _AMONG.get() or []
+    for prefix in prefixes:
+        index = bisect.bisect_left(among, prefix)
+        while index < len(among) and among[index].startswith(prefix):
+            yield among[index]
+            index += 1
 
 
 def literal_prefix(pattern: str) -> str:
@@ -158,13 +194,15 @@ def list_objects(root: Any, prefix: str = "") -> Listing:
 
 
 def remote_matches(root: Any, patterns: list[str]) -> list[tuple[str, int, int]]:
-    """`list_objects` of the keys matching any pattern: one listing per `listing_prefixes`."""
-    regexes = [pattern_regex(p) for p in patterns]
+    """`list_objects` of the keys matching any pattern: one listing per `listing_prefixes`
+    (inside `only_among`, only the keys among its paths)."""
+    matches, among = any_pattern(patterns).fullmatch, _AMONG.get()
+    keep = None if among is None else set(among)
     return [
         entry
         for prefix in listing_prefixes(patterns)
         for entry in list_objects(root, prefix)
-        if entry[0].startswith(prefix) and any(rx.fullmatch(entry[0]) for rx in regexes)
+        if entry[0].startswith(prefix) and matches(entry[0]) and (keep is None or entry[0] in keep)
     ]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from pipelines.checks import verdicts as check_verdicts
 from pipelines.config.settings import SettingsError
-from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import current_parts
 from pipelines.reports.status import raw_status
 from pipelines.reports.summary import build_summary, unrecognised_lines

@@ -4,7 +4,7 @@ listing."""
 
 from __future__ import annotations
 
-from pipelines.ingest.incremental import unrecognised_files
+from pipelines.ingest.claimed import unrecognised_files
 from pipelines.sources import listing
 from pipelines.sources.base import find_raw_files
 from pipelines.storage.uri import as_root
