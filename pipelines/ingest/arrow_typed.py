@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pipelines.ingest.batches import Batch, table_schema
 from pipelines.sources.row_blocks import RowBlocks
+from pipelines.sources.study.columns import FastSessions
 
 # Sources whose rows are built only by code that checks every value's type (study/records.py,
 # study/fast.py); Arrow also takes bytes for strings and a string for a list, which they never hold.
@@ -46,19 +47,33 @@ class ArrowTypedBatch(Batch):
 
     def _arrow_pieces(self, table: str) -> list[pa.Table]:
         """The table's rows of every member in order: the blocks an adapter typed already
-        (`RowBlocks`) as they are, the runs of dicts between them typed here."""
+        (`RowBlocks`) as they are; the runs of dicts, and of study session tuples
+        (`FastSessions`), between them typed here, each run at once."""
         pieces: list[pa.Table] = []
         loose: list[dict] = []
+        fast = FastSessions()
+
+        def flush() -> None:
+            nonlocal loose, fast
+            if loose:
+                pieces.append(arrow_table(loose, table))
+            if len(fast):
+                pieces.append(fast.table())
+            loose, fast = [], FastSessions()
+
         for member in self.members:
             rows = member.rows.get(table, ())
             for block in rows.blocks() if isinstance(rows, RowBlocks) else [rows]:
-                if not isinstance(block, pa.Table):
+                if isinstance(block, pa.Table):
+                    flush()
+                    pieces.append(block)
+                elif isinstance(block, FastSessions):
+                    if loose:
+                        flush()
+                    fast.values.extend(block.values)
+                else:
+                    if len(fast):
+                        flush()
                     loose.extend(block)
-                    continue
-                if loose:
-                    pieces.append(arrow_table(loose, table))
-                    loose = []
-                pieces.append(block)
-        if loose or not pieces:
-            pieces.append(arrow_table(loose, table))
-        return pieces
+        flush()
+        return pieces or [arrow_table([], table)]
