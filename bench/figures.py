@@ -11,6 +11,37 @@ def _steps_sum(m: dict, prefix: str = "") -> float:
     return sum(v for k, v in m["steps_ms"].items() if k.startswith(prefix)) / 1000
 
 
+def study_part(steps_ms: dict, by_source: dict, share: float) -> dict:
+    """The study's part of a full build, two ways. Byte share (the first metric): its bronze step
+    + its share of the raw bytes × the whole silver step. Measured: its bronze step + its own
+    silver transform (the step's `by source` seconds) + its share of the silver rows × the rest
+    of the silver step (assembly: keys, partitions, sorting, writing, and the step's overhead).
+    Neither includes gold, the release or start-up: the peer does none of them."""
+    bronze, silver = steps_ms.get("bronze_study", 0) / 1000, steps_ms.get("silver_tables", 0) / 1000
+    out = {
+        "study_bytes_share": round(share, 3),
+        "turnlake_study_part_s (byte share)": round(bronze + share * silver, 2),
+    }
+    if "study" not in by_source:  # a build before silver timed its sources
+        return out
+    transforms = sum(s["seconds"] for s in by_source.values())
+    rows = sum(s["rows"] for s in by_source.values())
+    own = by_source["study"]
+    row_share = own["rows"] / rows if rows else 0.0
+    assembly = max(silver - transforms, 0.0)
+    out.update(
+        {
+            "study.silver_transform_s": round(own["seconds"], 2),
+            "study.silver_rows_share": round(row_share, 3),
+            "silver.assembly_s": round(assembly, 2),
+            "turnlake_study_part_s (measured)": round(
+                bronze + own["seconds"] + row_share * assembly, 2
+            ),
+        }
+    )
+    return out
+
+
 def figures(label: str, info: dict, r: dict) -> dict:
     f: dict = {
         "size": label,
@@ -37,14 +68,14 @@ def figures(label: str, info: dict, r: dict) -> dict:
             if p.is_file()
         )
         share = study_bytes / info["bytes"]
-        steps = full["steps_ms"]
-        study_s = (steps.get("bronze_study", 0) + share * steps.get("silver_tables", 0)) / 1000
-        f["turnlake_study_part_s"] = round(study_s, 2)
-        f["study_bytes_share"] = round(share, 3)
+        study = study_part(full["steps_ms"], full.get("silver_by_source") or {}, share)
+        f.update(study)
         if "peer_pandas_study" in r:  # corpora of other shapes have no study sessions
             peer = r["peer_pandas_study"]["wall_s"]
             f["peer / full_build (wall)"] = round(peer / full["wall_s"], 2)
-            f["peer / turnlake_study_part"] = round(peer / study_s, 2) if study_s else None
+            for how in ("byte share", "measured"):
+                part = study.get(f"turnlake_study_part_s ({how})")
+                f[f"peer / turnlake_study_part ({how})"] = round(peer / part, 2) if part else None
     for name in ("nochange_rebuild", "rebuild_1pct_new", "release_unchanged", "release_fresh"):
         if name in r:
             f[f"{name} / lower_bound (wall)"] = round(r[name]["wall_s"] / lb, 1)

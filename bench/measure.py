@@ -13,6 +13,8 @@ from pathlib import Path
 
 import psutil
 
+from pipelines.transforms.timing import read_summary
+
 POLL_SECONDS = 0.05
 STEP_LINE = re.compile(r'Finished execution of step "([^"]+)" in ([0-9hms.]+)\.?$')
 # `turnlake build`'s own progress line off a terminal (pipelines/cli/progress.py), 0.1 s steps
@@ -32,6 +34,8 @@ class Measurement:
     timed_out: bool = False
     steps_ms: dict[str, float] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    # source → {seconds, rows} of its silver transform, from the silver step's closing line
+    silver_by_source: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -102,6 +106,7 @@ def run_measured(
         timed_out,
         step_times(log_path),
         {"peak_rss_after_step": peak_after, "rss_mb_per_second": list(timeline.values())},
+        silver_by_source(log_path),
     )
 
 
@@ -130,3 +135,13 @@ def step_times(log_path: Path) -> dict[str, float]:
             value = sum(float(n) * UNIT_MS[u] for n, u in DURATION_PART.findall(match.group(2)))
             steps[match.group(1)] = round(value, 1)
     return steps
+
+
+def silver_by_source(log_path: Path) -> dict[str, dict]:
+    """{source: {seconds, rows}} of the silver step's progress line (`by source: …`); {} when the
+    build did not rebuild silver or predates the figures."""
+    for line in log_path.read_text(errors="replace").splitlines():
+        if (progress := PROGRESS_LINE.match(line)) and progress.group(1) == "silver_tables":
+            found = read_summary(line)
+            return {s: {"seconds": sec, "rows": rows} for s, (sec, rows) in found.items()}
+    return {}

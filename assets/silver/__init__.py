@@ -8,6 +8,7 @@ from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 from pipelines.transforms.build import refresh_silver
+from pipelines.transforms.timing import SilverTimes
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
 
@@ -30,10 +31,12 @@ BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
-        rows, rebuilt = refresh_silver(settings, context.run_id)
+        times = SilverTimes()
+        rows, rebuilt = refresh_silver(settings, context.run_id, times)
+    # the closing line: the benchmark reads each source's transform seconds from it
     context.log.info(
         f"silver {'rebuilt' if rebuilt else 'unchanged (bronze, code and settings as before)'}: "
-        f"{rows}"
+        f"{rows}" + (f"; {times.summary()}" if times.seconds else "")
     )
     for table, n in rows.items():
         yield dg.MaterializeResult(

@@ -6,17 +6,21 @@ Polars' row constructor (`frame_from_rows`) walks nested rows in Python: for the
 Arrow's converter builds the same columns in C, about ten times faster, and gives the same frame.
 Arrow refuses any value of another type (where Polars with strict=False would cast it or the
 misfit search would quarantine it): the batch is then typed as before, which finds the misfits.
+The study's usual sessions come as value tuples (sources/study/columns.py), typed a column at a
+time.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from itertools import accumulate
 
 import polars as pl
 import pyarrow as pa
 
 from pipelines.ingest.batches import Batch, table_schema
 from pipelines.sources.row_blocks import RowBlocks
+from pipelines.sources.study.columns import FastSessions
 
 # Sources whose rows are built only by code that checks every value's type (study/records.py,
 # study/fast.py); Arrow also takes bytes for strings and a string for a list, which they never hold.
@@ -45,20 +49,40 @@ class ArrowTypedBatch(Batch):
             return super()._typed_together()
 
     def _arrow_pieces(self, table: str) -> list[pa.Table]:
-        """The table's rows of every member in order: the blocks an adapter typed already
-        (`RowBlocks`) as they are, the runs of dicts between them typed here."""
-        pieces: list[pa.Table] = []
+        """The table's rows of every member in order. The blocks an adapter typed already
+        (`RowBlocks`) are taken as they are; all the dicts, and all the study session tuples
+        (`FastSessions`), are typed at once per kind (a batch's participant files alternate
+        between the two: typed run by run, or as slices in place, thousands of small pieces cost
+        more than the rows), then put back in the members' order by one `take`."""
+        typed: list[pa.Table] = []
+        fast = FastSessions()
         loose: list[dict] = []
+        places: list[tuple[str, int, int]] = []  # (kind, start, rows) in the members' order
         for member in self.members:
             rows = member.rows.get(table, ())
             for block in rows.blocks() if isinstance(rows, RowBlocks) else [rows]:
-                if not isinstance(block, pa.Table):
-                    loose.extend(block)
+                if not len(block):
                     continue
-                if loose:
-                    pieces.append(arrow_table(loose, table))
-                    loose = []
-                pieces.append(block)
-        if loose or not pieces:
-            pieces.append(arrow_table(loose, table))
-        return pieces
+                if isinstance(block, pa.Table):
+                    places.append((f"typed{len(typed)}", 0, len(block)))
+                    typed.append(block)
+                elif isinstance(block, FastSessions):
+                    places.append(("fast", len(fast), len(block)))
+                    fast.values.extend(block.values)
+                else:
+                    places.append(("loose", len(loose), len(block)))
+                    loose.extend(block)
+        tables = {f"typed{i}": block for i, block in enumerate(typed)}
+        if len(fast):
+            tables["fast"] = fast.table()
+        if loose:
+            tables["loose"] = arrow_table(loose, table)
+        if len(tables) <= 1:  # one kind: already in order
+            return list(tables.values()) or [arrow_table([], table)]
+        offsets = dict(zip(tables, accumulate([0, *map(len, tables.values())]), strict=False))
+        order = [
+            i
+            for kind, start, n in places
+            for i in range(offsets[kind] + start, offsets[kind] + start + n)
+        ]
+        return [pa.concat_tables(list(tables.values())).take(pa.array(order, pa.int64()))]

@@ -49,7 +49,7 @@ from pipelines.transforms.build import (
     SORT_KEYS,
     WITHHELD,
     parse_quarantine,
-    source_silver,
+    sources_silver,
     stamp_with_ingest_run,
     with_turn_counts,
 )
@@ -66,6 +66,7 @@ from pipelines.transforms.plan import (
     table_stats,
 )
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
+from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.unit_cache import CHUNK_COLUMN, chunk_digests, scan_chunks
 
 UNPARTITIONED = tuple(t for t in SILVER_MODELS if t not in SILVER_KEYS)
@@ -193,11 +194,13 @@ def _digests_now(plan: Plan, fresh: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([*kept, *fresh]).sort(PARTITION)
 
 
-def assemble_silver(settings: Settings, run_id: str, inputs: str) -> dict[str, int]:
-    """Refresh the caches, assemble the stale partitions group by group, then publish silver;
-    rows per table."""
+def assemble_silver(
+    settings: Settings, run_id: str, inputs: str, times: SilverTimes | None = None
+) -> dict[str, int]:
+    """Refresh the caches (each source timed into `times` when given), assemble the stale
+    partitions group by group, then publish silver; rows per table."""
     layout = Layout(settings.data_root)
-    scans = {source: source_silver(source, settings) for source in SOURCES}
+    scans = sources_silver(settings, times)
     used = pl.concat(
         [chunk_digests(layout, s).with_columns(source=pl.lit(s)) for s in SOURCES]
     ).select(USED_SCHEMA.names())

@@ -29,6 +29,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
+from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.unit_cache import cached_silver
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
@@ -67,6 +68,15 @@ def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
     )
 
 
+def sources_silver(
+    settings: Settings, times: SilverTimes | None = None
+) -> dict[str, dict[str, pl.LazyFrame]]:
+    """`source_silver` of every source; each timed and counted into `times` when given."""
+    if times is None:
+        return {source: source_silver(source, settings) for source in SOURCES}
+    return times.run(list(SOURCES), lambda source: source_silver(source, settings))
+
+
 def with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:
     counts = turns.group_by("episode_id").agg(pl.len().cast(pl.Int64).alias("_n"))
     return (
@@ -93,14 +103,16 @@ def parse_quarantine(layout: Layout, source: str) -> pl.LazyFrame:
     return conform(scan, silver_schema("quarantine"))
 
 
-def build_silver(settings: Settings) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+def build_silver(
+    settings: Settings, times: SilverTimes | None = None
+) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections.
     Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no
     ids)."""
     layout = Layout(settings.data_root)
     pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
-    for source in SOURCES:
-        for table, frame in source_silver(source, settings).items():
+    for source, frames in sources_silver(settings, times).items():
+        for table, frame in frames.items():
             if table == "quarantine":
                 frame = stamp_with_ingest_run(frame, layout, source)
             pieces[table].append(frame)
@@ -208,9 +220,11 @@ def publish_silver(
     return snapshot
 
 
-def refresh_silver(settings: Settings, run_id: str) -> tuple[dict[str, int], bool]:
+def refresh_silver(
+    settings: Settings, run_id: str, times: SilverTimes | None = None
+) -> tuple[dict[str, int], bool]:
     """Rebuild and publish silver unless its inputs are unchanged; row counts and whether
-    rebuilt."""
+    rebuilt; each source's transform timed into `times` when given."""
     layout = Layout(settings.data_root)
     inputs = silver_inputs_digest(settings)
     if stored.meta(layout, "silver", INPUTS) == inputs:
@@ -218,7 +232,7 @@ def refresh_silver(settings: Settings, run_id: str) -> tuple[dict[str, int], boo
     if settings.partition_shards:  # memory bounded by a group of partitions (assemble.py)
         from pipelines.transforms.assemble import assemble_silver
 
-        return assemble_silver(settings, run_id, inputs), True
-    tables, withheld = build_silver(settings)
+        return assemble_silver(settings, run_id, inputs, times), True
+    tables, withheld = build_silver(settings, times)
     publish_silver(layout, run_id, tables, inputs, withheld, settings)
     return {t: f.height for t, f in tables.items()}, True

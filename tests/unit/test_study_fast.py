@@ -94,7 +94,7 @@ def test_fast_and_per_record_paths_give_identical_bronze_and_quarantine(
     kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fast = parse_all(kind)
-    monkeypatch.setattr(files, "session_row_fast", lambda *args: None)
+    monkeypatch.setattr(files, "session_values", lambda *args: None)
     slow = parse_all(kind)
     assert fast == slow
     sessions = sum(len(r.rows["study_sessions"]) for r in fast.values())

@@ -25,8 +25,6 @@ from pipelines.sources.study.records import (
 )
 from pipelines.sources.values import _MAX_TS, _MIN_TS, INT64_MAX, INT64_MIN, parse_ts
 
-_TEXTS = ("character", "conversation_type", "persuasion_strategy", "scenario")
-_STEP_TEXTS = ("resident_message", "operator_response", "selected_policy")
 _NONE = type(None)
 
 
@@ -34,8 +32,10 @@ class _NotUsual(Exception):
     """The record is not of the usual shape: the per-record path decides."""
 
 
-def session_row_fast(record: Any, tz: str, enclosing: str | None = None) -> dict | None:
-    """`session_row(record, tz, enclosing)` for a session of the usual shape, else None."""
+def session_values(record: Any, tz: str, enclosing: str | None = None) -> tuple | None:
+    """The bronze values of a session of the usual shape, in the order of SESSION_VALUES (its
+    history as (role, text) pairs, its IQL steps as STEP_VALUES tuples, their q-values as
+    (policy, value) pairs); None for any other record."""
     if type(record) is not dict or not record.keys() <= SESSION_FIELDS:
         return None
     try:
@@ -44,7 +44,60 @@ def session_row_fast(record: Any, tz: str, enclosing: str | None = None) -> dict
         return None
 
 
-def _session(record: dict, tz: str, enclosing: str | None) -> dict:
+def session_row_fast(record: Any, tz: str, enclosing: str | None = None) -> dict | None:
+    """`session_row(record, tz, enclosing)` for a session of the usual shape, else None."""
+    values = session_values(record, tz, enclosing)
+    return None if values is None else as_row(values)
+
+
+# The columns of a study_sessions row the fast path gives, in its contract's order (`extra`, the
+# last column of the row and of each struct, is always null here).
+SESSION_VALUES = (
+    "session_id",
+    "participant_id",
+    "participant_id_from",
+    "character",
+    "conversation_type",
+    "persuasion_strategy",
+    "turn_count",
+    "history",
+    "iql",
+    "created_at",
+    "ended_at",
+    "scenario",
+)
+HISTORY_VALUES = ("role", "text")
+STEP_VALUES = (
+    "turn",
+    "resident_message",
+    "operator_response",
+    "selected_policy",
+    "q_values",
+    "judge_stance",
+    "judge_confidence",
+    "judge_reasoning",
+    "ts",
+)
+Q_VALUES = ("policy", "value")
+
+
+def as_row(values: tuple) -> dict:
+    """`session_values`' tuple as the row dict `session_row` gives."""
+    row = dict(zip(SESSION_VALUES, values, strict=True))
+    row["history"] = [{"role": r, "text": t, "extra": None} for r, t in row["history"]]
+    row["iql"] = [_step_row(step) for step in row["iql"]]
+    row["extra"] = None
+    return row
+
+
+def _step_row(step: tuple) -> dict:
+    row = dict(zip(STEP_VALUES, step, strict=True))
+    row["q_values"] = [{"policy": p, "value": v} for p, v in row["q_values"]]
+    row["extra"] = None
+    return row
+
+
+def _session(record: dict, tz: str, enclosing: str | None) -> tuple:
     session_id = record.get("session_id")
     if type(session_id) is not str or not session_id.strip():
         raise _NotUsual
@@ -52,19 +105,21 @@ def _session(record: dict, tz: str, enclosing: str | None) -> dict:
     if turn_count is not None and (type(turn_count) is not int or not _fits(turn_count)):
         raise _NotUsual
     participant_id, origin = _participant(record, enclosing)
-    row = {name: _text(record.get(name)) for name in _TEXTS}
-    row.update(
-        session_id=session_id,
-        participant_id=participant_id,
-        participant_id_from=origin,
-        turn_count=turn_count,
-        history=[_history_entry(entry) for entry in _list(record.get("history"))],
-        iql=_iql(_list(record.get("iql_data")), tz),
-        created_at=_ts(record.get("created_at"), tz),
-        ended_at=_ts(record.get("ended_at"), tz),
-        extra=None,
+    get = record.get
+    return (
+        session_id,
+        participant_id,
+        origin,
+        _text(get("character")),
+        _text(get("conversation_type")),
+        _text(get("persuasion_strategy")),
+        turn_count,
+        [_history_entry(entry) for entry in _list(get("history"))],
+        _iql(_list(get("iql_data")), tz),
+        _ts(get("created_at"), tz),
+        _ts(get("ended_at"), tz),
+        _text(get("scenario")),
     )
-    return row
 
 
 def _fits(number: int) -> bool:
@@ -94,23 +149,23 @@ def _participant(record: dict, enclosing: str | None) -> tuple[str | None, str |
     return (enclosing, "enclosing_file") if enclosing else (None, None)
 
 
-def _history_entry(entry: Any) -> dict:
+def _history_entry(entry: Any) -> tuple[str, str | None]:
     if type(entry) is not dict or not entry.keys() <= HISTORY_FIELDS:
         raise _NotUsual
     role = entry.get("role")
     if type(role) is not str or role not in HISTORY_ROLES:
         raise _NotUsual
-    return {"role": role, "text": _text(entry.get("text")), "extra": None}
+    return role, _text(entry.get("text"))
 
 
-def _iql(steps: list, tz: str) -> list[dict]:
+def _iql(steps: list, tz: str) -> list[tuple]:
     rows = [_step(step, tz) for step in steps]
-    if len({row["turn"] for row in rows}) != len(rows):
+    if len({row[0] for row in rows}) != len(rows):
         raise _NotUsual  # a repeated turn: the per-record path names it
     return rows
 
 
-def _step(step: Any, tz: str) -> dict:
+def _step(step: Any, tz: str) -> tuple:
     if type(step) is not dict or not step.keys() <= STEP_FIELDS:
         raise _NotUsual
     turn = step.get("turn")
@@ -121,17 +176,18 @@ def _step(step: Any, tz: str) -> dict:
         raise _NotUsual
     stance = _text(judge.get("stance"))
     reasoning = judge.get("reasoning")
-    row = {name: _text(step.get(name)) for name in _STEP_TEXTS}
-    row.update(
-        turn=turn,
-        q_values=_q_values(step.get("q_values")),
-        judge_stance=None if stance is None else stance.upper(),
-        judge_confidence=_number(judge.get("confidence")),
-        judge_reasoning=_text(judge.get("reason") if reasoning is None else reasoning),
-        ts=_ts(step.get("timestamp"), tz),
-        extra=None,
+    get = step.get
+    return (
+        turn,
+        _text(get("resident_message")),
+        _text(get("operator_response")),
+        _text(get("selected_policy")),
+        _q_values(get("q_values")),
+        None if stance is None else stance.upper(),
+        _number(judge.get("confidence")),
+        _text(judge.get("reason") if reasoning is None else reasoning),
+        _ts(get("timestamp"), tz),
     )
-    return row
 
 
 def _ts(value: Any, tz: str) -> datetime | None:
@@ -156,9 +212,9 @@ def _number(value: Any) -> float | None:
     return value
 
 
-def _q_values(value: Any) -> list[dict]:
+def _q_values(value: Any) -> list[tuple[str, float | None]]:
     if value is None:
         return []
     if type(value) is not dict:
         raise _NotUsual
-    return [{"policy": policy, "value": _number(q)} for policy, q in value.items()]
+    return [(policy, _number(q)) for policy, q in value.items()]

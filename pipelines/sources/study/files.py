@@ -19,8 +19,8 @@ from pipelines.sources.base import (
     raw_excerpt,
 )
 from pipelines.sources.jsonio import JsonlRead, iter_jsonl, load_json_file
-from pipelines.sources.row_blocks import RowBlocks
-from pipelines.sources.study.fast import session_row_fast
+from pipelines.sources.study.columns import SessionRows
+from pipelines.sources.study.fast import session_values
 from pipelines.sources.study.records import participant_row, session_row
 
 SESSIONS = "study_sessions"
@@ -29,10 +29,10 @@ PARTICIPANT_LOCATOR = "participant"
 FILE_LOCATOR = "file"
 
 
-def session(record: Any, tz: str, enclosing: str | None = None) -> dict:
-    """A session's bronze row: the fast path for the usual shape, else the per-record checks
-    (which raise the specific RecordError)."""
-    return session_row_fast(record, tz, enclosing) or session_row(record, tz, enclosing)
+def session(record: Any, tz: str, enclosing: str | None = None) -> tuple | dict:
+    """A session's bronze values (`fast.session_values`) for the usual shape, else its row from
+    the per-record checks (which raise the specific RecordError)."""
+    return session_values(record, tz, enclosing) or session_row(record, tz, enclosing)
 
 
 class Collector:
@@ -43,7 +43,7 @@ class Collector:
         self.kind = kind
         self.limits = settings.limits
         self.tz = settings.timezone_for(file.source)
-        self.sessions = RowBlocks(SESSIONS)  # a master file holds ~37 k sessions at 1 GB
+        self.sessions = SessionRows()  # a master file holds ~37 k sessions at 1 GB
         self.participants: list[dict] = []
         self.quarantine: list[QuarantineRow] = []
         self.records_read = 0
@@ -104,13 +104,20 @@ class Collector:
             )
 
     def _record(
-        self, locator: str, obj: Any, build: Callable[[Any], dict], table: list[dict] | None = None
+        self,
+        locator: str,
+        obj: Any,
+        build: Callable[[Any], tuple | dict],
+        table: list[dict] | None = None,
     ) -> None:
         self.records_read += 1
         try:
             row = build(obj)
         except RecordError as err:
             self.quarantine.append(quarantine_row(self.file, locator, err, obj, self.limits))
+            return
+        if type(row) is tuple:  # a session of the usual shape: its values, placed first
+            self.sessions.append_values((self.file.rel_path, locator, self.kind, *row))
             return
         row.update(file=self.file.rel_path, locator=locator)
         if table is None:

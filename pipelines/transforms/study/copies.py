@@ -18,6 +18,8 @@ its participant (when both name one):
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import polars as pl
@@ -102,8 +104,9 @@ def copy_conflicts(ranked: pl.LazyFrame, excerpt_chars: int) -> pl.DataFrame:
         keyed.join(suspects, on="session_id", how="semi").sort("session_id", "copy_rank").collect()
     )
     out = []
-    for session in rows.partition_by("session_id", maintain_order=True):
-        copies = session.to_dicts()
+    # rows sorted by session: one conversion to dicts, then each session's copies in rank order
+    for _, group in groupby(rows.to_dicts(), key=itemgetter("session_id")):
+        copies = list(group)
         kept = copies[0]
         linked = next(
             (c["participant_id"] for c in copies if c["participant_id"] is not None), None

@@ -9,6 +9,7 @@ true`, and then only pseudonymized.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -39,46 +40,56 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
-def _answers(row: dict) -> list[dict]:
-    base = {
-        "participant_id": row["participant_id"],
-        "confirmation_number": row["confirmation_number"],
-        "source_file": row["file"],
-    }
-    out = []
+class _Answers:
+    """The answers table's columns, filled one question → answer mapping at a time (a dict per
+    answer, typed by Polars' row constructor, cost several times more)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list] = {name: [] for name in ANSWER_SCHEMA}
+
+    def add(
+        self,
+        row: dict,
+        session_id: str | None,
+        section: str,
+        answers: dict,
+        skip: Callable[[str], bool],
+        at: str | None,
+    ) -> None:
+        """The answers of `answers` (question → answer) whose question `skip` does not leave
+        out."""
+        questions = [q for q in answers if not skip(q)]
+        n = len(questions)
+        c = self.columns
+        c["participant_id"] += [row["participant_id"]] * n
+        c["confirmation_number"] += [row["confirmation_number"]] * n
+        c["session_id"] += [session_id] * n
+        c["section"] += [section] * n
+        c["question"] += questions
+        c["answer_text"] += [_text(answers[q]) for q in questions]
+        c["answered_at_raw"] += [at] * n
+        c["source_file"] += [row["file"]] * n
+
+    def frame(self) -> pl.DataFrame:
+        return pl.DataFrame(self.columns, schema=ANSWER_SCHEMA)
+
+
+def _identifying(question: str) -> bool:
+    return question.lower() in IDENTIFYING_QUESTIONS
+
+
+def _answers(row: dict, out: _Answers) -> None:
     survey = orjson.loads(row["survey"]) if row["survey"] else {}
     if isinstance(survey, dict):
         for section in SECTIONS:
             answers = survey.get(section)
             if isinstance(answers, dict):
-                out += [
-                    base
-                    | {
-                        "session_id": None,
-                        "section": section,
-                        "question": q,
-                        "answer_text": _text(a),
-                        "answered_at_raw": _text(survey.get("timestamp")),
-                    }
-                    for q, a in answers.items()
-                    if q.lower() not in IDENTIFYING_QUESTIONS
-                ]
+                out.add(row, None, section, answers, _identifying, _text(survey.get("timestamp")))
     posts = orjson.loads(row["post_surveys"]) if row["post_surveys"] else []
     for post in posts if isinstance(posts, list) else []:
         if isinstance(post, dict):
-            out += [
-                base
-                | {
-                    "session_id": _text(post.get("sessionId")),
-                    "section": "post_survey",
-                    "question": q,
-                    "answer_text": _text(a),
-                    "answered_at_raw": _text(post.get("timestamp")),
-                }
-                for q, a in post.items()
-                if q not in _POST_SKIP
-            ]
-    return out
+            session_id, at = _text(post.get("sessionId")), _text(post.get("timestamp"))
+            out.add(row, session_id, "post_survey", post, _POST_SKIP.__contains__, at)
 
 
 def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
@@ -90,10 +101,12 @@ def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
         .collect()
     )
     # One row per participant file (small): per-row JSON walking is cheap here.
-    answers = [a for row in rows.iter_rows(named=True) for a in _answers(row)]
-    frame = pl.DataFrame(answers, schema=ANSWER_SCHEMA, orient="row")
+    answers = _Answers()
+    for row in rows.iter_rows(named=True):
+        _answers(row, answers)
     return (
-        frame.sort("source_file")
+        answers.frame()
+        .sort("source_file")
         .unique(
             ["participant_id", "session_id", "section", "question"],
             keep="last",
