@@ -33,9 +33,10 @@ from pipelines.partitions.rows import digests
 from pipelines.release import part_cache
 
 ATOM, CHUNK = "_atom", "_chunk"
-# Silver rows a new chunk holds (an atom bigger than this is a chunk alone): a chunk costs a
-# `build_datasets` call and a store entry however small it is.
-CHUNK_ROWS = 40_000
+# Silver rows a new chunk holds (an atom bigger than this is a chunk alone); a partition of at most
+# this many is built whole. A chunk costs a `build_datasets` call and store entries however small
+# it is; at 1 GB of raw logs most partitions hold ~50 000 rows, the two giant ones ~250 000.
+CHUNK_ROWS = 64_000
 ATOMS = "_atoms"  # the frame of a partition's index entry: atom → chunk
 _TURN_REFERENCES = ("revises_turn_id", "corrects_turn_id")
 

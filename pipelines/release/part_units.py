@@ -76,10 +76,13 @@ def build_units(
     of a chunk's key; `build(silver, gold, rated_out)` → (meta, frames))."""
     of = part_chunks.atoms(silver["episodes"])
     previous = part_chunks.previous_map(root, partition)
-    if part_chunks.crosses(silver, gold, of):
+    rows = _episode_rows(silver)
+    if rows.get_column("n").sum() <= part_chunks.CHUNK_ROWS or part_chunks.crosses(
+        silver, gold, of
+    ):
         chunk_of = part_chunks.one_chunk(of)
     else:
-        chunk_of = part_chunks.assign(of, silver["episodes"], _episode_rows(silver), previous)
+        chunk_of = part_chunks.assign(of, silver["episodes"], rows, previous)
     if chunk_of.get_column(part_chunks.CHUNK).n_unique() <= 1:
         units = [_built(root, partition, whole, silver, gold, build, None)]
     else:
