@@ -20,23 +20,21 @@ from tests.graph.test_partitions_graph import KEY, _build
 from tests.graph.test_release_partitions import LATE_FEEDBACK, _latest
 
 # A new conversation rated by u-166, the rater of tut-1000: rater links put it in tut-1000's
-# group, so in its (old) partition; dated after the demo's conversations, it is a new atom.
+# group, so in its (old) partition; dated after the demo's conversations, it is a new atom. It
+# asks tut-1000's first question and its answer is rated down, tut-1000's up (LATE_FEEDBACK): a
+# rated-alternatives pair of two episodes in two chunks.
 NEW_ID = "tut-7790"
+QUESTION = "When did the Western Roman Empire fall?"  # tut-1000's first turn
+WORSE = "In 1453, when Constantinople fell."
 NEW = {
     "conversation_id": NEW_ID,
-    "turns": [
-        {"role": "student", "content": "What is a haiku?"},
-        {
-            "role": "tutor",
-            "content": "A short poem of three lines, five, seven and five syllables.",
-        },
-    ],
+    "turns": [{"role": "student", "content": QUESTION}, {"role": "tutor", "content": WORSE}],
     "created_at": "2024-08-01 10:00:00",
 }
 NEW_RATING = {
     "conversation_id": NEW_ID,
     "turn_index": 1,
-    "rating": 1,
+    "rating": -1,
     "created_at": "2024-08-01T10:05:00Z",
     "user_id": "u-166",
 }
@@ -118,6 +116,9 @@ def test_a_chunked_incremental_release_equals_the_release_from_whole_tables(chun
     assert whole.dropped == parts.dropped
     assert whole.proof == parts.proof
     assert whole.ledger == parts.ledger
+    pairs = whole.datasets["preference"].filter(pl.col("pair_kind") == "rated_alternatives")
+    rejected = pairs.get_column("rejected").list.first().struct.field("content").to_list()
+    assert any(WORSE in text for text in rejected)  # by hand: the pair across two chunks
     for name, frame in whole.datasets.items():
         assert frame.height > 0, name
         assert frame.equals(parts.staged.whole(name)), name
