@@ -2,7 +2,8 @@
 part_units.py): a partition touched by a late rating and by a new conversation that joins one of
 its groups rebuilds and re-privatizes only the chunk of the rated episode, a new chunk for the
 new conversation and the partition's rated-alternative pairs; every other chunk is a store
-look-up. The release equals the one built from whole tables of the same snapshot."""
+look-up. The release has the content hash of one built at once and whole, and its datasets equal
+those built from whole tables of the same snapshot."""
 
 import orjson
 import polars as pl
@@ -12,6 +13,7 @@ import turnlake
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release import assemble, part_build, part_chunks, part_privatize
+from pipelines.release.files import read_manifest
 from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
 from pipelines.storage import tables as stored
@@ -45,11 +47,12 @@ CHUNK_ROWS = 60  # small enough that the demo's partitions make several chunks e
 def chunked(tmp_path_factory):
     """The demo built with 4 shards in small chunks, then a late rating of tut-1000 and a new
     conversation of its rater, and a rebuild: (data root, episodes built and units privatized
-    by the rebuild)."""
+    by the rebuild). Beside it, `scratch`: the same raw files built at once, not in chunks."""
     tmp = tmp_path_factory.mktemp("release-chunks")
     env = pytest.MonkeyPatch()
     env.setenv("DAGSTER_HOME", str(tmp))
     env.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+    default_rows = part_chunks.CHUNK_ROWS
     env.setattr(part_chunks, "CHUNK_ROWS", CHUNK_ROWS)
     raw, data = tmp / "raw", tmp / "data"
     turnlake.demo(raw_root=raw)
@@ -77,8 +80,16 @@ def chunked(tmp_path_factory):
     env.setattr(part_build, "build_partition", build_partition)
     env.setattr(part_privatize, "privatize_all", privatize_all)
     assert _latest(data) != first
+    env.setattr(part_chunks, "CHUNK_ROWS", default_rows)
+    _build(raw, tmp / "scratch", 4)  # the same raw files, built at once and whole
     yield data, built, privatized
     env.undo()
+
+
+def test_the_incremental_chunked_release_has_the_hash_of_one_built_at_once_and_whole(chunked):
+    data, *_ = chunked
+    incremental = read_manifest(_latest(data))["content_hash"]
+    assert incremental == read_manifest(_latest(data.parent / "scratch"))["content_hash"]
 
 
 def _partition_episodes(data, native_id: str) -> tuple[str, list[str]]:
