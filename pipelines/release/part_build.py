@@ -13,9 +13,10 @@ partition; the subject ids pseudonymized in text are global too (part_privatize.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -24,29 +25,30 @@ from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
 from pipelines.partitions.store import DIGESTS_TABLE
-from pipelines.release import part_cache
+from pipelines.release import part_cache, part_units
 from pipelines.release.files import SPLIT_ORDER
-from pipelines.release.text_leaves import is_textual, string_leaves
+from pipelines.release.part_frames import (
+    KEY_SCHEMA,
+    KEYS,
+    PARTICIPANTS,
+    TEXTS,
+    distinct_texts,
+    key_frame,
+)
 from pipelines.splits.assign import human_participants
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
 from pipelines.storage.layout import Layout
 
-# an entry's frames besides the datasets (TEXTS: every distinct string in them)
-KEYS, PARTICIPANTS, TEXTS = "_keys", "_participants", "_texts"
-KEY_SCHEMA = pl.Schema(
-    {
-        "dataset": pl.String,
-        "row": pl.UInt32,
-        "prompt_hash": pl.String,
-        "split": pl.String,
-        "group_id": pl.String,
-        "episode_id": pl.String,
-    }
-)
 UNPLACED = "unplaced"  # rows with no split group (partitions/rows.py): no dataset holds them
 _PIPELINES = Path(__file__).resolve().parents[1]
-_BUILD_CODE = (_PIPELINES / "exports", _PIPELINES / "splits", Path(__file__))
+_BUILD_CODE = (
+    _PIPELINES / "exports",
+    _PIPELINES / "splits",
+    Path(__file__),
+    Path(part_units.__file__),
+    Path(part_units.part_chunks.__file__),
+)
 # Silver rows of the partitions read together (one read per table, rows split back per partition):
 # a table read costs ~13 ms however few rows it holds; a bundle this size holds ~4 partitions
 # of the auto sizing's target, so reading it together does not hold much more than one.
@@ -59,6 +61,7 @@ class Partition:
     batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
     inputs: str  # digest of the partition's silver and gold rows
     rows: int  # its silver rows (reads are bundled by them)
+    home: str = ""  # of a unit (part_units.py): its partition's key
 
 
 def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:
@@ -137,44 +140,35 @@ def _tables(
         yield key, silver, gold
 
 
-def _key_frame(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per dataset row: what the duplicate-prompt rule and the split proof read."""
-    frames = [pl.DataFrame(schema=KEY_SCHEMA)]
-    for name, frame in datasets.items():
-        present = [c for c in KEY_SCHEMA.names()[2:] if c in frame.columns]
-        frames.append(
-            frame.select(
-                dataset=pl.lit(name),
-                row=pl.int_range(pl.len(), dtype=pl.UInt32),
-                **{c: pl.col(c).cast(pl.String) for c in present},
-            )
-        )
-    return pl.concat(frames, how="diagonal").select(KEY_SCHEMA.names()).cast(KEY_SCHEMA)
-
-
-def _distinct_texts(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """Every distinct string of the datasets, however nested: all a later release reads of this
-    entry to tell whether a subject id that came or went occurs in it (part_release.py)."""
-    leaves = [
-        string_leaves(frame, [c for c, t in frame.schema.items() if is_textual(t)])
-        for frame in datasets.values()
-    ]
-    return pl.concat([pl.Series("text", [], dtype=pl.String), *leaves]).unique().to_frame("text")
-
-
 def build_partition(
-    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], options: DatasetOptions
+    silver: dict[str, pl.DataFrame],
+    gold: dict[str, pl.DataFrame],
+    options: DatasetOptions,
+    rated_out: list[pl.DataFrame] | None = None,
 ) -> tuple[dict, dict[str, pl.DataFrame]]:
-    """(meta, frames) of one partition from its tables: its datasets (unprivatized, as built),
-    their key frame and the human participants of its episodes."""
+    """(meta, frames) of one partition (or chunk of one: `rated_out`, see `build_datasets`) from
+    its tables: its datasets (unprivatized, as built), their key frame and the human participants
+    of its episodes."""
     left_out: dict[str, dict[str, int]] = {}
-    datasets = build_datasets(silver, gold, gold["splits"], options, left_out)
+    datasets = build_datasets(silver, gold, gold["splits"], options, left_out, rated_out)
     frames = datasets | {
-        KEYS: _key_frame(datasets),
+        KEYS: key_frame(datasets),
         PARTICIPANTS: human_participants(silver),
-        TEXTS: _distinct_texts(datasets),
+        TEXTS: distinct_texts(datasets),
     }
     return {"left_out": left_out}, frames
+
+
+class Built(NamedTuple):
+    units: list[Partition]  # every partition's units, in partition order
+    entries: dict[str, str]  # unit → its built entry
+    metas: dict[str, dict]  # unit → its built entry's meta
+    held: dict[str, dict[str, pl.DataFrame]]  # frames of units built now the store cannot keep
+    indexes: list[str]  # every partition's index entry
+
+
+def _unit(p: Partition, unit: str, entry: str) -> Partition:
+    return replace(p, key=unit, inputs=entry, home=p.key)
 
 
 def built(
@@ -184,29 +178,41 @@ def built(
     config: dict,
     as_of: datetime | None,
     options: DatasetOptions,
-) -> tuple[dict[str, str], dict[str, dict], dict[str, pl.DataFrame]]:
-    """Build every partition whose entry is not in the store: (partition → entry key, partition →
-    meta, frames of partitions built now that the store could not keep). Partitions are built
-    one by one (one `build_datasets` over a bundle measured slower than one per partition), their
-    tables read a bundle at a time."""
-    keys = {p.key: build_key(p, config) for p in partitions}
-    metas = {p.key: part_cache.load(root, keys[p.key], names=())[0] for p in partitions}
-    pending = [p for p in partitions if not metas[p.key]]
-    if not pending:
-        return keys, metas, {}
-    contexts = stored.scan(layout, "silver", "contexts", as_of).select("context_hash", "context")
-    splits = stored.read(layout, "gold", "splits", as_of)
-    held = {}
-    for bundle in bundles(pending):
-        tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)
-        for key, silver, gold in tables:
-            meta, frames = build_partition(silver, gold, options)
-            del silver, gold
-            part_cache.save(root, keys[key], meta, frames)
-            metas[key] = meta | {"fresh": True}
-            if root is None:
-                held[key] = frames
-    return keys, metas, held
+) -> Built:
+    """Build every unit (part_units.py) not in the store. Partitions are built one by one (one
+    `build_datasets` over a bundle measured slower than one per partition), their tables read a
+    bundle at a time; a partition whose index entry is stored is not read."""
+    whole = {p.key: build_key(p, config) for p in partitions}
+    found = {
+        p.key: part_units.indexed(root, part_units.index_key(p.key, whole[p.key]))
+        for p in partitions
+    }
+    units: dict[str, list[tuple[str, str]]] = {k: v for k, v in found.items() if v is not None}
+    metas = {
+        unit: part_cache.load(root, entry, names=())[0]
+        for listed in units.values()
+        for unit, entry in listed
+    }
+    held: dict[str, dict[str, pl.DataFrame]] = {}
+    pending = [p for p in partitions if p.key not in units]
+    if pending:
+        contexts = stored.scan(layout, "silver", "contexts", as_of).select(
+            "context_hash", "context"
+        )
+        splits = stored.read(layout, "gold", "splits", as_of)
+        code = fingerprint([json_part(config), code_digest(*_BUILD_CODE)])
+        make = lambda silver, gold, rated_out: build_partition(silver, gold, options, rated_out)
+        for bundle in bundles(pending):
+            tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)
+            for key, silver, gold in tables:
+                made = part_units.build_units(root, key, whole[key], silver, gold, code, make)
+                del silver, gold
+                units[key] = [(u.key, u.entry) for u in made]
+                metas |= {u.key: u.meta for u in made}
+                held |= {u.key: u.frames for u in made if u.frames is not None}
+    out = [_unit(p, unit, entry) for p in partitions for unit, entry in units[p.key]]
+    indexes = [part_units.index_key(p.key, whole[p.key]) for p in partitions]
+    return Built(out, {p.key: p.inputs for p in out}, metas, held, indexes)
 
 
 def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:

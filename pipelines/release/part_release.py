@@ -112,7 +112,7 @@ def _with_batch(frame: pl.DataFrame, batch: int, keep: pl.Series) -> pl.DataFram
 def _source(
     root: Path | None, entry: str, name: str, p: Partition, held: dict, keep: pl.Series
 ) -> Source:
-    frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.key)
+    frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.home or p.key)
     if frame is not None:
         schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
         return Source(batch, schema, lambda: _with_batch(frame, batch, keep), cut)
@@ -150,11 +150,12 @@ def release_parts(
 ) -> Parts:
     """Every partition's datasets, deduplicated and privatized (see the module doc)."""
     root = part_cache.cache_root(layout)
-    partitions = part_build.partitions_in_force(layout, as_of)
     started = time.monotonic()
-    built, metas, held = part_build.built(layout, root, partitions, config, as_of, options)
+    partitions, built, metas, held, indexes = part_build.built(
+        layout, root, part_build.partitions_in_force(layout, as_of), config, as_of, options
+    )
     fresh = sum(1 for meta in metas.values() if meta.get("fresh"))
-    log.info("release: %d of %d partitions built now", fresh, len(partitions))
+    log.info("release: %d of %d partition units built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
     ids = participant_subject_ids(participants)
     ids_key = part_privatize.ids_entry(ids)
@@ -182,7 +183,7 @@ def release_parts(
         if root is None:
             held_private[key] = frames
     log.info(
-        "release: %d partitions privatized now, %d rechecked for new ids; %.1f s",
+        "release: %d partition units privatized now, %d rechecked for new ids; %.1f s",
         sum(1 for how in hows if how == "privatized"),
         sum(1 for how in hows if how == "rechecked"),
         time.monotonic() - started,
@@ -194,5 +195,5 @@ def release_parts(
         part_build.summed_left_out(metas),
         part_ledger.summed(ledgers, DATASETS),
         ids,
-        [*built.values(), *private.values(), *kept, ids_key],
+        [*built.values(), *private.values(), *kept, ids_key, *indexes],
     )

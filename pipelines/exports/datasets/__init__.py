@@ -30,7 +30,7 @@ from pipelines.exports.datasets.common import (
 )
 from pipelines.exports.datasets.decisions import build_decisions, with_decision_prompts
 from pipelines.exports.datasets.kto import build_kto, kto_rows
-from pipelines.exports.datasets.preference import build_preference
+from pipelines.exports.datasets.preference import build_preference, rated_alternative_pairs
 from pipelines.exports.datasets.rl_steps import build_rl_steps
 from pipelines.exports.datasets.sft import build_sft, sft_rows
 
@@ -77,10 +77,13 @@ def build_datasets(
     splits: pl.DataFrame,
     options: DatasetOptions | None = None,
     left_out: dict[str, dict[str, int]] | None = None,
+    rated_out: list[pl.DataFrame] | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every dataset as a frame (rows of groups without a split are left out). `left_out`, when
     given, is filled with how many rows each dataset left out and why (before splits are
-    attached)."""
+    attached). With `rated_out` the rated-alternative pairs are not built (they pair episodes:
+    `rated_alternatives` builds them from the rated rows of all chunks of a group) and the rated
+    rows, with their episode's group and source, are appended to it."""
     options = options or DatasetOptions()
     episodes = silver["episodes"]
     silver = with_decision_prompts(silver, gold)
@@ -88,9 +91,12 @@ def build_datasets(
     rated = build_kto(silver, gold, examples)
     sft, negative = sft_rows(examples, options.sft_include_negative)
     kto, neutral = kto_rows(rated, options.kto_include_neutral)
+    if rated_out is not None:
+        meta = episodes.select("episode_id", "group_id", "source")
+        rated_out.append(rated.join(meta, on="episode_id", how="inner", maintain_order="left"))
     frames = {
         "sft": sft,
-        "preference": build_preference(silver, gold, rated),
+        "preference": build_preference(silver, gold, rated, alternatives=rated_out is None),
         "kto": kto,
         "decisions": build_decisions(silver, gold),
     }
@@ -103,3 +109,18 @@ def build_datasets(
             counts.setdefault(name, {})[NO_USER_TURN] = n
         left_out.update({name: dict(sorted(c.items())) for name, c in sorted(counts.items())})
     return {name: out[name] for name in DATASETS}
+
+
+def rated_alternatives(
+    rated: pl.DataFrame, splits: pl.DataFrame, like: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
+    """The `preference` rows of kind rated_alternatives of the rated rows `rated` (as
+    `build_datasets` appends them to `rated_out`: every rated row of whole groups), in the columns
+    of `like` (a `preference` frame as built), and how many could not be shaped."""
+    episodes = rated.select("episode_id", "group_id", "source").unique()
+    pairs = rated_alternative_pairs(rated.drop("group_id", "source"), episodes)
+    pairs = pairs.with_columns(_prompt_text=messages_text("prompt"))
+    shaped, unshaped = shape_prompt_completions(pairs, "prompt", ("chosen", "rejected"))
+    shaped = shaped.with_columns(_prompt_text=messages_text("prompt"))
+    out = pl.concat([like.head(0), finish(shaped, episodes, splits)], how="diagonal_relaxed")
+    return out.select(like.columns), unshaped

@@ -124,16 +124,21 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
 
 
 def build_preference(
-    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], kto: pl.DataFrame
+    silver: dict[str, pl.DataFrame],
+    gold: dict[str, pl.DataFrame],
+    kto: pl.DataFrame,
+    alternatives: bool = True,
 ) -> pl.DataFrame:
     """All preference pairs; `_prompt_text` is the canonical JSON of the prompt (hashed by the
     caller).
 
-    `kto`: every rated row, neutral ones included (a 0 beats a −1)."""
+    `kto`: every rated row, neutral ones included (a 0 beats a −1). Without `alternatives` the
+    rated-alternative pairs are left out: the only kind that pairs rows of two episodes (of one
+    group), built apart when a group's episodes are built in chunks (release/part_pairs.py)."""
     frames = [
         correction_pairs(silver, gold),
         override_pairs(silver, gold),
-        rated_alternative_pairs(kto, silver["episodes"]),
+        rated_alternative_pairs(kto if alternatives else kto.clear(), silver["episodes"]),
         sibling_rank_pairs(silver, gold),
         hh_pairs(silver),
     ]
