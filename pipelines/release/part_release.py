@@ -13,6 +13,8 @@ the newly dropped rows filtered out when its files are read: a partition whose o
 prompt dropped as a duplicate of new data is not privatized again. Privatization depends on the
 global subject ids only through the ids a text contains: a privatized entry made with other ids
 is reused when no id that came or went occurs in its partition's texts (else it is made again).
+A partition of many rows is all this in chunks of episodes, each chunk a unit of its own
+(part_units.py): a touched giant partition builds and privatizes only its changed chunks.
 """
 
 from __future__ import annotations

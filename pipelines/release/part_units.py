@@ -8,6 +8,7 @@ unchanged partition is not read at all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,11 @@ from pipelines.release import part_cache, part_chunks
 from pipelines.release.part_frames import KEYS, PARTICIPANTS, TEXTS, distinct_texts, key_frame
 from pipelines.storage.fingerprint import fingerprint
 
+# (silver, gold, rated_out) → (meta, frames): part_build.build_partition
+Build = Callable[
+    [dict[str, pl.DataFrame], dict[str, pl.DataFrame], list[pl.DataFrame] | None],
+    tuple[dict, dict[str, pl.DataFrame]],
+]
 RATED = "_rated"  # a chunk's rated rows, with group and source: what its partition's pairs need
 PAIRS = "pairs"
 _KEYS = SILVER_KEYS | GOLD_KEYS
@@ -69,19 +75,18 @@ def build_units(
     silver: dict[str, pl.DataFrame],
     gold: dict[str, pl.DataFrame],
     code: str,
-    build,
+    build: Build,
 ) -> list[Unit]:
     """A partition's units, each built now unless stored, and its index entry (`whole`: the
     entry key of the partition built whole, also the index's; `code`: the config and code part
     of a chunk's key; `build(silver, gold, rated_out)` → (meta, frames))."""
     of = part_chunks.atoms(silver["episodes"])
-    previous = part_chunks.previous_map(root, partition)
     rows = _episode_rows(silver)
-    if rows.get_column("n").sum() <= part_chunks.CHUNK_ROWS or part_chunks.crosses(
-        silver, gold, of
-    ):
+    small = rows.get_column("n").sum() <= part_chunks.CHUNK_ROWS
+    if small or part_chunks.crosses(silver, gold, of):
         chunk_of = part_chunks.one_chunk(of)
     else:
+        previous = part_chunks.previous_map(root, partition)
         chunk_of = part_chunks.assign(of, silver["episodes"], rows, previous)
     if chunk_of.get_column(part_chunks.CHUNK).n_unique() <= 1:
         units = [_built(root, partition, whole, silver, gold, build, None)]
