@@ -10,16 +10,13 @@ import polars as pl
 import pytest
 
 import turnlake
-from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release import assemble, part_build, part_chunks, part_privatize
+from pipelines.release import part_build, part_chunks, part_privatize
 from pipelines.release.files import read_manifest
-from pipelines.release.privatize import pseudonym_key
-from pipelines.release.redaction_memo import load_memo, memo_fingerprint
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_partitions_graph import KEY, _build
-from tests.graph.test_release_partitions import LATE_FEEDBACK, _latest
+from tests.graph.test_release_partitions import LATE_FEEDBACK, _latest, whole_and_partitioned
 
 # A new conversation rated by u-166, the rater of tut-1000: rater links put it in tut-1000's
 # group, so in its (old) partition; dated after the demo's conversations, it is a new atom. It
@@ -118,12 +115,7 @@ def test_a_touched_partition_rebuilds_only_the_chunks_whose_episodes_changed(chu
 
 def test_a_chunked_incremental_release_equals_the_release_from_whole_tables(chunked):
     data, *_ = chunked
-    settings = settings_from_config(data.parent / "raw", data, None)
-    key, _ = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
-    whole = assemble._from_whole_tables(settings, None, key, memo)
-    parts = assemble._from_partitions(settings, None, key, memo, memo_id)
+    whole, parts = whole_and_partitioned(data.parent / "raw", data)
     assert whole.dropped == parts.dropped
     assert whole.proof == parts.proof
     assert whole.ledger == parts.ledger

@@ -197,12 +197,7 @@ def test_partition_by_partition_equals_whole_tables(incremental):
     """Datasets, dropped duplicates, split proof and ledger built per partition equal those
     built from the whole tables of the same snapshot."""
     data, *_ = incremental
-    settings = settings_from_config(data.parent / "raw-incremental", data, None)
-    key, _ = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
-    whole = assemble._from_whole_tables(settings, None, key, memo)
-    parts = assemble._from_partitions(settings, None, key, memo, memo_id)
+    whole, parts = whole_and_partitioned(data.parent / "raw-incremental", data)
     assert whole.dropped == parts.dropped and whole.dropped["sft"] > 0
     assert whole.proof == parts.proof
     assert whole.ledger == parts.ledger
@@ -280,14 +275,20 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     old, second = _parquet_files(first), _parquet_files(_latest(data))
     test_file = "sft/test-b00000-p000.parquet"  # tut-1003's and tut-1009's semicolon rows went
     assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height
+    whole, parts = whole_and_partitioned(raw, data)
+    assert whole.ledger == parts.ledger and whole.dropped == parts.dropped
+    parts.staged.remove()
+
+
+def whole_and_partitioned(raw: Path, data: Path):
+    """The release request's parts built from the whole tables and partition by partition, for
+    the same built snapshot of `data` (same pseudonym key and redaction memo)."""
     settings = settings_from_config(raw, data, None)
     key, _ = pseudonym_key(settings)
     memo_id = memo_fingerprint(settings.privacy.redaction)
     memo = load_memo(settings.data_root, key, memo_id)
     whole = assemble._from_whole_tables(settings, None, key, memo)
-    parts = assemble._from_partitions(settings, None, key, memo, memo_id)
-    assert whole.ledger == parts.ledger and whole.dropped == parts.dropped
-    parts.staged.remove()
+    return whole, assemble._from_partitions(settings, None, key, memo, memo_id)
 
 
 def _rows_with_word(release: Path, word: str) -> int:
