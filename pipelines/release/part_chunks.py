@@ -10,7 +10,7 @@ What each dataset row depends on (pipelines/exports/datasets):
   and each round is an episode);
 - per group: the rated_alternatives preference pairs (best against worst rated completion of one
   prompt text among all episodes of a group), built apart from all chunks' rated rows
-  (part_pairs.py);
+  (part_units.py);
 - per group's split row: every row's split; global: the duplicate-prompt drop (key frames).
 
 So a chunk is a set of atoms (an episode; every episode of a Social RL run), and the datasets of a

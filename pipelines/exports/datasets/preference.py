@@ -134,7 +134,7 @@ def build_preference(
 
     `kto`: every rated row, neutral ones included (a 0 beats a −1). Without `alternatives` the
     rated-alternative pairs are left out: the only kind that pairs rows of two episodes (of one
-    group), built apart when a group's episodes are built in chunks (release/part_pairs.py)."""
+    group), built apart when a group's episodes are built in chunks (release/part_units.py)."""
     frames = [
         correction_pairs(silver, gold),
         override_pairs(silver, gold),
