@@ -1,6 +1,6 @@
 """social_rl silver units (pipelines/transforms/social_rl/units.py): a unit per run folder and per
-PRAR run, linked where a run's meta names the PRAR run; silver of all bronze == union of silver
-over any split of the components."""
+PRAR run, no links (a run reads its PRAR run's state as evidence); silver of all bronze == union
+of silver over any split of the components."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_demo_is_unit_local(demo_roots, seed, parts):
     assert assert_unit_local("social_rl", demo_roots[seed], parts=parts, seed=seed) > parts
 
 
-def test_runs_and_the_prar_runs_their_meta_names_share_a_link():
+def _bronze() -> dict[str, pl.LazyFrame]:
     rounds = pl.LazyFrame(
         {
             "run_dir": ["r1", "r1", "r2"],
@@ -54,36 +54,45 @@ def test_runs_and_the_prar_runs_their_meta_names_share_a_link():
             "prar_state_file": ["prar/outputs/p-file/state.json", None],
         }
     )
-    prar = pl.LazyFrame({"run_name": ["p-file"]})
+    prar = pl.LazyFrame(
+        {
+            "run_name": ["p-file", "p-file"],
+            "file": ["a/state.json", "b/state.json"],
+            "current_step": [3, 4],
+        }
+    )
     attachments = pl.LazyFrame({"run_kind": ["social_rl", "prar"], "run_dir": ["r3", "p-file"]})
-    bronze = {
+    return {
         "social_rl_rounds": rounds,
         "social_rl_meta": meta,
         "social_rl_prar_states": prar,
         "social_rl_attachments": attachments,
     }
+
+
+def test_a_run_reads_the_prar_run_its_meta_names_as_evidence_not_a_link():
+    bronze = _bronze()
     tagged = {t: f.collect()["_unit"].to_list() for t, f in units.unit_keys(bronze, None).items()}
     assert tagged == {
         "social_rl_rounds": ["run:r1", "run:r1", "run:r2"],
         "social_rl_meta": ["run:r2", "run:r3"],
-        "social_rl_prar_states": ["prar:p-file"],
+        "social_rl_prar_states": ["prar:p-file", "prar:p-file"],
         "social_rl_attachments": ["run:r3", "prar:p-file"],
     }
-    links = units.unit_links(bronze, None).collect().sort("unit", "link")
-    assert links.rows() == [
-        ("prar:p-file", "prar:p-file"),
-        ("prar:p-inline", "prar:p-inline"),
-        ("run:r1", "experiment:e1"),
-        ("run:r1", "prar:p-inline"),
-        ("run:r2", "prar:p-file"),
-        ("run:r3", "experiment:e1"),
-    ]
+    assert units.unit_links(bronze, None).collect().height == 0
+    reads = units.unit_evidence_reads(bronze, None)["prar_runs"].collect()
+    # r1 names p-inline in its inline meta, r2 p-file by its state file's folder, r3 none
+    assert sorted(reads.rows()) == [("run:r1", "p-inline"), ("run:r2", "p-file")]
+    evidence = units.unit_evidence(bronze, None)["prar_runs"].collect()
+    # one row per PRAR run name: its first state file
+    assert evidence.rows() == [("p-file", "a/state.json", 3)]
 
 
-def test_without_prar_links_the_run_context_is_not_local(monkeypatch):
-    """A run's episodes carry its PRAR state's file and step: dropping the run ↔ PRAR link must
-    fail the locality check for some split (the clean fixture's run names its PRAR run)."""
-    monkeypatch.setattr(units, "unit_links", lambda *_: pl.LazyFrame(schema=units.LINKS_SCHEMA))
+def test_without_the_prar_evidence_the_run_context_is_not_local(monkeypatch):
+    """A run's episodes carry its PRAR state's file and step: a part holding a run but not its
+    PRAR run's state reads them from the evidence, so without it the locality check fails for
+    some split (the clean fixture's run names its PRAR run)."""
+    monkeypatch.setattr(units, "unit_evidence", lambda *_: {})
     failures = []
     for seed in range(6):
         try:
@@ -94,16 +103,12 @@ def test_without_prar_links_the_run_context_is_not_local(monkeypatch):
     assert set(failures) == {"social_rl.episodes is not unit-local"}
 
 
-def test_an_experiment_in_two_run_folders_is_one_component(tmp_path, monkeypatch):
-    """`experiment:<id>` links keep one split group in one component (and so one partition):
-    without them the experiment's two folders fall into two components."""
+def test_an_experiment_in_two_run_folders_is_one_split_group_in_two_components(tmp_path):
+    """Without experiment links the two folders are two components, each transformed alone, and
+    both name the same split group (the partition map, not the components, keeps a group in one
+    partition: partitions/assign.py)."""
     run = FIXTURES / "clean" / "outputs" / "social_rl_2025-11-20_101500"
     for folder in ("early_run_a", "early_run_b"):  # both meta.json say experiment_id early_run
         shutil.copytree(run, tmp_path / "outputs" / folder)
-    assert assert_groups_whole("social_rl", tmp_path) == 1
-    metas = units._metas
-    monkeypatch.setattr(
-        units, "_metas", lambda b: metas(b).with_columns(experiment_id=pl.lit(None, pl.String))
-    )
-    with pytest.raises(AssertionError, match="groups split over components"):
+    with pytest.raises(AssertionError, match=r"over components: \['experiment:early_run'\]"):
         assert_groups_whole("social_rl", tmp_path)

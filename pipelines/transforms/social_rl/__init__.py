@@ -19,11 +19,18 @@ from pipelines.transforms.social_rl.policy_states import policy_states
 from pipelines.transforms.social_rl.turns import turns
 
 
-def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+def to_silver(
+    bronze: dict[str, pl.LazyFrame],
+    settings: Settings,
+    prar_runs: pl.LazyFrame | pl.DataFrame | None = None,
+) -> dict[str, pl.LazyFrame]:
+    """Silver of these bronze rows. `prar_runs` (`units.unit_evidence`): the PRAR states of the
+    whole corpus when this bronze is only part of it."""
     bronze = {name: table(bronze, name) for name in BRONZE_MODELS}
     rounds = runs.with_episode_ids(bronze["social_rl_rounds"])
     kept = rounds.filter(runs.first_copy())
-    context = runs.run_context(kept, bronze)
+    prar = prar_runs.lazy() if prar_runs is not None else None
+    context = runs.run_context(kept, bronze, prar)
     roles = agent_roles(kept)
     vectors = agent_rounds.agent_rounds(kept, roles)
     adapted = adaptations.build(kept, vectors, agent_rounds.feedback(vectors))

@@ -63,9 +63,27 @@ def group_id() -> pl.Expr:
     )
 
 
-def run_context(rounds: pl.LazyFrame, bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+def prar_runs(prar_states: pl.LazyFrame) -> pl.LazyFrame:
+    """prar_run, prar_file, prar_current_step: what a run naming a PRAR run reads of its state
+    (the first state file of that run name)."""
+    return prar_states.select(
+        prar_run="run_name", prar_file="file", prar_current_step="current_step"
+    ).unique("prar_run", keep="first", maintain_order=True)
+
+
+def named_prar_run() -> pl.Expr:
+    """The PRAR run a meta names: `prar_run_id`, else the folder of `prar_state_file`."""
+    return pl.coalesce(
+        "prar_run_id", pl.col("prar_state_file").str.extract(r"([^/\\]+)[/\\]state\.json$")
+    )
+
+
+def run_context(
+    rounds: pl.LazyFrame, bronze: dict[str, pl.LazyFrame], prar: pl.LazyFrame | None = None
+) -> pl.LazyFrame:
     """One row per run folder: meta fields (inline block first, then meta.json), PRAR link,
-    metrics file, attachments."""
+    metrics file, attachments. `prar`: `prar_runs` of the whole corpus when this bronze is only
+    part of it (units.py)."""
     inline = (
         rounds.filter(pl.col("meta").is_not_null())
         .sort("run_dir", "round_number")
@@ -89,16 +107,11 @@ def run_context(rounds: pl.LazyFrame, bronze: dict[str, pl.LazyFrame]) -> pl.Laz
             .then(pl.lit("inline"))
             .when(pl.col("meta_file").is_not_null())
             .then(pl.lit("meta.json")),
-            prar_run=pl.coalesce(
-                "prar_run_id", pl.col("prar_state_file").str.extract(r"([^/\\]+)[/\\]state\.json$")
-            ),
+            prar_run=named_prar_run(),
         )
     )
-    prar = (
-        bronze["social_rl_prar_states"]
-        .select(prar_run="run_name", prar_file="file", prar_current_step="current_step")
-        .unique("prar_run", keep="first", maintain_order=True)
-    )
+    if prar is None:
+        prar = prar_runs(bronze["social_rl_prar_states"])
     metric_files = (
         bronze["social_rl_metrics"]
         .select("run_dir", metrics_file="file")

@@ -3,10 +3,14 @@
 
 A run's episodes are its rounds, but the transform reads a run as a whole (inline meta of its
 earliest round, sibling meta.json, metrics, attachments, agent roles from any round's
-adaptations, the policy state), so the unit is the folder, not the round. A PRAR state joins
-the runs whose meta names it (`prar_run_id`, or the folder of `prar_state_file`): those runs
-and the PRAR unit share the link `prar:<run_name>`. Runs of one experiment share
-`experiment:<id>` (their split group), so a group never spans partitions.
+adaptations, the policy state), so the unit is the folder, not the round.
+
+No links. A run reads the PRAR state its meta names (`prar_run_id`, or the folder of
+`prar_state_file`): its file and step, which is evidence (`prar_runs` of the whole corpus, each
+run reading the row of the PRAR run it names), not a link: a night's new runs continuing a PRAR
+run would otherwise join every earlier run of it into one component, transformed again whole. A
+run's split group (its experiment) is its own meta's, and the partition map places whole groups
+(partitions/assign.py), so runs of one experiment need no link either.
 """
 
 from __future__ import annotations
@@ -15,10 +19,8 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.transforms.social_rl.common import table
-from pipelines.transforms.social_rl.runs import INLINE_META
+from pipelines.transforms.social_rl.runs import INLINE_META, named_prar_run, prar_runs
 from pipelines.transforms.units import LINKS_SCHEMA, UNIT
-
-PRAR_FOLDER = r"([^/\\]+)[/\\]state\.json$"  # as runs.run_context reads prar_state_file
 
 
 def _run_unit() -> pl.Expr:
@@ -39,38 +41,25 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
-    """`prar:<name>`: a run and every PRAR run its inline or sibling meta names (the transform
-    joins them). `experiment:<id>`: the run folders of one experiment, one split group
-    (episodes.group_id) — not needed for the transform, but it keeps a group in one component,
-    hence one partition (DESIGN §8)."""
-    metas = _metas(bronze)
-    prar = (
-        metas.select(
-            "run_dir",
-            name=pl.concat_list("prar_run_id", pl.col("prar_state_file").str.extract(PRAR_FOLDER)),
-        )
-        .explode("name")
-        .drop_nulls("name")
-        .select("run_dir", link=pl.lit("prar:") + pl.col("name"))
-    )
-    experiment = metas.drop_nulls("experiment_id").select(
-        "run_dir", link=pl.lit("experiment:") + pl.col("experiment_id")
-    )
-    return (
-        pl.concat(
-            [
-                pl.concat([prar, experiment]).select(unit=_run_unit(), link="link"),
-                prar.select(unit="link", link="link"),
-            ]
-        )
-        .unique()
-        .cast(LINKS_SCHEMA)
-    )
+    return pl.LazyFrame(schema=LINKS_SCHEMA)
+
+
+def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
+    return {"prar_runs": prar_runs(table(bronze, "social_rl_prar_states"))}
+
+
+def unit_evidence_reads(
+    bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    """A run reads the row of each PRAR run its inline or sibling meta names."""
+    named = _metas(bronze).select(_run_unit().alias(UNIT), prar_run=named_prar_run())
+    return {"prar_runs": named.drop_nulls("prar_run").unique()}
 
 
 def _metas(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
-    """run_dir and the meta fields links read, from inline meta blocks and sibling meta.json."""
-    fields = ("run_dir", "experiment_id", "prar_run_id", "prar_state_file")
+    """run_dir and the meta fields naming a PRAR run, from inline meta blocks and sibling
+    meta.json."""
+    fields = ("run_dir", "prar_run_id", "prar_state_file")
     inline = (
         table(bronze, "social_rl_rounds")
         .filter(pl.col("meta").is_not_null())
