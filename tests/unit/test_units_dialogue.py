@@ -107,29 +107,56 @@ def test_unit_keys_and_links_by_hand():
     links = dialogue_units.unit_links(_tiny_bronze(), SETTINGS).collect()
     assert sorted(links.rows()) == [
         ("dialogue:support/c1", "event:k5"),
-        ("dialogue:support/c1", "person:u1"),
-        ("dialogue:support/c2", "person:u1"),
         ("dialogue:support/c3", "event:k5"),
     ]
 
 
-@pytest.mark.parametrize("kind", ["person", "event"])
-def test_dropping_a_link_kind_breaks_locality(monkeypatch, kind):
-    for seed in range(8):  # every split is exact with the links …
-        assert_bronze_unit_local(SOURCE, _tiny_bronze(), SETTINGS, parts=2, seed=seed)
-    links = dialogue_units.unit_links
-    monkeypatch.setattr(
-        dialogue_units,
-        "unit_links",
-        lambda b, s: links(b, s).filter(~pl.col("link").str.starts_with(f"{kind}:")),
-    )
+def test_conversations_rated_by_one_rater_are_one_group_in_the_evidence():
+    """c1 and c2 share the rater u1 (same start: the smaller id names the group); c3's only
+    event, k5, was re-delivered naming c1 and has no rater: c3 is a group of its own."""
+    evidence = dialogue_units.unit_evidence(_tiny_bronze(), SETTINGS)["people_groups"].collect()
+    assert sorted(evidence.rows()) == [
+        ("dialogue:support/c1", "dialogue:support/c1"),
+        ("dialogue:support/c2", "dialogue:support/c1"),
+        ("dialogue:support/c3", "dialogue:support/c3"),
+    ]
+    reads = dialogue_units.unit_evidence_reads(_tiny_bronze(), SETTINGS)["people_groups"]
+    assert sorted(reads.collect().rows()) == [
+        (f"dialogue:support/{c}",) * 2 for c in ("c1", "c2", "c3")
+    ]
+
+
+def _failed_splits() -> int:
     failures = 0
-    for seed in range(8):  # … and some split that separates linked units is not without them
+    for seed in range(8):
         try:
             assert_bronze_unit_local(SOURCE, _tiny_bronze(), SETTINGS, parts=2, seed=seed)
         except AssertionError:
             failures += 1
-    assert failures > 0
+    return failures
+
+
+def test_dropping_the_event_links_breaks_locality(monkeypatch):
+    assert _failed_splits() == 0  # every split is exact with the links …
+    links = dialogue_units.unit_links
+    monkeypatch.setattr(
+        dialogue_units,
+        "unit_links",
+        lambda b, s: links(b, s).filter(~pl.col("link").str.starts_with("event:")),
+    )
+    assert _failed_splits() > 0  # … and some split that separates c1 and c3 is not without them
+
+
+def test_dropping_the_rater_groups_breaks_locality(monkeypatch):
+    """A part holding c2 without c1 names c2's group after c2 unless it is given the groups."""
+    assert _failed_splits() == 0
+    evidence = dialogue_units.unit_evidence
+    monkeypatch.setattr(
+        dialogue_units,
+        "unit_evidence",
+        lambda b, s: {k: v for k, v in evidence(b, s).items() if k != "people_groups"},
+    )
+    assert _failed_splits() > 0
 
 
 def test_quality_scale_of_a_part_comes_from_the_whole_dataset():
@@ -164,7 +191,8 @@ def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
     bronze = {CONVERSATIONS: bronze_rows(SOURCE, CONVERSATIONS, rated)}
     reads = dialogue_units.unit_evidence_reads(bronze, SETTINGS).items()
     assert {name: sorted(frame.collect().rows()) for name, frame in reads} == {
-        "quality_ranges": [("dialogue:support/c1", "support"), ("dialogue:support/c2", "support")]
+        "quality_ranges": [("dialogue:support/c1", "support"), ("dialogue:support/c2", "support")],
+        "people_groups": [(f"dialogue:support/{c}",) * 2 for c in ("c1", "c2", "c3")],
     }
 
     def failed_splits() -> int:
@@ -178,7 +206,10 @@ def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
 
     assert failed_splits() == 0
     nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "dataset": pl.String})
+    reads_of = dialogue_units.unit_evidence_reads
     monkeypatch.setattr(
-        dialogue_units, "unit_evidence_reads", lambda b, s: {"quality_ranges": nothing}
+        dialogue_units,
+        "unit_evidence_reads",
+        lambda b, s: reads_of(b, s) | {"quality_ranges": nothing},
     )
     assert failed_splits() > 0

@@ -24,18 +24,15 @@ def to_silver(
     bronze: dict[str, pl.LazyFrame],
     settings: Settings,
     quality_ranges: pl.LazyFrame | None = None,
+    people_groups: pl.LazyFrame | pl.DataFrame | None = None,
 ) -> dict[str, pl.LazyFrame]:
-    """Silver of these bronze rows. `quality_ranges` (`units.unit_evidence`): the per-dataset
-    quality evidence of the whole corpus when this bronze is only part of it."""
+    """Silver of these bronze rows. `quality_ranges` and `people_groups` (`units.unit_evidence`):
+    the per-dataset quality evidence and the rater-linked split groups of the whole corpus when
+    this bronze is only part of it."""
     kept, conversation_conflicts = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     events, event_conflicts = fb.dedup_events(bronze_table(bronze, EVENTS))
     resolved = fb.resolve(events, kept, settings)
-    feedback = pl.concat(
-        [
-            conformed(conv.quality_feedback(kept, quality_ranges), "feedback"),
-            conformed(fb.feedback_rows(resolved), "feedback"),
-        ]
-    )
+    feedback = _feedback(kept, resolved, quality_ranges)
     turns = conformed(conv.turns(kept), "turns")
     quarantine = pl.concat(
         [
@@ -45,9 +42,39 @@ def to_silver(
     )
     return {
         "episodes": conv.grouped_by_people(
-            conformed(conv.episodes(kept), "episodes"), turns, feedback, settings.splits.link_raters
+            conformed(conv.episodes(kept), "episodes"),
+            turns,
+            feedback,
+            settings.splits.link_raters,
+            people_groups,
         ).sort("episode_id"),
         "turns": turns.sort("episode_id", "turn_index"),
         "feedback": feedback.sort("feedback_id"),
         "quarantine": quarantine.sort("file", "locator"),
     }
+
+
+def _feedback(
+    kept: pl.LazyFrame, resolved: pl.LazyFrame, quality_ranges: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    return pl.concat(
+        [
+            conformed(conv.quality_feedback(kept, quality_ranges), "feedback"),
+            conformed(fb.feedback_rows(resolved), "feedback"),
+        ]
+    )
+
+
+# User turns carry no actor in this source (`conversations.turns`): raters are the only people
+# linking conversations, so the groups are computed without exploding the turns.
+_NO_TURNS = pl.LazyFrame(schema={"episode_id": pl.String, "role": pl.String, "actor_id": pl.String})
+
+
+def rater_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.DataFrame:
+    """episode_id, people_group of these (whole) bronze rows: the split groups `to_silver` makes
+    with `[splits] link_raters`, passed to a transform of part of the corpus (units.py)."""
+    kept, _ = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    events, _ = fb.dedup_events(bronze_table(bronze, EVENTS))
+    feedback = _feedback(kept, fb.resolve(events, kept, settings), None)
+    episodes = conformed(conv.episodes(kept), "episodes")
+    return conv.people_groups(episodes, _NO_TURNS, feedback, link_raters=True)

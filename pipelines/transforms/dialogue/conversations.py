@@ -150,16 +150,31 @@ def conversation_people(
     return pl.concat([users, raters])
 
 
-def grouped_by_people(
+def people_groups(
     episodes: pl.LazyFrame, turns: pl.LazyFrame, feedback: pl.LazyFrame, link_raters: bool = True
-) -> pl.LazyFrame:
-    """group_id: conversations linked by a shared person (`conversation_people`) are one split
-    unit, named after the earliest of them; a conversation nobody links keeps its own."""
+) -> pl.DataFrame:
+    """episode_id, people_group: conversations linked by a shared person (`conversation_people`)
+    are one split unit, named after the earliest of them."""
     units = episodes.select(unit="episode_id", started_at="started_at").collect()
     links = conversation_people(turns, feedback, link_raters).collect()
-    components = person_components(units, links).rename({"unit": "episode_id", "group": "_group"})
+    return person_components(units, links).select(episode_id="unit", people_group="group")
+
+
+def grouped_by_people(
+    episodes: pl.LazyFrame,
+    turns: pl.LazyFrame,
+    feedback: pl.LazyFrame,
+    link_raters: bool = True,
+    groups: pl.LazyFrame | pl.DataFrame | None = None,
+) -> pl.LazyFrame:
+    """group_id: conversations linked by a shared person are one split unit (`people_groups`, or
+    `groups` of the whole corpus when these conversations are only part of it); a conversation
+    nobody links keeps its own."""
+    if groups is None:
+        groups = people_groups(episodes, turns, feedback, link_raters)
+    components = groups.lazy().select("episode_id", _group="people_group")
     return (
-        episodes.join(components.lazy(), on="episode_id", how="left")
+        episodes.join(components, on="episode_id", how="left")
         .with_columns(group_id=pl.coalesce("_group", "group_id"))
         .drop("_group")
     )
