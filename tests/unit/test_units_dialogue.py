@@ -213,3 +213,29 @@ def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
         lambda b, s: reads_of(b, s) | {"quality_ranges": nothing},
     )
     assert failed_splits() > 0
+
+
+def test_only_accepted_events_that_give_feedback_link_their_raters():
+    """u1 rates c1 (accepted), c2 at turn 99 of a one-turn conversation (rejected, no feedback
+    row) and c3 with no rating, reward or comment (no feedback row): only c1 has a rater, so
+    each conversation is its own group, in the evidence as in the whole transform."""
+    no_signal = _event("k3", "c3", "u1", 3) | {"rating": None}
+    bronze = {
+        CONVERSATIONS: bronze_rows(
+            SOURCE, CONVERSATIONS, [_conversation(c) for c in ("c1", "c2", "c3")]
+        ),
+        EVENTS: bronze_rows(
+            SOURCE,
+            EVENTS,
+            [
+                _event("k1", "c1", "u1", 1),
+                _event("k2", "c2", "u1", 2) | {"turn_index": 99},
+                no_signal,
+            ],
+        ),
+    }
+    own = [(f"dialogue:support/{c}",) * 2 for c in ("c1", "c2", "c3")]
+    evidence = dialogue_units.unit_evidence(bronze, SETTINGS)["people_groups"].collect()
+    assert sorted(evidence.rows()) == own
+    whole = u.transform(SOURCE, bronze, SETTINGS)["episodes"]
+    assert sorted(whole.select("episode_id", "group_id").rows()) == own

@@ -65,16 +65,13 @@ def _feedback(
     )
 
 
-# User turns carry no actor in this source (`conversations.turns`): raters are the only people
-# linking conversations, so the groups are computed without exploding the turns.
-_NO_TURNS = pl.LazyFrame(schema={"episode_id": pl.String, "role": pl.String, "actor_id": pl.String})
-
-
 def rater_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.DataFrame:
     """episode_id, people_group of these (whole) bronze rows: the split groups `to_silver` makes
-    with `[splits] link_raters`, passed to a transform of part of the corpus (units.py)."""
+    with `[splits] link_raters`, passed to a transform of part of the corpus (units.py). User turns
+    carry no actor in this source (`conversations.turns`), so raters are the only people linking
+    conversations: the groups need neither the turns nor the feedback rows, only the accepted
+    events' raters (`feedback.rater_links`)."""
     kept, _ = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     events, _ = fb.dedup_events(bronze_table(bronze, EVENTS))
-    feedback = _feedback(kept, fb.resolve(events, kept, settings), None)
     episodes = conformed(conv.episodes(kept), "episodes")
-    return conv.people_groups(episodes, _NO_TURNS, feedback, link_raters=True)
+    return conv.people_groups(episodes, fb.rater_links(fb.resolve(events, kept, settings)))

@@ -150,14 +150,13 @@ def conversation_people(
     return pl.concat([users, raters])
 
 
-def people_groups(
-    episodes: pl.LazyFrame, turns: pl.LazyFrame, feedback: pl.LazyFrame, link_raters: bool = True
-) -> pl.DataFrame:
-    """episode_id, people_group: conversations linked by a shared person (`conversation_people`)
+def people_groups(episodes: pl.LazyFrame, links: pl.LazyFrame) -> pl.DataFrame:
+    """episode_id, people_group: conversations linked by a shared person (`links`: unit, person)
     are one split unit, named after the earliest of them."""
-    units = episodes.select(unit="episode_id", started_at="started_at").collect()
-    links = conversation_people(turns, feedback, link_raters).collect()
-    return person_components(units, links).select(episode_id="unit", people_group="group")
+    units, pairs = pl.collect_all(  # together: the kept conversations are computed once
+        [episodes.select(unit="episode_id", started_at="started_at"), links]
+    )
+    return person_components(units, pairs).select(episode_id="unit", people_group="group")
 
 
 def grouped_by_people(
@@ -171,7 +170,7 @@ def grouped_by_people(
     `groups` of the whole corpus when these conversations are only part of it); a conversation
     nobody links keeps its own."""
     if groups is None:
-        groups = people_groups(episodes, turns, feedback, link_raters)
+        groups = people_groups(episodes, conversation_people(turns, feedback, link_raters))
     components = groups.lazy().select("episode_id", _group="people_group")
     return (
         episodes.join(components, on="episode_id", how="left")

@@ -85,6 +85,19 @@ def feedback_rows(resolved: pl.LazyFrame) -> pl.LazyFrame:
     return pl.concat([_signal(good, *signal) for signal in signals], how="vertical")
 
 
+def rater_links(resolved: pl.LazyFrame) -> pl.LazyFrame:
+    """unit (episode id), person: the rater of each accepted event that gives a feedback row, as
+    `groups.feedback_rater` reads it from that row's attributes (`extra` is embedded in them as
+    is, and no other attribute is `user_id`)."""
+    gives_a_row = pl.any_horizontal(
+        pl.col(c).is_not_null() for c in ("rating", "reward", "comment")
+    )
+    accepted = resolved.filter(pl.col("error_kind").is_null() & gives_a_row)
+    return accepted.select(
+        unit="episode_id", person=pl.col("extra").str.json_path_match("$.user_id")
+    )
+
+
 def rejected(resolved: pl.LazyFrame) -> pl.LazyFrame:
     return silver_quarantine(
         resolved.filter(pl.col("error_kind").is_not_null()),
