@@ -55,6 +55,7 @@ from pipelines.transforms.build import (
 )
 from pipelines.transforms.plan import (
     ASSEMBLY,
+    UNPLACED,
     USED_SCHEMA,
     Keys,
     Plan,
@@ -81,6 +82,18 @@ def _feeding(relation: pl.DataFrame, group: list[str], source: str) -> list[str]
     return sorted(mine.get_column(CHUNK_COLUMN).unique().to_list())
 
 
+def _of_group(frame: pl.LazyFrame, key: str, keys: Keys, group: list[str]) -> pl.LazyFrame:
+    """`frame` cut to the rows whose key lives in `group`, before any join: a chunk feeds many
+    partitions, and the filter on the key column is read first, so the other columns are read
+    for the group's rows only. A group with the unplaced rows keeps every row."""
+    if UNPLACED in group:
+        return frame
+    mine = keys.places[key].filter(
+        pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode())
+    )
+    return frame.filter(pl.col(key).is_in(mine.get_column(key).implode()))
+
+
 def assemble_group(
     layout: Layout, keys: Keys, relation: pl.DataFrame, group: list[str]
 ) -> tuple[dict[str, pl.DataFrame], dict[str, int], pl.DataFrame]:
@@ -94,7 +107,8 @@ def assemble_group(
         for source, fed in feeding.items():
             frame = scan_chunks(layout, source, table, fed, with_chunk=True) if fed else None
             if frame is not None:
-                rows = placed(frame, key, keys).filter(pl.col(PARTITION).is_in(wanted))
+                rows = placed(_of_group(frame, key, keys, group), key, keys)
+                rows = rows.filter(pl.col(PARTITION).is_in(wanted))
                 parts.append(rows.collect(engine="streaming"))
                 stats.append(table_stats(source, table, parts[-1].lazy(), True).collect().lazy())
         schema = pl.Schema({**silver_schema(table), PARTITION: pl.String})

@@ -22,6 +22,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
 from pipelines.transforms.build import WITHHELD, build_silver, refresh_silver
+from pipelines.transforms.plan import UNPLACED, Keys
 from tests.conformance.harness import run_pipeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -142,3 +143,17 @@ def test_a_late_event_and_new_files_assemble_only_their_partitions(tmp_path, mon
     for table in SILVER_MODELS:
         got = stored.read(layout, "silver", table)
         assert _multiset(got).equals(_multiset(whole[table])), table
+
+
+def test_a_group_reads_only_the_cache_rows_whose_key_lives_in_it():
+    """A cache chunk feeds many partitions: a group keeps, before any join, the rows of its own
+    episodes; a group with the unplaced partition keeps every row (an orphan's key has no place)."""
+    places = pl.DataFrame({"episode_id": ["e1", "e2", "e4"], "_partition": ["p1", "p2", "p1"]})
+    keys = Keys({"episode_id": places}, pl.DataFrame(), None)
+    chunk = pl.LazyFrame({"episode_id": ["e1", "e2", "e3", "e4", None], "n": [1, 2, 3, 4, 5]})
+    mine = assemble._of_group(chunk, "episode_id", keys, ["p1"]).collect()
+    assert mine.get_column("n").to_list() == [1, 4]
+    both = assemble._of_group(chunk, "episode_id", keys, ["p1", "p2"]).collect()
+    assert both.get_column("n").to_list() == [1, 2, 4]
+    orphans = assemble._of_group(chunk, "episode_id", keys, ["p2", UNPLACED]).collect()
+    assert orphans.get_column("n").to_list() == [1, 2, 3, 4, 5]
