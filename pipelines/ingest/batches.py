@@ -119,9 +119,12 @@ class Batch:
     def full(self, max_files: int, max_bytes: int) -> bool:
         return len(self.members) >= max_files or self.raw_bytes >= max_bytes
 
-    def write(self, layout: Layout, part_id: str | None = None) -> list[dict]:
+    def write(
+        self, layout: Layout, part_id: str | None = None, quarantine_id: str | None = None
+    ) -> list[dict]:
         """Write one part per table that has rows; return the members' log rows naming the part
-        (`part_id`, else a hash of its members). The batch is empty afterwards."""
+        (`part_id`, else a hash of its members; QUARANTINE_PART's rows under `quarantine_id`
+        when given). The batch is empty afterwards."""
         if not self.members:
             return []
         frames = self._typed()
@@ -138,7 +141,8 @@ class Batch:
             parts = frames.pop(table)  # a table's frames are let go once it is written
             frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
             del parts
-            bronze.write_part(part_table(layout, self.source, table), frame, part_id, options)
+            written_as = quarantine_id if table == QUARANTINE_PART and quarantine_id else part_id
+            bronze.write_part(part_table(layout, self.source, table), frame, written_as, options)
             del frame
         return [{**row, "part_id": part_id} for row in log_rows]
 

@@ -13,18 +13,18 @@ since planning), its adapter failed on it or its rows could not be typed (parsed
 becomes the one quarantine row of the file, as on a file parsed whole). Pieces already written are
 then named by no log row: garbage, collected as any other.
 
-One thing differs from a whole-file parse: a file's parse-quarantine rows are in the order of its
-parts (within each, records that are no JSON first, as within the whole file), no longer all
-records that are no JSON first; silver sorts the quarantine, so no table downstream shows it.
+A file's parse-quarantine rows keep the order of a whole-file parse (records that are no JSON,
+then the records the adapter refused, then rows that do not fit their bronze type): each part
+writes each kind as its own subpart, numbered so that sorting them gives that order.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from pipelines.ingest.batches import in_table_order
+from pipelines.ingest.batches import QUARANTINE_PART, in_table_order
 from pipelines.ingest.parse import (
     IngestContext,
     file_id,
@@ -35,7 +35,7 @@ from pipelines.ingest.parse import (
 from pipelines.ingest.split import FilePart, SplitFile, parse_span
 from pipelines.runtime.collector import without_cyclic_gc
 from pipelines.runtime.workers import gives_back_freed_memory
-from pipelines.sources.base import RawFile
+from pipelines.sources.base import ParseResult, RawFile
 from pipelines.storage.bronze import subpart
 
 _SUMMED = ("records_read", "n_bronze", "n_quarantine", "n_pending", "n_forgotten")
@@ -75,15 +75,27 @@ def parse_part(ctx: IngestContext, split: SplitFile, index: int) -> PartDone:
         return PartDone(index, None)
     if result is None:
         return PartDone(index, None)
+    unparsed = {id(q) for q in result.quarantine[: result.unparsed]}
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
     read = (split.fingerprint, split.size, split.mtime_ns)
+    row = log_row(ctx, split.file, read, result, n_forgotten)
+    # The quarantine in the file's order: every part's records that are no JSON, then every
+    # part's refused records, then every part's rows that do not fit (`subpart`s sort so).
+    groups = [
+        [q for q in result.quarantine if id(q) in unparsed],
+        [q for q in result.quarantine if id(q) not in unparsed],
+    ]
+    pid, n = part_id(ctx, split), len(split.parts)
+    for group, rows in enumerate(groups):
+        if rows:
+            batch = new_batch(ctx)
+            batch.add_parsed(row, ParseResult(quarantine=rows))
+            batch.write(ctx.layout, subpart(pid, group * n + index))
     batch = new_batch(ctx)
-    batch.add_parsed(
-        log_row(ctx, split.file, read, result, n_forgotten), result, data, span=part.span
-    )
+    batch.add_parsed(row, replace(result, quarantine=[]), data, span=part.span)
     del data, result
-    rows = batch.write(ctx.layout, subpart(part_id(ctx, split), index))
-    return PartDone(index, None if batch.blamed_a_file else rows[0])
+    written = batch.write(ctx.layout, subpart(pid, index), subpart(pid, 2 * n + index))
+    return PartDone(index, None if batch.blamed_a_file else written[0])
 
 
 def file_row(ctx: IngestContext, split: SplitFile, done: list[PartDone]) -> dict | None:
@@ -92,6 +104,8 @@ def file_row(ctx: IngestContext, split: SplitFile, done: list[PartDone]) -> dict
     if len(rows) != len(split.parts) or any(row is None for row in rows):
         return None
     tables = {table for row in rows for table in row["tables"]}  # type: ignore[index]
+    if any(row["n_quarantine"] for row in rows):  # type: ignore[index]
+        tables.add(QUARANTINE_PART)  # written apart from the part's other rows
     return {
         **rows[0],  # type: ignore[dict-item]
         **{column: sum(row[column] for row in rows) for column in _SUMMED},  # type: ignore[index]

@@ -300,4 +300,9 @@ def jsonl_file_rows(
             quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    return ParseResult(records_read=read.records_read, rows={table: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={table: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )

@@ -101,7 +101,12 @@ def _parse_jsonl(file: RawFile, data: bytes, settings: Settings, start: int | Sp
             rows.append(bronze_row(file, unit.locator, unit.line, "jsonl", obj, settings))
         except RecordError as err:
             quarantine.append(quarantine_row(file, unit.locator, err, obj, settings.limits))
-    return ParseResult(records_read=read.records_read, rows={TABLE: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={TABLE: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )
 
 
 def _unreadable(file: RawFile, kind: str, message: str, data: bytes | None) -> ParseResult:

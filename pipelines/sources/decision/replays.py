@@ -119,5 +119,8 @@ def parse_replays(
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
     return ParseResult(
-        records_read=read.records_read, rows={REPLAYS_TABLE: rows}, quarantine=quarantine
+        records_read=read.records_read,
+        rows={REPLAYS_TABLE: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
     )

@@ -97,4 +97,9 @@ def _pairs(file: RawFile, data: bytes, settings: Settings, start: int | Span) ->
             quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    return ParseResult(records_read=read.records_read, rows={PAIRS: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={PAIRS: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )

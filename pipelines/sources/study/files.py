@@ -47,12 +47,14 @@ class Collector:
         self.participants: list[dict] = []
         self.quarantine: list[QuarantineRow] = []
         self.records_read = 0
+        self.unparsed = 0  # a master file's lines that are no JSON, first in `quarantine`
 
     def result(self) -> ParseResult:
         return ParseResult(
             records_read=self.records_read,
             rows={SESSIONS: self.sessions.as_built(), PARTICIPANTS: self.participants},
             quarantine=self.quarantine,
+            unparsed=self.unparsed,
         )
 
     def read_master(self, data: bytes, span: Span | None = None) -> None:
@@ -64,6 +66,7 @@ class Collector:
         # The lines that are not JSON come first, as when the file was parsed whole first.
         self.quarantine[before:before] = read.quarantine
         self.records_read += len(read.quarantine)
+        self.unparsed += len(read.quarantine)
 
     def read_whole_file(self, data: bytes) -> None:
         try:
