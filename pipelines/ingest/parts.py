@@ -100,16 +100,16 @@ def parse_part(ctx: IngestContext, split: SplitFile, index: int) -> PartDone:
 
 def file_row(ctx: IngestContext, split: SplitFile, done: list[PartDone]) -> dict | None:
     """The file's log row from its parts' (all of them, any order); None: parse it whole."""
-    rows = [d.row for d in sorted(done, key=lambda d: d.index)]
-    if len(rows) != len(split.parts) or any(row is None for row in rows):
+    rows = [d.row for d in sorted(done, key=lambda d: d.index) if d.row is not None]
+    if len(rows) != len(split.parts):
         return None
-    tables = {table for row in rows for table in row["tables"]}  # type: ignore[index]
-    if any(row["n_quarantine"] for row in rows):  # type: ignore[index]
+    tables = {table for row in rows for table in row["tables"]}
+    if any(row["n_quarantine"] for row in rows):
         tables.add(QUARANTINE_PART)  # written apart from the part's other rows
     return {
-        **rows[0],  # type: ignore[dict-item]
-        **{column: sum(row[column] for row in rows) for column in _SUMMED},  # type: ignore[index]
-        "pending_locators": [p for row in rows for p in row["pending_locators"]],  # type: ignore[index]
+        **rows[0],
+        **{column: sum(row[column] for row in rows) for column in _SUMMED},
+        "pending_locators": [p for row in rows for p in row["pending_locators"]],
         "tables": in_table_order(ctx.source, tables),
         "part_id": part_id(ctx, split),
         "parsed_at": datetime.now(UTC),

@@ -51,7 +51,7 @@ SUBPART = "."  # `<part id>.<k>`: the k-th partition of a part written in severa
 
 def subpart(part_id: str, index: int) -> str:
     """The partition holding the `index`-th piece of part `part_id`."""
-    return f"{part_id}{SUBPART}{index:04d}"
+    return f"{part_id}{SUBPART}{index:06d}"  # sorts as numbers up to 3 × 333 333 parts
 
 
 def write_part(uri: str, frame: pl.DataFrame, part_id: str, options: dict[str, str] | None) -> int:
