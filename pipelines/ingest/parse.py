@@ -1,6 +1,6 @@
-"""Raw files → bronze rows in batches: parse (in worker processes when there is much to parse),
-type, write one part per batch and table. Pure functions; ingest/incremental.py decides what to
-parse."""
+"""Raw files → bronze rows in batches: parse, type, write one part per batch and table. Pure
+functions; ingest/incremental.py decides what to parse, ingest/tasks.py runs the batches (and the
+parts of big files: ingest/parts.py) in worker processes when there is much to parse."""
 
 from __future__ import annotations
 
