@@ -22,6 +22,7 @@ from pipelines.runtime.workers import trim_malloc
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult, raw_excerpt
+from pipelines.sources.jsonio import Span
 from pipelines.storage import bronze
 from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
@@ -66,6 +67,7 @@ class _Member:
     rows: dict[str, list[dict]]  # freshly parsed bronze rows and parse-quarantine rows, per table
     frames: dict[str, pl.DataFrame]  # rows copied from an existing part, per table
     data: bytes | None = None  # a parsed file's bytes: the raw copy of a row that does not fit
+    span: Span | None = None  # where `data` lie in the file, when they are one part of it
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Batch:
     excerpt_chars: int = Limits().raw_excerpt_chars  # how much raw text a quarantine row keeps
     members: list[_Member] = field(default_factory=list)
     raw_bytes: int = 0
+    blamed_a_file: bool = False  # a member's rows could not be typed: it became one quarantine row
 
     def add_parsed(
         self,
@@ -84,10 +87,12 @@ class Batch:
         result: ParseResult,
         data: bytes | None = None,
         kept: dict[str, pl.DataFrame] | None = None,
+        span: Span | None = None,
     ) -> None:
         """A freshly parsed file (and its bytes, kept until the batch is written: memory stays
         bounded by the batch); its log row's `tables` is set from what it produced. `kept`: rows
-        of a grown file's old records, copied from its old part (pipelines/ingest/append.py)."""
+        of a grown file's old records, copied from its old part (pipelines/ingest/append.py).
+        `span`: `data` and the rows are one part of a big file (pipelines/ingest/split.py)."""
         unknown = set(result.rows) - set(bronze_models(self.source))
         if unknown:
             raise ValueError(
@@ -99,24 +104,27 @@ class Batch:
                 {**q.__dict__, "stage": "parse", "run_id": self.run_id} for q in result.quarantine
             ]
         frames = {t: f for t, f in (kept or {}).items() if f.height}
-        tables = _in_table_order(self.source, {**rows, **frames})
-        self.members.append(_Member({**log_row, "tables": tables}, rows, frames, data))
+        tables = in_table_order(self.source, {**rows, **frames})
+        self.members.append(_Member({**log_row, "tables": tables}, rows, frames, data, span))
         self.raw_bytes += log_row["size_bytes"]
 
     def add_moved(self, log_row: dict, frames: dict[str, pl.DataFrame]) -> None:
         """A file whose rows are copied from the part it shared with a file that changed."""
         kept = {t: f for t, f in frames.items() if f.height}  # purging may have emptied a table
         self.members.append(
-            _Member({**log_row, "tables": _in_table_order(self.source, kept)}, {}, kept)
+            _Member({**log_row, "tables": in_table_order(self.source, kept)}, {}, kept)
         )
         self.raw_bytes += log_row["size_bytes"]
 
     def full(self, max_files: int, max_bytes: int) -> bool:
         return len(self.members) >= max_files or self.raw_bytes >= max_bytes
 
-    def write(self, layout: Layout) -> list[dict]:
-        """Write one part per table that has rows; return the members' log rows naming the part.
-        The batch is empty afterwards."""
+    def write(
+        self, layout: Layout, part_id: str | None = None, quarantine_id: str | None = None
+    ) -> list[dict]:
+        """Write one part per table that has rows; return the members' log rows naming the part
+        (`part_id`, else a hash of its members; QUARANTINE_PART's rows under `quarantine_id`
+        when given). The batch is empty afterwards."""
         if not self.members:
             return []
         frames = self._typed()
@@ -125,14 +133,16 @@ class Batch:
         # bytes are not needed: gone before the writes, which copy each frame again.
         self.members = []
         trim_malloc()
-        names = "\n".join(sorted(f"{row['file']}\0{row['file_id']}" for row in log_rows))
-        part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
+        if part_id is None:
+            names = "\n".join(sorted(f"{row['file']}\0{row['file_id']}" for row in log_rows))
+            part_id = hashlib.sha256(names.encode()).hexdigest()[:20]
         options = storage_options(layout.data_root)
         for table in list(frames):
             parts = frames.pop(table)  # a table's frames are let go once it is written
             frame = conform(pl.concat(parts, how="vertical_relaxed"), table_schema(table)).collect()
             del parts
-            bronze.write_part(part_table(layout, self.source, table), frame, part_id, options)
+            written_as = quarantine_id if table == QUARANTINE_PART and quarantine_id else part_id
+            bronze.write_part(part_table(layout, self.source, table), frame, written_as, options)
             del frame
         return [{**row, "part_id": part_id} for row in log_rows]
 
@@ -173,7 +183,7 @@ class Batch:
             found = misfits(rows, table_schema(table))
             for index, misfit in found.items():
                 row = rows[index]
-                raw = raw_copy(member.data, row)
+                raw = raw_copy(member.data, row, member.span)
                 quarantined = misfit_quarantine_row(
                     self.source, table, row, misfit, raw, self.excerpt_chars
                 )
@@ -185,7 +195,7 @@ class Batch:
         member.rows.setdefault(QUARANTINE_PART, []).extend(moved)
         member.log_row = {
             **member.log_row,
-            "tables": _in_table_order(self.source, {**member.rows, **member.frames}),
+            "tables": in_table_order(self.source, {**member.rows, **member.frames}),
             "n_bronze": member.log_row["n_bronze"] - len(moved),
             "n_quarantine": member.log_row["n_quarantine"] + len(moved),
         }
@@ -200,6 +210,7 @@ class Batch:
                     frame_from_rows(rows, table_schema(table))
                 except Exception as exc:  # noqa: BLE001 — turned into a specific quarantine row
                     self.members[i] = _untypable(member, self, table, exc)
+                    self.blamed_a_file = True
                     break
 
 
@@ -227,7 +238,7 @@ def _untypable(member: _Member, batch: Batch, table: str, exc: Exception) -> _Me
     return _Member(log_row, {QUARANTINE_PART: [record]}, {}, member.data)
 
 
-def _in_table_order(source: str, rows: dict) -> list[str]:
+def in_table_order(source: str, rows: dict) -> list[str]:
     return [t for t in [*bronze_models(source), QUARANTINE_PART] if t in rows]
 
 

@@ -23,7 +23,8 @@ from pipelines.config.settings import Settings
 from pipelines.ingest import claimed, untypable
 from pipelines.ingest.append import may_append
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
-from pipelines.ingest.parse import IngestContext, file_id, read_raw, write_in_batches
+from pipelines.ingest.parse import IngestContext, file_id, read_raw
+from pipelines.ingest.tasks import write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import frame_from_rows, polars_schema

@@ -1,12 +1,10 @@
-"""Raw files → bronze rows in batches: parse (in worker processes when there is much to parse),
-type, write one part per batch and table. Pure functions; ingest/incremental.py decides what to
-parse."""
+"""Raw files → bronze rows in batches: parse, type, write one part per batch and table. Pure
+functions; ingest/incremental.py decides what to parse, ingest/tasks.py runs the batches (and the
+parts of big files: ingest/parts.py) in worker processes when there is much to parse."""
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -15,8 +13,6 @@ from pipelines.ingest import append
 from pipelines.ingest.arrow_typed import ARROW_TYPED_SOURCES, ArrowTypedBatch
 from pipelines.ingest.batches import Batch, rows_of_files
 from pipelines.privacy.forget import mentions_text, purge
-from pipelines.runtime.collector import without_cyclic_gc
-from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 from pipelines.sources import adapter
 from pipelines.sources.base import ParseResult, QuarantineRow, RawFile, raw_excerpt, too_large_file
 from pipelines.storage.layout import Layout
@@ -86,7 +82,7 @@ class IngestContext:
     grown: dict[str, dict] = field(default_factory=dict)  # file → log row: try its tail alone
 
 
-def _new_batch(ctx: IngestContext) -> Batch:
+def new_batch(ctx: IngestContext) -> Batch:
     kind = ArrowTypedBatch if ctx.source in ARROW_TYPED_SOURCES else Batch
     return kind(ctx.source, ctx.run_id, ctx.settings.limits.raw_excerpt_chars)
 
@@ -108,6 +104,41 @@ def _read(
     return data, fingerprint, size, mtime_ns, tail
 
 
+def log_row(
+    ctx: IngestContext,
+    file: RawFile,
+    read: tuple[str, int, int],
+    result: ParseResult,
+    n_forgotten: int,
+    tail: append.Tail | None = None,
+) -> dict:
+    """The log row of a file freshly parsed (`read`: the fingerprint, size and mtime of the bytes
+    parsed), before a batch names its part and tables."""
+    fingerprint, size, mtime_ns = read
+    kept_bronze, kept_quarantine = (tail.kept_rows(False), tail.kept_rows(True)) if tail else (0, 0)
+    return {
+        "source": file.source,
+        "file": file.rel_path,
+        "fingerprint": fingerprint,
+        "size_bytes": size,
+        "mtime_ns": mtime_ns,
+        "parser_version": ctx.version,
+        "parse_settings": ctx.settings_key,
+        "file_id": file_id(fingerprint, ctx.version, ctx.settings_key),
+        "part_id": None,
+        "records_read": result.records_read + kept_bronze + kept_quarantine,
+        "n_bronze": result.n_bronze + kept_bronze,
+        "n_quarantine": len(result.quarantine) + kept_quarantine,
+        "n_pending": len(result.pending),
+        "n_forgotten": n_forgotten,
+        "pending_locators": [p.locator for p in result.pending],
+        "run_id": ctx.run_id,
+        "parsed_at": datetime.now(UTC),
+        "missing_since": None,
+        "appended": tail is not None,  # for the report; not a log column
+    }
+
+
 def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     # Fingerprint the bytes actually parsed: a file appended to since planning gets its new id.
     data, fingerprint, size, mtime_ns, tail = _read(file, ctx)
@@ -119,33 +150,8 @@ def parse_into(batch: Batch, file: RawFile, ctx: IngestContext) -> None:
     else:
         result = _safe_parse(file, data, ctx.settings)
     result, n_forgotten = without_forgotten(result, ctx.forgotten)
-    kept_bronze, kept_quarantine = (tail.kept_rows(False), tail.kept_rows(True)) if tail else (0, 0)
-    batch.add_parsed(
-        {
-            "source": file.source,
-            "file": file.rel_path,
-            "fingerprint": fingerprint,
-            "size_bytes": size,
-            "mtime_ns": mtime_ns,
-            "parser_version": ctx.version,
-            "parse_settings": ctx.settings_key,
-            "file_id": file_id(fingerprint, ctx.version, ctx.settings_key),
-            "part_id": None,
-            "records_read": result.records_read + kept_bronze + kept_quarantine,
-            "n_bronze": result.n_bronze + kept_bronze,
-            "n_quarantine": len(result.quarantine) + kept_quarantine,
-            "n_pending": len(result.pending),
-            "n_forgotten": n_forgotten,
-            "pending_locators": [p.locator for p in result.pending],
-            "run_id": ctx.run_id,
-            "parsed_at": datetime.now(UTC),
-            "missing_since": None,
-            "appended": tail is not None,  # for the report; not a log column
-        },
-        result,
-        data,
-        tail.kept if tail else None,
-    )
+    row = log_row(ctx, file, (fingerprint, size, mtime_ns), result, n_forgotten, tail)
+    batch.add_parsed(row, result, data, tail.kept if tail else None)
 
 
 def move_into(batch: Batch, rows: list[dict], ctx: IngestContext) -> None:
@@ -165,96 +171,3 @@ def move_into(batch: Batch, rows: list[dict], ctx: IngestContext) -> None:
                 "file_id": file_id(row["fingerprint"], row["parser_version"], ctx.settings_key),
             }
         batch.add_moved(row, copied[row["file"]])
-
-
-def _chunks(
-    files: list[RawFile], sizes: dict[str, int], max_files: int, max_bytes: int
-) -> list[list[RawFile]]:
-    chunks: list[list[RawFile]] = [[]]
-    size = 0
-    for file in files:
-        if chunks[-1] and (len(chunks[-1]) >= max_files or size >= max_bytes):
-            chunks.append([])
-            size = 0
-        chunks[-1].append(file)
-        size += sizes.get(file.rel_path, 0)
-    return [c for c in chunks if c]
-
-
-@gives_back_freed_memory
-@without_cyclic_gc
-def _parse_chunk(ctx: IngestContext, files: list[RawFile]) -> list[dict]:
-    """One batch: parse every file, write its parts, return the log rows (runs in a worker)."""
-    batch = _new_batch(ctx)
-    for file in files:
-        parse_into(batch, file, ctx)
-    return batch.write(ctx.layout)
-
-
-# Starting a worker costs 1–2 s of imports (measured on the 2-core benchmark machine), about what
-# parsing one batch of small files costs: fewer batches than this are parsed in this process.
-MIN_BATCHES_FOR_WORKERS = 4
-
-
-def ingest_workers(settings: Settings, n_batches: int) -> int:
-    """Worker processes for this many batches to parse (parsing is Python: one core per process)."""
-    return worker_count(settings.ingest_workers, n_batches, MIN_BATCHES_FOR_WORKERS)
-
-
-@without_cyclic_gc
-def write_in_batches(
-    ctx: IngestContext,
-    to_parse: list[RawFile],
-    sizes: dict[str, int],
-    to_move: list[dict],
-    parsed: Callable[[int], None] | None = None,
-) -> list[dict]:
-    """Parse/move everything given into new parts; the log rows naming them. With more than one
-    batch to parse and more than one worker, batches are parsed in worker processes (rows of files
-    moved out of a rewritten part are then copied into parts of their own, in this process).
-    `parsed(n)` is told how many files are parsed so far after each batch (progress display)."""
-    parsed = parsed or (lambda n: None)
-    chunks = _chunks(
-        to_parse, sizes, ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
-    )
-    workers = ingest_workers(ctx.settings, len(chunks))
-    if workers == 1:
-        return _in_this_process(ctx, to_parse, to_move, parsed)
-    rows = _in_this_process(ctx, [], to_move, parsed)
-    done = 0
-    results = worker_pool(workers).map(_parse_chunk, [ctx] * len(chunks), chunks)
-    for chunk, chunk_rows in zip(chunks, results, strict=True):
-        rows.extend(chunk_rows)
-        done += len(chunk)
-        parsed(done)
-    return rows
-
-
-def _in_this_process(
-    ctx: IngestContext,
-    to_parse: list[RawFile],
-    to_move: list[dict],
-    parsed: Callable[[int], None] = lambda n: None,
-) -> list[dict]:
-    limit_files, limit_bytes = ctx.settings.ingest_batch_files, ctx.settings.ingest_batch_bytes
-    rows: list[dict] = []
-    batch = _new_batch(ctx)
-    by_part: dict[str, list[dict]] = defaultdict(list)
-    for row in to_move:
-        by_part[row["part_id"]].append(row)
-    work = [(move_into, part_rows) for part_rows in by_part.values()] + [
-        (parse_into, f) for f in to_parse
-    ]
-    done = told = 0
-    for add, item in work:
-        add(batch, item, ctx)
-        done += add is parse_into
-        if batch.full(limit_files, limit_bytes):
-            rows.extend(batch.write(ctx.layout))
-            batch = _new_batch(ctx)
-            if done > told:
-                parsed(told := done)
-    rows.extend(batch.write(ctx.layout))
-    if done > told:
-        parsed(done)
-    return rows

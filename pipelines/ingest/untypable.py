@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.schemas import frame_from_rows
 from pipelines.sources.base import dumps_safe, raw_excerpt
-from pipelines.sources.jsonio import unit_at
+from pipelines.sources.jsonio import Span, unit_at
 
 MESSAGE_VALUE_CHARS = 200  # the offending value as shown in the message; the raw copy has it all
 
@@ -64,13 +64,15 @@ def misfits(rows: list[dict[str, Any]], schema: pl.Schema) -> dict[int, Misfit]:
     return found
 
 
-def raw_copy(data: bytes | None, row: dict[str, Any]) -> bytes | str:
+def raw_copy(data: bytes | None, row: dict[str, Any], span: Span | None = None) -> bytes | str:
     """The record's own text when the file's bytes are at hand and its locator finds it (a whole
-    one-record file, a JSON Lines record), else the row as the adapter built it."""
+    one-record file, a JSON Lines record; `span`: where in the file `data` lie, when they are
+    one part of it), else the row as the adapter built it."""
     locator = row.get("locator")
-    if data is not None and locator == "file":
+    if data is not None and locator == "file" and span is None:
         return data
-    unit = unit_at(data, locator) if data is not None and isinstance(locator, str) else None
+    found = data is not None and isinstance(locator, str)
+    unit = unit_at(data, locator, span) if found else None
     if unit is not None:
         return unit
     return dumps_safe({k: v for k, v in row.items() if k not in ("file", "locator")})

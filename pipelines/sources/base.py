@@ -141,6 +141,10 @@ class ParseResult:
     rows: dict[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
     quarantine: list[QuarantineRow] = field(default_factory=list)
     pending: list[PendingTail] = field(default_factory=list)
+    # How many of `quarantine`, first, are records that are no JSON (a JSON Lines reader lists
+    # them before the records its checks refused): a file parsed in parts keeps that order
+    # across its parts (pipelines/ingest/parts.py).
+    unparsed: int = 0
 
     @property
     def n_bronze(self) -> int:

@@ -40,13 +40,26 @@ class JsonUnit:
         return f"line {self.line} (byte {self.offset})"
 
 
+@dataclass(frozen=True)
+class Span:
+    """Where bytes cut out of a file lie in it: a part of a big file parsed on its own
+    (pipelines/ingest/split.py). Its first byte starts a unit (a line starting with `{` or `[`),
+    so the units found in it are those a whole-file split finds there."""
+
+    offset: int  # the file offset of its first byte
+    line: int  # the 1-based line of its first byte
+    at_end: bool  # it runs to the file's end (only then is its last unit the file's last)
+
+
 _UNIT_START = re.compile(rb"^[\{\[]", re.MULTILINE)
 _BOM = b"\xef\xbb\xbf"
 
 
-def split_json_units(data: bytes, start: int = 0) -> Iterator[JsonUnit]:
+def split_json_units(data: bytes, start: int | Span = 0) -> Iterator[JsonUnit]:
     """Split a JSONL file into top-level JSON texts (from byte `start` on, a unit's first byte:
-    lines and offsets still count from the file's start).
+    lines and offsets still count from the file's start; or, when `start` is a Span, `data` are
+    only the bytes it says where they lie, and lines, offsets and which unit is last are the
+    whole file's).
 
     Accepts one compact object per line *and* pretty-printed objects concatenated in one file
     (as `jq` without `-c` writes them): a record starts at every line whose first byte is `{`
@@ -54,8 +67,13 @@ def split_json_units(data: bytes, start: int = 0) -> Iterator[JsonUnit]:
     Leading BOM and blank lines are ignored; text before the first record start is its own
     (invalid) unit so nothing is silently skipped.
     """
-    base = start or (len(_BOM) if data.startswith(_BOM) else 0)
-    line = 1 + (data.count(b"\n", 0, start) if start else 0)
+    at_end, origin = True, 0
+    if isinstance(start, Span):
+        at_end, origin, line = start.at_end, start.offset, start.line
+        base = len(_BOM) if origin == 0 and data.startswith(_BOM) else 0
+    else:
+        base = start or (len(_BOM) if data.startswith(_BOM) else 0)
+        line = 1 + (data.count(b"\n", 0, start) if start else 0)
     data = data[base:]
     starts = [m.start() for m in _UNIT_START.finditer(data)]
     if not starts or starts[0] != 0:
@@ -73,16 +91,18 @@ def split_json_units(data: bytes, start: int = 0) -> Iterator[JsonUnit]:
         unit_line = line + chunk.count(b"\n", 0, lead)
         yield JsonUnit(
             line=unit_line,
-            offset=base + a + lead,
+            offset=origin + base + a + lead,
             data=stripped.rstrip(),
-            is_last=i == len(kept) - 1,
+            is_last=at_end and i == len(kept) - 1,
             ends_with_newline=chunk.endswith(b"\n"),
         )
 
 
-def unit_at(data: bytes, locator: str) -> bytes | None:
-    """The JSON text that `split_json_units` finds at `locator` (`line N (byte M)`), if any."""
-    return next((unit.data for unit in split_json_units(data) if unit.locator == locator), None)
+def unit_at(data: bytes, locator: str, span: Span | None = None) -> bytes | None:
+    """The JSON text that `split_json_units` finds at `locator` (`line N (byte M)`), if any
+    (in the part of a file that `span` says `data` are, when given)."""
+    units = split_json_units(data, span or 0)
+    return next((unit.data for unit in units if unit.locator == locator), None)
 
 
 # A multi-byte UTF-8 sequence cut before its end, right before the closing quote of a string:
@@ -196,7 +216,7 @@ class JsonlRead:
 
 
 def read_jsonl(
-    file: RawFile, data: bytes, limits: Any, *, active: bool = False, start: int = 0
+    file: RawFile, data: bytes, limits: Any, *, active: bool = False, start: int | Span = 0
 ) -> JsonlRead:
     """Parse every record of a JSONL(-ish) file (those from byte `start` on: see
     `split_json_units`); bad ones become quarantine rows. `iter_jsonl` gives them one at a time."""
@@ -212,7 +232,7 @@ def iter_jsonl(
     out: JsonlRead,
     *,
     active: bool = False,
-    start: int = 0,
+    start: int | Span = 0,
 ) -> Iterator[tuple[JsonUnit, Any]]:
     """The records of a JSONL(-ish) file, parsed as they are asked for; bad ones become quarantine
     rows (and pending tails) in `out`, whose `records` stays as it is. A caller that turns each
@@ -262,11 +282,12 @@ def jsonl_file_rows(
     limits: Any,
     table: str,
     to_row: Callable[[Any], dict[str, Any]],
-    start: int = 0,
+    start: int | Span = 0,
 ) -> ParseResult:
     """A JSON Lines file whose every record is one row of `table` (`to_row` raises RecordError for
     a record that breaks the format: it is quarantined with its own text); only the records from
-    byte `start` on when given (the tail of a file that grew: pipelines/ingest/append.py)."""
+    byte `start` on when given (the tail of a file that grew: pipelines/ingest/append.py; a part of
+    a big file when it is a Span: pipelines/ingest/split.py)."""
     if len(data) > limits.max_file_bytes:
         return too_large_file(file, len(data), limits.max_file_bytes)
     read = read_jsonl(file, data, limits, start=start)
@@ -279,4 +300,9 @@ def jsonl_file_rows(
             quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    return ParseResult(records_read=read.records_read, rows={table: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={table: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )

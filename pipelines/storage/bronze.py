@@ -7,6 +7,10 @@ replaces it instead of duplicating it). Which parts are current is said by the i
 (pipelines/ingest/log.py), whose Delta commit is the commit point of an ingest: a part no log
 names is garbage, dropped by a Delta delete and vacuumed.
 
+A big raw file parsed in parts (pipelines/ingest/split.py) has its rows in several partitions,
+`<part id>.<k>` (k zero-padded, so sorting their files keeps the file's order): its part is the
+union of them, read, replaced and dropped by the part id alone.
+
 No values reach the Delta logs: tables are written without column statistics, the partition
 values are part ids (hashes of file names), and garbage is deleted by partition predicates over
 those ids. Vacuuming with no retention therefore leaves no trace of deleted rows (`forget`).
@@ -42,13 +46,24 @@ def _version(uri: str, options: dict[str, str] | None) -> int:
     return -1 if delta is None else delta.version()
 
 
+SUBPART = "."  # `<part id>.<k>`: the k-th partition of a part written in several (no hex digit)
+
+
+def subpart(part_id: str, index: int) -> str:
+    """The partition holding the `index`-th piece of part `part_id`."""
+    return f"{part_id}{SUBPART}{index:06d}"  # sorts as numbers up to 3 × 333 333 parts
+
+
 def write_part(uri: str, frame: pl.DataFrame, part_id: str, options: dict[str, str] | None) -> int:
-    """Commit `frame` as the part `part_id` (replacing a partition of that id); the version."""
+    """Commit `frame` as the part `part_id` (replacing a partition of that id; a `subpart` id
+    replaces that piece alone); the version."""
     tagged = frame.with_columns(pl.lit(part_id, pl.String).alias(PARTITION))
     before = _version(uri, options)
     version = commit_partitions(uri, tagged, [part_id], options)
     if not is_remote(uri):
-        _make_durable(uri, part_files(uri, [part_id], None), before, version)
+        delta = _open(uri, None)
+        files = [] if delta is None else _files_by_partition(delta).get(part_id, [])
+        _make_durable(uri, files, before, version)
     return version
 
 
@@ -71,13 +86,27 @@ def _make_durable(uri: str, files: list[str], before: int, after: int) -> None:
         fsync_path(folder)
 
 
-def part_of(path: str | PathLike[str]) -> str:
-    """The part id of one of a bronze table's files (its partition folder)."""
+def partition_of(path: str | PathLike[str]) -> str:
+    """The partition value of one of a bronze table's files (its partition folder)."""
     return unquote(str(path).rsplit(f"/{PARTITION}=", 1)[1].split("/", 1)[0])
 
 
+def part_of(path: str | PathLike[str]) -> str:
+    """The part id of one of a bronze table's files (a `subpart`'s is its part's)."""
+    return partition_of(path).split(SUBPART, 1)[0]
+
+
+def _files_by_partition(delta: DeltaTable) -> dict[str, list[str]]:
+    """The current files of each partition; local ones as plain paths (delta-rs
+    percent-encodes)."""
+    out: dict[str, list[str]] = {}
+    for path in file_paths(delta):
+        out.setdefault(partition_of(path), []).append(path)
+    return out
+
+
 def _files_by_part(delta: DeltaTable) -> dict[str, list[str]]:
-    """The current files of each part; local ones as plain paths (delta-rs percent-encodes)."""
+    """The current files of each part (of all its `subpart`s)."""
     out: dict[str, list[str]] = {}
     for path in file_paths(delta):
         out.setdefault(part_of(path), []).append(path)
@@ -101,12 +130,14 @@ def drop_parts_except(uri: str, keep: Iterable[str], options: dict[str, str] | N
     delta = _open(uri, options)
     if delta is None:
         return 0
-    gone = sorted(set(_files_by_part(delta)) - set(keep))
+    kept = set(keep)
+    partitions = _files_by_partition(delta)
+    gone = sorted(p for p in partitions if p.split(SUBPART, 1)[0] not in kept)
     if gone:
         keys = ", ".join("'" + key.replace("'", "''") + "'" for key in gone)
         delta.delete(f"{PARTITION} IN ({keys})")
     vacuum(delta)
-    return len(gone)
+    return len({p.split(SUBPART, 1)[0] for p in gone})
 
 
 def vacuum(delta: DeltaTable) -> list[str]:

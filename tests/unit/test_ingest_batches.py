@@ -16,8 +16,8 @@ from pipelines.ingest import batches
 from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_files
 from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import current_parts, read_log
-from pipelines.ingest.parse import ingest_workers
 from pipelines.ingest.reconcile import reconcile_source
+from pipelines.ingest.tasks import ingest_workers
 from pipelines.runtime import workers
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult

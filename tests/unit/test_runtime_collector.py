@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pipelines.ingest import parse
+from pipelines.ingest import tasks
 from pipelines.runtime.collector import cyclic_gc_paused, without_cyclic_gc
 
 
@@ -41,5 +41,5 @@ def test_decorated_function_runs_paused_and_keeps_its_name() -> None:
 def test_ingest_parses_with_the_collector_paused_and_workers_can_pickle_it() -> None:
     import pickle
 
-    assert parse.write_in_batches.__wrapped__ is not None
-    assert pickle.loads(pickle.dumps(parse._parse_chunk)) is parse._parse_chunk
+    assert tasks.write_in_batches.__wrapped__ is not None
+    assert pickle.loads(pickle.dumps(tasks._parse_chunk)) is tasks._parse_chunk

@@ -34,7 +34,7 @@ from pipelines.sources.decision.sqlite import (
     open_database,
     parse_database,
 )
-from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.jsonio import Span, read_jsonl
 from pipelines.sources.values import expect_type
 
 __all__ = [
@@ -72,7 +72,9 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     return _parse_lines(file, data, settings, 0)
 
 
-def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult | None:
+def parse_tail(
+    file: RawFile, data: bytes, start: int | Span, settings: Settings
+) -> ParseResult | None:
     """The records from byte `start` on of a JSONL file (decisions, append-only ratings, replay
     results: each line is one row, judged alone), so a file that grew is parsed by its tail
     (pipelines/ingest/append.py); None for a SQLite database, whose bytes are no lines."""
@@ -81,7 +83,7 @@ def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> Pa
     return _parse_lines(file, data, settings, start)
 
 
-def _parse_lines(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
+def _parse_lines(file: RawFile, data: bytes, settings: Settings, start: int | Span) -> ParseResult:
     if file.rel_path.startswith(f"{RATINGS_FOLDER}/"):
         return parse_ratings(file, data, settings, start)
     if file.rel_path.startswith(f"{REPLAYS_FOLDER}/"):
@@ -89,7 +91,7 @@ def _parse_lines(file: RawFile, data: bytes, settings: Settings, start: int) -> 
     return _parse_jsonl(file, data, settings, start)
 
 
-def _parse_jsonl(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
+def _parse_jsonl(file: RawFile, data: bytes, settings: Settings, start: int | Span) -> ParseResult:
     read = read_jsonl(file, data, settings.limits, start=start)
     rows: list[dict[str, Any]] = []
     quarantine: list[QuarantineRow] = list(read.quarantine)
@@ -99,7 +101,12 @@ def _parse_jsonl(file: RawFile, data: bytes, settings: Settings, start: int) -> 
             rows.append(bronze_row(file, unit.locator, unit.line, "jsonl", obj, settings))
         except RecordError as err:
             quarantine.append(quarantine_row(file, unit.locator, err, obj, settings.limits))
-    return ParseResult(records_read=read.records_read, rows={TABLE: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={TABLE: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )
 
 
 def _unreadable(file: RawFile, kind: str, message: str, data: bytes | None) -> ParseResult:

@@ -23,7 +23,7 @@ from pipelines.sources.base import (
     dumps_or_none,
     quarantine_row,
 )
-from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.jsonio import Span, read_jsonl
 from pipelines.sources.values import as_float, expect_type, parse_ts, require, unknown_fields
 
 FOLDER = "ratings"
@@ -65,7 +65,9 @@ def rating_event_row(record: dict, tz: str) -> dict[str, Any]:
     }
 
 
-def parse_ratings(file: RawFile, data: bytes, settings: Settings, start: int = 0) -> ParseResult:
+def parse_ratings(
+    file: RawFile, data: bytes, settings: Settings, start: int | Span = 0
+) -> ParseResult:
     """One ratings file → rating event rows, or a quarantine row per bad line (those from byte
     `start` on: the tail of a file that grew)."""
     read = read_jsonl(file, data, settings.limits, start=start)
@@ -81,5 +83,8 @@ def parse_ratings(file: RawFile, data: bytes, settings: Settings, start: int = 0
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
     return ParseResult(
-        records_read=read.records_read, rows={RATINGS_TABLE: rows}, quarantine=quarantine
+        records_read=read.records_read,
+        rows={RATINGS_TABLE: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
     )

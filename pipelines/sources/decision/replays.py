@@ -29,7 +29,7 @@ from pipelines.sources.base import (
     dumps_or_none,
     quarantine_row,
 )
-from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.jsonio import Span, read_jsonl
 from pipelines.sources.values import as_float, expect_type, require
 
 FOLDER = "replays"
@@ -100,7 +100,9 @@ def replay_result_row(record: dict, persona_folder: str | None) -> dict[str, Any
     }
 
 
-def parse_replays(file: RawFile, data: bytes, settings: Settings, start: int = 0) -> ParseResult:
+def parse_replays(
+    file: RawFile, data: bytes, settings: Settings, start: int | Span = 0
+) -> ParseResult:
     """One replay results file → result rows, or a quarantine row per bad line (those from byte
     `start` on: the tail of a file that grew)."""
     parts = file.rel_path.split("/")
@@ -117,5 +119,8 @@ def parse_replays(file: RawFile, data: bytes, settings: Settings, start: int = 0
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
     return ParseResult(
-        records_read=read.records_read, rows={REPLAYS_TABLE: rows}, quarantine=quarantine
+        records_read=read.records_read,
+        rows={REPLAYS_TABLE: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
     )

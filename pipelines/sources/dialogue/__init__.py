@@ -17,7 +17,7 @@ from pipelines.sources.base import (
     find_raw_files,
 )
 from pipelines.sources.dialogue.records import SOURCE, conversation_row, event_row
-from pipelines.sources.jsonio import jsonl_file_rows
+from pipelines.sources.jsonio import Span, jsonl_file_rows
 
 CONVERSATIONS_DIR = "dialogues"
 FEEDBACK_DIR = "feedback"
@@ -42,7 +42,7 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     return parse_tail(file, data, 0, settings)
 
 
-def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult:
+def parse_tail(file: RawFile, data: bytes, start: int | Span, settings: Settings) -> ParseResult:
     """The records from byte `start` on: every line is a record of its own (no id or row depends
     on another line), so a file that grew is parsed by its tail (pipelines/ingest/append.py)."""
     is_feedback = file.rel_path.startswith(FEEDBACK_DIR + "/")

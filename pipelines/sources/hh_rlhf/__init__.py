@@ -27,7 +27,7 @@ from pipelines.sources.base import (
     quarantine_row,
 )
 from pipelines.sources.hh_rlhf.records import pair_row
-from pipelines.sources.jsonio import read_jsonl
+from pipelines.sources.jsonio import Span, read_jsonl
 
 SOURCE = "hh_rlhf"
 FOLDER = "hh_rlhf"
@@ -74,7 +74,9 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     return _pairs(file, data, settings, 0)
 
 
-def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult | None:
+def parse_tail(
+    file: RawFile, data: bytes, start: int | Span, settings: Settings
+) -> ParseResult | None:
     """The pairs from byte `start` on (a pair is one line, judged alone), so a JSONL file that grew
     is parsed by its tail (pipelines/ingest/append.py); None for gzip, whose bytes are no lines."""
     if file.rel_path.endswith(".gz") or len(data) > settings.limits.max_file_bytes:
@@ -82,7 +84,7 @@ def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> Pa
     return _pairs(file, data, settings, start)
 
 
-def _pairs(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseResult:
+def _pairs(file: RawFile, data: bytes, settings: Settings, start: int | Span) -> ParseResult:
     limits = settings.limits
     read = read_jsonl(file, data, limits, start=start)
     dataset = dataset_of(file.rel_path)
@@ -95,4 +97,9 @@ def _pairs(file: RawFile, data: bytes, settings: Settings, start: int) -> ParseR
             quarantine.append(quarantine_row(file, unit.locator, err, unit.data, limits))
             continue
         rows.append({"file": file.rel_path, "locator": unit.locator, "line": unit.line, **row})
-    return ParseResult(records_read=read.records_read, rows={PAIRS: rows}, quarantine=quarantine)
+    return ParseResult(
+        records_read=read.records_read,
+        rows={PAIRS: rows},
+        quarantine=quarantine,
+        unparsed=len(read.quarantine),
+    )

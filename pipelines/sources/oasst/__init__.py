@@ -21,7 +21,7 @@ from pipelines.sources.base import (
     RawFile,
     find_raw_files,
 )
-from pipelines.sources.jsonio import jsonl_file_rows
+from pipelines.sources.jsonio import Span, jsonl_file_rows
 from pipelines.sources.oasst.records import tree_row
 
 SOURCE = "oasst"
@@ -44,7 +44,7 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
     return parse_tail(file, data, 0, settings)
 
 
-def parse_tail(file: RawFile, data: bytes, start: int, settings: Settings) -> ParseResult:
+def parse_tail(file: RawFile, data: bytes, start: int | Span, settings: Settings) -> ParseResult:
     """The trees from byte `start` on: a tree is one line and its checks stay inside it, so a file
     that grew is parsed by its tail (pipelines/ingest/append.py)."""
     dataset = dataset_of(file.rel_path)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pipelines.config.settings import Settings
 from pipelines.sources.base import ParseResult, RawFile, RecordError, find_raw_files
+from pipelines.sources.jsonio import Span
 from pipelines.sources.study.files import Collector
 
 SOURCE = "study"
@@ -53,4 +54,15 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         collector.read_master(data)
     else:
         collector.read_whole_file(data)
+    return collector.result()
+
+
+def parse_span(file: RawFile, data: bytes, span: Span, settings: Settings) -> ParseResult | None:
+    """The sessions of one part of a big master file (a session is one line, judged alone:
+    pipelines/ingest/split.py); None for the other kinds, each one JSON document. Not a
+    `parse_tail`: a grown master file is still parsed whole (pipelines/ingest/append.py)."""
+    if copy_kind(file.rel_path) != "master":
+        return None
+    collector = Collector(file, "master", settings)
+    collector.read_master(data, span)
     return collector.result()

@@ -18,7 +18,7 @@ from pipelines.sources.base import (
     quarantine_row,
     raw_excerpt,
 )
-from pipelines.sources.jsonio import JsonlRead, iter_jsonl, load_json_file
+from pipelines.sources.jsonio import JsonlRead, Span, iter_jsonl, load_json_file
 from pipelines.sources.study.columns import SessionRows
 from pipelines.sources.study.fast import session_values
 from pipelines.sources.study.records import participant_row, session_row
@@ -47,23 +47,26 @@ class Collector:
         self.participants: list[dict] = []
         self.quarantine: list[QuarantineRow] = []
         self.records_read = 0
+        self.unparsed = 0  # a master file's lines that are no JSON, first in `quarantine`
 
     def result(self) -> ParseResult:
         return ParseResult(
             records_read=self.records_read,
             rows={SESSIONS: self.sessions.as_built(), PARTICIPANTS: self.participants},
             quarantine=self.quarantine,
+            unparsed=self.unparsed,
         )
 
-    def read_master(self, data: bytes) -> None:
+    def read_master(self, data: bytes, span: Span | None = None) -> None:
         # One parsed record at a time (`iter_jsonl`): at 1 GB a master file is 91 MB.
         read = JsonlRead()
         before = len(self.quarantine)
-        for unit, obj in iter_jsonl(self.file, data, self.limits, read):
+        for unit, obj in iter_jsonl(self.file, data, self.limits, read, start=span or 0):
             self._record(unit.locator, obj, lambda o: session(o, self.tz))
         # The lines that are not JSON come first, as when the file was parsed whole first.
         self.quarantine[before:before] = read.quarantine
         self.records_read += len(read.quarantine)
+        self.unparsed += len(read.quarantine)
 
     def read_whole_file(self, data: bytes) -> None:
         try:
