@@ -70,25 +70,28 @@ def _event(key: str, cid: str, user: str | None, line: int, rating: float = 1.0)
     }
 
 
-def _tiny_bronze() -> dict[str, pl.LazyFrame]:
-    """c1 and c2 rated by one rater (u1); event k5 delivered twice, naming c3 then c1; k9 names
-    the unknown c9."""
+def _three_conversations(events: list[dict]) -> dict[str, pl.LazyFrame]:
+    """Bronze of conversations c1, c2, c3 and these feedback events."""
     return {
         CONVERSATIONS: bronze_rows(
             SOURCE, CONVERSATIONS, [_conversation(c) for c in ("c1", "c2", "c3")]
         ),
-        EVENTS: bronze_rows(
-            SOURCE,
-            EVENTS,
-            [
-                _event("k1", "c1", "u1", 1),
-                _event("k2", "c2", "u1", 2),
-                _event("k9", "c9", None, 3),
-                _event("k5", "c3", None, 4),
-                _event("k5", "c1", None, 5, rating=-1.0),
-            ],
-        ),
+        EVENTS: bronze_rows(SOURCE, EVENTS, events),
     }
+
+
+def _tiny_bronze() -> dict[str, pl.LazyFrame]:
+    """c1 and c2 rated by one rater (u1); event k5 delivered twice, naming c3 then c1; k9 names
+    the unknown c9."""
+    return _three_conversations(
+        [
+            _event("k1", "c1", "u1", 1),
+            _event("k2", "c2", "u1", 2),
+            _event("k9", "c9", None, 3),
+            _event("k5", "c3", None, 4),
+            _event("k5", "c1", None, 5, rating=-1.0),
+        ]
+    )
 
 
 def test_unit_keys_and_links_by_hand():
@@ -126,11 +129,13 @@ def test_conversations_rated_by_one_rater_are_one_group_in_the_evidence():
     ]
 
 
-def _failed_splits() -> int:
+def _failed_splits(bronze: dict[str, pl.LazyFrame] | None = None) -> int:
+    """How many of 8 random two-part splits of `bronze` (default `_tiny_bronze`) are not exact."""
+    bronze = _tiny_bronze() if bronze is None else bronze
     failures = 0
     for seed in range(8):
         try:
-            assert_bronze_unit_local(SOURCE, _tiny_bronze(), SETTINGS, parts=2, seed=seed)
+            assert_bronze_unit_local(SOURCE, bronze, SETTINGS, parts=2, seed=seed)
         except AssertionError:
             failures += 1
     return failures
@@ -195,16 +200,7 @@ def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
         "people_groups": [(f"dialogue:support/{c}",) * 2 for c in ("c1", "c2", "c3")],
     }
 
-    def failed_splits() -> int:
-        failures = 0
-        for seed in range(8):
-            try:
-                assert_bronze_unit_local(SOURCE, bronze, SETTINGS, parts=2, seed=seed)
-            except AssertionError:
-                failures += 1
-        return failures
-
-    assert failed_splits() == 0
+    assert _failed_splits(bronze) == 0
     nothing = pl.LazyFrame(schema={u.UNIT: pl.String, "dataset": pl.String})
     reads_of = dialogue_units.unit_evidence_reads
     monkeypatch.setattr(
@@ -212,7 +208,7 @@ def test_a_partition_reads_only_its_datasets_quality_range(monkeypatch):
         "unit_evidence_reads",
         lambda b, s: reads_of(b, s) | {"quality_ranges": nothing},
     )
-    assert failed_splits() > 0
+    assert _failed_splits(bronze) > 0
 
 
 def test_only_accepted_events_that_give_feedback_link_their_raters():
@@ -220,20 +216,9 @@ def test_only_accepted_events_that_give_feedback_link_their_raters():
     row) and c3 with no rating, reward or comment (no feedback row): only c1 has a rater, so
     each conversation is its own group, in the evidence as in the whole transform."""
     no_signal = _event("k3", "c3", "u1", 3) | {"rating": None}
-    bronze = {
-        CONVERSATIONS: bronze_rows(
-            SOURCE, CONVERSATIONS, [_conversation(c) for c in ("c1", "c2", "c3")]
-        ),
-        EVENTS: bronze_rows(
-            SOURCE,
-            EVENTS,
-            [
-                _event("k1", "c1", "u1", 1),
-                _event("k2", "c2", "u1", 2) | {"turn_index": 99},
-                no_signal,
-            ],
-        ),
-    }
+    bronze = _three_conversations(
+        [_event("k1", "c1", "u1", 1), _event("k2", "c2", "u1", 2) | {"turn_index": 99}, no_signal]
+    )
     own = [(f"dialogue:support/{c}",) * 2 for c in ("c1", "c2", "c3")]
     evidence = dialogue_units.unit_evidence(bronze, SETTINGS)["people_groups"].collect()
     assert sorted(evidence.rows()) == own
