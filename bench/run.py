@@ -31,7 +31,19 @@ BENCH = Path(__file__).resolve().parent
 PROJECT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import commands
 import shapes
+from commands import (
+    DEFINITIONS_ONLY,
+    IMPORTS,
+    PY,
+    TURNLAKE,
+    WARM_PAGE_CACHE,
+    dagster_home,
+    demo,
+    env_for,
+    workers_options,
+)
 from corpora import (
     EXTRA_SEED,
     SIZES,
@@ -46,73 +58,6 @@ from machine import machine
 from measure import Measurement, run_measured
 
 GUARD_1GB_S = 180
-PY = sys.executable
-PYCACHE = Path("/tmp/turnlake-bench/pycache")  # set from --work in main()
-IMPORTS = "import dagster, polars, pandera.polars; import pipelines.definitions"
-# What a command pays to load the definitions, Pandera only if they import it (issue 15).
-DEFINITIONS_ONLY = "import pipelines.definitions"
-
-
-def workers_options(n: int) -> list[str]:
-    return ["--log-level", "DEBUG", "--workers", str(n)]
-
-
-TURNLAKE = str(Path(PY).parent / "turnlake")
-# Reads every raw file once before anything is measured, so the lower bound does not pay for cold
-# disk reads that the builds after it would not (its time varied 19–39 s at 1 GB without this).
-WARM_PAGE_CACHE = (
-    "import os, sys\nfor folder, _, names in os.walk(sys.argv[1]):\n    for name in names:\n"
-    "        with open(os.path.join(folder, name), 'rb') as fh:\n            fh.read()"
-)
-
-
-# ------------------------------------------------------------------ environment
-
-
-def _env(home: Path, bytecode_cache: bool = True) -> dict:
-    """Environment of a measured command. With `bytecode_cache`, compiled .pyc files are kept under
-    <work>/pycache (as any normal install keeps __pycache__); without it every process recompiles
-    the source of dagster, polars, pandera, … (PYTHONDONTWRITEBYTECODE=1, as this sandbox sets)."""
-    env = dict(os.environ)
-    env.update(
-        DAGSTER_HOME=str(home), TURNLAKE_CONFIG=str(PROJECT / "turnlake.toml"), PYTHONHASHSEED="0"
-    )
-    env.pop("TURNLAKE_RAW_ROOT", None)
-    env.pop("TURNLAKE_DATA_ROOT", None)
-    if bytecode_cache:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
-    else:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTHONPYCACHEPREFIX", None)
-    return env
-
-
-def _dagster_home(path: Path) -> Path:
-    """A private Dagster instance (absolute paths: the project's dagster.yaml is cwd-relative)."""
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "dagster.yaml").write_text(
-        f"storage:\n  sqlite:\n    base_dir: {path}/storage\n"
-        "local_artifact_storage:\n  module: dagster._core.storage.root\n  class: "
-        "LocalArtifactStorage\n"
-        f"  config:\n    base_dir: {path}\n"
-        f"compute_logs:\n  module: dagster._core.storage.local_compute_log_manager\n"
-        f"  class: LocalComputeLogManager\n  config:\n    base_dir: {path}/logs\n"
-        "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
-    )
-    return path
-
-
-def _demo(raw: Path, scale: int, seed: int, work: Path) -> None:
-    subprocess.run(
-        [TURNLAKE, "demo", "--raw-root", str(raw), "--scale", str(scale), "--seed", str(seed)],
-        check=True,
-        cwd=work,
-        env=_env(work / "dagster-demo"),
-        stdout=subprocess.DEVNULL,
-    )
-
-
 # ------------------------------------------------------------------ one size
 
 
@@ -132,8 +77,8 @@ def bench_size(
     logs = run_dir / "logs"
     logs.mkdir(parents=True)
     data = run_dir / "data"
-    home = _dagster_home(run_dir / "dagster")
-    env = _env(home)
+    home = dagster_home(run_dir / "dagster")
+    env = env_for(home)
     raw = info["raw"]
 
     def build_into(data_root: Path, *options: str) -> list[str]:
@@ -164,7 +109,7 @@ def bench_size(
     cold = run_measured(
         "startup_no_bytecode_cache",
         [PY, "-c", IMPORTS],
-        env=_env(home, bytecode_cache=False),
+        env=env_for(home, bytecode_cache=False),
         cwd=run_dir,
         log_path=logs / "startup_no_bytecode_cache.log",
         timeout_s=timeout,
@@ -179,12 +124,12 @@ def bench_size(
         return {k: v.as_dict() for k, v in out.items()}
     measure("nochange_rebuild", build)
     for n in workers or []:
-        env = _env(_dagster_home(run_dir / f"dagster-workers-{n}"))  # read by `measure`
+        env = env_for(dagster_home(run_dir / f"dagster-workers-{n}"))  # read by `measure`
         measure(
             f"full_build_workers_{n}",
             build_into(run_dir / f"data-workers-{n}", *workers_options(n)),
         )
-    env = _env(home)
+    env = env_for(home)
     if quick:
         return {k: v.as_dict() for k, v in out.items()}
     shape = info.get("shape", "demo")
@@ -195,7 +140,7 @@ def bench_size(
         finally:
             undo()
         return {k: v.as_dict() for k, v in out.items()}
-    added = add_new_files(work, info, _demo)
+    added = add_new_files(work, info, demo)
     try:
         m = measure("rebuild_1pct_new", build)
         m.extra.update(files_added=len(added), bytes_added=sum(p.stat().st_size for p in added))
@@ -258,13 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     workers = [int(n) for n in args.workers.split(",") if n.strip()]
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    global PYCACHE
-    PYCACHE = work / "pycache"
+    commands.PYCACHE = work / "pycache"
     labels = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = set(labels) - set(SIZES)
     if unknown:
         parser.error(f"unknown sizes {sorted(unknown)}; choose from {list(SIZES)}")
-    per_scale = calibrate(work, _demo)
+    per_scale = calibrate(work, demo)
     result = {
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
@@ -288,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             result["skipped"] = {label: skip}
             continue
         info = (
-            corpus(work, label, per_scale, _demo)
+            corpus(work, label, per_scale, demo)
             if shape == "demo"
             else shape_corpus(work, label, shape)
         )
