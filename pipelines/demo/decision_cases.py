@@ -1,5 +1,5 @@
 """The decision demo's rule cases: one decision per rule case of issue 13, each built on a
-template decision, in a session of their own that the export carries (pipelines/demo/decision.py)."""
+template decision, in a session of their own that the export carries (demo/decision.py)."""
 
 from __future__ import annotations
 
