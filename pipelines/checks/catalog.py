@@ -3,9 +3,9 @@ at data depth, plus the nothing-lost reconciliation, silver referential integrit
 provenance, leak-free splits, and the release's own verification and trainability (the verdicts are
 in pipelines/checks/verdicts.py; pipelines/checks/factory.py turns them into Dagster steps).
 
-Each check names exactly what it reads (`inputs`) and the code that decides it (`code`), so the
-validation ledger (pipelines/checks/ledger.py) can answer a check whose inputs and code are those
-it last passed on without reading the data.
+Each check names exactly what it reads (`inputs`); with the engine digest (storage/engine.py) that
+is its key, so the validation ledger (pipelines/checks/ledger.py) can answer a check whose inputs
+and engine are those it last passed on without reading the data.
 """
 
 import hashlib
@@ -18,21 +18,14 @@ import pandera.polars as pa
 from pipelines.checks import verdicts
 from pipelines.checks.ledger import (
     Verdict,
-    code_fingerprint,
     inputs_digest,
     stat_lines,
 )
 from pipelines.config.settings import Settings
 from pipelines.storage import tables as stored
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
-
-JUDGING_CODE = (
-    "pipelines.checks.catalog",
-    "pipelines.checks.verdicts",
-    "pipelines.checks.partitioned",
-)
-CONTRACT_CODE = (*JUDGING_CODE, "pipelines.schemas")
 
 
 @dataclass(frozen=True)
@@ -45,7 +38,6 @@ class BlockingCheck:
     description: str
     judge: Callable[[Settings], Verdict]
     inputs: Callable[[Settings], list[str]]  # fingerprint lines of everything `judge` reads
-    code: tuple[str, ...]  # modules whose source decides the verdict
     additional_deps: tuple[str, ...] = ()
 
     @property
@@ -53,7 +45,7 @@ class BlockingCheck:
         return f"{self.asset}:{self.name}"
 
     def digest(self, settings: Settings) -> str:
-        return inputs_digest(self.inputs(settings), code_fingerprint(self.code))
+        return inputs_digest(self.inputs(settings), engine_digest())
 
 
 def _layout(settings: Settings) -> Layout:
@@ -67,7 +59,6 @@ def _contract(
     model: type[pa.DataFrameModel],
     load: Callable[[Settings], list[Path]] | str,
     inputs: Callable[[Settings], list[str]],
-    code: tuple[str, ...] = CONTRACT_CODE,
 ) -> BlockingCheck:
     """`load`: the layer of a stored table, checked a partition (or slice of rows) at a time, or
     the current part files of a bronze table, checked a group of files at a time
@@ -78,15 +69,13 @@ def _contract(
     name = f"{table}_matches_contract"
     check_id, layer = f"{asset}:{name}", load
     if isinstance(layer, str):
-        judge = lambda s: validate_table(
-            model, _layout(s), layer, table, check_id, code_fingerprint(code)
-        )
+        judge = lambda s: validate_table(model, _layout(s), layer, table, check_id, engine_digest())
     else:
         judge = lambda s: validate_files(
-            model, _layout(s), layer(s), polars_schema(model), check_id, code_fingerprint(code)
+            model, _layout(s), layer(s), polars_schema(model), check_id, engine_digest()
         )
     description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
-    return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs, code=code)
+    return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs)
 
 
 # ---------------------------------------------------------------- what each check reads
@@ -159,7 +148,6 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             model,
             load=lambda s: current_parts(_layout(s), source, table),
             inputs=lambda s: _part_lines(s, source, [table]),
-            code=(*CONTRACT_CODE, "pipelines.ingest.incremental"),
         )
 
     checks = [contract(table, model) for table, model in bronze_models(source).items()]
@@ -171,7 +159,6 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             "Per raw file: records read == bronze rows + quarantine rows.",
             judge=lambda s: verdicts.nothing_lost(source, s),
             inputs=lambda s: _reconcile_lines(s, source),
-            code=(*CONTRACT_CODE, "pipelines.ingest.incremental", "pipelines.ingest.reconcile"),
         )
     )
     return checks
@@ -199,7 +186,6 @@ def _silver_checks() -> list[BlockingCheck]:
             "Every id a silver row points at (episode, turn, decision, context) exists.",
             judge=verdicts.references_resolve,
             inputs=lambda s: _silver_lines(s, SILVER_MODELS),
-            code=(*JUDGING_CODE, "pipelines.schemas.integrity"),
             additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
         )
     )
@@ -229,7 +215,6 @@ def _gold_checks() -> list[BlockingCheck]:
             "exists.",
             judge=verdicts.rewards_traceable,
             inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
-            code=(*JUDGING_CODE, "pipelines.gold"),
             additional_deps=("silver_feedback",),
         )
     )
@@ -246,7 +231,6 @@ def _gold_checks() -> list[BlockingCheck]:
                 *_silver_lines(s, verdicts.SPLIT_SILVER),
                 repr(s.splits),
             ],
-            code=(*JUDGING_CODE, "pipelines.splits.assign", "pipelines.transforms.groups"),
             additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
         )
     )
@@ -263,13 +247,6 @@ def _release_checks() -> list[BlockingCheck]:
             "holds.",
             judge=verdicts.release_verifies,
             inputs=_release_lines,
-            code=(
-                *JUDGING_CODE,
-                "pipelines.release.verify",
-                "pipelines.release.files",
-                "pipelines.splits.assign",
-                "pipelines.release.assemble",
-            ),
         ),
         BlockingCheck(
             "release",
@@ -282,12 +259,6 @@ def _release_checks() -> list[BlockingCheck]:
             "sign of the reward, no reward contradicting its outcome.",
             judge=verdicts.release_is_trainable,
             inputs=_release_lines,
-            code=(
-                *JUDGING_CODE,
-                "pipelines.release.trainability",
-                "pipelines.release.files",
-                "pipelines.release.assemble",
-            ),
         ),
     ]
 

@@ -1,21 +1,20 @@
 """The validation ledger: a check that passed on exactly these inputs is not run again.
 
 Bronze parts, silver/gold generations and releases are immutable once written, so a check whose
-inputs fingerprint (what it reads + the code that judges it) equals the one recorded after its
-last pass would read the same bytes and reach the same verdict. The ledger keeps one small JSON
-file per check under `<data root>/.turnlake/validated/`, written atomically; failures are never
-recorded (a failing check also drops its entry), and `TURNLAKE_REVALIDATE=1` ignores the ledger.
+inputs fingerprint (what it reads + the engine digest, storage/engine.py) equals the one recorded
+after its last pass would read the same bytes and reach the same verdict. The ledger keeps one
+small JSON file per check under `<data root>/.turnlake/validated/`, written atomically; failures
+are never recorded (a failing check also drops its entry), and `TURNLAKE_REVALIDATE=1` ignores
+the ledger.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,13 @@ import orjson
 
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import (
-    code_digest,
     fingerprint,
-    library_versions,
-    module_files,
     sha256_file,
     stat_part,
 )
 from pipelines.storage.layout import Layout
 
 REVALIDATE_ENV = "TURNLAKE_REVALIDATE"
-_VERDICT_LIBRARIES = ("pandera", "polars")  # an upgrade may change what passes
 
 
 class Markdown(str):
@@ -77,14 +72,6 @@ def stat_lines(paths: Iterable[Path], root: Path) -> list[str]:
 def content_lines(paths: Iterable[Path]) -> list[str]:
     """sha256 of each file's bytes, for small files rewritten by every run with the same content."""
     return [f"{p.name}|{sha256_file(p)}" if p.exists() else f"{p.name}|missing" for p in paths]
-
-
-@cache
-def code_fingerprint(modules: tuple[str, ...]) -> str:
-    """Hash of the source of `modules` (a package counts all its files) and the judging
-    libraries."""
-    files = [path for name in modules for path in module_files(importlib.import_module(name))]
-    return fingerprint([code_digest(*files), library_versions(*_VERDICT_LIBRARIES)])
 
 
 def inputs_digest(input_lines: Iterable[str], code: str) -> str:

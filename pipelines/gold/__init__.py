@@ -6,7 +6,6 @@ Pure Polars over the silver tables; no Dagster here (assets/gold wraps `build_go
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -19,7 +18,8 @@ from pipelines.gold.rules import build_turn_rewards
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
 
 GOLD_TABLES = tuple(
@@ -43,15 +43,7 @@ def build_gold(
 
 
 def code_and_params(params: Mapping[str, Any]) -> str:
-    here = Path(__file__)
-    return fingerprint(
-        [
-            dumps(params),
-            code_digest(
-                here.parent, here.parents[1] / "schemas" / "gold.py", here.parents[1] / "partitions"
-            ),
-        ]
-    )
+    return fingerprint([dumps(params), engine_digest()])
 
 
 def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:

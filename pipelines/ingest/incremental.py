@@ -20,20 +20,18 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from pipelines.config.settings import Settings
-from pipelines.ingest import claimed, untypable
+from pipelines.ingest import claimed
 from pipelines.ingest.append import may_append
 from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw
 from pipelines.ingest.tasks import write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.runtime.faults import crash_point
-from pipelines.schemas import frame_from_rows, polars_schema
-from pipelines.schemas.bronze import bronze_models
-from pipelines.sources import adapter, jsonio
-from pipelines.sources import base as source_base
-from pipelines.sources import values as source_values
+from pipelines.schemas import frame_from_rows
+from pipelines.sources import adapter
 from pipelines.sources.base import RawFile
-from pipelines.storage.fingerprint import fingerprint, module_files
+from pipelines.storage.engine import code_closure_digest, package_modules
+from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
 
 PARSING_LINE = re.compile(r"(\w+): parsing, (\d+) of (\d+) files parsed")
@@ -58,16 +56,16 @@ class IngestReport:
 
 
 def parser_version(source: str) -> str:
-    """Hash of the code that turns this source's bytes into bronze rows: changing it re-parses."""
-    files = [
-        *module_files(adapter(source)),
-        *module_files(jsonio),
-        *module_files(source_base),
-        *module_files(source_values),
-        *module_files(untypable),  # decides which rows of a file go to bronze
-    ]
-    schemas = [str(polars_schema(model)) for model in bronze_models(source).values()]
-    return fingerprint([*(path.read_bytes() for path in files), *schemas])[:16]
+    """Digest of the code that turns this source's bytes into bronze rows: its adapter, the ingest
+    package and its bronze models, with every engine module they import (the import graph, read
+    from the source: no list to keep), and the dependency versions. Changing any of it re-parses;
+    a change elsewhere in the engine does not (parsing reads every raw byte)."""
+    roots = (
+        *package_modules(f"pipelines.sources.{source}"),
+        *package_modules("pipelines.ingest"),
+        f"pipelines.schemas.bronze.{source}",
+    )
+    return code_closure_digest(roots)[:16]
 
 
 def parse_settings_key(settings: Settings, source: str, forgotten: list[str]) -> str:

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from pipelines.release.files import complete_releases, read_manifest
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 
 _SEEDS = (0x72656C65617365, 0x626174636866)  # fixed: digests compare across releases
@@ -114,15 +115,12 @@ def slice_inputs(
 ) -> str | None:
     """What a slice's files are a function of: the dataset, the slice, its schema, its partitions'
     inputs in order (None when one of them has no identity: the slice is always put in order) and
-    the code that orders and writes them."""
+    the engine digest (the code and libraries that order and write them)."""
     if any(identity is None for identity in identities):
         return None
     columns = json_part([[c, str(t)] for c, t in schema.items()])
-    code = [Path(__file__).with_name(f).read_bytes() for f in _ORDER_CODE]
-    return fingerprint([pl.__version__, name, cut, columns, *code, *identities])  # type: ignore[list-item]
-
-
-_ORDER_CODE = ("batch_files.py", "batch_sort.py", "staged.py", "assemble_order.py", "row_ids.py")
+    parts = [engine_digest(), name, cut, columns, *identities]
+    return fingerprint(parts)  # type: ignore[arg-type]
 
 
 def reused_slice(

@@ -23,18 +23,12 @@ from pipelines.release.files import complete_releases, read_manifest
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 INPUTS_MARKER = ".release-inputs.json"  # under exports/
-_PIPELINES = Path(__file__).resolve().parents[1]
-_CODE = (
-    _PIPELINES / "exports",
-    _PIPELINES / "release",
-    _PIPELINES / "privacy",
-    _PIPELINES / "splits",
-)
 _KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
 
 
@@ -65,7 +59,7 @@ def release_inputs_digest(
         "raw_files": raw_fingerprints,
     }
     published = list(_published_parts(Layout(settings.data_root), as_of))
-    return fingerprint([*published, code_digest(*_CODE), json_part(config)])
+    return fingerprint([*published, engine_digest(), json_part(config)])
 
 
 def record_inputs(exports: Path, digest: str, version: str) -> None:

@@ -37,18 +37,11 @@ from pipelines.release.part_frames import (
 )
 from pipelines.splits.assign import human_participants
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 UNPLACED = "unplaced"  # rows with no split group (partitions/rows.py): no dataset holds them
-_PIPELINES = Path(__file__).resolve().parents[1]
-_BUILD_CODE = (
-    _PIPELINES / "exports",
-    _PIPELINES / "splits",
-    Path(__file__),
-    Path(part_units.__file__),
-    Path(part_units.part_chunks.__file__),
-)
 # Silver rows of the partitions read together (one read per table, rows split back per partition):
 # a table read costs ~13 ms however few rows it holds; a bundle this size holds ~4 partitions
 # of the auto sizing's target, so reading it together does not hold much more than one.
@@ -83,7 +76,7 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
 
 def build_key(partition: Partition, config: dict) -> str:
     """What a partition's built datasets are a function of: its rows, the config, the code."""
-    return fingerprint([partition.inputs, json_part(config), code_digest(*_BUILD_CODE)])
+    return fingerprint([partition.inputs, json_part(config), engine_digest()])
 
 
 def bundles(partitions: list[Partition], rows: int = BUNDLE_ROWS) -> list[list[Partition]]:
@@ -200,7 +193,7 @@ def built(
             "context_hash", "context"
         )
         splits = stored.read(layout, "gold", "splits", as_of)
-        code = fingerprint([json_part(config), code_digest(*_BUILD_CODE)])
+        code = fingerprint([json_part(config), engine_digest()])
         make = lambda silver, gold, rated_out: build_partition(silver, gold, options, rated_out)
         for bundle in bundles(pending):
             tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)

@@ -36,12 +36,11 @@ from pipelines.release.part_build import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.part_privatize import Privacy
 from pipelines.release.privatize import id_replacer, participant_subject_ids
 from pipelines.release.staged import BATCH, Source, slice_of_partition
-from pipelines.storage.fingerprint import code_digest, fingerprint, sha256_file
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, sha256_file
 from pipelines.storage.layout import Layout
 
 log = logging.getLogger("turnlake")
-_PIPELINES = Path(__file__).resolve().parents[1]
-_PRIVATE_CODE = (_PIPELINES / "release", _PIPELINES / "privacy")
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
 
 def _private_key(build: str, privacy: Privacy) -> str:
     parts = [build, privacy.key_fingerprint, privacy.memo_id]
-    return fingerprint([*parts, code_digest(*_PRIVATE_CODE)])
+    return fingerprint([*parts, engine_digest()])
 
 
 def _global_keys(

@@ -5,7 +5,7 @@ nightly build with a few new files sees almost the same strings as the night bef
 An entry is keyed by a MAC (keyed blake2b), under the pseudonym key, of the text the redactor saw
 (subject ids already replaced by pseudonyms; never the text, and no plain hash a short text could
 be guessed from) and holds the redacted text (null when unchanged) and the replacements per kind.
-A memo is valid for one redaction config and one version of the redaction code; it lives under
+A memo is valid for one redaction config and one engine digest (storage/engine.py); it lives under
 `<data root>/.turnlake/` (never in a release) and keeps only the entries the last release used,
 so it does not grow without bound.
 """
@@ -20,24 +20,24 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.redact import RedactionConfig
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import read_parquet, write_parquet_atomic
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
 _SCHEMA = pl.Schema({"text_mac": pl.String, "cleaned": pl.String, "counts": pl.String})
-_PRIVACY = Path(__file__).resolve().parents[1] / "privacy"
 
 
 def memo_fingerprint(config: RedactionConfig) -> str:
-    """Changes with the redaction config and with the code that detects and gates."""
+    """Changes with the redaction config and with the engine (the code that detects and gates)."""
     settings = {
         "org_names": sorted(config.org_names),
         "phone_regions": sorted(config.phone_regions),
         "kinds": sorted(config.kinds),
         "mac": "blake2b-128",
     }
-    return fingerprint([json_part(settings), code_digest(_PRIVACY)])[:20]
+    return fingerprint([json_part(settings), engine_digest()])[:20]
 
 
 @dataclass

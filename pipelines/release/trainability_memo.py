@@ -2,7 +2,7 @@
 
 A rebuild's release hard-links most files from the previous release, and every release is checked
 twice (before it is published, then by the `release_is_trainable` check): a file whose sha256,
-dataset, release setting and checking code were checked before gives the problems it gave then
+dataset, release setting and engine digest were checked before gives the problems it gave then
 (hashing a file costs a fraction of reading and checking it). Kept at
 `<data root>/.turnlake/trainability/memo.json` (a local folder for a remote data root); each save
 keeps only the entries the last check used.
@@ -10,21 +10,19 @@ keeps only the entries the last check used.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import orjson
 
 from pipelines.release.trainability import Counted
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import code_digest, fingerprint, library_versions
+from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
 Ranked = tuple[tuple[int, int, str], str]
 MEMO_FILE = "memo.json"
-# the code that decides a file's problems (and how they are kept)
-CHECKING_MODULES = ("trainability", "trainability_files", "trainability_memo")
 
 
 def memo_dir(data_root: Path) -> Path:
@@ -32,16 +30,9 @@ def memo_dir(data_root: Path) -> Path:
     return Layout(as_root(data_root)).local / ".turnlake" / "trainability"
 
 
-@cache
-def _checking_code() -> str:
-    here = Path(__file__)
-    files = [here.with_name(f"{name}.py") for name in CHECKING_MODULES]
-    return fingerprint([code_digest(*files), library_versions("polars")])
-
-
 def entry_key(dataset: str, include_neutral: bool, sha256s: list[str]) -> str:
     """The key of the problems of these files (by their bytes) of one dataset."""
-    return fingerprint([_checking_code(), dataset, str(include_neutral), *sha256s])
+    return fingerprint([engine_digest(), dataset, str(include_neutral), *sha256s])
 
 
 def _encoded(ranked: list[Ranked]) -> list:

@@ -3,7 +3,8 @@
 Drawing a plot (vl-convert starting its JavaScript engine, then Vega laying it out) is most of
 what a report costs, and a rebuild that changed nothing draws the same plots again. So an SVG is
 kept under `<data root>/.turnlake/report/` keyed by the digest of its Vega-Lite spec (data
-included) and of the vl-convert version, and drawn only when that key is new. The page itself is
+included) and the engine digest (storage/engine.py: vl-convert's version among the dependencies),
+and drawn only when that key is new. The page itself is
 kept too, keyed by the digest of everything it shows; only the subtitle (run id and time) is
 filled in per run.
 """
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from markupsafe import escape
 
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import file_part, fingerprint, json_part, library_versions
+from pipelines.storage.fingerprint import fingerprint, json_part
 
 if TYPE_CHECKING:
     import altair as alt
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from pipelines.reports.page import Section
     from pipelines.storage.layout import Layout
 
-RENDERER = "vl-convert-python"
 PAGE = "page.html"
 PAGE_DIGEST = "page.digest"
 # Stands for the subtitle in the kept page; the run's own subtitle replaces it.
@@ -45,8 +46,8 @@ def draw_svg(spec: dict) -> str:
 
 
 def svg_key(spec: dict) -> str:
-    """Digest of a spec (its data inline) and of the renderer's version."""
-    return fingerprint([json_part(spec), library_versions(RENDERER)])
+    """Digest of a spec (its data inline) and of the engine (the renderer's version with it)."""
+    return fingerprint([json_part(spec), engine_digest()])
 
 
 class SvgCache:
@@ -78,11 +79,9 @@ class SvgCache:
 
 
 def page_digest(sections: list[Section], title: str) -> str:
-    """Digest of everything a page shows but its subtitle, and of the templates it is drawn with
-    (a changed template must not reuse the old page)."""
-    templates = sorted((Path(__file__).parent / "templates").rglob("*"))
-    parts: list[str | bytes] = [file_part(path) for path in templates if path.is_file()]
-    parts.append(title)
+    """Digest of everything a page shows but its subtitle, and of the engine (its templates with
+    it: a changed template must not reuse the old page)."""
+    parts: list[str | bytes] = [engine_digest(), title]
     for section in sections:
         parts += [section.key, section.title, section.note or "", section.svg or ""]
         for caption, frame in section.tables:

@@ -13,23 +13,20 @@ keeps no record: there a build always runs.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-import pipelines
 from pipelines.config.settings import Settings
 from pipelines.sources.raw_state import RawState
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
-from pipelines.storage.fingerprint import code_digest, fingerprint, library_versions
+from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
 
 RECORD_VERSION = 1
-_CODE = (Path(pipelines.__file__).parent, Path(pipelines.__file__).parents[1] / "assets")
-_LIBRARIES = ("dagster", "deltalake", "duckdb", "pandera", "polars", "pyarrow", "orjson")
 _LAYERS = ("silver", "gold", "splits")
 NO_KEY = "none yet"  # no key configured or generated: the build generates one
 
@@ -123,11 +120,6 @@ def pseudonym_key_digest(settings: Settings) -> str:
     return fingerprint(["turnlake pseudonym key", key])
 
 
-def code_part() -> str:
-    """The engine's Python source, the libraries that shape results, and Python itself."""
-    return fingerprint([code_digest(*_CODE), library_versions(*_LIBRARIES), sys.version])
-
-
 def roots_part(settings: Settings) -> str:
     return fingerprint(
         [os.path.abspath(str(settings.raw_root)), os.path.abspath(str(settings.data_root))]
@@ -152,7 +144,7 @@ def input_parts(settings: Settings, raw: RawState, params: dict[str, Any]) -> di
         "settings": fingerprint([_json(settings), _file_bytes(settings.config_path)]),
         "reward parameters": fingerprint([_json(params)]),
         "pseudonym key": pseudonym_key_digest(settings),
-        "code": code_part(),
+        "code": engine_digest(),
     }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -18,7 +17,8 @@ import polars as pl
 from pipelines.splits.config import N_BUCKETS, SplitConfig
 from pipelines.splits.participants import checked_participants, human_participants
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 
@@ -255,7 +255,7 @@ def refresh_splits(layout: Layout, config: SplitConfig, run_id: str) -> tuple[pl
         [
             stored.meta(layout, "silver", stored.INPUTS) or "no silver",
             json_part([config.salt, config.ratios]),
-            code_digest(Path(__file__).parent),
+            engine_digest(),
         ]
     )
     if stored.meta(layout, "splits", stored.INPUTS) == inputs:

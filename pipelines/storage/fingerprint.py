@@ -2,18 +2,17 @@
 
 A stage (silver, gold, splits, release, a check, the redaction memo, a parser) is skipped when the
 fingerprint of what it is a function of equals the one recorded by its last run. Each fingerprint is
-`fingerprint(parts)` over parts made here: the digest of a file's bytes, of the code under some
-roots, of a value as canonical JSON, of the installed versions of some libraries. The values are
-cache keys: they may change between turnlake versions (everything is then rebuilt once).
+`fingerprint(parts)` over parts made here (the digest of a file's bytes, of a value as canonical
+JSON, of a stored file's stat) and the engine digest (storage/engine.py: the code and dependency
+versions, the one code part of every key). The values are cache keys: they change with every
+turnlake version (everything is then rebuilt once).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from importlib.metadata import version
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -49,11 +48,6 @@ def _file_digest(path: Path, digest: Any) -> str:
     return digest.hexdigest()
 
 
-def file_part(path: Path) -> str:
-    """`<name>=<sha256>` of a file, or `<name>=absent`."""
-    return f"{path.name}={sha256_file(path) if path.exists() else 'absent'}"
-
-
 def stat_part(path: Path, root: Path) -> str:
     """Where (resolved, relative to `root` so a copied data root still matches), size and mtime of
     an immutable file: its name is content- or run-addressed, so this identifies its bytes."""
@@ -81,31 +75,3 @@ def _object_stat_part(path: Path, root: Path) -> str:
 def json_part(value: Any) -> bytes:
     """A value as canonical JSON (sorted keys; anything else as its str)."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
-
-
-def library_versions(*libraries: str) -> str:
-    """`name==version` of installed libraries (an upgrade may change a result)."""
-    return "".join(f"{library}=={version(library)}\n" for library in libraries)
-
-
-def module_files(module: ModuleType) -> list[Path]:
-    """The source files of a module; a package counts all its files."""
-    path = Path(module.__file__ or "")
-    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-
-
-def code_files(*roots: Path) -> list[Path]:
-    """The Python files under `roots` (files or folders); a root that does not exist raises."""
-    files: list[Path] = []
-    for root in roots:
-        if not root.exists():
-            raise FileNotFoundError(f"code root {root} does not exist")
-        files.extend(sorted([root] if root.is_file() else root.rglob("*.py")))
-    return files
-
-
-def code_digest(*roots: Path) -> str:
-    """Digest of the Python source under `roots`: the code that shapes a result."""
-    return fingerprint(
-        [path.name.encode() + b"\0" + path.read_bytes() for path in code_files(*roots)]
-    )

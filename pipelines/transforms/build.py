@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 
 from pipelines.config.settings import SOURCES, Settings
@@ -26,7 +24,8 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
 from pipelines.splits.assign import assign_splits
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.timing import SilverTimes
@@ -137,7 +136,6 @@ WITHHELD = "withheld"  # rows withheld per table for opted-out subjects (counts 
 
 def transform_scheme(settings: Settings) -> str:
     """What the transforms are a function of besides bronze: their code and settings."""
-    here = Path(__file__)
     config = [
         settings.source_timezones,
         settings.dialogue_turn_index_base,
@@ -146,7 +144,7 @@ def transform_scheme(settings: Settings) -> str:
         settings.oasst.model_dump(),
         settings.splits.link_raters,  # dialogue split groups
     ]
-    return fingerprint([code_digest(here.parent, here.parents[1] / "schemas"), json_part(config)])
+    return fingerprint([engine_digest(), json_part(config)])
 
 
 def silver_inputs_digest(settings: Settings) -> str:
@@ -160,7 +158,6 @@ def silver_inputs_digest(settings: Settings) -> str:
         .write_csv()
         for source in SOURCES
     ]
-    here = Path(__file__)
     optouts = settings.raw_root / OPTOUTS_FILE
     # how the tables are laid out: a change rewrites them in the new layout
     layout_scheme = (
@@ -170,7 +167,6 @@ def silver_inputs_digest(settings: Settings) -> str:
         [
             *logs,
             transform_scheme(settings),
-            code_digest(here.parents[1] / "partitions"),
             optouts.read_bytes() if optouts.exists() else "no opt-outs",
             json_part(layout_scheme),
         ]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
@@ -20,7 +19,8 @@ from pipelines.schemas import silver_schema
 from pipelines.splits.assign import assign_splits
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_digest, fingerprint, json_part
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 from pipelines.transforms.unit_cache import CHUNK_COLUMN, scan_chunks
@@ -155,11 +155,10 @@ def provenance(
 
 def assembly_scheme(settings: Settings) -> str:
     """What assembly is a function of besides the cache: its code, opt-outs, layout."""
-    here = Path(__file__)
     optouts = settings.raw_root / OPTOUTS_FILE
     return fingerprint(
         [
-            code_digest(here.parent, here.parents[1] / "partitions", here.parents[1] / "privacy"),
+            engine_digest(),
             optouts.read_bytes() if optouts.exists() else "no opt-outs",
             json_part(scheme_of(settings.splits, settings.partition_shards)),
         ]

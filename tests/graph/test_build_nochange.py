@@ -20,8 +20,8 @@ from pipelines.api import unchanged
 from pipelines.cli.main import main
 from pipelines.gold.params import load_params
 from pipelines.runtime import build_record
+from pipelines.storage import engine
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import code_files
 from pipelines.storage.layout import Layout
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clean"
@@ -157,14 +157,35 @@ def test_another_pseudonym_key_makes_it_run(world, monkeypatch):
     assert_runs_because(world, "pseudonym key")
 
 
-def test_a_code_change_makes_it_run(world, tmp_path, monkeypatch):
-    package, assets = build_record._CODE
-    copy = tmp_path / "pipelines"
-    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(build_record, "_CODE", (copy, assets))
+@pytest.fixture
+def engine_copy(tmp_path, monkeypatch):
+    """The engine's packages copied, and the engine digest computed from the copy."""
+    for package in engine.ENGINE_PACKAGES:
+        shutil.copytree(
+            engine.ENGINE_ROOT / package,
+            tmp_path / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    monkeypatch.setattr(engine, "ENGINE_ROOT", tmp_path)
+    engine.engine_digest.cache_clear()
+    yield tmp_path
+    engine.engine_digest.cache_clear()
+
+
+def test_a_code_change_makes_it_run(world, engine_copy):
     assert decide(world).matched is not None  # the same code, elsewhere
-    edited = code_files(copy / "gold")[0]
+    edited = min((engine_copy / "pipelines" / "gold").glob("*.py"))
     edited.write_text(edited.read_text() + "\n# changed\n")
+    engine.engine_digest.cache_clear()
+    assert_runs_because(world, "code")
+
+
+def test_a_template_change_makes_it_run(world, engine_copy):
+    """Not only Python: a report template or a saved query is engine code too."""
+    edited = engine_copy / "pipelines" / "warehouse" / "queries"
+    query = min(edited.glob("*.sql"))
+    query.write_text(query.read_text() + "\n-- changed\n")
+    engine.engine_digest.cache_clear()
     assert_runs_because(world, "code")
 
 

@@ -169,8 +169,8 @@ def test_changed_silver_table_is_validated_again(rebuild, validated):
 
 def test_changed_contract_code_validates_again(rebuild, validated, monkeypatch):
     _, build = rebuild
-    original = catalog.code_fingerprint
-    monkeypatch.setattr(catalog, "code_fingerprint", lambda modules: "edited " + original(modules))
+    original = catalog.engine_digest()
+    monkeypatch.setattr(catalog, "engine_digest", lambda: "edited " + original)
     checks_run = evaluations(build())
     assert not any(c.get("reused") for c in checks_run.values())
     assert len(validated) == N_CONTRACTS

@@ -2,7 +2,6 @@
 bypassed."""
 
 import os
-import sys
 
 import pytest
 
@@ -10,7 +9,6 @@ from pipelines.checks.ledger import (
     REVALIDATE_ENV,
     Verdict,
     cached_verdict,
-    code_fingerprint,
     content_lines,
     ledger_entry,
     recall,
@@ -125,16 +123,3 @@ def test_content_lines_change_with_the_bytes_only(tmp_path):
     assert content_lines([path]) == first
     path.write_bytes(b"v2")
     assert content_lines([path]) != first
-
-
-def test_code_fingerprint_changes_when_the_contract_source_changes(tmp_path, monkeypatch):
-    package = tmp_path / "contract_pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "model.py").write_text("MAX = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    before = code_fingerprint(("contract_pkg",))
-    (package / "model.py").write_text("MAX = 2\n")
-    code_fingerprint.cache_clear()
-    assert code_fingerprint(("contract_pkg",)) != before
-    sys.modules.pop("contract_pkg", None)

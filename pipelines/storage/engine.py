@@ -1,0 +1,209 @@
+"""The engine's digest: the one code part of every cache key, computed here and nowhere else.
+
+A cached result is a function of its inputs, its settings and the code that made it. Naming that
+code by a list of modules kept by hand goes stale the day someone moves a helper (it did: a
+release key left out a module whose key frames its entries stored, and an upgrade published what a
+from-scratch build would not). So every key contains `engine_digest()`: every file of the
+`pipelines` and `assets` packages, the installed versions of every distribution turnlake depends
+on (its requirement closure: the locked dependencies), and the Python version. Any code change or
+upgrade recomputes every cached result, once.
+
+One layer cannot afford that: parsing, the step that reads every raw byte. Its key uses
+`code_closure_digest(roots)`: the digest of the modules the parsing code reaches through its
+imports (read from the source, function-local imports included), so that the set follows the
+code by construction, plus the same dependency versions.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterable
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from pipelines.storage.fingerprint import fingerprint
+
+ENGINE_ROOT = Path(__file__).resolve().parents[2]
+ENGINE_PACKAGES = ("pipelines", "assets")
+DISTRIBUTION = "turnlake"
+
+
+def engine_files(root: Path) -> list[Path]:
+    """Every file of the engine's packages under `root` (Python, SQL, templates, JSON), bytecode
+    aside."""
+    files: list[Path] = []
+    for package in ENGINE_PACKAGES:
+        files += [
+            path
+            for path in (root / package).rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+        ]
+    return sorted(files)
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over the engine's files under `root`, each by its path relative to `root` and its
+    bytes."""
+    return fingerprint([_file_part(path, root) for path in engine_files(root)])
+
+
+@cache
+def engine_digest() -> str:
+    """The engine's code (`tree_digest` of the project), the dependency versions and the Python
+    version; computed once per process."""
+    return fingerprint(["engine", tree_digest(ENGINE_ROOT), dependency_versions(), sys.version])
+
+
+def _file_part(path: Path, root: Path) -> bytes:
+    return path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes()
+
+
+# ---------------------------------------------------------------- dependencies
+
+
+@cache
+def dependency_versions() -> str:
+    """`name==version` lines of every installed distribution in turnlake's requirement closure
+    (its runtime dependencies and theirs, extras followed); every installed distribution when
+    turnlake itself is not installed as one."""
+    try:
+        metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        names = {_canonical(d.metadata["Name"]) for d in metadata.distributions()}
+    else:
+        names = _closure(DISTRIBUTION)
+    lines = [f"{name}=={_version(name)}" for name in sorted(names)]
+    return "\n".join(line for line in lines if not line.endswith("==None")) + "\n"
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _closure(root: str) -> set[str]:
+    seen: set[str] = set()
+    todo: list[tuple[str, frozenset[str]]] = [(_canonical(root), frozenset())]
+    while todo:
+        name, extras = todo.pop()
+        key = name if not extras else f"{name}[{','.join(sorted(extras))}]"
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            required = _requirement(line, extras)
+            if required is not None:
+                todo.append(required)
+    return {key.partition("[")[0] for key in seen}
+
+
+def _requirement(line: str, extras: frozenset[str]) -> tuple[str, frozenset[str]] | None:
+    """The distribution a requirement line names, if it applies here with `extras` asked for."""
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return None
+    marker = requirement.marker
+    if marker is not None and not any(
+        marker.evaluate({"extra": extra}) for extra in (*sorted(extras), "")
+    ):
+        return None
+    return _canonical(requirement.name), frozenset(requirement.extras)
+
+
+# ---------------------------------------------------------------- import closure
+
+
+def module_path(module: str, root: Path) -> Path | None:
+    """The source file of an engine module (`pipelines.x.y`) under `root`, or None when it is
+    not one."""
+    if module.split(".", 1)[0] not in ENGINE_PACKAGES:
+        return None
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imported_modules(path: Path, root: Path) -> list[str]:
+    """Every module a file under `root` imports, anywhere in it (function bodies too), relative
+    ones resolved; `from a import b` names both `a` and `a.b` (b may be a submodule)."""
+    module = ".".join(path.relative_to(root).with_suffix("").parts)
+    package = module.removesuffix(".__init__") if path.name == "__init__.py" else module
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return found
+
+
+def import_closure(modules: Iterable[str], root: Path) -> list[Path]:
+    """The engine files under `root` that `modules` reach through imports (a package's
+    `__init__` and every parent package's are reached too, as Python runs them), sorted."""
+    todo = [name for module in modules for name in _with_parents(module)]
+    seen: dict[str, Path] = {}
+    while todo:
+        name = todo.pop()
+        path = module_path(name, root)
+        if path is None or name in seen:
+            continue
+        seen[name] = path
+        for imported in imported_modules(path, root):
+            todo += _with_parents(imported)
+    return sorted(set(seen.values()))
+
+
+def _with_parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def package_modules(package: str, root: Path = ENGINE_ROOT) -> list[str]:
+    """Every module of an engine package (`pipelines.sources.study` → its files)."""
+    path = module_path(package, root)
+    if path is None:
+        raise ModuleNotFoundError(f"{package} is not an engine module")
+    if path.name != "__init__.py":
+        return [package]
+    folder = path.parent
+    return [
+        ".".join((package, *p.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__")
+        for p in sorted(folder.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    ]
+
+
+def closure_digest(modules: Iterable[str], root: Path) -> str:
+    """sha256 over the engine files under `root` that `modules` reach through imports."""
+    return fingerprint([_file_part(path, root) for path in import_closure(modules, root)])
+
+
+@cache
+def code_closure_digest(modules: tuple[str, ...]) -> str:
+    """`closure_digest` of the project, the dependency versions and the Python version: the code
+    part of a key that must not change with unrelated modules; computed once per process."""
+    code = closure_digest(modules, ENGINE_ROOT)
+    return fingerprint(["closure", code, dependency_versions(), sys.version])
