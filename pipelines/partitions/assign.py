@@ -7,13 +7,13 @@ equal slices of the split's bucket range holds its bucket. So new data lands in 
 §8), no partition straddles two splits, and late feedback for an old group changes only that
 group's partition.
 
-How many slices a batch gets: a fixed count (`[partitions] shards = N`), or, with `shards =
-"auto"`, one per `episodes_per_partition` episodes of the batch's new groups in that split
-(at least 1, at most MAX_SIZED_SHARDS), so a big first build gets many partitions and a small
-later batch few. The count is used once, when the batch's groups are assigned; the map then holds
-each group's partition. A change of salt, ratios, `link_raters`, fixed count, or between fixed
-and "auto" reassigns every group (batch 0); a change of `episodes_per_partition` does not (it
-sizes later batches only).
+How many slices a batch gets: a fixed count (`[partitions] shards = N`), or, with `shards = "auto"`,
+one per `episodes_per_partition` episodes of the batch's new groups in that split (at least 1, at
+most MAX_SIZED_SHARDS), so a big first build gets many partitions and a small later batch few. The
+count is used once, when the batch's groups are assigned; the map then holds each group's partition.
+A change of salt, ratios, `link_raters`, fixed count, between fixed and "auto", or of the engine
+(storage/engine.py) reassigns every group (batch 0); a change of `episodes_per_partition` does not
+(it sizes later batches only).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from pipelines.splits.config import SplitConfig
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 
 PARTITION = "_partition"  # the partition column of partitioned Delta tables
@@ -38,8 +39,9 @@ Shards = int | str  # a fixed count (0: tables stored whole) or AUTO
 def scheme_of(config: SplitConfig, shards: Shards) -> str:
     """What partition keys are a function of besides the batch: a different scheme reassigns.
     With AUTO the per-batch count is not part of it: a later batch sized differently keeps the
-    groups already assigned."""
-    parts = [config.salt, config.ratios, shards]
+    groups already assigned. The engine digest is: the map holds each group's split, and another
+    engine may assign splits otherwise (a kept map would then file rows under the wrong split)."""
+    parts = [config.salt, config.ratios, shards, engine_digest()]
     if not config.link_raters:  # only when off: data roots built before the setting keep their map
         parts.append("raters not linked")
     return fingerprint([json_part(parts)])[:12]

@@ -7,9 +7,9 @@ so a folder whose (mtime, ctime) is the one recorded when it was last read still
 names: the walk stats it (~2 µs) and takes its names from the cache. A file rewritten in place
 does not change its folder, and is caught by its own size and mtime when the ingest plans.
 
-A folder modified less than `RACY_NS` before it was read may change again within the same clock
-tick without its stamp moving (git's "racy" entries): it is not trusted, and is read next time.
-The cache is a file per raw root and pattern set under `$TURNLAKE_CACHE_DIR`; a missing,
+A folder modified less than `RACY_NS` before it was read may change again within the same clock tick
+without its stamp moving (git's "racy" entries): it is not trusted, and is read next time. The cache
+is a file per raw root, pattern set and engine digest under `$TURNLAKE_CACHE_DIR`; a missing,
 unreadable or unwritable cache only costs a full walk.
 """
 
@@ -24,16 +24,17 @@ from pathlib import Path
 
 import orjson
 
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.uri import local_cache
 
-CACHE_VERSION = 1
 RACY_NS = 2_000_000_000
 Folders = dict[str, list]  # relative folder → [stamp or None, sub-folder names, file names]
 
 
 def cache_file(raw_root: str, key: str) -> Path:
-    """Where the listing of `raw_root` for the walk named `key` is kept."""
-    digest = hashlib.sha256(f"{CACHE_VERSION}\0{key}".encode()).hexdigest()[:16]
+    """Where the listing of `raw_root` for the walk named `key` is kept (by this engine: another
+    engine digest starts a new cache)."""
+    digest = hashlib.sha256(f"{engine_digest()}\0{key}".encode()).hexdigest()[:16]
     return local_cache(os.path.abspath(raw_root)) / "listing" / f"{digest}.json"
 
 

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import Settings
+from pipelines.partitions import assign
 from pipelines.partitions.assign import scheme_of
 from pipelines.splits.assign import assign_splits, proof_problems, split_proof
 from pipelines.splits.config import SplitConfig
-from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.transforms.dialogue.conversations import grouped_by_people
 from tests.unit.test_config import error_for, settings_for
 from tests.unit.test_transform_dialogue import conversation, event
@@ -177,11 +177,16 @@ def test_the_release_records_link_raters_only_when_off():
     assert OFF.record() == {"salt": "turnlake-splits-v1", "ratios": ratios, "link_raters": False}
 
 
-def test_the_partition_scheme_changes_with_link_raters_and_not_for_the_default():
-    # the scheme as it was before the setting existed: salt, ratios, shards
-    before = fingerprint([json_part(["turnlake-splits-v1", {"train": 0.8, "test": 0.2}, 4])])[:12]
-    assert scheme_of(SplitConfig(), 4) == before
-    assert scheme_of(OFF, 4) != before
+def test_the_partition_scheme_changes_with_link_raters():
+    assert scheme_of(OFF, 4) != scheme_of(SplitConfig(), 4)
+    assert scheme_of(SplitConfig(link_raters=True), 4) == scheme_of(SplitConfig(), 4)
+
+
+def test_the_partition_scheme_changes_with_the_engine(monkeypatch):
+    """The map holds each group's split: another engine may split otherwise, so it reassigns."""
+    before = scheme_of(SplitConfig(), 4)
+    monkeypatch.setattr(assign, "engine_digest", lambda: "another engine")
+    assert scheme_of(SplitConfig(), 4) != before
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,152 @@
+"""The harness of the code-change soundness tests (test_code_change_soundness_*.py): an upgrade
+never publishes what a from-scratch build would not. For one module of each layer, the engine is
+copied with that module changed (a one-line change that alters the release), and on a data root
+built by today's code an incremental build with the changed engine must publish exactly the
+release (its content hash and rows per dataset and split) that a from-scratch build with the
+changed engine publishes. Every cache key holds
+the engine digest (storage/engine.py) and parsing keys on the import closure of its code, so no
+cached result of the old code can survive into the new release.
+
+Each change is checked to matter (the changed release differs from today's), so a change that no
+longer reaches the release fails here instead of proving nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.release.files import read_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "clean"
+KEY = "a fixed pseudonym key for the soundness test"
+PROJECT_FILES = ("turnlake.toml", "rewards.toml")
+
+# layer → (module, the line as it is, the line changed); each line occurs exactly once
+CHANGES = {
+    "sources": (
+        "pipelines/sources/dialogue/records.py",
+        '"content": content,',
+        '"content": content.upper(),',
+    ),
+    "ingest": (
+        "pipelines/ingest/parse.py",
+        "data = file.read_bytes()\n",
+        'data = file.read_bytes().replace(b"the ", b"teh ")\n',
+    ),
+    "transforms": (
+        "pipelines/transforms/dialogue/conversations.py",
+        'text=pl.col("content"),',
+        'text=pl.col("content").str.to_uppercase(),',
+    ),
+    "gold": (
+        "pipelines/gold/rules/dialogue.py",
+        'reward=aggregate(pl.col("value"), method, pl.col("observed_at")),',
+        'reward=aggregate(pl.col("value"), method, pl.col("observed_at")) * 0.5,',
+    ),
+    "splits": (
+        "pipelines/splits/assign.py",
+        'digest = hashlib.sha256(f"{salt}\\x00{group_id}".encode()).digest()',
+        'digest = hashlib.sha256(f"{salt}\\x01{group_id}".encode()).digest()',
+    ),
+    "exports": (
+        "pipelines/exports/datasets/sft.py",
+        'reward_target=pl.lit("turn")',
+        'reward_target=pl.lit("turn step")',
+    ),
+    "privacy": (
+        "pipelines/privacy/pseudonyms.py",
+        'return f"{kind}_{digest[:16]}"',
+        'return f"{kind}_{digest[:15]}"',
+    ),
+    "release": (
+        "pipelines/release/privatize.py",
+        "hmac.new(key, value.encode(), hashlib.sha256)",
+        'hmac.new(key, (value + "~").encode(), hashlib.sha256)',
+    ),
+}
+
+BUILD_TWICE = """
+import sys
+import pipelines
+from pipelines.cli.main import main
+
+assert pipelines.__file__.startswith(sys.argv[1]), pipelines.__file__  # the changed engine
+raw = sys.argv[2]
+for data in sys.argv[3:]:
+    code = main(["build", "--raw-root", raw, "--data-root", data, "--log-level", "WARNING"])
+    assert code == 0, f"build into {data} exited {code}"
+"""
+
+
+def _env(dagster_home: Path, engine: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TURNLAKE_")}
+    env |= {"TURNLAKE_PSEUDONYM_KEY": KEY, "DAGSTER_HOME": str(dagster_home)}
+    if engine is not None:
+        env["PYTHONPATH"] = str(engine)
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def _build(engine: Path, raw: Path, *data_roots: Path, home: Path) -> None:
+    """`turnlake build` into each data root in turn, in one process running `engine`'s code."""
+    args = [sys.executable, "-c", BUILD_TWICE, str(engine), str(raw), *map(str, data_roots)]
+    env = _env(home, engine)
+    done = subprocess.run(
+        args, cwd=engine, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def _copy_engine(target: Path) -> Path:
+    for package in ("pipelines", "assets"):
+        shutil.copytree(ROOT / package, target / package, ignore=shutil.ignore_patterns("*.pyc"))
+    for name in PROJECT_FILES:
+        shutil.copy2(ROOT / name, target / name)
+    return target
+
+
+def released(data_root: Path) -> tuple[str, dict]:
+    """(content hash, rows per dataset and split) of the latest release. The content hash is of
+    the rows, not of how they are laid out in files (a data root that grew over several nights
+    files them by landing batch; a fresh build has one batch)."""
+    exports = data_root / "exports"
+    manifest = read_manifest(exports / (exports / "LATEST").read_text().strip())
+    return manifest["content_hash"], manifest["counts"]
+
+
+@pytest.fixture(scope="module")
+def built_today(tmp_path_factory) -> tuple[Path, Path, tuple[str, dict]]:
+    """The clean fixtures built by today's engine: (raw root, data root, its release)."""
+    base = tmp_path_factory.mktemp("soundness")
+    raw = base / "raw"
+    shutil.copytree(FIXTURES, raw)
+    engine = _copy_engine(base / "engine")
+    _build(engine, raw, base / "data", home=base / "dagster")
+    return raw, base / "data", released(base / "data")
+
+
+def check_layer(built_today: tuple[Path, Path, tuple[str, dict]], tmp_path: Path, layer: str):
+    """Change `layer`'s module in a copy of the engine; the incremental build on today's data root
+    and a fresh build, both by the changed engine, publish the same release, not today's."""
+    raw, today, today_release = built_today
+    module, line, changed = CHANGES[layer]
+    engine = _copy_engine(tmp_path / "engine")
+    source = engine / module
+    text = source.read_text()
+    assert text.count(line) == 1, f"{module} no longer holds the line this test changes"
+    source.write_text(text.replace(line, changed))
+
+    incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
+    shutil.copytree(today, incremental)
+    _build(engine, raw, incremental, scratch, home=tmp_path / "dagster")
+
+    fresh = released(scratch)
+    assert fresh[0] != today_release[0], f"the {layer} change does not alter the release"
+    assert released(incremental) == fresh
