@@ -34,7 +34,7 @@ from pipelines.release.files import (
 from pipelines.release.profiles import PROFILES_DIR, profile_frames
 from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
-from pipelines.storage.files import fsync_path, fsync_tree
+from pipelines.storage.durable import fsync_path, fsync_tree
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import is_remote
