@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.log import read_log
 from pipelines.release.files import complete_releases, latest_release, manifest_counts
 from pipelines.reports import charts, numbers

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
 from pipelines.partitions.assign import assign_partitions, scheme_of, with_episodes

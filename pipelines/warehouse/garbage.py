@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from datetime import datetime
 
+from pipelines.config.names import SOURCES
 from pipelines.config.schema import DEFAULTS
-from pipelines.config.settings import SOURCES
 from pipelines.ingest.log import collect_bronze_garbage
 from pipelines.release.store import store_manifest, store_releases
 from pipelines.storage.layout import Layout

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings, settings_from_config
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings, settings_from_config
 from pipelines.gold import refresh_gold
 from pipelines.gold.params import load_params
 from pipelines.ingest.incremental import ingest_source

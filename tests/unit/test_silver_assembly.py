@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 import turnlake
-from pipelines.config.settings import SOURCES, settings_from_config
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import settings_from_config
 from pipelines.ingest.incremental import ingest_source
 from pipelines.partitions import store
 from pipelines.partitions.store import MAP_TABLE
