@@ -29,6 +29,7 @@ import orjson
 import polars as pl
 
 from pipelines.privacy.optouts import OPTOUTS_FILE, append_to_registry
+from pipelines.release.fetch import local_release
 from pipelines.release.files import (
     MANIFEST,
     complete_releases,
@@ -36,7 +37,6 @@ from pipelines.release.files import (
     read_manifest,
     split_counts,
 )
-from pipelines.release.store import local_release
 from pipelines.sources.listing import root_of
 from pipelines.storage import tables as stored
 from pipelines.storage.files import append_bytes, write_parquet_atomic

@@ -260,7 +260,8 @@ def _write_remote(
     """S3 has no rename: write the release locally (beside a copy of the latest one, for the
     card's changelog), then publish it as release/store.py does (data files, the manifest with
     put-if-absent, LATEST by compare-and-swap)."""
-    from pipelines.release.store import fetch_release, publish_release, store_latest
+    from pipelines.release.fetch import fetch_release
+    from pipelines.release.store import publish_release, store_latest
 
     root = ObjectRoot.parse(str(exports))
     with tempfile.TemporaryDirectory(prefix="turnlake-release-") as folder:
