@@ -22,7 +22,7 @@ from pipelines.storage.fingerprint import file_part, fingerprint, json_part, lib
 if TYPE_CHECKING:
     import altair as alt
 
-    from pipelines.reports.page import Section
+    from pipelines.reports.section import Section
     from pipelines.storage.layout import Layout
 
 RENDERER = "vl-convert-python"
