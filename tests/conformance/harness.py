@@ -26,7 +26,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms.build import refresh_silver
+from pipelines.transforms.refresh import refresh_silver
 
 PROJECT = Path(__file__).resolve().parents[2]
 # One split for every group unless a test asks otherwise: hand-computed expectations then need no
