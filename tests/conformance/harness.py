@@ -16,8 +16,8 @@ import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings, settings_from_config
-from pipelines.gold import refresh_gold
 from pipelines.gold.params import load_params
+from pipelines.gold.refresh import refresh_gold
 from pipelines.ingest.incremental import ingest_source
 from pipelines.release.assemble import make_release
 from pipelines.release.files import latest_release
