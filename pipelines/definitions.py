@@ -52,4 +52,10 @@ def build_definitions(
     )
 
 
+def build_job() -> dg.JobDefinition:
+    """The build job, rebuilt in every step process of a multiprocess run (the target of
+    `dg.reconstructable`: pipelines/orchestration/multiprocess.py)."""
+    return build_definitions(settings_from_env()).resolve_job_def(BUILD_JOB)
+
+
 defs = build_definitions(settings_from_env(), executor_from_env())

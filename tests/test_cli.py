@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

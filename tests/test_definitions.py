@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.definitions import BUILD_JOB, defs
 from pipelines.orchestration.partitions import PARTITION_JOB
 from pipelines.schemas.silver import SILVER_MODELS

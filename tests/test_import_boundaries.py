@@ -1,6 +1,8 @@
 """The engine's layers keep to their side: the pure packages never import dagster (read from the
 source, function-local imports included, and by importing them all in a fresh interpreter), only the
-CLI imports the CLI, and only `pipelines/definitions.py` imports the Dagster assets."""
+CLI imports the CLI, only `pipelines/definitions.py` imports the Dagster assets, no two engine
+modules import each other however indirectly, and no module imports from a package above its own
+in `LAYERS`."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +28,36 @@ PURE_PACKAGES = (
     "ingest",
     "config",
 )
+# The engine's packages from the bottom up. A module imports only from its own package and the
+# packages before it here, so each package can be read, tested and changed knowing only the ones
+# below it. The order is the one the code needs, not the order data flows in: the split assignment
+# (splits) runs after gold but is called while silver is published, so it sits under transforms;
+# the privacy building blocks (opt-outs, subjects, redaction, pseudonyms, tombstones) are used from
+# ingest up, so privacy sits under ingest, and what a forget does to releases is release's.
+LAYERS = (
+    "runtime",  # worker processes, crash points, allocators: nothing of turnlake
+    "storage",  # files, objects, URIs, Delta tables, the layout of a data root, locks, digests
+    "config",  # turnlake.toml → Settings, the parts of it other packages configure, shared names
+    "schemas",  # the contract: one Pandera model per table
+    "sources",  # one adapter per raw format
+    "demo",  # demo raw files, one writer per source
+    "privacy",
+    "ingest",  # raw → bronze
+    "partitions",  # which partition an episode's rows are stored in
+    "splits",
+    "transforms",  # bronze → silver
+    "gold",
+    "exports",  # training datasets from silver + gold
+    "decisions",  # decision time travel over those datasets' decision rows
+    "release",
+    "warehouse",  # DuckDB views over every layer, and garbage collection after them
+    "reports",
+    "checks",
+    "orchestration",  # Dagster resources, executors, schedule, sensor; the last build's record
+)
+# What a user or Dagster starts from: they may import any layer (and each other); no layer may
+# import them (the assets live outside `pipelines/` and are imported by definitions.py alone).
+ENTRY_POINTS = ("definitions", "api", "cli")
 # Known imports that break a rule, each with the reason it is tolerated for now; the test fails
 # when one of them is gone, so the list cannot outlive the code it excuses.
 TOLERATED = {
@@ -39,22 +72,33 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path: Path) -> list[str]:
-    """Every module a file imports, anywhere in it (function bodies too), relative ones resolved."""
+def import_statements(path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    """(line, module, names) of every import statement of a file, anywhere in it (function bodies
+    and `TYPE_CHECKING` blocks too), relative ones resolved: `import a.b` gives `a.b` and no
+    names, `from a import b, c` gives `a` and [b, c]."""
     package = module_name(path)
     if path.name != "__init__.py":
         package = package.rpartition(".")[0]
-    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
+            for alias in node.names:
+                yield node.lineno, alias.name, []
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            found += [base] + [f"{base}.{alias.name}" for alias in node.names]
-    return found
+            yield node.lineno, base, [alias.name for alias in node.names]
+
+
+def imported_modules(path: Path) -> list[str]:
+    """Every module a file imports, anywhere in it (function bodies too), relative ones resolved
+    (`from a import b` counts as `a` and as `a.b`: b may be a module)."""
+    return [
+        found
+        for _, base, names in import_statements(path)
+        for found in [base, *(f"{base}.{name}" for name in names)]
+    ]
 
 
 def is_within(module: str, package: str) -> bool:
@@ -129,3 +173,137 @@ def test_only_the_cli_imports_the_cli():
 def test_only_the_definitions_module_imports_the_assets():
     others = [p for p in ENGINE.rglob("*.py") if p != ENGINE / "definitions.py"]
     assert untolerated(violations(others, lambda m: is_within(m, "assets"))) == []
+
+
+# ---------------------------------------------------------------- the module graph
+
+
+def engine_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(ENGINE.rglob("*.py"))}
+
+
+def engine_module_of(name: str, modules: dict[str, Path]) -> str | None:
+    """The engine module `name` is or is in (`pipelines.x.y.NAME` → `pipelines.x.y`), None outside
+    the engine."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def module_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """Module → {engine module it imports: the line of the first such import}. `from a import b`
+    imports the module `a.b` when there is one, else `a`. Importing `a.b` does not count as
+    importing the package `a` as well (Python runs `a/__init__.py` first, but `a.b` uses nothing
+    of it), as import linters count."""
+    graph: dict[str, dict[str, int]] = {module: {} for module in modules}
+    for module, path in modules.items():
+        for line, base, names in import_statements(path):
+            targets = [f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names]
+            for target in targets or [base]:
+                found = engine_module_of(target, modules)
+                if found is not None and found != module:
+                    graph[module].setdefault(found, line)
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Kosaraju: modules in order of
+    finishing a depth-first walk, then each one's component walked backwards)."""
+    finished: list[str] = []
+    seen: set[str] = set()
+    for start in sorted(graph):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(sorted(graph[start])))]
+        while stack:
+            node, following = stack[-1]
+            step = next((n for n in following if n not in seen), None)
+            if step is None:
+                stack.pop()
+                finished.append(node)
+            else:
+                seen.add(step)
+                stack.append((step, iter(sorted(graph[step]))))
+    importers: dict[str, set[str]] = {node: set() for node in graph}
+    for node, targets in graph.items():
+        for target in targets:
+            importers[target].add(node)
+    placed: set[str] = set()
+    found = []
+    for start in reversed(finished):
+        if start in placed:
+            continue
+        placed.add(start)
+        component, todo = [], [start]
+        while todo:
+            node = todo.pop()
+            component.append(node)
+            for importer in importers[node] - placed:
+                placed.add(importer)
+                todo.append(importer)
+        if len(component) > 1:
+            found.append(sorted(component))
+    return sorted(found)
+
+
+def described(circle: list[str], graph: dict[str, dict[str, int]], modules: dict[str, Path]) -> str:
+    ties = [
+        f"  {modules[a].relative_to(ROOT)}:{graph[a][b]} imports {b}"
+        for a in circle
+        for b in sorted(graph[a])
+        if b in circle
+    ]
+    return "\n".join([" <-> ".join(circle), *ties])
+
+
+def rank(module: str) -> int:
+    """A module's place in LAYERS; the entry points above every layer, the root package below."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1  # `pipelines` itself: an empty package
+    if parts[1] in ENTRY_POINTS:
+        return len(LAYERS)
+    return LAYERS.index(parts[1])
+
+
+def upward_imports(graph: dict[str, dict[str, int]], modules: dict[str, Path]) -> list[str]:
+    return [
+        f"{modules[module].relative_to(ROOT)}:{line} imports {target}"
+        for module, targets in sorted(graph.items())
+        if rank(module) < len(LAYERS)
+        for target, line in sorted(targets.items())
+        if rank(target) > rank(module)
+    ]
+
+
+def test_circles_are_the_groups_of_modules_that_reach_each_other():
+    graph = {
+        "a": {"b": 1},
+        "b": {"c": 1},
+        "c": {"a": 1, "d": 1},  # a -> b -> c -> a
+        "d": {"e": 1},
+        "e": {"d": 1},  # d <-> e, reached from the first circle but not reaching back
+        "f": {"a": 1},  # imports a circle, is in none
+    }
+    assert circles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert circles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_no_engine_modules_import_each_other_in_a_circle():
+    modules = engine_modules()
+    graph = module_graph(modules)
+    found = [described(circle, graph, modules) for circle in circles(graph)]
+    assert found == [], "import circles:\n" + "\n".join(found)
+
+
+def test_every_engine_package_has_its_place_in_the_layers():
+    packages = {path.relative_to(ENGINE).parts[0].removesuffix(".py") for path in ENGINE.glob("*")}
+    packages -= {"__init__", "__pycache__"}
+    assert sorted(packages - set(LAYERS) - set(ENTRY_POINTS)) == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    modules = engine_modules()
+    found = upward_imports(module_graph(modules), modules)
+    assert found == [], "imports from a higher layer:\n" + "\n".join(found)

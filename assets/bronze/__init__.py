@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets.metadata import COLUMN_SCHEMA, OWNERS, ROW_COUNT, bronze_column_schema
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.incremental import ingest_source, parsing_message
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock

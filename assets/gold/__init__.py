@@ -3,9 +3,10 @@
 import dagster as dg
 
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
-from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, refresh_gold
+from pipelines.gold import GOLD_TABLES, SILVER_INPUTS
 from pipelines.gold.params import load_params
 from pipelines.gold.partitions import refresh_partition
+from pipelines.gold.refresh import refresh_gold
 from pipelines.orchestration.partitions import GOLD_PARTITIONS
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS

@@ -3,11 +3,11 @@
 import dagster as dg
 
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
-from pipelines.transforms.build import refresh_silver
+from pipelines.transforms.refresh import refresh_silver
 from pipelines.transforms.timing import SilverTimes
 
 BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]

@@ -7,9 +7,9 @@ from assets.metadata import OWNERS
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
+from pipelines.warehouse.garbage import collect_garbage
 from pipelines.warehouse.views import write_views
 
 SILVER_KEYS = [dg.AssetKey(f"silver_{table}") for table in SILVER_MODELS]

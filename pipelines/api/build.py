@@ -88,9 +88,9 @@ def _run_build_job(
     from pipelines.api.progress import with_progress
     from pipelines.checks.ledger import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
+    from pipelines.orchestration.build_record import data_root_state
     from pipelines.orchestration.memory import trims_after_each_step
     from pipelines.orchestration.run_tags import run_tags
-    from pipelines.runtime.build_record import data_root_state
 
     home = dagster_home(settings)
     roots = (settings.raw_root, settings.data_root, home)

@@ -65,14 +65,15 @@ def forget(
         mentions_text,
         purge_reports,
         record_forget,
-        rewrite_releases,
     )
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
+    from pipelines.release.forget import rewrite_releases
     from pipelines.release.part_cache import clear as clear_release_parts
     from pipelines.release.privatize import pseudonym_key
     from pipelines.release.verify import verify_release
     from pipelines.sources.base import all_raw_files
+    from pipelines.transforms.unit_cache import clear as clear_silver_cache
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     exports = Layout(settings.data_root).exports
@@ -85,6 +86,8 @@ def forget(
         )
         needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
         erased = erase_from_tables(Layout(settings.data_root), needles)
+        # the silver cache holds rows from before opt-outs were withheld: rebuilt by the next build
+        clear_silver_cache(Layout(settings.data_root))
         if erased:  # republished: views must read the new files, the old ones are vacuumed
             from pipelines.warehouse.views import write_views
 

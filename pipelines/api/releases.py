@@ -224,7 +224,8 @@ def publish(
     nothing. Raises `NoRelease`, `ReleaseMismatch` (the source or the stored copy does not
     verify: nothing made visible), `PublishConflict` (another publisher moved `LATEST`; this
     release is complete there), `BadRoot`, `StoreError`."""
-    from pipelines.release.store import fetch_release, publish_release, store_releases
+    from pipelines.release.fetch import fetch_release
+    from pipelines.release.store import publish_release, store_releases
 
     source, target = _store(data_root, store), _root(to)
     with _store_errors():

@@ -1,7 +1,8 @@
 """`build()`'s no-change fast path: when nothing a build reads has changed since the last fully
 successful build of the data root, and the data root is as that build left it, a new build would
-change nothing; `build()` then answers from the record that build left (pipelines/runtime/
-build_record.py) without launching a Dagster run. Any doubt means a normal run."""
+change nothing; `build()` then answers from the record that build left
+(pipelines/orchestration/build_record.py) without launching a Dagster run. Any doubt means a normal
+run."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from pipelines.api.results import BuildResult, ReleaseState
 from pipelines.config.settings import Settings
-from pipelines.runtime import build_record as records
+from pipelines.orchestration import build_record as records
 from pipelines.runtime.collector import cyclic_gc_paused
 from pipelines.storage.layout import Layout
 

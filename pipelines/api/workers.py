@@ -90,7 +90,8 @@ def run_with_workers(
     """The build job with `workers` step processes, holding the data root's lease for the run."""
     import dagster as dg
 
-    from pipelines.orchestration.multiprocess import build_job, run_build_multiprocess
+    from pipelines.definitions import build_job
+    from pipelines.orchestration.multiprocess import run_build_multiprocess
 
     token = uuid.uuid4().hex
     steps = len(build_job().graph.nodes)
@@ -105,7 +106,14 @@ def run_with_workers(
             # The steps' own console output would interleave with the progress lines; their
             # messages reach the follower through the event log.
             return run_build_multiprocess(
-                settings, instance, workers, wait, "CRITICAL", tags, lease_token=token
+                settings,
+                instance,
+                workers,
+                wait,
+                "CRITICAL",
+                tags,
+                job=build_job,
+                lease_token=token,
             )
         finally:
             follower.stop()

@@ -265,7 +265,7 @@ def _release_checks() -> list[BlockingCheck]:
 
 def blocking_checks() -> list[BlockingCheck]:
     """Every blocking check of the project, made in one place."""
-    from pipelines.config.settings import SOURCES
+    from pipelines.config.names import SOURCES
 
     checks = [check for source in SOURCES for check in _bronze_checks(source)]
     return [*checks, *_silver_checks(), *_gold_checks(), *_release_checks()]

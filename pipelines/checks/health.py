@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pandera.polars as pa
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.integrity import dangling_references
 from pipelines.schemas.silver import SILVER_MODELS

@@ -24,10 +24,10 @@ from pydantic import (
     model_validator,
 )
 
+from pipelines.config.redaction import DEFAULT_PHONE_REGIONS, KINDS
 from pipelines.config.release import Card, Profile, Release
+from pipelines.config.splits import DEFAULT_SALT, SPLIT_ORDER
 from pipelines.config.table import Table
-from pipelines.privacy.redact import DEFAULT_PHONE_REGIONS, KINDS
-from pipelines.splits.config import DEFAULT_SALT, SPLIT_ORDER
 
 __all__ = ["DEFAULTS", "Card", "Profile", "Release", "Table", "TurnlakeFile", "problems"]
 

@@ -20,20 +20,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipelines.config import schema
-from pipelines.privacy.redact import RedactionConfig
-from pipelines.splits.config import SplitConfig
+from pipelines.config.redaction import RedactionConfig
+from pipelines.config.splits import SplitConfig
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
-SOURCES: tuple[str, ...] = (
-    "scenario",
-    "study",
-    "social_rl",
-    "dialogue",
-    "decision",
-    "oasst",
-    "hh_rlhf",
-)
 _D = schema.DEFAULTS
 
 

@@ -6,7 +6,7 @@ import importlib
 import random
 from pathlib import Path
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 
 
 def write_demo(raw_root: Path, scale: int = 1, seed: int = 7) -> None:

@@ -12,7 +12,6 @@ import polars as pl
 
 from pipelines.gold.agent_deltas import build_agent_round_deltas
 from pipelines.gold.outcomes import build_episode_outcomes
-from pipelines.gold.params import PARAMS
 from pipelines.gold.quality import build_quality_signals
 from pipelines.gold.rules import build_turn_rewards
 from pipelines.schemas.gold import GOLD_MODELS
@@ -51,30 +50,3 @@ def gold_inputs_digest(layout: Layout, params: Mapping[str, Any]) -> str:
     and the gold code."""
     silver = stored.meta(layout, "silver", stored.INPUTS) or "no silver"
     return fingerprint([silver, code_and_params(params)])
-
-
-def refresh_gold(
-    layout: Layout, params: Mapping[str, Any], run_id: str
-) -> tuple[dict[str, int], bool]:
-    """Recompute the gold of every silver partition whose inputs changed (in chunks, so memory
-    follows a chunk; partitions a partition run already brought up to date are not redone) and
-    publish; rows per table and whether anything was rebuilt. (Reusing the published snapshot also
-    lets its checks reuse their verdicts.)"""
-    from pipelines.gold.partitions import bring_up_to_date
-    from pipelines.partitions.rows import DIGESTS_SCHEMA
-    from pipelines.partitions.store import DIGESTS_TABLE
-
-    inputs = gold_inputs_digest(layout, params)
-    if stored.meta(layout, "gold", stored.INPUTS) == inputs:
-        return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
-    meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
-    if not stored.exists(layout, "silver", DIGESTS_TABLE):  # silver stored whole
-        silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
-        tables = build_gold(silver, params)
-        # an unpartitioned digests table tells partitioned builds after it to start whole
-        empty = pl.DataFrame(schema=DIGESTS_SCHEMA)
-        stored.publish(layout, "gold", {**tables, DIGESTS_TABLE: empty}, meta)
-        return {t: f.height for t, f in tables.items()}, True
-    committed = bring_up_to_date(layout, params)
-    stored.publish(layout, "gold", {}, meta, committed=committed)
-    return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, True

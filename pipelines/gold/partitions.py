@@ -4,7 +4,7 @@ A gold partition is stale when what it was computed from (the silver partition's
 reward parameters, the gold code) differs from now. Each recomputed chunk commits its rows and then
 its digest rows, each into their own partitions, so partition runs in separate processes (Dagster's
 partitioned `gold_partition` asset) never overwrite each other and a crash between the two leaves
-the partition stale, to be redone. `refresh_gold` publishes the versions afterwards.
+the partition stale, to be redone. `refresh_gold` (refresh.py) publishes the versions afterwards.
 """
 
 from __future__ import annotations

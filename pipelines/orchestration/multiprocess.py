@@ -16,17 +16,10 @@ from typing import Any
 
 import dagster as dg
 
-from pipelines.config.settings import Settings, settings_from_env
+from pipelines.config.settings import Settings
 from pipelines.orchestration.executors import multiprocess_run_config
 from pipelines.orchestration.resources import RUN_LEASE_TAG
 from pipelines.storage.lock import run_lease
-
-
-def build_job() -> dg.JobDefinition:
-    """The build job, rebuilt in every step process (the target of `dg.reconstructable`)."""
-    from pipelines.definitions import BUILD_JOB, build_definitions
-
-    return build_definitions(settings_from_env()).resolve_job_def(BUILD_JOB)
 
 
 def build_run_config(settings: Settings, workers: int, log_level: str = "INFO") -> dict[str, Any]:
@@ -52,10 +45,12 @@ def run_build_multiprocess(
     wait: float = 0.0,
     log_level: str = "INFO",
     tags: dict[str, str] | None = None,
-    job: Callable[[], dg.JobDefinition] = build_job,
+    *,
+    job: Callable[[], dg.JobDefinition],
     lease_token: str | None = None,
 ) -> dg.JobExecutionResult:
-    """Run the build job (`job`: a module-level function returning it) with `workers` step
+    """Run the build job (`job`: a module-level function returning it, such as
+    `pipelines.definitions.build_job`, rebuilt by every step process) with `workers` step
     processes on `instance`, holding the data root's lease (`lease_token`, or a new one) for the
     whole run; raises `DataRootBusy` when another build holds it for longer than `wait` seconds."""
     token = lease_token or uuid.uuid4().hex

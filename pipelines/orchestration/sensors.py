@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dagster as dg
 
+from pipelines.orchestration.build_record import read_raw_files, read_record
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.runtime.build_record import read_raw_files, read_record
 from pipelines.sources.raw_state import RawState, raw_state
 
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from pipelines.splits.config import SplitConfig
+from pipelines.config.splits import SplitConfig
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 

@@ -35,6 +35,12 @@ from collections.abc import Iterable
 import phonenumbers
 import polars as pl
 
+from pipelines.config.redaction import (
+    DEFAULT_PHONE_REGIONS,
+    KINDS,
+    RedactionConfig,
+    redaction_config_from,
+)
 from pipelines.privacy.patterns import (
     _CUE_WINDOW,
     _EMAIL,
@@ -56,12 +62,6 @@ from pipelines.privacy.patterns import (
     _VERSION_BEFORE,
     ANY_DIGIT,
     may_hold_phone,
-)
-from pipelines.privacy.redaction_config import (
-    DEFAULT_PHONE_REGIONS,
-    KINDS,
-    RedactionConfig,
-    redaction_config_from,
 )
 
 # Kept importable from here, where callers have always found them.

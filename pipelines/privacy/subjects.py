@@ -32,10 +32,17 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.transforms.groups import feedback_rater
-
 SUBJECT_KINDS: tuple[str, ...] = ("participant", "actor", "scenario", "conversation")
 _PAIR_SEP = "\x00"
+
+
+def feedback_rater() -> pl.Expr:
+    """Id of the human who gave a feedback row (`user_id` in its attributes, e.g. a dialogue event's
+    unmapped `extra.user_id`); null when the source records none."""
+    attrs = pl.col("attributes")
+    return pl.coalesce(
+        attrs.str.json_path_match("$.user_id"), attrs.str.json_path_match("$.extra.user_id")
+    )
 
 
 @dataclass

@@ -31,7 +31,8 @@ from pipelines.release.redaction_memo import (
 )
 from pipelines.release.request import ReleaseRequest
 from pipelines.release.staged import Staged
-from pipelines.release.trainability import UntrainableRelease, trainability_problems
+from pipelines.release.trainability import UntrainableRelease
+from pipelines.release.trainability_files import trainability_problems
 from pipelines.release.trainability_memo import memo_dir
 from pipelines.release.write import (
     content_hash,

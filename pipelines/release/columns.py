@@ -3,7 +3,7 @@ for the dataset card (card.py) and the data dictionary (reports/dictionary.py)."
 
 from __future__ import annotations
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 
 DATASET_PURPOSE = {
     "sft": "Conversation prefixes ending in an assistant (or agent) message, for supervised "

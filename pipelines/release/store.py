@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from pipelines.release.fetch import fetch_release, manifest_key
 from pipelines.release.files import (
     LATEST,
     MANIFEST,
@@ -50,10 +49,6 @@ class Published:
     latest: bool  # LATEST names it now
 
 
-def _manifest_key(version: str) -> str:
-    return f"{version}/{MANIFEST}"
-
-
 def store_releases(root: ObjectRoot) -> list[str]:
     """Versions with a manifest in the store, oldest first (by manifest `created_at`)."""
     if not root.is_s3:
@@ -62,7 +57,7 @@ def store_releases(root: ObjectRoot) -> list[str]:
     versions = [
         name
         for name in {key.split("/", 1)[0] for key in keys}
-        if is_version(name) and _manifest_key(name) in keys
+        if is_version(name) and manifest_key(name) in keys
     ]
     created = {v: store_manifest(root, v)["created_at"] for v in versions}
     return sorted(versions, key=lambda v: (created[v], v))
@@ -72,7 +67,7 @@ def store_manifest(root: ObjectRoot, version: str) -> dict:
     """A release's manifest; FileNotFoundError when it has none (an incomplete release)."""
     if not root.is_s3:
         return read_manifest(root.path / version)
-    return orjson.loads(objects.get_bytes(root, _manifest_key(version)))
+    return orjson.loads(objects.get_bytes(root, manifest_key(version)))
 
 
 def _pointer(root: ObjectRoot) -> bytes | None:
@@ -98,13 +93,6 @@ def has_release_folder(root: ObjectRoot, version: str) -> bool:
     if not root.is_s3:
         return (root.path / version).is_dir()
     return bool(objects.list_keys(root, version))
-
-
-def fetch_release(root: ObjectRoot, version: str, folder: Path) -> None:
-    """Download every object of `version` into `folder` (manifest last)."""
-    keys = objects.list_keys(root, version)
-    for key in sorted(keys, key=lambda k: k == _manifest_key(version)):
-        objects.download(root, key, folder / key.removeprefix(f"{version}/"))
 
 
 def verify_stored(root: ObjectRoot, version: str) -> list[str]:
@@ -187,9 +175,9 @@ def _upload(
 def _commit_manifest(source: Path, target: ObjectRoot, version: str) -> bool:
     """Put the manifest if absent; False when the identical one was already there."""
     data = (source / MANIFEST).read_bytes()
-    if objects.put_if_absent(target, _manifest_key(version), data):
+    if objects.put_if_absent(target, manifest_key(version), data):
         return True
-    if objects.get_bytes(target, _manifest_key(version)) != data:
+    if objects.get_bytes(target, manifest_key(version)) != data:
         raise PublishConflict(f"{target.join(version)} holds another manifest for {version}")
     return False
 
@@ -240,7 +228,7 @@ def publish_release(source: Path, target: ObjectRoot) -> Published:
         raise ValueError(f"{source} does not verify: " + "; ".join(problems[:5]))
     expected = _pointer(target)
     manifest = read_manifest(source)
-    if objects.exists(target, _manifest_key(version)):
+    if objects.exists(target, manifest_key(version)):
         created = _commit_manifest(source, target, version)  # identical, or PublishConflict
     else:
         problems = _upload(source, target, version, manifest, expected)
@@ -249,18 +237,3 @@ def publish_release(source: Path, target: ObjectRoot) -> Published:
         created = _commit_manifest(source, target, version)
     latest = move_latest(target, version, expected)
     return Published(version, str(target.join(version)), created, latest)
-
-
-@contextmanager
-def local_release(release: Path) -> Iterator[Path]:
-    """A release folder as a local folder: itself, or for a release under a remote data root a
-    temporary download of its objects (for the checks and tools that read files)."""
-    if not str(release).startswith(objects.S3_SCHEME):
-        yield release
-        return
-    parent, _, version = str(release).rstrip("/").rpartition("/")
-    with tempfile.TemporaryDirectory(prefix="turnlake-release-") as tmp:
-        local = Path(tmp) / version
-        local.mkdir()
-        fetch_release(ObjectRoot.parse(parent), version, local)
-        yield local

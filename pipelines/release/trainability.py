@@ -1,7 +1,8 @@
 """What a trainer can rely on (DESIGN §5), checked on a release's own files after privatization.
 
-Blocking twice: `make_release` runs `trainability_problems` on the written temporary folder before
-the rename (a problem raises `UntrainableRelease`, nothing is published), and the Dagster check
+Blocking twice: `make_release` runs `trainability_problems` (trainability_files.py: these checks
+over a release folder, a file at a time) on the written temporary folder before the rename (a
+problem raises `UntrainableRelease`, nothing is published), and the Dagster check
 `release:release_is_trainable` runs it on the latest release. Problem kinds:
 
 - `rl_steps`: per episode, steps 0..n-1 without gaps or repeats, one `is_first` (step 0), one
@@ -17,14 +18,14 @@ the rename (a problem raises `UntrainableRelease`, nothing is published), and th
 - every dataset with `outcome_was_good`: where it is known, the row's reward (`reward`, else
   `outcome_reward`) does not have the opposite sign.
 
-Pure: reads Parquet files and the manifest, no Dagster.
+Pure Polars over the datasets' frames, no Dagster; trainability_files.py reads them from a release's
+files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Self
 
 import polars as pl
@@ -55,15 +56,6 @@ EXAMPLES = 3
 
 class UntrainableRelease(RuntimeError):
     """The release's own files break what a trainer relies on: nothing is published."""
-
-
-def trainability_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
-    """Every trainability problem of the release folder (empty = a trainer can rely on it), read
-    one file at a time (trainability_files.py); with `memo_dir`, a file checked before is
-    answered by its bytes' sha256 (trainability_memo.py)."""
-    from pipelines.release.trainability_files import folder_problems  # it imports this module
-
-    return folder_problems(release, memo_dir)
 
 
 def dataset_problems(

@@ -84,9 +84,10 @@ def _remembered(
     return found
 
 
-def folder_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
-    """Every trainability problem of the datasets under `release` (see the module doc); with
-    `memo_dir`, files checked before are answered from the memo there (trainability_memo.py)."""
+def trainability_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
+    """Every trainability problem of the release folder (empty = a trainer can rely on it), read
+    one file at a time (see the module doc); with `memo_dir`, a file checked before is answered
+    by its bytes' sha256 from the memo there (trainability_memo.py)."""
     config = (
         orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
         if (release / MANIFEST).exists()

@@ -8,6 +8,7 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
+from pipelines.release.fetch import local_release
 from pipelines.release.files import (
     MANIFEST,
     SPLIT_PROOF,
@@ -47,8 +48,6 @@ def verify_release(release: Path) -> list[str]:
     """Every problem found; empty means the release is exactly what its manifest says. A
     release under a remote data root is checked on a temporary download of its objects."""
     if is_remote(release):
-        from pipelines.release.store import local_release  # store.py verifies with this
-
         with local_release(release) as folder:
             return verify_release(folder)
     if not (release / MANIFEST).exists():

@@ -34,7 +34,7 @@ from pipelines.release.files import (
 from pipelines.release.profiles import PROFILES_DIR, profile_frames
 from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
-from pipelines.storage.files import fsync_path, fsync_tree
+from pipelines.storage.durable import fsync_path, fsync_tree
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import is_remote
@@ -260,7 +260,8 @@ def _write_remote(
     """S3 has no rename: write the release locally (beside a copy of the latest one, for the
     card's changelog), then publish it as release/store.py does (data files, the manifest with
     put-if-absent, LATEST by compare-and-swap)."""
-    from pipelines.release.store import fetch_release, publish_release, store_latest
+    from pipelines.release.fetch import fetch_release
+    from pipelines.release.store import publish_release, store_latest
 
     root = ObjectRoot.parse(str(exports))
     with tempfile.TemporaryDirectory(prefix="turnlake-release-") as folder:

@@ -24,7 +24,7 @@ from pipelines.storage.fingerprint import fingerprint, json_part
 if TYPE_CHECKING:
     import altair as alt
 
-    from pipelines.reports.page import Section
+    from pipelines.reports.section import Section
     from pipelines.storage.layout import Layout
 
 PAGE = "page.html"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandera.polars as pa
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.release.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
 from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models

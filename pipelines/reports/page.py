@@ -7,17 +7,17 @@ SVG), the page from `templates/report.html.j2`. Nothing in the page loads anythi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.log import read_log
 from pipelines.release.files import complete_releases, latest_release, manifest_counts
 from pipelines.reports import charts, numbers
+from pipelines.reports.section import Section
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
 
@@ -27,17 +27,6 @@ if TYPE_CHECKING:
 TEMPLATES = Path(__file__).parent / "templates"
 LATEST_REPORT = "latest.html"
 REWARD_COLUMNS = ["episode_id", "reward_rule", "reward"]  # what numbers.reward_points reads
-
-
-@dataclass(frozen=True)
-class Section:
-    """One heading of the page: an optional plot (inline SVG), tables, and a note."""
-
-    key: str
-    title: str
-    svg: str | None = None
-    tables: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
-    note: str | None = None
 
 
 def _saved(layout: Layout, name: str) -> pl.DataFrame | None:

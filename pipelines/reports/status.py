@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter

@@ -10,7 +10,8 @@ import duckdb
 import orjson
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source

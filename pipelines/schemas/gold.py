@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.schemas.strict import StrictModel
 
 REWARD_TARGETS = ("turn", "decision", "agent_round", "episode", "coach_step")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 
 
 def adapter(source: str) -> ModuleType:

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipelines.splits.config import N_BUCKETS, SplitConfig
+from pipelines.config.splits import N_BUCKETS, SplitConfig
 from pipelines.splits.participants import checked_participants, human_participants
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from pipelines.splits.config import SplitConfig
-from pipelines.transforms.groups import feedback_rater
+from pipelines.config.splits import SplitConfig
+from pipelines.privacy.subjects import feedback_rater
 
 RATER_KIND = "feedback_rater"  # a human who rated: the participant kind `link_raters` governs
 

@@ -28,7 +28,7 @@ from deltalake import DeltaTable
 
 from pipelines.storage import delta_cache
 from pipelines.storage.delta_writes import file_paths, overwrite_whole
-from pipelines.storage.files import fsync_path
+from pipelines.storage.durable import fsync_path
 from pipelines.storage.tables import PARTITION, commit_partitions
 from pipelines.storage.uri import is_remote
 

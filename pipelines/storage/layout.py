@@ -109,7 +109,7 @@ class Layout:
 
     @property
     def last_build(self) -> Path:
-        """The record of the last fully successful build (pipelines/runtime/build_record.py)."""
+        """The record of the last fully successful build (orchestration/build_record.py)."""
         return self.state / "last_build.json"
 
     def ledger_entry(self, check_id: str) -> Path:

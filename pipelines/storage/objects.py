@@ -30,6 +30,8 @@ from filelock import FileLock
 from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError, PreconditionError
 from obstore.store import LocalStore, S3Store
 
+from pipelines.storage.durable import atomic_path
+
 S3_SCHEME = "s3://"
 _CHUNK = 8 << 20  # bytes per streamed read
 _XML_CODE = re.compile(r"<Code>([^<]+)</Code>")
@@ -259,13 +261,12 @@ def append_bytes(root: ObjectRoot, key: str, data: bytes) -> None:
 def _local_compare_and_swap(path: Path, expected: bytes, new: bytes) -> bool:
     # object_store's local store has no conditional update: a lock file beside the object
     # serializes the read-compare-write of every turnlake writer.
-    from pipelines.storage.files import write_bytes_atomic  # files.py writes objects too
-
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(f".{path.name}.lock")):
         if not path.exists() or path.read_bytes() != expected:
             return False
-        write_bytes_atomic(path, new)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(new)
     return True
 
 

@@ -25,7 +25,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.partitions import store
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import SILVER_KEYS, changed, digests

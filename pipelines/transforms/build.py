@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
 from pipelines.partitions.assign import assign_partitions, scheme_of, with_episodes
@@ -214,21 +215,3 @@ def publish_silver(
     snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions, drop=stale)
     crash_point("silver:after_publish")
     return snapshot
-
-
-def refresh_silver(
-    settings: Settings, run_id: str, times: SilverTimes | None = None
-) -> tuple[dict[str, int], bool]:
-    """Rebuild and publish silver unless its inputs are unchanged; row counts and whether
-    rebuilt; each source's transform timed into `times` when given."""
-    layout = Layout(settings.data_root)
-    inputs = silver_inputs_digest(settings)
-    if stored.meta(layout, "silver", INPUTS) == inputs:
-        return {t: stored.rows(layout, "silver", t) for t in SILVER_MODELS}, False
-    if settings.partition_shards:  # memory bounded by a group of partitions (assemble.py)
-        from pipelines.transforms.assemble import assemble_silver
-
-        return assemble_silver(settings, run_id, inputs, times), True
-    tables, withheld = build_silver(settings, times)
-    publish_silver(layout, run_id, tables, inputs, withheld, settings)
-    return {t: f.height for t, f in tables.items()}, True

@@ -11,15 +11,6 @@ from __future__ import annotations
 import polars as pl
 
 
-def feedback_rater() -> pl.Expr:
-    """Id of the human who gave a feedback row (`user_id` in its attributes, e.g. a dialogue event's
-    unmapped `extra.user_id`); null when the source records none."""
-    attrs = pl.col("attributes")
-    return pl.coalesce(
-        attrs.str.json_path_match("$.user_id"), attrs.str.json_path_match("$.extra.user_id")
-    )
-
-
 def person_components(
     units: pl.DataFrame, links: pl.DataFrame, max_rounds: int = 10_000
 ) -> pl.DataFrame:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of, with_episodes
 from pipelines.partitions.rows import SILVER_KEYS, placement
 from pipelines.partitions.store import ASSEMBLED_FROM, PROVENANCE, previous_digests, previous_map

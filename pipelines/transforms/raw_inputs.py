@@ -13,7 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.log import read_log
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

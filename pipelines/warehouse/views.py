@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.ingest.log import current_parts
 from pipelines.release.files import latest_release
 from pipelines.runtime.faults import crash_point

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.config.settings import SOURCES, Settings, settings_from_config
-from pipelines.gold import refresh_gold
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings, settings_from_config
 from pipelines.gold.params import load_params
+from pipelines.gold.refresh import refresh_gold
 from pipelines.ingest.incremental import ingest_source
 from pipelines.release.assemble import make_release
 from pipelines.release.files import latest_release
@@ -25,7 +26,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms.build import refresh_silver
+from pipelines.transforms.refresh import refresh_silver
 
 PROJECT = Path(__file__).resolve().parents[2]
 # One split for every group unless a test asks otherwise: hand-computed expectations then need no

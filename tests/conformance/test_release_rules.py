@@ -13,11 +13,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipelines.config.splits import SplitConfig
 from pipelines.release import assemble, part_build
 from pipelines.release.files import complete_releases
-from pipelines.release.trainability import UntrainableRelease, trainability_problems
+from pipelines.release.trainability import UntrainableRelease
+from pipelines.release.trainability_files import trainability_problems
 from pipelines.splits.assign import assign_splits
-from pipelines.splits.config import SplitConfig
 from tests.conformance.harness import ALL_TRAIN, run_pipeline, write_json, write_jsonl
 
 HALVES = '[splits]\nsalt = "conformance"\n[splits.ratios]\ntrain = 0.5\ntest = 0.5\n'

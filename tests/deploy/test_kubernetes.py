@@ -12,7 +12,7 @@ import pytest
 import yaml
 from dagster._config import process_config
 
-from pipelines.definitions import BUILD_JOB, build_definitions, defs
+from pipelines.definitions import BUILD_JOB, build_definitions, build_job, defs
 from pipelines.orchestration.executors import executor_from_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +100,6 @@ def _stable(manifest: dict) -> dict:
 
 def test_step_job_spec_matches_the_snapshot(k8s_env, tmp_path):
     from pipelines.orchestration.kubernetes import step_job_manifest
-    from pipelines.orchestration.multiprocess import build_job
 
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)

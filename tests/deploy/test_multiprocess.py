@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from pipelines.api.roots import resolve_settings
+from pipelines.definitions import build_job
 from pipelines.orchestration.executors import (
     ExecutorSettingError,
     executor_from_env,
@@ -35,7 +36,9 @@ def test_demo_through_two_worker_processes_gives_the_in_process_release(
     shutil.copy(key, Layout(data).generated_pseudonym_key)
     settings = resolve_settings(raw_root=demo_warehouse / "raw", data_root=data)
     with dg.DagsterInstance.from_config(str(new_dagster_home())) as instance:
-        result = run_build_multiprocess(settings, instance, workers=2, log_level="WARNING")
+        result = run_build_multiprocess(
+            settings, instance, workers=2, log_level="WARNING", job=build_job
+        )
         pids = {
             event.event_specific_data.metadata["pid"].value
             for event in result.all_events
@@ -55,7 +58,7 @@ def test_a_busy_data_root_is_reported_before_the_run_starts(
     lock_held_elsewhere(tmp_path / "data")
     with dg.DagsterInstance.from_config(str(new_dagster_home())) as instance:
         with pytest.raises(DataRootBusy, match="another turnlake build"):
-            run_build_multiprocess(settings, instance, workers=2, wait=0.5)
+            run_build_multiprocess(settings, instance, workers=2, wait=0.5, job=build_job)
         assert instance.get_runs() == []
 
 

@@ -18,12 +18,15 @@ import json, sys
 from pathlib import Path
 import dagster as dg
 from pipelines.config.settings import Settings
+from pipelines.definitions import build_job
 from pipelines.orchestration.multiprocess import run_build_multiprocess
 
 home, raw, data = sys.argv[1:]
 settings = Settings(raw_root=Path(raw), data_root=Path(data))
 with dg.DagsterInstance.from_config(home) as instance:
-    result = run_build_multiprocess(settings, instance, workers=2, log_level="WARNING")
+    result = run_build_multiprocess(
+        settings, instance, workers=2, log_level="WARNING", job=build_job
+    )
 print(json.dumps({"run_id": result.run_id, "success": result.success}))
 """
 

@@ -10,7 +10,8 @@ import pytest
 
 from assets.gold import gold_tables
 from pipelines.checks.factory import build_blocking_checks
-from pipelines.config.settings import SOURCES, Settings, settings_from_config
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import Settings, settings_from_config
 from pipelines.definitions import ALL_ASSETS
 from pipelines.orchestration.resources import TurnlakeResource, settings_of
 from pipelines.reports.summary import build_summary

@@ -19,7 +19,7 @@ from pipelines import api
 from pipelines.api import unchanged
 from pipelines.cli.main import main
 from pipelines.gold.params import load_params
-from pipelines.runtime import build_record
+from pipelines.orchestration import build_record
 from pipelines.storage import engine
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

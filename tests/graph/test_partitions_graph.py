@@ -11,7 +11,8 @@ import pytest
 
 import turnlake
 from pipelines.cli.main import main
-from pipelines.config.settings import SOURCES, settings_from_config
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, build_definitions
 from pipelines.gold import GOLD_TABLES
 from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, plan

@@ -13,8 +13,8 @@ from pipelines.release.assemble import release_request
 from pipelines.release.files import LATEST, latest_release, read_manifest
 from pipelines.release.write import content_hash
 from pipelines.storage import tables as stored
-from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
+from pipelines.warehouse.garbage import collect_garbage
 from tests.graph.test_partitions_graph import _build
 from tests.graph.test_release_as_of import feedback_arrives_later
 

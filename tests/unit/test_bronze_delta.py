@@ -15,8 +15,8 @@ from pipelines.ingest import incremental
 from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import current_parts, read_log
 from pipelines.ingest.reconcile import reconcile_source
-from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
+from pipelines.warehouse.garbage import collect_garbage
 
 TABLE = "dialogue_conversations"
 

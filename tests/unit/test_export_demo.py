@@ -7,13 +7,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from pipelines.config.splits import SplitConfig
 from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.release.files import latest_release
-from pipelines.release.trainability import trainability_problems
+from pipelines.release.trainability_files import trainability_problems
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import assign_splits
-from pipelines.splits.config import SplitConfig
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

@@ -3,12 +3,12 @@ parameters or split config, code); otherwise the published snapshot is reused as
 
 import polars as pl
 
-from pipelines.gold import refresh_gold
+from pipelines.config.splits import SplitConfig
 from pipelines.gold.params import load_params, merge
+from pipelines.gold.refresh import refresh_gold
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
-from pipelines.splits.config import SplitConfig
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms.build import publish_silver

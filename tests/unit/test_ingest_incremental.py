@@ -104,7 +104,7 @@ def test_pending_tail_is_retried_and_counted_once_when_complete(tmp_path):
 
 
 def test_parts_the_log_no_longer_names_stay_until_garbage_collection(raw, tmp_path):
-    from pipelines.storage.garbage import collect_garbage
+    from pipelines.warehouse.garbage import collect_garbage
 
     settings = Settings(raw_root=raw, data_root=tmp_path / "data")
     layout = Layout(settings.data_root)

@@ -2,10 +2,10 @@
 
 import polars as pl
 
+from pipelines.config.splits import SplitConfig
 from pipelines.partitions.assign import MAP_SCHEMA, assign_partitions, scheme_of
 from pipelines.partitions.rows import changed, digests
 from pipelines.partitions.store import chunks
-from pipelines.splits.config import SplitConfig
 
 CONFIG = SplitConfig(
     salt="s", ratios={"train": 0.8, "test": 0.2}

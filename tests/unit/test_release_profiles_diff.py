@@ -4,8 +4,10 @@ Expected values are worked out by hand from the tiny frames."""
 import polars as pl
 import pytest
 
+from pipelines.config.names import RELEASED_DATASETS
 from pipelines.config.settings import SettingsError, validate_config
 from pipelines.release.changelog import diff_markdown
+from pipelines.release.columns import RELEASE_COLUMNS
 from pipelines.release.diff import (
     ReleaseDiff,
     changed_values,
@@ -85,6 +87,12 @@ def test_bad_profiles_are_refused_naming_the_key(profile, message):
 def test_profile_named_like_a_dataset_is_refused():
     with pytest.raises(SettingsError, match="profile 'kto' has the name of a dataset"):
         validate_config({"release": {"profiles": {"kto": {}}}})
+
+
+def test_a_profile_may_name_exactly_the_datasets_a_release_describes():
+    # the settings check profiles against RELEASED_DATASETS, the card describes RELEASE_COLUMNS
+    assert RELEASED_DATASETS == ("sft", "preference", "kto", "rl_steps", "decisions", "surveys")
+    assert tuple(RELEASE_COLUMNS) == RELEASED_DATASETS
 
 
 def test_row_changes_match_rows_by_identity_not_by_counts():

@@ -20,8 +20,8 @@ from pipelines.release.trainability import (
     outcome_sign_problems,
     preference_problems,
     rlds_problems,
-    trainability_problems,
 )
+from pipelines.release.trainability_files import trainability_problems
 from pipelines.release.write import content_hash, write_release
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))

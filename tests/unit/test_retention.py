@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 
 from pipelines.storage import tables
-from pipelines.storage.garbage import collect_garbage
 from pipelines.storage.layout import Layout
 from pipelines.storage.retention import PRUNED
+from pipelines.warehouse.garbage import collect_garbage
 
 # The fixed clock runs ahead of the real one, so the real age of the Delta files (seconds) never
 # keeps them: only the snapshot records decide.

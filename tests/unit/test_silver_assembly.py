@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 import turnlake
-from pipelines.config.settings import SOURCES, settings_from_config
+from pipelines.config.names import SOURCES
+from pipelines.config.settings import settings_from_config
 from pipelines.ingest.incremental import ingest_source
 from pipelines.partitions import store
 from pipelines.partitions.store import MAP_TABLE
@@ -21,8 +22,9 @@ from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
-from pipelines.transforms.build import WITHHELD, build_silver, refresh_silver
+from pipelines.transforms.build import WITHHELD, build_silver
 from pipelines.transforms.plan import UNPLACED, Keys
+from pipelines.transforms.refresh import refresh_silver
 from tests.conformance.harness import run_pipeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import turnlake
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 from pipelines.storage.layout import Layout
 from pipelines.transforms import chunks, unit_cache
 from pipelines.transforms.units import transform

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import Settings
+from pipelines.config.splits import SplitConfig
 from pipelines.partitions import assign
 from pipelines.partitions.assign import scheme_of
 from pipelines.splits.assign import assign_splits, proof_problems, split_proof
-from pipelines.splits.config import SplitConfig
 from pipelines.transforms.dialogue.conversations import grouped_by_people
 from tests.unit.test_config import error_for, settings_for
 from tests.unit.test_transform_dialogue import conversation, event

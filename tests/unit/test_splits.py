@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from pipelines.config.settings import split_config_from
+from pipelines.config.splits import SplitConfig
 from pipelines.schemas.gold import Splits
 from pipelines.splits.assign import (
     SQL,
@@ -19,7 +20,6 @@ from pipelines.splits.assign import (
     proof_problems,
     split_proof,
 )
-from pipelines.splits.config import SplitConfig
 from tests.unit._gold_helpers import silver_frame
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
+from pipelines.config.splits import SplitConfig
 from pipelines.schemas.gold import Splits
 from pipelines.splits.assign import (
     assign_splits,
@@ -13,7 +14,6 @@ from pipelines.splits.assign import (
     proof_problems,
     split_proof,
 )
-from pipelines.splits.config import SplitConfig
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.storage import files, tables
+from pipelines.storage import durable, tables
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.layout import Layout
 
@@ -64,7 +64,7 @@ def test_fsync_tree_flushes_every_file_and_folder(tmp_path, fsynced):
     (tmp_path / "sft").mkdir()
     (tmp_path / "sft" / "train.parquet").write_bytes(b"x")
     (tmp_path / "manifest.json").write_bytes(b"{}")
-    files.fsync_tree(tmp_path)
+    durable.fsync_tree(tmp_path)
     assert set(fsynced) == {
         tmp_path,
         tmp_path / "sft",

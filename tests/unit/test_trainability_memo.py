@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from pipelines.release import trainability_files
-from pipelines.release.trainability import trainability_problems
+from pipelines.release.trainability_files import trainability_problems
 from pipelines.release.trainability_memo import MEMO_FILE
 from tests.unit.test_release_trainability import WHOLE, chat, steps
 

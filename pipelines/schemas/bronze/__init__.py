@@ -6,7 +6,7 @@ import importlib
 
 import pandera.polars as pa
 
-from pipelines.config.settings import SOURCES
+from pipelines.config.names import SOURCES
 
 
 def bronze_models(source: str) -> dict[str, type[pa.DataFrameModel]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.privacy.subjects import feedback_rater
 from pipelines.transforms.dialogue.common import (
     SOURCE,
     conflicts_quarantine,
@@ -13,7 +14,7 @@ from pipelines.transforms.dialogue.common import (
     mark_latest,
     native_id,
 )
-from pipelines.transforms.groups import feedback_rater, person_components
+from pipelines.transforms.groups import person_components
 
 KEYS = ["dataset", "conversation_id"]
 

@@ -87,8 +87,8 @@ def feedback_rows(resolved: pl.LazyFrame) -> pl.LazyFrame:
 
 def rater_links(resolved: pl.LazyFrame) -> pl.LazyFrame:
     """unit (episode id), person: the rater of each accepted event that gives a feedback row, as
-    `groups.feedback_rater` reads it from that row's attributes (`extra` is embedded in them as
-    is, and no other attribute is `user_id`)."""
+    `privacy.subjects.feedback_rater` reads it from that row's attributes (`extra` is embedded in
+    them as is, and no other attribute is `user_id`)."""
     gives_a_row = pl.any_horizontal(
         pl.col(c).is_not_null() for c in ("rating", "reward", "comment")
     )

@@ -20,6 +20,8 @@ from typing import Any
 import orjson
 
 from pipelines.config.settings import Settings
+from pipelines.privacy.pseudonyms import PseudonymKeyError, key_from_env_or_file
+from pipelines.release.files import latest_release
 from pipelines.sources.raw_state import RawState
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
@@ -107,8 +109,6 @@ def _file_bytes(path: Path | None) -> bytes:
 def pseudonym_key_digest(settings: Settings) -> str:
     """A digest of the pseudonym key a release would use (never the key), without generating
     one: the configured key, else the one generated under the data root, else `NO_KEY`."""
-    from pipelines.privacy.pseudonyms import PseudonymKeyError, key_from_env_or_file
-
     base = settings.config_path.parent if settings.config_path else None
     try:
         key = key_from_env_or_file(settings.privacy.pseudonym_key_file, base_dir=base)
@@ -178,8 +178,6 @@ def _bronze_logs(layout: Layout) -> list[Path]:
 
 def _release_files(layout: Layout) -> list[Path]:
     """Every file of the release `LATEST` names (a forget rewrites releases in place)."""
-    from pipelines.release.files import latest_release
-
     version = latest_release(layout.exports)
     if version is None:
         return []

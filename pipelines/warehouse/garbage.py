@@ -5,19 +5,18 @@ from __future__ import annotations
 import shutil
 from datetime import datetime
 
+from pipelines.config.names import SOURCES
 from pipelines.config.schema import DEFAULTS
-from pipelines.config.settings import SOURCES
 from pipelines.ingest.log import collect_bronze_garbage
+from pipelines.release.store import store_manifest, store_releases
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.retention import Retained, apply_retention
 
 
 def release_pins(layout: Layout) -> dict[str, list[dict[str, int]]]:
     """Layer → the table versions each release under the data root's exports names (its
     manifest's `table_versions`): retention never removes them."""
-    from pipelines.release.store import store_manifest, store_releases
-    from pipelines.storage.objects import ObjectRoot
-
     root = ObjectRoot.parse(layout.exports)
     pins: dict[str, list[dict[str, int]]] = {}
     for version in store_releases(root):
