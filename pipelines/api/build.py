@@ -191,7 +191,7 @@ def build(
     run (a lease its steps share); 1 runs them in this process. Progress goes to the `turnlake`
     logger.
 
-    When nothing changed since the last fully successful build (README "Nothing changed"), no run:
+    When nothing changed since the last fully successful build (docs/engine/incremental.md), no run:
     the result is that build's, `unchanged_since` naming it; `force` runs anyway.
 
     Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),

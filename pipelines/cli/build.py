@@ -19,7 +19,7 @@ def print_unrecognised(files: list[str], raw_root: Path) -> None:
     if files:
         click.echo(
             "\nRaw files no adapter reads "
-            "(see the raw layouts in README.md; these were not ingested)"
+            "(see the raw layouts in docs/concepts/sources.md; these were not ingested)"
         )
         for line in unrecognised_lines(files, raw_root):
             click.echo(f"  {line}")

@@ -153,7 +153,7 @@ class Partitions(Table):
     # 1-64 slices per split and landing batch; 0: tables stored whole (not partitioned); "auto":
     # each batch gets one slice per `episodes_per_partition` episodes of its new groups per split
     shards: Annotated[int, Field(ge=0, le=64)] | Literal["auto"] = "auto"
-    # measured (README "How many partitions"): about 44 k silver rows per partition
+    # measured (docs/engine/partitions.md): about 44 k silver rows per partition
     episodes_per_partition: Annotated[int, Field(ge=1, le=100_000_000)] = 2_000
 
 
