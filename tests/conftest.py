@@ -218,6 +218,8 @@ LONGEST_FIRST = (
     "tests/s3/test_raw_root.py",
     "tests/operation/test_kill_build.py",
     "tests/graph/test_partitions_graph.py",
+    "tests/graph/test_code_change_soundness_upstream.py",
+    "tests/graph/test_code_change_soundness_downstream.py",
     "tests/operation/test_kill_build_late.py",
     "tests/deploy/test_build_workers.py",
     "tests/deploy/test_multiprocess.py",
