@@ -32,6 +32,7 @@ _CODE = (Path(pipelines.__file__).parent, Path(pipelines.__file__).parents[1] / 
 _LIBRARIES = ("dagster", "deltalake", "duckdb", "pandera", "polars", "pyarrow", "orjson")
 _LAYERS = ("silver", "gold", "splits")
 NO_KEY = "none yet"  # no key configured or generated: the build generates one
+UNUSABLE_KEY = "unusable"  # a configured key that cannot be read: the build stops before it runs
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,19 @@ def _file_bytes(path: Path | None) -> bytes:
 
 def pseudonym_key_digest(settings: Settings) -> str:
     """A digest of the pseudonym key a release would use (never the key), without generating
-    one: the configured key, else the one generated under the data root, else `NO_KEY`."""
-    from pipelines.privacy.pseudonyms import PseudonymKeyError, key_from_env_or_file
+    one: the configured key (an unusable one: `UNUSABLE_KEY`), else the one generated under a
+    local data root, else `NO_KEY` (an S3 data root never has a generated one: privacy/key.py)."""
+    from pipelines.privacy.key import configured_key
+    from pipelines.privacy.pseudonyms import PseudonymKeyError
+    from pipelines.storage.uri import is_remote
 
-    base = settings.config_path.parent if settings.config_path else None
     try:
-        key = key_from_env_or_file(settings.privacy.pseudonym_key_file, base_dir=base)
+        key = configured_key(settings)
     except PseudonymKeyError:
+        return UNUSABLE_KEY
+    if key is None:
         generated = Layout(settings.data_root).generated_pseudonym_key
-        if not generated.exists():
+        if is_remote(settings.data_root) or not generated.exists():
             return NO_KEY
         key = _file_bytes(generated).strip()
     return fingerprint(["turnlake pseudonym key", key])
