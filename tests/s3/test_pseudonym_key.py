@@ -8,11 +8,15 @@ import os
 import subprocess
 import sys
 import uuid
+from dataclasses import replace
 
 import boto3
 import pytest
 
 from pipelines.cli.main import main
+from pipelines.config.settings import Settings
+from pipelines.privacy.key import pseudonym_key
+from pipelines.storage import objects
 
 
 def _objects(endpoint: str, bucket: str) -> list[str]:
@@ -81,3 +85,26 @@ def test_with_the_key_in_the_environment_the_build_goes_on(no_key, monkeypatch, 
     err = capsys.readouterr().err
     assert f"raw root {raw} does not exist" in err
     assert "TURNLAKE_PSEUDONYM_KEY" not in err
+
+
+def _generating(data_root: str) -> Settings:
+    """Settings of `data_root` with `[privacy] generate_key_on_s3 = true`."""
+    settings = Settings().with_roots(None, data_root)
+    return replace(settings, privacy=replace(settings.privacy, generate_key_on_s3=True))
+
+
+def test_asked_for_a_generated_key_on_s3_it_is_made_once_in_the_bucket(no_key):
+    key, origin = pseudonym_key(_generating(no_key["data"]))
+    where = f"{no_key['data']}/.turnlake/pseudonym.key"
+    assert origin == f"generated ({where})"
+    assert len(key) == 64 and int(key, 16) >= 0  # 32 random bytes as hex
+    assert _objects(no_key["endpoint"], no_key["bucket"]) == ["data/.turnlake/pseudonym.key"]
+    assert pseudonym_key(_generating(no_key["data"]))[0] == key  # the same key the next time
+
+
+def test_a_generated_key_already_in_the_bucket_is_used_not_replaced(no_key):
+    """Another machine's build made it first (put-if-absent: its key wins)."""
+    root = objects.ObjectRoot.parse(no_key["data"])
+    objects.put_bytes(root, ".turnlake/pseudonym.key", b"another-machines-key-0123456789\n")
+    key, _ = pseudonym_key(_generating(no_key["data"]))
+    assert key == b"another-machines-key-0123456789"

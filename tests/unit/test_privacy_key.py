@@ -33,9 +33,14 @@ def no_key_in_env(monkeypatch) -> None:
     monkeypatch.setenv("AWS_REGION", "us-east-1")
 
 
-def _settings(data_root: str | Path, key_file: str | None = None) -> Settings:
+def _settings(
+    data_root: str | Path, key_file: str | None = None, generate_on_s3: bool = False
+) -> Settings:
     settings = Settings().with_roots(None, data_root)
-    return replace(settings, privacy=replace(settings.privacy, pseudonym_key_file=key_file))
+    privacy = replace(
+        settings.privacy, pseudonym_key_file=key_file, generate_key_on_s3=generate_on_s3
+    )
+    return replace(settings, privacy=privacy)
 
 
 def test_on_s3_without_a_key_the_problem_names_the_variable_the_setting_and_how_to_make_one():
@@ -50,6 +55,13 @@ def test_on_s3_without_a_key_pseudonym_key_refuses_instead_of_opening_an_s3_path
     assert is_remote(settings.data_root)
     with pytest.raises(PseudonymKeyError, match="TURNLAKE_PSEUDONYM_KEY"):
         pseudonym_key(settings)
+
+
+def test_on_s3_asking_for_a_generated_key_passes_the_check_without_generating_it():
+    """`[privacy] generate_key_on_s3 = true`: the key is made on first use (tests/s3), not by
+    the check (the endpoint refuses: a request would raise)."""
+    assert key_problem(_settings(REMOTE, generate_on_s3=True)) is None
+    require_pseudonym_key(_settings(REMOTE, generate_on_s3=True))
 
 
 def test_on_s3_the_key_in_the_environment_is_used(monkeypatch):
