@@ -15,6 +15,7 @@ from pipelines.api.roots import (
     PathLike,
     dagster_home,
     locked,
+    require_pseudonym_key,
     resolve_settings,
 )
 from pipelines.config.settings import Settings
@@ -194,7 +195,8 @@ def build(
     When nothing changed since the last fully successful build (docs/engine/incremental.md), no run:
     the result is that build's, `unchanged_since` naming it; `force` runs anyway.
 
-    Raises `SettingsError` (bad turnlake.toml or rewards.toml, before anything runs),
+    Raises `SettingsError` (bad turnlake.toml or rewards.toml, or no usable pseudonym key: see
+    `require_pseudonym_key`; before anything runs),
     `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
     blocking check failed or a step errored.
     """
@@ -206,6 +208,7 @@ def build(
     if workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    require_pseudonym_key(settings)  # the release step needs it: stop now, not after the build
     params = load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
     with locked(settings, wait):  # a build holding the data root may be changing it

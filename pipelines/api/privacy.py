@@ -9,7 +9,7 @@ import polars as pl
 from pipelines.api.build import build
 from pipelines.api.errors import NotBuilt
 from pipelines.api.results import ForgetResult
-from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.api.roots import PathLike, locked, require_pseudonym_key, resolve_settings
 from pipelines.privacy.subjects import SUBJECT_KINDS
 from pipelines.storage.layout import Layout
 
@@ -57,7 +57,8 @@ def forget(
     the opt-out registry, rebuild without the subject, and rewrite every existing release without
     its rows (new file hashes, a `deletion_log` in the manifest). Holds the data root throughout.
 
-    Raises `DataRootBusy`, or `BuildFailed` when the rebuild fails (the tombstone is recorded;
+    Raises `SettingsError` (no usable pseudonym key, `require_pseudonym_key`), `DataRootBusy`,
+    or `BuildFailed` when the rebuild fails (the tombstone is recorded;
     releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
     """
     from pipelines.privacy.forget import (
@@ -66,16 +67,17 @@ def forget(
         purge_reports,
         record_forget,
     )
+    from pipelines.privacy.key import pseudonym_key
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
     from pipelines.release.forget import rewrite_releases
     from pipelines.release.part_cache import clear as clear_release_parts
-    from pipelines.release.privatize import pseudonym_key
     from pipelines.release.verify import verify_release
     from pipelines.sources.base import all_raw_files
     from pipelines.transforms.unit_cache import clear as clear_silver_cache
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    require_pseudonym_key(settings)  # the tombstone is keyed: nothing recorded without a key
     exports = Layout(settings.data_root).exports
     with locked(settings, wait):
         key, _ = pseudonym_key(settings)

@@ -21,7 +21,7 @@ from pipelines.api.errors import (
     TargetExists,
 )
 from pipelines.api.results import ReleaseState
-from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.api.roots import PathLike, locked, require_pseudonym_key, resolve_settings
 from pipelines.config.settings import Settings
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot, ObjectStoreError
@@ -81,7 +81,8 @@ def release(
     `as_of` (an ISO timestamp, naive = UTC, or a datetime): from the silver, gold and splits
     snapshots in force at that time; the manifest's `table_versions` names them.
 
-    Raises `NotBuilt` (no gold tables, none at `as_of`, or their versions were vacuumed),
+    Raises `SettingsError` (no usable pseudonym key, `require_pseudonym_key`), `NotBuilt` (no
+    gold tables, none at `as_of`, or their versions were vacuumed),
     `ValueError` (`as_of` is not a timestamp), `DataRootBusy`, `LeakageError` or
     `UntrainableRelease` (refused: nothing published), `ReleaseMismatch` (written, but it does
     not verify).
@@ -91,6 +92,7 @@ def release(
     from pipelines.storage import tables as stored
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    require_pseudonym_key(settings)
     layout = Layout(settings.data_root)
     moment = None if as_of is None else stored.parse_time(as_of)
     then = stored.snapshot(layout, "gold", moment)

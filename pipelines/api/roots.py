@@ -1,4 +1,5 @@
-"""Where an API call works: the settings with its roots, the Dagster home, the data root lock."""
+"""Where an API call works: the settings with its roots, the pseudonym key a writing call needs,
+the Dagster home, the data root lock."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.config.settings import Settings, settings_from_env
+from pipelines.config.settings import Settings, SettingsError, settings_from_env
 from pipelines.storage.lock import data_root_lock
 from pipelines.storage.uri import as_root
 
@@ -27,6 +28,18 @@ def resolve_settings(
     if data_root and not raw_root and "TURNLAKE_RAW_ROOT" not in os.environ:
         raw_root = as_root(data_root) / "raw"
     return settings.with_roots(raw_root or None, data_root or None)
+
+
+def require_pseudonym_key(settings: Settings) -> None:
+    """Raise `SettingsError` (exit 2) when a release under `settings` would have no usable
+    pseudonym key: a configured one that cannot be read, or none on an S3 data root (where none
+    is generated: pipelines/privacy/key.py). Asked by build, release and forget before they do
+    any work, not after a whole build."""
+    from pipelines.privacy.key import key_problem
+
+    problem = key_problem(settings)
+    if problem is not None:
+        raise SettingsError("[privacy] pseudonym key", [problem])
 
 
 def dagster_home(settings: Settings) -> Path:

@@ -19,9 +19,9 @@ Exit codes:
   1  a blocking check failed, the build failed, a release does not verify or was refused,
      an SQL error, published tables unhealthy (status), a stale dictionary (dictionary --check),
      a release store (S3) that refused or could not be reached
-  2  bad settings (turnlake.toml, rewards.toml), bad usage (also a store that is neither a
-     folder nor s3://), or something named that does not exist: raw root, built tables,
-     warehouse, release, saved query, a pull target that exists
+  2  bad settings (turnlake.toml, rewards.toml, no usable pseudonym key), bad usage (also a
+     store that is neither a folder nor s3://), or something named that does not exist: raw
+     root, built tables, warehouse, release, saved query, a pull target that exists
   3  the data root is busy: another build holds it (see --wait); or another publisher moved
      a release store's LATEST while this one published (publish again)
 

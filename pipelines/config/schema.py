@@ -184,6 +184,7 @@ class Redaction(Table):
 class Privacy(Table):
     include_surveys: bool = False
     pseudonym_key_file: str | None = None
+    generate_key_on_s3: bool = False
     redaction: Redaction = Field(default_factory=Redaction)
 
     @model_validator(mode="before")

@@ -55,6 +55,8 @@ class PrivacySettings:
 
     include_surveys: bool = _D.privacy.include_surveys
     pseudonym_key_file: str | None = _D.privacy.pseudonym_key_file
+    # An S3 data root without a configured key: generate one beside the data (privacy/key.py).
+    generate_key_on_s3: bool = _D.privacy.generate_key_on_s3
     redaction: RedactionConfig = field(default_factory=RedactionConfig)
 
     def record(self) -> dict[str, Any]:
@@ -252,6 +254,7 @@ def settings_from_model(
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,
             pseudonym_key_file=file.privacy.pseudonym_key_file,
+            generate_key_on_s3=file.privacy.generate_key_on_s3,
             redaction=RedactionConfig(
                 list(redaction.org_names), list(redaction.phone_regions), frozenset(redaction.kinds)
             ),

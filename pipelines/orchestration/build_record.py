@@ -20,17 +20,20 @@ from typing import Any
 import orjson
 
 from pipelines.config.settings import Settings
-from pipelines.privacy.pseudonyms import PseudonymKeyError, key_from_env_or_file
+from pipelines.privacy.key import configured_key
+from pipelines.privacy.pseudonyms import PseudonymKeyError
 from pipelines.release.files import latest_release
 from pipelines.sources.raw_state import RawState
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import is_remote
 
 RECORD_VERSION = 1
 _LAYERS = ("silver", "gold", "splits")
 NO_KEY = "none yet"  # no key configured or generated: the build generates one
+UNUSABLE_KEY = "unusable"  # a configured key that cannot be read: the build stops before it runs
 
 
 @dataclass(frozen=True)
@@ -108,13 +111,15 @@ def _file_bytes(path: Path | None) -> bytes:
 
 def pseudonym_key_digest(settings: Settings) -> str:
     """A digest of the pseudonym key a release would use (never the key), without generating
-    one: the configured key, else the one generated under the data root, else `NO_KEY`."""
-    base = settings.config_path.parent if settings.config_path else None
+    one: the configured key (an unusable one: `UNUSABLE_KEY`), else the one generated under a
+    local data root, else `NO_KEY` (an S3 data root never has a generated one: privacy/key.py)."""
     try:
-        key = key_from_env_or_file(settings.privacy.pseudonym_key_file, base_dir=base)
+        key = configured_key(settings)
     except PseudonymKeyError:
+        return UNUSABLE_KEY
+    if key is None:
         generated = Layout(settings.data_root).generated_pseudonym_key
-        if not generated.exists():
+        if is_remote(settings.data_root) or not generated.exists():
             return NO_KEY
         key = _file_bytes(generated).strip()
     return fingerprint(["turnlake pseudonym key", key])

@@ -17,11 +17,12 @@ from pipelines.config.settings import Settings
 from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import PARAMS
+from pipelines.privacy.key import pseudonym_key
 from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
 from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.latest import in_the_past, reuse
-from pipelines.release.privatize import privatize, pseudonym_key
+from pipelines.release.privatize import privatize
 from pipelines.release.provenance import git_commit, package_version
 from pipelines.release.redaction_memo import (
     RedactionMemo,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,20 +14,13 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.config.settings import Settings
 from pipelines.privacy.prefilter import gated
-from pipelines.privacy.pseudonyms import (
-    IdReplacer,
-    Pseudonymizer,
-    PseudonymKeyError,
-    key_from_env_or_file,
-)
+from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.splits.assign import human_participants
-from pipelines.storage.layout import Layout
 
 
 @dataclass(frozen=True)
@@ -36,26 +28,6 @@ class Privatized:
     datasets: dict[str, pl.DataFrame]
     ledger: dict[str, dict[str, int]]  # dataset -> kind -> replacements
     replace_ids: Callable[[list[str]], list[str]]  # each text with its subject ids replaced
-
-
-def pseudonym_key(settings: Settings) -> tuple[bytes, str]:
-    """The configured key (env or key file), else a random key generated once under the data
-    root."""
-    key_file = settings.privacy.pseudonym_key_file
-    try:
-        return key_from_env_or_file(
-            key_file, base_dir=settings.config_path.parent if settings.config_path else None
-        ), "configured"
-    except PseudonymKeyError:
-        if key_file:
-            raise  # a configured key that cannot be read must not be silently replaced
-    path = Layout(settings.data_root).generated_pseudonym_key  # never in a release
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(os.urandom(32).hex())
-    return path.read_text().strip().encode(), f"generated ({path})"
 
 
 def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:

@@ -13,9 +13,9 @@ import pytest
 
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
+from pipelines.privacy.key import pseudonym_key
 from pipelines.release import assemble, part_build, part_privatize
 from pipelines.release.files import complete_releases, read_manifest
-from pipelines.release.privatize import pseudonym_key
 from pipelines.release.redaction_memo import load_memo, memo_fingerprint
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

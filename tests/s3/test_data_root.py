@@ -92,6 +92,23 @@ def test_read_commands_work_on_an_s3_data_root(built, tmp_path, capsys):
     assert (tmp_path / version / "manifest.json").exists()
 
 
+def test_commands_that_read_need_no_pseudonym_key_on_an_s3_data_root(built, monkeypatch, capsys):
+    """Only build, release and forget need the key (tests/s3/test_pseudonym_key.py): a user
+    without it can still look at what is there."""
+    monkeypatch.delenv("TURNLAKE_PSEUDONYM_KEY")
+    remote = ["--data-root", built["remote"]]
+    for command in (
+        ["status", "--raw-root", str(built["raw"])],
+        ["report"],
+        ["releases"],
+        ["verify", "latest"],
+        ["sql", "SELECT count(*) AS n FROM episodes"],
+        ["decision", "list", "--json"],
+    ):
+        assert main([*command, *remote]) == 0, (command, capsys.readouterr().err)
+    assert "TURNLAKE_PSEUDONYM_KEY" not in capsys.readouterr().err
+
+
 def _subjects(data_root: str, source: str) -> list[str]:
     """Groups (study participants, scenarios) of `source` that no quarantine row names: an old
     build report lists quarantined records, and `forget` does not rewrite reports (on a local

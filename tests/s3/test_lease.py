@@ -83,8 +83,10 @@ def test_a_root_with_another_scheme_is_a_usage_error():
         ROOT.convert("gs://bucket/prefix", None, None)
 
 
-def test_a_raw_root_in_a_missing_bucket_is_exit_2_not_a_traceback(aws_env, capsys):
+def test_a_raw_root_in_a_missing_bucket_is_exit_2_not_a_traceback(aws_env, capsys, monkeypatch):
     from pipelines.cli.main import main
+
+    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", "0123456789abcdef0123456789abcdef")
 
     assert main(["build", "--data-root", "s3://bucket-a/prefix"]) == 2
     assert "raw root s3://bucket-a/prefix/raw does not exist" in capsys.readouterr().err

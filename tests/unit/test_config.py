@@ -84,6 +84,7 @@ sft_include_negative = true
 [privacy]
 include_surveys = true
 pseudonym_key_file = "keys/pseudonym.key"
+generate_key_on_s3 = true
 
 [privacy.redaction]
 org_names = ["Globex"]
@@ -126,6 +127,7 @@ def test_every_table_of_turnlake_toml_reaches_the_typed_settings(tmp_path):
     assert s.retention_keep_days == 30
     assert s.release_kto_include_neutral and s.release_sft_include_negative
     assert s.privacy.include_surveys and s.privacy.pseudonym_key_file == "keys/pseudonym.key"
+    assert s.privacy.generate_key_on_s3
     assert s.privacy.redaction.org_names == ["Globex"]
     assert s.privacy.redaction.phone_regions == ["US", "CH"]
     assert s.privacy.redaction.kinds == frozenset({"email", "org"})
@@ -148,6 +150,7 @@ def test_an_absent_table_or_file_gives_the_documented_defaults(tmp_path, monkeyp
         assert settings.limits == Limits()
         assert (
             not settings.privacy.include_surveys
+            and not settings.privacy.generate_key_on_s3
             and settings.privacy.redaction.kinds == frozenset(KINDS)
         )
         assert settings.turn_index_base_for("tutoring") == 0
