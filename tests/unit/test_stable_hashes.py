@@ -1,13 +1,16 @@
-"""The native hash computed in the plan (`sha256_hex`: prompt hashes, release order, context
-hashes) gives exactly what hashlib gives, byte for byte: a released hash must not change when the
-code that computes it does."""
+"""The native hashes computed in the plan (`sha256_hex`: prompt hashes, release order, context
+hashes; `keyed_hash`: the released prompt hashes) give exactly what hashlib / hmac give, byte for
+byte: a released hash must not change when the code that computes it does."""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 import polars as pl
+import pytest
 
+from pipelines.release.privatize import keyed_hash
 from pipelines.sources.base import sha256_hex
 
 # ASCII, non-ASCII (2-, 3- and 4-byte UTF-8), empty, null, and longer than one sha256 block.
@@ -35,6 +38,22 @@ def test_sha256_hex_runs_in_a_streaming_lazy_plan() -> None:
 
     assert got["h"].to_list() == [hashlib.sha256(b"a").hexdigest(), None]
     assert got.schema["h"] == pl.String
+
+
+@pytest.mark.parametrize(
+    "key",
+    [b"k" * 32, b"fixed-key-for-content-hash-0001", b"\xff" * 64, bytes(range(100))],
+    ids=["short", "ascii", "one block", "longer than a block (hashed first)"],
+)
+def test_keyed_hash_is_hmac_sha256_and_null_stays_null(key: bytes) -> None:
+    frame = pl.DataFrame({"prompt_hash": VALUES}, schema={"prompt_hash": pl.String})
+
+    got = frame.select(keyed_hash(pl.col("prompt_hash"), key)).to_series().to_list()
+
+    expected = [
+        None if v is None else hmac.new(key, v.encode(), hashlib.sha256).hexdigest() for v in VALUES
+    ]
+    assert got == expected
 
 
 def test_sha256_hex_of_a_column_of_type_null_is_a_null_string() -> None:
