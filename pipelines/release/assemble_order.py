@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.exports.datasets.common import sha256_hex
 from pipelines.release.row_ids import ROW_ID
+from pipelines.sources.base import sha256_hex
 
 
 def flat_columns(schema: pl.Schema) -> list[str]:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +19,10 @@ from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.release.redaction_memo import RedactionMemo
 from pipelines.release.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.release.text_leaves import is_textual, replace_strings, string_leaves
+from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
+
+_SHA256_BLOCK = 64  # bytes: HMAC pads (or first hashes) its key to the block size
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,18 @@ def participant_subject_ids(participants: pl.DataFrame) -> list[str]:
     return sorted(set(people.drop_nulls().to_list()) - {""})
 
 
-def _keyed_hash(key: bytes, value: str | None) -> str | None:
-    # Keyed, so the hash of a short prompt cannot be looked up in a dictionary of prompts.
-    return None if value is None else hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
+def keyed_hash(expr: pl.Expr, key: bytes) -> pl.Expr:
+    """HMAC-SHA256 hex of a String expression under `key`, exactly `hmac.new(key, value,
+    sha256).hexdigest()` (RFC 2104 written out over the native sha256; null stays null).
 
-
-def _keyed_hashes(column: pl.Series, key: bytes) -> pl.Series:
-    distinct = column.drop_nulls().unique()
-    hashed = pl.Series([_keyed_hash(key, v) for v in distinct], dtype=pl.String)
-    return column.replace(distinct, hashed)
+    Keyed, so the hash of a short prompt cannot be looked up in a dictionary of prompts."""
+    block = (hashlib.sha256(key).digest() if len(key) > _SHA256_BLOCK else key).ljust(
+        _SHA256_BLOCK, b"\0"
+    )
+    inner_pad = pl.lit(bytes(b ^ 0x36 for b in block), pl.Binary)
+    outer_pad = pl.lit(bytes(b ^ 0x5C for b in block), pl.Binary)
+    inner = sha256_hex(inner_pad + expr.cast(pl.Binary))
+    return sha256_hex(outer_pad + inner.str.decode("hex"))
 
 
 def _is_prompt_hash(column: str) -> bool:
@@ -101,7 +106,7 @@ def _clean_frame(
         if changed.height
         else []
     )
-    changes += [_keyed_hashes(frame[c], key) for c in frame.columns if _is_prompt_hash(c)]
+    changes += [keyed_hash(pl.col(c), key).alias(c) for c in frame.columns if _is_prompt_hash(c)]
     return frame.with_columns(changes), dict(sorted(counts.items()))
 
 

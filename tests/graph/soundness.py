@@ -67,8 +67,8 @@ CHANGES = {
     ),
     "release": (
         "pipelines/release/privatize.py",
-        "hmac.new(key, value.encode(), hashlib.sha256)",
-        'hmac.new(key, (value + "~").encode(), hashlib.sha256)',
+        "inner = sha256_hex(inner_pad + expr.cast(pl.Binary))",
+        'inner = sha256_hex(inner_pad + (expr + "~").cast(pl.Binary))',
     ),
 }
 

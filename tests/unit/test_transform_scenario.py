@@ -3,6 +3,7 @@ validity."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -355,3 +356,10 @@ def test_followed_compares_decision_and_proposal_by_meaning(proposal, decision, 
     ]
     decisions = to_silver(bronze(rows, []), Settings())["decisions"].collect()
     assert decisions["suggestion_followed"].to_list() == [followed]
+
+
+def test_context_hash_is_sha256_of_the_context_text(silver):
+    contexts = silver["contexts"]
+    assert contexts.height > 0
+    for context_hash, text in contexts.select("context_hash", "context").iter_rows():
+        assert context_hash == hashlib.sha256(text.encode()).hexdigest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 
 import orjson
@@ -303,3 +304,11 @@ def test_real_samples_reach_silver_with_nothing_lost():
         pl.col("agent_id") == "Owner+Marta", pl.col("round_number") == 2
     )
     assert marta["reported_contribution_delta"].to_list() == [0.04]  # 0.03999999999999998 rounded
+
+
+def test_adaptation_context_hash_is_sha256_of_the_context_text(result):
+    contexts = dict(result["contexts"].select("context_hash", "context").iter_rows())
+    hashes = result["decisions"]["context_hash"].drop_nulls().to_list()
+    assert hashes
+    for context_hash in hashes:
+        assert context_hash == hashlib.sha256(contexts[context_hash].encode()).hexdigest()

@@ -25,7 +25,6 @@ from pipelines.exports.datasets.common import (
     DatasetOptions,
     front,
     messages_text,
-    sha256_hex,
     with_split,
 )
 from pipelines.exports.datasets.decisions import build_decisions, with_decision_prompts
@@ -33,6 +32,7 @@ from pipelines.exports.datasets.kto import build_kto, kto_rows
 from pipelines.exports.datasets.preference import build_preference, rated_alternative_pairs
 from pipelines.exports.datasets.rl_steps import build_rl_steps
 from pipelines.exports.datasets.sft import build_sft, sft_rows
+from pipelines.sources.base import sha256_hex
 
 DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions")
 # Why a row was left out of a dataset (counts in the split proof and on the dataset card).

@@ -1,11 +1,10 @@
-"""Helpers shared by the dataset builders: message lists, prompt hashes, rewards per turn, splits.
+"""Helpers shared by the dataset builders: message lists, rewards per turn, splits.
 
 Everything here is pure Polars over silver / gold frames; no I/O, no Dagster.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,18 +32,6 @@ class DatasetOptions:
             kto_include_neutral=settings.release_kto_include_neutral,
             sft_include_negative=settings.release_sft_include_negative,
         )
-
-
-def sha256_hex(expr: pl.Expr) -> pl.Expr:
-    """sha256 hex of a String expression (hashlib: Polars' own hash is not stable across
-    versions)."""
-    return expr.map_batches(
-        lambda s: pl.Series(
-            [None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in s],
-            dtype=pl.String,
-        ),
-        return_dtype=pl.String,
-    )
 
 
 def messages_text(column: str | pl.Expr) -> pl.Expr:

@@ -31,12 +31,12 @@ import polars as pl
 from pipelines.exports.datasets.common import (
     MESSAGES,
     messages_text,
-    sha256_hex,
     single,
 )
 from pipelines.exports.datasets.decisions import completion_json, decision_prompts
 from pipelines.exports.datasets.preference_corrections import correction_pairs
 from pipelines.exports.datasets.trees import hh_pairs, sibling_rank_pairs
+from pipelines.sources.base import sha256_hex
 
 
 def _really_overridden() -> pl.Expr:

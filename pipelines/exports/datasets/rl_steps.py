@@ -36,10 +36,10 @@ from pipelines.exports.datasets.common import (
     messages_text,
     prefixes,
     rewards_by,
-    sha256_hex,
     visible_turns,
 )
 from pipelines.exports.datasets.decisions import decision_prompts
+from pipelines.sources.base import sha256_hex
 
 TERMINAL_END_REASONS = ("agreement", "refusal")
 Q_VALUES = pl.List(pl.Struct({"action": pl.String, "value": pl.Float64}))

@@ -9,17 +9,10 @@ import orjson
 import polars as pl
 
 from pipelines.schemas.silver import CANDIDATE
-from pipelines.sources.base import content_hash
+from pipelines.sources.base import sha256_hex
 from pipelines.transforms.decision.common import SOURCE
 
 _CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
-
-
-def _sha256_of(expr: pl.Expr) -> pl.Expr:
-    return expr.map_batches(
-        lambda s: pl.Series([None if v is None else content_hash(v) for v in s], dtype=pl.String),
-        return_dtype=pl.String,
-    )
 
 
 def _json_string(expr: pl.Expr) -> pl.Expr:
@@ -121,6 +114,6 @@ def with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
             _candidates, return_dtype=CANDIDATE
         ),
     ).with_columns(
-        context_hash=_sha256_of(pl.col("context")),
-        system_prompt_hash=_sha256_of(pl.col("prompt_context")),
+        context_hash=sha256_hex(pl.col("context")),
+        system_prompt_hash=sha256_hex(pl.col("prompt_context")),
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.sources.base import content_hash
+from pipelines.sources.base import sha256_hex
 from pipelines.transforms.scenario.common import hashed, json_object
 
 # Decision / proposal wording (normalized: lower case, `-` and spaces → `_`) → meaning.
@@ -94,7 +94,7 @@ def followed_proposal(decision: pl.Expr, proposal: pl.Expr) -> pl.Expr:
 
 
 def build_decisions(entries: pl.LazyFrame) -> pl.LazyFrame:
-    context_hash = pl.col("context").map_elements(content_hash, return_dtype=pl.String)
+    context_hash = sha256_hex(pl.col("context"))
     return entries.filter(pl.col("user_decision").is_not_null()).select(
         decision_id=hashed("decision", "episode_id", "record_index"),
         episode_id="episode_id",
@@ -128,7 +128,7 @@ def build_contexts(entries: pl.LazyFrame) -> pl.LazyFrame:
         .select("context")
         .unique()
         .select(
-            context_hash=pl.col("context").map_elements(content_hash, return_dtype=pl.String),
+            context_hash=sha256_hex(pl.col("context")),
             context="context",
             n_bytes=pl.col("context").str.len_bytes().cast(pl.Int64),
         )

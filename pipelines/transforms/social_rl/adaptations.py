@@ -23,7 +23,7 @@ from __future__ import annotations
 import orjson
 import polars as pl
 
-from pipelines.sources.base import content_hash, dumps
+from pipelines.sources.base import dumps, sha256_hex
 from pipelines.transforms.social_rl.common import DECIMALS, SCORES, adaptations, json_object
 
 NO_CHANGE = 1e-9
@@ -121,7 +121,7 @@ def build(
         actor_type=pl.lit("coach"),
         action=action(),
         reasoning="reason",
-        context_hash=pl.col("context").map_elements(content_hash, return_dtype=pl.String),
+        context_hash=sha256_hex(pl.col("context")),
         ts="ts",
         attributes=json_object(
             shape=pl.col("shape"),
@@ -135,7 +135,7 @@ def build(
         ),
     )
     contexts = rows.select(
-        context_hash=pl.col("context").map_elements(content_hash, return_dtype=pl.String),
+        context_hash=sha256_hex(pl.col("context")),
         context="context",
         n_bytes=pl.col("context").str.len_bytes().cast(pl.Int64),
     ).unique("context_hash", keep="first", maintain_order=True)
