@@ -128,6 +128,7 @@ def _requirement(line: str, extras: frozenset[str]) -> tuple[str, frozenset[str]
 # ---------------------------------------------------------------- import closure
 
 
+@cache
 def module_path(module: str, root: Path) -> Path | None:
     """The source file of an engine module (`pipelines.x.y`) under `root`, or None when it is
     not one."""
@@ -171,9 +172,16 @@ def import_closure(modules: Iterable[str], root: Path) -> list[Path]:
         if path is None or name in seen:
             continue
         seen[name] = path
-        for imported in imported_modules(path, root):
+        for imported in _imports_of(path, root):
             todo += _with_parents(imported)
     return sorted(set(seen.values()))
+
+
+@cache
+def _imports_of(path: Path, root: Path) -> tuple[str, ...]:
+    # Parsed once per process: the parser's key asks for the closure of every source in turn, and
+    # they share most files (a file does not change while the engine runs).
+    return tuple(imported_modules(path, root))
 
 
 def _with_parents(module: str) -> list[str]:
