@@ -121,15 +121,18 @@ def released(data_root: Path) -> tuple[str, dict]:
     return manifest["content_hash"], manifest["counts"]
 
 
-@pytest.fixture(scope="module")
-def built_today(tmp_path_factory) -> tuple[Path, Path, tuple[str, dict]]:
-    """The clean fixtures built by today's engine: (raw root, data root, its release)."""
-    base = tmp_path_factory.mktemp("soundness")
-    raw = base / "raw"
-    shutil.copytree(FIXTURES, raw)
+def _build_today(base: Path) -> None:
+    shutil.copytree(FIXTURES, base / "raw")
     engine = _copy_engine(base / "engine")
-    _build(engine, raw, base / "data", home=base / "dagster")
-    return raw, base / "data", released(base / "data")
+    _build(engine, base / "raw", base / "data", home=base / "dagster")
+
+
+@pytest.fixture(scope="module")
+def built_today(built_once) -> tuple[Path, Path, tuple[str, dict]]:
+    """The clean fixtures built by today's engine, once per test run (both test files read it):
+    (raw root, data root, its release). Read-only: each test builds on its own copy."""
+    base = built_once.get("soundness-today", _build_today)
+    return base / "raw", base / "data", released(base / "data")
 
 
 def check_layer(built_today: tuple[Path, Path, tuple[str, dict]], tmp_path: Path, layer: str):
