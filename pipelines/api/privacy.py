@@ -61,43 +61,38 @@ def forget(
     or `BuildFailed` when the rebuild fails (the tombstone is recorded;
     releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
     """
-    from pipelines.privacy.forget import (
-        erase_from_tables,
-        mentions_text,
-        purge_reports,
-        record_forget,
-    )
+    from pipelines.privacy.forget import erase_from_tables, mentions_text, record_forget
     from pipelines.privacy.key import pseudonym_key
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.files import complete_releases
     from pipelines.release.forget import rewrite_releases
-    from pipelines.release.part_cache import clear as clear_release_parts
     from pipelines.release.verify import verify_release
     from pipelines.sources.base import all_raw_files
-    from pipelines.transforms.unit_cache import clear as clear_silver_cache
+    from pipelines.storage.subject_data import delete_caches, purge_files
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     require_pseudonym_key(settings)  # the tombstone is keyed: nothing recorded without a key
-    exports = Layout(settings.data_root).exports
+    layout = Layout(settings.data_root)
+    exports = layout.exports
+    # Every step below handles the holders of one kind in storage/subject_data.py `HOLDERS`.
     with locked(settings, wait):
         key, _ = pseudonym_key(settings)
         tombstone = record_forget(settings.raw_root, settings.data_root, kind, subject_id, key)
         log.info("tombstone %s recorded; rebuilding without the subject", tombstone["tombstone_id"])
-        rebuilt = build(
+        rebuilt = build(  # REBUILT: bronze, ingest logs, parse quarantine, views
             raw_root=settings.raw_root, data_root=settings.data_root, log_level="WARNING"
         )
         needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
-        erased = erase_from_tables(Layout(settings.data_root), needles)
-        # the silver cache holds rows from before opt-outs were withheld: rebuilt by the next build
-        clear_silver_cache(Layout(settings.data_root))
+        erased = erase_from_tables(layout, needles)  # ERASED: tables and their history
         if erased:  # republished: views must read the new files, the old ones are vacuumed
             from pipelines.warehouse.views import write_views
 
             log.info("rows still mentioning the subject erased: %s", erased)
-            write_views(Layout(settings.data_root))
-        rewritten = rewrite_releases(exports, needles, tombstone)
-        clear_release_parts(Layout(settings.data_root))  # built datasets hold the subject's rows
-        purged = purge_reports(Layout(settings.data_root).reports, needles)
+            write_views(layout)
+        rewritten = rewrite_releases(exports, needles, tombstone)  # REWRITTEN: releases
+        deleted = delete_caches(layout)  # DELETED: caches and memos
+        log.info("caches deleted: %s", ", ".join(str(p) for p in deleted) or "none")
+        purged = purge_files(layout, lambda text: mentions_text(text, needles))  # PURGED
         if purged:
             log.info("build reports mentioning the subject deleted: %s", ", ".join(purged))
     problems = [

@@ -9,8 +9,8 @@ from pathlib import Path
 from pipelines.api.errors import NoRelease, ReleaseMismatch
 from pipelines.release.files import MANIFEST
 from pipelines.storage import objects
+from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
-from pipelines.storage.uri import local_cache
 
 
 def cached_release(exports: Path, version: str, verify_first: bool) -> Path:
@@ -22,8 +22,8 @@ def cached_release(exports: Path, version: str, verify_first: bool) -> Path:
     from pipelines.release.verify import verify_release
 
     root = ObjectRoot.parse(str(exports))
-    folder = local_cache(exports) / "releases"
-    copy = folder / version
+    copy = Layout(exports.parent).downloaded_release(version)  # `exports` is a Layout's
+    folder = copy.parent
     try:
         stored = objects.get_bytes(root, f"{version}/{MANIFEST}")
     except FileNotFoundError as err:

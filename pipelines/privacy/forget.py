@@ -9,8 +9,9 @@ row that mentions the subject; then the caller rebuilds silver, gold and views; 
 vacuums with no retention, so no version of any table holds it (time travel to earlier
 versions, as-of releases before the forget included, then fails cleanly); and (5) every
 existing release is rewritten without the subject's rows (new file hashes, manifest deletion
-log: pipelines/release/forget.py). The caches that hold the subject's rows are cleared by the
-caller (pipelines/api/privacy.py). Raw files are the producing systems' data: files named after
+log: pipelines/release/forget.py). Everything else that can hold the subject (caches, memos,
+build reports) is handled as storage/subject_data.py says, by the caller (pipelines/api/
+privacy.py). Raw files are the producing systems' data: files named after
 the subject are skipped by ingest; their erasure is reported.
 """
 
@@ -109,19 +110,6 @@ def erase_from_tables(layout: Layout, needles: list[str]) -> dict[str, int]:
     stored.vacuum(layout, retention_hours=0)
     stored.forget_history(layout)
     return removed
-
-
-def purge_reports(reports: Path, needles: list[str]) -> list[str]:
-    """Delete every HTML build report that mentions `needles` (a quarantine example shows raw
-    text), names returned; reports are views of a past build, so none is rewritten."""
-    if not reports.exists():
-        return []
-    purged = []
-    for path in sorted(p for p in reports.rglob("*") if p.is_file()):
-        if mentions_text(path.read_text(errors="replace"), needles):
-            path.unlink()
-            purged.append(path.name)
-    return purged
 
 
 def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, key: bytes) -> dict:

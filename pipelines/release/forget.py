@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.privacy.forget import purge
+from pipelines.privacy.forget import mentions_text, purge
 from pipelines.release.fetch import local_release
 from pipelines.release.files import (
     MANIFEST,
@@ -26,8 +26,10 @@ from pipelines.storage.objects import ObjectRoot, put_file
 from pipelines.storage.uri import is_remote
 
 
-def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
-    """Copy the release without matching rows, fix its manifest, swap it in; rows removed."""
+def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int | None:
+    """Copy the release without matching rows and without the raw files named after the
+    subject in its manifest (the provenance list), fix the manifest, swap it in; rows removed,
+    None when nothing mentioned the subject."""
     if is_remote(release):
         return _rewrite_stored_release(release, needles, tombstone)
     manifest = read_manifest(release)
@@ -47,9 +49,13 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
             sha256_file(staging / entry["path"]),
             (staging / entry["path"]).stat().st_size,
         )
-    if not removed:
+    raw_files = manifest.get("raw_files", [])
+    named = [f for f in raw_files if mentions_text(f["file"], needles)]
+    if not removed and not named:
         shutil.rmtree(staging)
-        return 0
+        return None
+    if named:
+        manifest["raw_files"] = [f for f in raw_files if f not in named]
     for name, folder in manifest_folders(manifest).items():
         counts = split_counts(staging, manifest["files"], folder)
         if name in manifest["counts"]:
@@ -61,6 +67,7 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
             "tombstone_id": tombstone["tombstone_id"],
             "forgotten_at": tombstone["forgotten_at"],
             "rows_removed": removed,
+            "raw_files_removed": len(named),
         }
     )
     (staging / MANIFEST).write_bytes(
@@ -73,7 +80,7 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int:
     return removed
 
 
-def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int:
+def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int | None:
     """A release on object storage, rewritten on a local download and uploaded back: the files
     whose bytes changed, then its manifest (objects are replaced whole; there is no folder to
     swap). A file the subject was not in is not sent again."""
@@ -81,7 +88,7 @@ def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) 
     with local_release(release) as folder:
         before = _file_digests(folder)
         removed = _rewrite_release(folder, needles, tombstone)
-        if removed:
+        if removed is not None:
             after = _file_digests(folder)
             changed = sorted(
                 rel for rel in after if rel != MANIFEST and after[rel] != before.get(rel)
@@ -100,10 +107,11 @@ def _file_digests(folder: Path) -> dict[str, str]:
 
 
 def rewrite_releases(exports: Path, needles: list[str], tombstone: dict) -> dict[str, int]:
-    """Every complete release without the subject's rows; rows removed per rewritten version."""
+    """Every complete release without the subject's rows and raw file names; rows removed per
+    rewritten version."""
     out = {}
     for version in complete_releases(exports):
         removed = _rewrite_release(exports / version, needles, tombstone)
-        if removed:
+        if removed is not None:
             out[version] = removed
     return out

@@ -4,7 +4,8 @@ An entry is a folder named by the digest of everything its frames are a function
 computes it), holding one Parquet file per frame and `meta.json`. An entry is written into a
 temporary folder and renamed into place, so a reader sees a whole entry or none. The store holds
 subject data (built datasets before privatization), so it lives beside silver, never in a release;
-`prune` keeps only the entries the last release used and `clear` empties it (`turnlake forget`).
+`prune` keeps only the entries the last release used; `turnlake forget` deletes it
+(storage/subject_data.py).
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ import polars as pl
 
 from pipelines.storage.layout import Layout
 
-CACHE_DIR = "release-parts"
 META = "meta.json"
 
 
 def cache_root(layout: Layout) -> Path | None:
     """Where entries live: under `.turnlake/`, or for a remote data root under its local cache
     folder on this machine (entries are rebuilt where they are missing)."""
-    state = layout.local / ".turnlake" if layout.is_remote else layout.state
-    return state / CACHE_DIR
+    return layout.release_parts
 
 
 def load(root: Path | None, key: str, names: Iterable[str] | None = None) -> tuple[dict, dict]:
@@ -109,11 +108,3 @@ def prune(root: Path | None, keep: Iterable[str]) -> None:
     for folder in root.iterdir():
         if folder.name not in kept:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def clear(layout: Layout) -> None:
-    """Empty the store: it holds rows a `forget` must erase."""
-    root = cache_root(layout)
-    if root is not None:
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.rmtree(root.parent / "release-stage", ignore_errors=True)  # partitioned.STAGE_DIR

@@ -32,7 +32,6 @@ from pipelines.storage.layout import Layout
 from pipelines.storage.uri import is_remote
 
 SLICE = "_slice"  # a survey row's file slice index, until its sources are cut
-STAGE_DIR = "release-stage"  # beside the part store: a release's files before they are published
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def partitioned_release(
 
 def stage_folder(layout: Layout) -> Path:
     """Where a release's files are staged (local, under the engine's state, never released)."""
-    return part_cache.cache_root(layout).parent / STAGE_DIR
+    return layout.release_stage
 
 
 def _batches_of(frame: pl.DataFrame) -> list[Source]:

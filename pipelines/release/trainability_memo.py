@@ -27,7 +27,7 @@ MEMO_FILE = "memo.json"
 
 def memo_dir(data_root: Path) -> Path:
     """Where the memo of a data root lives (state that is never released)."""
-    return Layout(as_root(data_root)).local / ".turnlake" / "trainability"
+    return Layout(as_root(data_root)).trainability_memo
 
 
 def entry_key(dataset: str, include_neutral: bool, sha256s: list[str]) -> str:

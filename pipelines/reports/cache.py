@@ -35,7 +35,7 @@ SUBTITLE_MARK = "@@turnlake-report-subtitle@@"
 
 def cache_dir(layout: Layout) -> Path:
     """`.turnlake/report/`: the kept SVGs and page (state, never released)."""
-    return layout.state / "report"
+    return layout.report_cache
 
 
 def draw_svg(spec: dict) -> str:

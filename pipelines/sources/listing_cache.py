@@ -25,7 +25,7 @@ from pathlib import Path
 import orjson
 
 from pipelines.storage.engine import engine_digest
-from pipelines.storage.uri import local_cache
+from pipelines.storage.layout import Layout
 
 RACY_NS = 2_000_000_000
 Folders = dict[str, list]  # relative folder → [stamp or None, sub-folder names, file names]
@@ -35,7 +35,7 @@ def cache_file(raw_root: str, key: str) -> Path:
     """Where the listing of `raw_root` for the walk named `key` is kept (by this engine: another
     engine digest starts a new cache)."""
     digest = hashlib.sha256(f"{engine_digest()}\0{key}".encode()).hexdigest()[:16]
-    return local_cache(os.path.abspath(raw_root)) / "listing" / f"{digest}.json"
+    return Layout.listing_cache(raw_root) / f"{digest}.json"
 
 
 def _load(path: Path) -> Folders:

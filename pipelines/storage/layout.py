@@ -3,11 +3,14 @@
 `<data root>/` holds `warehouse/` (`bronze/` and `tables/` = silver/gold/splits: Delta
 tables), `warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
-validation ledger, redaction memo, generated pseudonym key) and `.turnlake.lock`.
+validation ledger, caches and memos, generated pseudonym key) and `.turnlake.lock`. Which of
+these hold subject data, and what `forget` does to each: storage/subject_data.py, which must
+classify every path named here (tests/unit/test_subject_data.py).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +45,11 @@ class Layout:
     def table_dir(self, layer: str, table: str) -> Path:
         """A silver, gold or splits table: a Delta table (pipelines/storage/tables.py)."""
         return self.warehouse / "tables" / layer / table
+
+    @property
+    def silver_units(self) -> Path:
+        """The silver unit cache: per source, silver rows by chunk (transforms/unit_cache.py)."""
+        return self.warehouse / "tables" / "silver_units"
 
     def snapshot_log(self, layer: str) -> Path:
         """One line per published snapshot of a layer; the last one is current."""
@@ -94,8 +102,33 @@ class Layout:
         return self.data_root / "raw"
 
     @property
+    def release_inputs(self) -> Path:
+        """The digest of what the latest release was made from (release/inputs.py)."""
+        return self.exports / ".release-inputs.json"
+
+    @property
+    def latest(self) -> Path:
+        """`exports/LATEST`: the version of the latest release (release/files.py)."""
+        return self.exports / "LATEST"
+
+    def downloaded_release(self, version: str) -> Path:
+        """A release of a remote data root downloaded for readers that need local files
+        (api/release_cache.py): a local folder of its own per exports URI."""
+        return local_cache(self.exports) / "releases" / version
+
+    @property
     def lock_file(self) -> Path:
         return self.data_root / ".turnlake.lock"
+
+    @property
+    def lease_file(self) -> Path:
+        """The token of the run holding the lock (storage/lock.py)."""
+        return self.data_root / ".turnlake.lease"
+
+    @property
+    def steps_lock_file(self) -> Path:
+        """The lock a leased run's steps take in turn (storage/lock.py)."""
+        return self.data_root / ".turnlake.steps.lock"
 
     @property
     def dagster_home(self) -> Path:
@@ -112,10 +145,41 @@ class Layout:
         """The record of the last fully successful build (orchestration/build_record.py)."""
         return self.state / "last_build.json"
 
+    @property
+    def ledger(self) -> Path:
+        """The validation ledger (checks/ledger.py): one record per check."""
+        return self.state / "validated"
+
     def ledger_entry(self, check_id: str) -> Path:
         """The validation ledger's record of one check's last pass."""
         name = check_id.replace("/", "_").replace(":", ".")
-        return self.state / "validated" / f"{name}.json"
+        return self.ledger / f"{name}.json"
+
+    @property
+    def report_cache(self) -> Path:
+        """The build report's kept SVGs and page (reports/cache.py)."""
+        return self.state / "report"
+
+    @property
+    def local_state(self) -> Path:
+        """State that must stay on this machine: `.turnlake/`, or for a remote data root the
+        same folder in its local cache (`local`)."""
+        return self.local / ".turnlake"
+
+    @property
+    def release_parts(self) -> Path:
+        """The content-addressed store of per-partition release work (release/part_cache.py)."""
+        return self.local_state / "release-parts"
+
+    @property
+    def release_stage(self) -> Path:
+        """A release's files before they are published (release/partitioned.py)."""
+        return self.local_state / "release-stage"
+
+    @property
+    def trainability_memo(self) -> Path:
+        """Trainability problems of release files already checked (release/trainability_memo.py)."""
+        return self.local_state / "trainability"
 
     @property
     def redaction_memo_dir(self) -> Path:
@@ -132,3 +196,9 @@ class Layout:
     def tombstones(self) -> Path:
         """`privacy/tombstones.jsonl`: one line per `turnlake forget`."""
         return self.data_root / "privacy" / "tombstones.jsonl"
+
+    @staticmethod
+    def listing_cache(raw_root: str | os.PathLike[str]) -> Path:
+        """The listing cache of a local raw root (sources/listing_cache.py): the raw root's
+        folder and file names, in the local cache folder of that raw root."""
+        return local_cache(os.path.abspath(raw_root)) / "listing"

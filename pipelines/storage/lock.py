@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from filelock import FileLock, Timeout
 
@@ -32,8 +33,7 @@ from pipelines.storage.layout import Layout
 
 # The Dagster concurrency pool of every step that writes the data root (limit 1 in dagster.yaml).
 DATA_ROOT_POOL = "turnlake_data_root"
-LEASE_FILE = ".turnlake.lease"
-STEPS_LOCK_FILE = ".turnlake.steps.lock"
+LEASE_FILE = Layout(Path()).lease_file.name  # the lease token's name, an S3 key too
 POLL_SECONDS = 0.2
 
 _joined_lease: str | None = None  # the lease token of the run whose steps this process runs
@@ -73,7 +73,7 @@ def join_run_lease(token: str | None) -> None:
 
 def _lease_token(layout: Layout) -> str | None:
     try:
-        return (layout.data_root / LEASE_FILE).read_text().strip() or None
+        return layout.lease_file.read_text().strip() or None
     except OSError:
         return None
 
@@ -130,7 +130,7 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
         finally:
             lock.release()
         return
-    steps = FileLock(layout.data_root / STEPS_LOCK_FILE, thread_local=False, is_singleton=True)
+    steps = FileLock(layout.steps_lock_file, thread_local=False, is_singleton=True)
     try:
         steps.acquire(timeout=max(deadline - time.monotonic(), 0), poll_interval=POLL_SECONDS)
     except Timeout:
@@ -145,7 +145,7 @@ def data_root_lock(layout: Layout, wait: float = 0.0) -> Iterator[None]:
 @contextmanager
 def run_lease(layout: Layout, token: str, wait: float = 0.0) -> Iterator[None]:
     """Hold the data root for a whole run whose steps join `token` (see the module docstring)."""
-    lease = layout.data_root / LEASE_FILE
+    lease = layout.lease_file
     with data_root_lock(layout, wait=wait):
         write_bytes_atomic(lease, f"{token}\n".encode())
         try:

@@ -5,12 +5,11 @@ The cache is, per source, one Delta table per silver table it produces, partitio
 the chunk map and digests, under `warehouse/tables/silver_units/`. A build commits the changed
 chunks' rows first and the digests last: a crash between leaves digests that no longer match, so
 those chunks are transformed again. The cache holds rows before opt-outs are withheld, so
-`forget` deletes it whole (`clear`); it is rebuilt by the next build.
+`forget` deletes it whole (storage/subject_data.py); it is rebuilt by the next build.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -26,11 +25,10 @@ from pipelines.storage import delta_cache
 from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
-from pipelines.storage.uri import is_remote, storage_options
+from pipelines.storage.uri import storage_options
 from pipelines.transforms import chunks as ch
 from pipelines.transforms.units import UNIT, components, evidence, source_units, transform
 
-CACHE_LAYER = "silver_units"
 # bronze rows transformed and committed at once; a bronze row can give many silver rows (a scenario
 # entry: turns, feedback, a decision, a context): at 250 k, scenario's 1 GB chunks went as one group
 BRONZE_ROWS = 50_000
@@ -48,7 +46,7 @@ class ChunkPlan:
 
 
 def _uri(layout: Layout, source: str, name: str) -> str:
-    return str(layout.table_dir(CACHE_LAYER, f"{source}.{name}"))
+    return str(layout.silver_units / f"{source}.{name}")
 
 
 def _read(layout: Layout, source: str, name: str, schema: pl.Schema) -> pl.DataFrame:
@@ -241,18 +239,6 @@ def cached_silver(
         _refresh_chunks(layout, source, tagged, settings, plan)
     scans = {table: scan_chunks(layout, source, table) for table in SILVER_MODELS}
     return {table: frame for table, frame in scans.items() if frame is not None}
-
-
-def clear(layout: Layout) -> None:
-    """Delete the whole cache (forget: it holds rows of withheld subjects)."""
-    folder = layout.table_dir(CACHE_LAYER, "x").parent
-    delta_cache.forget_under(str(folder))
-    if not folder.exists():
-        return
-    if is_remote(folder):
-        folder.fs.rm(str(folder), recursive=True)  # type: ignore[attr-defined] (a UPath)
-    else:
-        shutil.rmtree(folder)
 
 
 def chunk_digests(layout: Layout, source: str) -> pl.DataFrame:

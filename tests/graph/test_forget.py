@@ -17,6 +17,7 @@ from pipelines.release.files import complete_releases, read_manifest
 from pipelines.release.verify import verify_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from pipelines.storage.subject_data import Forget, holder_of
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 
@@ -138,3 +139,60 @@ def test_a_profile_loses_the_subjects_rows_and_its_manifest_counts_follow(forgot
     after = profile_split_rows(release)
     assert sum(after.values()) < sum(forgotten.profile_rows.values())  # the subject had rows
     assert read_manifest(release)["profiles"]["study_sft"]["counts"] == after
+
+
+def holds(path: Path, needle: str) -> bool:
+    """The file's bytes hold `needle`, or its decoded rows do (Parquet pages are compressed)."""
+    if needle.encode() in path.read_bytes():
+        return True
+    return path.suffix == ".parquet" and needle in pl.read_parquet(path).write_ndjson()
+
+
+@pytest.fixture(scope="module")
+def forgotten_in_demo(demo_warehouse, tmp_path_factory):
+    """A copy of the built demo, a scenario forgotten in it: its id names raw files, so it is
+    in release manifests, the listing cache and the build report as well as in rows."""
+    tmp = tmp_path_factory.mktemp("forget-demo")
+    data, cache = tmp / "data", tmp / "cache"
+    shutil.copytree(demo_warehouse, data, symlinks=True)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
+    monkeypatch.setenv("TURNLAKE_CACHE_DIR", str(cache))  # this machine's cache folder: walked too
+    for name in ("TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT", "TURNLAKE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    layout = Layout(data)
+    scenario = (
+        stored.read(layout, "silver", "episodes")
+        .filter(pl.col("source") == "scenario")["native_id"]
+        .sort()[0]
+    )
+    assert (layout.raw / "scenarios").is_dir()  # the demo's raw root is the default one
+    # before: the id is in holders forget rewrites, deletes or purges, beyond the raw root
+    before = {h.attr for p in _files(data) if holds(p, scenario) for h in [holder_of(layout, p)]}
+    assert {"exports", "table_dir", "bronze_dir", "silver_units"} <= before
+    assert main(["forget", "scenario", scenario, "--data-root", str(data)]) == 0
+    yield SimpleNamespace(data=data, cache=cache, scenario=scenario, layout=layout)
+    monkeypatch.undo()
+
+
+def _files(*roots: Path) -> list[Path]:
+    return sorted(p for root in roots if root.exists() for p in root.rglob("*") if p.is_file())
+
+
+def test_after_forget_every_file_of_the_demo_belongs_to_a_registered_holder(forgotten_in_demo):
+    # a cache added without registering it in storage/subject_data.py fails here
+    layout = forgotten_in_demo.layout
+    files = _files(forgotten_in_demo.data, forgotten_in_demo.cache)
+    assert [p for p in files if holder_of(layout, p) is None] == []
+    deleted = [p for p in files if holder_of(layout, p).forget is Forget.DELETED]
+    assert deleted == []  # what forget deletes whole is gone
+
+
+def test_after_forget_no_file_of_the_demo_holds_the_scenario_id_but_the_raw_root(
+    forgotten_in_demo,
+):
+    layout, scenario = forgotten_in_demo.layout, forgotten_in_demo.scenario
+    files = _files(forgotten_in_demo.data, forgotten_in_demo.cache)
+    holding = [p for p in files if holds(p, scenario)]
+    assert holding, "the raw root still names the scenario (turnlake never deletes raw files)"
+    assert [p for p in holding if not holder_of(layout, p).may_keep_subject] == []

@@ -13,6 +13,7 @@ from pipelines.storage import delta_cache, tables
 from pipelines.storage.delta_writes import PARTITION, commit_partitions, overwrite_whole
 from pipelines.storage.layout import Layout
 from pipelines.storage.lock import data_root_lock
+from pipelines.storage.subject_data import delete_caches
 from pipelines.transforms import unit_cache
 
 COMMIT_PARTITION_Q = (
@@ -58,7 +59,7 @@ def test_a_read_after_the_silver_cache_is_cleared_serves_only_the_new_table(tmp_
         overwrite_whole(uri, pl.DataFrame({"x": [1, 2, 3]}))
         assert _cached(layout) == [1, 2, 3]
         old_files = delta_cache.pinned(uri, 0, None).file_uris()
-        unit_cache.clear(layout)
+        delete_caches(layout)  # what `forget` does: the silver unit cache goes
         overwrite_whole(uri, pl.DataFrame({"x": [9]}))
         assert _cached(layout) == [9]
         pinned = delta_cache.pinned(uri, 0, None)

@@ -13,6 +13,7 @@ from pipelines.release.part_build import (
     proof_frames,
 )
 from pipelines.storage.layout import Layout
+from pipelines.storage.subject_data import delete_caches
 
 
 def _keys(rows: list[tuple]) -> pl.DataFrame:
@@ -80,7 +81,7 @@ def test_forget_empties_the_store(tmp_path):
     root = part_cache.cache_root(layout)
     part_cache.save(root, "k1", {}, {"f": pl.DataFrame({"a": [1]})})
     assert root is not None and root.is_relative_to(layout.state) and part_cache.has(root, "k1")
-    part_cache.clear(layout)
+    delete_caches(layout)
     assert not root.exists()
 
 
