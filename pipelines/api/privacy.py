@@ -69,10 +69,10 @@ def forget(
     )
     from pipelines.privacy.key import pseudonym_key
     from pipelines.privacy.pseudonyms import Pseudonymizer
-    from pipelines.release.files import complete_releases
-    from pipelines.release.forget import rewrite_releases
-    from pipelines.release.part_cache import clear as clear_release_parts
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.files import complete_releases
+    from pipelines.release.store.forget import rewrite_releases
+    from pipelines.release.store.part_cache import clear as clear_release_parts
+    from pipelines.release.store.verify import verify_release
     from pipelines.sources.base import all_raw_files
     from pipelines.transforms.unit_cache import clear as clear_silver_cache
 
