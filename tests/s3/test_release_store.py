@@ -9,11 +9,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pipelines.release.stores.files import CARD, MANIFEST, latest_release, read_manifest
 
 from pipelines import api
 from pipelines.cli.main import main
 from pipelines.release.store import stores
+from pipelines.release.store.files import CARD, MANIFEST, latest_release, read_manifest
 from pipelines.storage import objects
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
