@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.release.files import CARD, read_manifest
+from pipelines.release.store.files import CARD, read_manifest
 
 OWNERS = ["team:turnlake"]
 COLUMN_SCHEMA = "dagster/column_schema"

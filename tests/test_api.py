@@ -10,7 +10,7 @@ from polars.testing import assert_frame_equal
 
 import turnlake
 from pipelines import api
-from pipelines.release.files import read_manifest
+from pipelines.release.store.files import read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

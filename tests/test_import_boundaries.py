@@ -1,8 +1,8 @@
 """The engine's layers keep to their side: the pure packages never import dagster (read from the
 source, function-local imports included, and by importing them all in a fresh interpreter), only the
 CLI imports the CLI, only `pipelines/definitions.py` imports the Dagster assets, no two engine
-modules import each other however indirectly, and no module imports from a package above its own
-in `LAYERS`."""
+modules import each other however indirectly, no module imports from a package above its own
+in `LAYERS`, and inside release/ no stage imports a stage above its own in `RELEASE_STAGES`."""
 
 from __future__ import annotations
 
@@ -54,6 +54,17 @@ LAYERS = (
     "reports",
     "checks",
     "orchestration",  # Dagster resources, executors, schedule, sensor; the last build's record
+)
+# The stages of a release, one subpackage of pipelines/release each, from the bottom up in the same
+# sense: a stage's modules import only their own stage and the stages before it, never the modules
+# of release/ itself (assemble.py runs the stages, write.py writes what they made).
+RELEASE_STAGES = (
+    "store",  # a release's files and manifest, the release stores, the per-partition work cache
+    "plan",  # what a release is a function of, which release LATEST names, provenance
+    "privatize",  # pseudonyms, redaction and its memo, per-partition kept rows and their ledger
+    "build",  # datasets by partition and chunk, the release order, files a slice at a time
+    "trainability",
+    "card",  # the dataset card, column meanings, profiles, the diff from the last release
 )
 # What a user or Dagster starts from: they may import any layer (and each other); no layer may
 # import them (the assets live outside `pipelines/` and are imported by definitions.py alone).
@@ -307,3 +318,68 @@ def test_no_module_imports_from_a_layer_above_its_own():
     modules = engine_modules()
     found = upward_imports(module_graph(modules), modules)
     assert found == [], "imports from a higher layer:\n" + "\n".join(found)
+
+
+# ---------------------------------------------------------------- the stages of a release
+
+RELEASE = "pipelines.release"
+
+
+def release_stage(module: str) -> str | None:
+    """The stage of a module of pipelines/release (`pipelines.release.build.units` → `build`); None
+    for release/'s own modules and for modules outside the release."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and is_within(module, RELEASE) else None
+
+
+def stage_graph(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """The module graph folded onto the release's stages: stage → {other stage it imports: 1}."""
+    folded: dict[str, dict[str, int]] = {}
+    for module, targets in graph.items():
+        stage = release_stage(module)
+        if stage is not None:
+            folded.setdefault(stage, {})
+            for target in targets:
+                other = release_stage(target)
+                if other is not None and other != stage:
+                    folded[stage][other] = 1
+                    folded.setdefault(other, {})
+    return folded
+
+
+def test_every_release_subpackage_is_a_stage():
+    folders = {p.name for p in (ENGINE / "release").iterdir() if (p / "__init__.py").exists()}
+    assert sorted(folders) == sorted(RELEASE_STAGES)
+
+
+def test_folding_onto_stages_keeps_the_imports_between_stages_only():
+    graph = {
+        "pipelines.release.build.units": {"pipelines.release.build.chunking": 1},
+        "pipelines.release.build.chunking": {"pipelines.release.store.part_cache": 1},
+        "pipelines.release.store.part_cache": {"pipelines.storage.layout": 1},
+        "pipelines.release.assemble": {"pipelines.release.build.units": 1},
+        "pipelines.storage.layout": {},
+    }
+    assert stage_graph(graph) == {"build": {"store": 1}, "store": {}}
+
+
+def test_the_release_stages_import_each_other_in_no_circle():
+    modules = engine_modules()
+    found = circles(stage_graph(module_graph(modules)))
+    assert found == [], f"release stages in a circle: {found}"
+
+
+def test_no_release_stage_imports_a_stage_above_its_own_or_release_itself():
+    modules = engine_modules()
+    found = [
+        f"{modules[module].relative_to(ROOT)}:{line} imports {target}"
+        for module, targets in sorted(module_graph(modules).items())
+        if (stage := release_stage(module)) is not None
+        for target, line in sorted(targets.items())
+        if is_within(target, RELEASE)
+        and (
+            (other := release_stage(target)) is None
+            or RELEASE_STAGES.index(other) > RELEASE_STAGES.index(stage)
+        )
+    ]
+    assert found == [], "release stages importing upward:\n" + "\n".join(found)

@@ -59,7 +59,7 @@ from pipelines.api.results import (
     Status,
 )
 from pipelines.api.roots import dagster_home, resolve_settings
-from pipelines.release.diff import ReleaseDiff
+from pipelines.release.card.diff import ReleaseDiff
 
 __all__ = [
     "SUBJECT_KINDS",

@@ -137,8 +137,8 @@ def _failed_checks(result: dg.ExecutionResult) -> list[FailedCheck]:
 def _latest_release(settings: Settings, verified_in_run: bool) -> ReleaseState | None:
     """The latest release, verified again unless this run's `release_verifies` check passed (it
     re-hashes the same files: 1.2 s for a release of 1 GB of raw logs)."""
-    from pipelines.release.files import latest_release
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.files import latest_release
+    from pipelines.release.store.verify import verify_release
     from pipelines.storage.layout import Layout
 
     exports = Layout(settings.data_root).exports

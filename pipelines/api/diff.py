@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipelines.api.errors import NoRelease
 from pipelines.api.releases import _exports, _version
 from pipelines.api.roots import PathLike
-from pipelines.release.diff import ReleaseDiff
+from pipelines.release.card.diff import ReleaseDiff
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import is_remote
 
@@ -18,8 +18,8 @@ def diff(
     raw-file changes between release `old` and release `new` (default: the latest, and the
     release before it). Raises `NoRelease` for a version that does not exist or has no predecessor;
     under an S3 data root `ReleaseMismatch` when a downloaded release does not verify."""
-    from pipelines.release.diff import diff_releases
-    from pipelines.release.files import complete_releases
+    from pipelines.release.card.diff import diff_releases
+    from pipelines.release.store.files import complete_releases
 
     exports = _exports(data_root)
     new_version = _version(ObjectRoot.parse(exports), new)
@@ -35,8 +35,8 @@ def diff(
     if not is_remote(exports):
         return diff_releases(exports, old, new_version)
     from pipelines.api.release_cache import cached_release
-    from pipelines.release.diff import diff_folders
-    from pipelines.release.files import read_manifest
+    from pipelines.release.card.diff import diff_folders
+    from pipelines.release.store.files import read_manifest
 
     # polars reads a local folder's files here: each release downloaded (and verified) once
     # into the data root's local cache, as `load_release` does

@@ -40,7 +40,7 @@ __all__ = [
 # that `turnlake --help` and `turnlake sql` start fast. Not in __all__, which would load them.
 LAZY_ERRORS = {
     "LeakageError": "pipelines.release.assemble",
-    "UntrainableRelease": "pipelines.release.trainability",
+    "UntrainableRelease": "pipelines.release.trainability.problems",
 }
 
 

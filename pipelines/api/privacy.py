@@ -64,9 +64,9 @@ def forget(
     from pipelines.privacy.forget import erase_from_tables, mentions_text, record_forget
     from pipelines.privacy.key import pseudonym_key
     from pipelines.privacy.pseudonyms import Pseudonymizer
-    from pipelines.release.files import complete_releases
-    from pipelines.release.forget import rewrite_releases
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.files import complete_releases
+    from pipelines.release.store.forget import rewrite_releases
+    from pipelines.release.store.verify import verify_release
     from pipelines.sources.base import all_raw_files
     from pipelines.storage.subject_data import delete_caches, purge_files
 

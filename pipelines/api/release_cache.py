@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from pipelines.api.errors import NoRelease, ReleaseMismatch
-from pipelines.release.files import MANIFEST
+from pipelines.release.store.files import MANIFEST
 from pipelines.storage import objects
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
@@ -18,8 +18,8 @@ def cached_release(exports: Path, version: str, verify_first: bool) -> Path:
     `latest`). Reused while its manifest is byte-identical to the stored one: `forget` rewrites
     a release in place, and a stale copy would still hold the subject. Raises `NoRelease`,
     `ReleaseMismatch` (the download, or the cached copy when `verify_first`, does not verify)."""
-    from pipelines.release.store import pull_to_folder
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.stores import pull_to_folder
+    from pipelines.release.store.verify import verify_release
 
     root = ObjectRoot.parse(str(exports))
     copy = Layout(exports.parent).downloaded_release(version)  # `exports` is a Layout's

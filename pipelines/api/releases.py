@@ -55,7 +55,7 @@ def _store(data_root: PathLike | None, store: PathLike | None) -> ObjectRoot:
 @contextmanager
 def _store_errors() -> Iterator[None]:
     """The object store's failures as the API's errors."""
-    from pipelines.release.store import PublishConflict as StoreConflict
+    from pipelines.release.store.stores import PublishConflict as StoreConflict
 
     try:
         yield
@@ -88,7 +88,7 @@ def release(
     not verify).
     """
     from pipelines.release.assemble import make_release
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.verify import verify_release
     from pipelines.storage import tables as stored
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
@@ -139,7 +139,7 @@ def publish_to_store(settings: Settings, version: str) -> str | None:
 def releases(*, data_root: PathLike | None = None, store: PathLike | None = None) -> pl.DataFrame:
     """Complete releases in the store (`store`, else `[release] store`, else the local exports),
     oldest first: version, created_at, latest, rows per dataset."""
-    from pipelines.release.catalog import list_releases
+    from pipelines.release.store.catalog import list_releases
 
     with _store_errors():
         return list_releases(_store(data_root, store))
@@ -148,7 +148,7 @@ def releases(*, data_root: PathLike | None = None, store: PathLike | None = None
 def _version(root: ObjectRoot, version: str | None) -> str:
     """The version asked for ("latest" or None: the newest complete one) if any object of it
     exists; an incomplete release (no manifest) is named, for verifying to say so."""
-    from pipelines.release.store import has_release_folder, store_latest
+    from pipelines.release.store.stores import has_release_folder, store_latest
 
     if version in (None, "latest"):
         latest = store_latest(root)
@@ -170,7 +170,7 @@ def verify(
     its row counts and split proof, in the store (`store`, else `[release] store`, else the local
     exports; on S3 through a temporary download). Raises `NoRelease`, `ReleaseMismatch` listing
     problems, `StoreError`."""
-    from pipelines.release.store import verify_stored
+    from pipelines.release.store.stores import verify_stored
 
     root = _store(data_root, store)
     with _store_errors():
@@ -194,7 +194,7 @@ def pull(
     Raises `NoRelease`, `TargetExists` (`<to>/<version>` exists), `ReleaseMismatch` (the copy
     does not verify; a folder copy is left in place for inspection), `BadRoot`, `StoreError`,
     `PublishConflict`."""
-    from pipelines.release.store import pull_to_folder
+    from pipelines.release.store.stores import pull_to_folder
 
     target = _root(to)
     if target.is_s3:
@@ -226,8 +226,8 @@ def publish(
     nothing. Raises `NoRelease`, `ReleaseMismatch` (the source or the stored copy does not
     verify: nothing made visible), `PublishConflict` (another publisher moved `LATEST`; this
     release is complete there), `BadRoot`, `StoreError`."""
-    from pipelines.release.fetch import fetch_release
-    from pipelines.release.store import publish_release, store_releases
+    from pipelines.release.store.fetch import fetch_release
+    from pipelines.release.store.stores import publish_release, store_releases
 
     source, target = _store(data_root, store), _root(to)
     with _store_errors():
@@ -273,7 +273,7 @@ def load_release(
             "load_release needs the `datasets` package: pip install 'turnlake[datasets]' "
             "(or `uv sync --extra datasets`)"
         ) from err
-    from pipelines.release.files import read_manifest
+    from pipelines.release.store.files import read_manifest
 
     exports = _exports(data_root)  # datasets reads local files: the exports, not a store
     if is_remote(exports):  # an S3 data root: a verified copy in its local cache
@@ -287,7 +287,7 @@ def load_release(
         folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
     manifest = read_manifest(folder)
     counts = manifest["counts"]
-    profiles = manifest.get("profiles") or {}  # profile configs: release/profiles.py
+    profiles = manifest.get("profiles") or {}  # profile configs: release/card/profiles.py
     splits = counts.get(config) or (profiles.get(config) or {}).get("counts")
     if splits is None:
         known = ", ".join(sorted(counts) + sorted(profiles))

@@ -120,7 +120,7 @@ def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
 
 
 def _release_lines(settings: Settings) -> list[str]:
-    from pipelines.release.files import latest_release
+    from pipelines.release.store.files import latest_release
 
     exports = _layout(settings).exports
     version = latest_release(exports)

@@ -119,8 +119,8 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
     """`problems_of` the latest release; with no episode at all there is nothing to release,
     which passes."""
     from pipelines.release.assemble import NOTHING_TO_RELEASE, nothing_to_release
-    from pipelines.release.fetch import local_release
-    from pipelines.release.files import latest_release
+    from pipelines.release.store.fetch import local_release
+    from pipelines.release.store.files import latest_release
 
     layout = Layout(settings.data_root)
     version = latest_release(layout.exports)
@@ -143,14 +143,14 @@ def _judge_latest_release(settings: Settings, problems_of: Callable[[Path], list
 
 
 def release_verifies(settings: Settings) -> Verdict:
-    from pipelines.release.verify import verify_release
+    from pipelines.release.store.verify import verify_release
 
     return _judge_latest_release(settings, verify_release)
 
 
 def release_is_trainable(settings: Settings) -> Verdict:
-    from pipelines.release.trainability_files import trainability_problems
-    from pipelines.release.trainability_memo import memo_dir
+    from pipelines.release.trainability.folder import trainability_problems
+    from pipelines.release.trainability.memo import memo_dir
 
     memo = memo_dir(settings.data_root)
     return _judge_latest_release(settings, lambda folder: trainability_problems(folder, memo))

@@ -26,7 +26,7 @@ def diff(
     when a group moved split (splits must never move a group); exit 2 for an unknown release.
     """
     from pipelines import api
-    from pipelines.release.changelog import diff_markdown
+    from pipelines.release.card.changelog import diff_markdown
 
     found = api.diff(old, new, data_root=data_root)
     if as_json:

@@ -1,5 +1,5 @@
 """The names every layer shares and the settings are checked against: the raw sources turnlake
-reads, in the order they are built, and the datasets a release can hold (release/columns.py
+reads, in the order they are built, and the datasets a release can hold (release/card/columns.py
 describes each one's columns). Imports nothing, so the settings, the schemas and the release
 can all use it."""
 

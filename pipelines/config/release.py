@@ -1,5 +1,6 @@
 """`[release]` of turnlake.toml: release semantics, the dataset card (`[release.card]`) and
-release profiles (`[release.profiles.<name>]`, published as their own configs: release/profiles.py).
+release profiles (`[release.profiles.<name>]`, published as their own configs:
+release/card/profiles.py).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import orjson
 from pipelines.config.settings import Settings
 from pipelines.privacy.key import configured_key
 from pipelines.privacy.pseudonyms import PseudonymKeyError
-from pipelines.release.files import latest_release
+from pipelines.release.store.files import latest_release
 from pipelines.sources.raw_state import RawState
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic

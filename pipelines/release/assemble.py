@@ -18,23 +18,23 @@ from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
-from pipelines.release.assemble_order import canonical_order, shuffled_order, survey_dataset
-from pipelines.release.files import SPLIT_ORDER, SPLIT_PROOF
-from pipelines.release.inputs import record_inputs, release_for_inputs, release_inputs_digest
-from pipelines.release.latest import in_the_past, reuse
-from pipelines.release.privatize import privatize
-from pipelines.release.provenance import git_commit, package_version
-from pipelines.release.redaction_memo import (
+from pipelines.release.build.order import canonical_order, shuffled_order, survey_dataset
+from pipelines.release.build.request import ReleaseRequest
+from pipelines.release.build.staged import Staged
+from pipelines.release.plan.inputs import record_inputs, release_for_inputs, release_inputs_digest
+from pipelines.release.plan.latest import in_the_past, reuse
+from pipelines.release.plan.provenance import git_commit, package_version
+from pipelines.release.privatize.privatize import privatize
+from pipelines.release.privatize.redaction_memo import (
     RedactionMemo,
     load_memo,
     memo_fingerprint,
     save_memo,
 )
-from pipelines.release.request import ReleaseRequest
-from pipelines.release.staged import Staged
-from pipelines.release.trainability import UntrainableRelease
-from pipelines.release.trainability_files import trainability_problems
-from pipelines.release.trainability_memo import memo_dir
+from pipelines.release.store.files import SPLIT_ORDER, SPLIT_PROOF
+from pipelines.release.trainability.folder import trainability_problems
+from pipelines.release.trainability.memo import memo_dir
+from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.release.write import (
     content_hash,
     existing_version,
@@ -162,7 +162,7 @@ def _from_partitions(
     settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo, memo_id: str
 ) -> _Built:
     """The datasets of tables stored in partitions, built partition by partition."""
-    from pipelines.release.partitioned import partitioned_release, privacy_of
+    from pipelines.release.build.partitioned import partitioned_release, privacy_of
 
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
@@ -194,7 +194,7 @@ def release_request(
 ) -> tuple[ReleaseRequest, dict[str, int]]:
     """Everything a release would contain, built from the published warehouse, now or as of a
     past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them):
-    in memory from whole tables, or partition by partition (partitioned.py)."""
+    in memory from whole tables, or partition by partition (build/partitioned.py)."""
     layout = Layout(settings.data_root)
     options = DatasetOptions.from_settings(settings)
     params = stored.meta(layout, "gold", PARAMS, as_of)

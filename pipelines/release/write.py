@@ -15,11 +15,13 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipelines.release.card import release_configs, render_card
-from pipelines.release.card_meta import Config
-from pipelines.release.changelog import diff_markdown
-from pipelines.release.diff import diff_folders
-from pipelines.release.files import (
+from pipelines.release.build.request import ReleaseRequest
+from pipelines.release.card.changelog import diff_markdown
+from pipelines.release.card.diff import diff_folders
+from pipelines.release.card.meta import Config
+from pipelines.release.card.profiles import PROFILES_DIR, profile_frames
+from pipelines.release.card.render import release_configs, render_card
+from pipelines.release.store.files import (
     CARD,
     LEDGER,
     MANIFEST,
@@ -31,8 +33,6 @@ from pipelines.release.files import (
     read_manifest,
     split_files,
 )
-from pipelines.release.profiles import PROFILES_DIR, profile_frames
-from pipelines.release.request import ReleaseRequest
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
 from pipelines.storage.fingerprint import sha256_file
@@ -44,7 +44,7 @@ SCHEMA_VERSION = "1"
 
 def content_hash(request: ReleaseRequest) -> str:
     """Hash of what a release contains and how it was made: same inputs, same hash (of a release
-    from partitioned tables: batch_files.py)."""
+    from partitioned tables: build/batch_files.py)."""
     if request.staged is not None:
         return request.staged.content_hash(request.config)
     digest = hashlib.sha256()
@@ -92,7 +92,7 @@ def _dataset_files(tmp: Path, request: ReleaseRequest) -> dict[str, list[dict]]:
 
 
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
-    """Every profile config with rows, under profiles/<config>/ (profiles.py)."""
+    """Every profile config with rows, under profiles/<config>/ (card/profiles.py)."""
     configs = []
     profiles = request.config.get("profiles") or {}
     if not profiles:
@@ -166,7 +166,7 @@ def _manifest(
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
     written = {f"{n}/{f['file']}": f["rows"] for n, fs in layout.items() for f in fs}
-    # what the next release reuses a file by (batch_files.py)
+    # what the next release reuses a file by (build/batch_files.py)
     reuse = {
         f"{n}/{f['file']}": {k: f[k] for k in ("rows_digest", "inputs") if f.get(k)}
         for n, fs in layout.items()
@@ -258,10 +258,10 @@ def _write_remote(
     check: Callable[[Path], None] | None,
 ) -> Path:
     """S3 has no rename: write the release locally (beside a copy of the latest one, for the
-    card's changelog), then publish it as release/store.py does (data files, the manifest with
-    put-if-absent, LATEST by compare-and-swap)."""
-    from pipelines.release.fetch import fetch_release
-    from pipelines.release.store import publish_release, store_latest
+    card's changelog), then publish it as release/store/stores.py does (data files, the manifest
+    with put-if-absent, LATEST by compare-and-swap)."""
+    from pipelines.release.store.fetch import fetch_release
+    from pipelines.release.store.stores import publish_release, store_latest
 
     root = ObjectRoot.parse(str(exports))
     with tempfile.TemporaryDirectory(prefix="turnlake-release-") as folder:

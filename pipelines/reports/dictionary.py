@@ -8,7 +8,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipelines.config.names import SOURCES
-from pipelines.release.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
+from pipelines.release.card.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
 from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS

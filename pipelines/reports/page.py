@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.ingest.log import read_log
-from pipelines.release.files import complete_releases, latest_release, manifest_counts
+from pipelines.release.store.files import complete_releases, latest_release, manifest_counts
 from pipelines.reports import charts, numbers
 from pipelines.reports.section import Section
 from pipelines.storage.files import write_bytes_atomic

@@ -78,7 +78,7 @@ def release_rows_of(manifest: dict | None) -> pl.DataFrame:
 
 
 def _latest_release_rows(layout: Layout) -> pl.DataFrame:
-    from pipelines.release.files import latest_release, manifest_counts
+    from pipelines.release.store.files import latest_release, manifest_counts
 
     version = latest_release(layout.exports)
     return release_rows_of(

@@ -103,12 +103,12 @@ class Layout:
 
     @property
     def release_inputs(self) -> Path:
-        """The digest of what the latest release was made from (release/inputs.py)."""
+        """The digest of what the latest release was made from (release/plan/inputs.py)."""
         return self.exports / ".release-inputs.json"
 
     @property
     def latest(self) -> Path:
-        """`exports/LATEST`: the version of the latest release (release/files.py)."""
+        """`exports/LATEST`: the version of the latest release (release/store/files.py)."""
         return self.exports / "LATEST"
 
     def downloaded_release(self, version: str) -> Path:
@@ -168,7 +168,7 @@ class Layout:
 
     @property
     def release_parts(self) -> Path:
-        """The content-addressed store of per-partition release work (release/part_cache.py)."""
+        """The content-addressed store of per-partition release work (release/store/part_cache)."""
         return self.local_state / "release-parts"
 
     @property
@@ -178,7 +178,7 @@ class Layout:
 
     @property
     def trainability_memo(self) -> Path:
-        """Trainability problems of release files already checked (release/trainability_memo.py)."""
+        """Trainability problems of release files already checked (release/trainability/memo.py)."""
         return self.local_state / "trainability"
 
     @property

@@ -8,7 +8,7 @@ what subject data it can hold and how `forget` treats it:
   the subject's rows and files named after it and vacuums bronze with no retention);
 - `ERASED`: rows still mentioning the subject are deleted from every table version kept, and the
   history before the forget is dropped (privacy/forget.py `erase_from_tables`);
-- `REWRITTEN`: every complete release is rewritten without the subject (release/forget.py);
+- `REWRITTEN`: every complete release is rewritten without the subject (release/store/forget.py);
 - `PURGED`: each file that mentions the subject is deleted, the others kept (build reports are
   views of past builds: none is rewritten);
 - `DELETED`: deleted whole (`delete_caches`): caches and memos, rebuilt by the next build;

@@ -8,7 +8,7 @@ from datetime import datetime
 from pipelines.config.names import SOURCES
 from pipelines.config.schema import DEFAULTS
 from pipelines.ingest.log import collect_bronze_garbage
-from pipelines.release.store import store_manifest, store_releases
+from pipelines.release.store.stores import store_manifest, store_releases
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.retention import Retained, apply_retention

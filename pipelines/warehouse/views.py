@@ -10,7 +10,7 @@ import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.ingest.log import current_parts
-from pipelines.release.files import latest_release
+from pipelines.release.store.files import latest_release
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS

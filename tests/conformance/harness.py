@@ -20,7 +20,7 @@ from pipelines.gold.params import load_params
 from pipelines.gold.refresh import refresh_gold
 from pipelines.ingest.incremental import ingest_source
 from pipelines.release.assemble import make_release
-from pipelines.release.files import latest_release
+from pipelines.release.store.files import latest_release
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits

@@ -14,10 +14,11 @@ import polars as pl
 import pytest
 
 from pipelines.config.splits import SplitConfig
-from pipelines.release import assemble, part_build
-from pipelines.release.files import complete_releases
-from pipelines.release.trainability import UntrainableRelease
-from pipelines.release.trainability_files import trainability_problems
+from pipelines.release import assemble
+from pipelines.release.build import datasets as partition_datasets
+from pipelines.release.store.files import complete_releases
+from pipelines.release.trainability.folder import trainability_problems
+from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.splits.assign import assign_splits
 from tests.conformance.harness import ALL_TRAIN, run_pipeline, write_json, write_jsonl
 
@@ -338,7 +339,7 @@ def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, mo
         return datasets | {"kto": datasets["kto"].with_columns(label=pl.lit(False))}
 
     monkeypatch.setattr(assemble, "build_datasets", wrong_labels)  # tables whole
-    monkeypatch.setattr(part_build, "build_datasets", wrong_labels)  # per partition
+    monkeypatch.setattr(partition_datasets, "build_datasets", wrong_labels)  # per partition
     with pytest.raises(UntrainableRelease, match="label is not the sign of the reward"):
         run_pipeline(raw, tmp_path / "data", config=ALL_TRAIN)
     exports = tmp_path / "data" / "exports"

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.release.trainability_files import trainability_problems
+from pipelines.release.trainability.folder import trainability_problems
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.queries import saved_queries
 from pipelines.warehouse.views import query, write_views

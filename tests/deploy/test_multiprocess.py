@@ -17,7 +17,7 @@ from pipelines.orchestration.executors import (
     multiprocess_run_config,
 )
 from pipelines.orchestration.multiprocess import run_build_multiprocess
-from pipelines.release.files import latest_release
+from pipelines.release.store.files import latest_release
 from pipelines.storage.layout import Layout
 from pipelines.storage.lock import DataRootBusy
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.release.files import read_manifest
+from pipelines.release.store.files import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "clean"
@@ -66,7 +66,7 @@ CHANGES = {
         'return f"{kind}_{digest[:15]}"',
     ),
     "release": (
-        "pipelines/release/privatize.py",
+        "pipelines/release/privatize/privatize.py",
         "inner = sha256_hex(inner_pad + expr.cast(pl.Binary))",
         'inner = sha256_hex(inner_pad + (expr + "~").cast(pl.Binary))',
     ),

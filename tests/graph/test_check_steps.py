@@ -218,7 +218,7 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
 def test_build_reports_the_runs_release_check_instead_of_verifying_again(
     rebuild, tmp_path, monkeypatch, capsys
 ):
-    import pipelines.release.verify as verify_module
+    import pipelines.release.store.verify as verify_module
 
     data_root, _ = rebuild
     calls: list[Path] = []

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.release.files import complete_releases, read_manifest
-from pipelines.release.verify import verify_release
+from pipelines.release.store.files import complete_releases, read_manifest
+from pipelines.release.store.verify import verify_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.subject_data import Forget, holder_of

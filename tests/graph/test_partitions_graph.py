@@ -18,7 +18,7 @@ from pipelines.gold import GOLD_TABLES
 from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, plan
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE
-from pipelines.release.files import latest_release, read_manifest
+from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

@@ -13,7 +13,7 @@ import turnlake
 from pipelines.cli.main import main
 from pipelines.config.settings import Settings
 from pipelines.release.assemble import release_request
-from pipelines.release.files import latest_release, read_manifest
+from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.release.write import content_hash
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

@@ -10,7 +10,7 @@ import pytest
 import turnlake
 from pipelines.config.settings import Settings
 from pipelines.release.assemble import release_request
-from pipelines.release.files import LATEST, latest_release, read_manifest
+from pipelines.release.store.files import LATEST, latest_release, read_manifest
 from pipelines.release.write import content_hash
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

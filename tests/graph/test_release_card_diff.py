@@ -15,8 +15,8 @@ from pipelines.api.diff import diff
 from pipelines.config.schema import Profile
 from pipelines.config.settings import settings_from_config
 from pipelines.release.assemble import make_release
-from pipelines.release.columns import RELEASE_COLUMNS, column_description
-from pipelines.release.files import complete_releases, read_manifest
+from pipelines.release.card.columns import RELEASE_COLUMNS, column_description
+from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
 

@@ -1,9 +1,9 @@
-"""A release partition built in chunks of episodes (pipelines/release/part_chunks.py,
-part_units.py): a partition touched by a late rating and by a new conversation that joins one of
-its groups rebuilds and re-privatizes only the chunk of the rated episode, a new chunk for the
-new conversation and the partition's rated-alternative pairs; every other chunk is a store
-look-up. The release has the content hash of one built at once and whole, and its datasets equal
-those built from whole tables of the same snapshot."""
+"""A release partition built in chunks of episodes (pipelines/release/build/ chunking.py, units.py):
+a partition touched by a late rating and by a new conversation that joins one of its groups rebuilds
+and re-privatizes only the chunk of the rated episode, a new chunk for the new conversation and the
+partition's rated-alternative pairs; every other chunk is a store look-up. The release has the
+content hash of one built at once and whole, and its datasets equal those built from whole tables of
+the same snapshot."""
 
 import orjson
 import polars as pl
@@ -11,8 +11,10 @@ import pytest
 
 import turnlake
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release import part_build, part_chunks, part_privatize
-from pipelines.release.files import read_manifest
+from pipelines.release.build import chunking
+from pipelines.release.build import datasets as partition_datasets
+from pipelines.release.build import parts as build_parts
+from pipelines.release.store.files import read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_partitions_graph import KEY, _build
@@ -49,8 +51,8 @@ def chunked(tmp_path_factory):
     env = pytest.MonkeyPatch()
     env.setenv("DAGSTER_HOME", str(tmp))
     env.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    default_rows = part_chunks.CHUNK_ROWS
-    env.setattr(part_chunks, "CHUNK_ROWS", CHUNK_ROWS)
+    default_rows = chunking.CHUNK_ROWS
+    env.setattr(chunking, "CHUNK_ROWS", CHUNK_ROWS)
     raw, data = tmp / "raw", tmp / "data"
     turnlake.demo(raw_root=raw)
     _build(raw, data, 4)
@@ -61,7 +63,7 @@ def chunked(tmp_path_factory):
         b"".join(orjson.dumps(r) + b"\n" for r in ratings)
     )
     built, privatized = [], []
-    build_partition, privatize_all = part_build.build_partition, part_privatize.privatize_all
+    build_partition, privatize_all = partition_datasets.build_partition, build_parts.privatize_all
 
     def counted_build(silver, gold, *args):
         built.extend(silver["episodes"].get_column("native_id").to_list())
@@ -71,13 +73,13 @@ def chunked(tmp_path_factory):
         privatized.extend(p.key for p in pending)
         yield from privatize_all(root, pending, *args)
 
-    env.setattr(part_build, "build_partition", counted_build)
-    env.setattr(part_privatize, "privatize_all", counted_privatize)
+    env.setattr(partition_datasets, "build_partition", counted_build)
+    env.setattr(build_parts, "privatize_all", counted_privatize)
     _build(raw, data, 4)
-    env.setattr(part_build, "build_partition", build_partition)
-    env.setattr(part_privatize, "privatize_all", privatize_all)
+    env.setattr(partition_datasets, "build_partition", build_partition)
+    env.setattr(build_parts, "privatize_all", privatize_all)
     assert _latest(data) != first
-    env.setattr(part_chunks, "CHUNK_ROWS", default_rows)
+    env.setattr(chunking, "CHUNK_ROWS", default_rows)
     _build(raw, tmp / "scratch", 4)  # the same raw files, built at once and whole
     yield data, built, privatized
     env.undo()

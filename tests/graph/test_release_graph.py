@@ -3,8 +3,8 @@
 import polars as pl
 import pytest
 
-from pipelines.release.files import complete_releases, latest_release, read_manifest
-from pipelines.release.verify import verify_release
+from pipelines.release.store.files import complete_releases, latest_release, read_manifest
+from pipelines.release.store.verify import verify_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query

@@ -1,6 +1,6 @@
-"""A release from partitioned tables (pipelines/release/partitioned.py, batch_files.py): 1 and 8
-shards give the same files and content hash; a rebuild after new files writes the new batch's files
-and the old files whose rows changed (late feedback, a prompt now dropped as a duplicate) and
+"""A release from partitioned tables (pipelines/release/build/partitioned.py, batch_files.py): 1 and
+8 shards give the same files and content hash; a rebuild after new files writes the new batch's
+files and the old files whose rows changed (late feedback, a prompt now dropped as a duplicate) and
 hard-links every other file from the previous release; the partition-by-partition datasets, the
 duplicate-prompt rule and the split proof equal the whole-table ones."""
 
@@ -14,9 +14,11 @@ import pytest
 from pipelines.config.settings import settings_from_config
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.privacy.key import pseudonym_key
-from pipelines.release import assemble, part_build, part_privatize
-from pipelines.release.files import complete_releases, read_manifest
-from pipelines.release.redaction_memo import load_memo, memo_fingerprint
+from pipelines.release import assemble
+from pipelines.release.build import datasets as partition_datasets
+from pipelines.release.build import parts as build_parts
+from pipelines.release.privatize.redaction_memo import load_memo, memo_fingerprint
+from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_partitions_graph import KEY, _build, demo_built
@@ -210,7 +212,7 @@ def test_partition_by_partition_equals_whole_tables(incremental):
 def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
     """The partitions the next release builds and privatizes, as they are (lists filled then)."""
     built, privatized = [], []
-    tables, privatize_all = part_build._tables, part_privatize.privatize_all
+    tables, privatize_all = partition_datasets._tables, build_parts.privatize_all
 
     def counted_tables(layout, keys, *args):
         for key, silver, gold in tables(layout, keys, *args):
@@ -221,8 +223,8 @@ def _count_built_and_privatized(monkeypatch) -> tuple[list[str], list[str]]:
         privatized.extend(p.key for p in pending)
         yield from privatize_all(root, pending, *args)
 
-    monkeypatch.setattr(part_build, "_tables", counted_tables)
-    monkeypatch.setattr(part_privatize, "privatize_all", counted_privatize)
+    monkeypatch.setattr(partition_datasets, "_tables", counted_tables)
+    monkeypatch.setattr(build_parts, "privatize_all", counted_privatize)
     return built, privatized
 
 

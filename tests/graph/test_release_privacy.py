@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 
 from pipelines.privacy.redact import Redactor
-from pipelines.release.files import LEDGER, latest_release
-from pipelines.release.privatize import subject_ids
-from pipelines.release.verify import verify_release
+from pipelines.release.privatize.privatize import subject_ids
+from pipelines.release.store.files import LEDGER, latest_release
+from pipelines.release.store.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

@@ -11,8 +11,8 @@ from pipelines.config.settings import settings_from_config
 from pipelines.gold.params import PARAMS
 from pipelines.release import assemble
 from pipelines.release.assemble import make_release
-from pipelines.release.files import MANIFEST, latest_release, read_manifest
-from pipelines.release.inputs import key_fingerprint
+from pipelines.release.plan.inputs import key_fingerprint
+from pipelines.release.store.files import MANIFEST, latest_release, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, clean_materialized

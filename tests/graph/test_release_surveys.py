@@ -5,7 +5,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.release.files import latest_release
+from pipelines.release.store.files import latest_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all

@@ -10,9 +10,9 @@ import pytest
 
 from pipelines.cli.main import main
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release.files import latest_release, read_manifest
-from pipelines.release.inputs import INPUTS_MARKER
-from pipelines.release.verify import verify_release
+from pipelines.release.plan.inputs import INPUTS_MARKER
+from pipelines.release.store.files import latest_release, read_manifest
+from pipelines.release.store.verify import verify_release
 from pipelines.splits.assign import proof_problems
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

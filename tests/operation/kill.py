@@ -18,8 +18,8 @@ import pytest
 
 from pipelines.checks.health import published_problems
 from pipelines.cli.main import main
-from pipelines.release.files import latest_release, read_manifest
-from pipelines.release.verify import verify_release
+from pipelines.release.store.files import latest_release, read_manifest
+from pipelines.release.store.verify import verify_release
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

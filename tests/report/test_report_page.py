@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.release.files import latest_release, read_manifest
+from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.reports.summary import build_summary
 from pipelines.storage.layout import Layout
 

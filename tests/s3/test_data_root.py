@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.release.files import complete_releases, read_manifest
-from pipelines.release.store import verify_stored
+from pipelines.release.store.files import complete_releases, read_manifest
+from pipelines.release.store.stores import verify_stored
 from pipelines.storage import objects
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import turnlake
-from pipelines.release.files import latest_release, read_manifest
+from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.storage.layout import Layout
 
 

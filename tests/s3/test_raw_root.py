@@ -14,7 +14,7 @@ from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_env
 from pipelines.ingest.incremental import ingest_source
 from pipelines.ingest.log import read_log
-from pipelines.release.files import complete_releases, read_manifest
+from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 from tests.s3.conftest import KEY, point_aws_at

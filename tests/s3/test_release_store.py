@@ -12,8 +12,8 @@ import pytest
 
 from pipelines import api
 from pipelines.cli.main import main
-from pipelines.release import store
-from pipelines.release.files import CARD, MANIFEST, latest_release, read_manifest
+from pipelines.release.store import stores
+from pipelines.release.store.files import CARD, MANIFEST, latest_release, read_manifest
 from pipelines.storage import objects
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
@@ -84,15 +84,15 @@ def test_a_crash_between_data_files_and_manifest_leaves_the_previous_latest(
     api.pull(old, s3_root.uri, data_root=demo_warehouse)
     newer = _later_copy(exports, tmp_path, "bbbbbbbbbb", "2999-01-01T00:00:00+00:00")
     manifest = orjson.loads((newer / MANIFEST).read_bytes())
-    store._upload(newer, s3_root, newer.name, manifest)  # step 1 done, then the crash
+    stores._upload(newer, s3_root, newer.name, manifest)  # step 1 done, then the crash
     assert objects.list_keys(s3_root, newer.name)  # its data files are there ...
-    assert store.store_releases(s3_root) == [old]  # ... but it is no release
+    assert stores.store_releases(s3_root) == [old]  # ... but it is no release
     assert api.verify(data_root=demo_warehouse, store=s3_root.uri).version == old
     with pytest.raises(api.ReleaseMismatch, match="incomplete release"):
         api.verify(newer.name, data_root=demo_warehouse, store=s3_root.uri)
-    done = store.publish_release(newer, s3_root)  # publishing again completes it
+    done = stores.publish_release(newer, s3_root)  # publishing again completes it
     assert done.created and done.latest
-    assert store.store_latest(s3_root) == newer.name
+    assert stores.store_latest(s3_root) == newer.name
 
 
 def test_a_publisher_whose_latest_was_moved_meanwhile_loses_cleanly(
@@ -103,16 +103,16 @@ def test_a_publisher_whose_latest_was_moved_meanwhile_loses_cleanly(
     slow = _later_copy(exports, tmp_path, "bbbbbbbbbb", "2999-01-01T00:00:00+00:00")
     fast = _later_copy(exports, tmp_path, "cccccccccc", "2999-01-02T00:00:00+00:00")
     read_by_slow = objects.get_bytes(s3_root, "LATEST")
-    store._upload(slow, s3_root, slow.name, orjson.loads((slow / MANIFEST).read_bytes()))
-    assert store._commit_manifest(slow, s3_root, slow.name)
-    assert store.publish_release(fast, s3_root).latest  # the other publisher, start to end
-    with pytest.raises(store.PublishConflict, match=f"moved LATEST to {fast.name}"):
-        store.move_latest(s3_root, slow.name, read_by_slow)
-    assert store.store_releases(s3_root) == [old, slow.name, fast.name]
-    assert store.store_latest(s3_root) == fast.name
+    stores._upload(slow, s3_root, slow.name, orjson.loads((slow / MANIFEST).read_bytes()))
+    assert stores._commit_manifest(slow, s3_root, slow.name)
+    assert stores.publish_release(fast, s3_root).latest  # the other publisher, start to end
+    with pytest.raises(stores.PublishConflict, match=f"moved LATEST to {fast.name}"):
+        stores.move_latest(s3_root, slow.name, read_by_slow)
+    assert stores.store_releases(s3_root) == [old, slow.name, fast.name]
+    assert stores.store_latest(s3_root) == fast.name
     for version in (old, slow.name, fast.name):
-        assert store.verify_stored(s3_root, version) == []
-    assert not store.publish_release(slow, s3_root).latest  # older: LATEST stays forward
+        assert stores.verify_stored(s3_root, version) == []
+    assert not stores.publish_release(slow, s3_root).latest  # older: LATEST stays forward
 
 
 def test_two_concurrent_publishers_lose_nothing(exports, demo_warehouse, s3_root, tmp_path):
@@ -128,8 +128,8 @@ def test_two_concurrent_publishers_lose_nothing(exports, demo_warehouse, s3_root
     def publish(folder: Path) -> None:
         barrier.wait()
         try:
-            outcomes[folder.name] = store.publish_release(folder, s3_root)
-        except store.PublishConflict as conflict:
+            outcomes[folder.name] = stores.publish_release(folder, s3_root)
+        except stores.PublishConflict as conflict:
             outcomes[folder.name] = conflict
 
     threads = [threading.Thread(target=publish, args=(folder,)) for folder in releases]
@@ -138,12 +138,12 @@ def test_two_concurrent_publishers_lose_nothing(exports, demo_warehouse, s3_root
     for thread in threads:
         thread.join()
     names = [folder.name for folder in releases]
-    assert store.store_releases(s3_root) == [old, *names]
+    assert stores.store_releases(s3_root) == [old, *names]
     for version in [old, *names]:
-        assert store.verify_stored(s3_root, version) == []
+        assert stores.verify_stored(s3_root, version) == []
     conflicts = [v for v, outcome in outcomes.items() if isinstance(outcome, Exception)]
     assert len(outcomes) == 2 and len(conflicts) <= 1
-    latest = store.store_latest(s3_root)
+    latest = stores.store_latest(s3_root)
     assert latest in names
     if not conflicts:
         assert latest == names[-1]  # both moved it, forward only: the newer one
@@ -167,7 +167,7 @@ def test_release_publishes_to_the_configured_store(demo_warehouse, s3_root, tmp_
     assert state.published == f"{s3_root.uri}/{state.version}"
     assert api.releases(data_root=data_root)["version"].to_list() == [state.version]  # the store
     assert api.verify(data_root=data_root).path == state.published
-    assert store.verify_stored(s3_root, state.version) == []
+    assert stores.verify_stored(s3_root, state.version) == []
 
 
 @pytest.mark.parametrize(
@@ -223,7 +223,7 @@ def test_a_file_the_latest_release_holds_is_copied_in_the_store_not_sent_again(
     assert len(unchanged) > 5
 
     with moto_requests() as log:
-        published = store.publish_release(newer, s3_root)
+        published = stores.publish_release(newer, s3_root)
 
     assert published.created and published.latest
     prefix = f"/{s3_root.uri.removeprefix('s3://')}/{newer.name}/"
@@ -241,7 +241,7 @@ def test_a_file_the_latest_release_holds_is_copied_in_the_store_not_sent_again(
         assert objects.e_tag(s3_root, f"{newer.name}/{rel}") == objects.e_tag(
             s3_root, f"{first}/{rel}"
         )
-    assert store.verify_stored(s3_root, newer.name) == []
+    assert stores.verify_stored(s3_root, newer.name) == []
 
 
 def test_a_copied_file_that_changed_in_the_store_is_caught_before_the_manifest(
@@ -252,6 +252,6 @@ def test_a_copied_file_that_changed_in_the_store_is_caught_before_the_manifest(
     target = next(f["path"] for f in read_manifest(newer)["files"] if f["path"].startswith("sft/"))
     objects.put_bytes(s3_root, f"{first}/{target}", b"not the released bytes")
     with pytest.raises(ValueError, match=f"{target}: sha256 of the stored copy differs"):
-        store.publish_release(newer, s3_root)
+        stores.publish_release(newer, s3_root)
     assert not objects.exists(s3_root, f"{newer.name}/{MANIFEST}")
     assert objects.get_bytes(s3_root, "LATEST") == f"{first}\n".encode()

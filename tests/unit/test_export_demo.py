@@ -9,8 +9,8 @@ import pytest
 
 from pipelines.config.splits import SplitConfig
 from pipelines.exports.datasets import DATASETS, build_datasets
-from pipelines.release.files import latest_release
-from pipelines.release.trainability_files import trainability_problems
+from pipelines.release.store.files import latest_release
+from pipelines.release.trainability.folder import trainability_problems
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import assign_splits

@@ -1,5 +1,5 @@
 """A build whose release equals an existing one points LATEST at it, even when a later release
-exists: LATEST names the release of the data and settings in force (release/latest.py)."""
+exists: LATEST names the release of the data and settings in force (release/plan/latest.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.release.files import LATEST, MANIFEST
-from pipelines.release.latest import reuse
-from pipelines.release.store import repoint_latest
+from pipelines.release.plan.latest import reuse
+from pipelines.release.store.files import LATEST, MANIFEST
+from pipelines.release.store.stores import repoint_latest
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot
 

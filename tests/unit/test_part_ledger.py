@@ -1,19 +1,19 @@
 """The redaction ledger of a partition's kept rows, derived from the ledger of all its rows minus
-what its dropped rows' strings count (pipelines/release/part_ledger.py)."""
+what its dropped rows' strings count (pipelines/release/privatize/kept_ledger.py)."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipelines.release import part_cache
-from pipelines.release.part_ledger import COUNTS as COUNTS_FRAME
-from pipelines.release.part_ledger import (
+from pipelines.release.privatize.kept_ledger import COUNTS as COUNTS_FRAME
+from pipelines.release.privatize.kept_ledger import (
     LEFT_OUT,
     cached_kept_ledger,
     entry_key,
     kept_ledger,
     replacement_counts,
 )
+from pipelines.release.store import part_cache
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 COUNTS = pl.DataFrame(

@@ -17,7 +17,7 @@ from pipelines.privacy.patterns import may_hold_phone
 from pipelines.privacy.prefilter import _KEEPABLE_PHONE, caseless, detector_gates, gated
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
-from pipelines.release.text_cleaner import clean_texts
+from pipelines.release.privatize.text_cleaner import clean_texts
 from tests.pii_corpus import negative, org_names, positive
 
 IDS = ["5ed9dc4f-6630-4cc5-8619-10584891a2ab", "u-7", "user-ana"]

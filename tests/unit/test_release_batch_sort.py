@@ -1,5 +1,5 @@
 """One landing batch of a dataset put in release order file by file (pipelines/release/
-batch_sort.py): the order is the release's (sha256 of the row id, then the flat columns, then
+build/batch_sort.py): the order is the release's (sha256 of the row id, then the flat columns, then
 arrival) across partitions, rows that tie are ordered by their flat columns even when they lie in
 different partitions, shards split at SHARD_ROWS, and the staged files are the bytes the whole-batch
 sort wrote."""
@@ -9,9 +9,9 @@ import hashlib
 import polars as pl
 import pytest
 
-from pipelines.release import batch_sort
-from pipelines.release.batch_sort import FILE, POS, ROW, files_in_order, placed_rows
-from pipelines.release.staged import BATCH, Source, stage
+from pipelines.release.build import batch_sort
+from pipelines.release.build.batch_sort import FILE, POS, ROW, files_in_order, placed_rows
+from pipelines.release.build.staged import BATCH, Source, stage
 
 
 def _sha(text: str) -> str:
@@ -24,7 +24,7 @@ def _kto(rows: list[tuple]) -> pl.DataFrame:
 
 def release_order_of(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` in release order through the primary-key sort (the same order as
-    `assemble_order.shuffled_order(name, canonical_order(frame))`)."""
+    `shuffled_order(name, canonical_order(frame))` of build/order.py)."""
     placed, _ = placed_rows(name, [lambda: frame], frame.schema, "b00000-p000")
     return frame[placed.sort(FILE, POS).get_column(ROW)]
 
@@ -92,7 +92,7 @@ def test_files_hold_the_batch_in_release_order_cut_into_shards(tmp_path, monkeyp
 def _old_release_files(name: str, whole: pl.DataFrame, batch: int, shard_rows: int) -> dict:
     """What the release wrote before batch_sort: the whole batch sorted at once (canonical by the
     flat columns, then by sha256 of the id), each split cut into shards of `shard_rows`."""
-    from pipelines.release.assemble_order import canonical_order, shuffled_order
+    from pipelines.release.build.order import canonical_order, shuffled_order
 
     ordered = shuffled_order(name, canonical_order(whole)).drop(BATCH)
     files = {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.release.card import render_card
-from pipelines.release.request import ReleaseRequest
+from pipelines.release.build.request import ReleaseRequest
+from pipelines.release.card.render import render_card
 
 
 def card(release: dict) -> str:

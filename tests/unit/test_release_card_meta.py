@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from pipelines.release.card_meta import Config, card_warnings, hf_features, size_category
-from pipelines.release.columns import column_description
+from pipelines.release.card.columns import column_description
+from pipelines.release.card.meta import Config, card_warnings, hf_features, size_category
 
 SOURCES_BY_HAND = ("scenario", "study", "social_rl", "dialogue", "decision", "oasst", "hh_rlhf")
 

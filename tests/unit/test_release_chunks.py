@@ -1,12 +1,12 @@
-"""How a release partition's episodes are cut into chunks (pipelines/release/part_chunks.py):
+"""How a release partition's episodes are cut into chunks (pipelines/release/build/chunking.py):
 atoms, sticky chunks, and the guard for rows that name another atom's turn."""
 
 from datetime import datetime
 
 import polars as pl
 
-from pipelines.release import part_chunks
-from pipelines.release.part_chunks import ATOM, CHUNK
+from pipelines.release.build import chunking
+from pipelines.release.build.chunking import ATOM, CHUNK
 
 
 def _episodes(rows: list[tuple[str, str, str, int]]) -> pl.DataFrame:
@@ -27,7 +27,7 @@ def test_the_rounds_of_a_social_rl_run_are_one_atom_and_other_episodes_their_own
             ("dialogue:a", "dialogue", '{"run_dir": "r1"}', 1),
         ]
     )
-    atoms = dict(part_chunks.atoms(episodes).iter_rows())
+    atoms = dict(chunking.atoms(episodes).iter_rows())
     assert atoms == {
         "social_rl:r1#1": "run\x1fr1",
         "social_rl:r1#2": "run\x1fr1",
@@ -37,7 +37,7 @@ def test_the_rounds_of_a_social_rl_run_are_one_atom_and_other_episodes_their_own
 
 
 def test_known_atoms_keep_their_chunk_and_new_ones_fill_new_chunks_in_start_order(monkeypatch):
-    monkeypatch.setattr(part_chunks, "CHUNK_ROWS", 10)
+    monkeypatch.setattr(chunking, "CHUNK_ROWS", 10)
     episodes = _episodes(
         [
             ("a", "dialogue", "{}", 9),
@@ -47,24 +47,24 @@ def test_known_atoms_keep_their_chunk_and_new_ones_fill_new_chunks_in_start_orde
             ("new-mid", "dialogue", "{}", 5),
         ]
     )
-    of = part_chunks.atoms(episodes)
+    of = chunking.atoms(episodes)
     # silver rows per episode; each atom counts one more (5 each)
     rows = pl.DataFrame(
         {"episode_id": ["a", "b", "new-late", "new-early", "new-mid"], "n": [4] * 5}
     )
     previous = pl.DataFrame({ATOM: ["a", "b", "gone"], CHUNK: [3, 0, 1]})
-    chunks = dict(part_chunks.assign(of, episodes, rows, previous).select(ATOM, CHUNK).iter_rows())
+    chunks = dict(chunking.assign(of, episodes, rows, previous).select(ATOM, CHUNK).iter_rows())
     # by hand: a and b stay; new atoms by start (early, mid, late) at row offsets 0, 5, 10 of
     # chunks of 10 rows after the last known chunk 3: 4, 4, 5
     assert chunks == {"a": 3, "b": 0, "new-early": 4, "new-mid": 4, "new-late": 5}
 
 
 def test_a_first_cut_puts_atoms_in_start_order_into_chunks_of_about_chunk_rows(monkeypatch):
-    monkeypatch.setattr(part_chunks, "CHUNK_ROWS", 10)
+    monkeypatch.setattr(chunking, "CHUNK_ROWS", 10)
     episodes = _episodes([("x", "dialogue", "{}", 3), ("y", "dialogue", "{}", 1)])
-    of = part_chunks.atoms(episodes)
+    of = chunking.atoms(episodes)
     rows = pl.DataFrame({"episode_id": ["x", "y"], "n": [20, 1]})
-    chunks = dict(part_chunks.assign(of, episodes, rows, None).select(ATOM, CHUNK).iter_rows())
+    chunks = dict(chunking.assign(of, episodes, rows, None).select(ATOM, CHUNK).iter_rows())
     assert chunks == {"y": 0, "x": 0}  # by hand: offsets 0 and 2, both under 10
 
 
@@ -93,7 +93,7 @@ def _tables(decision_turn: str, revises: str | None) -> tuple[dict, dict]:
 
 def test_a_row_naming_a_turn_of_another_atom_makes_the_partition_one_chunk():
     episodes = _episodes([("e1", "decision", "{}", 1), ("e2", "scenario", "{}", 1)])
-    of = part_chunks.atoms(episodes)
-    assert not part_chunks.crosses(*_tables("e1#0", None), of)
-    assert part_chunks.crosses(*_tables("e2#0", None), of)  # e1's decision names e2's turn
-    assert part_chunks.crosses(*_tables("e1#0", "e1#0"), of)  # e2's turn revises e1's
+    of = chunking.atoms(episodes)
+    assert not chunking.crosses(*_tables("e1#0", None), of)
+    assert chunking.crosses(*_tables("e2#0", None), of)  # e1's decision names e2's turn
+    assert chunking.crosses(*_tables("e1#0", "e1#0"), of)  # e2's turn revises e1's

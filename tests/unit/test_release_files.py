@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 import yaml
 
-from pipelines.release.catalog import list_releases, pull_release
-from pipelines.release.files import MANIFEST, complete_releases, latest_release, read_manifest
-from pipelines.release.request import ReleaseRequest
-from pipelines.release.verify import verify_release
+from pipelines.release.build.request import ReleaseRequest
+from pipelines.release.store.catalog import list_releases, pull_release
+from pipelines.release.store.files import MANIFEST, complete_releases, latest_release, read_manifest
+from pipelines.release.store.verify import verify_release
 from pipelines.release.write import content_hash, existing_version, write_release
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
@@ -51,7 +51,7 @@ def request(frame: pl.DataFrame, salt: str = "s1") -> ReleaseRequest:
 
 @pytest.fixture
 def released(tmp_path, monkeypatch):
-    monkeypatch.setattr("pipelines.release.verify.proof_problems", lambda proof: [])
+    monkeypatch.setattr("pipelines.release.store.verify.proof_problems", lambda proof: [])
     exports = tmp_path / "exports"
     req = request(sft([("train", "g1", "a"), ("train", "g2", "b"), ("test", "g3", "c")]))
     digest = content_hash(req)
@@ -120,7 +120,7 @@ def test_verify_reports_a_file_added_after_release(released):
 
 
 def test_verify_reports_a_group_that_straddles_splits_even_if_hashes_match(tmp_path, monkeypatch):
-    monkeypatch.setattr("pipelines.release.verify.proof_problems", lambda proof: [])
+    monkeypatch.setattr("pipelines.release.store.verify.proof_problems", lambda proof: [])
     req = request(sft([("train", "g1", "a"), ("test", "g1", "b")]))
     path = write_release(tmp_path, "20261121-0000000000", content_hash(req), req)
     assert any("group_id values appear in more than one split" in p for p in verify_release(path))

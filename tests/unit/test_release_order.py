@@ -6,8 +6,8 @@ import os
 
 import orjson
 
-from pipelines.release import files
-from pipelines.release.files import MANIFEST, complete_releases, manifest_counts
+from pipelines.release.store import files
+from pipelines.release.store.files import MANIFEST, complete_releases, manifest_counts
 
 OLD, NEW = "20261101-aaaaaaaaaa", "20261102-bbbbbbbbbb"
 

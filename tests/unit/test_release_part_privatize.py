@@ -7,10 +7,10 @@ import polars as pl
 import pytest
 
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.release import part_privatize
-from pipelines.release.part_privatize import Pending, Privacy, privatize_all
-from pipelines.release.privatize import Prepared
-from pipelines.release.redaction_memo import RedactionMemo
+from pipelines.release.privatize import partitions as privatize_partitions
+from pipelines.release.privatize.partitions import Pending, Privacy, privatize_all
+from pipelines.release.privatize.privatize import Prepared
+from pipelines.release.privatize.redaction_memo import RedactionMemo
 
 ROWS = pl.DataFrame({"text": ["x" * 100] * 10})  # 1 000 bytes of string data and offsets
 
@@ -28,11 +28,11 @@ def cleaned_calls(monkeypatch) -> list[int]:
         calls.append(len(candidates))
         return pl.DataFrame()
 
-    monkeypatch.setattr(part_privatize, "_kept", lambda root, p, held: {})
-    monkeypatch.setattr(part_privatize, "prepare", prepare)
-    monkeypatch.setattr(part_privatize, "cleaned_frame", cleaned_frame)
-    monkeypatch.setattr(part_privatize, "_finish_and_save", lambda *args: ({}, {}))
-    monkeypatch.setattr(part_privatize.part_cache, "save", lambda *args: None)
+    monkeypatch.setattr(privatize_partitions, "_kept", lambda root, p, held: {})
+    monkeypatch.setattr(privatize_partitions, "prepare", prepare)
+    monkeypatch.setattr(privatize_partitions, "cleaned_frame", cleaned_frame)
+    monkeypatch.setattr(privatize_partitions, "_finish_and_save", lambda *args: ({}, {}))
+    monkeypatch.setattr(privatize_partitions.part_cache, "save", lambda *args: None)
     return calls
 
 
@@ -45,12 +45,12 @@ def _run(partitions: int) -> None:
 
 
 def test_chunks_close_at_the_candidate_texts(monkeypatch, cleaned_calls) -> None:
-    monkeypatch.setattr(part_privatize, "CHUNK_TEXTS", 6)
+    monkeypatch.setattr(privatize_partitions, "CHUNK_TEXTS", 6)
     _run(5)
     assert cleaned_calls == [6, 6, 3]  # 3 texts a partition: 2 + 2 + 1 partitions
 
 
 def test_chunks_close_at_the_bytes_held(monkeypatch, cleaned_calls) -> None:
-    monkeypatch.setattr(part_privatize, "CHUNK_BYTES", 2 * ROWS.estimated_size() + 1)
+    monkeypatch.setattr(privatize_partitions, "CHUNK_BYTES", 2 * ROWS.estimated_size() + 1)
     _run(7)
     assert cleaned_calls == [9, 9, 3]  # 3 partitions pass the budget: 3 + 3 + 1 partitions

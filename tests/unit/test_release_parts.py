@@ -1,10 +1,11 @@
 """The global rules of a release built per partition, on hand-made key frames
-(pipelines/release/part_build.py), and the content-addressed store (part_cache.py)."""
+(pipelines/release/build/datasets.py), and the content-addressed store
+(pipelines/release/store/part_cache.py)."""
 
 import polars as pl
 
-from pipelines.release import part_build, part_cache
-from pipelines.release.part_build import (
+from pipelines.release.build import datasets as partition_datasets
+from pipelines.release.build.datasets import (
     KEY_SCHEMA,
     Partition,
     bundles,
@@ -12,6 +13,7 @@ from pipelines.release.part_build import (
     kept_rows,
     proof_frames,
 )
+from pipelines.release.store import part_cache
 from pipelines.storage.layout import Layout
 from pipelines.storage.subject_data import delete_caches
 
@@ -98,9 +100,9 @@ def test_a_bundle_read_is_split_back_into_each_partitions_rows_in_order():
     read = pl.DataFrame(
         {"episode_id": ["e1", "e2", "e3", "e4"], "_partition": ["p1", "p2", "p1", "p2"]}
     )
-    split = part_build._split_by_partition(read, ["p1", "p2", "p3"])
+    split = partition_datasets._split_by_partition(read, ["p1", "p2", "p3"])
     assert split["p1"].to_dict(as_series=False) == {"episode_id": ["e1", "e3"]}
     assert split["p2"].to_dict(as_series=False) == {"episode_id": ["e2", "e4"]}
     assert split["p3"].schema == pl.Schema({"episode_id": pl.String}) and split["p3"].is_empty()
-    whole = part_build._split_by_partition(read.drop("_partition"), ["p1"])
+    whole = partition_datasets._split_by_partition(read.drop("_partition"), ["p1"])
     assert whole["p1"].is_empty() and whole["p1"].columns == ["episode_id"]

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import pipelines.release.privatize as privatize_module
+import pipelines.release.privatize.privatize as privatize_module
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import Redactor, redaction_config_from
-from pipelines.release.privatize import (
+from pipelines.release.privatize.privatize import (
     cleaned_frame,
     finish,
     id_replacer,
@@ -152,7 +152,7 @@ def test_only_candidate_texts_reach_python(with_subjects, redactor_calls) -> Non
 
 
 def test_partitions_cleaned_together_equal_each_privatized_alone() -> None:
-    """The release cleans several partitions' candidate texts in one call (part_release.py):
+    """The release cleans several partitions' candidate texts in one call (release/build/parts.py):
     each partition's frames and ledger are what privatizing it alone gives; its ledger counts only
     its own texts (by hand: the e-mail twice in the first, the phone once in the second)."""
     config = redaction_config_from({})

@@ -6,16 +6,16 @@ import pytest
 
 from pipelines.config.names import RELEASED_DATASETS
 from pipelines.config.settings import SettingsError, validate_config
-from pipelines.release.changelog import diff_markdown
-from pipelines.release.columns import RELEASE_COLUMNS
-from pipelines.release.diff import (
+from pipelines.release.card.changelog import diff_markdown
+from pipelines.release.card.columns import RELEASE_COLUMNS
+from pipelines.release.card.diff import (
     ReleaseDiff,
     changed_values,
     keyed_file,
     moved_groups,
     row_changes,
 )
-from pipelines.release.profiles import config_names, profile_frames, select
+from pipelines.release.card.profiles import config_names, profile_frames, select
 
 KTO = pl.DataFrame(
     {
@@ -241,7 +241,7 @@ def test_a_file_two_releases_share_is_read_once_and_a_rewritten_one_is_compared(
     three files are read, and the changes are those of p001, counted by hand."""
     import os
 
-    from pipelines.release import diff
+    from pipelines.release.card import diff
 
     for release in ("old", "new"):
         (tmp_path / release / "kto").mkdir(parents=True)

@@ -6,10 +6,15 @@ from __future__ import annotations
 import polars as pl
 from polars.testing import assert_frame_equal
 
-import pipelines.release.privatize as privatize_module
+import pipelines.release.privatize.privatize as privatize_module
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.release.privatize import privatize
-from pipelines.release.redaction_memo import RedactionMemo, load_memo, memo_fingerprint, save_memo
+from pipelines.release.privatize.privatize import privatize
+from pipelines.release.privatize.redaction_memo import (
+    RedactionMemo,
+    load_memo,
+    memo_fingerprint,
+    save_memo,
+)
 from pipelines.storage.layout import Layout
 
 KEY = b"k" * 32

@@ -1,16 +1,16 @@
-"""A partitioned release finished one landing batch at a time (pipelines/release/staged.py,
-card_stats.py, batch_files.py): per-batch aggregates merged equal what the whole dataset gives,
-and each batch's file holds its rows in the whole dataset's release order."""
+"""A partitioned release finished one landing batch at a time (pipelines/release/build/ staged.py,
+card_stats.py, batch_files.py): per-batch aggregates merged equal what the whole dataset gives, and
+each batch's file holds its rows in the whole dataset's release order."""
 
 import hashlib
 
 import numpy as np
 import polars as pl
 
-from pipelines.release.batch_files import add_to_totals
-from pipelines.release.card_stats import FrameStats
-from pipelines.release.redaction_memo import RedactionMemo, load_memo, save_memo
-from pipelines.release.staged import BATCH, Source, stage
+from pipelines.release.build.batch_files import add_to_totals
+from pipelines.release.build.card_stats import FrameStats
+from pipelines.release.build.staged import BATCH, Source, stage
+from pipelines.release.privatize.redaction_memo import RedactionMemo, load_memo, save_memo
 
 _KEY = b"k" * 32
 
@@ -77,7 +77,7 @@ def test_content_hash_sums_do_not_depend_on_how_rows_fall_into_files():
 
 
 def _seeds() -> tuple[int, int]:
-    from pipelines.release.batch_files import _SEEDS
+    from pipelines.release.build.batch_files import _SEEDS
 
     return _SEEDS
 
@@ -142,7 +142,7 @@ def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(t
 
 
 def test_a_partition_shares_a_file_with_the_three_shards_beside_it():
-    from pipelines.release.staged import slice_of_partition
+    from pipelines.release.build.staged import slice_of_partition
 
     # by hand: 4 partitions per file, so shards 0-3 go to p000, 4-7 to p001, 12 to p003
     assert slice_of_partition("b00003-train-s03") == ("train", 0)
@@ -151,7 +151,7 @@ def test_a_partition_shares_a_file_with_the_three_shards_beside_it():
 
 
 def _previous(staged, folder) -> dict:
-    from pipelines.release.batch_files import Previous
+    from pipelines.release.build.batch_files import Previous
 
     return {
         f"kto/{f['file']}": Previous(folder / "kto" / f["file"], f["rows_digest"], f.get("inputs"))

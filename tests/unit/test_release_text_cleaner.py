@@ -8,8 +8,8 @@ from collections import Counter
 
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig
-from pipelines.release.redaction_memo import RedactionMemo
-from pipelines.release.text_cleaner import clean_texts
+from pipelines.release.privatize.redaction_memo import RedactionMemo
+from pipelines.release.privatize.text_cleaner import clean_texts
 from tests.pii_corpus import negative, positive
 
 ALL = frozenset(KINDS)
@@ -92,7 +92,7 @@ def test_the_same_id_free_text_is_redacted_once_and_remembered(redactor_calls) -
 
 
 def test_worker_processes_start_at_the_characters_to_redact(monkeypatch) -> None:
-    from pipelines.release import text_cleaner
+    from pipelines.release.privatize import text_cleaner
 
     workers: list[int] = []
     real = text_cleaner._redact_all

@@ -9,9 +9,10 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.release.files import MANIFEST
-from pipelines.release.request import ReleaseRequest
-from pipelines.release.trainability import (
+from pipelines.release.build.request import ReleaseRequest
+from pipelines.release.store.files import MANIFEST
+from pipelines.release.trainability.folder import trainability_problems
+from pipelines.release.trainability.problems import (
     UntrainableRelease,
     broken_chats,
     chat_shape_problems,
@@ -21,7 +22,6 @@ from pipelines.release.trainability import (
     preference_problems,
     rlds_problems,
 )
-from pipelines.release.trainability_files import trainability_problems
 from pipelines.release.write import content_hash, write_release
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
@@ -307,8 +307,9 @@ def test_a_failing_check_publishes_nothing(tmp_path):
 
 
 def test_problems_read_file_by_file_merge_to_those_of_the_whole_release(tmp_path):
-    """A release is checked one file at a time (trainability_files.py): counts add up over files,
-    the first examples in file order are named, and an episode split over two files is whole."""
+    """A release is checked one file at a time (release/trainability/folder.py): counts add up
+    over files, the first examples in file order are named, and an episode split over two files is
+    whole."""
     (tmp_path / "kto").mkdir()
     (tmp_path / "rl_steps").mkdir()
     files = [

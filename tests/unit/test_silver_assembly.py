@@ -16,7 +16,7 @@ from pipelines.config.settings import settings_from_config
 from pipelines.ingest.incremental import ingest_source
 from pipelines.partitions import store
 from pipelines.partitions.store import MAP_TABLE
-from pipelines.release.files import read_manifest
+from pipelines.release.store.files import read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored

@@ -197,7 +197,7 @@ def test_the_partition_scheme_changes_with_the_engine(monkeypatch):
     ],
 )
 def test_the_card_says_which_people_link_a_group(splits, said):
-    from pipelines.release.card import _grouping_line
+    from pipelines.release.card.render import _grouping_line
 
     line = _grouping_line(splits)
     assert said in line and "decision sessions of a human actor" in line

@@ -10,7 +10,7 @@ import hmac
 import polars as pl
 import pytest
 
-from pipelines.release.privatize import keyed_hash
+from pipelines.release.privatize.privatize import keyed_hash
 from pipelines.sources.base import sha256_hex
 
 # ASCII, non-ASCII (2-, 3- and 4-byte UTF-8), empty, null, and longer than one sha256 block.

@@ -1,4 +1,4 @@
-"""The trainability memo (pipelines/release/trainability_memo.py): a release file checked before is
+"""The trainability memo (pipelines/release/trainability/memo.py): a release file checked before is
 answered by its bytes, with exactly the problems checking it again gives."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.release import trainability_files
-from pipelines.release.trainability_files import trainability_problems
-from pipelines.release.trainability_memo import MEMO_FILE
+from pipelines.release.trainability import folder as trainability_folder
+from pipelines.release.trainability.folder import trainability_problems
+from pipelines.release.trainability.memo import MEMO_FILE
 from tests.unit.test_release_trainability import WHOLE, chat, steps
 
 LABEL_AGAINST_T1 = "kto: 1 rows whose label is not the sign of the reward, e.g. ['t1']"
@@ -34,7 +34,7 @@ def _no_checking(monkeypatch) -> None:
     def refuse(*_args, **_kwargs):
         raise AssertionError("a file was checked again")
 
-    monkeypatch.setattr(trainability_files, "ranked_problems", refuse)
+    monkeypatch.setattr(trainability_folder, "ranked_problems", refuse)
 
 
 def test_a_file_checked_before_is_answered_from_the_memo(tmp_path, monkeypatch):

@@ -20,8 +20,9 @@
 - `hh_rlhf`: an Anthropic HH-RLHF pair as its annotators labelled it (trees.py).
 
 Every pair kind should carry `reward_chosen` / `reward_rejected` where the rewards are known: the
-release's trainability check (pipelines/release/trainability.py) rejects a pair that prefers the
-lower known reward, and one whose `chosen_prompt_hash` and `rejected_prompt_hash` differ.
+release's trainability check (pipelines/release/trainability/problems.py) rejects a pair that
+prefers the lower known reward, and one whose `chosen_prompt_hash` and `rejected_prompt_hash`
+differ.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def build_preference(
 
     `kto`: every rated row, neutral ones included (a 0 beats a −1). Without `alternatives` the
     rated-alternative pairs are left out: the only kind that pairs rows of two episodes (of one
-    group), built apart when a group's episodes are built in chunks (release/part_units.py)."""
+    group), built apart when a group's episodes are built in chunks (release/build/units.py)."""
     frames = [
         correction_pairs(silver, gold),
         override_pairs(silver, gold),

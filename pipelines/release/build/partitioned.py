@@ -1,0 +1,138 @@
+"""The datasets, split proof and redaction ledger of a release whose tables are stored in
+partitions (parts.py builds and privatizes them partition by partition; staged.py puts
+them in release order and writes their files one file slice at a time). The rows are the
+rows a release from whole tables would hold; their order is the release's stable pseudo-random
+order with ties broken by the privatized rows' own values, so it does not depend on how groups
+were cut into partitions (1 and 8 shards give the same rows and content hash)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.config.settings import Settings
+from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.store import MAP_TABLE
+from pipelines.release.build import datasets
+from pipelines.release.build.batch_files import previous_files
+from pipelines.release.build.order import survey_dataset
+from pipelines.release.build.parts import Privacy, release_parts
+from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
+from pipelines.release.plan.inputs import key_fingerprint
+from pipelines.release.privatize.privatize import privatize
+from pipelines.release.privatize.redaction_memo import RedactionMemo
+from pipelines.release.store import part_cache
+from pipelines.splits.assign import split_proof
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
+from pipelines.storage.uri import is_remote
+
+SLICE = "_slice"  # a survey row's file slice index, until its sources are cut
+
+
+@dataclass(frozen=True)
+class PartitionedRelease:
+    staged: Staged  # the datasets' files, written batch by batch (staged.py)
+    proof: dict
+    dropped: dict[str, int]
+    ledger: dict[str, dict[str, int]]
+    replace_ids: Callable[[list[str]], list[str]]
+
+
+def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
+    """The survey dataset (survey answers are stored whole) with each row's landing batch and file
+    slice index (staged.py; its split is the row's)."""
+    answers = stored.read(layout, "silver", "survey_answers", as_of)
+    placed = stored.read(layout, "silver", MAP_TABLE, as_of).select(
+        "group_id",
+        pl.col("batch").alias(BATCH),
+        slice_index(pl.col(PARTITION)).alias(SLICE),
+    )
+    frame = survey_dataset(answers, splits)
+    return frame.join(placed, on="group_id", how="left").with_columns(
+        pl.col(BATCH).fill_null(0), pl.col(SLICE).fill_null(0)
+    )
+
+
+def partitioned_release(
+    settings: Settings,
+    as_of: datetime | None,
+    build_config: dict,
+    privacy: Privacy,
+) -> PartitionedRelease:
+    """Everything `assemble.release_request` needs from the datasets, built per partition."""
+    layout = Layout(settings.data_root)
+    options = DatasetOptions.from_settings(settings)
+    parts = release_parts(layout, as_of, build_config, options, privacy)
+    dropped = datasets.dropped_counts(parts.keys)
+    splits = stored.read(layout, "gold", "splits", as_of)
+    episodes = (
+        stored.scan(layout, "silver", "episodes", as_of)
+        .select("episode_id", "group_id", "source")
+        .collect()
+    )
+    proof = split_proof(
+        splits,
+        {"episodes": episodes},
+        datasets.proof_frames(parts.keys),
+        config=settings.splits,
+        participants=parts.participants,
+    ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
+    sources, ledger = dict(parts.sources), dict(parts.ledger)
+    if settings.privacy.include_surveys:
+        surveys = privatize(
+            {"surveys": _surveys(layout, as_of, splits)},
+            {},
+            privacy.key,
+            privacy.redaction,
+            privacy.memo,
+            privacy.workers,
+            ids=parts.ids,
+        )
+        sources["surveys"] = _batches_of(surveys.datasets["surveys"])
+        ledger["surveys"] = surveys.ledger["surveys"]
+    exports = layout.exports
+    previous = {} if is_remote(exports) else previous_files(exports)
+    staged = stage(sources, stage_folder(layout), previous)
+    part_cache.prune(part_cache.cache_root(layout), parts.entries)
+    return PartitionedRelease(
+        staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace_many
+    )
+
+
+def stage_folder(layout: Layout) -> Path:
+    """Where a release's files are staged (local, under the engine's state, never released)."""
+    return layout.release_stage
+
+
+def _batches_of(frame: pl.DataFrame) -> list[Source]:
+    """A frame held whole (the survey answers) as one source per file slice of its rows."""
+    cuts = sorted(set(frame.select(BATCH, "split", SLICE).iter_rows())) or [(0, "", 0)]
+    schema = frame.drop(SLICE).schema  # no rows: still its schema
+    return [
+        Source(
+            batch,
+            schema,
+            lambda b=batch, s=split, i=index: frame.filter(
+                (pl.col(BATCH) == b) & (pl.col("split") == s) & (pl.col(SLICE) == i)
+            ).drop(SLICE),
+            (split, index),
+        )
+        for batch, split, index in cuts
+    ]
+
+
+def privacy_of(settings: Settings, key: bytes, memo: RedactionMemo, memo_id: str) -> Privacy:
+    return Privacy(
+        key,
+        key_fingerprint(key),
+        settings.privacy.redaction,
+        memo,
+        memo_id,
+        settings.ingest_workers,
+    )

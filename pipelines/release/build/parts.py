@@ -1,0 +1,208 @@
+"""A release's datasets built, deduplicated and privatized one partition at a time, each step's
+result kept in a content-addressed store (store/part_cache.py), so a release after a small change
+rebuilds and re-privatizes only the partitions whose inputs changed.
+
+Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
+then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
+redaction memo's fingerprint and the code; the entry names the rows it left out; made by
+privatize/partitions.py), then the ledger of the rows kept now (privatize/kept_ledger.py). Which
+rows are dropped, the split proof and the subject ids are global and exact, computed from every
+partition's key frame and participants (small frames, not the rows). New data only ever drops more
+rows (a prompt asked in an earlier split), so an entry that left out a subset of what is dropped now
+is reused, the newly dropped rows filtered out when its files are read: a partition whose only
+change is a prompt dropped as a duplicate of new data is not privatized again. Privatization depends
+on the global subject ids only through the ids a text contains: a privatized entry made with other
+ids is reused when no id that came or went occurs in its partition's texts (else it is made again).
+A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
+a touched giant partition builds and privatizes only its changed chunks.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.exports.datasets import DATASETS
+from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.partitions.assign import PARTITION
+from pipelines.privacy.pseudonyms import IdReplacer
+from pipelines.release.build import datasets
+from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partition
+from pipelines.release.build.staged import BATCH, Source, slice_of_partition
+from pipelines.release.privatize import kept_ledger
+from pipelines.release.privatize.partitions import (
+    Pending,
+    Privacy,
+    dropped,
+    ids_entry,
+    privatize_all,
+)
+from pipelines.release.privatize.privatize import id_replacer, participant_subject_ids
+from pipelines.release.store import part_cache
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, sha256_file
+from pipelines.storage.layout import Layout
+
+log = logging.getLogger("turnlake")
+
+
+@dataclass(frozen=True)
+class Parts:
+    sources: dict[str, list[Source]]  # each dataset's privatized partitions, in partition order
+    keys: pl.DataFrame  # every partition's key frame with `keep` and PARTITION
+    participants: pl.DataFrame  # human_participants of all of silver
+    left_out: dict[str, dict[str, int]]
+    ledger: dict[str, dict[str, int]]
+    ids: list[str]
+    entries: list[str]  # the store entries this release used (the others are pruned)
+
+    def replace_ids(self, key: bytes) -> IdReplacer:
+        return id_replacer(key, tuple(self.ids))
+
+
+def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
+    """Whether an entry privatized under the ids `made_with` is what `ids` would make: no id that
+    came or went occurs in any text of the partition (the privatizer's own gate, read from the
+    built entry's distinct texts, not from its datasets)."""
+    _, old = part_cache.load(root, made_with, ["ids"])
+    if "ids" not in old:
+        return False
+    changed = sorted(set(old["ids"].get_column("id").to_list()) ^ set(ids))
+    if not changed:
+        return True
+    _, frames = part_cache.load(root, build, [TEXTS])
+    return TEXTS in frames and not frames[TEXTS].get_column("text").str.contains_any(changed).any()
+
+
+def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tuple[dict, str]:
+    """(meta, reused | rechecked) of a partition's stored privatized entry still right for `ids`;
+    ({}, how), the entry discarded, when it must be privatized. `entries`: built, private keys."""
+    build, private = entries
+    ids_key = ids_entry(ids)
+    meta, _ = part_cache.load(root, private, names=())
+    how = "reused"
+    if meta and meta["ids"] != ids_key:
+        how = "rechecked"
+        if _still_private(root, meta["ids"], ids, build):
+            part_cache.update_meta(root, private, {"ids": ids_key})
+        else:  # a save never replaces a stored entry
+            part_cache.discard(root, private)
+            meta = {}
+    return meta, how
+
+
+def _private_key(build: str, privacy: Privacy) -> str:
+    parts = [build, privacy.key_fingerprint, privacy.memo_id]
+    return fingerprint([*parts, engine_digest()])
+
+
+def _global_keys(
+    root: Path | None, built: dict[str, str], held: dict[str, dict[str, pl.DataFrame]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(every partition's key frame with `keep` and PARTITION, all human participants)."""
+    keys, people = [], []
+    for partition, entry in built.items():
+        frames = held.get(partition) or part_cache.load(root, entry, [KEYS, PARTICIPANTS])[1]
+        keys.append(frames[KEYS].with_columns(**{PARTITION: pl.lit(partition)}))
+        people.append(frames[PARTICIPANTS])
+    participants = pl.concat(people).unique().sort("participant_id", "episode_id", "kind")
+    return datasets.kept_rows(pl.concat(keys)), participants
+
+
+def _with_batch(frame: pl.DataFrame, batch: int, keep: pl.Series) -> pl.DataFrame:
+    return frame.filter(keep).with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
+
+
+def _source(
+    root: Path | None, entry: str, name: str, p: Partition, held: dict, keep: pl.Series
+) -> Source:
+    frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.home or p.key)
+    if frame is not None:
+        schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
+        return Source(batch, schema, lambda: _with_batch(frame, batch, keep), cut)
+    path = part_cache.frame_path(root, entry, name)
+    schema = pl.Schema({**pl.scan_parquet(path).collect_schema(), BATCH: pl.Int64})
+    kept_rows = fingerprint([p.key, sha256_file(path), keep.to_numpy().tobytes()])
+    load = lambda: _with_batch(pl.read_parquet(path), batch, keep)
+    return Source(batch, schema, load, cut, kept_rows)
+
+
+def _sources(
+    root: Path | None,
+    partitions: list[Partition],
+    private: dict[str, str],
+    held: dict[str, dict[str, pl.DataFrame]],
+    masks: dict[str, dict[str, pl.Series]],
+) -> dict[str, list[Source]]:
+    """Each dataset's privatized partitions without the rows dropped now, read only when their
+    batch is finished (staged.py)."""
+    return {
+        name: [
+            _source(root, private[p.key], name, p, held.get(p.key) or {}, masks[p.key][name])
+            for p in partitions
+        ]
+        for name in DATASETS
+    }
+
+
+def release_parts(
+    layout: Layout,
+    as_of: datetime | None,
+    config: dict,
+    options: DatasetOptions,
+    privacy: Privacy,
+) -> Parts:
+    """Every partition's datasets, deduplicated and privatized (see the module doc)."""
+    root = part_cache.cache_root(layout)
+    started = time.monotonic()
+    partitions, built, metas, held, indexes = datasets.built(
+        layout, root, datasets.partitions_in_force(layout, as_of), config, as_of, options
+    )
+    fresh = sum(1 for meta in metas.values() if meta.get("fresh"))
+    log.info("release: %d of %d partition units built now", fresh, len(partitions))
+    keys, participants = _global_keys(root, built, held)
+    ids = participant_subject_ids(participants)
+    ids_key = ids_entry(ids)
+    part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
+    private, ledgers, held_private, hows, pending, kept, masks = {}, [], {}, [], [], [], {}
+    for p in partitions:
+        keep = keys.filter(pl.col(PARTITION) == p.key)
+        private[p.key] = _private_key(built[p.key], privacy)
+        kept.append(kept_ledger.entry_key(private[p.key], keep))
+        entries = (built[p.key], private[p.key])
+        meta, how = _reused(root, entries, ids)
+        left_out = kept_ledger.left_out(root, private[p.key], keep) if meta else None
+        if left_out is not None:
+            ledger = kept_ledger.cached_kept_ledger(root, entries, meta, keep, left_out)
+            ledgers.append(ledger)
+            hows.append(how)
+            privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
+        else:
+            left_out = dropped(keep)
+            pending.append(Pending(p.key, entries, keep, kept[-1]))
+        masks[p.key] = kept_ledger.entry_masks(keep, left_out, DATASETS)
+    for key, ledger, frames in privatize_all(root, pending, ids, privacy, held):
+        ledgers.append(ledger)
+        hows.append("privatized")
+        if root is None:
+            held_private[key] = frames
+    log.info(
+        "release: %d partition units privatized now, %d rechecked for new ids; %.1f s",
+        sum(1 for how in hows if how == "privatized"),
+        sum(1 for how in hows if how == "rechecked"),
+        time.monotonic() - started,
+    )
+    return Parts(
+        _sources(root, partitions, private, held_private, masks),
+        keys,
+        participants,
+        datasets.summed_left_out(metas),
+        kept_ledger.summed(ledgers, DATASETS),
+        ids,
+        [*built.values(), *private.values(), *kept, ids_key, *indexes],
+    )

@@ -1,0 +1,41 @@
+"""What a release is made of: the datasets and everything the manifest and card say about them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from pipelines.release.build.card_stats import FrameStats
+    from pipelines.release.build.staged import Staged
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    datasets: dict[str, pl.DataFrame]  # each with a `split` column
+    proof: dict
+    config: dict  # reward rules, split salt and ratios, anything else that shaped the data
+    raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
+    package_version: str
+    git_commit: str
+    redaction_ledger: dict[str, dict[str, int]] | None = (
+        None  # dataset -> kind -> count (no values)
+    )
+    input_digest: str | None = (
+        None  # what it was made from (pipelines/release/plan/inputs.py); not content
+    )
+    table_versions: dict[str, dict[str, int]] | None = (
+        None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
+    )
+    as_of: str | None = None  # built from the tables as of this time (not LATEST); not content
+    staged: Staged | None = None  # tables stored in partitions: the datasets' files, already
+    # written batch by batch (staged.py); `datasets` is then empty
+
+    def dataset_names(self) -> list[str]:
+        return sorted(self.staged.names if self.staged is not None else self.datasets)
+
+    def frame_or_stats(self, name: str) -> pl.DataFrame | FrameStats:
+        """A dataset's rows, or of a staged release what the card needs of them."""
+        return self.staged.stats[name] if self.staged is not None else self.datasets[name]

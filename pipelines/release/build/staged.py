@@ -1,0 +1,211 @@
+"""Finishing a release of partitioned tables one file slice at a time, so no step holds a whole
+dataset. A slice is the partitions of one landing batch and split whose shards share a file:
+shards 0–3 of `b00000-train` are slice `b00000-p000`, 4–7 `b00000-p001` (PARTITIONS_PER_FILE),
+a count fixed when the batch's groups are placed, so a change to a few partitions rewrites only
+their slices' files, never a whole batch's. Each slice's privatized rows are put in release order
+file by file (batch_sort.py), written to the slice's files in a staging folder (or hard-linked
+from the previous release when equal, or when the slice's inputs are those of the previous
+release, without ordering them again: batch_files.py) and counted into mergeable aggregates: the
+content-hash sums and the card's figures (card_stats.py). `write_release` then moves the staged
+files into the release.
+
+The release order is a total order on a row's values (sha256 of its id, then every flat column,
+then the order rows came in): each file's rows are its slice's rows of the whole dataset in
+release order, and the content hash and the card are what a whole-dataset finish gives. A file's
+bytes are its rows written from one compact frame (not a slice of a bigger one: Polars' Parquet
+pages follow the memory a frame points into), so they do not depend on how a slice's rows were
+cut into partitions."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.release.build.batch_files import (
+    Previous,
+    Totals,
+    add_to_totals,
+    reused_slice,
+    slice_inputs,
+    totals_hash,
+    write_or_link,
+)
+from pipelines.release.build.batch_sort import files_in_order
+from pipelines.release.build.card_stats import FrameStats
+from pipelines.release.build.order import canonical_order, shuffled_order
+from pipelines.release.store.files import PARTITIONS_PER_FILE, SPLIT_ORDER
+
+BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
+
+
+@dataclass(frozen=True)
+class Source:
+    """One partition's rows of one dataset: loaded only when its slice is finished."""
+
+    batch: int
+    schema: pl.Schema  # with BATCH
+    load: Callable[[], pl.DataFrame]  # rows with BATCH
+    slice: tuple[str, int] = ("", 0)  # (its partition's split, shard // PARTITIONS_PER_FILE)
+    identity: str | None = None  # digest of its rows (None: unknown without loading them)
+
+    @property
+    def cut(self) -> str:
+        """The file slice, as file names carry it: `b00000-p001`."""
+        return f"b{self.batch:05d}-p{self.slice[1]:03d}"
+
+
+def slice_of_partition(key: str) -> tuple[str, int]:
+    """The file slice of partition `key` (`b00003-train-s05`: ("train", 1); see the module
+    doc)."""
+    _, rest = key.split("-", 1)
+    split, shard = rest.rsplit("-s", 1)
+    return split, int(shard) // PARTITIONS_PER_FILE
+
+
+def slice_index(partition: pl.Expr) -> pl.Expr:
+    """`slice_of_partition(key)[1]` of a column of partition keys (null for a key of no shard)."""
+    return partition.str.extract(r"-s(\d+)$").cast(pl.Int64) // PARTITIONS_PER_FILE
+
+
+@dataclass
+class Staged:
+    folder: Path  # <folder>/<dataset>/<file>
+    names: list[str]  # every dataset, also those without rows
+    files: dict[str, list[dict]] = field(default_factory=dict)  # dataset -> manifest entries
+    file_batches: dict[str, list[int]] = field(default_factory=dict)  # each file's batch
+    totals: Totals = field(default_factory=dict)
+    stats: dict[str, FrameStats] = field(default_factory=dict)
+    schemas: dict[str, pl.Schema] = field(default_factory=dict)  # every dataset's columns
+    moved_to: Path | None = None  # the release folder the files were moved into
+
+    def content_hash(self, config: dict) -> str:
+        return totals_hash(self.totals, config)
+
+    def move_into(self, tmp: Path) -> dict[str, list[dict]]:
+        """Move every dataset folder with rows into the release folder `tmp`; its file layout."""
+        for name in sorted(self.files):
+            shutil.move(self.folder / name, tmp / name)
+        self.moved_to = tmp
+        return {name: self.files[name] for name in sorted(self.files)}
+
+    def whole(self, name: str) -> pl.DataFrame:
+        """A dataset's rows in release order, read back from its staged files (release profiles
+        filter whole datasets; only a release with profiles holds one)."""
+        entries = self.files.get(name, [])
+        if not entries:
+            return pl.DataFrame(schema=self.schemas[name])
+        order = sorted(zip(self.file_batches[name], range(len(entries)), strict=True))
+        frames = [
+            pl.read_parquet(
+                (self.moved_to or self.folder) / name / entries[i]["file"]
+            ).with_columns(pl.lit(batch, pl.Int64).alias(BATCH))
+            for batch, i in order
+        ]
+        return _in_release_order(name, pl.concat(frames)).drop(BATCH)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def unified_schema(schemas: list[pl.Schema]) -> pl.Schema:
+    """The schema a relaxed concatenation of frames of these schemas has."""
+    distinct: list[pl.Schema] = []  # one frame per distinct schema, not per partition
+    for schema in schemas:
+        if schema not in distinct:
+            distinct.append(schema)
+    return pl.concat([pl.DataFrame(schema=s) for s in distinct], how="vertical_relaxed").schema
+
+
+def _in_release_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
+    return shuffled_order(name, canonical_order(frame))
+
+
+def _slices(sources: list[Source]) -> list[tuple[int, str, int]]:
+    def order(cut: tuple[int, str, int]) -> tuple:
+        split = cut[1]
+        rank = SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER)
+        return cut[0], rank, split, cut[2]
+
+    return sorted({(s.batch, *s.slice) for s in sources}, key=order)
+
+
+def _slice_files(
+    name: str, mine: list[Source], schema: pl.Schema, folder: Path, previous: dict[str, Previous]
+) -> Iterator[tuple[str, str, pl.DataFrame, str, str | None]]:
+    """(split, file, rows, rows_digest, inputs) of each file of one slice: reused whole when its
+    inputs are the previous release's, else put in order and written or linked."""
+    inputs = slice_inputs(name, mine[0].cut, schema, [s.identity for s in mine])
+    folder.mkdir(parents=True, exist_ok=True)
+    reused = reused_slice(name, inputs, folder, previous)
+    if reused is not None:
+        for file, rows, digest in reused:
+            yield rows.get_column("split")[0], file, rows, digest, inputs
+        return
+    spill = folder.parent / f".spill-{name}"
+    loads = [s.load for s in mine]
+    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
+        part = rows.drop(BATCH)
+        del rows
+        digest, _ = write_or_link(part, folder / file, f"{name}/{file}", previous)
+        yield split, file, part, digest, inputs
+        del part  # not held while the next file is put together
+
+
+def _stage_dataset(
+    staged: Staged, name: str, sources: list[Source], previous: dict[str, Previous]
+) -> None:
+    schema = unified_schema([s.schema for s in sources])
+    staged.schemas[name] = pl.Schema({c: t for c, t in schema.items() if c != BATCH})
+    folder = staged.folder / name
+    for batch, split, index in _slices(sources):
+        mine = [s for s in sources if (s.batch, *s.slice) == (batch, split, index)]
+        for split_of_rows, file, part, digest, inputs in _slice_files(
+            name, mine, schema, folder, previous
+        ):
+            if name not in staged.stats:
+                staged.stats[name] = FrameStats(part.schema, part.head(0).to_arrow().schema)
+            staged.stats[name].add(part)
+            add_to_totals(staged.totals, name, split_of_rows, part)
+            entry = {"split": split_of_rows, "file": file, "rows": part.height}
+            entry |= {"rows_digest": digest} | ({"inputs": inputs} if inputs else {})
+            staged.files.setdefault(name, []).append(entry)
+            staged.file_batches.setdefault(name, []).append(batch)
+            del part
+    if name in staged.files:  # in file order: by split (train first), then batch and slice
+        _in_file_order(staged, name)
+    elif folder.is_dir():
+        shutil.rmtree(folder)  # no rows: no folder (a dataset without rows is left out)
+
+
+def _in_file_order(staged: Staged, name: str) -> None:
+    entries = staged.files[name]
+    names = [f["file"] for f in entries]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{name}: two file slices gave the same file name")
+    present = {f["split"] for f in entries}
+    splits = [s for s in SPLIT_ORDER if s in present] + sorted(present - set(SPLIT_ORDER))
+    order = sorted(
+        range(len(entries)), key=lambda i: (splits.index(entries[i]["split"]), entries[i]["file"])
+    )
+    staged.files[name] = [entries[i] for i in order]
+    staged.file_batches[name] = [staged.file_batches[name][i] for i in order]
+
+
+def stage(sources: dict[str, list[Source]], folder: Path, previous: dict[str, Previous]) -> Staged:
+    """Every dataset's files, slice by slice, under `folder` (see the module doc); `sources`:
+    each dataset's partitions in partition order; `previous`: the newest release's files
+    (`previous_files`) to hard-link when equal."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    staged = Staged(folder, sorted(sources))
+    try:
+        for name in staged.names:
+            _stage_dataset(staged, name, sources[name], previous)
+    except BaseException:
+        staged.remove()
+        raise
+    return staged

@@ -1,0 +1,141 @@
+"""Pending release partitions privatized: their kept rows prepared one by one, their candidate
+texts cleaned together in chunks (enough texts for the redactor's worker processes), each
+partition's privatized datasets written to its store entry (store/part_cache.py) one at a time
+and let go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.exports.datasets import DATASETS
+from pipelines.privacy.redact import RedactionConfig
+from pipelines.release.privatize import kept_ledger
+from pipelines.release.privatize.privatize import (
+    Prepared,
+    cleaned_frame,
+    finish_each,
+    id_replacer,
+    prepare,
+)
+from pipelines.release.privatize.redaction_memo import RedactionMemo
+from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING
+from pipelines.release.store import part_cache
+from pipelines.storage.fingerprint import fingerprint, json_part
+
+# Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
+CHUNK_TEXTS = 4 * TEXTS_PER_GATHERING
+# Rows a chunk may hold (estimated in-memory size of its partitions' kept datasets): the prefilter
+# passes few of a partition's texts, so a chunk of CHUNK_TEXTS candidates alone could hold most of
+# the release's rows.
+CHUNK_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class Privacy:
+    key: bytes
+    key_fingerprint: str
+    redaction: RedactionConfig
+    memo: RedactionMemo
+    memo_id: str
+    workers: int
+
+
+def ids_entry(ids: list[str]) -> str:
+    return "ids-" + fingerprint([json_part(ids)])[:40]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A partition whose privatized entry must be made."""
+
+    key: str
+    entries: tuple[str, str]  # its built and privatized entry keys
+    keep: pl.DataFrame  # its key frame with `keep`
+    ledger: str  # its ledger entry key (kept_ledger.entry_key)
+
+
+def privatize_all(
+    root: Path | None,
+    pending: list[Pending],
+    ids: list[str],
+    privacy: Privacy,
+    held: dict[str, dict[str, pl.DataFrame]],
+) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
+    """(partition, ledger of its kept rows, its privatized kept rows) of every pending
+    partition. Partitions are prepared one by one and their candidate texts cleaned together, in
+    chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
+    partition alone rarely has enough), while memory holds one chunk of partitions (at most about
+    CHUNK_BYTES of rows, or one partition)."""
+    replacer = id_replacer(privacy.key, tuple(ids))
+    chunk: list[tuple[Pending, Prepared]] = []
+    held_bytes = 0
+    for i, p in enumerate(pending):
+        prepared = prepare(_kept(root, p, held), ids, privacy.redaction)
+        held_bytes += sum(frame.estimated_size() for frame in prepared.datasets.values())
+        chunk.append((p, prepared))
+        texts = sum(len(prepared.candidates) for _, prepared in chunk)
+        if texts < CHUNK_TEXTS and held_bytes < CHUNK_BYTES and i + 1 < len(pending):
+            continue
+        held_bytes = 0
+        candidates = [c for _, prepared in chunk for c in prepared.candidates]
+        chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
+        cleaned = cleaned_frame(
+            candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
+        )
+        del candidates
+        chunk.reverse()
+        while chunk:  # popped: a partition's rows are let go once its entry is saved
+            done, prepared = chunk.pop()
+            ledger, datasets = _finish_and_save(root, done, prepared, privacy.key, cleaned, ids)
+            del prepared
+            part_cache.save(root, done.ledger, {"ledger": ledger}, {})
+            yield done.key, ledger, datasets
+
+
+def _finish_and_save(
+    root: Path | None,
+    done: Pending,
+    prepared: Prepared,
+    key: bytes,
+    cleaned: pl.DataFrame,
+    ids: list[str],
+) -> tuple[dict[str, dict[str, int]], dict[str, pl.DataFrame]]:
+    """(ledger, privatized datasets) of a pending partition, its privatized entry saved. Each
+    dataset is written once privatized and let go (its rows as built too): the datasets are kept
+    and returned only when the store is off (`root` None)."""
+    occurrences = prepared.occurrences
+    entry = part_cache.Writer(root, done.entries[1])
+    ledger, datasets = {}, {}
+    for name, frame, counts in finish_each(prepared, key, cleaned):
+        entry.write(name, frame)
+        ledger[name] = counts
+        if root is None:
+            datasets[name] = frame
+        del frame  # before the next dataset is privatized
+    values = [o.get_column("value") for _, o in occurrences.values()]
+    entry.write(kept_ledger.COUNTS, kept_ledger.replacement_counts(values, cleaned))
+    entry.write(kept_ledger.LEFT_OUT, dropped(done.keep))
+    texts = {n: int(o.get_column("n").sum()) for n, (_, o) in occurrences.items()}
+    entry.close({"ledger": ledger, "texts": texts, "ids": ids_entry(ids)})
+    return ledger, datasets
+
+
+def _kept(
+    root: Path | None, pending: Pending, held: dict[str, dict[str, pl.DataFrame]]
+) -> dict[str, pl.DataFrame]:
+    """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
+    rows as built are let go on return)."""
+    frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
+    return {
+        name: frames[name].filter(pending.keep.filter(pl.col("dataset") == name).get_column("keep"))
+        for name in DATASETS
+    }
+
+
+def dropped(keep: pl.DataFrame) -> pl.DataFrame:
+    return keep.filter(~pl.col("keep")).select("dataset", "row")

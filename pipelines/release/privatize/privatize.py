@@ -1,0 +1,232 @@
+"""What a release may contain: subject ids replaced by keyed pseudonyms wherever they appear
+(columns, session ids, text, JSON), released text redacted, a ledger of what was replaced
+(counts by kind and dataset, never values). Silver keeps the real ids; releases never do."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
+from typing import Any
+
+import polars as pl
+
+from pipelines.privacy.prefilter import gated
+from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
+from pipelines.privacy.redact import RedactionConfig, redaction_config_from
+from pipelines.release.privatize.redaction_memo import RedactionMemo
+from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
+from pipelines.release.privatize.text_leaves import is_textual, replace_strings, string_leaves
+from pipelines.sources.base import sha256_hex
+from pipelines.splits.assign import human_participants
+
+_SHA256_BLOCK = 64  # bytes: HMAC pads (or first hashes) its key to the block size
+
+
+@dataclass(frozen=True)
+class Privatized:
+    datasets: dict[str, pl.DataFrame]
+    ledger: dict[str, dict[str, int]]  # dataset -> kind -> replacements
+    replace_ids: Callable[[list[str]], list[str]]  # each text with its subject ids replaced
+
+
+def subject_ids(silver: Mapping[str, pl.DataFrame]) -> list[str]:
+    """Real ids of human subjects (participants, decision humans, raters) as the sources write
+    them."""
+    return participant_subject_ids(human_participants(silver))
+
+
+def participant_subject_ids(participants: pl.DataFrame) -> list[str]:
+    """The real ids in `human_participants` rows (`<source>:<id>` → `<id>`)."""
+    people = participants.get_column("participant_id").str.splitn(":", 2).struct.field("field_1")
+    return sorted(set(people.drop_nulls().to_list()) - {""})
+
+
+def keyed_hash(expr: pl.Expr, key: bytes) -> pl.Expr:
+    """HMAC-SHA256 hex of a String expression under `key`, exactly `hmac.new(key, value,
+    sha256).hexdigest()` (RFC 2104 written out over the native sha256; null stays null).
+
+    Keyed, so the hash of a short prompt cannot be looked up in a dictionary of prompts."""
+    block = (hashlib.sha256(key).digest() if len(key) > _SHA256_BLOCK else key).ljust(
+        _SHA256_BLOCK, b"\0"
+    )
+    inner_pad = pl.lit(bytes(b ^ 0x36 for b in block), pl.Binary)
+    outer_pad = pl.lit(bytes(b ^ 0x5C for b in block), pl.Binary)
+    inner = sha256_hex(inner_pad + expr.cast(pl.Binary))
+    return sha256_hex(outer_pad + inner.str.decode("hex"))
+
+
+def _is_prompt_hash(column: str) -> bool:
+    """`prompt_hash` and the pair builders' `chosen_prompt_hash` / `rejected_prompt_hash`."""
+    return column == "prompt_hash" or column.endswith("_prompt_hash")
+
+
+def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
+    """The text columns of `frame` (not the prompt hashes, keyed apart), and each distinct string in
+    them with how often it occurs."""
+    textual = [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
+    return textual, string_leaves(frame, textual).value_counts(name="n")
+
+
+def count_replacements(occurrences: pl.DataFrame, counts: pl.DataFrame) -> dict[str, int]:
+    """Replacements by kind (kinds with none left out) of the strings `occurrences` (value, n:
+    how often it occurs), from `counts` (value, maybe cleaned, one count column per kind)."""
+    kinds = [c for c in counts.columns if c not in ("value", "cleaned")]
+    if not kinds:
+        return {}
+    hits = occurrences.join(counts, on="value", how="inner")
+    totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0)
+    return {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
+
+
+def _clean_frame(
+    frame: pl.DataFrame,
+    textual: list[str],
+    occurrences: pl.DataFrame,
+    key: bytes,
+    cleaned: pl.DataFrame,
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """`frame` with its texts replaced by their cleaned versions, and its ledger (a text repeated n
+    times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
+    counts: dict[str, int] = (
+        {"pseudonym": 0} if occurrences.height else {}
+    )  # named wherever there was text
+    counts |= count_replacements(occurrences, cleaned)
+    hits = occurrences.join(cleaned, on="value", how="inner")
+    changed = hits.filter(pl.col("cleaned") != pl.col("value"))
+    changes = (
+        [
+            replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(
+                c
+            )
+            for c in textual
+        ]
+        if changed.height
+        else []
+    )
+    changes += [keyed_hash(pl.col(c), key).alias(c) for c in frame.columns if _is_prompt_hash(c)]
+    return frame.with_columns(changes), dict(sorted(counts.items()))
+
+
+def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
+    kinds = sorted({kind for _, counts in cleaned.values() for kind in counts})
+    results = list(cleaned.values())
+    return pl.DataFrame(
+        {
+            "value": list(cleaned),
+            "cleaned": [text for text, _ in results],
+            **{kind: [counts.get(kind, 0) for _, counts in results] for kind in kinds},
+        },
+        schema={"value": pl.String, "cleaned": pl.String, **dict.fromkeys(kinds, pl.Int64)},
+    )
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Datasets with their texts gathered and gated, not yet cleaned (`prepare`)."""
+
+    datasets: dict[str, pl.DataFrame]
+    occurrences: dict[str, tuple[list[str], pl.DataFrame]]
+    candidates: list[tuple[str, frozenset[str]]]
+
+
+@lru_cache(maxsize=2)
+def id_replacer(key: bytes, ids: tuple[str, ...]) -> IdReplacer:
+    """The replacer of `ids` under `key`, made once per release, not once per partition (its
+    pseudonyms are one HMAC per id)."""
+    pseudonyms = Pseudonymizer(key)
+    return IdReplacer({real: pseudonyms.pseudonym("person", real) for real in ids})
+
+
+def prepare(
+    datasets: dict[str, pl.DataFrame], ids: list[str], redaction: RedactionConfig
+) -> Prepared:
+    """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes."""
+    occurrences = {name: occurrences_of(frame) for name, frame in datasets.items()}
+    distinct = pl.concat(
+        [pl.Series("value", [], dtype=pl.String)]
+        + [o.get_column("value") for _, o in occurrences.values()]
+    ).unique()
+    candidates = list(gated(distinct, ids, redaction))
+    return Prepared(dict(datasets), occurrences, candidates)  # finish_each empties it
+
+
+# Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
+# entries (~1 KB per text) until it returns, and the largest release partition of a 1 GB corpus has
+# ~600 000 candidate texts. Enough for the redactor's worker processes (text_cleaner.py).
+SLICE_TEXTS = 4 * TEXTS_PER_GATHERING
+
+
+def cleaned_frame(
+    candidates: list[tuple[str, frozenset[str]]],
+    replacer: IdReplacer,
+    redaction: RedactionConfig,
+    memo: RedactionMemo | None,
+    workers: int,
+) -> pl.DataFrame:
+    """value, cleaned and one count column per kind of every candidate (of one or of several
+    `Prepared`: a caller may clean many partitions' candidates in one call, so that the redactor's
+    worker processes see enough texts to be worth starting). Cleaned SLICE_TEXTS at a time."""
+    distinct = iter(dict(candidates).items())  # a text of several partitions is cleaned once
+    frames = []
+    while batch := list(islice(distinct, SLICE_TEXTS)):
+        frames.append(_as_frame(clean_texts(batch, replacer, redaction, memo, workers)))
+    if len(frames) < 2:
+        return frames[0] if frames else _as_frame({})
+    kinds = sorted({c for frame in frames for c in frame.columns} - {"value", "cleaned"})
+    return pl.concat(frames, how="diagonal").select(
+        "value", "cleaned", *(pl.col(kind).fill_null(0) for kind in kinds)
+    )
+
+
+def finish_each(
+    prepared: Prepared, key: bytes, cleaned: pl.DataFrame
+) -> Iterator[tuple[str, pl.DataFrame, dict[str, int]]]:
+    """Each dataset with its texts replaced by `cleaned` (which may hold other texts too), and its
+    ledger, one at a time. Takes each dataset out of `prepared` as it goes: a caller that stores
+    and lets go of each holds one dataset's rows twice, not every dataset's (at 1 GB the largest
+    partition's datasets are ~270 MB)."""
+    for name in list(prepared.datasets):
+        textual, counts = prepared.occurrences[name]
+        frame, ledger = _clean_frame(prepared.datasets.pop(name), textual, counts, key, cleaned)
+        yield name, frame, ledger
+        del frame  # not held while the next one is made
+
+
+def finish(
+    prepared: Prepared, key: bytes, cleaned: pl.DataFrame
+) -> tuple[dict[str, pl.DataFrame], dict[str, dict[str, int]]]:
+    """The datasets with their texts replaced by `cleaned` and their ledger (`finish_each`:
+    empties `prepared.datasets`)."""
+    out, ledger = {}, {}
+    for name, frame, counts in finish_each(prepared, key, cleaned):
+        out[name], ledger[name] = frame, counts
+    return out, ledger
+
+
+def privatize(
+    datasets: dict[str, pl.DataFrame],
+    silver: Mapping[str, pl.DataFrame],
+    key: bytes,
+    redaction: RedactionConfig | Mapping[str, Any],
+    memo: RedactionMemo | None = None,
+    workers: int = 1,
+    ids: list[str] | None = None,
+) -> Privatized:
+    """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
+    `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
+    strings of all datasets are gated together; only those a prefilter gate passes reach Python,
+    each once, with only the detectors whose gate they pass; what the redactor made of a text in an
+    earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
+    processes. `ids`: the subject ids when the caller already has them (`subject_ids` of the whole
+    of silver: a text in one partition may name a subject of another)."""
+    ids = subject_ids(silver) if ids is None else ids
+    replacer = id_replacer(key, tuple(ids))
+    if not isinstance(redaction, RedactionConfig):
+        redaction = redaction_config_from(redaction)
+    prepared = prepare(datasets, ids, redaction)
+    cleaned = cleaned_frame(prepared.candidates, replacer, redaction, memo, workers)
+    out, ledger = finish(prepared, key, cleaned)
+    return Privatized(out, ledger, replacer.replace_many)

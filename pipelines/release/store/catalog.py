@@ -1,0 +1,58 @@
+"""Listing releases and copying one out (verified) for a trainer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.release.store.files import complete_releases
+from pipelines.release.store.verify import verify_release
+from pipelines.storage.objects import ObjectRoot
+
+
+def list_releases(exports: Path | ObjectRoot) -> pl.DataFrame:
+    """Complete releases in an exports folder or a store, oldest first; `as_of` names the time
+    whose tables an as-of release was built from (null for a release of current data)."""
+    from pipelines.release.store.stores import store_latest, store_manifest, store_releases
+
+    root = exports if isinstance(exports, ObjectRoot) else ObjectRoot.parse(exports)
+    latest = store_latest(root)
+    rows = []
+    for version in store_releases(root):
+        manifest = store_manifest(root, version)
+        rows.append(
+            {
+                "version": version,
+                "created_at": manifest["created_at"],
+                "latest": version == latest,
+                "as_of": manifest.get("as_of"),  # built from the tables of that time
+                **{
+                    name: sum(counts.values())
+                    for name, counts in sorted(manifest["counts"].items())
+                },
+            }
+        )
+    return (
+        pl.DataFrame(rows, schema_overrides={"as_of": pl.String})
+        if rows
+        else pl.DataFrame(schema={"version": pl.String})
+    )
+
+
+def pull_release(exports: Path, version: str, destination: Path) -> tuple[Path, list[str]]:
+    """Copy a release to `destination/<version>` (temp copy, then rename) and verify the copy."""
+    source = exports / version
+    if version not in complete_releases(exports):
+        raise FileNotFoundError(f"no complete release {version!r} under {exports}")
+    destination.mkdir(parents=True, exist_ok=True)
+    target = destination / version
+    if target.exists():
+        raise FileExistsError(f"{target} already exists")
+    tmp = destination / f".tmp-pull-{version}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp)
+    os.rename(tmp, target)
+    return target, verify_release(target)

@@ -1,0 +1,121 @@
+"""The trainability checks (problems.py) over a release folder, one file at a time: memory
+holds one file's checked columns, not a whole release. Every check but the episode invariants is
+row by row, so a dataset's problems are its files' problems merged (counts summed, the first
+examples in file order kept); `rl_steps` is checked whole on its small scalar columns (an episode
+may span files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipelines.release.store.files import MANIFEST
+from pipelines.release.trainability.memo import Ranked, TrainabilityMemo, entry_key
+from pipelines.release.trainability.problems import (
+    CHATS,
+    CHECKED_COLUMNS,
+    KEEP_EMPTY,
+    ROW_NAMES,
+    Counted,
+    ranked_problems,
+)
+from pipelines.storage.fingerprint import sha256_file
+
+
+def checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
+    """These files of one dataset, only the columns some check reads (a release can be large)."""
+    prompt, completions = CHATS.get(dataset, (None, ()))
+    wanted = {*CHECKED_COLUMNS, *ROW_NAMES, *(c for c in (prompt, *completions) if c)}
+    parts = [pl.scan_parquet(f) for f in files]
+    parts = [part.select(c for c in part.collect_schema() if c in wanted) for part in parts]
+    return pl.concat(parts, how="diagonal_relaxed").collect()
+
+
+def merge_problems(per_file: list[list[Ranked]]) -> list[Ranked]:
+    """The problems of files of one dataset as one: a counted problem (same rank and text but the
+    count) summed, any other problem once; in order of first appearance (each file lists every
+    counted check, found or not: KEEP_EMPTY)."""
+    merged: dict[tuple, Ranked] = {}
+    for problems in per_file:
+        for rank, problem in problems:
+            if not isinstance(problem, Counted):
+                merged.setdefault((rank, problem), (rank, problem))
+                continue
+            key = (rank, problem.what)
+            if key in merged:
+                old = merged[key][1]
+                assert isinstance(old, Counted)
+                problem = Counted(
+                    old.dataset, old.what, old.n + problem.n, old.examples + problem.examples
+                )
+            merged[key] = (rank, problem)
+    return list(merged.values())
+
+
+def _file_problems(dataset: str, file: Path, include_neutral: bool) -> list[Ranked]:
+    token = KEEP_EMPTY.set(True)
+    try:
+        return ranked_problems(dataset, checked_columns(dataset, [file]), include_neutral)
+    finally:
+        KEEP_EMPTY.reset(token)
+
+
+def _whole_problems(dataset: str, files: list[Path], include_neutral: bool) -> list[Ranked]:
+    return ranked_problems(dataset, checked_columns(dataset, files), include_neutral)
+
+
+def _remembered(
+    memo: TrainabilityMemo,
+    dataset: str,
+    files: list[Path],
+    include_neutral: bool,
+    check: Callable[[], list[Ranked]],
+) -> list[Ranked]:
+    """`check()`, or what it gave before on files of the same bytes."""
+    key = entry_key(dataset, include_neutral, [sha256_file(f) for f in files])
+    found = memo.get(key)
+    if found is None:
+        found = check()
+        memo.put(key, found)
+    return found
+
+
+def trainability_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
+    """Every trainability problem of the release folder (empty = a trainer can rely on it), read
+    one file at a time (see the module doc); with `memo_dir`, a file checked before is answered
+    by its bytes' sha256 from the memo there (memo.py)."""
+    config = (
+        orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
+        if (release / MANIFEST).exists()
+        else {}
+    )
+    include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
+    memo = TrainabilityMemo(memo_dir)
+    ranked: list[Ranked] = []
+    for folder in sorted(p for p in release.iterdir() if p.is_dir()):
+        name, files = folder.name, sorted(folder.glob("*.parquet"))
+        if not files:
+            continue
+        if name == "rl_steps":
+            ranked += _remembered(
+                memo,
+                name,
+                files,
+                include_neutral,
+                partial(_whole_problems, name, files, include_neutral),
+            )
+            continue
+        per_file = [
+            _remembered(
+                memo, name, [f], include_neutral, partial(_file_problems, name, f, include_neutral)
+            )
+            for f in files
+        ]
+        merged = merge_problems(per_file)
+        ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
+    memo.save()
+    return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
