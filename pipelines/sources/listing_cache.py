@@ -32,10 +32,11 @@ Folders = dict[str, list]  # relative folder → [stamp or None, sub-folder name
 
 
 def cache_file(raw_root: str, key: str) -> Path:
-    """Where the listing of `raw_root` for the walk named `key` is kept (by this engine: another
-    engine digest starts a new cache)."""
-    digest = hashlib.sha256(f"{engine_digest()}\0{key}".encode()).hexdigest()[:16]
-    return Layout.listing_cache(raw_root) / f"{digest}.json"
+    """Where the listing of `raw_root` for the walk named `key` is kept by this engine
+    (`<key digest>-<engine digest>.json`: another engine starts a new cache and, when it saves
+    it, deletes the old engine's)."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return Layout.listing_cache(raw_root) / f"{digest}-{engine_digest()[:16]}.json"
 
 
 def _load(path: Path) -> Folders:
@@ -51,6 +52,10 @@ def _save(path: Path, folders: Folders) -> None:
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
             fh.write(orjson.dumps(folders))
         os.replace(fh.name, path)
+        key_digest = path.name.partition("-")[0]
+        for other in path.parent.glob(f"{key_digest}-*.json"):
+            if other != path:  # the same walk kept by an earlier engine
+                other.unlink(missing_ok=True)
     except OSError:
         pass  # a cache that cannot be written costs the next build a full walk, nothing else
 

@@ -121,3 +121,26 @@ def test_an_ingest_catches_added_rewritten_and_deleted_files_through_the_cache(t
     (root / "survey_responses/conversations/c1.json").unlink()
     report = ingest_source("study", settings, "run-5")
     assert report.files_missing == ["survey_responses/conversations/c1.json"]
+
+
+def test_another_engine_reads_the_tree_again_and_replaces_the_old_engines_cache(
+    tmp_path, monkeypatch
+):
+    """A listing is kept per engine digest (a new engine may list otherwise); the new engine's
+    save deletes the old one's, so upgrades do not pile up caches. Other walks' caches stay."""
+    root = _tree(tmp_path / "raw", TREE)
+    time.sleep(PAST_THE_RACY_WINDOW)
+    local_matches(root, PATTERNS)
+    all_local_files(root)  # another walk (another key) of the same tree
+    folder = tmp_path / "cache"
+    before = sorted(p.name for p in folder.rglob("*.json"))
+    assert len(before) == 2
+
+    monkeypatch.setattr(listing_cache, "engine_digest", lambda: "another-engine-digest")
+    reads = _count_reads(monkeypatch)
+    assert len(local_matches(root, PATTERNS)) == 6
+    assert reads  # the old engine's listing is not trusted
+    after = sorted(p.name for p in folder.rglob("*.json"))
+    assert len(after) == 2
+    assert [n for n in after if n.endswith("-another-engine-d.json")] != []  # [:16] of it
+    assert len(set(after) & set(before)) == 1  # the other walk's cache is left as it was
