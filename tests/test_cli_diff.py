@@ -3,6 +3,7 @@ release; on two tiny releases written by hand (no warehouse needed)."""
 
 from pathlib import Path
 
+import orjson
 import polars as pl
 
 from pipelines.cli.main import main
@@ -45,3 +46,18 @@ def test_diff_of_an_unknown_release_exits_2(tmp_path, capsys):
     _release(data / "exports", [("train", "g1", "a")], "20261101")
     assert main(["diff", "20260101-0000000000", "--data-root", str(data)]) == 2
     assert "no complete release '20260101-0000000000'" in capsys.readouterr().err
+
+
+def test_a_release_of_another_engine_is_a_code_change_in_the_diff(tmp_path, capsys, monkeypatch):
+    """Same rows, same package version and commit, another engine digest (an uncommitted edit
+    or a dependency upgrade): the diff names it, as the manifests record it."""
+    from pipelines.release import write
+
+    data = tmp_path / "data"
+    v1 = _release(data / "exports", [("train", "g1", "a")], "20261101")
+    monkeypatch.setattr(write, "engine_digest", lambda: "another engine")
+    v2 = _release(data / "exports", [("train", "g1", "a")], "20261102")
+    assert main(["diff", v1, v2, "--data-root", str(data), "--json"]) == 0
+    code = orjson.loads(capsys.readouterr().out)["code"]
+    assert [c["field"] for c in code] == ["engine_digest"]
+    assert code[0]["after"] == "another engine"

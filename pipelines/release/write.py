@@ -35,6 +35,7 @@ from pipelines.release.store.files import (
 )
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
+from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import is_remote
@@ -117,6 +118,7 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
         "schema_version": SCHEMA_VERSION,
         "package_version": request.package_version,
         "git_commit": request.git_commit,
+        "engine_digest": engine_digest(),  # storage/engine.py: code and dependency versions
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "input_digest": request.input_digest,

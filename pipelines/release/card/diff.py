@@ -20,7 +20,8 @@ from pipelines.release.card.profiles import REWARD_COLUMN
 from pipelines.release.store.files import read_manifest
 
 QUANTILES = (0.1, 0.5, 0.9)
-CODE_FIELDS = ("package_version", "git_commit", "schema_version")
+# the manifest fields naming the code; `engine_digest` changes with any code or dependency change
+CODE_FIELDS = ("package_version", "git_commit", "schema_version", "engine_digest")
 _CONTENT_SEEDS = (0x64696666, 0x636F6E74656E74)  # two 64-bit row hashes: a 128-bit digest
 
 
