@@ -1,11 +1,10 @@
-"""The harness of the code-change soundness tests (test_code_change_soundness_*.py): an upgrade
-never publishes what a from-scratch build would not. For one module of each layer, the engine is
-copied with that module changed (a one-line change that alters the release), and on a data root
-built by today's code an incremental build with the changed engine must publish exactly the
-release (its content hash and rows per dataset and split) that a from-scratch build with the
-changed engine publishes. Every cache key holds
-the engine digest (storage/engine.py) and parsing keys on the import closure of its code, so no
-cached result of the old code can survive into the new release.
+"""An upgrade never publishes what a from-scratch build would not. For one module of each layer, the
+engine is copied with that module changed (a one-line change that alters the release), and on a
+data root built by today's code an incremental build with the changed engine must publish exactly
+the release (its content hash and rows per dataset and split) that a from-scratch build with the
+changed engine publishes. Every cache key holds the engine digest (storage/engine.py) and parsing
+keys on the import closure of its code, so no cached result of the old code can survive into the
+new release.
 
 Each change is checked to matter (the changed release differs from today's), so a change that no
 longer reaches the release fails here instead of proving nothing.
@@ -129,13 +128,16 @@ def _build_today(base: Path) -> None:
 
 @pytest.fixture(scope="module")
 def built_today(built_once) -> tuple[Path, Path, tuple[str, dict]]:
-    """The clean fixtures built by today's engine, once per test run (both test files read it):
-    (raw root, data root, its release). Read-only: each test builds on its own copy."""
+    """The clean fixtures built by today's engine, once per test run: (raw root, data root, its
+    release). Read-only: each test builds on its own copy."""
     base = built_once.get("soundness-today", _build_today)
     return base / "raw", base / "data", released(base / "data")
 
 
-def check_layer(built_today: tuple[Path, Path, tuple[str, dict]], tmp_path: Path, layer: str):
+@pytest.mark.parametrize("layer", list(CHANGES))
+def test_an_incremental_build_after_a_code_change_publishes_what_a_fresh_build_does(
+    built_today, tmp_path, layer
+):
     """Change `layer`'s module in a copy of the engine; the incremental build on today's data root
     and a fresh build, both by the changed engine, publish the same release, not today's."""
     raw, today, today_release = built_today
