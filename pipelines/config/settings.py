@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipelines.config import schema
+from pipelines.config.problems import problems
 from pipelines.config.redaction import RedactionConfig
 from pipelines.config.splits import SplitConfig
 from pipelines.storage.layout import Layout
@@ -166,7 +167,7 @@ def validate_config(
     try:
         return schema.TurnlakeFile.model_validate(data)
     except ValidationError as err:
-        raise SettingsError(where, schema.problems(err, data)) from None
+        raise SettingsError(where, problems(err, data)) from None
 
 
 def read_config_file(path: Path | None) -> schema.TurnlakeFile:
