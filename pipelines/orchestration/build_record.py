@@ -201,6 +201,6 @@ def data_root_state(layout: Layout) -> str:
     root = layout.data_root
     paths = [layout.snapshot_log(layer) for layer in _LAYERS]
     paths += _bronze_logs(layout)
-    paths += [layout.exports, layout.exports / "LATEST", *_release_files(layout)]
+    paths += [layout.exports, layout.latest, *_release_files(layout)]
     paths += [layout.tombstones, layout.duckdb]
     return fingerprint([_stamp(path, root) for path in paths])

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from pipelines.storage.uri import is_remote, local_cache
 
+# names under an exports folder (a data root's, or a release store's: release/store/files.py)
+LATEST = "LATEST"
+RELEASE_INPUTS = ".release-inputs.json"
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -104,12 +108,12 @@ class Layout:
     @property
     def release_inputs(self) -> Path:
         """The digest of what the latest release was made from (release/plan/inputs.py)."""
-        return self.exports / ".release-inputs.json"
+        return self.exports / RELEASE_INPUTS
 
     @property
     def latest(self) -> Path:
         """`exports/LATEST`: the version of the latest release (release/store/files.py)."""
-        return self.exports / "LATEST"
+        return self.exports / LATEST
 
     def downloaded_release(self, version: str) -> Path:
         """A release of a remote data root downloaded for readers that need local files

@@ -26,9 +26,9 @@ from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import fingerprint, json_part
-from pipelines.storage.layout import Layout
+from pipelines.storage.layout import RELEASE_INPUTS, Layout
 
-INPUTS_MARKER = ".release-inputs.json"  # under exports/
+INPUTS_MARKER = RELEASE_INPUTS  # under exports/
 _KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
 
 

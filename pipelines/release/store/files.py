@@ -11,13 +11,13 @@ import orjson
 import polars as pl
 
 from pipelines.storage.files import write_bytes_atomic
+from pipelines.storage.layout import LATEST
 from pipelines.storage.uri import is_remote
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
 SPLIT_PROOF = "split_proof.json"
 LEDGER = "redaction_ledger.json"
-LATEST = "LATEST"
 SHARD_ROWS = 200_000  # rows per Parquet shard; bigger splits are written as several files
 SPLIT_ORDER = ("train", "validation", "test")
 # Partitions (shards of one landing batch and split) that share a release file: files of a few MB
