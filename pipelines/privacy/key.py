@@ -22,6 +22,7 @@ from pathlib import Path
 from pipelines.config.settings import Settings
 from pipelines.privacy.pseudonyms import KEY_ENV, PseudonymKeyError, key_from_env_or_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot, get_bytes, put_if_absent
 from pipelines.storage.uri import is_remote
 
 MAKE_A_KEY = "openssl rand -hex 32 > ~/.turnlake_pseudonym_key"
@@ -101,8 +102,6 @@ def _generated_locally(path: Path) -> bytes:
 def _generated_on_s3(path: Path) -> bytes:
     """The key object at `path`, created if absent (put-if-absent: of two first writers, both
     read the one that won)."""
-    from pipelines.storage.objects import ObjectRoot, get_bytes, put_if_absent
-
     root = ObjectRoot.parse(str(path.parent))
     put_if_absent(root, path.name, _new_key())
     return get_bytes(root, path.name).strip()
