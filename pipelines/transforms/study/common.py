@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipelines.sources.base import RecordError, dumps, stable_hash
+from pipelines.sources.base import RecordError, dumps, sha256_hex, stable_hash
 from pipelines.sources.values import parse_ts
 
 SOURCE = "study"
@@ -21,6 +21,33 @@ def hash_expr(prefix: str, *columns: str) -> pl.Expr:
         lambda row: stable_hash(prefix, *(_jsonable(row[c]) for c in columns)),
         return_dtype=pl.String,
     )
+
+
+# orjson's escapes inside a JSON string: the quote, the backslash and the control characters.
+_SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_JSON_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    **{chr(c): _SHORT_ESCAPES.get(chr(c), f"\\u{c:04x}") for c in range(0x20)},
+}
+
+
+def native_hash_expr(prefix: str, *parts: pl.Expr) -> pl.Expr:
+    """`hash_expr` in the plan (no Python per row): `parts` are `json_text` / `json_int` of the
+    columns, so the text hashed is the compact JSON `stable_hash` hashes (orjson's)."""
+    json = pl.concat_str([pl.lit(dumps(prefix)), *parts], separator=",")
+    return sha256_hex(pl.concat_str([pl.lit("["), json, pl.lit("]")])).str.slice(0, 20)
+
+
+def json_text(name: str) -> pl.Expr:
+    """A String column as a JSON value (a string with orjson's escapes, or null)."""
+    escaped = pl.col(name).str.replace_many(_JSON_ESCAPES)
+    return pl.concat_str([pl.lit('"'), escaped, pl.lit('"')]).fill_null(pl.lit("null"))
+
+
+def json_int(name: str) -> pl.Expr:
+    """An integer column as a JSON value."""
+    return pl.col(name).cast(pl.String).fill_null(pl.lit("null"))
 
 
 def json_expr(**fields: pl.Expr) -> pl.Expr:
