@@ -362,3 +362,19 @@ def test_decision_id_is_the_hash_of_the_compact_json_of_session_and_step() -> No
     decisions = run([session(sid, [("NEUTRAL", 0.6)])])["decisions"]
     text = '["study-iql-step","odd \\"id\\" \\\\ with\\ttab",1]'  # orjson's escapes, by hand
     assert decisions["decision_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]
+
+
+@pytest.mark.parametrize(
+    ("ts", "written"),
+    [
+        (T0 + timedelta(seconds=10), "2026-01-09T07:00:10+00:00"),
+        (T0 + timedelta(microseconds=5), "2026-01-09T07:00:00.000005+00:00"),
+    ],
+)
+def test_judge_feedback_id_is_the_hash_of_the_compact_json_of_its_stance(ts, written) -> None:
+    sid = f"{PID}_niki_16"
+    row = session(sid, [("NEUTRAL", 0.57)])
+    row["iql"][0]["ts"] = ts
+    feedback = run([row])["feedback"].filter(pl.col("name") == "judge_stance")
+    text = f'["judge_stance","study:{sid}#1","NEUTRAL",0.57,"{written}"]'
+    assert feedback["feedback_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]

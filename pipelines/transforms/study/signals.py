@@ -17,9 +17,9 @@ from pipelines.transforms.study.common import (
     OPERATOR_ACTOR,
     hash_expr,
     json_expr,
-    json_int,
+    json_number,
     json_text,
-    native_hash_expr,
+    json_utc_ts,
     quarantine_frame,
     ts_from_text,
     turn_id_expr,
@@ -77,7 +77,7 @@ def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _decision_id() -> pl.Expr:
-    return native_hash_expr("study-iql-step", json_text("session_id"), json_int("turn"))
+    return hash_expr("study-iql-step", json_text("session_id"), json_number("turn"))
 
 
 def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -94,7 +94,13 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         turn_id=turn_id_expr(pl.col("resident_index"))
     )
     feedback = rows.select(
-        feedback_id=hash_expr("judge_stance", "turn_id", "judge_stance", "judge_confidence", "ts"),
+        feedback_id=hash_expr(
+            "judge_stance",
+            json_text("turn_id"),
+            json_text("judge_stance"),
+            json_number("judge_confidence"),
+            json_utc_ts("ts"),
+        ),
         episode_id=pl.col("episode_id"),
         turn_id=pl.col("turn_id"),
         decision_id=pl.col("decision_id"),
@@ -150,7 +156,7 @@ def willing_feedback(
             willing_text=pl.col("willing").str.to_lowercase().str.strip_chars(),
         )
         .select(
-            feedback_id=native_hash_expr(
+            feedback_id=hash_expr(
                 "post_survey_willing",
                 json_text("episode_id"),
                 json_text("willing_text"),
