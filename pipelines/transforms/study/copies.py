@@ -84,24 +84,13 @@ def choose_copies(ranked: pl.LazyFrame) -> pl.LazyFrame:
 
 def copy_conflicts(ranked: pl.LazyFrame, excerpt_chars: int) -> pl.DataFrame:
     """Silver quarantine rows (`duplicate_conflict`) for copies that disagree with the kept one."""
-    keyed = ranked.with_columns(_key=pl.struct(list(CONTENT)).hash()).with_columns(
-        _kept_key=pl.col("_key").first().over("session_id"),
-        _kept_participant=pl.col("participant_id").drop_nulls().first().over("session_id"),
-    )
-    # Only copies that differ at all are compared field by field (most copies are identical).
-    suspects = (
-        keyed.filter(
-            (pl.col("copy_rank") > 0)
-            & (
-                (pl.col("_key") != pl.col("_kept_key"))
-                | (pl.col("participant_id") != pl.col("_kept_participant")).fill_null(False)
-            )
-        )
-        .select("session_id")
-        .unique()
-    )
+    # Most copies are identical to the kept one or plainly an earlier snapshot of it (compared in
+    # the plan, exactly): only the sessions of the other copies are compared field by field in
+    # Python, for the message.
     rows = (
-        keyed.join(suspects, on="session_id", how="semi").sort("session_id", "copy_rank").collect()
+        ranked.join(_unexplained(ranked), on="session_id", how="semi")
+        .sort("session_id", "copy_rank")
+        .collect()
     )
     out = []
     # rows sorted by session: one conversion to dicts, then each session's copies in rank order
@@ -118,6 +107,39 @@ def copy_conflicts(ranked: pl.LazyFrame, excerpt_chars: int) -> pl.DataFrame:
     # The silver quarantine contract without run_id (silver stamps the run that read the record).
     schema = {k: v for k, v in silver_schema("quarantine").items() if k != "run_id"}
     return pl.DataFrame(out, schema=schema, orient="row")
+
+
+def _unexplained(ranked: pl.LazyFrame) -> pl.LazyFrame:
+    """The sessions with a copy that may disagree with the kept one. Not those whose every other
+    copy hashes as the kept one and names no other participant (most), nor those whose other
+    copies `is_earlier_snapshot` would let pass whatever `differences` finds: no other
+    participant, shorter, history and IQL steps a prefix of the kept copy's, every other field the
+    kept copy's but the counters a save may differ in (`==` as Python's: nulls equal)."""
+    linked = pl.col("participant_id").drop_nulls().first().over("session_id")
+    keyed = ranked.with_columns(_key=pl.struct(list(CONTENT)).hash()).with_columns(
+        _kept_key=pl.col("_key").first().over("session_id"), _linked=linked
+    )
+    other_participant = (pl.col("participant_id") != pl.col("_linked")).fill_null(False)
+    suspects = keyed.filter(
+        (pl.col("copy_rank") > 0) & ((pl.col("_key") != pl.col("_kept_key")) | other_participant)
+    )
+    kept_columns = [*CONTENT, "n_history", "n_iql"]
+    kept = ranked.filter(pl.col("copy_rank") == 0).select(
+        "session_id", *(pl.col(c).alias(f"kept_{c}") for c in kept_columns)
+    )
+    fixed = [f for f in CONTENT if f not in SNAPSHOT_MAY_DIFFER | {"history", "iql"}]
+    snapshot = pl.all_horizontal(
+        (pl.col("n_history") < pl.col("kept_n_history")) | (pl.col("n_iql") < pl.col("kept_n_iql")),
+        pl.col("kept_history").list.head(pl.col("n_history")).eq_missing(pl.col("history")),
+        pl.col("kept_iql").list.head(pl.col("n_iql")).eq_missing(pl.col("iql")),
+        *(pl.col(f).eq_missing(pl.col(f"kept_{f}")) for f in fixed),
+    )
+    return (
+        suspects.join(kept, on="session_id")
+        .filter(~(~other_participant & snapshot).fill_null(False))
+        .select("session_id")
+        .unique()
+    )
 
 
 def differences(kept: dict[str, Any], other: dict[str, Any], participant: str | None) -> list[str]:

@@ -17,6 +17,9 @@ from pipelines.transforms.study.common import (
     OPERATOR_ACTOR,
     hash_expr,
     json_expr,
+    json_number,
+    json_text,
+    json_utc_ts,
     quarantine_frame,
     ts_from_text,
     turn_id_expr,
@@ -44,7 +47,7 @@ def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
     return (
         verified_steps(steps)
         .join(ends.select("episode_id", "end_step"), on="episode_id", how="left")
-        .with_columns(decision_id=hash_expr("study-iql-step", "session_id", "turn"))
+        .with_columns(decision_id=_decision_id())
         .select(
             "decision_id",
             "episode_id",
@@ -73,6 +76,10 @@ def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def _decision_id() -> pl.Expr:
+    return hash_expr("study-iql-step", json_text("session_id"), json_number("turn"))
+
+
 def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(feedback rows, silver quarantine rows for stances whose resident turn is missing)."""
     judged = (
@@ -80,14 +87,20 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         .filter(pl.col("judge_stance").is_not_null())
         .with_columns(
             tied=pl.col("resident_index").is_not_null(),
-            decision_id=hash_expr("study-iql-step", "session_id", "turn"),
+            decision_id=_decision_id(),
         )
     )
     rows = judged.filter(pl.col("tied")).with_columns(
         turn_id=turn_id_expr(pl.col("resident_index"))
     )
     feedback = rows.select(
-        feedback_id=hash_expr("judge_stance", "turn_id", "judge_stance", "judge_confidence", "ts"),
+        feedback_id=hash_expr(
+            "judge_stance",
+            json_text("turn_id"),
+            json_text("judge_stance"),
+            json_number("judge_confidence"),
+            json_utc_ts("ts"),
+        ),
         episode_id=pl.col("episode_id"),
         turn_id=pl.col("turn_id"),
         decision_id=pl.col("decision_id"),
@@ -143,7 +156,12 @@ def willing_feedback(
             willing_text=pl.col("willing").str.to_lowercase().str.strip_chars(),
         )
         .select(
-            feedback_id=hash_expr("post_survey_willing", "episode_id", "willing_text", "timestamp"),
+            feedback_id=hash_expr(
+                "post_survey_willing",
+                json_text("episode_id"),
+                json_text("willing_text"),
+                json_text("timestamp"),
+            ),
             episode_id=pl.col("episode_id"),
             target=pl.lit("episode"),
             name=pl.lit("willing"),
