@@ -203,7 +203,8 @@ def scan(
     else:
         frame = pl.scan_delta(delta).head(0)
         frame = frame.drop(PARTITION) if split_up and not with_partition else frame
-    if with_partition and not split_up:
+    has_column = PARTITION in {f.name for f in delta.schema().fields}  # a digests table has
+    if with_partition and not split_up and not has_column:
         frame = frame.with_columns(pl.lit(ONE_PARTITION, pl.String).alias(PARTITION))
     return frame
 
@@ -247,7 +248,6 @@ def publish(
     *,
     partitions: Mapping[str, Sequence[str] | None] | None = None,
     committed: Mapping[str, int] | None = None,
-    drop: Iterable[str] = (),
 ) -> Snapshot:
     """Commit every table in `frames` (one new Delta version each), then make them current
     together by rewriting the layer's snapshot log atomically; until then readers keep the
@@ -256,11 +256,9 @@ def publish(
     A table named in `partitions` is stored partitioned by its `_partition` column: its frame
     holds the rows of the partitions listed there, which replace exactly those partitions (a
     listed partition without rows is deleted); `WHOLE` rewrites the table. `committed` names
-    versions the caller already committed (partitions written in steps); tables in `drop` leave
-    the snapshot (readers then find no such table)."""
+    versions the caller already committed (partitions written in steps)."""
     previous = snapshot(layout, layer)
     versions = {**(previous.versions if previous else {}), **(committed or {})}
-    versions = {t: v for t, v in versions.items() if t not in set(drop)}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
         options = _options(layout)

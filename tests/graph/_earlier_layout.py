@@ -22,7 +22,10 @@ def store_whole(data: Path) -> None:
     layout = Layout(data)
     silver = {t: stored.read(layout, "silver", t) for t in SILVER_KEYS}
     meta = stored.snapshot(layout, "silver").meta | {stored.INPUTS: EARLIER}
-    stored.publish(layout, "silver", silver, meta, drop=BOOKKEEPING)
+    published = stored.publish(layout, "silver", silver, meta)
+    versions = {t: v for t, v in published.versions.items() if t not in BOOKKEEPING}
+    whole = stored.Snapshot("silver", versions, published.meta, published.published_at)
+    stored.replace_history(layout, "silver", [*stored.history(layout, "silver")[:-1], whole])
     gold: dict[str, pl.DataFrame] = {t: stored.read(layout, "gold", t) for t in GOLD_TABLES}
     gold["_partition_digests"] = pl.DataFrame(schema=DIGESTS_SCHEMA)
     meta = stored.snapshot(layout, "gold").meta | {stored.INPUTS: EARLIER}

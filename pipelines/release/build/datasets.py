@@ -217,8 +217,8 @@ def built(
 
 def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
     """`keys` (KEY_SCHEMA plus PARTITION) with `keep`: an exact prompt is kept only in its earliest
-    split (train, then validation, then test), across all datasets and partitions, as
-    `assemble.drop_prompt_duplicates` keeps it (a row without a prompt hash is not kept there)."""
+    split (train, then validation, then test), across all datasets and partitions (a row without a
+    prompt hash is not kept)."""
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
     ranked = keys.with_columns(
         _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
