@@ -146,10 +146,23 @@ class Splits(Table):
     link_raters: bool = True  # false: dialogue conversations are linked by participants, not raters
 
 
+def _not_whole(value: Any) -> Any:
+    """`shards = 0` stored tables whole, a second code path now removed: refused by name, so an
+    existing turnlake.toml does not silently change meaning."""
+    if type(value) is int and value == 0:
+        raise ValueError(
+            "0 (tables stored whole) is no longer a layout: a whole table is now one partition; "
+            "use `shards = 1` (one partition per split and landing batch)"
+        )
+    return value
+
+
 class Partitions(Table):
-    # 1-64 slices per split and landing batch; 0: tables stored whole (not partitioned); "auto":
-    # each batch gets one slice per `episodes_per_partition` episodes of its new groups per split
-    shards: Annotated[int, Field(ge=0, le=64)] | Literal["auto"] = "auto"
+    # 1-64 slices per split and landing batch, or "auto": each batch gets one slice per
+    # `episodes_per_partition` episodes of its new groups per split
+    shards: Annotated[
+        Annotated[int, Field(ge=1, le=64)] | Literal["auto"], BeforeValidator(_not_whole)
+    ] = "auto"
     # measured (docs/engine/partitions.md): about 44 k silver rows per partition
     episodes_per_partition: Annotated[int, Field(ge=1, le=100_000_000)] = 2_000
 

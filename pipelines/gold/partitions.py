@@ -54,7 +54,7 @@ def committed_inputs(layout: Layout) -> pl.DataFrame | None:
     except TableNotFoundError:
         return None
     if PARTITION not in delta.metadata().partition_columns:
-        return None  # gold of an older layout: recompute every partition
+        return None  # stored whole by an earlier version: recompute every partition
     return pl.scan_delta(delta).collect().select(DIGESTS_SCHEMA.names())
 
 

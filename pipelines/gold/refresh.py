@@ -1,18 +1,14 @@
-"""Gold brought up to date: nothing done when its inputs are unchanged, else built whole from
-silver stored whole, or partition by partition (partitions.py) from partitioned silver."""
+"""Gold brought up to date: nothing done when its inputs are unchanged, else recomputed partition
+by partition from partitioned silver (partitions.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-import polars as pl
-
-from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, gold_inputs_digest
+from pipelines.gold import GOLD_TABLES, gold_inputs_digest
 from pipelines.gold.params import PARAMS
 from pipelines.gold.partitions import bring_up_to_date
-from pipelines.partitions.rows import DIGESTS_SCHEMA
-from pipelines.partitions.store import DIGESTS_TABLE
 from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -29,13 +25,6 @@ def refresh_gold(
     if stored.meta(layout, "gold", stored.INPUTS) == inputs:
         return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, False
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, PARAMS: dumps(params)}
-    if not stored.exists(layout, "silver", DIGESTS_TABLE):  # silver stored whole
-        silver = {table: stored.read(layout, "silver", table) for table in SILVER_INPUTS}
-        tables = build_gold(silver, params)
-        # an unpartitioned digests table tells partitioned builds after it to start whole
-        empty = pl.DataFrame(schema=DIGESTS_SCHEMA)
-        stored.publish(layout, "gold", {**tables, DIGESTS_TABLE: empty}, meta)
-        return {t: f.height for t, f in tables.items()}, True
     committed = bring_up_to_date(layout, params)
     stored.publish(layout, "gold", {}, meta, committed=committed)
     return {t: stored.rows(layout, "gold", t) for t in GOLD_TABLES}, True

@@ -33,7 +33,7 @@ MAP_SCHEMA = pl.Schema(
 )
 AUTO = "auto"  # `[partitions] shards = "auto"`: shards of each batch sized by its episodes
 MAX_SIZED_SHARDS = 999  # per batch and split; keys stay `s<3 digits>` at most
-Shards = int | str  # a fixed count (0: tables stored whole) or AUTO
+Shards = int | str  # a fixed count (1-64) or AUTO
 
 
 def scheme_of(config: SplitConfig, shards: Shards) -> str:

@@ -7,12 +7,11 @@ published in the same snapshot, so a reader of any snapshot sees tables and book
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 
 import polars as pl
 
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
-from pipelines.partitions.rows import changed, digests, tag
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
@@ -20,7 +19,6 @@ MAP_TABLE = "_partition_map"
 DIGESTS_TABLE = "_partition_digests"
 PROVENANCE = "_partition_sources"  # silver: rows per (partition, source, cache chunk)
 ASSEMBLED_FROM = "_silver_chunks"  # silver: the cache chunk digests it was assembled from
-BOOKKEEPING = (MAP_TABLE, DIGESTS_TABLE, PROVENANCE, ASSEMBLED_FROM)
 CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
 # silver: bronze rows transformed, or silver rows assembled, at once (a bigger partition or chunk
 # is a group of its own)
@@ -36,31 +34,6 @@ def previous_digests(layout: Layout, layer: str) -> pl.DataFrame | None:
 
 def previous_map(layout: Layout) -> pl.DataFrame:
     return stored.read(layout, "silver", MAP_TABLE, schema=MAP_SCHEMA)
-
-
-def frames_to_write(
-    tables: Mapping[str, pl.DataFrame],
-    keys: Mapping[str, str],
-    places: Mapping[str, pl.DataFrame],
-    previous: pl.DataFrame | None,
-) -> tuple[dict[str, pl.DataFrame], dict[str, Sequence[str] | None], pl.DataFrame, list[str]]:
-    """(frames, partitions argument of `tables.publish`, current digests, partitions rewritten):
-    partitioned tables cut to their changed partitions; every partition when `previous` is None."""
-    tagged = tag({t: f for t, f in tables.items() if t in keys}, keys, places)
-    current = digests(tagged)
-    if previous is None:
-        redo = sorted(current.get_column(PARTITION).to_list())
-        frames: dict[str, pl.DataFrame] = dict(tagged)
-        partitions: dict[str, Sequence[str] | None] = {t: stored.WHOLE for t in tagged}
-    else:
-        redo = changed(current, previous)
-        wanted = pl.Series(redo, dtype=pl.String).implode()
-        frames = {t: f.filter(pl.col(PARTITION).is_in(wanted)) for t, f in tagged.items()}
-        partitions = {t: redo for t in tagged}
-    frames = {t: f for t, f in frames.items() if t not in partitions or partitions[t] != []}
-    frames.update({t: f for t, f in tables.items() if t not in keys})
-    frames[DIGESTS_TABLE] = current
-    return frames, partitions, current, redo
 
 
 def chunks(partitions: pl.DataFrame, budget: int = CHUNK_ROWS) -> Iterator[list[str]]:

@@ -14,24 +14,22 @@ import orjson
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
-from pipelines.release.build.order import canonical_order, shuffled_order, survey_dataset
+from pipelines.release.build.partitioned import partitioned_release, privacy_of
 from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.build.staged import Staged
 from pipelines.release.plan.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
-from pipelines.release.privatize.privatize import privatize
 from pipelines.release.privatize.redaction_memo import (
     RedactionMemo,
     load_memo,
     memo_fingerprint,
     save_memo,
 )
-from pipelines.release.store.files import SPLIT_ORDER, SPLIT_PROOF
+from pipelines.release.store.files import SPLIT_PROOF
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.memo import memo_dir
 from pipelines.release.trainability.problems import UntrainableRelease
@@ -41,9 +39,7 @@ from pipelines.release.write import (
     remove_abandoned,
     write_release,
 )
-from pipelines.schemas.gold import GOLD_MODELS
-from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.splits.assign import proof_problems, split_proof
+from pipelines.splits.assign import proof_problems
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms.raw_inputs import current_raw_inputs, silver_raw_inputs
@@ -71,49 +67,6 @@ def nothing_to_release(layout: Layout, as_of: datetime | None = None) -> bool:
     return stored.scan(layout, "silver", "episodes", as_of).select(pl.len()).collect().item() == 0
 
 
-def published_tables(
-    layout: Layout, as_of: datetime | None = None
-) -> tuple[dict[str, pl.DataFrame], dict[str, pl.DataFrame]]:
-    """The silver and gold tables (with splits) of the snapshots in force now or at `as_of`."""
-    silver = {t: stored.read(layout, "silver", t, as_of) for t in SILVER_MODELS}
-    gold = {
-        t: stored.read(layout, "gold", t, as_of)
-        for t in GOLD_MODELS
-        if stored.exists(layout, "gold", t, as_of)
-    }
-    return silver, gold
-
-
-def drop_prompt_duplicates(
-    datasets: dict[str, pl.DataFrame],
-) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
-    """Keep an exact prompt only in its earliest split (train, then validation, then test), across
-    all datasets: a prompt trained on in `sft` must not be tested on in `kto`. Rows are whole
-    examples; an rl_steps episode's steps share one `prompt_hash` (the whole episode), so an episode
-    is kept or dropped whole, never cut."""
-    rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
-
-    def ranked(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.with_columns(
-            _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
-        )
-
-    first = (
-        pl.concat([ranked(f).select("prompt_hash", "_rank") for f in datasets.values()])
-        .group_by("prompt_hash")
-        .agg(pl.col("_rank").min().alias("_first"))
-    )
-    kept, dropped = {}, {}
-    for name, frame in datasets.items():
-        out = (
-            ranked(frame)
-            .join(first, on="prompt_hash", how="left")
-            .filter(pl.col("_rank") == pl.col("_first"))
-        )
-        kept[name], dropped[name] = out.drop("_rank", "_first"), frame.height - out.height
-    return kept, dropped
-
-
 def _raw_fingerprints(layout: Layout, as_of: datetime | None = None) -> list[dict]:
     """The raw files behind the silver snapshot the release reads (then, for `as_of`); the ingest
     logs of now only for silver published before it recorded them."""
@@ -123,47 +76,19 @@ def _raw_fingerprints(layout: Layout, as_of: datetime | None = None) -> list[dic
 
 @dataclass(frozen=True)
 class _Built:
-    """The privatized datasets in release order and what the manifest says about them."""
+    """The privatized datasets, staged in release order, and what the manifest says about them."""
 
-    datasets: dict[str, pl.DataFrame]
+    staged: Staged
     proof: dict
     ledger: dict[str, dict[str, int]]
     replace_ids: Callable[[list[str]], list[str]]  # each text with its subject ids replaced
     dropped: dict[str, int]
-    staged: Staged | None = None
 
 
-def _from_whole_tables(
-    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo
-) -> _Built:
-    """The datasets of tables stored whole, built in memory."""
-    layout = Layout(settings.data_root)
-    silver, gold = published_tables(layout, as_of)
-    options = DatasetOptions.from_settings(settings)
-    left_out: dict[str, dict[str, int]] = {}
-    datasets, dropped = drop_prompt_duplicates(
-        build_datasets(silver, gold, gold["splits"], options, left_out)
-    )
-    datasets = {name: canonical_order(frame) for name, frame in datasets.items()}
-    proof = split_proof(gold["splits"], silver, datasets, config=settings.splits) | {
-        "dropped_duplicate_prompts": dropped,
-        "left_out": left_out,
-    }
-    _prove(proof)
-    if settings.privacy.include_surveys:
-        datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
-    redaction = settings.privacy.redaction
-    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
-    released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
-    return _Built(released, proof, private.ledger, private.replace_ids, dropped)
-
-
-def _from_partitions(
+def _built(
     settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo, memo_id: str
 ) -> _Built:
-    """The datasets of tables stored in partitions, built partition by partition."""
-    from pipelines.release.build.partitioned import partitioned_release, privacy_of
-
+    """The datasets of the tables in force (or at `as_of`), built partition by partition."""
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
         "release": asdict(DatasetOptions.from_settings(settings)),
@@ -178,7 +103,7 @@ def _from_partitions(
     except LeakageError:
         out.staged.remove()
         raise
-    return _Built({}, out.proof, out.ledger, out.replace_ids, out.dropped, out.staged)
+    return _Built(out.staged, out.proof, out.ledger, out.replace_ids, out.dropped)
 
 
 def _prove(proof: dict) -> None:
@@ -193,18 +118,15 @@ def release_request(
     as_of: datetime | None = None,
 ) -> tuple[ReleaseRequest, dict[str, int]]:
     """Everything a release would contain, built from the published warehouse, now or as of a
-    past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them):
-    in memory from whole tables, or partition by partition (build/partitioned.py)."""
+    past time (`raw_fingerprints`: `_raw_fingerprints` of it, when the caller already read them),
+    partition by partition (build/partitioned.py)."""
     layout = Layout(settings.data_root)
     options = DatasetOptions.from_settings(settings)
     params = stored.meta(layout, "gold", PARAMS, as_of)
     key, key_origin = pseudonym_key(settings)
     memo_id = memo_fingerprint(settings.privacy.redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    if stored.partitioned_as_of(layout, "silver", "episodes", as_of):  # the layout of then
-        built = _from_partitions(settings, as_of, key, memo, memo_id)
-    else:
-        built = _from_whole_tables(settings, as_of, key, memo)
+    built = _built(settings, as_of, key, memo, memo_id)
     save_memo(memo, settings.data_root, memo_id)
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
@@ -224,7 +146,7 @@ def release_request(
     files = built.replace_ids([row["file"] for row in raw_fingerprints])
     fingerprints = [row | {"file": file} for row, file in zip(raw_fingerprints, files, strict=True)]
     request = ReleaseRequest(
-        built.datasets,
+        built.staged,
         built.proof,
         config,
         fingerprints,
@@ -232,7 +154,6 @@ def release_request(
         git_commit(),
         built.ledger,
         table_versions=stored.versions(layout, as_of),
-        staged=built.staged,
         as_of=as_of.isoformat() if in_the_past(layout, as_of) else None,
     )
     return request, built.dropped
@@ -286,5 +207,4 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
         record_inputs(exports, inputs, name)
         return ReleaseOutcome(name, path, True, dropped)
     finally:
-        if request.staged is not None:  # its files were moved into the release, or not wanted
-            request.staged.remove()
+        request.staged.remove()  # its files were moved into the release, or are not wanted

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
 import shutil
 import tempfile
@@ -44,20 +42,9 @@ SCHEMA_VERSION = "1"
 
 
 def content_hash(request: ReleaseRequest) -> str:
-    """Hash of what a release contains and how it was made: same inputs, same hash (of a release
-    from partitioned tables: build/batch_files.py)."""
-    if request.staged is not None:
-        return request.staged.content_hash(request.config)
-    digest = hashlib.sha256()
-    for name in sorted(request.datasets):
-        digest.update(name.encode())
-        # Parquet, not IPC: IPC bytes of equal frames differ with Polars' internal string-view
-        # layout.
-        buffer = io.BytesIO()
-        request.datasets[name].write_parquet(buffer, compression="uncompressed", statistics=False)
-        digest.update(buffer.getvalue())
-    digest.update(orjson.dumps(request.config, option=orjson.OPT_SORT_KEYS))
-    return digest.hexdigest()
+    """Hash of what a release contains and how it was made: same inputs, same hash
+    (build/batch_files.py)."""
+    return request.staged.content_hash(request.config)
 
 
 def existing_version(exports: Path, digest: str) -> str | None:
@@ -67,7 +54,7 @@ def existing_version(exports: Path, digest: str) -> str | None:
     return None
 
 
-def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
+def _write_profile(folder: Path, frame: pl.DataFrame) -> list[dict]:
     folder.mkdir(parents=True)
     files = []
     splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(
@@ -80,31 +67,18 @@ def _write_dataset(folder: Path, frame: pl.DataFrame) -> list[dict]:
     return files
 
 
-def _dataset_files(tmp: Path, request: ReleaseRequest) -> dict[str, list[dict]]:
-    """Every dataset's files in the release folder: moved there when staged, else written. A
-    dataset with no rows in this build is left out (its count is 0 in the manifest)."""
-    if request.staged is not None:
-        return request.staged.move_into(tmp)
-    return {
-        name: _write_dataset(tmp / name, frame)
-        for name, frame in sorted(request.datasets.items())
-        if frame.height
-    }
-
-
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     """Every profile config with rows, under profiles/<config>/ (card/profiles.py)."""
     configs = []
     profiles = request.config.get("profiles") or {}
     if not profiles:
         return []
-    datasets = request.datasets
-    if request.staged is not None:  # profiles filter whole datasets: read them back
-        datasets = {name: request.staged.whole(name) for name in request.staged.names}
+    # profiles filter whole datasets: read them back
+    datasets = {name: request.staged.whole(name) for name in request.staged.names}
     selected = profile_frames(datasets, profiles)
     for name, (_, dataset, frame) in selected.items():
         if frame.height:
-            files = _write_dataset(tmp / PROFILES_DIR / name, frame)
+            files = _write_profile(tmp / PROFILES_DIR / name, frame)
             splits = tuple(dict.fromkeys(f["split"] for f in files))
             configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, splits))
     return configs
@@ -208,7 +182,7 @@ def write_release(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    layout = _dataset_files(tmp, request)
+    layout = request.staged.move_into(tmp)  # a dataset without rows has no files
     crash_point("release:after_datasets")
     (tmp / SPLIT_PROOF).write_bytes(
         orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)

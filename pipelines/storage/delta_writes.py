@@ -1,6 +1,6 @@
 """How tables.py commits a table: a whole overwrite, or a replacement of some partitions, each one
-Delta commit. A table may change between the two layouts (`[partitions] shards` set to or from 0)
-and its schema may change with the code: a whole overwrite redefines the table; replacing some
+Delta commit. A table's schema may change with the code, and a data root built by an earlier
+version may hold it unpartitioned: a whole overwrite redefines the table; replacing some
 partitions of a table whose layout or schema differs would mix two schemas, so it is refused
 unless the replaced partitions are all there are (then it is a whole overwrite)."""
 

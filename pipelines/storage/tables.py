@@ -44,6 +44,9 @@ RETENTION_HOURS = 168  # old table versions stay readable (as-of releases) for a
 INPUTS = "inputs"  # snapshot metadata: the digest of what a layer was built from
 RUN = "run"  # snapshot metadata: the run that published it
 WHOLE = None  # `publish(partitions={table: WHOLE})`: rewrite every partition of the table
+# The partition a table stored whole reads as: a key of the form partitions/assign.py gives
+# (landing batch 0, shard 0), so whatever reads partitions reads it as one.
+ONE_PARTITION = "b00000-whole-s00"
 
 
 class TableVersionGone(RuntimeError):
@@ -165,7 +168,9 @@ def _by_partition(paths: list[str]) -> list[str]:
     )
 
 
-def _in_partitions(paths: list[str], partitions: Iterable[str]) -> list[str]:
+def _in_partitions(paths: list[str], partitions: Iterable[str], split_up: bool) -> list[str]:
+    if not split_up:  # a table stored whole is one partition
+        return paths if ONE_PARTITION in set(partitions) else []
     wanted = {f"/{PARTITION}={key}/" for key in partitions}
     return [p for p in paths if any(w in p for w in wanted)]
 
@@ -181,20 +186,27 @@ def scan(
 ) -> pl.LazyFrame:
     """The table in force (or at `as_of`); only the given partitions of a partitioned table, and
     its `_partition` column only when `with_partition` (a partitioned table reads as it would
-    unpartitioned: the partition is in the file path, not in the files)."""
+    unpartitioned: the partition is in the file path, not in the files). A table stored whole
+    (one not keyed by episode, or one an earlier version stored whole) is the one partition
+    ONE_PARTITION."""
     delta = _table(layout, layer, table, as_of)
+    split_up = PARTITION in delta.metadata().partition_columns
     paths = _by_partition(_file_paths(delta))
     if partitions is not None:
-        paths = _in_partitions(paths, partitions)
+        paths = _in_partitions(paths, partitions, split_up)
     # The same frame as scan_delta (same files, same types: checked table by table), but found
     # under any data root path; a table without files is Delta's own typed empty read.
     if paths:
-        return pl.scan_parquet(
-            paths, hive_partitioning=with_partition, storage_options=_options(layout)
+        frame = pl.scan_parquet(
+            paths, hive_partitioning=with_partition and split_up, storage_options=_options(layout)
         )
-    empty = pl.scan_delta(delta).head(0)
-    split_up = PARTITION in delta.metadata().partition_columns
-    return empty.drop(PARTITION) if split_up and not with_partition else empty
+    else:
+        frame = pl.scan_delta(delta).head(0)
+        frame = frame.drop(PARTITION) if split_up and not with_partition else frame
+    has_column = PARTITION in {f.name for f in delta.schema().fields}  # a digests table has
+    if with_partition and not split_up and not has_column:
+        frame = frame.with_columns(pl.lit(ONE_PARTITION, pl.String).alias(PARTITION))
+    return frame
 
 
 def partitioned(layout: Layout, layer: str, table: str) -> bool:
@@ -236,7 +248,6 @@ def publish(
     *,
     partitions: Mapping[str, Sequence[str] | None] | None = None,
     committed: Mapping[str, int] | None = None,
-    drop: Iterable[str] = (),
 ) -> Snapshot:
     """Commit every table in `frames` (one new Delta version each), then make them current
     together by rewriting the layer's snapshot log atomically; until then readers keep the
@@ -245,11 +256,9 @@ def publish(
     A table named in `partitions` is stored partitioned by its `_partition` column: its frame
     holds the rows of the partitions listed there, which replace exactly those partitions (a
     listed partition without rows is deleted); `WHOLE` rewrites the table. `committed` names
-    versions the caller already committed (partitions written in steps); tables in `drop` leave
-    the snapshot (readers then find no such table)."""
+    versions the caller already committed (partitions written in steps)."""
     previous = snapshot(layout, layer)
     versions = {**(previous.versions if previous else {}), **(committed or {})}
-    versions = {t: v for t, v in versions.items() if t not in set(drop)}
     for table, frame in frames.items():
         uri = table_uri(layout, layer, table)
         options = _options(layout)
@@ -296,13 +305,6 @@ def forget_history(layout: Layout) -> None:
         current = snapshot(layout, layer)
         if current is not None:
             _write_log(layout, layer, [current])
-
-
-def partitioned_as_of(layout: Layout, layer: str, table: str, as_of: datetime | None) -> bool:
-    """Whether the table in force at `as_of` (now when None) is stored in partitions: a release
-    as of a past time takes the layout the tables had then."""
-    delta = _table(layout, layer, table, as_of)
-    return PARTITION in delta.metadata().partition_columns
 
 
 def replace_history(layout: Layout, layer: str, entries: Iterable[Snapshot]) -> None:

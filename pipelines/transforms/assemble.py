@@ -1,6 +1,6 @@
-"""Partitioned silver assembled one group of partitions at a time, so that memory follows a group
-(`partitions.store.SILVER_ROWS` rows), not the corpus (DESIGN §8; `shards = 0` keeps build.py's
-whole-table path).
+"""Silver assembled one group of partitions at a time, so that memory follows a group
+(`partitions.store.SILVER_ROWS` rows), not the corpus (DESIGN §8). The one path: a corpus that fits
+one partition is one partition (`shards = 1` and a small corpus), never a second way.
 
 1. Keys: every episode's (episode_id, group_id) and, when the opt-out registry names anyone, the
    subjects' footprint over a projection of the key columns only; then the sticky split →

@@ -1,4 +1,6 @@
-"""Bronze → silver: run every source's transform and assemble the canonical tables."""
+"""Bronze → silver: every source's transform (through the silver cache, unit_cache.py), the pieces
+of assembly every partition shares, and what silver is a function of; assemble.py assembles the
+tables a group of partitions at a time."""
 
 from __future__ import annotations
 
@@ -8,27 +10,14 @@ from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
-from pipelines.partitions.assign import assign_partitions, scheme_of, with_episodes
-from pipelines.partitions.rows import SILVER_KEYS, placement
-from pipelines.partitions.store import (
-    BOOKKEEPING,
-    MAP_TABLE,
-    frames_to_write,
-    previous_digests,
-    previous_map,
-)
-from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts, withhold
-from pipelines.runtime.faults import crash_point
+from pipelines.partitions.assign import scheme_of
+from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze import bronze_models
-from pipelines.schemas.silver import SILVER_MODELS
-from pipelines.sources.base import dumps
-from pipelines.splits.assign import assign_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
-from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.unit_cache import cached_silver
 
@@ -103,34 +92,6 @@ def parse_quarantine(layout: Layout, source: str) -> pl.LazyFrame:
     return conform(scan, silver_schema("quarantine"))
 
 
-def build_silver(
-    settings: Settings, times: SilverTimes | None = None
-) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
-    """All silver tables, in memory, sorted; quarantine = parse rejections + silver rejections.
-    Rows about subjects in the raw root's opt-out registry are withheld (counts returned, no
-    ids)."""
-    layout = Layout(settings.data_root)
-    pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in SILVER_MODELS}
-    for source, frames in sources_silver(settings, times).items():
-        for table, frame in frames.items():
-            if table == "quarantine":
-                frame = stamp_with_ingest_run(frame, layout, source)
-            pieces[table].append(frame)
-    pieces["quarantine"] += [parse_quarantine(layout, source) for source in SOURCES]
-    tables = {}
-    for table, frames in pieces.items():
-        schema = silver_schema(table)
-        frame = pl.concat(frames).collect() if frames else pl.DataFrame(schema=schema)
-        tables[table] = frame
-    tables["episodes"] = with_turn_counts(tables["episodes"], tables["turns"])
-    tables, withheld = withhold(tables, load_optouts(settings.raw_root)[0])
-    # Content-addressed: the same blob from two places is one row.
-    tables["contexts"] = tables["contexts"].unique(subset="context_hash", keep="first")
-    return {
-        table: frame.sort(SORT_KEYS[table], nulls_last=True) for table, frame in tables.items()
-    }, withheld
-
-
 INPUTS = stored.INPUTS
 WITHHELD = "withheld"  # rows withheld per table for opted-out subjects (counts only)
 
@@ -160,10 +121,9 @@ def silver_inputs_digest(settings: Settings) -> str:
         for source in SOURCES
     ]
     optouts = settings.raw_root / OPTOUTS_FILE
-    # how the tables are laid out: a change rewrites them in the new layout
-    layout_scheme = (
-        scheme_of(settings.splits, settings.partition_shards) if settings.partition_shards else 0
-    )
+    # how the tables are laid out: a change rewrites them in the new layout (also the tables an
+    # earlier version stored whole: it recorded another layout here)
+    layout_scheme = scheme_of(settings.splits, settings.partition_shards)
     return fingerprint(
         [
             *logs,
@@ -172,46 +132,3 @@ def silver_inputs_digest(settings: Settings) -> str:
             json_part(layout_scheme),
         ]
     )
-
-
-def publish_silver(
-    layout: Layout,
-    run_id: str,
-    tables: dict[str, pl.DataFrame],
-    inputs: str = "",
-    withheld: dict[str, int] | None = None,
-    settings: Settings | None = None,
-) -> stored.Snapshot:
-    """Make a complete set of silver tables current in one atomic step. Tables of episodes are
-    stored in partitions (pipelines/partitions/); only partitions whose rows changed are
-    rewritten."""
-    settings = settings or Settings(data_root=layout.data_root)
-    crash_point("silver:before_publish")
-    meta = {stored.RUN: run_id, INPUTS: inputs, WITHHELD: dumps(withheld or {})}
-    raw_inputs = current_raw_inputs(layout)
-    if settings.partition_shards == 0:  # whole tables: no partition bookkeeping stays behind
-        whole = {**tables, RAW_INPUTS: raw_inputs}
-        snapshot = stored.publish(layout, "silver", whole, meta, drop=BOOKKEEPING)
-        crash_point("silver:after_publish")
-        return snapshot
-    splits = assign_splits(tables["episodes"].get_column("group_id"), settings.splits)
-    partition_map = assign_partitions(
-        with_episodes(splits, tables["episodes"]),
-        previous_map(layout),
-        settings.splits,
-        settings.partition_shards,
-        settings.partition_episodes,
-    )
-    frames, partitions, _, _ = frames_to_write(
-        tables,
-        SILVER_KEYS,
-        placement(tables["episodes"], partition_map),
-        previous_digests(layout, "silver"),
-    )
-    frames[MAP_TABLE] = partition_map
-    frames[RAW_INPUTS] = raw_inputs
-    # no provenance: the next assembly (assemble.py) does not trust these tables' history
-    stale = [t for t in BOOKKEEPING if t not in frames]
-    snapshot = stored.publish(layout, "silver", frames, meta, partitions=partitions, drop=stale)
-    crash_point("silver:after_publish")
-    return snapshot

@@ -23,6 +23,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import unit_cache
+from tests.graph._earlier_layout import store_whole
 
 KEY = "0123456789abcdef0123456789abcdef"
 NEW_CONVERSATIONS = [
@@ -114,13 +115,12 @@ def world(tmp_path_factory):
     monkeypatch.undo()
 
 
-def test_zero_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once):
-    s1, s8, s0 = (demo_built(built_once, shards)[1] for shards in (1, 8, 0))
+def test_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once):
+    s1, s8 = (demo_built(built_once, shards)[1] for shards in (1, 8))
     sa = demo_built(built_once, "auto", per_partition=40)[1]
-    one, eight, whole, sized = _tables(s1), _tables(s8), _tables(s0), _tables(sa)
+    one, eight, sized = _tables(s1), _tables(s8), _tables(sa)
     for name, frame in one.items():
         assert frame.equals(eight[name]), name
-        assert frame.equals(whole[name]), name  # and equal to the tables stored whole
         assert frame.equals(sized[name]), name
     assert _content_hash(s1) == _content_hash(s8) == _content_hash(sa)
     maps = [stored.read(Layout(d), "silver", MAP_TABLE) for d in (s1, s8, sa)]
@@ -265,18 +265,44 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
 def test_changing_the_shard_count_on_a_built_data_root_rebuilds_to_the_same_tables(
     world, built_once
 ):
-    """4 shards, then tables whole (0), then 8 shards on one data root: each build rewrites the
-    tables in the new layout, and ends with the tables of a build from scratch."""
+    """4 shards, then 8 on one data root: the build rewrites the tables in the new layout and
+    ends with the tables of a build from scratch."""
     tmp = world
     raw, data = demo_built(built_once, 4, to=tmp / "reshard")
-    _build(raw, data, 0)
-    layout = Layout(data)
-    assert not stored.partitioned(layout, "silver", "turns")
-    assert not stored.exists(layout, "silver", DIGESTS_TABLE)
-    assert not stored.partitioned(layout, "gold", "turn_rewards")
     _build(raw, data, 8)
-    assert stored.partitioned(layout, "silver", "turns")
-    assert stored.partitioned(layout, "gold", "turn_rewards")
+    layout = Layout(data)
+    assert stored.read(layout, "silver", MAP_TABLE).get_column("_partition").n_unique() > 8
     built, fresh = _tables(data), _tables(demo_built(built_once, 8)[1])
     for name, frame in built.items():
         assert frame.equals(fresh[name]), name
+
+
+def test_tables_an_earlier_version_stored_whole_are_rewritten_in_partitions(world, built_once):
+    """A data root whose silver and gold an earlier version stored whole (`shards = 0`, now
+    refused): the next build rewrites them in partitions, equal to a build from scratch."""
+    raw, data = demo_built(built_once, 4, to=world / "earlier")
+    store_whole(data)
+    _build(raw, data, 8)
+    layout = Layout(data)
+    assert stored.partitioned(layout, "silver", "turns")
+    assert stored.partitioned(layout, "gold", "turn_rewards")
+    assert stored.exists(layout, "silver", DIGESTS_TABLE)
+    built, fresh = _tables(data), _tables(demo_built(built_once, 8)[1])
+    for name, frame in built.items():
+        assert frame.equals(fresh[name]), name
+    assert _content_hash(data) == _content_hash(demo_built(built_once, 8)[1])
+
+
+def test_shards_zero_is_refused_by_name_and_nothing_is_built(world, capsys):
+    """`shards = 0` used to store tables whole: refused (exit 2), never read as another layout."""
+    raw, data = world / "zero-raw", world / "zero-data"
+    raw.mkdir()
+    data.mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TURNLAKE_CONFIG", str(_config(data, 0)))
+        args = ["build", "--raw-root", str(raw), "--data-root", str(data)]
+        assert main([*args, "--log-level", "ERROR"]) == 2
+    err = capsys.readouterr().err
+    assert "[partitions] shards: 0 (tables stored whole) is no longer a layout" in err
+    assert "use `shards = 1`" in err
+    assert list(data.iterdir()) == []

@@ -1,6 +1,6 @@
 """An as-of release is of past data: it never becomes LATEST (locally or in a release store),
-`releases` lists it as such, and it is built in the file layout the tables had then (tables whole
-at T, in partitions now)."""
+`releases` lists it as such, and it is built from the tables as they were stored then (at T
+stored whole by an earlier version, in partitions now): a table stored whole is one partition."""
 
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -15,22 +15,27 @@ from pipelines.release.write import content_hash
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.warehouse.garbage import collect_garbage
+from tests.graph._earlier_layout import store_whole
 from tests.graph.test_partitions_graph import _build
 from tests.graph.test_release_as_of import feedback_arrives_later
 
 
 @pytest.fixture(scope="module")
 def past_release(tmp_path_factory):
-    """A build with tables whole and without the dialogue feedback, the time T after it, a build
-    in 4 partitions once the feedback arrived; then the first release is removed (as if pruned)
-    and released again as of T, so it is written anew. Yields the first and second manifests,
-    the as-of outcome, and the roots."""
+    """A build without the dialogue feedback whose tables an earlier version then stored whole,
+    the time T after it, a build in 4 partitions once the feedback arrived; then the first
+    release is removed (as if pruned) and released again as of T, so it is written anew. Yields
+    the first and second manifests, the as-of outcome, and the roots."""
     tmp = tmp_path_factory.mktemp("as_of_latest")
     env = pytest.MonkeyPatch()
     env.setenv("DAGSTER_HOME", str(tmp))
-    raw, data, first, moment = feedback_arrives_later(
-        tmp, lambda raw, data, n: _build(raw, data, shards=0 if n == 1 else 4)
-    )
+
+    def build(raw, data, n):
+        _build(raw, data, shards=1 if n == 1 else 4)
+        if n == 1:
+            store_whole(data)
+
+    raw, data, first, moment = feedback_arrives_later(tmp, build)
     exports = Layout(data).exports
     second = read_manifest(exports / latest_release(exports))
     shutil.rmtree(exports / first["version"])
@@ -85,14 +90,18 @@ def test_publishing_an_as_of_release_to_a_store_leaves_its_latest(past_release, 
     assert (store / LATEST).read_text().strip() == second["version"]
 
 
-def test_an_as_of_release_takes_the_layout_the_tables_had_then(past_release):
-    """Tables were whole at T: the release is the one made then (same content hash), in the
-    whole-table file layout (`<split>.parquet`, no landing-batch files)."""
+def test_an_as_of_release_of_tables_stored_whole_reads_them_as_one_partition(past_release):
+    """Tables were stored whole at T: the release holds the rows of the one made then from the
+    same data in partitions (same content hash), in the files of one partition (batch 0)."""
     first, _, state, data, _ = past_release
-    manifest = read_manifest(Layout(data).exports / state.version)
+    release = Layout(data).exports / state.version
+    manifest = read_manifest(release)
+    assert manifest["table_versions"]["silver"] != first["table_versions"]["silver"]
     assert manifest["content_hash"] == first["content_hash"]
-    assert sorted(f["path"] for f in manifest["files"]) == sorted(f["path"] for f in first["files"])
-    assert any(f["path"] == "sft/train.parquet" for f in manifest["files"])
+    assert manifest["counts"] == first["counts"]
+    data_files = [f["path"] for f in manifest["files"] if f["path"].endswith(".parquet")]
+    assert "sft/train-b00000-p000.parquet" in data_files
+    assert all("-b00000-p000" in path for path in data_files)
 
 
 def test_retention_keeps_what_a_release_names_so_its_as_of_rebuild_has_the_same_hash(

@@ -18,7 +18,7 @@ from pipelines.release.store.files import read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_partitions_graph import KEY, _build
-from tests.graph.test_release_partitions import LATE_FEEDBACK, _latest, whole_and_partitioned
+from tests.graph.test_release_partitions import LATE_FEEDBACK, _latest, one_and_many
 
 # A new conversation rated by u-166, the rater of tut-1000: rater links put it in tut-1000's
 # group, so in its (old) partition; dated after the demo's conversations, it is a new atom. It
@@ -115,16 +115,19 @@ def test_a_touched_partition_rebuilds_only_the_chunks_whose_episodes_changed(chu
     assert all(unit.startswith(f"{key}~") for unit in units)
 
 
-def test_a_chunked_incremental_release_equals_the_release_from_whole_tables(chunked):
+def test_a_chunked_incremental_release_equals_the_release_of_the_tables_as_one_partition(chunked):
     data, *_ = chunked
-    whole, parts = whole_and_partitioned(data.parent / "raw", data)
-    assert whole.dropped == parts.dropped
-    assert whole.proof == parts.proof
-    assert whole.ledger == parts.ledger
-    pairs = whole.datasets["preference"].filter(pl.col("pair_kind") == "rated_alternatives")
+    one, parts = one_and_many(data.parent / "raw", data)
+    assert one.dropped == parts.dropped
+    assert one.proof == parts.proof
+    assert one.ledger == parts.ledger
+    preference = one.staged.whole("preference")
+    pairs = preference.filter(pl.col("pair_kind") == "rated_alternatives")
     rejected = pairs.get_column("rejected").list.first().struct.field("content").to_list()
     assert any(WORSE in text for text in rejected)  # by hand: the pair across two chunks
-    for name, frame in whole.datasets.items():
+    for name in one.staged.names:
+        frame = one.staged.whole(name)
         assert frame.height > 0, name
         assert frame.equals(parts.staged.whole(name)), name
+    one.staged.remove()
     parts.staged.remove()

@@ -2,7 +2,7 @@
 8 shards give the same files and content hash; a rebuild after new files writes the new batch's
 files and the old files whose rows changed (late feedback, a prompt now dropped as a duplicate) and
 hard-links every other file from the previous release; the partition-by-partition datasets, the
-duplicate-prompt rule and the split proof equal the whole-table ones."""
+duplicate-prompt rule and the split proof equal those of the same tables read as one partition."""
 
 import shutil
 from pathlib import Path
@@ -21,6 +21,7 @@ from pipelines.release.privatize.redaction_memo import load_memo, memo_fingerpri
 from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
+from tests.graph._earlier_layout import store_whole
 from tests.graph.test_partitions_graph import KEY, _build, demo_built
 
 # tut-1003 and tut-1009 (the demo's tutoring conversations in the test split) ask exactly this
@@ -195,17 +196,19 @@ def test_a_prompt_is_kept_only_in_its_earliest_split_across_partitions(increment
     assert set(new.get_column("batch")) == {1}  # the copies live in other partitions
 
 
-def test_partition_by_partition_equals_whole_tables(incremental):
+def test_partition_by_partition_equals_the_tables_as_one_partition(incremental):
     """Datasets, dropped duplicates, split proof and ledger built per partition equal those
-    built from the whole tables of the same snapshot."""
+    built from the same snapshot's tables stored whole, which are one partition."""
     data, *_ = incremental
-    whole, parts = whole_and_partitioned(data.parent / "raw-incremental", data)
-    assert whole.dropped == parts.dropped and whole.dropped["sft"] > 0
-    assert whole.proof == parts.proof
-    assert whole.ledger == parts.ledger
-    for name, frame in whole.datasets.items():
-        other = parts.staged.whole(name)  # its files, finished batch by batch
-        assert frame.equals(other), name  # the same rows in the same (release) order
+    one, parts = one_and_many(data.parent / "raw-incremental", data)
+    assert one.dropped == parts.dropped and one.dropped["sft"] > 0
+    assert one.proof == parts.proof
+    assert one.ledger == parts.ledger
+    assert one.staged.names == parts.staged.names
+    for name in one.staged.names:
+        # their files, finished batch by batch: the same rows in the same (release) order
+        assert one.staged.whole(name).equals(parts.staged.whole(name)), name
+    one.staged.remove()
     parts.staged.remove()
 
 
@@ -277,20 +280,30 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     old, second = _parquet_files(first), _parquet_files(_latest(data))
     test_file = "sft/test-b00000-p000.parquet"  # tut-1003's and tut-1009's semicolon rows went
     assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height
-    whole, parts = whole_and_partitioned(raw, data)
-    assert whole.ledger == parts.ledger and whole.dropped == parts.dropped
+    one, parts = one_and_many(raw, data)
+    assert one.ledger == parts.ledger and one.dropped == parts.dropped
+    one.staged.remove()
     parts.staged.remove()
 
 
-def whole_and_partitioned(raw: Path, data: Path):
-    """The release request's parts built from the whole tables and partition by partition, for
-    the same built snapshot of `data` (same pseudonym key and redaction memo)."""
+def _built(raw: Path, data: Path):
     settings = settings_from_config(raw, data, None)
     key, _ = pseudonym_key(settings)
     memo_id = memo_fingerprint(settings.privacy.redaction)
     memo = load_memo(settings.data_root, key, memo_id)
-    whole = assemble._from_whole_tables(settings, None, key, memo)
-    return whole, assemble._from_partitions(settings, None, key, memo, memo_id)
+    return assemble._built(settings, None, key, memo, memo_id)
+
+
+def one_and_many(raw: Path, data: Path):
+    """The release request's parts built from the built snapshot of `data` partition by
+    partition, and from a copy of it whose tables are stored whole (one partition), with the
+    same pseudonym key and redaction memo: (one, many)."""
+    copy = data.parent / f"{data.name}-as-one"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(data, copy)
+    store_whole(copy)
+    assert partition_datasets.partitions_in_force(Layout(copy))[0].key == stored.ONE_PARTITION
+    return _built(raw, copy), _built(raw, data)
 
 
 def _rows_with_word(release: Path, word: str) -> int:

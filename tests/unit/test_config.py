@@ -261,6 +261,13 @@ BAD = {
         "[retention]\nkeep_days = -1\n",
         "[retention] keep_days: should be greater than or equal to 0, got -1",
     ),
+    "whole_tables": (
+        "[partitions]\nshards = 0\n",
+        (
+            "[partitions] shards: 0 (tables stored whole) is no longer a layout: a whole table "
+            "is now one partition; use `shards = 1`"
+        ),
+    ),
     "not_a_table": ("release = 3\n", "release (top level): should be a table, got 3"),
     "not_toml": ("[ingest\n", "not valid TOML"),
 }

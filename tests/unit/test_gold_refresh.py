@@ -6,15 +6,19 @@ import polars as pl
 from pipelines.config.splits import SplitConfig
 from pipelines.gold.params import load_params, merge
 from pipelines.gold.refresh import refresh_gold
+from pipelines.partitions.rows import SILVER_KEYS, digests, tag
+from pipelines.partitions.store import DIGESTS_TABLE
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.assign import refresh_splits
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms.build import publish_silver
+
+PARTITION = "b00000-train-s00"
 
 
 def _publish_silver(layout: Layout, run_id: str, inputs: str, episodes: list[str]) -> None:
+    """Silver of `episodes` (each its own group) in one partition, as a build publishes it."""
     tables = {t: pl.DataFrame(schema=silver_schema(t)) for t in SILVER_MODELS}
     tables["episodes"] = (
         pl.DataFrame({"episode_id": episodes, "group_id": episodes})
@@ -26,7 +30,14 @@ def _publish_silver(layout: Layout, run_id: str, inputs: str, episodes: list[str
         )
         .cast(silver_schema("episodes"))
     )
-    publish_silver(layout, run_id, tables, inputs=inputs)
+    places = {
+        key: pl.DataFrame({key: episodes, "_partition": [PARTITION] * len(episodes)})
+        for key in ("episode_id", "group_id")
+    }
+    tagged = tag({t: tables[t] for t in SILVER_KEYS}, SILVER_KEYS, places)
+    frames = tables | tagged | {DIGESTS_TABLE: digests(tagged)}
+    meta = {stored.RUN: run_id, stored.INPUTS: inputs}
+    stored.publish(layout, "silver", frames, meta, partitions=dict.fromkeys(tagged, stored.WHOLE))
 
 
 def test_gold_is_reused_until_silver_or_parameters_change(tmp_path):

@@ -3,10 +3,14 @@ release's settings."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import polars as pl
 
 from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.card.render import render_card
+from tests.unit._staged import staged
 
 
 def card(release: dict) -> str:
@@ -22,12 +26,13 @@ def card(release: dict) -> str:
         },
         "dropped_duplicate_prompts": {"rl_steps": 2},
     }
-    request = ReleaseRequest({"kto": frame}, proof, config, [], "0.1.0", "abc")
-    return render_card(
-        "20261121-0000000000",
-        request,
-        {"kto": [{"split": "train", "file": "train.parquet", "rows": 1}]},
-    )
+    with tempfile.TemporaryDirectory() as folder:
+        request = ReleaseRequest(staged({"kto": frame}, Path(folder)), proof, config, [], "0", "a")
+        return render_card(
+            "20261121-0000000000",
+            request,
+            {"kto": [{"split": "train", "file": "train-b00000-p000.parquet", "rows": 1}]},
+        )
 
 
 def test_card_names_the_reward_rules_in_force():

@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import polars as pl
@@ -16,6 +17,7 @@ from pipelines.release.store.catalog import list_releases, pull_release
 from pipelines.release.store.files import MANIFEST, complete_releases, latest_release, read_manifest
 from pipelines.release.store.verify import verify_release
 from pipelines.release.write import content_hash, existing_version, write_release
+from tests.unit._staged import staged
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 
@@ -37,10 +39,10 @@ def sft(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
     )
 
 
-def request(frame: pl.DataFrame, salt: str = "s1") -> ReleaseRequest:
+def request(frame: pl.DataFrame, folder: Path, salt: str = "s1") -> ReleaseRequest:
     proof = {"overlaps": {"group_id": 0, "participant": 0, "prompt_hash": 0}, "salt": salt}
     return ReleaseRequest(
-        {"sft": frame},
+        staged({"sft": frame}, folder),
         proof,
         {"splits": {"salt": salt}},
         [{"source": "dialogue", "file": "a", "fingerprint": "f"}],
@@ -53,20 +55,24 @@ def request(frame: pl.DataFrame, salt: str = "s1") -> ReleaseRequest:
 def released(tmp_path, monkeypatch):
     monkeypatch.setattr("pipelines.release.store.verify.proof_problems", lambda proof: [])
     exports = tmp_path / "exports"
-    req = request(sft([("train", "g1", "a"), ("train", "g2", "b"), ("test", "g3", "c")]))
+    frame = sft([("train", "g1", "a"), ("train", "g2", "b"), ("test", "g3", "c")])
+    req = request(frame, tmp_path / "staged")
     digest = content_hash(req)
     path = write_release(exports, f"20261121-{digest[:10]}", digest, req)
-    return exports, path, req
+    return exports, path, frame
 
 
 def test_release_has_split_files_manifest_card_and_is_latest(released):
     exports, path, _ = released
-    assert sorted(p.name for p in (path / "sft").iterdir()) == ["test.parquet", "train.parquet"]
+    assert sorted(p.name for p in (path / "sft").iterdir()) == [
+        "test-b00000-p000.parquet",
+        "train-b00000-p000.parquet",
+    ]
     manifest = read_manifest(path)
     assert manifest["counts"] == {"sft": {"train": 2, "test": 1}}
     assert {f["path"] for f in manifest["files"]} >= {
-        "sft/train.parquet",
-        "sft/test.parquet",
+        "sft/train-b00000-p000.parquet",
+        "sft/test-b00000-p000.parquet",
         "README.md",
         "split_proof.json",
     }
@@ -88,11 +94,13 @@ def test_release_has_split_files_manifest_card_and_is_latest(released):
 def test_verify_passes_on_a_fresh_release_and_fails_on_one_corrupted_byte(released):
     _, path, _ = released
     assert verify_release(path) == []
-    target = path / "sft" / "train.parquet"
+    target = path / "sft" / "train-b00000-p000.parquet"
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 0xFF
     target.write_bytes(bytes(data))
-    assert verify_release(path) == ["sft/train.parquet: sha256 differs from the manifest"]
+    assert verify_release(path) == [
+        "sft/train-b00000-p000.parquet: sha256 differs from the manifest"
+    ]
 
 
 def test_verify_reports_counts_per_split_that_differ_from_the_files(released):
@@ -121,15 +129,16 @@ def test_verify_reports_a_file_added_after_release(released):
 
 def test_verify_reports_a_group_that_straddles_splits_even_if_hashes_match(tmp_path, monkeypatch):
     monkeypatch.setattr("pipelines.release.store.verify.proof_problems", lambda proof: [])
-    req = request(sft([("train", "g1", "a"), ("test", "g1", "b")]))
-    path = write_release(tmp_path, "20261121-0000000000", content_hash(req), req)
+    req = request(sft([("train", "g1", "a"), ("test", "g1", "b")]), tmp_path / "staged")
+    path = write_release(tmp_path / "exports", "20261121-0000000000", content_hash(req), req)
     assert any("group_id values appear in more than one split" in p for p in verify_release(path))
 
 
-def test_identical_content_finds_the_existing_version(released):
-    exports, path, req = released
-    assert existing_version(exports, content_hash(req)) == path.name
-    other = request(req.datasets["sft"], salt="s2")
+def test_identical_content_finds_the_existing_version(released, tmp_path):
+    exports, path, frame = released
+    again = request(frame, tmp_path / "again")
+    assert existing_version(exports, content_hash(again)) == path.name
+    other = request(frame, tmp_path / "other", salt="s2")
     assert existing_version(exports, content_hash(other)) is None
 
 
@@ -140,7 +149,7 @@ def test_interrupted_release_is_never_listed(tmp_path):
         "from pathlib import Path; import polars as pl\n"
         "from tests.unit.test_release_files import request, sft\n"
         "from pipelines.release.write import write_release, content_hash\n"
-        "r = request(sft([('train', 'g1', 'a')]))\n"
+        "r = request(sft([('train', 'g1', 'a')]), Path(sys.argv[1]).parent / 'staged')\n"
         "write_release(Path(sys.argv[1]), '20261121-1111111111', content_hash(r), r)\n"
     )
     exports = tmp_path / "exports"
@@ -160,7 +169,8 @@ def test_pull_copies_and_verifies_and_refuses_unknown_versions(released, tmp_pat
 
 
 def test_split_proof_is_written_into_the_release(released):
-    _, path, req = released
-    assert orjson.loads((path / "split_proof.json").read_bytes()) == req.proof
+    _, path, _ = released
+    proof = {"overlaps": {"group_id": 0, "participant": 0, "prompt_hash": 0}, "salt": "s1"}
+    assert orjson.loads((path / "split_proof.json").read_bytes()) == proof
     shutil.rmtree(path / "sft")
-    assert "sft/train.parquet: missing" in verify_release(path)
+    assert "sft/train-b00000-p000.parquet: missing" in verify_release(path)

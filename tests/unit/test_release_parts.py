@@ -104,5 +104,3 @@ def test_a_bundle_read_is_split_back_into_each_partitions_rows_in_order():
     assert split["p1"].to_dict(as_series=False) == {"episode_id": ["e1", "e3"]}
     assert split["p2"].to_dict(as_series=False) == {"episode_id": ["e2", "e4"]}
     assert split["p3"].schema == pl.Schema({"episode_id": pl.String}) and split["p3"].is_empty()
-    whole = partition_datasets._split_by_partition(read.drop("_partition"), ["p1"])
-    assert whole["p1"].is_empty() and whole["p1"].columns == ["episode_id"]

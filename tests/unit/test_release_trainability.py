@@ -5,6 +5,8 @@ frame, so it fails if that one detection is removed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import polars as pl
 import pytest
@@ -23,6 +25,7 @@ from pipelines.release.trainability.problems import (
     rlds_problems,
 )
 from pipelines.release.write import content_hash, write_release
+from tests.unit._staged import staged
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
 
@@ -258,7 +261,7 @@ def test_a_reward_against_its_outcome_is_reported():
 # ---------------------------------------------------------------- on a release's files, blocking
 
 
-def _request(kto_rows: pl.DataFrame, neutral: bool) -> ReleaseRequest:
+def _request(kto_rows: pl.DataFrame, neutral: bool, folder: Path) -> ReleaseRequest:
     frame = kto_rows.with_columns(
         split=pl.lit("train"),
         group_id=pl.lit("g"),
@@ -268,7 +271,7 @@ def _request(kto_rows: pl.DataFrame, neutral: bool) -> ReleaseRequest:
         completion=pl.lit(chat("assistant"), dtype=MESSAGES),
     )
     return ReleaseRequest(
-        {"kto": frame},
+        staged({"kto": frame}, folder),
         {"salt": "s"},
         {"release": {"kto_include_neutral": neutral}},
         [],
@@ -279,7 +282,7 @@ def _request(kto_rows: pl.DataFrame, neutral: bool) -> ReleaseRequest:
 
 def test_the_release_setting_for_neutral_kto_rows_is_read_from_the_manifest(tmp_path):
     for neutral in (False, True):
-        request = _request(kto([(0.0, False)]), neutral)
+        request = _request(kto([(0.0, False)]), neutral, tmp_path / f"staged-{neutral}")
         path = write_release(
             tmp_path / str(neutral), "20261121-0000000000", content_hash(request), request
         )
@@ -297,7 +300,7 @@ def test_a_failing_check_publishes_nothing(tmp_path):
             raise UntrainableRelease("; ".join(problems))
 
     exports = tmp_path / "exports"
-    request = _request(kto([(0.5, False)]), neutral=False)
+    request = _request(kto([(0.5, False)]), neutral=False, folder=tmp_path / "staged")
     with pytest.raises(UntrainableRelease, match="label is not the sign"):
         write_release(exports, "20261121-0000000000", content_hash(request), request, check=check)
     assert list(exports.iterdir()) == []  # no version, no temporary folder, no LATEST

@@ -49,6 +49,25 @@ def test_tables_under_a_data_root_whose_path_has_a_space_or_percent_read_back(tm
     assert all(Path(f).is_file() for f in tables.files(layout, "silver", "a"))
 
 
+def test_a_table_stored_whole_reads_as_the_one_partition_it_is(tmp_path):
+    """Whole tables are one partition: read by partition key like a partitioned table's, named
+    "b00000-whole-s00"; a whole table that holds partition keys as data (a digests table) keeps
+    them."""
+    layout = Layout(tmp_path)
+    frames = {"a": pl.DataFrame({"x": [1, 2]}), "d": pl.DataFrame({"_partition": ["p1"]})}
+    tables.publish(layout, "silver", frames)
+    one = tables.read(layout, "silver", "a", partitions=["b00000-whole-s00"], with_partition=True)
+    assert one.to_dict(as_series=False) == {
+        "x": [1, 2],
+        "_partition": ["b00000-whole-s00", "b00000-whole-s00"],
+    }
+    other = tables.read(layout, "silver", "a", partitions=["b00001-train-s00"])
+    assert other.columns == ["x"] and other.is_empty()
+    assert tables.read(layout, "silver", "a")["x"].to_list() == [1, 2]
+    digests = tables.read(layout, "silver", "d", with_partition=True)
+    assert digests.get_column("_partition").to_list() == ["p1"]
+
+
 def test_a_missing_table_reads_as_an_empty_frame_only_when_a_schema_is_given(tmp_path):
     layout = Layout(tmp_path)
     schema = pl.Schema({"x": pl.Int64})

@@ -4,8 +4,9 @@ need from them as small key frames.
 Every dataset builder is group-local: it joins a row only with rows of its own episode or split
 group (`rated_alternative_pairs` pairs within a group, on purpose), so the datasets of a partition,
 built from that partition's silver and gold alone, are exactly its rows of the datasets built from
-whole tables. The exceptions read tables that are not partitioned: `contexts` (content-addressed,
-so a partition reads only the contexts its decisions name) and the splits (each group's row).
+all of them at once. The exceptions read tables that are not partitioned: `contexts`
+(content-addressed, so a partition reads only the contexts its decisions name) and the splits (each
+group's row).
 The global rules (duplicate prompts across splits, the split proof) run on the key frames of every
 partition; the subject ids pseudonymized in text are global too (privatize/partitions.py).
 """
@@ -60,6 +61,8 @@ class Partition:
 
 def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:
     """Every placed partition of the silver snapshot in force, with its input digest."""
+    if not stored.exists(layout, "silver", DIGESTS_TABLE, as_of):
+        return [_one_partition(layout, as_of)]
     silver = stored.read(layout, "silver", DIGESTS_TABLE, as_of, schema=DIGESTS_SCHEMA)
     gold = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
     if stored.exists(layout, "gold", DIGESTS_TABLE, as_of):
@@ -73,6 +76,15 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
         .sort(PARTITION)
         .rows()
     ]
+
+
+def _one_partition(layout: Layout, as_of: datetime | None) -> Partition:
+    """Silver stored whole (by an earlier version; an as-of release reads it): one partition
+    (storage/tables.py `ONE_PARTITION`), its inputs the bytes of its tables."""
+    tables = [("silver", t) for t in SILVER_KEYS] + [("gold", t) for t in GOLD_KEYS]
+    content = [stored.content_digest(layout, layer, t, as_of) for layer, t in tables]
+    rows = stored.scan(layout, "silver", "episodes", as_of).select(pl.len()).collect().item()
+    return Partition(stored.ONE_PARTITION, 0, fingerprint(content), rows)
 
 
 def build_key(partition: Partition, config: dict) -> str:
@@ -95,10 +107,7 @@ def bundles(partitions: list[Partition], rows: int = BUNDLE_ROWS) -> list[list[P
 
 
 def _split_by_partition(frame: pl.DataFrame, keys: list[str]) -> dict[str, pl.DataFrame]:
-    """Each partition's rows of a frame read with its PARTITION column, in the order read (a table
-    stored whole has no partition's rows, as a read of named partitions finds none)."""
-    if PARTITION not in frame.columns:
-        return dict.fromkeys(keys, frame.head(0))
+    """Each partition's rows of a frame read with its PARTITION column, in the order read."""
     parts = frame.partition_by(PARTITION, as_dict=True, maintain_order=True)
     empty = frame.head(0).drop(PARTITION)
     return {key: parts[(key,)].drop(PARTITION) if (key,) in parts else empty for key in keys}
@@ -208,8 +217,8 @@ def built(
 
 def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
     """`keys` (KEY_SCHEMA plus PARTITION) with `keep`: an exact prompt is kept only in its earliest
-    split (train, then validation, then test), across all datasets and partitions, as
-    `assemble.drop_prompt_duplicates` keeps it (a row without a prompt hash is not kept there)."""
+    split (train, then validation, then test), across all datasets and partitions (a row without a
+    prompt hash is not kept)."""
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
     ranked = keys.with_columns(
         _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)

@@ -1,4 +1,4 @@
-"""The release's row order and the survey dataset (assemble.py, partitioned.py)."""
+"""The release's row order and the survey dataset (staged.py, partitioned.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The datasets, split proof and redaction ledger of a release whose tables are stored in
-partitions (parts.py builds and privatizes them partition by partition; staged.py puts
-them in release order and writes their files one file slice at a time). The rows are the
-rows a release from whole tables would hold; their order is the release's stable pseudo-random
-order with ties broken by the privatized rows' own values, so it does not depend on how groups
-were cut into partitions (1 and 8 shards give the same rows and content hash)."""
+"""The datasets, split proof and redaction ledger of a release (parts.py builds and privatizes them
+partition by partition; staged.py puts them in release order and writes their files one file slice
+at a time). The rows do not depend on how groups were cut into partitions, and their order is the
+release's stable pseudo-random order with ties broken by the privatized rows' own values, so 1 and
+8 shards, or tables an earlier version stored whole (one partition), give the same rows and
+content hash."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
-from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release.build import datasets
 from pipelines.release.build.batch_files import previous_files
@@ -46,9 +46,9 @@ class PartitionedRelease:
 
 def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
     """The survey dataset (survey answers are stored whole) with each row's landing batch and file
-    slice index (staged.py; its split is the row's)."""
+    slice index (staged.py; its split is the row's; batch 0, slice 0 without a partition map)."""
     answers = stored.read(layout, "silver", "survey_answers", as_of)
-    placed = stored.read(layout, "silver", MAP_TABLE, as_of).select(
+    placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA).select(
         "group_id",
         pl.col("batch").alias(BATCH),
         slice_index(pl.col(PARTITION)).alias(SLICE),

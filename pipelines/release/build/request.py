@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 if TYPE_CHECKING:
     from pipelines.release.build.card_stats import FrameStats
     from pipelines.release.build.staged import Staged
@@ -14,7 +12,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReleaseRequest:
-    datasets: dict[str, pl.DataFrame]  # each with a `split` column
+    staged: Staged  # the datasets' files, already written batch by batch (staged.py)
     proof: dict
     config: dict  # reward rules, split salt and ratios, anything else that shaped the data
     raw_fingerprints: list[dict]  # {"source", "file", "fingerprint"} of every raw file used
@@ -30,12 +28,10 @@ class ReleaseRequest:
         None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
     )
     as_of: str | None = None  # built from the tables as of this time (not LATEST); not content
-    staged: Staged | None = None  # tables stored in partitions: the datasets' files, already
-    # written batch by batch (staged.py); `datasets` is then empty
 
     def dataset_names(self) -> list[str]:
-        return sorted(self.staged.names if self.staged is not None else self.datasets)
+        return sorted(self.staged.names)
 
-    def frame_or_stats(self, name: str) -> pl.DataFrame | FrameStats:
-        """A dataset's rows, or of a staged release what the card needs of them."""
-        return self.staged.stats[name] if self.staged is not None else self.datasets[name]
+    def stats(self, name: str) -> FrameStats:
+        """What the card needs of a dataset's rows."""
+        return self.staged.stats[name]

@@ -22,7 +22,7 @@ def release_configs(
             name,
             name,
             name,
-            request.frame_or_stats(name),
+            request.stats(name),
             tuple(dict.fromkeys(f["split"] for f in files)),
         )
         for name, files in layout.items()

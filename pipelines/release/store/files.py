@@ -32,7 +32,9 @@ def is_version(name: str) -> bool:
 
 
 def split_files(frame: pl.DataFrame, split: str) -> list[tuple[str, pl.DataFrame]]:
-    """`<split>.parquet`, or `<split>-00000-of-00003.parquet` shards when large."""
+    """A release profile's files (write.py; a dataset's are cut by landing batch,
+    build/batch_sort.py): `<split>.parquet`, or `<split>-00000-of-00003.parquet` shards when
+    large."""
     if frame.height <= SHARD_ROWS:
         return [(f"{split}.parquet", frame)]
     n = -(-frame.height // SHARD_ROWS)
