@@ -1,5 +1,6 @@
-"""The blocking checks run grouped (one step per asset group), still block what is downstream, and
-are answered from the validation ledger when what they read is unchanged."""
+"""The blocking checks run inside the asset step of their group (no step of their own), still
+block what is downstream, and are answered from the validation ledger when what they read is
+unchanged."""
 
 import os
 import shutil
@@ -12,29 +13,28 @@ import pytest
 
 from pipelines.checks import catalog
 from pipelines.checks import factory as checks
-from pipelines.checks.factory import build_blocking_checks
 from pipelines.checks.ledger import REVALIDATE_ENV, ledger_entry
 from pipelines.cli.main import main
-from pipelines.definitions import BUILD_JOB, defs
-from pipelines.orchestration.resources import settings_of
+from pipelines.definitions import ALL_ASSETS, BUILD_JOB, defs
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+# each group's checks -> the asset step that runs them
 GROUPS = {
-    "bronze_scenario",
-    "bronze_study",
-    "bronze_social_rl",
-    "bronze_dialogue",
-    "bronze_decision",
-    "bronze_oasst",
-    "bronze_hh_rlhf",
-    "silver",
-    "gold",
-    "splits",
-    "release",
+    "bronze_scenario": "bronze_scenario",
+    "bronze_study": "bronze_study",
+    "bronze_social_rl": "bronze_social_rl",
+    "bronze_dialogue": "bronze_dialogue",
+    "bronze_decision": "bronze_decision",
+    "bronze_oasst": "bronze_oasst",
+    "bronze_hh_rlhf": "bronze_hh_rlhf",
+    "silver": "silver_tables",
+    "gold": "gold_tables",
+    "splits": "gold_splits",
+    "release": "release",
 }
 N_CONTRACTS = sum(
     c.name.endswith("_matches_contract") for c in checks.blocking_checks()
@@ -87,13 +87,17 @@ def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
     }
 
 
-def test_all_checks_run_in_one_step_per_asset_group():
+def test_all_checks_run_inside_the_asset_step_of_their_group():
     job = defs.resolve_job_def(BUILD_JOB)
-    check_steps = {
-        d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)
+    steps = {node.name for node in job.graph.node_defs}
+    assert len(steps) == 12  # the asset steps only: no step of checks alone
+    step_of_check = {
+        (key.asset_key.to_user_string(), key.name): asset.node_def.name
+        for asset in ALL_ASSETS
+        for key in asset.check_keys
     }
-    assert check_steps == GROUPS
-    assert len(job.graph.node_defs) == 12 + len(GROUPS)  # 12 asset steps, 11 check steps
+    assert {(c.asset, c.name): GROUPS[c.step] for c in checks.blocking_checks()} == step_of_check
+    assert set(GROUPS.values()) <= steps
     assert (
         len(defs.get_repository_def().asset_graph.asset_check_keys)
         == len(checks.blocking_checks())
