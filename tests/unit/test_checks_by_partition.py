@@ -124,6 +124,20 @@ def test_a_table_stored_whole_is_checked_in_slices_with_the_same_verdict(tmp_pat
     assert verdict.metadata["failed_partitions"] == partitioned.WHOLE_PIECE
 
 
+def test_a_partition_bigger_than_a_piece_is_read_in_slices_and_passes_only_if_every_slice_does(
+    layout, monkeypatch
+):
+    monkeypatch.setattr(partitioned, "CHECK_ROWS", 2)  # p3's 3 rows: two slices
+    bad = {"p3": _rows("p3", ["e", "f", "g"], [1.5, 0.6, 0.7])}  # the bad row in the first slice
+    _publish(layout, bad, {"p1": "d1", "p2": "d2", "p3": "d3-bad"}, keys=["p3"])
+    verdict = _judge(layout)
+    assert not verdict.passed and verdict.metadata["failed_partitions"] == "p3"
+    assert verdict.metadata["failures"] == 1 and verdict.metadata["partitions_validated"] == 3
+    # p3's clean second slice did not record a pass: judged again, it fails again
+    again = _judge(layout)
+    assert not again.passed and again.metadata["partitions_reused"] == 2
+
+
 def _part(root, name: str, ids: list[str], scores: list[float]):
     path = root / "bronze" / name
     path.parent.mkdir(parents=True, exist_ok=True)
