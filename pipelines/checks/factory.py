@@ -6,8 +6,8 @@ step that materializes the group (`@asset(check_specs=...)` / `@multi_asset(chec
 in steps of their own: every Dagster step costs event-log writes even when its check is trivial,
 and 11 check steps made a build of 23 steps instead of 12. Each check keeps its own blocking spec,
 so a failed one still fails the step after its materializations and Dagster skips everything
-downstream. A check whose inputs and code are those it last passed on is answered from the
-validation ledger (pipelines/checks/ledger.py) without reading the data.
+downstream. Every check judges on every run (a contract reads only the partitions and part files
+it has not passed before: pipelines/checks/partitioned.py).
 """
 
 from collections.abc import Callable, Iterator
@@ -16,7 +16,7 @@ from functools import cache
 import dagster as dg
 
 from pipelines.checks.catalog import BlockingCheck, blocking_checks
-from pipelines.checks.ledger import Markdown, Verdict, cached_verdict
+from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.config.settings import Settings
 
 __all__ = ["blocking_checks", "check_results", "check_specs"]
@@ -45,23 +45,17 @@ def check_specs(step: str) -> list[dg.AssetCheckSpec]:
 
 
 def check_results(
-    step: str, settings: Settings, run_id: str, log: Callable[[str], None]
+    step: str, settings: Settings, log: Callable[[str], None]
 ) -> Iterator[dg.AssetCheckResult]:
     """The verdicts of the checks of `step` on the data just materialized, as Dagster results
     (yielded by the asset after its materializations); `log` gets one closing line."""
     checks = _checks_of(step)
-    reused = 0
+    reread = 0
     for check in checks:
-        verdict = cached_verdict(
-            settings.data_root,
-            check.check_id,
-            check.digest(settings),
-            run_id,
-            lambda check=check: check.judge(settings),
-        )
-        reused += bool(verdict.metadata.get("reused"))
+        verdict = check.judge(settings)
+        reread += verdict.metadata.get("partitions_validated", 0)
         yield _check_result(check, verdict)
-    log(f"{step}: {len(checks) - reused} checks validated, {reused} unchanged since they passed")
+    log(f"{step}: {len(checks)} checks judged, {reread} partitions or part files read again")
 
 
 def _check_result(check: BlockingCheck, verdict: Verdict) -> dg.AssetCheckResult:

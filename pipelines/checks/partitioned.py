@@ -4,10 +4,13 @@ Every rule of the contracts is row-local (types, nullability, ranges, patterns) 
 fields, so validating a table in pieces and then checking its unique columns over the whole
 table gives exactly the verdict of validating it at once, with the memory of one piece. A table is
 read a chunk of partitions at a time, each chunk in slices of at most CHECK_ROWS rows; a table
-stored whole is one partition (`WHOLE_PIECE`) with no digest. A partition whose digest
-(`_partition_digests`: what its rows were computed from) and judging code are those it last
-passed with is not read again: its passes are kept beside the check's ledger entry, and
-`TURNLAKE_REVALIDATE=1` ignores them.
+stored whole is one partition (`WHOLE_PIECE`). A partition whose digest and judging code (the
+engine digest) are those it last passed with is not read again: a partition's digest is the one
+the engine recorded in `_partition_digests` (what its rows were computed from), a whole table's
+the names of its Delta files (written once, never changed), a bronze part file's its stat line
+(its name is content-addressed). Those passes are the checks' only memory (one small file per
+contract under `<data root>/.turnlake/validated/`; no verdict is ever reused whole: every check
+judges on every run), and `TURNLAKE_REVALIDATE=1` ignores them.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ import orjson
 import pandera.polars as pa
 import polars as pl
 
-from pipelines.checks.ledger import Markdown, Verdict, revalidate_requested
+from pipelines.checks.revalidate import revalidate_requested
+from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import DIGESTS_TABLE, chunks
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.files import scan_parquet, write_bytes_atomic
-from pipelines.storage.fingerprint import stat_part
+from pipelines.storage.fingerprint import fingerprint, stat_part
 from pipelines.storage.layout import Layout
 
 CHECK_ROWS = 500_000  # rows validated at once: memory follows this, not the table
@@ -45,6 +49,7 @@ class _Outcome:
 
 
 def passes_path(layout: Layout, check_id: str) -> Path:
+    """Where the partitions (or part files) a contract passed are kept."""
     return layout.ledger_entry(check_id).with_suffix(".partitions.json")
 
 
@@ -106,7 +111,7 @@ def _empty(layout: Layout, layer: str, table: str) -> Iterator[pl.DataFrame]:
 
 def _digests(layout: Layout, layer: str, table: str) -> pl.DataFrame:
     """(PARTITION, digest, rows) of every partition holding rows of `table`; digest null where
-    none is recorded (then it is always validated: a table stored whole)."""
+    none is recorded (then it is always validated)."""
     keys = (
         _keyed(layout, layer, table)
         .select(PARTITION)
@@ -117,6 +122,10 @@ def _digests(layout: Layout, layer: str, table: str) -> pl.DataFrame:
     recorded = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
     if stored.exists(layout, layer, DIGESTS_TABLE):
         recorded = stored.read(layout, layer, DIGESTS_TABLE, with_partition=True)
+    if WHOLE_PIECE in keys.get_column(PARTITION):  # its files are immutable, their names unique
+        names = sorted(f.rsplit("/", 1)[-1] for f in stored.files(layout, layer, table))
+        whole = {PARTITION: [WHOLE_PIECE], "digest": [fingerprint(names)]}
+        recorded = pl.concat([recorded.select(PARTITION, "digest"), pl.DataFrame(whole)])
     return keys.join(recorded.select(PARTITION, "digest"), on=PARTITION, how="left")
 
 
@@ -257,7 +266,7 @@ def validate_files(
         passed={k: "ok" for k in keys if k in before}, reused=len(set(keys) & set(before))
     )
     todo = {k: f for k, f in keys.items() if k not in before}
-    groups = _file_groups(todo, FILE_BYTES) if todo else iter([[]])
+    groups = _file_groups(todo, FILE_BYTES) if files else iter([[]])  # none: columns only
     for group in groups:
         piece = pl.DataFrame(schema={**schema, PARTITION: pl.String})
         if group:  # each row's file, by name (paths are absolute or URIs)
