@@ -9,11 +9,10 @@ from assets.exports import EXPORT_ASSETS
 from assets.gold import GOLD_ASSETS, PARTITION_ASSETS
 from assets.silver import SILVER_ASSETS
 from assets.warehouse import WAREHOUSE_ASSETS
-from pipelines.checks.factory import build_blocking_checks
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.orchestration.executors import executor_from_env
 from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, partition_planner
-from pipelines.orchestration.resources import TurnlakeResource, settings_of
+from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.orchestration.run_tags import run_tags
 from pipelines.orchestration.schedules import nightly_schedule
 from pipelines.orchestration.sensors import raw_files_sensor
@@ -43,7 +42,6 @@ def build_definitions(
     )
     return dg.Definitions(
         assets=[*ALL_ASSETS, *PARTITION_ASSETS],
-        asset_checks=build_blocking_checks(settings_of),
         jobs=[build_job, partition_job],
         schedules=[nightly_schedule(build_job, settings)],
         sensors=[raw_files_sensor(build_job), partition_planner(partition_job)],

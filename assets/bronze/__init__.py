@@ -3,6 +3,7 @@
 import dagster as dg
 
 from assets.metadata import COLUMN_SCHEMA, OWNERS, ROW_COUNT, bronze_column_schema
+from pipelines.checks.factory import check_results, check_specs
 from pipelines.config.names import SOURCES
 from pipelines.ingest.incremental import ingest_source, parsing_message
 from pipelines.orchestration.resources import TurnlakeResource
@@ -17,12 +18,11 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
         kinds={"polars", "parquet"},
         owners=OWNERS,
         metadata={COLUMN_SCHEMA: bronze_column_schema(source)},
+        check_specs=check_specs(f"bronze_{source}"),
         description=f"Raw `{source}` files parsed into typed bronze parts (one per raw file); "
         "unchanged files are reused, bad records quarantined.",
     )
-    def _bronze(
-        context: dg.AssetExecutionContext, turnlake: TurnlakeResource
-    ) -> dg.MaterializeResult:
+    def _bronze(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
         settings = turnlake.settings()
         with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
             report = ingest_source(
@@ -39,7 +39,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
             "quarantined, "
             f"{report.n_pending} pending"
         )
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 ROW_COUNT: report.n_bronze,
                 "files_seen": report.files_seen,
@@ -54,6 +54,8 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
                 "pending_tails": report.n_pending,
             }
         )
+        # its contracts and `nothing_lost` on the parts just written, in this step (factory.py)
+        yield from check_results(f"bronze_{source}", settings, context.log.info)
 
     return _bronze
 

@@ -5,8 +5,9 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from assets.metadata import OWNERS, release_metadata
+from pipelines.checks.factory import check_results, check_specs
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.release.assemble import NOTHING_TO_RELEASE, make_release
+from pipelines.release.assemble import NOTHING_TO_RELEASE, ReleaseOutcome, make_release
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 
@@ -22,16 +23,24 @@ from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
     description="`<data root>/exports/<version>/`: `sft`, `preference`, `kto`, `rl_steps` and "
     "`decisions` per split, with `manifest.json`, the dataset card (`README.md`) and "
     "`split_proof.json`. Identical inputs give the identical (existing) release.",
+    check_specs=check_specs("release"),
 )
-def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource) -> dg.MaterializeResult:
+def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         outcome = make_release(settings, today=datetime.now(UTC).strftime("%Y%m%d"))
     if outcome.version is None:
         context.log.info(NOTHING_TO_RELEASE)
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={"version": "none", "created": False, "note": NOTHING_TO_RELEASE}
         )
+    else:
+        yield _released(context, outcome)
+    # `release_verifies` and `release_is_trainable` on the latest release, in this step
+    yield from check_results("release", settings, context.log.info)
+
+
+def _released(context: dg.AssetExecutionContext, outcome: ReleaseOutcome) -> dg.MaterializeResult:
     context.log.info(
         f"release {outcome.version} "
         f"{'written' if outcome.created else 'unchanged (already exists)'}"

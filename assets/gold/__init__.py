@@ -3,6 +3,7 @@
 import dagster as dg
 
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
+from pipelines.checks.factory import check_results, check_specs
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS
 from pipelines.gold.params import load_params
 from pipelines.gold.partitions import refresh_partition
@@ -38,6 +39,7 @@ class GoldConfig(dg.Config):
         )
         for table in GOLD_TABLES
     ],
+    check_specs=check_specs("gold"),
 )
 def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake: TurnlakeResource):
     settings = turnlake.settings()
@@ -54,6 +56,8 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
         if table == "turn_rewards":
             metadata["reward_rules"] = enabled
         yield dg.MaterializeResult(asset_key=f"gold_{table}", metadata=metadata)
+    # the contracts and `rewards_traceable` on the tables just published, in this step
+    yield from check_results("gold", settings, context.log.info)
 
 
 @dg.asset(
@@ -65,16 +69,15 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
     owners=OWNERS,
     metadata=table_metadata(GOLD_MODELS["splits"]),
     description=(GOLD_MODELS["splits"].__doc__ or "").strip() or None,
+    check_specs=check_specs("splits"),
 )
-def gold_splits(
-    context: dg.AssetExecutionContext, turnlake: TurnlakeResource
-) -> dg.MaterializeResult:
+def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
     config = settings.splits
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         splits, rebuilt = refresh_splits(Layout(settings.data_root), config, context.run_id)
     counts = dict(splits.group_by("split").len().sort("split").iter_rows())
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
         metadata={
             ROW_COUNT: splits.height,
             "rebuilt": rebuilt,
@@ -83,6 +86,8 @@ def gold_splits(
             **{f"groups_{k}": v for k, v in counts.items()},
         }
     )
+    # its contract and `splits_leak_free` (the split proof), in this step
+    yield from check_results("splits", settings, context.log.info)
 
 
 @dg.asset(

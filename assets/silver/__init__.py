@@ -3,6 +3,7 @@
 import dagster as dg
 
 from assets.metadata import OWNERS, ROW_COUNT, table_metadata
+from pipelines.checks.factory import check_results, check_specs
 from pipelines.config.names import SOURCES
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.silver import SILVER_MODELS
@@ -27,6 +28,7 @@ BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
         )
         for table in SILVER_MODELS
     ],
+    check_specs=check_specs("silver"),
 )
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     settings = turnlake.settings()
@@ -42,6 +44,8 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
         yield dg.MaterializeResult(
             asset_key=f"silver_{table}", metadata={ROW_COUNT: n, "rebuilt": rebuilt}
         )
+    # the contracts and `references_resolve` on the tables just published, in this step
+    yield from check_results("silver", settings, context.log.info)
 
 
 SILVER_ASSETS = [silver_tables]

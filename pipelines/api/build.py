@@ -87,7 +87,7 @@ def _run_build_job(
     import dagster as dg
 
     from pipelines.api.progress import with_progress
-    from pipelines.checks.ledger import revalidation
+    from pipelines.checks.revalidate import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
     from pipelines.orchestration.build_record import data_root_state
     from pipelines.orchestration.memory import trims_after_each_step

@@ -47,7 +47,7 @@ class Decision:
 
 def _must_run(settings: Settings, *, force: bool, revalidate: bool, workers: int) -> str | None:
     """Why this build runs whatever the record says (None: the record may decide)."""
-    from pipelines.checks.ledger import revalidate_requested
+    from pipelines.checks.revalidate import revalidate_requested
 
     if force:
         return "--force"

@@ -3,49 +3,37 @@ at data depth, plus the nothing-lost reconciliation, silver referential integrit
 provenance, leak-free splits, and the release's own verification and trainability (the verdicts are
 in pipelines/checks/verdicts.py; pipelines/checks/factory.py turns them into Dagster steps).
 
-Each check names exactly what it reads (`inputs`); with the engine digest (storage/engine.py) that
-is its key, so the validation ledger (pipelines/checks/ledger.py) can answer a check whose inputs
-and engine are those it last passed on without reading the data.
+Every check judges on every run; only a contract skips the partitions (and bronze part files) it
+passed before with the same digest and engine (pipelines/checks/partitioned.py).
 """
 
-import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandera.polars as pa
 
 from pipelines.checks import verdicts
-from pipelines.checks.ledger import (
-    Verdict,
-    inputs_digest,
-    stat_lines,
-)
+from pipelines.checks.verdicts import Verdict
 from pipelines.config.settings import Settings
-from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.layout import Layout
-from pipelines.storage.uri import as_root
 
 
 @dataclass(frozen=True)
 class BlockingCheck:
-    """A blocking check: where it is attached, how it judges, and exactly what it reads."""
+    """A blocking check: where it is attached and how it judges."""
 
-    step: str  # the grouped Dagster step it runs in
+    step: str  # the group of checks one asset step runs (factory.py)
     asset: str
     name: str
     description: str
     judge: Callable[[Settings], Verdict]
-    inputs: Callable[[Settings], list[str]]  # fingerprint lines of everything `judge` reads
     additional_deps: tuple[str, ...] = ()
 
     @property
     def check_id(self) -> str:
         return f"{self.asset}:{self.name}"
-
-    def digest(self, settings: Settings) -> str:
-        return inputs_digest(self.inputs(settings), engine_digest())
 
 
 def _layout(settings: Settings) -> Layout:
@@ -58,7 +46,6 @@ def _contract(
     table: str,
     model: type[pa.DataFrameModel],
     load: Callable[[Settings], list[Path]] | str,
-    inputs: Callable[[Settings], list[str]],
 ) -> BlockingCheck:
     """`load`: the layer of a stored table, checked a partition (or slice of rows) at a time, or
     the current part files of a bronze table, checked a group of files at a time
@@ -75,62 +62,7 @@ def _contract(
             model, _layout(s), layer(s), polars_schema(model), check_id, engine_digest()
         )
     description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
-    return BlockingCheck(step, asset, name, description, judge=judge, inputs=inputs)
-
-
-# ---------------------------------------------------------------- what each check reads
-
-
-def _part_lines(settings: Settings, source: str, tables: list[str]) -> list[str]:
-    from pipelines.ingest.log import current_parts
-
-    parts = [p for table in tables for p in current_parts(_layout(settings), source, table)]
-    return stat_lines(parts, settings.data_root)
-
-
-def _reconcile_lines(settings: Settings, source: str) -> list[str]:
-    from pipelines.ingest.batches import QUARANTINE_PART
-    from pipelines.ingest.log import read_log
-    from pipelines.schemas.bronze import bronze_models
-
-    log = read_log(_layout(settings), source)
-    log_digest = hashlib.sha256(log.write_json().encode()).hexdigest()
-    return [
-        f"log|{log_digest}",
-        *_part_lines(settings, source, [*bronze_models(source), QUARANTINE_PART]),
-    ]
-
-
-def _silver_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # silver is republished (new, uniquely named Delta files) only when its inputs change
-    layout, lines = _layout(settings), []
-    for table in tables:
-        if not stored.exists(layout, "silver", table):
-            lines.append(f"silver.{table}|missing")
-            continue
-        files = [as_root(f) for f in stored.files(layout, "silver", table)]
-        lines += stat_lines(files, settings.data_root)
-    return lines
-
-
-def _gold_lines(settings: Settings, tables: Iterable[str]) -> list[str]:
-    # republished whenever silver changed, often with a table's bytes unchanged: their (small)
-    # files are hashed, so such a table keeps its verdict
-    return [f"{t}|{stored.content_digest(_layout(settings), 'gold', t)}" for t in tables]
-
-
-def _release_lines(settings: Settings) -> list[str]:
-    from pipelines.release.store.files import latest_release
-
-    exports = _layout(settings).exports
-    version = latest_release(exports)
-    if version is None:  # passes only when there is nothing to release: silver decides
-        return [
-            "no complete release",
-            *_silver_lines(settings, ["episodes"]),
-        ]
-    files = sorted(p for p in (exports / version).rglob("*") if p.is_file())
-    return [version, *stat_lines(files, settings.data_root)]
+    return BlockingCheck(step, asset, name, description, judge=judge)
 
 
 # ---------------------------------------------------------------- the checks, per step
@@ -147,7 +79,6 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             table,
             model,
             load=lambda s: current_parts(_layout(s), source, table),
-            inputs=lambda s: _part_lines(s, source, [table]),
         )
 
     checks = [contract(table, model) for table, model in bronze_models(source).items()]
@@ -158,7 +89,6 @@ def _bronze_checks(source: str) -> list[BlockingCheck]:
             "nothing_lost",
             "Per raw file: records read == bronze rows + quarantine rows.",
             judge=lambda s: verdicts.nothing_lost(source, s),
-            inputs=lambda s: _reconcile_lines(s, source),
         )
     )
     return checks
@@ -174,7 +104,6 @@ def _silver_checks() -> list[BlockingCheck]:
             table,
             model,
             load="silver",
-            inputs=lambda s: _silver_lines(s, [table]),
         )
 
     checks = [contract(table, model) for table, model in SILVER_MODELS.items()]
@@ -185,7 +114,6 @@ def _silver_checks() -> list[BlockingCheck]:
             "references_resolve",
             "Every id a silver row points at (episode, turn, decision, context) exists.",
             judge=verdicts.references_resolve,
-            inputs=lambda s: _silver_lines(s, SILVER_MODELS),
             additional_deps=tuple(f"silver_{t}" for t in SILVER_MODELS if t != "episodes"),
         )
     )
@@ -202,7 +130,6 @@ def _gold_checks() -> list[BlockingCheck]:
             table,
             model,
             load="gold",
-            inputs=lambda s: _gold_lines(s, [table]),
         )
 
     checks = [contract(table, model) for table, model in GOLD_MODELS.items()]
@@ -214,7 +141,6 @@ def _gold_checks() -> list[BlockingCheck]:
             "Every reward is in [-1, 1], names a registered rule, and lists ≥1 feedback row that "
             "exists.",
             judge=verdicts.rewards_traceable,
-            inputs=lambda s: [*_gold_lines(s, ["turn_rewards"]), *_silver_lines(s, ["feedback"])],
             additional_deps=("silver_feedback",),
         )
     )
@@ -226,11 +152,6 @@ def _gold_checks() -> list[BlockingCheck]:
             "Every group has exactly one split and no group or human participant is in two splits "
             "(prompts are proven at release time, over the datasets).",
             judge=verdicts.splits_leak_free,
-            inputs=lambda s: [
-                *_gold_lines(s, ["splits"]),
-                *_silver_lines(s, verdicts.SPLIT_SILVER),
-                repr(s.splits),
-            ],
             additional_deps=tuple(f"silver_{t}" for t in verdicts.SPLIT_SILVER),
         )
     )
@@ -246,7 +167,6 @@ def _release_checks() -> list[BlockingCheck]:
             "Every file of the latest release matches its manifest (sha256, rows); the split proof "
             "holds.",
             judge=verdicts.release_verifies,
-            inputs=_release_lines,
         ),
         BlockingCheck(
             "release",
@@ -258,7 +178,6 @@ def _release_checks() -> list[BlockingCheck]:
             "label = "
             "sign of the reward, no reward contradicting its outcome.",
             judge=verdicts.release_is_trainable,
-            inputs=_release_lines,
         ),
     ]
 

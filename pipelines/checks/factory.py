@@ -1,46 +1,38 @@
-"""The blocking checks as Dagster steps (the checks themselves are listed in
+"""The blocking checks as Dagster asset checks (the checks themselves are listed in
 pipelines/checks/catalog.py, their verdicts are in pipelines/checks/verdicts.py).
 
-The checks of one group (each bronze source, silver, gold, splits, release) run in one Dagster
-step, a multi-asset check, because every step costs event-log writes even when its check is
-trivial. Each check keeps its own blocking spec, so a failed one fails its step and Dagster skips
-everything downstream. A check whose inputs and code are those it last passed on is answered from
-the validation ledger (pipelines/checks/ledger.py) without reading the data.
+The checks of one group (each bronze source, silver, gold, splits, release) run inside the asset
+step that materializes the group (`@asset(check_specs=...)` / `@multi_asset(check_specs=...)`), not
+in steps of their own: every Dagster step costs event-log writes even when its check is trivial,
+and 11 check steps made a build of 23 steps instead of 12. Each check keeps its own blocking spec,
+so a failed one still fails the step after its materializations and Dagster skips everything
+downstream. Every check judges on every run (a contract reads only the partitions and part files
+it has not passed before: pipelines/checks/partitioned.py).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import cache
 
 import dagster as dg
 
 from pipelines.checks.catalog import BlockingCheck, blocking_checks
-from pipelines.checks.ledger import Markdown, Verdict, cached_verdict
+from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.config.settings import Settings
-from pipelines.storage.lock import DATA_ROOT_POOL
 
-__all__ = ["blocking_checks", "build_blocking_checks"]
-
-
-def _check_key(check: BlockingCheck) -> dg.AssetCheckKey:
-    return dg.AssetCheckKey(dg.AssetKey(check.asset), check.name)
+__all__ = ["blocking_checks", "check_results", "check_specs"]
 
 
-# ---------------------------------------------------------------- as Dagster steps
+@cache
+def _checks_of(step: str) -> tuple[BlockingCheck, ...]:
+    checks = tuple(check for check in blocking_checks() if check.step == step)
+    if not checks:
+        raise KeyError(f"no blocking checks run in step {step!r}")
+    return checks
 
 
-def build_blocking_checks(
-    settings_of: Callable[[object], Settings],
-) -> list[dg.AssetChecksDefinition]:
-    """One multi-asset check per step; `settings_of(resource)` resolves the run's settings."""
-    steps: dict[str, list[BlockingCheck]] = {}
-    for check in blocking_checks():
-        steps.setdefault(check.step, []).append(check)
-    return [_step_checks(step, checks, settings_of) for step, checks in steps.items()]
-
-
-def _step_checks(
-    step: str, checks: list[BlockingCheck], settings_of: Callable[[object], Settings]
-) -> dg.AssetChecksDefinition:
-    specs = [
+def check_specs(step: str) -> list[dg.AssetCheckSpec]:
+    """The blocking specs of the checks the asset step `step` runs (catalog's `step` names)."""
+    return [
         dg.AssetCheckSpec(
             c.name,
             asset=c.asset,
@@ -48,36 +40,22 @@ def _step_checks(
             blocking=True,
             additional_deps=list(c.additional_deps),
         )
-        for c in checks
+        for c in _checks_of(step)
     ]
 
-    @dg.multi_asset_check(
-        specs=specs,
-        name=f"{step}_checks",
-        can_subset=True,
-        required_resource_keys={"turnlake"},
-        pool=DATA_ROOT_POOL,  # records passes in the validation ledger under the data root
-    )
-    def _checks(context: dg.AssetCheckExecutionContext):
-        settings = settings_of(context.resources.turnlake)
-        selected = [c for c in checks if _check_key(c) in context.selected_asset_check_keys]
-        reused = 0
-        for check in selected:
-            verdict = cached_verdict(
-                settings.data_root,
-                check.check_id,
-                check.digest(settings),
-                context.run.run_id,
-                lambda check=check: check.judge(settings),
-            )
-            reused += bool(verdict.metadata.get("reused"))
-            yield _check_result(check, verdict)
-        context.log.info(
-            f"{step}: {len(selected) - reused} checks validated, {reused} unchanged since they "
-            "passed"
-        )
 
-    return _checks
+def check_results(
+    step: str, settings: Settings, log: Callable[[str], None]
+) -> Iterator[dg.AssetCheckResult]:
+    """The verdicts of the checks of `step` on the data just materialized, as Dagster results
+    (yielded by the asset after its materializations); `log` gets one closing line."""
+    checks = _checks_of(step)
+    reread = 0
+    for check in checks:
+        verdict = check.judge(settings)
+        reread += verdict.metadata.get("partitions_validated", 0)
+        yield _check_result(check, verdict)
+    log(f"{step}: {len(checks)} checks judged, {reread} partitions or part files read again")
 
 
 def _check_result(check: BlockingCheck, verdict: Verdict) -> dg.AssetCheckResult:

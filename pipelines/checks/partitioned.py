@@ -2,11 +2,15 @@
 
 Every rule of the contracts is row-local (types, nullability, ranges, patterns) except `unique`
 fields, so validating a table in pieces and then checking its unique columns over the whole
-table gives exactly the verdict of validating it at once, with the memory of one piece. A
-partitioned table (pipelines/partitions/) is read a chunk of partitions at a time; a table
-stored whole, in slices of rows. A partition whose digest (`_partition_digests`: what its rows
-were computed from) and judging code are those it last passed with is not read again: its passes
-are kept beside the check's ledger entry, and `TURNLAKE_REVALIDATE=1` ignores them.
+table gives exactly the verdict of validating it at once, with the memory of one piece. A table is
+read a chunk of partitions at a time, each chunk in slices of at most CHECK_ROWS rows; a table
+stored whole is one partition (`WHOLE_PIECE`). A partition whose digest and judging code (the
+engine digest) are those it last passed with is not read again: a partition's digest is the one
+the engine recorded in `_partition_digests` (what its rows were computed from), a whole table's
+the names of its Delta files (written once, never changed), a bronze part file's its stat line
+(its name is content-addressed). Those passes are the checks' only memory (one small file per
+contract under `<data root>/.turnlake/validated/`; no verdict is ever reused whole: every check
+judges on every run), and `TURNLAKE_REVALIDATE=1` ignores them.
 """
 
 from __future__ import annotations
@@ -19,18 +23,19 @@ import orjson
 import pandera.polars as pa
 import polars as pl
 
-from pipelines.checks.ledger import Markdown, Verdict, revalidate_requested
+from pipelines.checks.revalidate import revalidate_requested
+from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import DIGESTS_TABLE, chunks
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.files import scan_parquet, write_bytes_atomic
-from pipelines.storage.fingerprint import stat_part
+from pipelines.storage.fingerprint import fingerprint, stat_part
 from pipelines.storage.layout import Layout
 
 CHECK_ROWS = 500_000  # rows validated at once: memory follows this, not the table
 FILE_BYTES = 32 * 1024 * 1024  # bronze part files (Parquet bytes) validated at once
-WHOLE_PIECE = "(whole table)"  # failures of a table stored whole name no partition
+WHOLE_PIECE = "(whole table)"  # the one partition of a table stored whole
 UNIQUENESS = "field_uniqueness"  # Pandera's name of the `unique` rule
 _SEED = 0x636865636B  # fixed: only equality of hashes within one pass matters
 
@@ -44,6 +49,7 @@ class _Outcome:
 
 
 def passes_path(layout: Layout, check_id: str) -> Path:
+    """Where the partitions (or part files) a contract passed are kept."""
     return layout.ledger_entry(check_id).with_suffix(".partitions.json")
 
 
@@ -78,30 +84,36 @@ def _failure_cases(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.Da
     return None
 
 
+def _keyed(
+    layout: Layout, layer: str, table: str, partitions: list[str] | None = None
+) -> pl.LazyFrame:
+    """The table with its PARTITION column (only `partitions`, when given): a table stored whole
+    is the one partition WHOLE_PIECE."""
+    lazy = stored.scan(layout, layer, table, with_partition=True)
+    if PARTITION not in lazy.collect_schema():
+        lazy = lazy.with_columns(pl.lit(WHOLE_PIECE, dtype=pl.String).alias(PARTITION))
+    return lazy if partitions is None else lazy.filter(pl.col(PARTITION).is_in(partitions))
+
+
 def _pieces(layout: Layout, layer: str, table: str, todo: pl.DataFrame) -> Iterator[pl.DataFrame]:
-    """The rows of the partitions in `todo` (PARTITION, rows), a chunk at a time."""
+    """The rows of the partitions in `todo` (PARTITION, rows): a chunk of partitions at a time, a
+    chunk bigger than CHECK_ROWS (one big partition) in slices of CHECK_ROWS rows."""
     for keys in chunks(todo, CHECK_ROWS):
-        yield stored.read(layout, layer, table, partitions=keys, with_partition=True)
+        rows = todo.filter(pl.col(PARTITION).is_in(keys)).get_column("rows").sum()
+        for offset in range(0, rows, CHECK_ROWS):
+            yield _keyed(layout, layer, table, keys).slice(offset, CHECK_ROWS).collect()
 
 
 def _empty(layout: Layout, layer: str, table: str) -> Iterator[pl.DataFrame]:
-    """A partitioned table without rows: its (typed) empty frame, so its columns are checked."""
-    yield stored.read(layout, layer, table, with_partition=True).head(0)
-
-
-def _slices(layout: Layout, layer: str, table: str) -> Iterator[pl.DataFrame]:
-    """A table stored whole, CHECK_ROWS rows at a time (row numbers kept in Pandera's index)."""
-    total = stored.rows(layout, layer, table)
-    for offset in range(0, max(total, 1), CHECK_ROWS):
-        piece = stored.scan(layout, layer, table).slice(offset, CHECK_ROWS).collect()
-        yield piece.with_columns(pl.lit(WHOLE_PIECE).alias(PARTITION))
+    """A table without rows: its (typed) empty frame, so its columns are checked."""
+    yield _keyed(layout, layer, table).head(0).collect()
 
 
 def _digests(layout: Layout, layer: str, table: str) -> pl.DataFrame:
     """(PARTITION, digest, rows) of every partition holding rows of `table`; digest null where
     none is recorded (then it is always validated)."""
     keys = (
-        stored.scan(layout, layer, table, with_partition=True)
+        _keyed(layout, layer, table)
         .select(PARTITION)
         .group_by(PARTITION)
         .agg(rows=pl.len().cast(pl.Int64))
@@ -110,6 +122,10 @@ def _digests(layout: Layout, layer: str, table: str) -> pl.DataFrame:
     recorded = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
     if stored.exists(layout, layer, DIGESTS_TABLE):
         recorded = stored.read(layout, layer, DIGESTS_TABLE, with_partition=True)
+    if WHOLE_PIECE in keys.get_column(PARTITION):  # its files are immutable, their names unique
+        names = sorted(f.rsplit("/", 1)[-1] for f in stored.files(layout, layer, table))
+        whole = {PARTITION: [WHOLE_PIECE], "digest": [fingerprint(names)]}
+        recorded = pl.concat([recorded.select(PARTITION, "digest"), pl.DataFrame(whole)])
     return keys.join(recorded.select(PARTITION, "digest"), on=PARTITION, how="left")
 
 
@@ -127,14 +143,16 @@ def _judge_partitions(
     out.passed = dict(kept.select(PARTITION, "digest").iter_rows())
     digest_of = dict(todo.select(PARTITION, "digest").iter_rows())
     pieces = _pieces(layout, layer, table, todo) if parts.height else _empty(layout, layer, table)
+    read: set[str] = set()
+    failed: set[str] = set()  # a partition read in several slices passes only if all of them do
     for piece in pieces:
         cases = _failure_cases(piece, model)
-        read = set(piece.get_column(PARTITION).unique())
-        failed = set() if cases is None else set(cases.get_column(PARTITION))
-        out.validated += len(read)
-        out.passed |= {k: digest_of[k] for k in read - failed if digest_of.get(k)}
+        read |= set(piece.get_column(PARTITION).unique())
         if cases is not None:
+            failed |= set(cases.get_column(PARTITION))
             out.failures.append(cases)
+    out.validated = len(read)
+    out.passed |= {k: digest_of[k] for k in read - failed if digest_of.get(k)}
     return out
 
 
@@ -158,9 +176,9 @@ def _duplicates(
         if clashes.is_empty():
             continue
         dupes = (
-            stored.scan(layout, layer, table, with_partition=_split_up(layout, layer, table))
+            _keyed(layout, layer, table)
             .filter(hashed.is_in(clashes.implode()))
-            .select(column, _partition_of(layout, layer, table))
+            .select(column, PARTITION)
             .filter(pl.col(column).is_duplicated())
             .collect()
         )
@@ -173,16 +191,6 @@ def _duplicates(
             )
         )
     return pl.concat(found) if found else None
-
-
-def _split_up(layout: Layout, layer: str, table: str) -> bool:
-    return stored.partitioned(layout, layer, table)
-
-
-def _partition_of(layout: Layout, layer: str, table: str) -> pl.Expr:
-    if _split_up(layout, layer, table):
-        return pl.col(PARTITION)
-    return pl.lit(WHOLE_PIECE).alias(PARTITION)
 
 
 def _verdict(total: int, outcome: _Outcome, duplicates: pl.DataFrame | None) -> Verdict:
@@ -216,13 +224,7 @@ def validate_table(
     """The contract `model` on the table in force, a piece at a time; partitions that passed
     with the same digest and `code` are answered from their recorded passes."""
     path = passes_path(layout, check_id)
-    if stored.partitioned(layout, layer, table):
-        outcome = _judge_partitions(model, layout, layer, table, _recall(path, code))
-    else:
-        outcome = _Outcome()
-        for piece in _slices(layout, layer, table):
-            cases = _failure_cases(piece, model)
-            outcome.failures += [] if cases is None else [cases]
+    outcome = _judge_partitions(model, layout, layer, table, _recall(path, code))
     duplicates = _duplicates(model, layout, layer, table)
     verdict = _verdict(stored.rows(layout, layer, table), outcome, duplicates)
     entry = {"code": code, "passed": dict(sorted(outcome.passed.items()))}
@@ -264,7 +266,7 @@ def validate_files(
         passed={k: "ok" for k in keys if k in before}, reused=len(set(keys) & set(before))
     )
     todo = {k: f for k, f in keys.items() if k not in before}
-    groups = _file_groups(todo, FILE_BYTES) if todo else iter([[]])
+    groups = _file_groups(todo, FILE_BYTES) if files else iter([[]])  # none: columns only
     for group in groups:
         piece = pl.DataFrame(schema={**schema, PARTITION: pl.String})
         if group:  # each row's file, by name (paths are absolute or URIs)

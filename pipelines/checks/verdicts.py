@@ -1,18 +1,17 @@
 """What each blocking check concludes from the data it reads: a pass or a failure with counts.
 
-Pure functions (no Dagster); pipelines/checks/factory.py attaches them to assets and caches their
-passes.
+Pure functions (no Dagster); pipelines/checks/factory.py attaches them to assets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import pandera.polars as pa
 import polars as pl
 
-from pipelines.checks.ledger import Markdown, Verdict
 from pipelines.config.settings import Settings
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
@@ -29,32 +28,20 @@ SPLIT_SILVER = tuple(SPLIT_COLUMNS)
 REWARD_COLUMNS = ("reward_id", "feedback_ids", "reward", "reward_rule")
 
 
+class Markdown(str):
+    """Metadata text to show as markdown (the Dagster layer renders it)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
 def _columns(layout: Layout, layer: str, table: str, columns: Iterable[str]) -> pl.DataFrame:
     """Only `columns` of a table (a cross-table rule reads keys, never the texts), so such a
     check holds a few columns of the corpus, not its rows."""
     return stored.scan(layout, layer, table).select(list(dict.fromkeys(columns))).collect()
-
-
-def validate_frame(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> Verdict:
-    """Validate schema AND data (an eager frame is checked at data depth by Pandera)."""
-    try:
-        model.validate(frame, lazy=True)
-    except pa.errors.SchemaErrors as err:
-        cases = err.failure_cases
-        summary = (
-            cases.group_by("column", "check")
-            .agg(pl.len().alias("n"), pl.col("failure_case").first().alias("example"))
-            .sort("n", descending=True)
-        )
-        return Verdict(
-            False,
-            {
-                "rows": frame.height,
-                "failures": cases.height,
-                "failure_summary": Markdown(markdown_table(summary, max_chars=80)),
-            },
-        )
-    return Verdict(True, {"rows": frame.height})
 
 
 def nothing_lost(source: str, settings: Settings) -> Verdict:

@@ -43,7 +43,3 @@ class TurnlakeResource(dg.ConfigurableResource):
         config = Path(self.config_path) if self.config_path else None
         raw_root, data_root = as_root(self.raw_root), as_root(self.data_root)
         return settings_from_config(raw_root, data_root, config)
-
-
-def settings_of(resource: TurnlakeResource) -> Settings:
-    return resource.settings()

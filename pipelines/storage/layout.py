@@ -151,11 +151,11 @@ class Layout:
 
     @property
     def ledger(self) -> Path:
-        """The validation ledger (checks/ledger.py): one record per check."""
+        """The contracts' passes (checks/partitioned.py): one record per contract."""
         return self.state / "validated"
 
     def ledger_entry(self, check_id: str) -> Path:
-        """The validation ledger's record of one check's last pass."""
+        """Where one contract's passes are recorded (with a suffix of its own)."""
         name = check_id.replace("/", "_").replace(":", ".")
         return self.ledger / f"{name}.json"
 

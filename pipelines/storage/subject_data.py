@@ -224,14 +224,14 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "ledger",
         lambda layout: layout.ledger,
-        "per check: digests, counts and run ids of its last pass",
+        "per contract: the partitions and part files it passed, by digest",
         Forget.KEPT,
-        "holds no subject data: failures are never recorded, only passes",
+        "holds no subject data: digests and file names, never values",
     ),
     Holder(
         "ledger_entry",
         _any_part("ledger_entry"),
-        "one check's record in `ledger`",
+        "one contract's passes in `ledger`",
         Forget.KEPT,
         "as `ledger`",
     ),

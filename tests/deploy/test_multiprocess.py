@@ -24,7 +24,7 @@ from pipelines.storage.lock import DataRootBusy
 RUN_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "multiprocess" / "run_config.yaml"
 
 
-@pytest.mark.slow  # ~2 min on 2 busy cores: 23 step processes; the in-process build is ~40 s
+@pytest.mark.slow  # ~2 min on 2 busy cores: 12 step processes; the in-process build is ~40 s
 def test_demo_through_two_worker_processes_gives_the_in_process_release(
     demo_warehouse, new_dagster_home, tmp_path
 ):

@@ -1,6 +1,8 @@
-"""The blocking checks run grouped (one step per asset group), still block what is downstream, and
-are answered from the validation ledger when what they read is unchanged."""
+"""The blocking checks run inside the asset step of their group (no step of their own), still
+block what is downstream, and judge on every run; a contract reads again only the partitions and
+part files it has not passed with their digest and the engine before."""
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,29 +14,29 @@ import pytest
 
 from pipelines.checks import catalog
 from pipelines.checks import factory as checks
-from pipelines.checks.factory import build_blocking_checks
-from pipelines.checks.ledger import REVALIDATE_ENV, ledger_entry
+from pipelines.checks.partitioned import passes_path
+from pipelines.checks.revalidate import REVALIDATE_ENV
 from pipelines.cli.main import main
-from pipelines.definitions import BUILD_JOB, defs
-from pipelines.orchestration.resources import settings_of
+from pipelines.definitions import ALL_ASSETS, BUILD_JOB, defs
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from tests.graph.test_build_graph import materialize_all
+from tests.graph.test_build_graph import clean_materialized, materialize_all
 
 CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+# each group's checks -> the asset step that runs them
 GROUPS = {
-    "bronze_scenario",
-    "bronze_study",
-    "bronze_social_rl",
-    "bronze_dialogue",
-    "bronze_decision",
-    "bronze_oasst",
-    "bronze_hh_rlhf",
-    "silver",
-    "gold",
-    "splits",
-    "release",
+    "bronze_scenario": "bronze_scenario",
+    "bronze_study": "bronze_study",
+    "bronze_social_rl": "bronze_social_rl",
+    "bronze_dialogue": "bronze_dialogue",
+    "bronze_decision": "bronze_decision",
+    "bronze_oasst": "bronze_oasst",
+    "bronze_hh_rlhf": "bronze_hh_rlhf",
+    "silver": "silver_tables",
+    "gold": "gold_tables",
+    "splits": "gold_splits",
+    "release": "release",
 }
 N_CONTRACTS = sum(
     c.name.endswith("_matches_contract") for c in checks.blocking_checks()
@@ -47,30 +49,36 @@ def _no_forced_revalidation(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def first_build(tmp_path_factory):
-    data_root = tmp_path_factory.mktemp("checks") / "data"
-    result = materialize_all(CLEAN, data_root)
-    assert result.success
-    return data_root, result.run_id
+def first_build(tmp_path_factory, built_once) -> Path:
+    """The data root of the clean fixtures' first build (made once per test run), copied: every
+    partition and part file validated by that run and its passes recorded."""
+    _, data_root = clean_materialized(built_once, tmp_path_factory.mktemp("checks") / "built")
+    return data_root
 
 
 @pytest.fixture
-def rebuild(first_build, tmp_path):
-    """A copy of the first build's data root (ledger included) and a function that rebuilds it."""
+def raw_root(first_build) -> Path:
+    """The raw files the first build read (its own copy of the clean fixtures)."""
+    return first_build.parent / "raw"
+
+
+@pytest.fixture
+def rebuild(first_build, raw_root, tmp_path):
+    """A copy of the first build's data root (passes included) and a function that rebuilds it."""
     data_root = tmp_path / "data"
-    shutil.copytree(first_build[0], data_root, symlinks=True)
-    return data_root, lambda: materialize_all(CLEAN, data_root)
+    shutil.copytree(first_build, data_root, symlinks=True)
+    return data_root, lambda: materialize_all(raw_root, data_root)
 
 
 @pytest.fixture
 def validated(monkeypatch):
-    """Names of the Pandera models validated from now on."""
-    names: list[str] = []
+    """(model name, rows) of every frame a Pandera model validates from now on."""
+    names: list[tuple[str, int]] = []
     original = pa.DataFrameModel.validate.__func__
 
-    def spy(cls, *args, **kwargs):
-        names.append(cls.__name__)
-        return original(cls, *args, **kwargs)
+    def spy(cls, frame, *args, **kwargs):
+        names.append((cls.__name__, frame.height))
+        return original(cls, frame, *args, **kwargs)
 
     monkeypatch.setattr(pa.DataFrameModel, "validate", classmethod(spy))
     return names
@@ -87,13 +95,40 @@ def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
     }
 
 
-def test_all_checks_run_in_one_step_per_asset_group():
-    job = defs.resolve_job_def(BUILD_JOB)
-    check_steps = {
-        d.node_def.name.removesuffix("_checks") for d in build_blocking_checks(settings_of)
+def with_rows(validated: list[tuple[str, int]]) -> list[str]:
+    """The models that validated rows (a table without any validates its columns every time)."""
+    return [name for name, rows in validated if rows]
+
+
+def read_again(checks_run: dict[str, dict]) -> dict[str, int]:
+    """Contract → how many partitions (or bronze part files) it read again, where any."""
+    return {
+        name: check["partitions_validated"]
+        for name, check in checks_run.items()
+        if name.endswith("_matches_contract") and check["partitions_validated"]
     }
-    assert check_steps == GROUPS
-    assert len(job.graph.node_defs) == 12 + len(GROUPS)  # 12 asset steps, 11 check steps
+
+
+def reused(checks_run: dict[str, dict]) -> dict[str, int]:
+    """Contract → how many partitions (or bronze part files) it answered from its passes."""
+    return {
+        name: check["partitions_reused"]
+        for name, check in checks_run.items()
+        if name.endswith("_matches_contract")
+    }
+
+
+def test_all_checks_run_inside_the_asset_step_of_their_group():
+    job = defs.resolve_job_def(BUILD_JOB)
+    steps = {node.name for node in job.graph.node_defs}
+    assert len(steps) == 12  # the asset steps only: no step of checks alone
+    step_of_check = {
+        (key.asset_key.to_user_string(), key.name): asset.node_def.name
+        for asset in ALL_ASSETS
+        for key in asset.check_keys
+    }
+    assert {(c.asset, c.name): GROUPS[c.step] for c in checks.blocking_checks()} == step_of_check
+    assert set(GROUPS.values()) <= steps
     assert (
         len(defs.get_repository_def().asset_graph.asset_check_keys)
         == len(checks.blocking_checks())
@@ -138,33 +173,39 @@ def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(
             materialized(a)
             for a in ("gold_turn_rewards", "gold_splits", "release", "warehouse_views")
         )
-    assert not ledger_entry(tmp_path / "d", "silver_turns:turns_matches_contract").exists()
+    # no partition holding a failed row is remembered as passed: the next build reads it again
+    layout = Layout(tmp_path / "d")
+    turns = stored.scan(layout, "silver", "turns", with_partition=True)
+    failed = set(
+        turns.filter(pl.col("role") == "robot").select("_partition").collect()["_partition"]
+    )
+    passes = passes_path(layout, "silver_turns:turns_matches_contract")
+    assert failed and failed.isdisjoint(json.loads(passes.read_text())["passed"])
 
 
-def test_unchanged_build_reuses_every_check_without_validating(first_build, rebuild, validated):
+def test_unchanged_build_judges_every_check_reading_no_partition_again(rebuild, validated):
     _, build = rebuild
     result = build()
     assert result.success
     checks_run = evaluations(result)
     assert len(checks_run) == 44 and all(c["passed"] for c in checks_run.values())
-    assert all(c["reused"] and c["validated_in_run"] == first_build[1] for c in checks_run.values())
-    assert validated == []
+    assert read_again(checks_run) == {}
+    assert reused(checks_run)["silver_turns:turns_matches_contract"] > 0
+    assert with_rows(validated) == []
 
 
-def test_changed_silver_table_is_validated_again(rebuild, validated):
+def test_republished_whole_silver_table_is_validated_again(rebuild, validated):
     data_root, build = rebuild
     layout = Layout(data_root)
+    assert not stored.partitioned(layout, "silver", "contexts")  # stored whole: one partition
     silver = stored.snapshot(layout, "silver")
-    turns = {"turns": stored.read(layout, "silver", "turns")}
-    stored.publish(layout, "silver", turns, silver.meta)  # same rows, a new version
+    contexts = {"contexts": stored.read(layout, "silver", "contexts")}
+    stored.publish(layout, "silver", contexts, silver.meta)  # same rows, new files
     checks_run = evaluations(build())
-    validated_again = {k for k, c in checks_run.items() if not c.get("reused")}
-    assert validated_again == {
-        "silver_turns:turns_matches_contract",
-        "silver_episodes:references_resolve",
-        "gold_splits:splits_leak_free",
-    }
-    assert validated == [SILVER_MODELS["turns"].__name__]
+    assert all(c["passed"] for c in checks_run.values())
+    # keyed by its files, which it has not passed with
+    assert read_again(checks_run) == {"silver_contexts:contexts_matches_contract": 1}
+    assert with_rows(validated) == [SILVER_MODELS["contexts"].__name__]
 
 
 def test_changed_contract_code_validates_again(rebuild, validated, monkeypatch):
@@ -172,30 +213,30 @@ def test_changed_contract_code_validates_again(rebuild, validated, monkeypatch):
     original = catalog.engine_digest()
     monkeypatch.setattr(catalog, "engine_digest", lambda: "edited " + original)
     checks_run = evaluations(build())
-    assert not any(c.get("reused") for c in checks_run.values())
+    assert set(reused(checks_run).values()) == {0}
     assert len(validated) == N_CONTRACTS
 
 
-def test_corrupted_ledger_entry_is_validated_again(rebuild, validated):
+def test_corrupted_passes_are_validated_again(rebuild, validated):
     data_root, build = rebuild
-    entry = ledger_entry(data_root, "silver_episodes:episodes_matches_contract")
-    entry.write_text("{not json")
+    check = "silver_episodes:episodes_matches_contract"
+    passes = passes_path(Layout(data_root), check)
+    passes.write_text("{not json")
     checks_run = evaluations(build())
-    assert not checks_run["silver_episodes:episodes_matches_contract"].get("reused")
-    assert sum(not c.get("reused") for c in checks_run.values()) == 1
-    # judged again, its partitions (unchanged) answered from their own passes, not re-read
-    episodes = checks_run["silver_episodes:episodes_matches_contract"]
-    assert episodes["partitions_validated"] == 0 and episodes["partitions_reused"] > 0
-    assert len(validated) == 0 and '"digest"' in entry.read_text()
+    episodes = stored.scan(Layout(data_root), "silver", "episodes", with_partition=True)
+    n_partitions = episodes.select("_partition").unique().collect().height
+    assert n_partitions > 1 and read_again(checks_run) == {check: n_partitions}
+    assert with_rows(validated) == [SILVER_MODELS["episodes"].__name__]  # one chunk
+    assert len(json.loads(passes.read_text())["passed"]) == n_partitions  # recorded again
 
 
-def test_revalidate_flag_validates_every_check(rebuild, validated, tmp_path, monkeypatch):
+def test_revalidate_flag_validates_every_check(rebuild, raw_root, validated, tmp_path, monkeypatch):
     data_root, _ = rebuild
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     argv = [
         "build",
         "--raw-root",
-        str(CLEAN),
+        str(raw_root),
         "--data-root",
         str(data_root),
         "--log-level",
@@ -211,12 +252,12 @@ def test_revalidate_env_validates_every_check(rebuild, validated, monkeypatch):
     _, build = rebuild
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     checks_run = evaluations(build())
-    assert len(checks_run) == 44 and not any(c.get("reused") for c in checks_run.values())
+    assert len(checks_run) == 44 and set(reused(checks_run).values()) == {0}
     assert len(validated) == N_CONTRACTS
 
 
 def test_build_reports_the_runs_release_check_instead_of_verifying_again(
-    rebuild, tmp_path, monkeypatch, capsys
+    rebuild, raw_root, tmp_path, monkeypatch, capsys
 ):
     import pipelines.release.store.verify as verify_module
 
@@ -230,7 +271,7 @@ def test_build_reports_the_runs_release_check_instead_of_verifying_again(
     argv = [
         "build",
         "--raw-root",
-        str(CLEAN),
+        str(raw_root),
         "--data-root",
         str(data_root),
         "--log-level",
@@ -238,6 +279,4 @@ def test_build_reports_the_runs_release_check_instead_of_verifying_again(
     ]
     assert main(argv) == 0
     assert "verified (release_verifies, this run)" in capsys.readouterr().out
-    assert (
-        calls == []
-    )  # the check's verdict came from the ledger; the CLI did not re-hash the release
+    assert len(calls) == 1  # the run's check verified it; the CLI did not hash it again

@@ -1,7 +1,6 @@
 """Opt-out honoured end to end: an opted-out participant reaches neither silver, gold nor a
 release."""
 
-import shutil
 from pathlib import Path
 
 import polars as pl
@@ -12,9 +11,7 @@ from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from tests.graph.test_build_graph import failed_checks, materialize_all
-
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
+from tests.graph.test_build_graph import clean_materialized, failed_checks, materialize_all
 
 
 def _all_parquet_text(root: Path) -> str:
@@ -25,11 +22,8 @@ def _all_parquet_text(root: Path) -> str:
     return "\n".join(texts)
 
 
-def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path):
-    raw = tmp_path / "raw"
-    shutil.copytree(CLEAN, raw)
-    data = tmp_path / "data"
-    assert materialize_all(raw, data).success
+def test_opted_out_participant_is_withheld_from_silver_gold_and_release(tmp_path, built_once):
+    raw, data = clean_materialized(built_once, tmp_path / "built")
     layout = Layout(data)
     participant = (
         stored.read(layout, "silver", "episodes")

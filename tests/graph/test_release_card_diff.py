@@ -3,7 +3,6 @@ conventions and loads with `datasets`; `turnlake diff` shows a seeded change (on
 one changed rating) exactly; a release profile is a loadable config of exactly its rows."""
 
 import json
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,9 +17,13 @@ from pipelines.release.assemble import make_release
 from pipelines.release.card.columns import RELEASE_COLUMNS, column_description
 from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
-from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
+from tests.graph.test_build_graph import (
+    PROJECT_CONFIG,
+    clean_materialized,
+    failed_checks,
+    materialize_all,
+)
 
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 NEW_EPISODE = {
     "conversation_id": "c-900",
     "turns": [
@@ -34,13 +37,11 @@ NEW_EPISODE = {
 
 
 @pytest.fixture(scope="module")
-def releases(tmp_path_factory):
-    """V1 from the clean fixtures; V2 after one new conversation (two assistant turns, no
-    feedback) and one rating changed from -1 to +1; V3 = V2's data with two profiles."""
-    root = tmp_path_factory.mktemp("card_diff")
-    raw, data = root / "raw", root / "data"
-    shutil.copytree(CLEAN, raw)
-    assert failed_checks(materialize_all(raw, data)) == []
+def releases(tmp_path_factory, built_once):
+    """V1 from the clean fixtures (the build made once per test run, copied); V2 after one new
+    conversation (two assistant turns, no feedback) and one rating changed from -1 to +1; V3 =
+    V2's data with two profiles."""
+    raw, data = clean_materialized(built_once, tmp_path_factory.mktemp("card_diff") / "built")
     (raw / "dialogues" / "support" / "2024-05-03.jsonl").write_text(json.dumps(NEW_EPISODE) + "\n")
     feedback = raw / "feedback" / "support" / "2024-05-01.jsonl"
     before = feedback.read_text()

@@ -1,21 +1,24 @@
 """Survey answers stay out of releases unless configured, and then only under pseudonyms."""
 
 import shutil
-from pathlib import Path
 
 import polars as pl
 
 from pipelines.release.store.files import latest_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from tests.graph.test_build_graph import PROJECT_CONFIG, failed_checks, materialize_all
+from tests.graph.test_build_graph import (
+    PROJECT_CONFIG,
+    clean_materialized,
+    failed_checks,
+    materialize_all,
+)
 
-CLEAN = Path(__file__).parents[1] / "fixtures" / "clean"
 
-
-def test_surveys_are_released_only_when_configured_and_then_pseudonymized(tmp_path, monkeypatch):
-    data = tmp_path / "data"
-    assert materialize_all(CLEAN, data).success
+def test_surveys_are_released_only_when_configured_and_then_pseudonymized(
+    tmp_path, monkeypatch, built_once
+):
+    raw, data = clean_materialized(built_once, tmp_path / "built")  # by the project's config
     layout = Layout(data)
     assert not (layout.exports / latest_release(layout.exports) / "surveys").exists()
     participants = set(stored.read(layout, "silver", "survey_answers")["participant_id"])
@@ -25,7 +28,7 @@ def test_surveys_are_released_only_when_configured_and_then_pseudonymized(tmp_pa
     shutil.copy(PROJECT_CONFIG, config)
     config.write_text(config.read_text() + "\n[privacy]\ninclude_surveys = true\n")
     monkeypatch.setattr("tests.graph.test_build_graph.PROJECT_CONFIG", config)
-    result = materialize_all(CLEAN, data)
+    result = materialize_all(raw, data)
     assert result.success and failed_checks(result) == []
     surveys = pl.read_parquet(
         layout.exports / latest_release(layout.exports) / "surveys" / "*.parquet"

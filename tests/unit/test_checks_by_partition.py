@@ -7,11 +7,12 @@ import polars as pl
 import pytest
 
 from pipelines.checks import partitioned
-from pipelines.checks.ledger import REVALIDATE_ENV
 from pipelines.checks.partitioned import validate_table
+from pipelines.checks.revalidate import REVALIDATE_ENV
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import DIGESTS_TABLE
 from pipelines.storage import tables as stored
+from pipelines.storage.fingerprint import stat_part
 from pipelines.storage.layout import Layout
 
 CHECK = "silver_things:things_matches_contract"
@@ -124,6 +125,20 @@ def test_a_table_stored_whole_is_checked_in_slices_with_the_same_verdict(tmp_pat
     assert verdict.metadata["failed_partitions"] == partitioned.WHOLE_PIECE
 
 
+def test_a_partition_bigger_than_a_piece_is_read_in_slices_and_passes_only_if_every_slice_does(
+    layout, monkeypatch
+):
+    monkeypatch.setattr(partitioned, "CHECK_ROWS", 2)  # p3's 3 rows: two slices
+    bad = {"p3": _rows("p3", ["e", "f", "g"], [1.5, 0.6, 0.7])}  # the bad row in the first slice
+    _publish(layout, bad, {"p1": "d1", "p2": "d2", "p3": "d3-bad"}, keys=["p3"])
+    verdict = _judge(layout)
+    assert not verdict.passed and verdict.metadata["failed_partitions"] == "p3"
+    assert verdict.metadata["failures"] == 1 and verdict.metadata["partitions_validated"] == 3
+    # p3's clean second slice did not record a pass: judged again, it fails again
+    again = _judge(layout)
+    assert not again.passed and again.metadata["partitions_reused"] == 2
+
+
 def _part(root, name: str, ids: list[str], scores: list[float]):
     path = root / "bronze" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -160,3 +175,20 @@ def test_bronze_part_files_are_checked_a_group_at_a_time_and_a_passed_file_is_no
     )
     assert verdict.metadata["failed_partitions"] == "p-3.parquet"
     assert "-0.5" in verdict.metadata["failure_summary"]
+
+
+def test_a_part_files_stat_line_follows_the_generation_a_link_points_to(tmp_path):
+    """The key a bronze part file's pass is kept under: where it resolves to (relative to the
+    data root, so a copied data root still matches), so a link to another generation is not
+    taken for the file that passed."""
+    (tmp_path / "silver.a").mkdir()
+    (tmp_path / "silver.b").mkdir()
+    for gen in ("a", "b"):
+        (tmp_path / f"silver.{gen}" / "turns.parquet").write_bytes(b"same bytes")
+    link = tmp_path / "silver"
+    link.symlink_to("silver.a")
+    before = stat_part(link / "turns.parquet", tmp_path)
+    link.unlink()
+    link.symlink_to("silver.b")
+    assert stat_part(link / "turns.parquet", tmp_path) != before
+    assert before.startswith("silver.a/turns.parquet|")
