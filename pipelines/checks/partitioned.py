@@ -35,7 +35,7 @@ from pipelines.storage.layout import Layout
 
 CHECK_ROWS = 500_000  # rows validated at once: memory follows this, not the table
 FILE_BYTES = 32 * 1024 * 1024  # bronze part files (Parquet bytes) validated at once
-WHOLE_PIECE = "(whole table)"  # the one partition of a table stored whole
+WHOLE_PIECE = stored.ONE_PARTITION  # the one partition of a table stored whole
 UNIQUENESS = "field_uniqueness"  # Pandera's name of the `unique` rule
 _SEED = 0x636865636B  # fixed: only equality of hashes within one pass matters
 
@@ -90,8 +90,6 @@ def _keyed(
     """The table with its PARTITION column (only `partitions`, when given): a table stored whole
     is the one partition WHOLE_PIECE."""
     lazy = stored.scan(layout, layer, table, with_partition=True)
-    if PARTITION not in lazy.collect_schema():
-        lazy = lazy.with_columns(pl.lit(WHOLE_PIECE, dtype=pl.String).alias(PARTITION))
     return lazy if partitions is None else lazy.filter(pl.col(PARTITION).is_in(partitions))
 
 
