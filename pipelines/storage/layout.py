@@ -18,7 +18,6 @@ from pipelines.storage.uri import is_remote, local_cache
 
 # names under an exports folder (a data root's, or a release store's: release/store/files.py)
 LATEST = "LATEST"
-RELEASE_INPUTS = ".release-inputs.json"
 
 
 @dataclass(frozen=True)
@@ -104,11 +103,6 @@ class Layout:
     def raw(self) -> Path:
         """The raw root when none is given."""
         return self.data_root / "raw"
-
-    @property
-    def release_inputs(self) -> Path:
-        """The digest of what the latest release was made from (release/plan/inputs.py)."""
-        return self.exports / RELEASE_INPUTS
 
     @property
     def latest(self) -> Path:

@@ -151,13 +151,6 @@ HOLDERS: tuple[Holder, ...] = (
         "holds no subject data",
     ),
     Holder(
-        "release_inputs",
-        lambda layout: layout.release_inputs,
-        "a digest and a version name",
-        Forget.KEPT,
-        "holds no subject data",
-    ),
-    Holder(
         "downloaded_release",
         _any_part("downloaded_release"),
         "copies of releases of a remote data root (a local folder)",
