@@ -155,7 +155,7 @@ class Layout:
 
     @property
     def report_cache(self) -> Path:
-        """The build report's kept SVGs and page (reports/cache.py)."""
+        """SVGs and a page kept by older versions' report cache (`forget` deletes them)."""
         return self.state / "report"
 
     @property

@@ -196,9 +196,10 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "report_cache",
         lambda layout: layout.report_cache,
-        "the last report page and its SVG plots, whose data is inline (group ids, file names)",
+        "left by older versions: a report page and its SVG plots, whose data is inline (group "
+        "ids, file names)",
         Forget.DELETED,
-        "the next report draws every plot again",
+        "no longer read",
     ),
     Holder(
         "reports",
