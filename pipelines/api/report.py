@@ -68,21 +68,16 @@ def write_build_report(
     checks: list[CheckResult] | None,
 ) -> Path:
     """Gather, render and write the report of one run; returns its path."""
-    from pipelines.reports.cache import SvgCache, cache_dir, reuse_or_render
     from pipelines.reports.page import gather_sections, render_report, write_report
     from pipelines.storage.layout import Layout
 
     layout = Layout(settings.data_root)
-    svgs = SvgCache(cache_dir(layout))
-    sections = gather_sections(layout, summary, checks, svgs)
-    svgs.prune()
+    sections = gather_sections(layout, summary, checks)
     subtitle = (
         f"run {run_id} at {run_time:%Y-%m-%d %H:%M:%S} UTC · data root {settings.data_root} · "
         f"raw root {settings.raw_root}"
     )
-    html = reuse_or_render(
-        cache_dir(layout), sections, "turnlake build report", subtitle, render_report
-    )
+    html = render_report(sections, "turnlake build report", subtitle)
     path = write_report(layout, html, run_time, run_id)
     log.debug("report: %s", path)
     return path

@@ -16,6 +16,8 @@ the variable and the setting.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from pathlib import Path
 
@@ -26,6 +28,13 @@ from pipelines.storage.objects import ObjectRoot, get_bytes, put_if_absent
 from pipelines.storage.uri import is_remote
 
 MAKE_A_KEY = "openssl rand -hex 32 > ~/.turnlake_pseudonym_key"
+# The message is kept as first written: the release part store's keys hold the fingerprint.
+_KEY_FINGERPRINT_MESSAGE = b"turnlake release inputs: pseudonym key fingerprint"
+
+
+def key_fingerprint(key: bytes) -> str:
+    """Changes with the key, reveals nothing about it."""
+    return hmac.new(key, _KEY_FINGERPRINT_MESSAGE, hashlib.sha256).hexdigest()
 
 
 def no_remote_key(data_root: object) -> str:

@@ -5,7 +5,7 @@ identical rebuild finds its existing release and writes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -20,7 +20,6 @@ from pipelines.privacy.key import pseudonym_key
 from pipelines.release.build.partitioned import partitioned_release, privacy_of
 from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.build.staged import Staged
-from pipelines.release.plan.inputs import record_inputs, release_for_inputs, release_inputs_digest
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
 from pipelines.release.privatize.redaction_memo import (
@@ -29,7 +28,6 @@ from pipelines.release.privatize.redaction_memo import (
     memo_fingerprint,
     save_memo,
 )
-from pipelines.release.store.files import SPLIT_PROOF
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.memo import memo_dir
 from pipelines.release.trainability.problems import UntrainableRelease
@@ -159,10 +157,6 @@ def release_request(
     return request, built.dropped
 
 
-def _dropped_in(release: Path) -> dict[str, int]:
-    return orjson.loads((release / SPLIT_PROOF).read_bytes()).get("dropped_duplicate_prompts", {})
-
-
 def _trainable(folder: Path, memo: Path) -> None:
     problems = trainability_problems(folder, memo)
     if problems:
@@ -172,8 +166,8 @@ def _trainable(folder: Path, memo: Path) -> None:
 
 
 def make_release(settings: Settings, today: str, as_of: datetime | None = None) -> ReleaseOutcome:
-    """Publish a new release under exports/, or return the identical one that already exists
-    (without building anything when the release inputs are unchanged since the last run); with no
+    """Publish a new release under exports/, or return the identical one that already exists (same
+    content hash: its partitions come from the release part store, nothing is written); with no
     episode at all, write nothing and return an outcome without a version. A new release is
     published only if its own written files pass the trainability checks; otherwise
     `UntrainableRelease` is raised and nothing is published. `as_of`: from the table snapshots
@@ -183,28 +177,16 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
     remove_abandoned(exports)
     if nothing_to_release(layout, as_of):
         return ReleaseOutcome(None, None, False, {})
-    key, _ = pseudonym_key(settings)
-    raw_fingerprints = _raw_fingerprints(layout, as_of)
-    inputs = release_inputs_digest(settings, key, raw_fingerprints, as_of)
-    unchanged = release_for_inputs(exports, inputs)
-    if unchanged:
-        unchanged = reuse(layout, unchanged, as_of)
-        return ReleaseOutcome(
-            unchanged, exports / unchanged, False, _dropped_in(exports / unchanged)
-        )
-    request, dropped = release_request(settings, raw_fingerprints, as_of)
+    request, dropped = release_request(settings, _raw_fingerprints(layout, as_of), as_of)
     try:
-        request = replace(request, input_digest=inputs)
         digest = content_hash(request)
         found = existing_version(exports, digest)
         if found:
-            record_inputs(exports, inputs, found)
             found = reuse(layout, found, as_of)
             return ReleaseOutcome(found, exports / found, False, dropped)
         name = f"{today}-{digest[:10]}"
         check = partial(_trainable, memo=memo_dir(settings.data_root))
         path = write_release(exports, name, digest, request, check=check)
-        record_inputs(exports, inputs, name)
         return ReleaseOutcome(name, path, True, dropped)
     finally:
         request.staged.remove()  # its files were moved into the release, or are not wanted

@@ -95,7 +95,6 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
         "engine_digest": engine_digest(),  # storage/engine.py: code and dependency versions
         "config": request.config,
         "raw_files": request.raw_fingerprints,
-        "input_digest": request.input_digest,
         "table_versions": request.table_versions,
     } | ({"as_of": request.as_of} if request.as_of else {})
 

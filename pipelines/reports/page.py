@@ -39,7 +39,7 @@ def _saved(layout: Layout, name: str) -> pl.DataFrame | None:
     return query(layout, saved_queries()[name].sql)
 
 
-Draw = Callable[[object], str]  # a chart → its SVG (charts.to_svg, or a cache.SvgCache)
+Draw = Callable[[object], str]  # a chart → its SVG (charts.to_svg)
 
 
 def _plotted(

@@ -18,7 +18,6 @@ from pipelines.storage.uri import is_remote, local_cache
 
 # names under an exports folder (a data root's, or a release store's: release/store/files.py)
 LATEST = "LATEST"
-RELEASE_INPUTS = ".release-inputs.json"
 
 
 @dataclass(frozen=True)
@@ -106,11 +105,6 @@ class Layout:
         return self.data_root / "raw"
 
     @property
-    def release_inputs(self) -> Path:
-        """The digest of what the latest release was made from (release/plan/inputs.py)."""
-        return self.exports / RELEASE_INPUTS
-
-    @property
     def latest(self) -> Path:
         """`exports/LATEST`: the version of the latest release (release/store/files.py)."""
         return self.exports / LATEST
@@ -161,7 +155,7 @@ class Layout:
 
     @property
     def report_cache(self) -> Path:
-        """The build report's kept SVGs and page (reports/cache.py)."""
+        """SVGs and a page kept by older versions' report cache (`forget` deletes them)."""
         return self.state / "report"
 
     @property

@@ -151,13 +151,6 @@ HOLDERS: tuple[Holder, ...] = (
         "holds no subject data",
     ),
     Holder(
-        "release_inputs",
-        lambda layout: layout.release_inputs,
-        "a digest and a version name",
-        Forget.KEPT,
-        "holds no subject data",
-    ),
-    Holder(
         "downloaded_release",
         _any_part("downloaded_release"),
         "copies of releases of a remote data root (a local folder)",
@@ -203,9 +196,10 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "report_cache",
         lambda layout: layout.report_cache,
-        "the last report page and its SVG plots, whose data is inline (group ids, file names)",
+        "left by older versions: a report page and its SVG plots, whose data is inline (group "
+        "ids, file names)",
         Forget.DELETED,
-        "the next report draws every plot again",
+        "no longer read",
     ),
     Holder(
         "reports",

@@ -260,13 +260,13 @@ def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition
     )
 
 
-def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
+def test_a_prompt_newly_dropped_in_an_old_partition_privatizes_it_again_without_building_it(
     world, built_once, monkeypatch
 ):
     """New train conversations asking tut-1003's prompt drop its rows from an old test partition:
-    that partition is neither built nor privatized again (its privatized entry is reused, the
-    newly dropped rows filtered out when its files are read), only the new batch's partitions
-    are; the old partition's test file loses the rows and the ledger stays exact."""
+    that partition is not built again but privatized again (the rows it drops are part of its
+    privatized entry's key), besides the new batch's partitions; the old partition's test file
+    loses the rows and the ledger stays exact."""
     raw, data = demo_built(built_once, 4, to=world / "dropped-only")
     first = _latest(data)
     lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
@@ -276,7 +276,13 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
     partitions = stored.read(Layout(data), "silver", MAP_TABLE)
     # by hand: the new conversations are new groups, all in batch 1's partitions
     new = sorted(set(partitions.filter(pl.col("batch") == 1).get_column("_partition")))
-    assert new and sorted(built) == new and sorted(privatized) == new
+    episodes = stored.read(Layout(data), "silver", "episodes")
+    # by hand: tut-1003's and tut-1009's test rows asked it (test_file below)
+    asked = episodes.filter(pl.col("native_id").is_in(["tutoring/tut-1003", "tutoring/tut-1009"]))
+    groups = asked.get_column("group_id").implode()
+    touched = set(partitions.filter(pl.col("group_id").is_in(groups)).get_column("_partition"))
+    assert new and sorted(built) == new
+    assert sorted(privatized) == sorted({*new, *touched})
     old, second = _parquet_files(first), _parquet_files(_latest(data))
     test_file = "sft/test-b00000-p000.parquet"  # tut-1003's and tut-1009's semicolon rows went
     assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height

@@ -1,5 +1,6 @@
-"""An unchanged build does no release work; any changed input (config, gold, a forget rewrite)
-does."""
+"""A release made again from unchanged inputs publishes nothing new (the release part store
+gives the same content hash, and the release with it is reused); any changed input (config, gold)
+publishes a new one."""
 
 import shutil
 from dataclasses import replace
@@ -9,10 +10,9 @@ import pytest
 
 from pipelines.config.settings import settings_from_config
 from pipelines.gold.params import PARAMS
-from pipelines.release import assemble
+from pipelines.privacy.key import key_fingerprint
 from pipelines.release.assemble import make_release
-from pipelines.release.plan.inputs import key_fingerprint
-from pipelines.release.store.files import MANIFEST, latest_release, read_manifest
+from pipelines.release.store.files import complete_releases, latest_release, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, clean_materialized
@@ -26,69 +26,43 @@ def built(tmp_path, built_once):
     return settings_from_config(raw, data, config)
 
 
-@pytest.fixture
-def builds(monkeypatch):
-    """Releases built (`release_request` calls: from whole tables or per partition alike)."""
-    calls = []
-    real = assemble.release_request
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(assemble, "release_request", counting)
-    return calls
-
-
-def test_unchanged_inputs_return_the_release_without_building_datasets(built, builds):
+def test_unchanged_inputs_publish_nothing_new(built):
     exports = Layout(built.data_root).exports
-    first = make_release(
-        built, today="20261121"
-    )  # the build's release step made it from these inputs
-    assert builds == [] and not first.created and first.version == latest_release(exports)
+    made = latest_release(exports)  # the build's release step made it from these inputs
+    first = make_release(built, today="20261121")
+    assert not first.created and first.version == made
     again = make_release(built, today="20261122")
-    assert builds == [] and again.version == first.version and not again.created
+    assert not again.created and again.version == made
+    assert complete_releases(exports) == [made]
     assert again.dropped_duplicate_prompts == first.dropped_duplicate_prompts
-    assert read_manifest(again.path)["input_digest"]
 
 
-def test_changed_redaction_config_builds_again(built, builds):
-    make_release(built, today="20261121")
+def test_changed_redaction_config_publishes_a_new_release(built):
+    before = latest_release(Layout(built.data_root).exports)
     built.config_path.write_text(
         built.config_path.read_text() + '\n[privacy.redaction]\nkinds = ["email"]\n'
     )
     # settings are read once per build: the next build reads the changed file
-    make_release(
+    outcome = make_release(
         settings_from_config(built.raw_root, built.data_root, built.config_path), today="20261121"
     )
-    assert builds == [1]
+    assert outcome.created and outcome.version != before
 
 
-def test_changed_release_settings_build_again(built, builds):
-    make_release(built, today="20261121")
+def test_changed_release_settings_publish_a_new_release(built):
     outcome = make_release(replace(built, release_kto_include_neutral=True), today="20261121")
-    assert builds == [1] and outcome.created
+    assert outcome.created
     assert read_manifest(outcome.path)["config"]["release"]["kto_include_neutral"] is True
 
 
-def test_changed_gold_parameters_build_again(built, builds):
-    make_release(built, today="20261121")
+def test_changed_gold_parameters_publish_a_new_release(built):
     layout = Layout(built.data_root)
     gold = stored.snapshot(layout, "gold")
     params = orjson.loads(gold.meta[PARAMS]) | {"note": "override"}
     stored.publish(layout, "gold", {}, gold.meta | {PARAMS: orjson.dumps(params).decode()})
     outcome = make_release(built, today="20261121")
-    assert builds == [1] and outcome.created
-
-
-def test_a_release_rewritten_by_forget_is_not_reused_for_its_old_inputs(built, builds):
-    exports = Layout(built.data_root).exports
-    make_release(built, today="20261121")
-    release = exports / latest_release(exports)
-    manifest = read_manifest(release) | {"deletion_log": [{"tombstone_id": "t", "rows_removed": 1}]}
-    (release / MANIFEST).write_bytes(orjson.dumps(manifest))
-    make_release(built, today="20261121")
-    assert builds == [1]
+    assert outcome.created
+    assert read_manifest(outcome.path)["config"]["rewards"]["note"] == "override"
 
 
 def test_key_fingerprint_depends_on_the_key_and_does_not_contain_it():

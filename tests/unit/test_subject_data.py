@@ -37,7 +37,6 @@ def test_each_layout_attribute_has_one_holder():
         ("warehouse/silver.20260101/turns.parquet", "legacy_generations"),
         ("exports/20260101-abc/sft/train.parquet", "exports"),
         ("exports/LATEST", "latest"),
-        ("exports/.release-inputs.json", "release_inputs"),
         (".turnlake/release-parts/k/meta.json", "release_parts"),
         (".turnlake/release-stage/sft/x.parquet", "release_stage"),
         (".turnlake/redaction-memo/f.parquet", "redaction_memo_dir"),

@@ -18,12 +18,12 @@ from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.store import MAP_TABLE
+from pipelines.privacy.key import key_fingerprint
 from pipelines.release.build import datasets
 from pipelines.release.build.batch_files import previous_files
 from pipelines.release.build.order import survey_dataset
 from pipelines.release.build.parts import Privacy, release_parts
 from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
-from pipelines.release.plan.inputs import key_fingerprint
 from pipelines.release.privatize.privatize import privatize
 from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.release.store import part_cache

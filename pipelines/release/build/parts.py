@@ -3,15 +3,13 @@ result kept in a content-addressed store (store/part_cache.py), so a release aft
 rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
-then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
-redaction memo's fingerprint and the code; the entry names the rows it left out; made by
-privatize/partitions.py), then the ledger of the rows kept now (privatize/kept_ledger.py). Which
-rows are dropped, the split proof and the subject ids are global and exact, computed from every
-partition's key frame and participants (small frames, not the rows). New data only ever drops more
-rows (a prompt asked in an earlier split), so an entry that left out a subset of what is dropped now
-is reused, the newly dropped rows filtered out when its files are read: a partition whose only
-change is a prompt dropped as a duplicate of new data is not privatized again. Privatization depends
-on the global subject ids only through the ids a text contains: a privatized entry made with other
+then its privatized kept rows and their redaction ledger (entry key: the built entry, the rows the
+duplicate-prompt rule drops from it, the pseudonym key's fingerprint, the redaction memo's
+fingerprint and the code; made by privatize/partitions.py). Which rows are dropped, the split proof
+and the subject ids are global and exact, computed from every partition's key frame and
+participants (small frames, not the rows); a partition that new data drops a prompt from is
+privatized again (its texts are answered by the redaction memo). Privatization depends on the
+global subject ids only through the ids a text contains: a privatized entry made with other
 ids is reused when no id that came or went occurs in its partition's texts (else it is made again).
 A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
 a touched giant partition builds and privatizes only its changed chunks.
@@ -34,7 +32,6 @@ from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.release.build import datasets
 from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.build.staged import BATCH, Source, slice_of_partition
-from pipelines.release.privatize import kept_ledger
 from pipelines.release.privatize.partitions import (
     Pending,
     Privacy,
@@ -45,7 +42,7 @@ from pipelines.release.privatize.partitions import (
 from pipelines.release.privatize.privatize import id_replacer, participant_subject_ids
 from pipelines.release.store import part_cache
 from pipelines.storage.engine import engine_digest
-from pipelines.storage.fingerprint import fingerprint, sha256_file
+from pipelines.storage.fingerprint import fingerprint, json_part, sha256_file
 from pipelines.storage.layout import Layout
 
 log = logging.getLogger("turnlake")
@@ -96,9 +93,19 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
     return meta, how
 
 
-def _private_key(build: str, privacy: Privacy) -> str:
-    parts = [build, privacy.key_fingerprint, privacy.memo_id]
+def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
+    parts = [build, json_part(dropped(keep).rows()), privacy.key_fingerprint, privacy.memo_id]
     return fingerprint([*parts, engine_digest()])
+
+
+def _summed(ledgers: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """The ledger of several partitions: each dataset's counts added up."""
+    total: dict[str, dict[str, int]] = {name: {} for name in DATASETS}
+    for ledger in ledgers:
+        for name, counts in ledger.items():
+            for kind, n in counts.items():
+                total[name][kind] = total[name].get(kind, 0) + n
+    return {name: dict(sorted(c.items())) for name, c in total.items()}
 
 
 def _global_keys(
@@ -114,21 +121,19 @@ def _global_keys(
     return datasets.kept_rows(pl.concat(keys)), participants
 
 
-def _with_batch(frame: pl.DataFrame, batch: int, keep: pl.Series) -> pl.DataFrame:
-    return frame.filter(keep).with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
+def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
+    return frame.with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
 
 
-def _source(
-    root: Path | None, entry: str, name: str, p: Partition, held: dict, keep: pl.Series
-) -> Source:
+def _source(root: Path | None, entry: str, name: str, p: Partition, held: dict) -> Source:
     frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.home or p.key)
     if frame is not None:
         schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
-        return Source(batch, schema, lambda: _with_batch(frame, batch, keep), cut)
+        return Source(batch, schema, lambda: _with_batch(frame, batch), cut)
     path = part_cache.frame_path(root, entry, name)
     schema = pl.Schema({**pl.scan_parquet(path).collect_schema(), BATCH: pl.Int64})
-    kept_rows = fingerprint([p.key, sha256_file(path), keep.to_numpy().tobytes()])
-    load = lambda: _with_batch(pl.read_parquet(path), batch, keep)
+    kept_rows = fingerprint([p.key, sha256_file(path)])
+    load = lambda: _with_batch(pl.read_parquet(path), batch)
     return Source(batch, schema, load, cut, kept_rows)
 
 
@@ -137,15 +142,11 @@ def _sources(
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
-    masks: dict[str, dict[str, pl.Series]],
 ) -> dict[str, list[Source]]:
-    """Each dataset's privatized partitions without the rows dropped now, read only when their
-    batch is finished (staged.py)."""
+    """Each dataset's privatized partitions, read only when their batch is finished
+    (staged.py)."""
     return {
-        name: [
-            _source(root, private[p.key], name, p, held.get(p.key) or {}, masks[p.key][name])
-            for p in partitions
-        ]
+        name: [_source(root, private[p.key], name, p, held.get(p.key) or {}) for p in partitions]
         for name in DATASETS
     }
 
@@ -169,23 +170,18 @@ def release_parts(
     ids = participant_subject_ids(participants)
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private, hows, pending, kept, masks = {}, [], {}, [], [], [], {}
+    private, ledgers, held_private, hows, pending = {}, [], {}, [], []
     for p in partitions:
         keep = keys.filter(pl.col(PARTITION) == p.key)
-        private[p.key] = _private_key(built[p.key], privacy)
-        kept.append(kept_ledger.entry_key(private[p.key], keep))
+        private[p.key] = _private_key(built[p.key], keep, privacy)
         entries = (built[p.key], private[p.key])
         meta, how = _reused(root, entries, ids)
-        left_out = kept_ledger.left_out(root, private[p.key], keep) if meta else None
-        if left_out is not None:
-            ledger = kept_ledger.cached_kept_ledger(root, entries, meta, keep, left_out)
-            ledgers.append(ledger)
+        if meta:
+            ledgers.append(meta["ledger"])
             hows.append(how)
             privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
-            left_out = dropped(keep)
-            pending.append(Pending(p.key, entries, keep, kept[-1]))
-        masks[p.key] = kept_ledger.entry_masks(keep, left_out, DATASETS)
+            pending.append(Pending(p.key, entries, keep))
     for key, ledger, frames in privatize_all(root, pending, ids, privacy, held):
         ledgers.append(ledger)
         hows.append("privatized")
@@ -198,11 +194,11 @@ def release_parts(
         time.monotonic() - started,
     )
     return Parts(
-        _sources(root, partitions, private, held_private, masks),
+        _sources(root, partitions, private, held_private),
         keys,
         participants,
         datasets.summed_left_out(metas),
-        kept_ledger.summed(ledgers, DATASETS),
+        _summed(ledgers),
         ids,
-        [*built.values(), *private.values(), *kept, ids_key, *indexes],
+        [*built.values(), *private.values(), ids_key, *indexes],
     )

@@ -21,9 +21,6 @@ class ReleaseRequest:
     redaction_ledger: dict[str, dict[str, int]] | None = (
         None  # dataset -> kind -> count (no values)
     )
-    input_digest: str | None = (
-        None  # what it was made from (pipelines/release/plan/inputs.py); not content
-    )
     table_versions: dict[str, dict[str, int]] | None = (
         None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
     )

@@ -14,7 +14,6 @@ import polars as pl
 
 from pipelines.exports.datasets import DATASETS
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.release.privatize import kept_ledger
 from pipelines.release.privatize.privatize import (
     Prepared,
     cleaned_frame,
@@ -56,7 +55,6 @@ class Pending:
     key: str
     entries: tuple[str, str]  # its built and privatized entry keys
     keep: pl.DataFrame  # its key frame with `keep`
-    ledger: str  # its ledger entry key (kept_ledger.entry_key)
 
 
 def privatize_all(
@@ -93,7 +91,6 @@ def privatize_all(
             done, prepared = chunk.pop()
             ledger, datasets = _finish_and_save(root, done, prepared, privacy.key, cleaned, ids)
             del prepared
-            part_cache.save(root, done.ledger, {"ledger": ledger}, {})
             yield done.key, ledger, datasets
 
 
@@ -108,7 +105,6 @@ def _finish_and_save(
     """(ledger, privatized datasets) of a pending partition, its privatized entry saved. Each
     dataset is written once privatized and let go (its rows as built too): the datasets are kept
     and returned only when the store is off (`root` None)."""
-    occurrences = prepared.occurrences
     entry = part_cache.Writer(root, done.entries[1])
     ledger, datasets = {}, {}
     for name, frame, counts in finish_each(prepared, key, cleaned):
@@ -117,11 +113,7 @@ def _finish_and_save(
         if root is None:
             datasets[name] = frame
         del frame  # before the next dataset is privatized
-    values = [o.get_column("value") for _, o in occurrences.values()]
-    entry.write(kept_ledger.COUNTS, kept_ledger.replacement_counts(values, cleaned))
-    entry.write(kept_ledger.LEFT_OUT, dropped(done.keep))
-    texts = {n: int(o.get_column("n").sum()) for n, (_, o) in occurrences.items()}
-    entry.close({"ledger": ledger, "texts": texts, "ids": ids_entry(ids)})
+    entry.close({"ledger": ledger, "ids": ids_entry(ids)})
     return ledger, datasets
 
 
