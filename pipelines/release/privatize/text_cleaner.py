@@ -117,7 +117,4 @@ def _redact_chunk(
     redactor = _REDACTORS.get(repr(redaction))
     if redactor is None:
         redactor = _REDACTORS[repr(redaction)] = Redactor(redaction)
-    return [
-        (cleaned, dict(counts))
-        for cleaned, counts in (redactor.redact(text, only) for text, only in chunk)
-    ]
+    return [(cleaned, dict(counts)) for cleaned, counts in redactor.redact_many(chunk)]
