@@ -22,6 +22,11 @@ kept only when libphonenumber calls them valid, or when they are phone-shaped (a
 North-American `(555) 123-4567` / `555.123.4567` shape, or a phone word such as "call" or "tel"
 just before); a match glued to letters, `_` or `-` (a piece of an id) is never a phone.
 
+libphonenumber runs on candidate runs, not on whole texts (`redact_many` finds them for many
+texts at once in Polars, `phone_runs`): the runs of characters its pattern accepts that hold 7
+digits and pass the glue rule (`patterns.phone_windows`), each distinct run matched once per
+region; a text where the matcher could run out of tries is matched whole.
+
 Everything is compiled once per `Redactor`; `redact_column` calls Python once per distinct value.
 """
 
