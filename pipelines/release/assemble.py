@@ -25,12 +25,6 @@ from pipelines.release.plan.inputs import record_inputs, release_for_inputs, rel
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
 from pipelines.release.privatize.privatize import privatize
-from pipelines.release.privatize.redaction_memo import (
-    RedactionMemo,
-    load_memo,
-    memo_fingerprint,
-    save_memo,
-)
 from pipelines.release.store.files import SPLIT_ORDER, SPLIT_PROOF
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.memo import memo_dir
@@ -133,9 +127,7 @@ class _Built:
     staged: Staged | None = None
 
 
-def _from_whole_tables(
-    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo
-) -> _Built:
+def _from_whole_tables(settings: Settings, as_of: datetime | None, key: bytes) -> _Built:
     """The datasets of tables stored whole, built in memory."""
     layout = Layout(settings.data_root)
     silver, gold = published_tables(layout, as_of)
@@ -153,14 +145,12 @@ def _from_whole_tables(
     if settings.privacy.include_surveys:
         datasets = datasets | {"surveys": survey_dataset(silver["survey_answers"], gold["splits"])}
     redaction = settings.privacy.redaction
-    private = privatize(datasets, silver, key, redaction, memo, workers=settings.ingest_workers)
+    private = privatize(datasets, silver, key, redaction, workers=settings.ingest_workers)
     released = {name: shuffled_order(name, frame) for name, frame in private.datasets.items()}
     return _Built(released, proof, private.ledger, private.replace_ids, dropped)
 
 
-def _from_partitions(
-    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo, memo_id: str
-) -> _Built:
+def _from_partitions(settings: Settings, as_of: datetime | None, key: bytes) -> _Built:
     """The datasets of tables stored in partitions, built partition by partition."""
     from pipelines.release.build.partitioned import partitioned_release, privacy_of
 
@@ -170,9 +160,7 @@ def _from_partitions(
         "splits": settings.splits.record(),
         "params": params,
     }
-    out = partitioned_release(
-        settings, as_of, build_config, privacy_of(settings, key, memo, memo_id)
-    )
+    out = partitioned_release(settings, as_of, build_config, privacy_of(settings, key))
     try:
         _prove(out.proof)
     except LeakageError:
@@ -199,13 +187,10 @@ def release_request(
     options = DatasetOptions.from_settings(settings)
     params = stored.meta(layout, "gold", PARAMS, as_of)
     key, key_origin = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
     if stored.partitioned_as_of(layout, "silver", "episodes", as_of):  # the layout of then
-        built = _from_partitions(settings, as_of, key, memo, memo_id)
+        built = _from_partitions(settings, as_of, key)
     else:
-        built = _from_whole_tables(settings, as_of, key, memo)
-    save_memo(memo, settings.data_root, memo_id)
+        built = _from_whole_tables(settings, as_of, key)
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
         "splits": settings.splits.record(),

@@ -180,20 +180,6 @@ HOLDERS: tuple[Holder, ...] = (
     ),
     # memos and caches of the engine's own state
     Holder(
-        "redaction_memo_dir",
-        lambda layout: layout.redaction_memo_dir,
-        "redacted texts (keyed by a MAC of the text)",
-        Forget.DELETED,
-        "its entries cannot be told apart by subject; the next release redacts every text again",
-    ),
-    Holder(
-        "redaction_memo",
-        _any_part("redaction_memo"),
-        "one memo of `redaction_memo_dir`",
-        Forget.DELETED,
-        "as `redaction_memo_dir`",
-    ),
-    Holder(
         "trainability_memo",
         lambda layout: layout.trainability_memo,
         "problems found in release files, with examples taken from their rows",
@@ -344,8 +330,6 @@ def deleted_paths(layout: Layout) -> list[Path]:
             continue
         if h.attr == "legacy_generations":
             paths += layout.legacy_generations()
-        elif h.attr == "redaction_memo":
-            continue  # inside `redaction_memo_dir`
         elif h.attr == "legacy_ingest_log":  # `_ingest/<source>.parquet` beside the Delta logs
             ingest = h.where(layout)
             paths += sorted(ingest.glob("*.parquet")) if ingest.exists() else []

@@ -17,7 +17,6 @@ from pipelines.privacy.key import pseudonym_key
 from pipelines.release import assemble
 from pipelines.release.build import datasets as partition_datasets
 from pipelines.release.build import parts as build_parts
-from pipelines.release.privatize.redaction_memo import load_memo, memo_fingerprint
 from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -284,13 +283,11 @@ def test_a_prompt_newly_dropped_in_an_old_partition_does_not_privatize_it_again(
 
 def whole_and_partitioned(raw: Path, data: Path):
     """The release request's parts built from the whole tables and partition by partition, for
-    the same built snapshot of `data` (same pseudonym key and redaction memo)."""
+    the same built snapshot of `data` (same pseudonym key)."""
     settings = settings_from_config(raw, data, None)
     key, _ = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
-    whole = assemble._from_whole_tables(settings, None, key, memo)
-    return whole, assemble._from_partitions(settings, None, key, memo, memo_id)
+    whole = assemble._from_whole_tables(settings, None, key)
+    return whole, assemble._from_partitions(settings, None, key)
 
 
 def _rows_with_word(release: Path, word: str) -> int:

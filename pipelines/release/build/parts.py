@@ -4,7 +4,7 @@ rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
 then its privatized kept rows (entry key: the built entry, the pseudonym key's fingerprint, the
-redaction memo's fingerprint and the code; the entry names the rows it left out; made by
+redaction config's fingerprint and the code; the entry names the rows it left out; made by
 privatize/partitions.py), then the ledger of the rows kept now (privatize/kept_ledger.py). Which
 rows are dropped, the split proof and the subject ids are global and exact, computed from every
 partition's key frame and participants (small frames, not the rows). New data only ever drops more
@@ -97,7 +97,7 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
 
 
 def _private_key(build: str, privacy: Privacy) -> str:
-    parts = [build, privacy.key_fingerprint, privacy.memo_id]
+    parts = [build, privacy.key_fingerprint, privacy.redaction_id]
     return fingerprint([*parts, engine_digest()])
 
 
@@ -181,7 +181,6 @@ def release_parts(
             ledger = kept_ledger.cached_kept_ledger(root, entries, meta, keep, left_out)
             ledgers.append(ledger)
             hows.append(how)
-            privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
             left_out = dropped(keep)
             pending.append(Pending(p.key, entries, keep, kept[-1]))
