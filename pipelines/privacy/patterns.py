@@ -2,6 +2,7 @@
 
 import re
 import sys
+from collections.abc import Iterator
 
 # Every character `str.isdigit` accepts (Nd and the No digits such as superscripts), so "has a
 # digit" is one C-speed search instead of a Python loop over the text.
@@ -78,7 +79,12 @@ _CUE_WINDOW = 40
 # letters are a e i n o s t x. A run holds a keepable phone only if ≥7 digits lie between a start
 # that is not glued on the left and an end that is not glued on the right (`Redactor._is_phone`);
 # the widest such span of a run is the first valid start to the last valid end.
-_PHONE_RUN = re.compile(r"[^_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ]+")
+_RUN_EXCLUDES = "_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ"
+_PHONE_RUN = re.compile(f"[^{_RUN_EXCLUDES}]+")
+# The same runs in Rust's regex (Polars): those with at least 7 digits (leftmost-first from a run's
+# start, the match takes the whole run), and those holding a digit (Python's `isdigit`).
+RUST_PHONE_RUN_7_DIGITS = rf"(?:[^{_RUN_EXCLUDES}\d]*\d){{7}}[^{_RUN_EXCLUDES}]*"
+RUST_RUN_WITH_A_DIGIT = rf"[^{_RUN_EXCLUDES}]*[\p{{Nd}}\p{{No}}][^{_RUN_EXCLUDES}]*"
 _ASCII_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _GLUE_BEFORE = _ASCII_ALNUM | frozenset("_-/.:")
 _GLUE_BEFORE_PLUS = frozenset("0123456789+")
@@ -102,18 +108,30 @@ def _phone_end(text: str, start: int, end: int) -> int | None:
     return None
 
 
+def phone_windows(text: str) -> Iterator[tuple[int, int]]:
+    """The runs of `text` that may hold a phone `Redactor` would keep, as (start, end): each is a
+    whole `_PHONE_RUN`, so libphonenumber's matcher finds in it what it finds there in the whole
+    text (its pattern cannot cross a run's ends, and at `Leniency.POSSIBLE` it looks at no
+    character outside its candidate but a `:ss` time suffix, which is inside the run too)."""
+    for run in _PHONE_RUN.finditer(text):
+        if may_keep_run(text, *run.span()):
+            yield run.span()
+
+
+def may_keep_run(text: str, start: int, end: int) -> bool:
+    """Whether the run [start, end) of `text` may hold a phone `Redactor` would keep: at least 7
+    digits between a start not glued on the left and an end not glued on the right."""
+    if len(_DIGIT.findall(text, start, end)) < _MIN_PHONE_DIGITS:
+        return False
+    first, last = _phone_start(text, start, end), _phone_end(text, start, end)
+    return (
+        first is not None
+        and last is not None
+        and len(_DIGIT.findall(text, first, last)) >= _MIN_PHONE_DIGITS
+    )
+
+
 def may_hold_phone(text: str) -> bool:
     """False only when no phone `Redactor` would keep can be in `text` (ASCII-only glue sets make
     this a superset: a non-ASCII neighbour never rules a match out here)."""
-    for run in _PHONE_RUN.finditer(text):
-        start, end = run.span()
-        if len(_DIGIT.findall(text, start, end)) < _MIN_PHONE_DIGITS:
-            continue
-        first, last = _phone_start(text, start, end), _phone_end(text, start, end)
-        if (
-            first is not None
-            and last is not None
-            and len(_DIGIT.findall(text, first, last)) >= _MIN_PHONE_DIGITS
-        ):
-            return True
-    return False
+    return next(phone_windows(text), None) is not None

@@ -22,6 +22,11 @@ kept only when libphonenumber calls them valid, or when they are phone-shaped (a
 North-American `(555) 123-4567` / `555.123.4567` shape, or a phone word such as "call" or "tel"
 just before); a match glued to letters, `_` or `-` (a piece of an id) is never a phone.
 
+libphonenumber runs on candidate runs, not on whole texts (`redact_many` finds them for many
+texts at once in Polars, `phone_runs`): the runs of characters its pattern accepts that hold 7
+digits and pass the glue rule (`patterns.phone_windows`), each distinct run matched once per
+region; a text where the matcher could run out of tries is matched whole.
+
 Everything is compiled once per `Redactor`; `redact_column` calls Python once per distinct value.
 """
 
@@ -30,10 +35,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 import phonenumbers
 import polars as pl
+from phonenumbers.phonenumbermatcher import _INNER_MATCHES
 
 from pipelines.config.redaction import (
     DEFAULT_PHONE_REGIONS,
@@ -54,6 +60,7 @@ from pipelines.privacy.patterns import (
     _PHONE_CANDIDATE,
     _PHONE_CUE,
     _PHONE_NANP,
+    _PHONE_RUN,
     _TOKEN,
     _URL,
     _URL_CREDENTIALS,
@@ -61,7 +68,11 @@ from pipelines.privacy.patterns import (
     _URL_TRAILING,
     _VERSION_BEFORE,
     ANY_DIGIT,
+    RUST_PHONE_RUN_7_DIGITS,
+    RUST_RUN_WITH_A_DIGIT,
     may_hold_phone,
+    may_keep_run,
+    phone_windows,
 )
 
 # Kept importable from here, where callers have always found them.
@@ -86,6 +97,15 @@ PLACEHOLDERS: dict[str, str] = {
 }
 # Lower number wins when two candidate spans start at the same place and have the same length.
 _PRIORITY = {kind: i for i, kind in enumerate(KINDS)}
+# A match of libphonenumber's matcher: start, end, raw string, whether its number is valid.
+_Match = tuple[int, int, str, bool]
+# A text's phone runs found in Polars (`phone_runs`): its runs with 7 digits, and whether the
+# matcher might run out of tries on it.
+PhoneRuns = tuple[list[str], bool]
+_MAX_TRIES = 65535  # PhoneNumberMatcher's default `max_tries`, the one the redactor uses
+# Distinct (window, region) results kept per Redactor: texts repeat their numbers (the same floats
+# and ids in many decision contexts), and a window's matches are ~1 ms of libphonenumber.
+_WINDOW_CACHE_SIZE = 200_000
 
 
 class Redactor:
@@ -105,8 +125,23 @@ class Redactor:
             )
             self._org = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
         self._regions = tuple(self.config.phone_regions)
+        self._window_cache: dict[tuple[str, str], tuple[_Match, ...]] = {}
+        # The `phone_runs` of the texts `redact_many` is redacting (found in Python otherwise).
+        self._phone_runs: dict[str, PhoneRuns] = {}
 
     # -- public ----------------------------------------------------------------------------
+
+    def redact_many(
+        self, items: Sequence[tuple[str, Iterable[str] | None]]
+    ) -> list[tuple[str, Counter[str]]]:
+        """`redact(text, only)` of each item, with the candidate phone runs of all texts found at
+        once by Rust regex (`phone_runs`): Python then runs libphonenumber on those runs alone."""
+        texts = list({text for text, only in items if text and "phone" in self._kinds(only)})
+        self._phone_runs = dict(zip(texts, phone_runs(texts), strict=True))
+        try:
+            return [self.redact(text, only) for text, only in items]
+        finally:
+            self._phone_runs = {}
 
     def redact(self, text: str, only: Iterable[str] | None = None) -> tuple[str, Counter[str]]:
         """`text` with every detected span replaced by its placeholder, and counts per kind (`only`:
@@ -132,7 +167,7 @@ class Redactor:
         detectors (for callers that know those cannot match, e.g.
         pipelines/privacy/prefilter.py)."""
         candidates: list[tuple[int, int, str]] = []
-        kinds = self.kinds if only is None else self.kinds & frozenset(only)
+        kinds = self._kinds(only)
         has_digit = ANY_DIGIT.search(text) is not None
         if "url" in kinds and ("://" in text or "www." in text):
             candidates.extend(self._urls(text))
@@ -143,12 +178,15 @@ class Redactor:
         if "ip" in kinds and has_digit:
             candidates.extend(self._ips(text))
         if "phone" in kinds and has_digit:
-            candidates.extend(self._phones(text))
+            candidates.extend(self._phones(text, self._phone_runs.get(text)))
         if "money" in kinds and has_digit:
             candidates.extend(self._money(text))
         if self._org is not None and "org" in kinds:
             candidates.extend((m.start(), m.end(), "org") for m in self._org.finditer(text))
         return _resolve(candidates)
+
+    def _kinds(self, only: Iterable[str] | None) -> frozenset[str]:
+        return self.kinds if only is None else self.kinds & frozenset(only)
 
     # -- detectors ---------------------------------------------------------------------------
 
@@ -186,50 +224,61 @@ class Redactor:
                     continue
                 yield m.start(), m.end(), "ip"
 
-    def _phones(self, text: str) -> Iterable[tuple[int, int, str]]:
+    def _phones(self, text: str, runs: PhoneRuns | None = None) -> Iterable[tuple[int, int, str]]:
         if not any(
             sum(c.isdigit() for c in m.group()) >= 7 for m in _PHONE_CANDIDATE.finditer(text)
         ):
             return
-        if not may_hold_phone(text):
-            return  # libphonenumber is the costliest detector: skip it where no kept match can be
+        if runs is None:
+            if not may_hold_phone(text):
+                return  # libphonenumber is the costliest detector: skip it where no kept match can be
+            windows = list(phone_windows(text))
+            many = _may_run_out_of_tries(text)
+        else:
+            strings, many = runs
+            windows = list(_located(text, strings))
+            if not windows:
+                return  # as `may_hold_phone` (the same runs, the same test)
+        if not windows or many:
+            found = self._whole_text_matches(text)
+        else:
+            found = self._window_matches(text, windows)
         seen: set[tuple[int, int]] = set()
+        for start, end, raw, valid in found:
+            if (start, end) not in seen and _is_phone(text, start, end, raw, valid):
+                seen.add((start, end))
+                yield start, end, "phone"
+
+    def _whole_text_matches(self, text: str) -> Iterator[_Match]:
+        """What libphonenumber's matcher finds in the whole of `text`, region by region."""
         for region in self._regions:
             matcher = phonenumbers.PhoneNumberMatcher(
                 text, region, leniency=phonenumbers.Leniency.POSSIBLE
             )
-            for match in matcher:
-                span = (match.start, match.end)
-                if span in seen:
-                    continue
-                if self._is_phone(text, match):
-                    seen.add(span)
-                    yield match.start, match.end, "phone"
+            for m in matcher:
+                yield m.start, m.end, m.raw_string, _is_valid(m.number)
 
-    @staticmethod
-    def _is_phone(text: str, match: phonenumbers.PhoneNumberMatch) -> bool:
-        raw = match.raw_string
-        digits = sum(c.isdigit() for c in raw)
-        if digits < 7 or digits > 15:
-            return False
-        before = text[match.start - 1] if match.start > 0 else " "
-        after = text[match.end] if match.end < len(text) else " "
-        glued_before = (
-            (before.isdigit() or before in "+")
-            if raw.startswith("+")
-            else (before.isalnum() or before in "_-/.:")
-        )
-        if glued_before or after.isalnum() or after in "_-%":
-            return False  # glued to an id, a path, a date or a percentage
-        if _NOT_PHONE.match(raw.strip()):
-            return False
-        formatted = any(c in raw for c in " -.()/\u00a0") or raw.startswith("+")
-        cue = _PHONE_CUE.search(text, max(0, match.start - 30), match.start) is not None
-        if raw.startswith(("+", "(")) or _PHONE_NANP.match(raw):
-            return True
-        if cue:
-            return True
-        return formatted and phonenumbers.is_valid_number(match.number)
+    def _window_matches(self, text: str, windows: list[tuple[int, int]]) -> Iterator[_Match]:
+        """`_whole_text_matches` of `text` found in `windows` alone (`phone_windows`: no phone
+        the redactor keeps lies outside them, and in each the matcher finds what it finds there
+        in the whole text), each distinct window matched once per Redactor."""
+        for region in self._regions:
+            for offset, end in windows:
+                for start, stop, raw, valid in self._matches_in(text[offset:end], region):
+                    yield offset + start, offset + stop, raw, valid
+
+    def _matches_in(self, window: str, region: str) -> tuple[_Match, ...]:
+        key = (window, region)
+        found = self._window_cache.get(key)
+        if found is None:
+            matcher = phonenumbers.PhoneNumberMatcher(
+                window, region, leniency=phonenumbers.Leniency.POSSIBLE
+            )
+            found = tuple((m.start, m.end, m.raw_string, _is_valid(m.number)) for m in matcher)
+            if len(self._window_cache) >= _WINDOW_CACHE_SIZE:
+                self._window_cache.clear()
+            self._window_cache[key] = found
+        return found
 
     def _money(self, text: str) -> Iterable[tuple[int, int, str]]:
         for m in _MONEY.finditer(text):
@@ -244,6 +293,86 @@ class Redactor:
                     if not _same_sentence_cue(text, start, end, cues):
                         continue
                     yield start, end, "money"
+
+
+def _is_phone(text: str, start: int, end: int, raw: str, valid: bool) -> bool:
+    """Whether the matcher's `raw` at [start, end) of `text` is kept as a phone (`valid`:
+    libphonenumber calls its number valid)."""
+    digits = sum(c.isdigit() for c in raw)
+    if digits < 7 or digits > 15:
+        return False
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    glued_before = (
+        (before.isdigit() or before in "+")
+        if raw.startswith("+")
+        else (before.isalnum() or before in "_-/.:")
+    )
+    if glued_before or after.isalnum() or after in "_-%":
+        return False  # glued to an id, a path, a date or a percentage
+    if _NOT_PHONE.match(raw.strip()):
+        return False
+    formatted = any(c in raw for c in " -.()/\u00a0") or raw.startswith("+")
+    cue = _PHONE_CUE.search(text, max(0, start - 30), start) is not None
+    if raw.startswith(("+", "(")) or _PHONE_NANP.match(raw):
+        return True
+    if cue:
+        return True
+    return formatted and valid
+
+
+def _is_valid(number: phonenumbers.PhoneNumber) -> bool:
+    return phonenumbers.is_valid_number(number)
+
+
+def phone_runs(texts: list[str]) -> list[PhoneRuns]:
+    """Per text, found by Rust regex over all of them at once: its runs of characters
+    libphonenumber's pattern accepts that hold at least 7 digits (Rust's `\\d` has every digit of
+    Python's, so these include every run `phone_windows` keeps), and whether the matcher might
+    run out of tries on it (`_may_run_out_of_tries`, over the same runs)."""
+    inner = len(_INNER_MATCHES)
+    n = pl.element().str.len_chars().cast(pl.Int64)
+    text = pl.col("text")
+    found = pl.DataFrame({"text": texts}, schema={"text": pl.String}).select(
+        text.str.extract_all(RUST_PHONE_RUN_7_DIGITS).alias("runs"),
+        (
+            text.str.extract_all(RUST_RUN_WITH_A_DIGIT)
+            .list.eval(n * (1 + inner) + inner * n * (n + 1) // 2)
+            .list.sum()
+            >= _MAX_TRIES
+        ).alias("many"),
+    )
+    return list(zip(found["runs"].to_list(), found["many"].to_list(), strict=True))
+
+
+def _located(text: str, runs: list[str]) -> Iterator[tuple[int, int]]:
+    """(start, end) of each of `text`'s `runs` (in text order) that `may_keep_run`. Each is found
+    from where the one before ended: a maximal run with 7 digits cannot occur inside the text
+    between two of them."""
+    pos = 0
+    for run in runs:
+        start = text.index(run, pos)
+        pos = start + len(run)
+        if may_keep_run(text, start, pos):
+            yield start, pos
+
+
+def _may_run_out_of_tries(text: str) -> bool:
+    """Whether libphonenumber's matcher might give up on `text` before its end (it stops after
+    `_MAX_TRIES` failed candidates, so a text with very many numbers keeps its later phones):
+    then only the whole text gives what it gives. Sound bound: every candidate starts at a
+    distinct place of a run holding a digit and ends inside it, and costs at most one try for
+    itself and, per inner pattern, one plus one per place it matches inside the candidate."""
+    inner = len(_INNER_MATCHES)
+    bound = 0
+    for run in _PHONE_RUN.finditer(text):
+        if ANY_DIGIT.search(text, *run.span()) is None:
+            continue
+        n = run.end() - run.start()
+        bound += n * (1 + inner) + inner * n * (n + 1) // 2
+        if bound >= _MAX_TRIES:
+            return True
+    return False
 
 
 def _trim_space(text: str, start: int, end: int) -> int:

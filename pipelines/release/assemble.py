@@ -22,12 +22,6 @@ from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.build.staged import Staged
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
-from pipelines.release.privatize.redaction_memo import (
-    RedactionMemo,
-    load_memo,
-    memo_fingerprint,
-    save_memo,
-)
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.memo import memo_dir
 from pipelines.release.trainability.problems import UntrainableRelease
@@ -83,9 +77,7 @@ class _Built:
     dropped: dict[str, int]
 
 
-def _built(
-    settings: Settings, as_of: datetime | None, key: bytes, memo: RedactionMemo, memo_id: str
-) -> _Built:
+def _built(settings: Settings, as_of: datetime | None, key: bytes) -> _Built:
     """The datasets of the tables in force (or at `as_of`), built partition by partition."""
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
@@ -93,9 +85,7 @@ def _built(
         "splits": settings.splits.record(),
         "params": params,
     }
-    out = partitioned_release(
-        settings, as_of, build_config, privacy_of(settings, key, memo, memo_id)
-    )
+    out = partitioned_release(settings, as_of, build_config, privacy_of(settings, key))
     try:
         _prove(out.proof)
     except LeakageError:
@@ -122,10 +112,7 @@ def release_request(
     options = DatasetOptions.from_settings(settings)
     params = stored.meta(layout, "gold", PARAMS, as_of)
     key, key_origin = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
-    built = _built(settings, as_of, key, memo, memo_id)
-    save_memo(memo, settings.data_root, memo_id)
+    built = _built(settings, as_of, key)
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
         "splits": settings.splits.record(),

@@ -1,6 +1,6 @@
 """Every digest the engine keys work on, built from a few blocks.
 
-A stage (silver, gold, splits, release, a check, the redaction memo, a parser) is skipped when the
+A stage (silver, gold, splits, release, a check, a parser) is skipped when the
 fingerprint of what it is a function of equals the one recorded by its last run. Each fingerprint is
 `fingerprint(parts)` over parts made here (the digest of a file's bytes, of a value as canonical
 JSON, of a stored file's stat) and the engine digest (storage/engine.py: the code and dependency

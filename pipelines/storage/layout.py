@@ -180,13 +180,6 @@ class Layout:
         return self.local_state / "trainability"
 
     @property
-    def redaction_memo_dir(self) -> Path:
-        return self.state / "redaction-memo"
-
-    def redaction_memo(self, fingerprint: str) -> Path:
-        return self.redaction_memo_dir / f"{fingerprint}.parquet"
-
-    @property
     def generated_pseudonym_key(self) -> Path:
         return self.state / "pseudonym.key"
 

@@ -173,20 +173,6 @@ HOLDERS: tuple[Holder, ...] = (
     ),
     # memos and caches of the engine's own state
     Holder(
-        "redaction_memo_dir",
-        lambda layout: layout.redaction_memo_dir,
-        "redacted texts (keyed by a MAC of the text)",
-        Forget.DELETED,
-        "its entries cannot be told apart by subject; the next release redacts every text again",
-    ),
-    Holder(
-        "redaction_memo",
-        _any_part("redaction_memo"),
-        "one memo of `redaction_memo_dir`",
-        Forget.DELETED,
-        "as `redaction_memo_dir`",
-    ),
-    Holder(
         "trainability_memo",
         lambda layout: layout.trainability_memo,
         "problems found in release files, with examples taken from their rows",
@@ -299,7 +285,7 @@ HOLDERS: tuple[Holder, ...] = (
 CONTAINERS = {
     "data_root": "the data root itself",
     "warehouse": "bronze, tables and the legacy generations",
-    "state": "`.turnlake/`: the ledger, memos, report cache, build record and key",
+    "state": "`.turnlake/`: contract passes, build record and key",
     "local": "the data root, or its local cache folder when it is remote",
     "local_state": "`.turnlake/` in `local`: release parts and stage, trainability memo",
     "is_remote": "not a path",
@@ -338,8 +324,6 @@ def deleted_paths(layout: Layout) -> list[Path]:
             continue
         if h.attr == "legacy_generations":
             paths += layout.legacy_generations()
-        elif h.attr == "redaction_memo":
-            continue  # inside `redaction_memo_dir`
         elif h.attr == "legacy_ingest_log":  # `_ingest/<source>.parquet` beside the Delta logs
             ingest = h.where(layout)
             paths += sorted(ingest.glob("*.parquet")) if ingest.exists() else []

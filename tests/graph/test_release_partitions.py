@@ -17,7 +17,6 @@ from pipelines.privacy.key import pseudonym_key
 from pipelines.release import assemble
 from pipelines.release.build import datasets as partition_datasets
 from pipelines.release.build import parts as build_parts
-from pipelines.release.privatize.redaction_memo import load_memo, memo_fingerprint
 from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -295,15 +294,13 @@ def test_a_prompt_newly_dropped_in_an_old_partition_privatizes_it_again_without_
 def _built(raw: Path, data: Path):
     settings = settings_from_config(raw, data, None)
     key, _ = pseudonym_key(settings)
-    memo_id = memo_fingerprint(settings.privacy.redaction)
-    memo = load_memo(settings.data_root, key, memo_id)
-    return assemble._built(settings, None, key, memo, memo_id)
+    return assemble._built(settings, None, key)
 
 
 def one_and_many(raw: Path, data: Path):
     """The release request's parts built from the built snapshot of `data` partition by
     partition, and from a copy of it whose tables are stored whole (one partition), with the
-    same pseudonym key and redaction memo: (one, many)."""
+    same pseudonym key: (one, many)."""
     copy = data.parent / f"{data.name}-as-one"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(data, copy)

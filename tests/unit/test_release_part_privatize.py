@@ -10,7 +10,6 @@ from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize import partitions as privatize_partitions
 from pipelines.release.privatize.partitions import Pending, Privacy, privatize_all
 from pipelines.release.privatize.privatize import Prepared
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 
 ROWS = pl.DataFrame({"text": ["x" * 100] * 10})  # 1 000 bytes of string data and offsets
 
@@ -38,7 +37,7 @@ def cleaned_calls(monkeypatch) -> list[int]:
 
 def _run(partitions: int) -> None:
     pending = [Pending(f"p{i}", ("b", "p"), pl.DataFrame(), "l") for i in range(partitions)]
-    privacy = Privacy(b"k" * 32, "", RedactionConfig(), RedactionMemo(b"k" * 32), "", 1)
+    privacy = Privacy(b"k" * 32, "", RedactionConfig(), "", 1)
     assert [key for key, *_ in privatize_all(None, pending, [], privacy, {})] == [
         p.key for p in pending
     ]

@@ -161,7 +161,7 @@ def test_partitions_cleaned_together_equal_each_privatized_alone() -> None:
     ids = [PID]
     prepared = [prepare(first, ids, config), prepare(second, ids, config)]
     candidates = [c for p in prepared for c in p.candidates]
-    cleaned = cleaned_frame(candidates, id_replacer(KEY, tuple(ids)), config, None, 1)
+    cleaned = cleaned_frame(candidates, id_replacer(KEY, tuple(ids)), config, 1)
     together = [finish(p, KEY, cleaned) for p in prepared]
     assert together[0][1] == {"kto": {"email": 2, "pseudonym": 0}}
     assert together[1][1] == {"kto": {"phone": 1, "pseudonym": 1}}
@@ -194,7 +194,7 @@ def test_texts_cleaned_a_slice_at_a_time_give_the_frame_and_ledger_by_hand(monke
     }
     prepared = prepare(datasets, [], config)
     twice = prepared.candidates + prepared.candidates  # as from two partitions cleaned together
-    cleaned = cleaned_frame(twice, id_replacer(KEY, ()), config, None, 1)
+    cleaned = cleaned_frame(twice, id_replacer(KEY, ()), config, 1)
     assert sorted(cleaned.rows()) == [
         ("call +1 (555) 123-4567", "call [PHONE]", 0, 1),
         ("mail x@example.com", "mail [EMAIL]", 1, 0),

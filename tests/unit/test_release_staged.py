@@ -10,7 +10,6 @@ import polars as pl
 from pipelines.release.build.batch_files import add_to_totals
 from pipelines.release.build.card_stats import FrameStats
 from pipelines.release.build.staged import BATCH, Source, stage
-from pipelines.release.privatize.redaction_memo import RedactionMemo, load_memo, save_memo
 
 _KEY = b"k" * 32
 
@@ -109,22 +108,6 @@ def test_each_batch_file_holds_its_rows_in_release_order_in_the_whole_schema(tmp
     whole = staged.whole("kto")
     assert whole.get_column("turn_id").to_list() == _order(["t1", "t2", "t3", "t4", "t5", "t6"])
     assert staged.stats["kto"].rows == {"train": 4, "test": 2}
-
-
-def test_a_release_that_reused_partitions_keeps_the_memo_entries_it_did_not_look_up(tmp_path):
-    memo = RedactionMemo(_KEY)
-    memo.put("call me at 555", "call me at [PHONE]", {"phone": 1})
-    save_memo(memo, tmp_path, "fp")
-    reused = load_memo(tmp_path, _KEY, "fp")
-    reused.keep_known = True  # a release that privatized nothing new
-    save_memo(reused, tmp_path, "fp")
-    assert load_memo(tmp_path, _KEY, "fp").get("call me at 555") == (
-        "call me at [PHONE]",
-        {"phone": 1},
-    )
-    pruned = load_memo(tmp_path, _KEY, "fp")  # privatized everything, looked nothing up
-    save_memo(pruned, tmp_path, "fp")
-    assert load_memo(tmp_path, _KEY, "fp").get("call me at 555") is None
 
 
 def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(tmp_path):

@@ -8,7 +8,6 @@ from collections import Counter
 
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.release.privatize.text_cleaner import clean_texts
 from tests.pii_corpus import negative, positive
 
@@ -74,21 +73,17 @@ def test_a_text_without_ids_runs_only_the_detectors_its_gates_passed(redactor_ca
     assert seen == [frozenset({"ip"})]
 
 
-def test_the_same_id_free_text_is_redacted_once_and_remembered(redactor_calls) -> None:
+def test_the_same_id_free_text_is_redacted_once(redactor_calls) -> None:
     seen = redactor_calls.texts
-    memo = RedactionMemo(b"k" * 32)
     # Written by the subject, and the same words already pseudonymized upstream.
     texts = [
         ("u-17 at 10.0.0.1", frozenset({"pseudonym", "ip"})),
         ("person_aaaa at 10.0.0.1", frozenset({"ip"})),
     ]
-    out = clean_texts(texts, REPLACER, RedactionConfig(), memo)
+    out = clean_texts(texts, REPLACER, RedactionConfig())
     assert seen == ["person_aaaa at 10.0.0.1"]
     assert out["u-17 at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(pseudonym=1, ip=1))
     assert out["person_aaaa at 10.0.0.1"] == ("person_aaaa at [IP]", Counter(ip=1))
-    assert list(memo.used.values()) == [
-        ("person_aaaa at [IP]", {"ip": 1})
-    ]  # kept for the next release
 
 
 def test_worker_processes_start_at_the_characters_to_redact(monkeypatch) -> None:

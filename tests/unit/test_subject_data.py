@@ -39,7 +39,6 @@ def test_each_layout_attribute_has_one_holder():
         ("exports/LATEST", "latest"),
         (".turnlake/release-parts/k/meta.json", "release_parts"),
         (".turnlake/release-stage/sft/x.parquet", "release_stage"),
-        (".turnlake/redaction-memo/f.parquet", "redaction_memo_dir"),
         (".turnlake/trainability/memo.json", "trainability_memo"),
         (".turnlake/report/a.svg", "report_cache"),
         (".turnlake/validated/c.json", "ledger"),
@@ -68,7 +67,6 @@ def test_forget_deletes_the_caches_and_memos_whole_and_keeps_the_rest(tmp_path):
         "warehouse/bronze/_ingest/study.parquet",  # an ingest log of the layout before Delta
         ".turnlake/release-parts/k/meta.json",
         ".turnlake/release-stage/sft/x.parquet",
-        ".turnlake/redaction-memo/f.parquet",
         ".turnlake/trainability/memo.json",
         ".turnlake/report/a.svg",
         ".turnlake/report/page.html",

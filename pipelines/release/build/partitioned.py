@@ -24,8 +24,8 @@ from pipelines.release.build.batch_files import previous_files
 from pipelines.release.build.order import survey_dataset
 from pipelines.release.build.parts import Privacy, release_parts
 from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
+from pipelines.release.privatize.partitions import redaction_fingerprint
 from pipelines.release.privatize.privatize import privatize
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.release.store import part_cache
 from pipelines.splits.assign import split_proof
 from pipelines.storage import tables as stored
@@ -90,8 +90,7 @@ def partitioned_release(
             {},
             privacy.key,
             privacy.redaction,
-            privacy.memo,
-            privacy.workers,
+            workers=privacy.workers,
             ids=parts.ids,
         )
         sources["surveys"] = _batches_of(surveys.datasets["surveys"])
@@ -127,12 +126,12 @@ def _batches_of(frame: pl.DataFrame) -> list[Source]:
     ]
 
 
-def privacy_of(settings: Settings, key: bytes, memo: RedactionMemo, memo_id: str) -> Privacy:
+def privacy_of(settings: Settings, key: bytes) -> Privacy:
+    redaction = settings.privacy.redaction
     return Privacy(
         key,
         key_fingerprint(key),
-        settings.privacy.redaction,
-        memo,
-        memo_id,
+        redaction,
+        redaction_fingerprint(redaction),
         settings.ingest_workers,
     )

@@ -4,11 +4,11 @@ rebuilds and re-privatizes only the partitions whose inputs changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
 then its privatized kept rows and their redaction ledger (entry key: the built entry, the rows the
-duplicate-prompt rule drops from it, the pseudonym key's fingerprint, the redaction memo's
+duplicate-prompt rule drops from it, the pseudonym key's fingerprint, the redaction config's
 fingerprint and the code; made by privatize/partitions.py). Which rows are dropped, the split proof
 and the subject ids are global and exact, computed from every partition's key frame and
 participants (small frames, not the rows); a partition that new data drops a prompt from is
-privatized again (its texts are answered by the redaction memo). Privatization depends on the
+privatized again. Privatization depends on the
 global subject ids only through the ids a text contains: a privatized entry made with other
 ids is reused when no id that came or went occurs in its partition's texts (else it is made again).
 A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
@@ -94,7 +94,7 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
 
 
 def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
-    parts = [build, json_part(dropped(keep).rows()), privacy.key_fingerprint, privacy.memo_id]
+    parts = [build, json_part(dropped(keep).rows()), privacy.key_fingerprint, privacy.redaction_id]
     return fingerprint([*parts, engine_digest()])
 
 
@@ -179,7 +179,6 @@ def release_parts(
         if meta:
             ledgers.append(meta["ledger"])
             hows.append(how)
-            privacy.memo.keep_known = True  # its texts were not looked up: keep their entries
         else:
             pending.append(Pending(p.key, entries, keep))
     for key, ledger, frames in privatize_all(root, pending, ids, privacy, held):

@@ -21,7 +21,6 @@ from pipelines.release.privatize.privatize import (
     id_replacer,
     prepare,
 )
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING
 from pipelines.release.store import part_cache
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -39,9 +38,18 @@ class Privacy:
     key: bytes
     key_fingerprint: str
     redaction: RedactionConfig
-    memo: RedactionMemo
-    memo_id: str
+    redaction_id: str  # `redaction_fingerprint` of `redaction`
     workers: int
+
+
+def redaction_fingerprint(config: RedactionConfig) -> str:
+    """Changes with the redaction config (a privatized partition's store key holds it)."""
+    settings = {
+        "org_names": sorted(config.org_names),
+        "phone_regions": sorted(config.phone_regions),
+        "kinds": sorted(config.kinds),
+    }
+    return fingerprint([json_part(settings)])[:20]
 
 
 def ids_entry(ids: list[str]) -> str:
@@ -82,9 +90,7 @@ def privatize_all(
         held_bytes = 0
         candidates = [c for _, prepared in chunk for c in prepared.candidates]
         chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
-        cleaned = cleaned_frame(
-            candidates, replacer, privacy.redaction, privacy.memo, privacy.workers
-        )
+        cleaned = cleaned_frame(candidates, replacer, privacy.redaction, privacy.workers)
         del candidates
         chunk.reverse()
         while chunk:  # popped: a partition's rows are let go once its entry is saved

@@ -16,7 +16,6 @@ import polars as pl
 from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.release.privatize.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.sources.base import sha256_hex
@@ -163,7 +162,6 @@ def cleaned_frame(
     candidates: list[tuple[str, frozenset[str]]],
     replacer: IdReplacer,
     redaction: RedactionConfig,
-    memo: RedactionMemo | None,
     workers: int,
 ) -> pl.DataFrame:
     """value, cleaned and one count column per kind of every candidate (of one or of several
@@ -172,7 +170,7 @@ def cleaned_frame(
     distinct = iter(dict(candidates).items())  # a text of several partitions is cleaned once
     frames = []
     while batch := list(islice(distinct, SLICE_TEXTS)):
-        frames.append(_as_frame(clean_texts(batch, replacer, redaction, memo, workers)))
+        frames.append(_as_frame(clean_texts(batch, replacer, redaction, workers)))
     if len(frames) < 2:
         return frames[0] if frames else _as_frame({})
     kinds = sorted({c for frame in frames for c in frame.columns} - {"value", "cleaned"})
@@ -211,22 +209,21 @@ def privatize(
     silver: Mapping[str, pl.DataFrame],
     key: bytes,
     redaction: RedactionConfig | Mapping[str, Any],
-    memo: RedactionMemo | None = None,
     workers: int = 1,
     ids: list[str] | None = None,
 ) -> Privatized:
     """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
     `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
     strings of all datasets are gated together; only those a prefilter gate passes reach Python,
-    each once, with only the detectors whose gate they pass; what the redactor made of a text in an
-    earlier release comes from `memo`; with `workers` > 1 and many texts, redaction runs in worker
-    processes. `ids`: the subject ids when the caller already has them (`subject_ids` of the whole
-    of silver: a text in one partition may name a subject of another)."""
+    each once, with only the detectors whose gate they pass; with `workers` > 1 and many texts,
+    redaction runs in worker processes. `ids`: the subject ids when the caller already has them
+    (`subject_ids` of the whole of silver: a text in one partition may name a subject of
+    another)."""
     ids = subject_ids(silver) if ids is None else ids
     replacer = id_replacer(key, tuple(ids))
     if not isinstance(redaction, RedactionConfig):
         redaction = redaction_config_from(redaction)
     prepared = prepare(datasets, ids, redaction)
-    cleaned = cleaned_frame(prepared.candidates, replacer, redaction, memo, workers)
+    cleaned = cleaned_frame(prepared.candidates, replacer, redaction, workers)
     out, ledger = finish(prepared, key, cleaned)
     return Privatized(out, ledger, replacer.replace_many)

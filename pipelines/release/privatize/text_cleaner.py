@@ -1,10 +1,9 @@
 """Distinct candidate texts → pseudonymized, redacted texts and the replacements each took.
 
 Subject ids are replaced first, in this process (one search over all texts, cheap), and the id-free
-texts gated again (pipelines/privacy/prefilter.py). What the redactor makes of an id-free text
-depends on that text and the redaction config alone, so it is taken from the memo of earlier
-releases when it is there, and computed otherwise, in worker processes when there are many texts
-(the redactor is Python: one core per process)."""
+texts gated again (pipelines/privacy/prefilter.py). Each distinct id-free text is redacted once, in
+worker processes when there are many texts (the redactor's confirming step is Python: one core per
+process)."""
 
 from __future__ import annotations
 
@@ -15,16 +14,15 @@ import polars as pl
 from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig, Redactor
-from pipelines.release.privatize.redaction_memo import RedactionMemo
 from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
 # Candidate texts worth gathering for one `clean_texts` call: the unit privatize.py and
 # partitions.py size their batches by (which texts reach workers is MIN_CHARS_FOR_WORKERS).
 TEXTS_PER_GATHERING = 20_000
 # Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
-# imports, what redacting ~1 MB of the texts the prefilter passes costs on the benchmark machine
-# (~0.6 MB/s: mostly long texts with digit runs, where libphonenumber runs).
-MIN_CHARS_FOR_WORKERS = 1_000_000
+# imports, what redacting ~2 MB of the texts the prefilter passes costs on the benchmark machine
+# (0.7–2.7 MB/s since libphonenumber runs on candidate runs alone, faster where runs repeat).
+MIN_CHARS_FOR_WORKERS = 2_000_000
 _CHUNKS_PER_WORKER = 8  # several chunks per worker, so one slow chunk does not idle the others
 
 Cleaned = tuple[
@@ -36,7 +34,6 @@ def clean_texts(
     candidates: Iterable[tuple[str, frozenset[str]]],
     replacer: IdReplacer,
     redaction: RedactionConfig,
-    memo: RedactionMemo | None = None,
     workers: int = 1,
     min_chars_for_workers: int = MIN_CHARS_FOR_WORKERS,
 ) -> dict[str, Cleaned]:
@@ -61,19 +58,13 @@ def clean_texts(
         if not only and free not in todo:
             redacted[free] = (free, {})  # no detector can find a span in it
             continue
-        remembered = memo.get(free) if memo is not None else None
-        if remembered is not None:
-            redacted[free] = remembered
-        else:
-            todo[free] = todo.get(free, frozenset()) | only
+        todo[free] = todo.get(free, frozenset()) | only
     chars = sum(map(len, todo))
     fresh = _redact_all(
         list(todo.items()), redaction, worker_count(workers, chars, min_chars_for_workers)
     )
     for free, result in zip(todo, fresh, strict=True):
         redacted[free] = result
-        if memo is not None:
-            memo.put(free, *result)
     out: dict[str, Cleaned] = {}
     for text, free, n_ids in prepared:
         cleaned, kinds = redacted[free]
@@ -117,7 +108,4 @@ def _redact_chunk(
     redactor = _REDACTORS.get(repr(redaction))
     if redactor is None:
         redactor = _REDACTORS[repr(redaction)] = Redactor(redaction)
-    return [
-        (cleaned, dict(counts))
-        for cleaned, counts in (redactor.redact(text, only) for text, only in chunk)
-    ]
+    return [(cleaned, dict(counts)) for cleaned, counts in redactor.redact_many(chunk)]
