@@ -12,7 +12,9 @@ from tests.unit.test_release_files import request, sft
 
 
 def _release(exports: Path, rows: list[tuple[str, str, str]], day: str) -> str:
-    req = request(sft(rows).with_columns(turn_id=pl.col("group_id") + "#1"))
+    req = request(
+        sft(rows).with_columns(turn_id=pl.col("group_id") + "#1"), exports.parent / f"stage-{day}"
+    )
     digest = content_hash(req)
     write_release(exports, f"{day}-{digest[:10]}", digest, req)
     return f"{day}-{digest[:10]}"

@@ -14,7 +14,6 @@ import polars as pl
 import pytest
 
 from pipelines.config.splits import SplitConfig
-from pipelines.release import assemble
 from pipelines.release.build import datasets as partition_datasets
 from pipelines.release.store.files import complete_releases
 from pipelines.release.trainability.folder import trainability_problems
@@ -332,14 +331,13 @@ def test_release_whose_own_files_are_not_trainable_is_not_published(tmp_path, mo
     appears."""
     raw = tmp_path / "raw"
     dialogue(raw, "c-up", [("user", "Is it late?"), ("assistant", "It ships today.")], {1: 1})
-    real = assemble.build_datasets
+    real = partition_datasets.build_datasets
 
     def wrong_labels(*args, **kwargs):
         datasets = real(*args, **kwargs)
         return datasets | {"kto": datasets["kto"].with_columns(label=pl.lit(False))}
 
-    monkeypatch.setattr(assemble, "build_datasets", wrong_labels)  # tables whole
-    monkeypatch.setattr(partition_datasets, "build_datasets", wrong_labels)  # per partition
+    monkeypatch.setattr(partition_datasets, "build_datasets", wrong_labels)
     with pytest.raises(UntrainableRelease, match="label is not the sign of the reward"):
         run_pipeline(raw, tmp_path / "data", config=ALL_TRAIN)
     exports = tmp_path / "data" / "exports"

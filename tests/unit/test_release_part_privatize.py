@@ -36,7 +36,7 @@ def cleaned_calls(monkeypatch) -> list[int]:
 
 
 def _run(partitions: int) -> None:
-    pending = [Pending(f"p{i}", ("b", "p"), pl.DataFrame(), "l") for i in range(partitions)]
+    pending = [Pending(f"p{i}", ("b", "p"), pl.DataFrame()) for i in range(partitions)]
     privacy = Privacy(b"k" * 32, "", RedactionConfig(), "", 1)
     assert [key for key, *_ in privatize_all(None, pending, [], privacy, {})] == [
         p.key for p in pending

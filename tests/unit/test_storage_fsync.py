@@ -49,7 +49,7 @@ def test_a_release_is_fsynced_whole_before_its_rename_and_the_rename_after(tmp_p
     from tests.unit.test_release_files import request, sft
 
     exports = tmp_path / "exports"
-    req = request(sft([("train", "g1", "a"), ("test", "g2", "b")]))
+    req = request(sft([("train", "g1", "a"), ("test", "g2", "b")]), tmp_path / "stage")
     release = write_release(exports, "20261121-0000000000", content_hash(req), req)
     renamed = fsynced.index(exports)  # first fsync of exports/ comes right after the rename
     tmp = exports / f".tmp-20261121-0000000000-{os.getpid()}"
