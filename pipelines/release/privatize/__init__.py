@@ -1,2 +1,2 @@
-"""What a release may contain: subject ids pseudonymized, texts redacted (with a memo of earlier
-releases), a ledger of replacements; per partition, the privatized rows kept and their ledger."""
+"""What a release may contain: subject ids pseudonymized, texts redacted, a ledger of
+replacements; per partition, the privatized rows kept and their ledger."""
