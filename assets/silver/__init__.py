@@ -45,7 +45,7 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
             asset_key=f"silver_{table}", metadata={ROW_COUNT: n, "rebuilt": rebuilt}
         )
     # the contracts and `references_resolve` on the tables just published, in this step
-    yield from check_results("silver", settings, context.log.info)
+    yield from check_results("silver", settings, context.log.debug)
 
 
 SILVER_ASSETS = [silver_tables]

@@ -49,6 +49,10 @@ def test_build_off_a_terminal_prints_plain_step_lines_not_dagster_log_lines(
     assert {"bronze_study", "silver_tables", "release", "warehouse_views"} <= {s[2] for s in steps}
     assert " - dagster - " not in out
     assert out.rstrip().splitlines()[-1].startswith("report: ")
+    # a step's line ends with its own closing line, not with the line of the checks run in it
+    # (the benchmark reads the silver step's seconds per source from it)
+    silver = next(line for line in out.splitlines() if " silver_tables " in line)
+    assert "by source: " in silver and "checks judged" not in out
 
 
 def test_a_bronze_steps_parsing_line_becomes_parsing_progress_whatever_the_level():
