@@ -327,31 +327,28 @@ def test_a_longer_copy_that_rewrites_an_earlier_turn_is_a_conflict_not_a_snapsho
     assert "more history entries (5 vs 3)" in quarantine["message"][0]
 
 
-def test_an_earlier_snapshot_naming_another_participant_is_a_conflict() -> None:
-    sid = f"{PID}_bob_13"
-    other = "11111111-2222-4333-8444-555555555555"
+@pytest.mark.parametrize(
+    ("n", "field", "value"),
+    [
+        (13, "participant_id", "11111111-2222-4333-8444-555555555555"),
+        (14, "character", "bob"),
+    ],
+)
+def test_an_earlier_snapshot_differing_in_a_fixed_field_is_a_conflict(n, field, value) -> None:
+    """Otherwise a plain earlier save of the session: another participant or character is not."""
+    sid = f"{PID}_bob_{n}"
     longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
     shorter = session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")
-    shorter["participant_id"] = other  # otherwise a plain earlier save of the session
+    shorter[field] = value
     quarantine = run([longer, shorter])["quarantine"]
     assert quarantine.select("file", "error_kind").rows() == [("m.jsonl", "duplicate_conflict")]
-    assert "participant_id" in quarantine["message"][0]
-
-
-def test_an_earlier_snapshot_with_another_character_is_a_conflict() -> None:
-    sid = f"{PID}_bob_14"
-    longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
-    shorter = {**session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")}
-    shorter["character"] = "bob"
-    quarantine = run([longer, shorter])["quarantine"]
-    assert quarantine.select("file", "error_kind").rows() == [("m.jsonl", "duplicate_conflict")]
-    assert "character" in quarantine["message"][0]
+    assert field in quarantine["message"][0]
 
 
 def test_an_earlier_snapshot_with_other_counters_is_not_a_conflict() -> None:
     sid = f"{PID}_bob_15"
     longer = session(sid, [("NEUTRAL", 0.6), ("AGREE", 0.9)])
-    shorter = {**session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")}
+    shorter = session(sid, [("NEUTRAL", 0.6)], copy_kind="master", file="m.jsonl")
     shorter["ended_at"] = T0 + timedelta(minutes=1)
     shorter["turn_count"] = 1
     assert run([longer, shorter])["quarantine"].height == 0
