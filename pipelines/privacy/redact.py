@@ -256,7 +256,7 @@ class Redactor:
                 text, region, leniency=phonenumbers.Leniency.POSSIBLE
             )
             for m in matcher:
-                yield m.start, m.end, m.raw_string, _is_valid(m.number)
+                yield m.start, m.end, m.raw_string, phonenumbers.is_valid_number(m.number)
 
     def _window_matches(self, text: str, windows: list[tuple[int, int]]) -> Iterator[_Match]:
         """`_whole_text_matches` of `text` found in `windows` alone (`phone_windows`: no phone
@@ -274,7 +274,10 @@ class Redactor:
             matcher = phonenumbers.PhoneNumberMatcher(
                 window, region, leniency=phonenumbers.Leniency.POSSIBLE
             )
-            found = tuple((m.start, m.end, m.raw_string, _is_valid(m.number)) for m in matcher)
+            found = tuple(
+                (m.start, m.end, m.raw_string, phonenumbers.is_valid_number(m.number))
+                for m in matcher
+            )
             if len(self._window_cache) >= _WINDOW_CACHE_SIZE:
                 self._window_cache.clear()
             self._window_cache[key] = found
@@ -319,10 +322,6 @@ def _is_phone(text: str, start: int, end: int, raw: str, valid: bool) -> bool:
     if cue:
         return True
     return formatted and valid
-
-
-def _is_valid(number: phonenumbers.PhoneNumber) -> bool:
-    return phonenumbers.is_valid_number(number)
 
 
 def phone_runs(texts: list[str]) -> list[PhoneRuns]:
