@@ -11,6 +11,8 @@ import pytest
 
 from pipelines.config.scores import SCORES_FILE, load_scores, scores_path
 from pipelines.config.settings import SettingsError, settings_from_config
+from pipelines.orchestration.build_record import input_parts
+from pipelines.sources.raw_state import RawState
 from pipelines.transforms.build import transform_scheme
 from pipelines.transforms.scores import NO_FILE, screen, screened_silver
 from tests.unit._gold_helpers import silver_frame
@@ -402,3 +404,17 @@ def test_changing_the_score_configs_changes_what_silver_is_keyed_on(tmp_path, mo
     narrowed.write_text(REGISTRY.replace('categories = ["+1", "-1"]', 'categories = ["+1"]'))
     monkeypatch.setenv("TURNLAKE_SCORES", str(narrowed))
     assert transform_scheme(settings) != first
+
+
+def test_changing_the_score_configs_makes_the_next_build_run(tmp_path, monkeypatch):
+    """The no-change record compares the configs: an edited scores.toml is not 'nothing
+    changed'."""
+    settings = settings_from_config(tmp_path / "raw", tmp_path / "data", PROJECT / "turnlake.toml")
+    raw = RawState(digest="raw", n_files=0, racy=False)
+    monkeypatch.setenv("TURNLAKE_SCORES", str(_write(tmp_path, REGISTRY)))
+    first = input_parts(settings, raw, {})
+    narrowed = tmp_path / "narrowed.toml"
+    narrowed.write_text(REGISTRY.replace('categories = ["+1", "-1"]', 'categories = ["+1"]'))
+    monkeypatch.setenv("TURNLAKE_SCORES", str(narrowed))
+    second = input_parts(settings, raw, {})
+    assert [k for k in first if first[k] != second[k]] == ["score configs"]
