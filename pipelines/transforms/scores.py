@@ -4,7 +4,8 @@ Run once for every source, in `units.transform`, on what the source's `to_silver
 row whose name has no config is quarantined as `not_configured`; one whose source, scale, value or
 label does not fit its config as `score_config`, the message naming the config and what failed.
 One join of the feedback with the registry as a frame, no Python per row. Row-local, so it keeps
-the transform unit-local (a row's file comes from its own episode, which is in the same unit).
+the transform unit-local (a row's file, when its attributes do not name one, comes from its own
+episode, which is in the same unit).
 """
 
 from __future__ import annotations
@@ -184,8 +185,10 @@ def _quarantine_rows(
         files.unique("episode_id"), on="episode_id", how="left", maintain_order="left"
     ).select(
         source=pl.lit(source),
+        # the row's own file first: its locator (a feedback event's line) points into it, not
+        # into the episode's file (a dialogue's events live beside its conversations)
         file=pl.coalesce(
-            "_episode_file", attribute("$.file"), attribute("$.source_file"), pl.lit(NO_FILE)
+            attribute("$.file"), attribute("$.source_file"), "_episode_file", pl.lit(NO_FILE)
         ),
         locator=pl.coalesce(attribute("$.locator"), pl.format("feedback {}", "feedback_id")),
         error_kind="_error_kind",

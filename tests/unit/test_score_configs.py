@@ -332,7 +332,7 @@ def test_rejected_rows_move_to_the_quarantine_with_file_locator_and_raw(configs)
     assert out["episodes"].equals(episodes)
     q = out["quarantine"]
     assert q.select("source", "file", "locator", "error_kind", "stage").rows() == [
-        ("dialogue", "dialogues/e.jsonl", "line 3 (byte 80)", "score_config", "silver"),
+        ("dialogue", "feedback/a.jsonl", "line 3 (byte 80)", "score_config", "silver"),
         ("dialogue", "dialogues/e2.jsonl", "feedback f2", "not_configured", "silver"),
         ("dialogue", NO_FILE, "feedback f3", "not_configured", "silver"),
     ]
@@ -342,17 +342,23 @@ def test_rejected_rows_move_to_the_quarantine_with_file_locator_and_raw(configs)
     )
 
 
-def test_the_attributes_file_is_used_when_the_episode_is_not_in_this_output(configs):
+def test_a_file_named_in_the_attributes_wins_over_the_episodes(configs):
+    """A decision rating event names its own file (`source_file`), which its locator points
+    into; the episode's file is the decision export."""
     feedback = _feedback(
         {
             "name": "vibe",
             "value_num": 1.0,
             "scale": "[0,1]",
-            "attributes": json.dumps({"source_file": "decisions/x.jsonl"}),
+            "attributes": json.dumps({"source_file": "decisions/events.jsonl"}),
         }
     )
-    out = screened_silver("decision", {"feedback": feedback}, configs, "scores.toml", 2000)
-    assert out["quarantine"]["file"].to_list() == ["decisions/x.jsonl"]
+    episodes = silver_frame(
+        "episodes", [{"episode_id": "e", "source": "decision", "source_file": "decisions/x.jsonl"}]
+    )
+    tables = {"feedback": feedback, "episodes": episodes}
+    out = screened_silver("decision", tables, configs, "scores.toml", 2000)
+    assert out["quarantine"]["file"].to_list() == ["decisions/events.jsonl"]
     assert out["feedback"].is_empty()
     raw = json.loads(out["quarantine"]["raw"][0])
     assert (raw["feedback_id"], raw["name"], raw["value_num"], raw["scale"]) == (
