@@ -20,6 +20,7 @@ from pipelines.schemas import conform, silver_schema
 NOT_CONFIGURED = "not_configured"
 SCORE_CONFIG = "score_config"
 NO_FILE = "(no source file recorded for this feedback)"
+OFF_SCALE = "off_scale"  # transforms/decision/ratings.py's reading of such a rating
 
 _SCALES = pl.DataFrame(
     {
@@ -85,6 +86,10 @@ def _problem(source: str, where: str) -> pl.Expr:
     config = pl.format("score config `{}` ({})", name, pl.lit(where))
     low, high = pl.col("_low"), pl.col("_high")
     off_scale = (low.is_not_null() & (value < low)) | (high.is_not_null() & (value > high))
+    # A decision rating off the scale its dataset is configured for stays in feedback, marked
+    # `reading: off_scale` by its source: the decision rule needs it there to withhold the
+    # decision's reward; quarantined, wasGoodDecision alone would decide a contradicted outcome.
+    kept_as_unusable = pl.col("attributes").str.json_path_match("$.reading") == OFF_SCALE
     lo, hi = pl.col("_range_low"), pl.col("_range_high")
     # A label that reads as the row's own number ("0.8" beside 0.8) is that number, not a label.
     is_its_number = text.str.strip_chars().cast(pl.Float64, strict=False) == value
@@ -119,7 +124,7 @@ def _problem(source: str, where: str) -> pl.Expr:
         )
         .when(pl.col("_numeric") & (value.is_null() | ~value.is_finite()))
         .then(pl.format("{} has no finite number on scale {} of {}", name, scale, config))
-        .when(off_scale.fill_null(False))
+        .when((off_scale & ~kept_as_unusable.fill_null(False)).fill_null(False))
         .then(pl.format("{} {} is outside scale {} of {}", name, value, scale, config))
         .when(pl.col("_whole") & (value != value.floor()))
         .then(

@@ -424,3 +424,26 @@ def test_changing_the_score_configs_makes_the_next_build_run(tmp_path, monkeypat
     monkeypatch.setenv("TURNLAKE_SCORES", str(narrowed))
     second = input_parts(settings, raw, {})
     assert [k for k in first if first[k] != second[k]] == ["score configs"]
+
+
+def test_a_rating_its_source_keeps_as_off_scale_stays_in_feedback(configs):
+    """A decision rating off its dataset's configured scale is kept, marked unusable, so the
+    decision rule withholds the decision's reward (docs/rewards.md); any other check still
+    applies to it."""
+    kept = json.dumps({"reading": "off_scale"})
+    frame = _feedback(
+        {"name": "rating", "value_num": 0.5, "scale": "1-5", "attributes": kept},
+        {"name": "rating", "value_num": 0.5, "scale": "[0,1]", "attributes": kept},
+        {"name": "rating", "value_num": 0.5, "scale": "1-5", "attributes": '{"reading": "ok"}'},
+    )
+    assert _verdicts(frame, "decision", configs) == [
+        (None, None),
+        (
+            "score_config",
+            (
+                "rating on scale [0,1] is not allowed by score config `rating` (scores.toml): "
+                "scales [-1,1], 1-5"
+            ),
+        ),
+        ("score_config", "rating 0.5 is outside scale 1-5 of score config `rating` (scores.toml)"),
+    ]
