@@ -70,15 +70,16 @@ def screen(
     joined = feedback.join(
         registry_frame(configs), on="name", how="left", maintain_order="left"
     ).join(_SCALES, on="scale", how="left", maintain_order="left")
-    problem = _problem(source, where)
-    return joined.with_columns(
-        _error_kind=pl.when(problem.is_null())
+    judged = joined.with_columns(_message=_problem(source, where)).with_columns(
+        _error_kind=pl.when(pl.col("_message").is_null())
         .then(pl.lit(None, pl.String))
         .when(pl.col("_scales").is_null())
         .then(pl.lit(NOT_CONFIGURED))
-        .otherwise(pl.lit(SCORE_CONFIG)),
-        _message=problem,
-    ).drop(pl.selectors.starts_with("_") - pl.selectors.by_name("_error_kind", "_message"))
+        .otherwise(pl.lit(SCORE_CONFIG))
+    )
+    return judged.drop(
+        pl.selectors.starts_with("_") - pl.selectors.by_name("_error_kind", "_message")
+    )
 
 
 def _problem(source: str, where: str) -> pl.Expr:
