@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from pipelines.config.scores import load_scores, scores_digest
 from pipelines.config.settings import Settings
 from pipelines.privacy.key import configured_key
 from pipelines.privacy.pseudonyms import PseudonymKeyError
@@ -148,6 +149,7 @@ def input_parts(settings: Settings, raw: RawState, params: dict[str, Any]) -> di
         "raw files": raw.digest,
         "settings": fingerprint([_json(settings), _file_bytes(settings.config_path)]),
         "reward parameters": fingerprint([_json(params)]),
+        "score configs": fingerprint([scores_digest(load_scores())]),
         "pseudonym key": pseudonym_key_digest(settings),
         "code": engine_digest(),
     }

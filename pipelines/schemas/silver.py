@@ -112,7 +112,8 @@ class Feedback(StrictModel):
         isin=FEEDBACK_TARGETS, description="What is judged: turn, episode, decision or agent_round."
     )
     name: str = pa.Field(
-        description="Signal name (rating, reward, user_validated, judge_stance, engagement, ...)."
+        description="Signal name (rating, reward, user_validated, judge_stance, engagement, ...): "
+        "one with a score config in scores.toml; other feedback is quarantined."
     )
     value_num: pl.Float64 = pa.Field(
         nullable=True, description="Numeric value, if the signal is numeric or boolean (1/0)."
@@ -122,8 +123,9 @@ class Feedback(StrictModel):
     )
     scale: str = pa.Field(
         description="Scale of value_num / value_text: `[-1,1]`, `[0,1]`, `1-5`, `bool`, "
-        "`category`, `count`, `text`; `unknown` for a decision rating whose scale no evidence "
-        "settles, `as_recorded` for a number whose scale the source does not state."
+        "`category`, `count`, `rank`, `text`; `unknown` for a decision rating whose scale no "
+        "evidence settles, `as_recorded`, `number` or `raw` for a number whose scale the source "
+        "does not state. Each name's allowed scales: scores.toml (docs/concepts/scores.md)."
     )
     source_kind: str = pa.Field(
         isin=FEEDBACK_SOURCE_KINDS,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.names import SOURCES
+from pipelines.config.scores import load_scores, scores_digest
 from pipelines.config.settings import Settings
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import read_log, scan_current
@@ -106,7 +107,8 @@ def transform_scheme(settings: Settings) -> str:
         settings.oasst.model_dump(),
         settings.splits.link_raters,  # dialogue split groups
     ]
-    return fingerprint([engine_digest(), json_part(config)])
+    # the score configs decide which feedback silver keeps (transforms/scores.py)
+    return fingerprint([engine_digest(), json_part(config), scores_digest(load_scores())])
 
 
 def silver_inputs_digest(settings: Settings) -> str:

@@ -23,9 +23,11 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from pipelines.config.scores import load_scores, scores_path
 from pipelines.config.settings import Settings
 from pipelines.schemas import conform, silver_schema
 from pipelines.transforms.groups import person_components
+from pipelines.transforms.scores import screened_silver
 
 UNIT = "_unit"
 LINKS_SCHEMA = pl.Schema({"unit": pl.String, "link": pl.String})
@@ -93,8 +95,13 @@ def transform(
     settings: Settings,
     evidence: Mapping[str, pl.LazyFrame] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """The source's silver contribution from these bronze frames, conformed and collected;
+    """The source's silver contribution from these bronze frames, conformed, collected and its
+    feedback screened against the score configs (the one place every source's silver passes);
     `evidence` (see `evidence`) when the bronze is only part of the corpus."""
     module = importlib.import_module(f"pipelines.transforms.{source}")
     produced = module.to_silver(dict(bronze), settings, **dict(evidence or {}))
-    return {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
+    tables = {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
+    where = scores_path()
+    return screened_silver(
+        source, tables, load_scores(where), where.name, settings.limits.raw_excerpt_chars
+    )

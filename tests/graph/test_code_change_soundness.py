@@ -25,7 +25,7 @@ from pipelines.release.store.files import read_manifest
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "clean"
 KEY = "a fixed pseudonym key for the soundness test"
-PROJECT_FILES = ("turnlake.toml", "rewards.toml")
+PROJECT_FILES = ("turnlake.toml", "rewards.toml", "scores.toml")
 
 # layer → (module, the line as it is, the line changed); each line occurs exactly once
 CHANGES = {
