@@ -135,9 +135,17 @@ def release_verifies(settings: Settings) -> Verdict:
     return _judge_latest_release(settings, verify_release)
 
 
-def release_is_trainable(settings: Settings) -> Verdict:
+def _trainability_problems(release: Path) -> list[str]:
+    """What the release's record says when it still holds for its files (each is hashed: the
+    bytes checked before publishing), else its files checked again: a release made before
+    releases carried the record, files rewritten since, or a `--revalidate` run."""
+    from pipelines.checks.revalidate import revalidate_requested
     from pipelines.release.trainability.folder import trainability_problems
-    from pipelines.release.trainability.memo import memo_dir
+    from pipelines.release.trainability.record import recorded_problems
 
-    memo = memo_dir(settings.data_root)
-    return _judge_latest_release(settings, lambda folder: trainability_problems(folder, memo))
+    recorded = None if revalidate_requested() else recorded_problems(release)
+    return trainability_problems(release) if recorded is None else recorded
+
+
+def release_is_trainable(settings: Settings) -> Verdict:
+    return _judge_latest_release(settings, _trainability_problems)

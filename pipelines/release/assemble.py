@@ -23,7 +23,6 @@ from pipelines.release.build.staged import Staged
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
 from pipelines.release.trainability.folder import trainability_problems
-from pipelines.release.trainability.memo import memo_dir
 from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.release.write import (
     content_hash,
@@ -144,12 +143,14 @@ def release_request(
     return request, built.dropped
 
 
-def _trainable(folder: Path, memo: Path) -> None:
-    problems = trainability_problems(folder, memo)
+def _trainable(folder: Path, include_neutral: bool) -> list[str]:
+    """The problems of the written files (none: any problem refuses the release)."""
+    problems = trainability_problems(folder, include_neutral)
     if problems:
         raise UntrainableRelease(
             f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20])
         )
+    return problems
 
 
 def make_release(settings: Settings, today: str, as_of: datetime | None = None) -> ReleaseOutcome:
@@ -172,7 +173,8 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
             found = reuse(layout, found, as_of)
             return ReleaseOutcome(found, exports / found, False, dropped)
         name = f"{today}-{digest[:10]}"
-        check = partial(_trainable, memo=memo_dir(settings.data_root))
+        neutral = bool(request.config["release"]["kto_include_neutral"])
+        check = partial(_trainable, include_neutral=neutral)
         path = write_release(exports, name, digest, request, check=check)
         return ReleaseOutcome(name, path, True, dropped)
     finally:

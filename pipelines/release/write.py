@@ -31,6 +31,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_files,
 )
+from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
 from pipelines.storage.engine import engine_digest
@@ -166,14 +167,16 @@ def write_release(
     version: str,
     digest: str,
     request: ReleaseRequest,
-    check: Callable[[Path], None] | None = None,
+    check: Callable[[Path], list[str]] | None = None,
 ) -> Path:
     """Write everything into a hidden temporary folder, the manifest last, then rename it into
     place.
 
-    `check(folder)` runs on the complete temporary folder before the rename; if it raises, the
-    folder is removed and nothing is published. Under a remote data root the release is
-    written into a local staging folder and published to `exports` as to a release store."""
+    `check(folder)` runs on the temporary folder before its manifest is written and the rename;
+    if it raises, the folder is removed and nothing is published, otherwise the problems it
+    returns are recorded in the manifest with the files checked (trainability/record.py). Under
+    a remote data root the release is written into a local staging folder and published to
+    `exports` as to a release store."""
     if is_remote(exports):
         return _write_remote(exports, version, digest, request, check)
     exports.mkdir(parents=True, exist_ok=True)
@@ -198,15 +201,17 @@ def write_release(
     card = render_card(version, request, layout, configs, _changelog(exports, tmp, base))
     (tmp / CARD).write_text(card, encoding="utf-8")
     manifest = _manifest(tmp, base, request, layout, profiles)
-    (tmp / MANIFEST).write_bytes(
-        orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    )
     if check is not None:
         try:
-            check(tmp)
+            problems = check(tmp)
         except Exception:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        # what was found, on which bytes: the `release_is_trainable` check reads it (record.py)
+        manifest[RECORD] = trainability_record(tmp, problems, manifest["files"])
+    (tmp / MANIFEST).write_bytes(
+        orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    )
     fsync_tree(tmp)
     crash_point("release:before_rename")
     target = exports / version
@@ -230,7 +235,7 @@ def _write_remote(
     version: str,
     digest: str,
     request: ReleaseRequest,
-    check: Callable[[Path], None] | None,
+    check: Callable[[Path], list[str]] | None,
 ) -> Path:
     """S3 has no rename: write the release locally (beside a copy of the latest one, for the
     card's changelog), then publish it as release/store/stores.py does (data files, the manifest

@@ -3,7 +3,7 @@
 `<data root>/` holds `warehouse/` (`bronze/` and `tables/` = silver/gold/splits: Delta
 tables), `warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
-validation ledger, caches and memos, generated pseudonym key) and `.turnlake.lock`. Which of
+validation ledger, caches, generated pseudonym key) and `.turnlake.lock`. Which of
 these hold subject data, and what `forget` does to each: storage/subject_data.py, which must
 classify every path named here (tests/unit/test_subject_data.py).
 """
@@ -175,8 +175,9 @@ class Layout:
         return self.local_state / "release-stage"
 
     @property
-    def trainability_memo(self) -> Path:
-        """Trainability problems of release files already checked (release/trainability/memo.py)."""
+    def legacy_trainability_memo(self) -> Path:
+        """Problems of release files kept by older versions' trainability memo (`forget`
+        deletes it)."""
         return self.local_state / "trainability"
 
     @property

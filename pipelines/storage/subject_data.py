@@ -11,7 +11,8 @@ what subject data it can hold and how `forget` treats it:
 - `REWRITTEN`: every complete release is rewritten without the subject (release/store/forget.py);
 - `PURGED`: each file that mentions the subject is deleted, the others kept (build reports are
   views of past builds: none is rewritten);
-- `DELETED`: deleted whole (`delete_caches`): caches and memos, rebuilt by the next build;
+- `DELETED`: deleted whole (`delete_caches`): caches, rebuilt by the next build, and what older
+  versions left;
   deleting costs one slower build, proving each entry free of the subject would cost more code;
 - `KEPT`: left as it is, with the reason (it holds no subject data, or it is the producing
   systems' data that turnlake never deletes).
@@ -171,13 +172,14 @@ HOLDERS: tuple[Holder, ...] = (
         Forget.DELETED,
         "empty but after a crash mid-release",
     ),
-    # memos and caches of the engine's own state
+    # caches of the engine's own state
     Holder(
-        "trainability_memo",
-        lambda layout: layout.trainability_memo,
-        "problems found in release files, with examples taken from their rows",
+        "legacy_trainability_memo",
+        lambda layout: layout.legacy_trainability_memo,
+        "left by older versions: problems found in release files, with examples taken from "
+        "their rows",
         Forget.DELETED,
-        "the next check reads every release file again",
+        "no longer read",
     ),
     Holder(
         "report_cache",
@@ -287,7 +289,7 @@ CONTAINERS = {
     "warehouse": "bronze, tables and the legacy generations",
     "state": "`.turnlake/`: contract passes, build record and key",
     "local": "the data root, or its local cache folder when it is remote",
-    "local_state": "`.turnlake/` in `local`: release parts and stage, trainability memo",
+    "local_state": "`.turnlake/` in `local`: release parts and stage",
     "is_remote": "not a path",
 }
 

@@ -39,7 +39,7 @@ def test_each_layout_attribute_has_one_holder():
         ("exports/LATEST", "latest"),
         (".turnlake/release-parts/k/meta.json", "release_parts"),
         (".turnlake/release-stage/sft/x.parquet", "release_stage"),
-        (".turnlake/trainability/memo.json", "trainability_memo"),
+        (".turnlake/trainability/memo.json", "legacy_trainability_memo"),
         (".turnlake/report/a.svg", "report_cache"),
         (".turnlake/validated/c.json", "ledger"),
         (".turnlake/last_build.json", "last_build"),

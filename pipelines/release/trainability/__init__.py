@@ -1,1 +1,2 @@
-"""What a trainer can rely on, checked on a release's own files, with a memo by the files' bytes."""
+"""What a trainer can rely on, checked on a release's own files once, before it is published, and
+recorded in its manifest with the bytes checked."""

@@ -6,15 +6,12 @@ may span files)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 import orjson
 import polars as pl
 
 from pipelines.release.store.files import MANIFEST
-from pipelines.release.trainability.memo import Ranked, TrainabilityMemo, entry_key
 from pipelines.release.trainability.problems import (
     CHATS,
     CHECKED_COLUMNS,
@@ -23,7 +20,8 @@ from pipelines.release.trainability.problems import (
     Counted,
     ranked_problems,
 )
-from pipelines.storage.fingerprint import sha256_file
+
+Ranked = tuple[tuple[int, int, str], str]  # (rank, problem): problems sort by their rank
 
 
 def checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
@@ -68,54 +66,34 @@ def _whole_problems(dataset: str, files: list[Path], include_neutral: bool) -> l
     return ranked_problems(dataset, checked_columns(dataset, files), include_neutral)
 
 
-def _remembered(
-    memo: TrainabilityMemo,
-    dataset: str,
-    files: list[Path],
-    include_neutral: bool,
-    check: Callable[[], list[Ranked]],
-) -> list[Ranked]:
-    """`check()`, or what it gave before on files of the same bytes."""
-    key = entry_key(dataset, include_neutral, [sha256_file(f) for f in files])
-    found = memo.get(key)
-    if found is None:
-        found = check()
-        memo.put(key, found)
+def checked_files(release: Path) -> dict[str, list[Path]]:
+    """The files the checks read, by dataset: each dataset folder's Parquet files (a profile is a
+    selection of a dataset's rows, so `profiles/` is not read again)."""
+    found = {}
+    for folder in sorted(p for p in release.iterdir() if p.is_dir()):
+        files = sorted(folder.glob("*.parquet"))
+        if files:
+            found[folder.name] = files
     return found
 
 
-def trainability_problems(release: Path, memo_dir: Path | None = None) -> list[str]:
+def trainability_problems(release: Path, include_neutral: bool | None = None) -> list[str]:
     """Every trainability problem of the release folder (empty = a trainer can rely on it), read
-    one file at a time (see the module doc); with `memo_dir`, a file checked before is answered
-    by its bytes' sha256 from the memo there (memo.py)."""
-    config = (
-        orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
-        if (release / MANIFEST).exists()
-        else {}
-    )
-    include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
-    memo = TrainabilityMemo(memo_dir)
+    one file at a time (see the module doc). `include_neutral`: the release's
+    `kto_include_neutral`, read from its manifest when not given (a folder not yet published
+    has none)."""
+    if include_neutral is None:
+        config = (
+            orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
+            if (release / MANIFEST).exists()
+            else {}
+        )
+        include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
     ranked: list[Ranked] = []
-    for folder in sorted(p for p in release.iterdir() if p.is_dir()):
-        name, files = folder.name, sorted(folder.glob("*.parquet"))
-        if not files:
-            continue
+    for name, files in checked_files(release).items():
         if name == "rl_steps":
-            ranked += _remembered(
-                memo,
-                name,
-                files,
-                include_neutral,
-                partial(_whole_problems, name, files, include_neutral),
-            )
+            ranked += _whole_problems(name, files, include_neutral)
             continue
-        per_file = [
-            _remembered(
-                memo, name, [f], include_neutral, partial(_file_problems, name, f, include_neutral)
-            )
-            for f in files
-        ]
-        merged = merge_problems(per_file)
+        merged = merge_problems([_file_problems(name, f, include_neutral) for f in files])
         ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
-    memo.save()
     return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]

@@ -1,9 +1,11 @@
 """What a trainer can rely on (DESIGN §5), checked on a release's own files after privatization.
 
-Blocking twice: `make_release` runs `trainability_problems` (folder.py: these checks
-over a release folder, a file at a time) on the written temporary folder before the rename (a
-problem raises `UntrainableRelease`, nothing is published), and the Dagster check
-`release:release_is_trainable` runs it on the latest release. Problem kinds:
+Blocking: `make_release` runs `trainability_problems` (folder.py: these checks over a release
+folder, a file at a time) on the written temporary folder before the rename (a problem raises
+`UntrainableRelease`, nothing is published) and records what it found in the manifest
+(record.py); the Dagster check `release:release_is_trainable` judges the latest release from that
+record while its files are the bytes checked, else runs the checks on its files again. Problem
+kinds:
 
 - `rl_steps`: per episode, steps 0..n-1 without gaps or repeats, one `is_first` (step 0), one
   `is_last` (the last step), `is_terminal` only on the last step with discount 0, one split.

@@ -1,0 +1,58 @@
+"""What the trainability checks found on a release's files before it was published, kept in its
+manifest (`trainability`), so that the `release_is_trainable` check judges it without reading
+every file again.
+
+The record names each checked file with the sha256 of the bytes checked (the manifest's
+entries, hashed from the same files just before the check; nothing writes them in between) and
+the engine digest of the code that checked them. It answers for the release only while both
+still hold: a file rewritten since (`forget` rewrites releases and their manifests' hashes, an
+operator may edit a file), a file added or removed, or other code means the files are checked
+again. A release made before releases carried the record has none and is checked on its files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipelines.release.store.files import MANIFEST, read_manifest
+from pipelines.release.trainability.folder import checked_files
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import sha256_file
+
+RECORD = "trainability"  # the manifest's key
+
+
+def _checked_paths(release: Path) -> list[str]:
+    return [
+        file.relative_to(release).as_posix()
+        for files in checked_files(release).values()
+        for file in files
+    ]
+
+
+def trainability_record(release: Path, problems: list[str], manifest_files: list[dict]) -> dict:
+    """The record of checking the files of `release` (not yet renamed into place), which found
+    `problems`; `manifest_files`: the manifest's file entries (their sha256)."""
+    sha256 = {entry["path"]: entry["sha256"] for entry in manifest_files}
+    return {
+        "engine_digest": engine_digest(),
+        "files": {path: sha256[path] for path in _checked_paths(release)},
+        "problems": problems,
+    }
+
+
+def recorded_problems(release: Path) -> list[str] | None:
+    """The problems the release's record says, when its files are the bytes checked and this
+    is the code that checked them; None when the files must be checked (no record, or it no
+    longer holds)."""
+    if not (release / MANIFEST).exists():
+        return None
+    record = read_manifest(release).get(RECORD)
+    if record is None or record.get("engine_digest") != engine_digest():
+        return None
+    checked: dict[str, str] = record["files"]
+    if set(checked) != set(_checked_paths(release)):
+        return None
+    if any(sha256_file(release / path) != sha256 for path, sha256 in checked.items()):
+        return None
+    return list(record["problems"])
