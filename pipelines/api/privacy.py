@@ -90,7 +90,7 @@ def forget(
             log.info("rows still mentioning the subject erased: %s", erased)
             write_views(layout)
         rewritten = rewrite_releases(exports, needles, tombstone)  # REWRITTEN: releases
-        deleted = delete_caches(layout)  # DELETED: caches and memos
+        deleted = delete_caches(layout)  # DELETED: caches
         log.info("caches deleted: %s", ", ".join(str(p) for p in deleted) or "none")
         purged = purge_files(layout, lambda text: mentions_text(text, needles))  # PURGED
         if purged:

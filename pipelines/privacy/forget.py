@@ -9,9 +9,9 @@ row that mentions the subject; then the caller rebuilds silver, gold and views; 
 vacuums with no retention, so no version of any table holds it (time travel to earlier
 versions, as-of releases before the forget included, then fails cleanly); and (5) every
 existing release is rewritten without the subject's rows (new file hashes, manifest deletion
-log: pipelines/release/store/forget.py). Everything else that can hold the subject (caches, memos,
-build reports) is handled as storage/subject_data.py says, by the caller (pipelines/api/
-privacy.py). Raw files are the producing systems' data: files named after
+log: pipelines/release/store/forget.py). Everything else that can hold the subject (caches, files
+older versions left, build reports) is handled as storage/subject_data.py says, by the caller
+(pipelines/api/privacy.py). Raw files are the producing systems' data: files named after
 the subject are skipped by ingest; their erasure is reported.
 """
 
