@@ -59,7 +59,7 @@ for line in sys.stdin:
     _, status = os.waitpid(pid, 0)
     print(os.waitstatus_to_exitcode(status), flush=True)
 """
-MORE_PRELOAD = ["pipelines.api", "pipelines.cli.progress"]
+MORE_PRELOAD = ["pipelines.api", "pipelines.cli.progress", "pipelines.cli.main"]
 # What a build imports besides turnlake's own code (the seconds of a process start), for a server
 # whose forks import turnlake from a folder of their own. A name missing here is only imported
 # again in the fork.
