@@ -207,13 +207,13 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (seconds each, measured with --durations=0 on a quiet machine), scheduled
-# first, longest first: the workers get whole files (`pytest_xdist_make_scheduler` below) in
-# collection order (`--no-loadscope-reorder`; by default pytest-xdist reorders them by their number
-# of tests), so a long file collected last (tests/unit and tests/trainers come last) would keep one
-# worker busy after the other has finished. The two kill files share one world (`built_once`):
-# they are not next to each other, so that one worker does not sit waiting for the other to build
-# it. The S3 files and the partition tests share one demo build (`demo_built(built_once, 1)`).
+# The longest test files (seconds each: --durations=0, approximate), scheduled first, longest
+# first: the workers get whole files (`pytest_xdist_make_scheduler` below) in collection order
+# (`--no-loadscope-reorder`; by default pytest-xdist reorders them by their number of tests), so a
+# long file collected last (tests/unit and tests/trainers come last) would keep one worker busy
+# after the other has finished. The two kill files share one world (`built_once`): they are not
+# next to each other, so that one worker does not sit waiting for the other to build it. The S3
+# files and the partition tests share one demo build (`demo_built(built_once, 1)`).
 LONGEST_FIRST = (
     "tests/s3/test_data_root.py",  # with test_raw_root.py (`SAME_WORKER`): ~220 s
     "tests/s3/test_raw_root.py",
