@@ -207,28 +207,33 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (minutes each, measured with --durations=0), scheduled first: the workers
-# get whole files (`pytest_xdist_make_scheduler` below) in collection order
+# The longest test files (seconds each: --durations=0, approximate), scheduled first, longest
+# first: the workers get whole files (`pytest_xdist_make_scheduler` below) in collection order
 # (`--no-loadscope-reorder`; by default pytest-xdist reorders them by their number of tests), so a
-# long file collected last would keep one worker busy after the other has finished. The two kill
-# files share one world (`built_once`): they are not next to each other, so that one worker does not
-# sit waiting for the other to build it.
+# long file collected last (tests/unit and tests/trainers come last) would keep one worker busy
+# after the other has finished. The two kill files share one world (`built_once`): they are not
+# next to each other, so that one worker does not sit waiting for the other to build it. The S3
+# files and the partition tests share one demo build (`demo_built(built_once, 1)`).
 LONGEST_FIRST = (
-    "tests/s3/test_data_root.py",
+    "tests/s3/test_data_root.py",  # with test_raw_root.py (`SAME_WORKER`): ~220 s
     "tests/s3/test_raw_root.py",
-    "tests/operation/test_kill_build.py",
-    "tests/graph/test_partitions_graph.py",
-    "tests/graph/test_code_change_soundness.py",
+    "tests/graph/test_code_change_soundness.py",  # ~120 s
+    "tests/operation/test_kill_build.py",  # ~100 s
+    "tests/graph/test_partitions_graph.py",  # ~90 s
     "tests/operation/test_kill_build_late.py",
-    "tests/deploy/test_build_workers.py",
-    "tests/deploy/test_multiprocess.py",
-    "tests/deploy/test_postgres.py",
+    "tests/graph/test_release_partitions.py",
     "tests/graph/test_check_steps.py",
+    "tests/unit/test_silver_assembly.py",
+    "tests/conformance/test_decision_rules.py",
+    "tests/trainers/test_trl_trainers.py",
+    "tests/deploy/test_postgres.py",
     "tests/graph/test_forget.py",
     "tests/test_cli.py",
-    "tests/graph/test_release_as_of_latest.py",
     "tests/graph/test_build_nochange.py",
-    "tests/graph/test_release_partitions.py",
+    "tests/graph/test_release_chunks.py",
+    "tests/deploy/test_build_workers.py",
+    "tests/deploy/test_multiprocess.py",
+    "tests/graph/test_release_as_of_latest.py",
     "tests/s3/test_listing.py",
     "tests/test_decision_cli.py",
     "tests/report/test_report_browser.py",

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pipelines.release.store.files import read_manifest
+from tests.forked import ForkedTurnlake
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "clean"
@@ -71,41 +71,38 @@ CHANGES = {
     ),
 }
 
-BUILD_TWICE = """
-import sys
-import pipelines
-from pipelines.cli.main import main
 
-assert pipelines.__file__.startswith(sys.argv[1]), pipelines.__file__  # the changed engine
-raw = sys.argv[2]
-for data in sys.argv[3:]:
-    code = main(["build", "--raw-root", raw, "--data-root", data, "--log-level", "WARNING"])
-    assert code == 0, f"build into {data} exited {code}"
-"""
-
-
-def _env(dagster_home: Path, engine: Path | None) -> dict[str, str]:
+def _env(dagster_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURNLAKE_")}
     env |= {"TURNLAKE_PSEUDONYM_KEY": KEY, "DAGSTER_HOME": str(dagster_home)}
-    if engine is not None:
-        env["PYTHONPATH"] = str(engine)
     dagster_home.mkdir(parents=True, exist_ok=True)
     return env
 
 
-def _build(engine: Path, raw: Path, *data_roots: Path, home: Path) -> None:
-    """`turnlake build` into each data root in turn, in one process running `engine`'s code."""
-    args = [sys.executable, "-c", BUILD_TWICE, str(engine), str(raw), *map(str, data_roots)]
-    env = _env(home, engine)
-    done = subprocess.run(
-        args, cwd=engine, env=env, capture_output=True, text=True, timeout=600, check=False
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+def _build(forks: ForkedTurnlake, engine: Path, raw: Path, *data_roots: Path, home: Path) -> None:
+    """`turnlake build` into each data root in turn, in one process running `engine`'s code
+    (forked from one that has imported only the libraries: tests/forked.py)."""
+    builds = [
+        ["build", "--raw-root", str(raw), "--data-root", str(data), "--log-level", "WARNING"]
+        for data in data_roots
+    ]
+    done = forks.run(builds[0], _env(home), cwd=engine, timeout=600, then=builds[1:], engine=engine)
+    assert done.returncode == 0, done.stderr[-6000:]
+
+
+@pytest.fixture(scope="module")
+def engine_forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkedTurnlake]:
+    forks = ForkedTurnlake.for_engines(tmp_path_factory.mktemp("engine-forks"))
+    yield forks
+    forks.close()
 
 
 def _copy_engine(target: Path) -> Path:
+    # Bytecode copied too (where there is any), so that a fork compiles only the changed module:
+    # copytree keeps the files' times, and Python recompiles a module whose source time or size
+    # differs from its bytecode's record. The engine digest leaves bytecode out.
     for package in ("pipelines", "assets"):
-        shutil.copytree(ROOT / package, target / package, ignore=shutil.ignore_patterns("*.pyc"))
+        shutil.copytree(ROOT / package, target / package)
     for name in PROJECT_FILES:
         shutil.copy2(ROOT / name, target / name)
     return target
@@ -120,23 +117,23 @@ def released(data_root: Path) -> tuple[str, dict]:
     return manifest["content_hash"], manifest["counts"]
 
 
-def _build_today(base: Path) -> None:
+def _build_today(forks: ForkedTurnlake, base: Path) -> None:
     shutil.copytree(FIXTURES, base / "raw")
     engine = _copy_engine(base / "engine")
-    _build(engine, base / "raw", base / "data", home=base / "dagster")
+    _build(forks, engine, base / "raw", base / "data", home=base / "dagster")
 
 
 @pytest.fixture(scope="module")
-def built_today(built_once) -> tuple[Path, Path, tuple[str, dict]]:
+def built_today(built_once, engine_forks) -> tuple[Path, Path, tuple[str, dict]]:
     """The clean fixtures built by today's engine, once per test run: (raw root, data root, its
     release). Read-only: each test builds on its own copy."""
-    base = built_once.get("soundness-today", _build_today)
+    base = built_once.get("soundness-today", lambda base: _build_today(engine_forks, base))
     return base / "raw", base / "data", released(base / "data")
 
 
 @pytest.mark.parametrize("layer", list(CHANGES))
 def test_an_incremental_build_after_a_code_change_publishes_what_a_fresh_build_does(
-    built_today, tmp_path, layer
+    built_today, engine_forks, tmp_path, layer
 ):
     """Change `layer`'s module in a copy of the engine; the incremental build on today's data root
     and a fresh build, both by the changed engine, publish the same release, not today's."""
@@ -150,7 +147,7 @@ def test_an_incremental_build_after_a_code_change_publishes_what_a_fresh_build_d
 
     incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
     shutil.copytree(today, incremental)
-    _build(engine, raw, incremental, scratch, home=tmp_path / "dagster")
+    _build(engine_forks, engine, raw, incremental, scratch, home=tmp_path / "dagster")
 
     fresh = released(scratch)
     assert fresh[0] != today_release[0], f"the {layer} change does not alter the release"

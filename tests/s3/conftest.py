@@ -23,31 +23,12 @@ import pytest
 from pipelines.storage.objects import ObjectRoot
 
 T = TypeVar("T")
-KEY = "0123456789abcdef0123456789abcdef"  # the pseudonym key of every S3 test's builds
 
 
-def demo_built_locally(built_once, to: Path) -> tuple[Path, Path]:
-    """The demo's raw files (`turnlake demo`) and a local data root built from them (pseudonym
-    key KEY, the project's turnlake.toml): built once per test run, copied to `to`/raw and
-    `to`/local. What an S3 build of the same raw files must give."""
-    from pipelines.cli.main import main
-
-    def make(folder: Path) -> None:
-        with pytest.MonkeyPatch.context() as mp:
-            (folder / "dagster").mkdir(parents=True)
-            (folder / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-            mp.setenv("DAGSTER_HOME", str(folder / "dagster"))
-            mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-            for name in ("TURNLAKE_CONFIG", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
-                mp.delenv(name, raising=False)
-            raw, data = str(folder / "raw"), str(folder / "local")
-            assert main(["demo", "--raw-root", raw]) == 0
-            args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
-            assert main(args) == 0
-
-    built_once.copy("demo-key-project-config", make, to)
-    return to / "raw", to / "local"
-
+# The shard count of the demo the S3 builds start from (a build the partition tests make anyway):
+# one partition per split, as the project's turnlake.toml gives the demo, so a rewrite on S3 sends
+# few objects.
+DEMO_SHARDS = 1
 
 # Requests the helpers below send at once: each waits on moto's server (a process of its own),
 # so a few in flight keep both cores busy; boto3's clients are thread-safe.
@@ -122,23 +103,29 @@ def demo_on_s3(moto_endpoint, tmp_path_factory, built_once) -> dict:
     `s3://<bucket>/data` by `turnlake build --workers 2` (both roots on S3, step processes of
     their own): the S3 build of test_raw_root.py and test_data_root.py, made once (both files run
     on one worker, `SAME_WORKER` in tests/conftest.py, so they share this worker's moto server).
-    Also: the local raw tree and the local data root built from it (`demo_built_locally`), what
-    the build printed, its cache folder, and `pristine`: a bucket copied from the first right
-    after the build, for the tests that change the data root (the first bucket's data root stays
-    as built), with a copy of the local cache folder (the warehouse) the build made for the
+    What it must give is the local build of the same raw files with the same key and settings:
+    the 1-shard demo that the partition tests build once per test run (`demo_built`, read-only
+    here; `key` and `config` are its pseudonym key and turnlake.toml, every S3 command's too).
+    Also: what the build printed, its cache folder, and `pristine`: a bucket copied from the first
+    right after the build, for the tests that change the data root (the first bucket's data root
+    stays as built), with a copy of the local cache folder (the warehouse) the build made for the
     first."""
     import boto3
 
+    from tests.graph.test_partitions_graph import KEY, demo_built
+
     tmp = tmp_path_factory.mktemp("s3demo")
-    raw, local = demo_built_locally(built_once, tmp / "demo")
+    raw, local = demo_built(built_once, DEMO_SHARDS)
+    config = local.parent / f"turnlake-{local.name}.toml"  # the one demo_built wrote
     (tmp / "dagster").mkdir()
     bucket, pristine = (f"turnlake-{uuid.uuid4().hex[:12]}" for _ in range(2))
     with pytest.MonkeyPatch.context() as mp:  # also the environment the build process starts with
         point_aws_at(moto_endpoint, mp)
         mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+        mp.setenv("TURNLAKE_CONFIG", str(config))
         mp.setenv("TURNLAKE_CACHE_DIR", str(tmp / "cache"))
         mp.setenv("DAGSTER_HOME", str(tmp / "dagster"))
-        for name in ("TURNLAKE_CONFIG", "TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
+        for name in ("TURNLAKE_RAW_ROOT", "TURNLAKE_DATA_ROOT"):
             mp.delenv(name, raising=False)
         client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
         client.create_bucket(Bucket=bucket)
@@ -152,6 +139,8 @@ def demo_on_s3(moto_endpoint, tmp_path_factory, built_once) -> dict:
     return {
         "raw": raw,
         "local": local,
+        "key": KEY,
+        "config": config,
         "bucket": bucket,
         "hints": hints,
         "cache": tmp / "cache",

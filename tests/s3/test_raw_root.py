@@ -17,7 +17,7 @@ from pipelines.ingest.log import read_log
 from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
-from tests.s3.conftest import KEY, point_aws_at
+from tests.s3.conftest import point_aws_at
 
 RATINGS = "ratings/ratings.jsonl"
 
@@ -30,13 +30,13 @@ def raw_on_s3(moto_endpoint, tmp_path_factory, demo_on_s3):
     mp = pytest.MonkeyPatch()
     point_aws_at(moto_endpoint, mp)
     env = {
-        "TURNLAKE_PSEUDONYM_KEY": KEY,
+        "TURNLAKE_PSEUDONYM_KEY": demo_on_s3["key"],  # the demo's key and settings
+        "TURNLAKE_CONFIG": str(demo_on_s3["config"]),
         "TURNLAKE_CACHE_DIR": str(tmp / "cache"),
         "DAGSTER_HOME": str(tmp / "dagster"),
     }
     for name, value in env.items():
         mp.setenv(name, value)
-    mp.delenv("TURNLAKE_CONFIG", raising=False)
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
     (tmp / "dagster").mkdir()
     bucket = demo_on_s3["bucket"]
