@@ -258,7 +258,8 @@ def load_release(
 ) -> DatasetDict:
     """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …) as a Hugging
     Face `datasets.DatasetDict` with one split per split in the release's manifest, e.g.
-    `load_release()["train"]` for a TRL trainer. The release is verified first unless
+    `load_release()["train"]` for a TRL trainer; a split without rows is a `Dataset` of 0 rows
+    with the dataset's features. The release is verified first unless
     `verify_first` is False; `cache_dir` is passed to `datasets.load_dataset`. Under an S3 data
     root the release is downloaded once into the root's local cache (`TURNLAKE_CACHE_DIR`) and
     verified there; the copy is reused while its manifest matches the stored one.
