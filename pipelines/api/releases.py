@@ -28,7 +28,7 @@ from pipelines.storage.objects import ObjectRoot, ObjectStoreError
 from pipelines.storage.uri import is_remote
 
 if TYPE_CHECKING:
-    from datasets import DatasetDict
+    from datasets import Dataset, DatasetDict
 
 
 _SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}  # as a DatasetDict usually lists them
@@ -258,7 +258,8 @@ def load_release(
 ) -> DatasetDict:
     """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …) as a Hugging
     Face `datasets.DatasetDict` with one split per split in the release's manifest, e.g.
-    `load_release()["train"]` for a TRL trainer. The release is verified first unless
+    `load_release()["train"]` for a TRL trainer; a split without rows is a `Dataset` of 0 rows
+    with the dataset's features. The release is verified first unless
     `verify_first` is False; `cache_dir` is passed to `datasets.load_dataset`. Under an S3 data
     root the release is downloaded once into the root's local cache (`TURNLAKE_CACHE_DIR`) and
     verified there; the copy is reused while its manifest matches the stored one.
@@ -267,7 +268,7 @@ def load_release(
     `ReleaseMismatch`, or `KeyError` for a config the release does not hold.
     """
     try:
-        from datasets import load_dataset
+        from datasets import DatasetDict, load_dataset
     except ImportError as err:
         raise ImportError(
             "load_release needs the `datasets` package: pip install 'turnlake[datasets]' "
@@ -295,6 +296,23 @@ def load_release(
     path = profiles[config]["path"] if config in profiles else config
     order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
     data_files = {split: str(folder / path / f"{split}*.parquet") for split in order}
-    return load_dataset(
-        "parquet", data_files=data_files, cache_dir=str(cache_dir) if cache_dir else None
+    # `datasets` cannot materialize a split of 0 rows (its reader raises): an empty split is
+    # built from its file's columns instead, so every split of the release is there
+    full = {split: files for split, files in data_files.items() if splits[split]}
+    cache = str(cache_dir) if cache_dir else None
+    loaded = load_dataset("parquet", data_files=full, cache_dir=cache) if full else {}
+    return DatasetDict(
+        {
+            split: loaded[split] if split in full else _empty_split(data_files[split])
+            for split in order
+        }
     )
+
+
+def _empty_split(pattern: str) -> Dataset:
+    """A split of 0 rows with the features of its (empty) Parquet file."""
+    import pyarrow.parquet as pq
+    from datasets import Dataset
+
+    schema = pq.read_schema(min(Path(pattern).parent.glob(Path(pattern).name)))
+    return Dataset(schema.empty_table())

@@ -23,7 +23,6 @@ from pipelines.release.store.files import (
     CARD,
     LEDGER,
     MANIFEST,
-    SPLIT_ORDER,
     SPLIT_PROOF,
     complete_releases,
     latest_release,
@@ -55,12 +54,11 @@ def existing_version(exports: Path, digest: str) -> str | None:
     return None
 
 
-def _write_profile(folder: Path, frame: pl.DataFrame) -> list[dict]:
+def _write_profile(folder: Path, frame: pl.DataFrame, splits: list[str]) -> list[dict]:
+    """A profile config's files: one per split of its dataset, empty when it keeps no row there
+    (as the dataset's own, staged.py)."""
     folder.mkdir(parents=True)
     files = []
-    splits = [s for s in SPLIT_ORDER if s in set(frame["split"])] + sorted(
-        set(frame["split"]) - set(SPLIT_ORDER)
-    )
     for split in splits:
         for name, part in split_files(frame.filter(pl.col("split") == split), split):
             part.write_parquet(folder / name, compression="zstd", statistics=True)
@@ -69,7 +67,8 @@ def _write_profile(folder: Path, frame: pl.DataFrame) -> list[dict]:
 
 
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
-    """Every profile config with rows, under profiles/<config>/ (card/profiles.py)."""
+    """Every profile config under profiles/<config>/ (card/profiles.py), with the splits of its
+    dataset, also when it keeps no row."""
     configs = []
     profiles = request.config.get("profiles") or {}
     if not profiles:
@@ -78,10 +77,10 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     datasets = {name: request.staged.whole(name) for name in request.staged.names}
     selected = profile_frames(datasets, profiles)
     for name, (_, dataset, frame) in selected.items():
-        if frame.height:
-            files = _write_profile(tmp / PROFILES_DIR / name, frame)
-            splits = tuple(dict.fromkeys(f["split"] for f in files))
-            configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, splits))
+        splits = list(dict.fromkeys(f["split"] for f in request.staged.files.get(dataset, [])))
+        files = _write_profile(tmp / PROFILES_DIR / name, frame, splits)
+        splits = list(dict.fromkeys(f["split"] for f in files))
+        configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, tuple(splits)))
     return configs
 
 
@@ -114,7 +113,7 @@ def _profile_counts(configs: list[Config]) -> dict[str, dict]:
         c.name: {
             "dataset": c.dataset,
             "path": c.path,
-            "counts": dict(sorted(c.frame.group_by("split").len().iter_rows())),
+            "counts": {split: c.stats.rows.get(split, 0) for split in sorted(c.splits)},
         }
         for c in configs
         if c.name != c.dataset
@@ -184,7 +183,7 @@ def write_release(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    layout = request.staged.move_into(tmp)  # a dataset without rows has no files
+    layout = request.staged.move_into(tmp)  # every dataset, empty files where it has no rows
     crash_point("release:after_datasets")
     (tmp / SPLIT_PROOF).write_bytes(
         orjson.dumps(request.proof, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)

@@ -138,7 +138,8 @@ def test_a_profile_loses_the_subjects_rows_and_its_manifest_counts_follow(forgot
     release = Layout(forgotten.data).exports / forgotten.before[-1]
     after = profile_split_rows(release)
     assert sum(after.values()) < sum(forgotten.profile_rows.values())  # the subject had rows
-    assert read_manifest(release)["profiles"]["study_sft"]["counts"] == after
+    counts = read_manifest(release)["profiles"]["study_sft"]["counts"]
+    assert {split: n for split, n in counts.items() if n} == after  # an empty split's file: 0
 
 
 def holds(path: Path, needle: str) -> bool:

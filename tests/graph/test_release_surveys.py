@@ -4,6 +4,7 @@ import shutil
 
 import polars as pl
 
+from pipelines.release.build.schemas import dataset_schemas
 from pipelines.release.store.files import latest_release
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -34,6 +35,8 @@ def test_surveys_are_released_only_when_configured_and_then_pseudonymized(
         layout.exports / latest_release(layout.exports) / "surveys" / "*.parquet"
     )
     assert surveys.height > 0
+    # a release without survey answers writes empty files of this schema (build/schemas.py)
+    assert surveys.schema == dataset_schemas()["surveys"]
     assert (
         participants.isdisjoint(set(surveys["participant_id"]))
         and surveys["participant_id"].str.starts_with("person_").all()

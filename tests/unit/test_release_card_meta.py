@@ -52,7 +52,10 @@ def test_warns_about_tiny_and_empty_splits_with_their_groups():
     )
     assert found == [
         "`sft` `test` is tiny: 1 rows from 1 group(s) (under 3); scores on it are noise.",
-        "`sft` has no `validation` rows: that split cannot be loaded.",
+        (
+            "`sft` has no `validation` rows: its `validation` file is empty (not in the card's "
+            "`configs`: `datasets` cannot load a split of 0 rows)."
+        ),
     ]
 
 

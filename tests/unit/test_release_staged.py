@@ -178,3 +178,33 @@ def test_a_slice_whose_inputs_are_the_previous_releases_is_linked_not_ordered_ag
     assert second.stats["kto"].rows == {"train": 3}
     assert second.stats["kto"].labels == {"train": (3, 2)}
     assert second.files["kto"][0]["inputs"] == first.files["kto"][0]["inputs"]
+
+
+def test_every_asked_split_gets_a_file_empty_where_it_has_no_rows(tmp_path):
+    """A dataset with only train rows gets an empty test file of its own columns; one with no rows
+    at all gets both, of the schema it is given; each counts in the content hash."""
+    train_only = _kto(0, [r for r in _B0 if r[1] == "train"])
+    nothing = pl.DataFrame(schema={"turn_id": pl.String, "split": pl.String, BATCH: pl.Int64})
+    declared = pl.Schema({"turn_id": pl.String, "split": pl.String, "reward": pl.Float64})
+    sources = {
+        "kto": [Source(0, train_only.schema, lambda: train_only)],
+        "sft": [Source(0, nothing.schema, lambda: nothing)],
+    }
+    schemas = {"sft": declared}
+    staged = stage(sources, tmp_path / "with", {}, ("train", "test"), schemas)
+    assert [(f["split"], f["file"], f["rows"]) for f in staged.files["kto"]] == [
+        ("train", "train-b00000-p000.parquet", 2),
+        ("test", "test-empty.parquet", 0),
+    ]
+    assert [(f["file"], f["rows"]) for f in staged.files["sft"]] == [
+        ("train-empty.parquet", 0),
+        ("test-empty.parquet", 0),
+    ]
+    kto_test = pl.read_parquet(tmp_path / "with" / "kto" / "test-empty.parquet")
+    assert kto_test.height == 0 and kto_test.schema == train_only.drop(BATCH).schema
+    assert pl.read_parquet_schema(tmp_path / "with" / "sft" / "test-empty.parquet") == declared
+    assert staged.stats["sft"].rows == {"train": 0, "test": 0}
+    assert staged.stats["kto"].rows == {"train": 2, "test": 0}
+    without = stage(sources, tmp_path / "without", {}, (), schemas)
+    assert "sft" not in without.files and [f["split"] for f in without.files["kto"]] == ["train"]
+    assert staged.content_hash({}) != without.content_hash({})

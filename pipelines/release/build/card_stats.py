@@ -33,6 +33,11 @@ class FrameStats:
         stats.add(frame)
         return stats
 
+    def add_empty(self, split: str) -> None:
+        """Count a split that has a file but no rows (staged.py): 0 rows, listed on the card."""
+        self.rows.setdefault(split, 0)
+        self.bytes.setdefault(split, 0)
+
     def add(self, frame: pl.DataFrame) -> None:
         """Count `frame`'s rows in (same schema as the others)."""
         splits = frame.get_column("split").unique(maintain_order=True).to_list()

@@ -23,10 +23,12 @@ from pipelines.release.build import datasets
 from pipelines.release.build.batch_files import previous_files
 from pipelines.release.build.order import survey_dataset
 from pipelines.release.build.parts import Privacy, release_parts
+from pipelines.release.build.schemas import configured_splits, dataset_schemas
 from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
 from pipelines.release.privatize.partitions import redaction_fingerprint
 from pipelines.release.privatize.privatize import privatize
 from pipelines.release.store import part_cache
+from pipelines.release.store.files import SPLIT_ORDER
 from pipelines.splits.assign import split_proof
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -97,7 +99,8 @@ def partitioned_release(
         ledger["surveys"] = surveys.ledger["surveys"]
     exports = layout.exports
     previous = {} if is_remote(exports) else previous_files(exports)
-    staged = stage(sources, stage_folder(layout), previous)
+    splits = configured_splits(settings.splits.ratios, SPLIT_ORDER)
+    staged = stage(sources, stage_folder(layout), previous, splits, dataset_schemas())
     part_cache.prune(part_cache.cache_root(layout), parts.entries)
     return PartitionedRelease(
         staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace_many

@@ -40,6 +40,7 @@ from pipelines.release.build.order import canonical_order, shuffled_order
 from pipelines.release.store.files import PARTITIONS_PER_FILE, SPLIT_ORDER
 
 BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
+EMPTY_FILE = "{split}-empty.parquet"  # the file of a configured split without rows (no batch)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Staged:
         return totals_hash(self.totals, config)
 
     def move_into(self, tmp: Path) -> dict[str, list[dict]]:
-        """Move every dataset folder with rows into the release folder `tmp`; its file layout."""
+        """Move every dataset folder into the release folder `tmp`; its file layout."""
         for name in sorted(self.files):
             shutil.move(self.folder / name, tmp / name)
         self.moved_to = tmp
@@ -156,7 +157,11 @@ def _slice_files(
 
 
 def _stage_dataset(
-    staged: Staged, name: str, sources: list[Source], previous: dict[str, Previous]
+    staged: Staged,
+    name: str,
+    sources: list[Source],
+    previous: dict[str, Previous],
+    empty: tuple[tuple[str, ...], pl.Schema | None],
 ) -> None:
     schema = unified_schema([s.schema for s in sources])
     staged.schemas[name] = pl.Schema({c: t for c, t in schema.items() if c != BATCH})
@@ -175,10 +180,43 @@ def _stage_dataset(
             staged.files.setdefault(name, []).append(entry)
             staged.file_batches.setdefault(name, []).append(batch)
             del part
+    _stage_empty_splits(staged, name, folder, previous, *empty)
     if name in staged.files:  # in file order: by split (train first), then batch and slice
         _in_file_order(staged, name)
     elif folder.is_dir():
-        shutil.rmtree(folder)  # no rows: no folder (a dataset without rows is left out)
+        shutil.rmtree(folder)  # no rows and no split asked for: no folder
+
+
+def _stage_empty_splits(
+    staged: Staged,
+    name: str,
+    folder: Path,
+    previous: dict[str, Previous],
+    splits: tuple[str, ...],
+    schema: pl.Schema | None,
+) -> None:
+    """An empty file (`EMPTY_FILE`) for each of `splits` the dataset has no rows in, so a script
+    that loads or queries it by name finds it every night: with the dataset's columns when it has
+    rows elsewhere, else `schema` (the builders' schema, schemas.py). Counted into the content hash
+    as a (dataset, split, schema) of 0 rows: a release that gains one is a new release."""
+    present = {entry["split"] for entry in staged.files.get(name, [])}
+    missing = [split for split in splits if split not in present]
+    if not missing:
+        return
+    columns = staged.schemas[name] if present or schema is None else schema
+    staged.schemas[name] = columns
+    part = pl.DataFrame(schema=columns)
+    folder.mkdir(parents=True, exist_ok=True)
+    if name not in staged.stats:
+        staged.stats[name] = FrameStats(part.schema, part.to_arrow().schema)
+    for split in missing:
+        file = EMPTY_FILE.format(split=split)
+        digest, _ = write_or_link(part, folder / file, f"{name}/{file}", previous)
+        staged.stats[name].add_empty(split)
+        add_to_totals(staged.totals, name, split, part)
+        entry = {"split": split, "file": file, "rows": 0, "rows_digest": digest}
+        staged.files.setdefault(name, []).append(entry)
+        staged.file_batches.setdefault(name, []).append(0)
 
 
 def _in_file_order(staged: Staged, name: str) -> None:
@@ -195,16 +233,25 @@ def _in_file_order(staged: Staged, name: str) -> None:
     staged.file_batches[name] = [staged.file_batches[name][i] for i in order]
 
 
-def stage(sources: dict[str, list[Source]], folder: Path, previous: dict[str, Previous]) -> Staged:
+def stage(
+    sources: dict[str, list[Source]],
+    folder: Path,
+    previous: dict[str, Previous],
+    splits: tuple[str, ...] = (),
+    schemas: dict[str, pl.Schema] | None = None,
+) -> Staged:
     """Every dataset's files, slice by slice, under `folder` (see the module doc); `sources`:
     each dataset's partitions in partition order; `previous`: the newest release's files
-    (`previous_files`) to hard-link when equal."""
+    (`previous_files`) to hard-link when equal; `splits`: those every dataset has a file of,
+    empty when it has no rows there, with its `schemas` entry as columns when it has none at all
+    (schemas.py)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     staged = Staged(folder, sorted(sources))
     try:
         for name in staged.names:
-            _stage_dataset(staged, name, sources[name], previous)
+            empty = (splits, (schemas or {}).get(name))
+            _stage_dataset(staged, name, sources[name], previous, empty)
     except BaseException:
         staged.remove()
         raise

@@ -68,14 +68,26 @@ def hf_features(schema: pa.Schema) -> list[dict]:
     return [{"name": field.name, **_feature(field.type)} for field in schema]
 
 
+def loadable_splits(config: Config) -> tuple[str, ...]:
+    """The splits the card's `configs` and `dataset_info` list: those with rows, or every split of
+    a config without any. Every split has its files (staged.py), but `datasets` (5.x) cannot
+    materialize a split of 0 rows: one listed makes `load_dataset(release, config)` fail as a
+    whole ("Instruction … corresponds to no data", huggingface/datasets PR #8401), so an empty
+    split of a config with rows is left to the files, `streaming=True` and `load_release`. A config
+    without rows is still listed, so its name is known and it streams as 0 rows."""
+    rows = config.stats.rows
+    with_rows = tuple(split for split in config.splits if rows.get(split, 0))
+    return with_rows or config.splits
+
+
 def _dataset_info(config: Config, stats: FrameStats) -> dict:
     splits = [
         {
             "name": split,
             "num_bytes": stats.bytes.get(split, 0),
-            "num_examples": stats.rows[split],
+            "num_examples": stats.rows.get(split, 0),
         }
-        for split in config.splits
+        for split in loadable_splits(config)
     ]
     return {
         "config_name": config.name,
@@ -106,7 +118,8 @@ def card_metadata(configs: list[Config], card: dict, default: str | None) -> dic
                 "config_name": c.name,
                 **({"default": True} if c.name == default else {}),
                 "data_files": [
-                    {"split": split, "path": f"{c.path}/{split}*.parquet"} for split in c.splits
+                    {"split": split, "path": f"{c.path}/{split}*.parquet"}
+                    for split in loadable_splits(c)
                 ],
             }
             for c in configs
@@ -121,17 +134,28 @@ def front_matter(meta: dict) -> str:
 
 
 def card_warnings(configs: list[Config], card: dict, ratios: dict[str, float]) -> list[str]:
-    """What a trainer should know before trusting a config: tiny or empty splits, preference
-    pairs without a reward margin, skewed KTO labels (thresholds: `[release.card]`)."""
+    """What a trainer should know before trusting a config: empty configs and splits (present,
+    with their columns, but without rows), tiny splits, preference pairs without a reward margin,
+    skewed KTO labels (thresholds: `[release.card]`)."""
     tiny = int(card.get("tiny_split_rows", 50))
     out = []
     for c in configs:
         stats = c.stats
+        if stats.height == 0:
+            out.append(
+                f"`{c.name}` is empty: no rows in this release. Its config, files and columns are "
+                "here as in every release: it queries and streams as 0 rows (`datasets` cannot "
+                "materialize a split of 0 rows without `streaming=True`)."
+            )
+            continue
         for split in [s for s, r in ratios.items() if r > 0]:
             rows = stats.rows.get(split, 0)
             groups = len(stats.groups.get(split, ())) if "group_id" in stats.schema else 0
             if rows == 0:
-                out.append(f"`{c.name}` has no `{split}` rows: that split cannot be loaded.")
+                out.append(
+                    f"`{c.name}` has no `{split}` rows: its `{split}` file is empty (not in "
+                    "the card's `configs`: `datasets` cannot load a split of 0 rows)."
+                )
             elif rows < tiny:
                 out.append(
                     f"`{c.name}` `{split}` is tiny: {rows} rows from {groups} group(s) "

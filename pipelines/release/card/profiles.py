@@ -63,6 +63,7 @@ def profile_frames(
     for name, profile in sorted(profiles.items()):
         requested = profile.get("datasets") or sorted(datasets)
         for dataset, config in config_names(name, requested).items():
-            if dataset in datasets:  # a dataset with no rows in this release has no config
+            # a dataset the release does not publish (surveys unless configured): no config
+            if dataset in datasets:
                 out[config] = (name, dataset, select(dataset, datasets[dataset], profile))
     return out

@@ -29,6 +29,16 @@ def release_configs(
     ] + list(profiles)
 
 
+def _default_config(configs: list[Config]) -> str | None:
+    """`sft`, or the first dataset with rows when it has none (`load_dataset(release)` loads the
+    default, and `datasets` cannot load a config of 0 rows: meta.loadable_splits)."""
+    names = [c.name for c in configs if c.name == c.dataset]
+    with_rows = [c.name for c in configs if c.name == c.dataset and c.stats.height]
+    if "sft" in names and ("sft" in with_rows or not with_rows):
+        return "sft"
+    return (with_rows or names or [None])[0]
+
+
 def _dataset_section(config: Config) -> str:
     rows = config.stats.rows
     out = [
@@ -73,9 +83,18 @@ def _profiles_section(configs: list[Config], profiles: dict) -> str:
             + ", ".join(f"{s} {rows.get(s, 0)}" for s in c.splits)
             + " |"
         )
+    empty = [f"`{c.name}`" for c in chosen if c.stats.height == 0]
+    if empty:
+        lines += [
+            "",
+            "Profile configs with no rows in this release (empty files): " + ", ".join(empty),
+        ]
     missing = sorted(set(profiles) - {c.name.split("-")[0] for c in chosen})
     if missing:
-        lines += ["", "Profiles with no rows in this release (no config): " + ", ".join(missing)]
+        lines += [
+            "",
+            "Profiles of no dataset this release publishes (no config): " + ", ".join(missing),
+        ]
     return "\n".join(lines)
 
 
@@ -96,7 +115,7 @@ def render_card(
     previous release, diff.py), datasets with every column described, profiles, rules."""
     splits = request.config.get("splits", {})
     configs = configs if configs is not None else release_configs(request, layout)
-    default = "sft" if "sft" in layout else next(iter(layout), None)
+    default = _default_config(configs)
     meta = card_metadata(configs, request.config.get("card") or {}, default)
     sections = [_dataset_section(c) for c in configs if c.name == c.dataset]
     return f"""{front_matter(meta)}

@@ -112,10 +112,13 @@ def point_latest(exports: Path, version: str) -> None:
 
 def split_counts(release: Path, files: list[dict], folder: str) -> dict[str, int]:
     """Rows per split of the Parquet files under `folder/` of a release, read from their `split`
-    column (what the manifest's `counts` must say)."""
+    column (what the manifest's `counts` must say); a split whose files hold no row, by the split
+    its file names start with (`test-empty.parquet`: test 0)."""
     counts: dict[str, int] = {}
     for entry in files:
         if entry["path"].startswith(f"{folder}/") and entry["path"].endswith(".parquet"):
+            named = entry["path"].rsplit("/", 1)[1].removesuffix(".parquet").split("-", 1)[0]
+            counts.setdefault(named, 0)
             split = pl.read_parquet(release / entry["path"], columns=["split"])
             for value, n in split.group_by("split").len().iter_rows():
                 counts[value] = counts.get(value, 0) + n
