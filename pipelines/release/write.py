@@ -54,16 +54,13 @@ def existing_version(exports: Path, digest: str) -> str | None:
     return None
 
 
-def _write_profile(folder: Path, frame: pl.DataFrame, splits: list[str]) -> list[dict]:
+def _write_profile(folder: Path, frame: pl.DataFrame, splits: list[str]) -> None:
     """A profile config's files: one per split of its dataset, empty when it keeps no row there
     (as the dataset's own, staged.py)."""
     folder.mkdir(parents=True)
-    files = []
     for split in splits:
         for name, part in split_files(frame.filter(pl.col("split") == split), split):
             part.write_parquet(folder / name, compression="zstd", statistics=True)
-            files.append({"split": split, "file": name, "rows": part.height})
-    return files
 
 
 def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
@@ -77,9 +74,9 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     datasets = {name: request.staged.whole(name) for name in request.staged.names}
     selected = profile_frames(datasets, profiles)
     for name, (_, dataset, frame) in selected.items():
+        # the dataset's splits; `split_files` gives every one a file, also an empty one
         splits = list(dict.fromkeys(f["split"] for f in request.staged.files.get(dataset, [])))
-        files = _write_profile(tmp / PROFILES_DIR / name, frame, splits)
-        splits = list(dict.fromkeys(f["split"] for f in files))
+        _write_profile(tmp / PROFILES_DIR / name, frame, splits)
         configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, tuple(splits)))
     return configs
 
