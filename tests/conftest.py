@@ -9,6 +9,7 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from tests.clean_env import without_turnlake_settings
 from tests.forked import ForkedTurnlake
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -136,7 +137,11 @@ class BuiltOnce:
         the others wait and reuse it. `name` must say everything `make` depends on. Read-only:
         `copy` it before changing it."""
         folder, done = self.cache / name, self.cache / f"{name}.done"
-        with FileLock(self.cache / f"{name}.lock"):
+        with FileLock(self.cache / f"{name}.lock"), pytest.MonkeyPatch.context() as env:
+            # The first test to ask makes the folder for every test: the `TURNLAKE_*` settings
+            # of that test's fixtures (a config with profiles, a key) must not reach it. `make`
+            # sets what it depends on itself, and `name` says so.
+            without_turnlake_settings(env)
             if not done.exists():
                 shutil.rmtree(folder, ignore_errors=True)  # a make that failed half-way
                 make(folder)
@@ -164,8 +169,7 @@ def build_demo(data_root: Path, dagster_home: Path) -> None:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(dagster_home))
-        mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
-        mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
+        without_turnlake_settings(mp)
         # Exit 0 means every blocking check passed, leakage and release verification included.
         args = ["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"]
         assert main(args) == 0

@@ -20,16 +20,19 @@ from pipelines.orchestration.multiprocess import run_build_multiprocess
 from pipelines.release.store.files import latest_release
 from pipelines.storage.layout import Layout
 from pipelines.storage.lock import DataRootBusy
+from tests.clean_env import without_turnlake_settings
 
 RUN_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "multiprocess" / "run_config.yaml"
 
 
 @pytest.mark.slow  # ~2 min on 2 busy cores: 12 step processes; the in-process build is ~40 s
 def test_demo_through_two_worker_processes_gives_the_in_process_release(
-    demo_warehouse, new_dagster_home, tmp_path
+    demo_warehouse, new_dagster_home, tmp_path, monkeypatch
 ):
     """Same raw files, same pseudonym key: the release's content hash (the version after its
     date) must not depend on how the steps were spread over processes."""
+    # The step processes come from a forkserver that keeps the environment it started with.
+    without_turnlake_settings(monkeypatch)
     data = tmp_path / "data"
     key = Layout(demo_warehouse).generated_pseudonym_key
     Layout(data).generated_pseudonym_key.parent.mkdir(parents=True)
