@@ -261,15 +261,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`--dist loadfile`, with the files of `SAME_WORKER` in one unit. Not `--dist loadgroup` with
-    `xdist_group` marks: with pytest 9 and pytest-xdist 3.8 those marks do not reach the
-    scheduler, which then hands out single tests, so a file's module fixtures are built on both
-    workers."""
-    from xdist.scheduler import LoadFileScheduling
+    """`--dist loadfile`, with the files of `SAME_WORKER` in one unit (tests/file_scheduling.py). Not
+    `--dist loadgroup` with `xdist_group` marks: with pytest 9 and pytest-xdist 3.8 those marks do
+    not reach the scheduler, which then hands out single tests, so a file's module fixtures are
+    built on both workers."""
+    from tests.file_scheduling import FileScheduling
 
-    class FileScheduling(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = super()._split_scope(nodeid)
-            return SAME_WORKER.get(path, path)
-
-    return FileScheduling(config, log)
+    return FileScheduling(config, log, same_worker=SAME_WORKER)
