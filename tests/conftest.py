@@ -261,10 +261,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`--dist loadfile`, with the files of `SAME_WORKER` in one unit (tests/file_scheduling.py). Not
-    `--dist loadgroup` with `xdist_group` marks: with pytest 9 and pytest-xdist 3.8 those marks do
-    not reach the scheduler, which then hands out single tests, so a file's module fixtures are
-    built on both workers."""
+    """`--dist loadfile`, with the files of `SAME_WORKER` in one unit (tests/file_scheduling.py).
+    Not `--dist loadgroup` with `xdist_group` marks: with pytest 9 and pytest-xdist 3.8 those marks
+    do not reach the scheduler, which then hands out single tests, so a file's module fixtures
+    are built on both workers."""
     from tests.file_scheduling import FileScheduling
 
     return FileScheduling(config, log, same_worker=SAME_WORKER)
