@@ -5,7 +5,7 @@ identical rebuild finds its existing release and writes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -80,7 +80,7 @@ def _built(settings: Settings, as_of: datetime | None, key: bytes) -> _Built:
     """The datasets of the tables in force (or at `as_of`), built partition by partition."""
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
-        "release": asdict(DatasetOptions.from_settings(settings)),
+        "release": DatasetOptions.from_settings(settings).record(),
         "splits": settings.splits.record(),
         "params": params,
     }
@@ -115,7 +115,7 @@ def release_request(
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
         "splits": settings.splits.record(),
-        "release": asdict(options),
+        "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
         "privacy": {
             "pseudonymized": True,

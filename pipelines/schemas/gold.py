@@ -11,6 +11,7 @@ import polars as pl
 from pipelines.config.names import SOURCES
 from pipelines.schemas.strict import StrictModel
 
+SPREAD_MEASURES = ("std", "majority_share")  # pipelines/gold/raters.py
 REWARD_TARGETS = ("turn", "decision", "agent_round", "episode", "coach_step")
 RULE_ID = r"^[a-z][a-z0-9_]*@[0-9]+$"
 
@@ -59,6 +60,27 @@ class TurnRewards(StrictModel):
     aggregation: str = pa.Field(
         description="How the signals were combined: single, mean, median, min, max, last, "
         "weighted_mean, transition, end_reason."
+    )
+    n_raters: pl.Int64 = pa.Field(
+        nullable=True,
+        ge=1,
+        description="Distinct raters whose scores the reward combines (dialogue: events' "
+        "`user_id`, else one per event; decision: one per rater kind; OpenAssistant: the emoji "
+        "votes counted, or the label's reviewer count); null where the reward is not a "
+        "combination of raters' scores (judge, outcome, system rules).",
+    )
+    rater_spread: pl.Float64 = pa.Field(
+        nullable=True,
+        in_range={"min_value": 0.0, "max_value": 1.0},
+        description="How far apart the raters were, measured as `spread_measure` says; null when "
+        "the source records only their mean (OpenAssistant labels) or without raters.",
+    )
+    spread_measure: str = pa.Field(
+        nullable=True,
+        isin=SPREAD_MEASURES,
+        description="`std`: population standard deviation of the raters' values in [-1, 1] "
+        "(numeric ratings); `majority_share`: share of the raters who gave the most frequent "
+        "value (booleans, votes).",
     )
     reward_rule: str = pa.Field(
         str_matches=RULE_ID,
