@@ -31,6 +31,8 @@ import polars as pl
 
 from pipelines.config.scores import SCALES, ScoreConfig
 from pipelines.gold.raters import rater
+from pipelines.schemas import polars_schema
+from pipelines.schemas.gold import RaterAgreement
 
 NOMINAL, ORDINAL, INTERVAL, RATIO = "nominal", "ordinal", "interval", "ratio"
 VOTES = {"emoji": ("+1", "-1")}  # score name → the labels its tallies vote for
@@ -46,18 +48,7 @@ RATINGS_SCHEMA = pl.Schema(
         "count": pl.Int64,
     }
 )
-AGREEMENT_SCHEMA = pl.Schema(
-    {
-        "name": pl.String,
-        "level": pl.String,
-        "alpha": pl.Float64,
-        "n_items": pl.Int64,
-        "n_ratings": pl.Int64,
-        "max_raters": pl.Int64,
-        "status": pl.String,
-        "reason": pl.String,
-    }
-)
+AGREEMENT_SCHEMA = polars_schema(RaterAgreement)
 FEEDBACK_COLUMNS = (
     "feedback_id",
     "episode_id",
@@ -249,4 +240,5 @@ def agreement(
             elif mine.height == 0 and name in aggregated:
                 why = "the source records only the mean of its raters"
             rows.append(_row(name, level, mine, why))
-    return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
+    table = pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
+    return RaterAgreement.validate(table, lazy=True)

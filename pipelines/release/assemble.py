@@ -5,7 +5,7 @@ identical rebuild finds its existing release and writes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -13,8 +13,10 @@ from pathlib import Path
 import orjson
 import polars as pl
 
+from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.gold.agreement import agreement
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
 from pipelines.release.build.partitioned import partitioned_release, privacy_of
@@ -143,6 +145,14 @@ def release_request(
     return request, built.dropped
 
 
+def release_agreement(layout: Layout, as_of: datetime | None = None) -> list[dict]:
+    """Krippendorff's alpha per score name over the silver feedback the release is built from
+    (the card and the manifest state it)."""
+    if not stored.exists(layout, "silver", "feedback", as_of):
+        return []
+    return agreement(stored.scan(layout, "silver", "feedback", as_of), load_scores()).to_dicts()
+
+
 def _trainable(folder: Path, include_neutral: bool) -> list[str]:
     """The problems of the written files (none: any problem refuses the release)."""
     problems = trainability_problems(folder, include_neutral)
@@ -173,6 +183,7 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
             found = reuse(layout, found, as_of)
             return ReleaseOutcome(found, exports / found, False, dropped)
         name = f"{today}-{digest[:10]}"
+        request = replace(request, agreement=release_agreement(layout, as_of))
         neutral = bool(request.config["release"]["kto_include_neutral"])
         check = partial(_trainable, include_neutral=neutral)
         path = write_release(exports, name, digest, request, check=check)

@@ -274,6 +274,42 @@ class Splits(StrictModel):
     )
 
 
+class RaterAgreement(StrictModel):
+    """Krippendorff's alpha per score name and level of measurement, over every item (a judged
+    target) rated by two or more raters in silver `feedback` (pipelines/gold/agreement.py).
+    Computed when the warehouse views are written and when a release is written; not stored in
+    gold."""
+
+    name: str = pa.Field(description="Score name (a table of scores.toml).")
+    level: str = pa.Field(
+        nullable=True,
+        isin=("nominal", "ordinal", "interval", "ratio"),
+        description="Level of measurement, from the type of the scale the ratings are on: "
+        "categories, booleans and votes nominal, a rank ordinal, numbers interval (ratio where "
+        "the name's range starts at 0); null for free text.",
+    )
+    alpha: pl.Float64 = pa.Field(
+        nullable=True,
+        in_range={"min_value": -1.0, "max_value": 1.0},
+        description="Krippendorff's alpha (1 = perfect agreement, 0 = chance, below 0 = "
+        "systematic disagreement); null when not computable.",
+    )
+    n_items: pl.Int64 = pa.Field(ge=0, description="Items rated by 2 or more raters.")
+    n_ratings: pl.Int64 = pa.Field(ge=0, description="Ratings of those items (one per rater).")
+    max_raters: pl.Int64 = pa.Field(ge=0, description="Most raters of one item.")
+    status: str = pa.Field(
+        isin=("computed", "not computable"), description="Whether alpha could be computed."
+    )
+    reason: str = pa.Field(
+        nullable=True,
+        description="Why alpha is not computable (no item rated twice, one value only, only a "
+        "mean recorded, free text).",
+    )
+
+
+# Tables computed from the layers when the warehouse views are written (not stored layers).
+WAREHOUSE_MODELS: dict[str, type[pa.DataFrameModel]] = {"rater_agreement": RaterAgreement}
+
 GOLD_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "turn_rewards": TurnRewards,
     "episode_outcomes": EpisodeOutcomes,
