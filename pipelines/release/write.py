@@ -85,6 +85,9 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
     extra = {"as_of": request.as_of} if request.as_of else {}
     if request.agreement is not None:
         extra["rater_agreement"] = request.agreement
+    labels = (request.proof.get("left_out") or {}).get("labels")
+    if labels:  # rewards the [release] label minimum left out, by reason
+        extra["labels_left_out"] = labels
     return {
         "version": version,
         "content_hash": digest,

@@ -4,6 +4,7 @@ and the release's label minimum — each against values worked out by hand here.
 from __future__ import annotations
 
 import orjson
+import polars as pl
 import pytest
 
 from pipelines.config.scores import load_scores
@@ -11,9 +12,13 @@ from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.agreement import agreement, krippendorff_alpha
 from pipelines.gold.rules import run_rule
+from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.card.agreement import agreement_section
+from pipelines.release.store.files import read_manifest
+from pipelines.release.write import content_hash, write_release
 from tests.unit._export_helpers import all_train, episode, reward, tables, turn
 from tests.unit._gold_helpers import params, silver_frame, silver_tables
+from tests.unit._staged import staged
 
 EP = "dialogue:d/c"
 T = f"{EP}#1"
@@ -334,3 +339,43 @@ def test_the_card_states_alpha_the_names_not_computable_and_the_minimum_with_its
     assert "at least 2 raters, agreement at least 0.6" in text
     assert "7 below the raters minimum, 2 below the agreement minimum" in text
     assert "No label minimum" in agreement_section(rows, {}, {})
+
+
+def test_a_written_release_records_the_agreement_and_the_labels_left_out(tmp_path):
+    frame = pl.DataFrame(
+        {
+            "messages": [[{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]],
+            "split": ["train"],
+            "group_id": ["g1"],
+            "episode_id": ["dialogue:g1"],
+            "prompt_hash": ["h-g1"],
+        }
+    )
+    labels = {"below_min_raters": 3, "agreement_not_recorded": 0, "below_min_agreement": 1}
+    rows = [
+        {
+            "name": "emoji",
+            "level": "nominal",
+            "alpha": 0.5,
+            "n_items": 2,
+            "n_ratings": 4,
+            "max_raters": 2,
+            "status": "computed",
+            "reason": None,
+        }
+    ]
+    req = ReleaseRequest(
+        staged({"sft": frame}, tmp_path / "staged"),
+        {"overlaps": {}, "salt": "s", "left_out": {"labels": labels}},
+        {"splits": {"salt": "s"}, "release": {"min_raters": 2, "min_label_agreement": 0.6}},
+        [],
+        "0.1.0",
+        "abc",
+        agreement=rows,
+    )
+    path = write_release(tmp_path / "exports", "v1", content_hash(req), req)
+    manifest = read_manifest(path)
+    assert manifest["labels_left_out"] == labels
+    assert manifest["rater_agreement"] == rows
+    card = (path / "README.md").read_text()
+    assert "3 below the raters minimum, 1 below the agreement minimum" in card
