@@ -141,10 +141,9 @@ def ratings(
             .otherwise(_on_unit_scale(pl.col("value_num")).cast(pl.String))
         )
         .filter(pl.col("value").is_not_null())
-        # a rater's last rating of an item is their rating of it
-        .sort("observed_at", "feedback_id", nulls_last=False)
+        # a rater's last rating of an item is their rating of it (an untimed one is the oldest)
         .group_by("name", "level", "item", "rater")
-        .agg(pl.col("value").last())
+        .agg(pl.col("value").sort_by("observed_at", "feedback_id", nulls_last=False).last())
         .group_by("name", "level", "item", "value")
         .agg(count=pl.len().cast(pl.Int64))
     )
