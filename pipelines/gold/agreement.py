@@ -109,7 +109,17 @@ def ratings(
 ) -> pl.DataFrame:
     """One row per item, level and value with how many raters gave it (`RATINGS_SCHEMA`), for the
     items rated at least twice."""
-    rows = feedback.lazy().select(FEEDBACK_COLUMNS).filter(pl.col("name").is_in(list(configs)))
+    # An item with one row has one rating (unless it is a tally of votes): drop those first,
+    # before the costlier work (most targets carry one score of a name).
+    target = ["name", "target", "episode_id", "turn_id", "decision_id", "agent_id"]
+    rows = (
+        feedback.lazy()
+        .select(FEEDBACK_COLUMNS)
+        .filter(
+            pl.col("name").is_in(list(configs))
+            & ((pl.len().over(target) >= 2) | pl.col("name").is_in(list(VOTES)))
+        )
+    )
     level_of = {
         (name, scale): scale_level(scale, config)
         for name, config in configs.items()
@@ -171,22 +181,28 @@ def _tallies(rows: pl.LazyFrame, item: pl.Expr) -> pl.LazyFrame:
     return pl.concat(frames) if frames else pl.LazyFrame(schema=RATINGS_SCHEMA)
 
 
-def krippendorff_alpha(counts: dict[str, dict[str, int]], level: str) -> float:
-    """Alpha of items → {value: raters} with the `krippendorff` package (values: labels when
-    nominal, numbers as text otherwise)."""
+def krippendorff_alpha(found: pl.DataFrame, level: str) -> float:
+    """Alpha of ratings `found` (item, value, count: how many raters gave the item that value;
+    values are labels when nominal, numbers written as text otherwise) with the `krippendorff`
+    package, from its items × values count matrix."""
     import krippendorff  # numpy-heavy: imported where alpha is computed
 
-    values = sorted({v for item in counts.values() for v in item})
-    if level != NOMINAL:
-        values = sorted(values, key=float)
-    index = {v: i for i, v in enumerate(values)}
-    matrix = np.zeros((len(counts), len(values)))
-    for row, item in enumerate(counts.values()):
-        for value, n in item.items():
-            matrix[row, index[value]] = n
-    domain = values if level == NOMINAL else [float(v) for v in values]
+    key = pl.col("value") if level == NOMINAL else pl.col("value").cast(pl.Float64)
+    coded = found.with_columns(
+        _item=pl.col("item").rank("dense").cast(pl.Int64) - 1,
+        _value=key.rank("dense").cast(pl.Int64) - 1,
+    )
+    domain = coded.select(key.alias("v"), "_value").unique().sort("_value").get_column("v")
+    matrix = np.zeros((coded.get_column("_item").max() + 1, domain.len()))
+    np.add.at(
+        matrix,
+        (coded.get_column("_item").to_numpy(), coded.get_column("_value").to_numpy()),
+        coded.get_column("count").to_numpy(),
+    )
     return float(
-        krippendorff.alpha(value_counts=matrix, value_domain=domain, level_of_measurement=level)
+        krippendorff.alpha(
+            value_counts=matrix, value_domain=domain.to_list(), level_of_measurement=level
+        )
     )
 
 
@@ -209,10 +225,7 @@ def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None
         return row | {"reason": "no item has ratings from 2 or more raters"}
     if found.get_column("value").n_unique() < 2:
         return row | {"reason": "every rating has the same value (alpha is 0/0)"}
-    counts: dict[str, dict[str, int]] = {}
-    for item, value, n in found.select("item", "value", "count").iter_rows():
-        counts.setdefault(item, {})[value] = n
-    return row | {"alpha": krippendorff_alpha(counts, level), "status": COMPUTED, "reason": None}
+    return row | {"alpha": krippendorff_alpha(found, level), "status": COMPUTED, "reason": None}
 
 
 def agreement(

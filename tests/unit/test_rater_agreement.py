@@ -51,15 +51,18 @@ def _assistant_turn(tid=T, episode=EP):
 # ---------------------------------------------------------------- Krippendorff's alpha by hand
 
 
-def _as_counts(matrix: list[list[float | None]]) -> dict[str, dict[str, int]]:
-    """Raters × items (None: not rated) → item → {value: raters}."""
-    out: dict[str, dict[str, int]] = {}
+def _as_counts(matrix: list[list[float | None]]) -> pl.DataFrame:
+    """Raters × items (None: not rated) → item, value, count (raters who gave it that value)."""
+    cells: dict[tuple[str, str], int] = {}
     for ratings in matrix:
         for item, value in enumerate(ratings):
             if value is not None:
-                cell = out.setdefault(str(item), {})
-                cell[str(value)] = cell.get(str(value), 0) + 1
-    return out
+                cells[str(item), str(value)] = cells.get((str(item), str(value)), 0) + 1
+    return pl.DataFrame(
+        [(item, value, n) for (item, value), n in cells.items()],
+        schema={"item": pl.String, "value": pl.String, "count": pl.Int64},
+        orient="row",
+    )
 
 
 def test_nominal_alpha_of_a_tiny_matrix_is_the_hand_computed_four_ninths():
