@@ -242,8 +242,10 @@ def test_oasst_emoji_votes_count_their_readers_and_a_label_its_reviewers():
     # m1: 4 valued votes (skip markers are none), +1 +1 against −1 and a red flag (−1): 2 of 4
     assert (rows["oasst:m1"]["n_raters"], rows["oasst:m1"]["rater_spread"]) == (4, 0.5)
     assert rows["oasst:m1"]["spread_measure"] == "majority_share"
+    assert rows["oasst:m1"]["aggregation"] == "weighted_mean"
     # m2: OASST keeps 3 reviewers' mean only
     assert (rows["oasst:m2"]["n_raters"], rows["oasst:m2"]["rater_spread"]) == (3, None)
+    assert rows["oasst:m2"]["aggregation"] == "mean"
 
 
 # ---------------------------------------------------------------- the release's label minimum

@@ -59,10 +59,14 @@ def oasst_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
     by_emoji = by_emoji.join(by_label.select("turn_id"), on="turn_id", how="anti")
     both = pl.concat(
         [
-            by_label.with_columns(rule_inputs=json_object(quality=pl.col("quality"))).drop(
-                "quality"
-            ),
-            by_emoji.with_columns(rule_inputs=json_object(emojis=pl.col("emojis"))).drop("emojis"),
+            # a label is OASST's mean of its reviewers; emoji votes are weighted by their counts
+            by_label.with_columns(
+                rule_inputs=json_object(quality=pl.col("quality")), aggregation=pl.lit("mean")
+            ).drop("quality"),
+            by_emoji.with_columns(
+                rule_inputs=json_object(emojis=pl.col("emojis")),
+                aggregation=pl.lit("weighted_mean"),
+            ).drop("emojis"),
         ],
         how="diagonal",
     )
@@ -74,9 +78,9 @@ def oasst_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         reward="reward",
         feedback_ids="feedback_ids",
         n_signals=pl.col("feedback_ids").list.len().cast(pl.Int64),
-        aggregation=pl.when(pl.col("feedback_ids").list.len() == 1)
+        aggregation=pl.when(pl.col("n_raters").fill_null(1) <= 1)
         .then(pl.lit("single"))
-        .otherwise(pl.lit("weighted_mean")),
+        .otherwise("aggregation"),
         n_raters=pl.when(pl.col("n_raters") >= 1).then("n_raters"),
         rater_spread="rater_spread",
         spread_measure=pl.when(pl.col("rater_spread").is_not_null()).then(pl.lit(MAJORITY_SHARE)),
