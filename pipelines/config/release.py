@@ -58,6 +58,10 @@ class Card(Table):
 class Release(Table):
     kto_include_neutral: bool = False
     sft_include_negative: bool = False
+    # A reward combined from several raters' scores is released only with at least this many
+    # raters and this agreement (docs/concepts/agreement.md); None: no minimum.
+    min_raters: Annotated[int, Field(ge=1)] | None = None
+    min_label_agreement: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     # Where releases are published after they are written locally, and what `releases`, `verify`
     # and `pull` read: a folder or s3://bucket/prefix (None: <data root>/exports only).
     store: str | None = None

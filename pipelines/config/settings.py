@@ -116,6 +116,10 @@ class Settings:
     # this is set.
     release_kto_include_neutral: bool = _D.release.kto_include_neutral
     release_sft_include_negative: bool = _D.release.sft_include_negative
+    # `[release] min_raters` / `min_label_agreement`: what a rater-combined reward needs to be
+    # released (None: no minimum).
+    release_min_raters: int | None = _D.release.min_raters
+    release_min_label_agreement: float | None = _D.release.min_label_agreement
     # `[release] store`: a folder or s3://bucket/prefix releases are published to (None: none).
     release_store: str | None = _D.release.store
     # `[release.card]` (card metadata, warning thresholds) and `[release.profiles.<name>]`.
@@ -248,6 +252,8 @@ def settings_from_model(
         decision_rating_scale=dict(file.decision.rating_scale),
         release_kto_include_neutral=file.release.kto_include_neutral,
         release_sft_include_negative=file.release.sft_include_negative,
+        release_min_raters=file.release.min_raters,
+        release_min_label_agreement=file.release.min_label_agreement,
         release_store=file.release.store,
         release_card=file.release.card,
         release_profiles=dict(file.release.profiles),

@@ -5,7 +5,7 @@ identical rebuild finds its existing release and writes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -13,8 +13,10 @@ from pathlib import Path
 import orjson
 import polars as pl
 
+from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.gold.agreement import agreement
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
 from pipelines.release.build.partitioned import partitioned_release, privacy_of
@@ -80,7 +82,7 @@ def _built(settings: Settings, as_of: datetime | None, key: bytes) -> _Built:
     """The datasets of the tables in force (or at `as_of`), built partition by partition."""
     params = stored.meta(Layout(settings.data_root), "gold", PARAMS, as_of)
     build_config = {
-        "release": asdict(DatasetOptions.from_settings(settings)),
+        "release": DatasetOptions.from_settings(settings).record(),
         "splits": settings.splits.record(),
         "params": params,
     }
@@ -115,7 +117,7 @@ def release_request(
     config = {
         "rewards": orjson.loads(params) if params is not None else None,
         "splits": settings.splits.record(),
-        "release": asdict(options),
+        "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
         "privacy": {
             "pseudonymized": True,
@@ -141,6 +143,14 @@ def release_request(
         as_of=as_of.isoformat() if in_the_past(layout, as_of) else None,
     )
     return request, built.dropped
+
+
+def release_agreement(layout: Layout, as_of: datetime | None = None) -> list[dict]:
+    """Krippendorff's alpha per score name over the silver feedback the release is built from
+    (the card and the manifest state it)."""
+    if not stored.exists(layout, "silver", "feedback", as_of):
+        return []
+    return agreement(stored.scan(layout, "silver", "feedback", as_of), load_scores()).to_dicts()
 
 
 def _trainable(folder: Path, include_neutral: bool) -> list[str]:
@@ -173,6 +183,7 @@ def make_release(settings: Settings, today: str, as_of: datetime | None = None) 
             found = reuse(layout, found, as_of)
             return ReleaseOutcome(found, exports / found, False, dropped)
         name = f"{today}-{digest[:10]}"
+        request = replace(request, agreement=release_agreement(layout, as_of))
         neutral = bool(request.config["release"]["kto_include_neutral"])
         check = partial(_trainable, include_neutral=neutral)
         path = write_release(exports, name, digest, request, check=check)

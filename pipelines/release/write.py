@@ -82,6 +82,12 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
 
 
 def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
+    extra = {"as_of": request.as_of} if request.as_of else {}
+    if request.agreement is not None:
+        extra["rater_agreement"] = request.agreement
+    labels = (request.proof.get("left_out") or {}).get("labels")
+    if labels:  # rewards the [release] label minimum left out, by reason
+        extra["labels_left_out"] = labels
     return {
         "version": version,
         "content_hash": digest,
@@ -93,7 +99,7 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
         "config": request.config,
         "raw_files": request.raw_fingerprints,
         "table_versions": request.table_versions,
-    } | ({"as_of": request.as_of} if request.as_of else {})
+    } | extra
 
 
 def _changelog(exports: Path, tmp: Path, manifest: dict) -> str | None:

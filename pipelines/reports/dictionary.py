@@ -11,7 +11,7 @@ from pipelines.config.names import SOURCES
 from pipelines.release.card.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
 from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models
-from pipelines.schemas.gold import GOLD_MODELS
+from pipelines.schemas.gold import GOLD_MODELS, WAREHOUSE_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 
 DICTIONARY_PATH = Path("docs/data_dictionary.md")
@@ -87,6 +87,8 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_table_section(name, model) for name, model in GOLD_MODELS.items()]
+    out += ["## Warehouse (computed from the layers when the views are written)", ""]
+    out += [_table_section(name, model) for name, model in WAREHOUSE_MODELS.items()]
     out += [
         (
             "## Release datasets (`data/exports/<version>/<dataset>/`; the same descriptions are "

@@ -187,6 +187,13 @@ def gather_sections(
             _saved(layout, "replay_agreement"),
             "`turnlake decision replay` sets, their results ingested from <raw root>/replays/",
         ),
+        _table_section(
+            "rater_agreement",
+            "Inter-rater agreement: Krippendorff's alpha per score name",
+            _saved(layout, "rater_agreement"),
+            "items: targets rated by 2 or more raters; level of measurement from scores.toml "
+            "(docs/concepts/agreement.md)",
+        ),
         _quarantine_section(layout, draw),
         _split_section(splits, summary, draw),
         Section(

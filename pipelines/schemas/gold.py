@@ -11,6 +11,7 @@ import polars as pl
 from pipelines.config.names import SOURCES
 from pipelines.schemas.strict import StrictModel
 
+SPREAD_MEASURES = ("std", "majority_share")  # pipelines/gold/raters.py
 REWARD_TARGETS = ("turn", "decision", "agent_round", "episode", "coach_step")
 RULE_ID = r"^[a-z][a-z0-9_]*@[0-9]+$"
 
@@ -59,6 +60,27 @@ class TurnRewards(StrictModel):
     aggregation: str = pa.Field(
         description="How the signals were combined: single, mean, median, min, max, last, "
         "weighted_mean, transition, end_reason."
+    )
+    n_raters: pl.Int64 = pa.Field(
+        nullable=True,
+        ge=1,
+        description="Distinct raters whose scores the reward combines (dialogue: events' "
+        "`user_id`, else one per event; decision: one per rater kind; OpenAssistant: the emoji "
+        "votes counted, or the label's reviewer count); null where the reward is not a "
+        "combination of raters' scores (judge, outcome, system rules).",
+    )
+    rater_spread: pl.Float64 = pa.Field(
+        nullable=True,
+        in_range={"min_value": 0.0, "max_value": 1.0},
+        description="How far apart the raters were, measured as `spread_measure` says; null when "
+        "the source records only their mean (OpenAssistant labels) or without raters.",
+    )
+    spread_measure: str = pa.Field(
+        nullable=True,
+        isin=SPREAD_MEASURES,
+        description="`std`: population standard deviation of the raters' values in [-1, 1] "
+        "(numeric ratings); `majority_share`: share of the raters who gave the most frequent "
+        "value (booleans, votes).",
     )
     reward_rule: str = pa.Field(
         str_matches=RULE_ID,
@@ -251,6 +273,42 @@ class Splits(StrictModel):
         "every group."
     )
 
+
+class RaterAgreement(StrictModel):
+    """Krippendorff's alpha per score name and level of measurement, over every item (a judged
+    target) rated by two or more raters in silver `feedback` (pipelines/gold/agreement.py).
+    Computed when the warehouse views are written and when a release is written; not stored in
+    gold."""
+
+    name: str = pa.Field(description="Score name (a table of scores.toml).")
+    level: str = pa.Field(
+        nullable=True,
+        isin=("nominal", "ordinal", "interval", "ratio"),
+        description="Level of measurement, from the type of the scale the ratings are on: "
+        "categories, booleans and votes nominal, a rank ordinal, numbers interval (ratio where "
+        "the name's range starts at 0); null for free text.",
+    )
+    alpha: pl.Float64 = pa.Field(
+        nullable=True,
+        in_range={"min_value": -1.0, "max_value": 1.0},
+        description="Krippendorff's alpha (1 = perfect agreement, 0 = chance, below 0 = "
+        "systematic disagreement); null when not computable.",
+    )
+    n_items: pl.Int64 = pa.Field(ge=0, description="Items rated by 2 or more raters.")
+    n_ratings: pl.Int64 = pa.Field(ge=0, description="Ratings of those items (one per rater).")
+    max_raters: pl.Int64 = pa.Field(ge=0, description="Most raters of one item.")
+    status: str = pa.Field(
+        isin=("computed", "not computable"), description="Whether alpha could be computed."
+    )
+    reason: str = pa.Field(
+        nullable=True,
+        description="Why alpha is not computable (no item rated twice, one value only, only a "
+        "mean recorded, free text).",
+    )
+
+
+# Tables computed from the layers when the warehouse views are written (not stored layers).
+WAREHOUSE_MODELS: dict[str, type[pa.DataFrameModel]] = {"rater_agreement": RaterAgreement}
 
 GOLD_MODELS: dict[str, type[pa.DataFrameModel]] = {
     "turn_rewards": TurnRewards,

@@ -9,6 +9,8 @@ import duckdb
 import polars as pl
 
 from pipelines.config.names import SOURCES
+from pipelines.config.scores import load_scores
+from pipelines.gold.agreement import agreement
 from pipelines.ingest.log import current_parts
 from pipelines.release.store.files import latest_release
 from pipelines.runtime.faults import crash_point
@@ -78,6 +80,15 @@ def _copy_table(con: duckdb.DuckDBPyConnection, name: str, paths: list[str]) -> 
     con.unregister("_data")
 
 
+def _computed_tables(layout: Layout) -> dict[str, pl.DataFrame]:
+    """Small tables computed from the layers rather than read from files: Krippendorff's alpha
+    per score name needs the `krippendorff` package, which SQL cannot call."""
+    if not stored.exists(layout, "silver", "feedback"):
+        return {}
+    feedback = stored.scan(layout, "silver", "feedback")
+    return {"rater_agreement": agreement(feedback, load_scores())}
+
+
 def write_views(layout: Layout) -> list[str]:
     """Rebuild `warehouse.duckdb` in a temporary file and swap it in atomically (views over
     the Parquet files; for a remote data root, local copies of the tables)."""
@@ -101,10 +112,15 @@ def write_views(layout: Layout) -> list[str]:
                 continue
             files = "[" + ", ".join(_literal(p) for p in paths) + "]"
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({files})")
+        computed = _computed_tables(layout)
+        for name, frame in computed.items():
+            con.register("_data", frame.to_arrow())
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _data")
+            con.unregister("_data")
         con.execute("CHECKPOINT")
     crash_point("views:before_swap")
     os.replace(tmp, target)
-    return sorted(views)
+    return sorted([*views, *computed])
 
 
 def query(layout: Layout, sql: str, params: list | None = None) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from pipelines.reports.summary import build_summary
 from pipelines.storage.layout import Layout
 
 PLOTTED = ["rewards", "agreement", "q_values", "engagement", "quarantine", "splits", "release"]
-TABLES_ONLY = ["replays", "reconciliation", "checks", "diff"]
+TABLES_ONLY = ["replays", "rater_agreement", "reconciliation", "checks", "diff"]
 # A URL a browser would fetch: src/href/url()/@import/srcset with a scheme or protocol-relative.
 NETWORK = re.compile(
     r"""(?:\b(?:src|href|srcset|action|poster|data)\s*=\s*["']?\s*|url\(\s*["']?|@import\s+["']?)"""
@@ -61,7 +61,13 @@ def test_every_build_writes_a_report_named_by_time_and_run(demo_warehouse):
 
 def test_report_has_every_section_with_its_plot_and_table(demo_warehouse):
     found = _sections(build_report(demo_warehouse).read_text())
-    assert list(found) == [*PLOTTED[:4], "replays", "quarantine", "splits", *TABLES_ONLY[1:3]] + [
+    assert list(found) == [
+        *PLOTTED[:4],
+        *TABLES_ONLY[:2],
+        "quarantine",
+        "splits",
+        *TABLES_ONLY[2:4],
+    ] + [
         "release",
         "diff",
     ]
@@ -77,6 +83,14 @@ def test_report_shows_replay_agreement_for_the_demos_two_personas(demo_warehouse
     for persona in ("terse-critic", "cautious"):  # the demo's replay result files
         assert persona in replays, persona
     assert "agreement_rate" in replays
+
+
+def test_report_shows_rater_agreement_with_alpha_and_the_names_not_computable(demo_warehouse):
+    html = build_report(demo_warehouse).read_text()
+    section = html[html.index('id="rater_agreement"') : html.index('id="quarantine"')]
+    # the demo's OpenAssistant trees carry several readers' emoji votes per message
+    assert "emoji" in section and "computed" in section
+    assert "not computable" in section and "no item has ratings from 2 or more raters" in section
 
 
 def test_report_lists_the_build_checks_trainability_included(demo_warehouse):

@@ -238,6 +238,10 @@ BAD = {
         '[release]\nkto_include_neutral = "yes"\n',
         "[release] kto_include_neutral: should be true or false, got 'yes'",
     ),
+    "label_agreement": (
+        "[release]\nmin_label_agreement = 1.5\n",
+        "[release] min_label_agreement: should be less than or equal to 1, got 1.5",
+    ),
     "limit": (
         "[limits]\nmax_file_bytes = 0\n",
         "[limits] max_file_bytes: should be greater than 0, got 0",

@@ -32,6 +32,7 @@ from pipelines.exports.datasets.kto import build_kto, kto_rows
 from pipelines.exports.datasets.preference import build_preference, rated_alternative_pairs
 from pipelines.exports.datasets.rl_steps import build_rl_steps
 from pipelines.exports.datasets.sft import build_sft, sft_rows
+from pipelines.gold.raters import released_labels
 from pipelines.sources.base import sha256_hex
 
 DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions")
@@ -86,6 +87,9 @@ def build_datasets(
     rows, with their episode's group and source, are appended to it."""
     options = options or DatasetOptions()
     episodes = silver["episodes"]
+    # rewards below the release's label minimum are no label for any dataset
+    kept_rewards, below_minimum = released_labels(gold["turn_rewards"], options.label_minimum)
+    gold = {**gold, "turn_rewards": kept_rewards}
     silver = with_decision_prompts(silver, gold)
     examples = build_sft(silver, gold)
     rated = build_kto(silver, gold, examples)
@@ -107,6 +111,8 @@ def build_datasets(
         counts = {"sft": {NEGATIVE_REWARD: negative}, "kto": {NEUTRAL_REWARD: neutral}}
         for name, n in unshaped.items():
             counts.setdefault(name, {})[NO_USER_TURN] = n
+        if below_minimum:
+            counts["labels"] = below_minimum
         left_out.update({name: dict(sorted(c.items())) for name, c in sorted(counts.items())})
     return {name: out[name] for name in DATASETS}
 

@@ -5,10 +5,12 @@ Everything here is pure Polars over silver / gold frames; no I/O, no Dagster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import polars as pl
+
+from pipelines.gold.raters import LabelMinimum
 
 if TYPE_CHECKING:
     from pipelines.config.settings import Settings
@@ -25,13 +27,31 @@ class DatasetOptions:
 
     kto_include_neutral: bool = False  # keep kto rows with reward exactly 0 (labelled false)
     sft_include_negative: bool = False  # keep sft examples whose final turn has a negative reward
+    # rater-combined rewards need this many raters / this agreement (None: no minimum)
+    min_raters: int | None = None
+    min_label_agreement: float | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DatasetOptions:
         return cls(
             kto_include_neutral=settings.release_kto_include_neutral,
             sft_include_negative=settings.release_sft_include_negative,
+            min_raters=settings.release_min_raters,
+            min_label_agreement=settings.release_min_label_agreement,
         )
+
+    def record(self) -> dict:
+        """The options as the manifest and the content hash hold them: a label minimum only when
+        one is set, so a release without one is the release it was before minimums existed."""
+        out = asdict(self)
+        return {k: v for k, v in out.items() if v is not None or k not in _LABEL_MINIMUM}
+
+    @property
+    def label_minimum(self) -> LabelMinimum:
+        return LabelMinimum(self.min_raters, self.min_label_agreement)
+
+
+_LABEL_MINIMUM = ("min_raters", "min_label_agreement")
 
 
 def messages_text(column: str | pl.Expr) -> pl.Expr:

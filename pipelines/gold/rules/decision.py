@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.gold.common import aggregate, json_object, mapped, sorted_ids, to_signed
+from pipelines.gold.raters import MAJORITY_SHARE, STD, majority_share, rater, std_spread
 from pipelines.gold.registry import Silver, rule
 from pipelines.transforms.decision.ratings import normalized_rating
 
@@ -60,6 +61,11 @@ def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         reward=aggregate(pl.col("value"), method, pl.col("observed_at")),
         feedback_ids=sorted_ids(),
         n_signals=pl.len().cast(pl.Int64),
+        # a decision's signals are all ratings or all wasGoodDecision verdicts (one rater kind each)
+        n_raters=rater().n_unique().cast(pl.Int64),
+        votes=(pl.col("name") == "was_good_decision").all(),
+        std=std_spread(pl.col("value")),
+        share=majority_share(pl.col("value")),
         inferred=pl.col("evidence").is_in(_INFERRED).any(),
         signals=pl.struct("name", "value_num", "scale", "evidence", "source_kind", "value").sort_by(
             "name", "feedback_id"
@@ -79,6 +85,9 @@ def decision_outcome(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         aggregation=pl.when(pl.col("n_signals") == 1)
         .then(pl.lit("single"))
         .otherwise(pl.lit(method)),
+        n_raters="n_raters",
+        rater_spread=pl.when("votes").then("share").otherwise("std"),
+        spread_measure=pl.when("votes").then(pl.lit(MAJORITY_SHARE)).otherwise(pl.lit(STD)),
         rule_inputs=json_object(
             signals=pl.col("signals"), rating_scale_inferred=pl.col("inferred")
         ),

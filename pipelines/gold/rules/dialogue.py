@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.gold.common import aggregate, json_object, mapped
+from pipelines.gold.raters import STD, rater, std_spread
 from pipelines.gold.registry import Silver, rule
 
 SIGNALS = ("rating", "reward")
@@ -30,6 +31,7 @@ def _events(silver: Silver) -> pl.DataFrame:
     return rows.group_by("event").agg(
         pl.col("episode_id", "turn_id", "target").first(),
         observed_at=pl.col("observed_at").min(),
+        rater=rater().first(),
         feedback_ids=pl.col("feedback_id").sort(),
         rating=pl.col("value_num").filter(pl.col("name") == "rating").first(),
         reward=pl.col("value_num").filter(pl.col("name") == "reward").first(),
@@ -77,6 +79,8 @@ def dialogue_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         .unique()
         .sort(),
         n_signals=pl.len().cast(pl.Int64),
+        n_raters=pl.col("rater").n_unique().cast(pl.Int64),
+        rater_spread=std_spread(pl.col("value")),
         inputs=pl.struct("rating", "reward", "mapped_rating", "value").sort_by(
             "observed_at", "event"
         ),
@@ -92,5 +96,8 @@ def dialogue_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         aggregation=pl.when(pl.col("n_signals") == 1)
         .then(pl.lit("single"))
         .otherwise(pl.lit(method)),
+        n_raters="n_raters",
+        rater_spread="rater_spread",
+        spread_measure=pl.lit(STD),
         rule_inputs=json_object(events=pl.col("inputs")),
     )

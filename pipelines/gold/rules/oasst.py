@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.gold.common import json_object, mapped, to_signed
+from pipelines.gold.raters import MAJORITY_SHARE
 from pipelines.gold.registry import Silver, rule
 
 
@@ -40,21 +41,34 @@ def oasst_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         reward=to_signed(pl.col("value_num").first()).clip(-1.0, 1.0),
         feedback_ids=pl.col("feedback_id").sort(),
         quality=pl.col("value_num").first(),
+        # OASST keeps a label's reviewer count and mean, not each reviewer's value: no spread
+        n_raters=pl.col("attributes")
+        .str.json_path_match("$.count")
+        .cast(pl.Int64, strict=False)
+        .first(),
     )
     by_emoji = emoji.group_by("turn_id").agg(
         pl.col("episode_id").first(),
         reward=(pl.col("value") * pl.col("value_num")).sum() / pl.col("value_num").sum(),
         feedback_ids=pl.col("feedback_id").sort(),
         emojis=pl.struct(name="value_text", count="value_num").sort_by("value_text"),
+        # each counted emoji is one reader's vote
+        n_raters=pl.col("value_num").sum().cast(pl.Int64),
     )
+    by_emoji = by_emoji.join(_vote_shares(emoji), on="turn_id", how="left")
     by_emoji = by_emoji.join(by_label.select("turn_id"), on="turn_id", how="anti")
     both = pl.concat(
         [
-            by_label.with_columns(rule_inputs=json_object(quality=pl.col("quality"))).drop(
-                "quality"
-            ),
-            by_emoji.with_columns(rule_inputs=json_object(emojis=pl.col("emojis"))).drop("emojis"),
-        ]
+            # a label is OASST's mean of its reviewers; emoji votes are weighted by their counts
+            by_label.with_columns(
+                rule_inputs=json_object(quality=pl.col("quality")), aggregation=pl.lit("mean")
+            ).drop("quality"),
+            by_emoji.with_columns(
+                rule_inputs=json_object(emojis=pl.col("emojis")),
+                aggregation=pl.lit("weighted_mean"),
+            ).drop("emojis"),
+        ],
+        how="diagonal",
     )
     return both.select(
         "episode_id",
@@ -64,8 +78,20 @@ def oasst_feedback(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         reward="reward",
         feedback_ids="feedback_ids",
         n_signals=pl.col("feedback_ids").list.len().cast(pl.Int64),
-        aggregation=pl.when(pl.col("feedback_ids").list.len() == 1)
+        aggregation=pl.when(pl.col("n_raters").fill_null(1) <= 1)
         .then(pl.lit("single"))
-        .otherwise(pl.lit("weighted_mean")),
+        .otherwise("aggregation"),
+        n_raters=pl.when(pl.col("n_raters") >= 1).then("n_raters"),
+        rater_spread="rater_spread",
+        spread_measure=pl.when(pl.col("rater_spread").is_not_null()).then(pl.lit(MAJORITY_SHARE)),
         rule_inputs="rule_inputs",
+    )
+
+
+def _vote_shares(emoji: pl.DataFrame) -> pl.DataFrame:
+    """turn_id, rater_spread: the share of a message's valued emoji votes whose value (+1, −1) is
+    the most frequent one (a red flag votes −1, as in the reward)."""
+    per_value = emoji.group_by("turn_id", "value").agg(votes=pl.col("value_num").sum())
+    return per_value.group_by("turn_id").agg(
+        rater_spread=pl.col("votes").max() / pl.col("votes").sum()
     )

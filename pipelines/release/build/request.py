@@ -25,6 +25,8 @@ class ReleaseRequest:
         None  # layer -> table -> Delta version read (pipelines/storage/tables.py); not content
     )
     as_of: str | None = None  # built from the tables as of this time (not LATEST); not content
+    # Krippendorff's alpha per score name (gold/agreement.py rows); not content
+    agreement: list[dict] | None = None
 
     def dataset_names(self) -> list[str]:
         return sorted(self.staged.names)

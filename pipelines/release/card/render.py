@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.exports.datasets.chat_shape import LATE_SYSTEM_PREFIX, OPENING_PREFIX
 from pipelines.exports.datasets.sft import SCENARIO_PREFIX
+from pipelines.release.card.agreement import agreement_section
 from pipelines.release.card.columns import DATASET_PURPOSE, column_description
 from pipelines.release.card.meta import Config, card_metadata, card_warnings, front_matter
 
@@ -162,6 +163,10 @@ formulas with their reasoning in the project's `docs/rewards.md`. Rewards are in
 Reward rules in force: {_enabled_rules(request.config)}.
 
 {rules_section(request.config.get("release", {}), request.proof)}
+
+## Rater agreement
+
+{agreement_section(request.agreement, request.config.get("release", {}), request.proof)}
 
 ## Split method
 

@@ -1,0 +1,256 @@
+"""Inter-rater agreement per score name: Krippendorff's alpha over silver `feedback`.
+
+An item is one judged target (a turn, decision, agent round or episode) and one score name; its
+ratings are the current feedback rows of that name on it, one per rater (`raters.rater`: a rater
+who rated one item twice counts with the last rating). Alpha compares the ratings of items that
+have at least two, so only those items count (`n_items`, `n_ratings`).
+
+The level of measurement comes from each scale's type in scores.toml: categories and booleans are
+nominal, a `rank` ordinal, numbers interval — ratio where the name's `range` (or, without one,
+every numeric scale of it) starts at 0. Numbers on a bounded scale are put on [0, 1] first
+((x − low) / (high − low)), so a 1–5 rating and a 0–1 rating of one name compare; a number whose
+scale is `unknown` is left out, it cannot be compared.
+
+Two kinds of rows are not one rater's rating:
+- a tally of votes (scale `count` with the voted label in value_text, e.g. OpenAssistant's emoji
+  counts) stands for that many raters each voting the label; only the mutually exclusive votes of
+  `VOTES` take part (a reader gives +1 or −1, not both), as nominal values;
+- a mean of several raters (attributes `count`, e.g. an OpenAssistant label) hides their values,
+  so its name is not computable from it.
+
+A name with no item rated twice, or whose ratings are all one value (alpha is then 0/0), is "not
+computable", with the reason: never a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import polars as pl
+
+from pipelines.config.scores import SCALES, ScoreConfig
+from pipelines.gold.raters import rater
+from pipelines.schemas import polars_schema
+from pipelines.schemas.gold import RaterAgreement
+
+NOMINAL, ORDINAL, INTERVAL, RATIO = "nominal", "ordinal", "interval", "ratio"
+VOTES = {"emoji": ("+1", "-1")}  # score name → the labels its tallies vote for
+COMPUTED = "computed"
+NOT_COMPUTABLE = "not computable"
+
+RATINGS_SCHEMA = pl.Schema(
+    {
+        "name": pl.String,
+        "level": pl.String,
+        "item": pl.String,
+        "value": pl.String,  # a label, or a number written as text (levels other than nominal)
+        "count": pl.Int64,
+    }
+)
+AGREEMENT_SCHEMA = polars_schema(RaterAgreement)
+FEEDBACK_COLUMNS = (
+    "feedback_id",
+    "episode_id",
+    "turn_id",
+    "decision_id",
+    "agent_id",
+    "target",
+    "name",
+    "value_num",
+    "value_text",
+    "scale",
+    "observed_at",
+    "attributes",
+)
+
+
+def scale_level(scale: str, config: ScoreConfig) -> str | None:
+    """The level of measurement of ratings on `scale` for a name configured as `config`; None for
+    free text."""
+    kind = SCALES[scale].type
+    if kind == "text":
+        return None
+    if kind in ("categorical", "boolean"):
+        return NOMINAL
+    if scale == "rank":
+        return ORDINAL
+    low = (
+        config.range[0]
+        if config.range is not None
+        else min(
+            (SCALES[s].low if SCALES[s].low is not None else -1.0)
+            for s in config.scales
+            if SCALES[s].type == "numeric"
+        )
+    )
+    return RATIO if low == 0 else INTERVAL
+
+
+def _levels(name: str, config: ScoreConfig) -> list[str | None]:
+    if name in VOTES:
+        return [NOMINAL]
+    return list(dict.fromkeys(scale_level(s, config) for s in config.scales))
+
+
+def _on_unit_scale(value: pl.Expr) -> pl.Expr:
+    """value_num of a bounded scale put on [0, 1]; others as recorded; `unknown` → null."""
+    expr = pl.when(pl.col("scale") == "unknown").then(None)
+    for scale, rule in SCALES.items():
+        if rule.low is not None and rule.high is not None and rule.high > rule.low:
+            expr = expr.when(pl.col("scale") == scale).then(
+                (value - rule.low) / (rule.high - rule.low)
+            )
+    return expr.otherwise(value)
+
+
+def ratings(
+    feedback: pl.DataFrame | pl.LazyFrame, configs: Mapping[str, ScoreConfig]
+) -> pl.DataFrame:
+    """One row per item, level and value with how many raters gave it (`RATINGS_SCHEMA`), for the
+    items rated at least twice."""
+    # An item with one row has one rating (unless it is a tally of votes): drop those first,
+    # before the costlier work (most targets carry one score of a name).
+    target = ["name", "target", "episode_id", "turn_id", "decision_id", "agent_id"]
+    rows = (
+        feedback.lazy()
+        .select(FEEDBACK_COLUMNS)
+        .filter(
+            pl.col("name").is_in(list(configs))
+            & ((pl.len().over(target) >= 2) | pl.col("name").is_in(list(VOTES)))
+        )
+    )
+    level_of = {
+        (name, scale): scale_level(scale, config)
+        for name, config in configs.items()
+        for scale in config.scales
+    }
+    keys = pl.concat_str(pl.col("name"), pl.col("scale"), separator="\0")
+    flat = {f"{n}\0{s}": lvl for (n, s), lvl in level_of.items() if lvl is not None}
+    item = pl.concat_str(
+        "target",
+        "episode_id",
+        pl.col("turn_id").fill_null(""),
+        pl.col("decision_id").fill_null(""),
+        pl.col("agent_id").fill_null(""),
+        separator="\0",
+    )
+    tallies = _tallies(rows, item)
+    aggregated = pl.col("attributes").str.json_path_match("$.count").is_not_null()
+    single = (
+        rows.filter(~pl.col("name").is_in(list(VOTES)) & ~aggregated.fill_null(False))
+        .with_columns(
+            level=keys.replace_strict(flat, default=None, return_dtype=pl.String),
+            item=item,
+            rater=rater(),
+        )
+        .filter(pl.col("level").is_not_null())
+        .with_columns(
+            value=pl.when(pl.col("level") == NOMINAL)
+            .then(pl.coalesce(pl.col("value_text"), pl.col("value_num").cast(pl.String)))
+            .otherwise(_on_unit_scale(pl.col("value_num")).cast(pl.String))
+        )
+        .filter(pl.col("value").is_not_null())
+        # a rater's last rating of an item is their rating of it (an untimed one is the oldest)
+        .group_by("name", "level", "item", "rater")
+        .agg(pl.col("value").sort_by("observed_at", "feedback_id", nulls_last=False).last())
+        .group_by("name", "level", "item", "value")
+        .agg(count=pl.len().cast(pl.Int64))
+    )
+    both = pl.concat([single.select(RATINGS_SCHEMA.names()), tallies])
+    pairable = pl.col("count").sum().over("name", "level", "item") >= 2
+    return both.filter(pairable).collect().sort("name", "level", "item", "value")
+
+
+def _tallies(rows: pl.LazyFrame, item: pl.Expr) -> pl.LazyFrame:
+    frames = [
+        rows.filter(
+            (pl.col("name") == name)
+            & (pl.col("scale") == "count")
+            & pl.col("value_text").is_in(list(labels))
+            & (pl.col("value_num") > 0)
+        ).select(
+            "name",
+            level=pl.lit(NOMINAL),
+            item=item,
+            value="value_text",
+            count=pl.col("value_num").round().cast(pl.Int64),
+        )
+        for name, labels in VOTES.items()
+    ]
+    return pl.concat(frames) if frames else pl.LazyFrame(schema=RATINGS_SCHEMA)
+
+
+def krippendorff_alpha(found: pl.DataFrame, level: str) -> float:
+    """Alpha of ratings `found` (item, value, count: how many raters gave the item that value;
+    values are labels when nominal, numbers written as text otherwise) with the `krippendorff`
+    package, from its items × values count matrix."""
+    import krippendorff  # numpy-heavy: imported where alpha is computed
+
+    key = pl.col("value") if level == NOMINAL else pl.col("value").cast(pl.Float64)
+    coded = found.with_columns(
+        _item=pl.col("item").rank("dense").cast(pl.Int64) - 1,
+        _value=key.rank("dense").cast(pl.Int64) - 1,
+    )
+    domain = coded.select(key.alias("v"), "_value").unique().sort("_value").get_column("v")
+    matrix = np.zeros((coded.get_column("_item").max() + 1, domain.len()))
+    np.add.at(
+        matrix,
+        (coded.get_column("_item").to_numpy(), coded.get_column("_value").to_numpy()),
+        coded.get_column("count").to_numpy(),
+    )
+    return float(
+        krippendorff.alpha(
+            value_counts=matrix, value_domain=domain.to_list(), level_of_measurement=level
+        )
+    )
+
+
+def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None) -> dict:
+    per_item = found.group_by("item").agg(pl.col("count").sum()) if found.height else None
+    n_items = per_item.height if per_item is not None else 0
+    row = {
+        "name": name,
+        "level": level,
+        "alpha": None,
+        "n_items": n_items,
+        "n_ratings": int(per_item.get_column("count").sum()) if n_items else 0,
+        "max_raters": int(per_item.get_column("count").max()) if n_items else 0,
+        "status": NOT_COMPUTABLE,
+        "reason": why_none,
+    }
+    if why_none is not None:
+        return row
+    if n_items == 0:
+        return row | {"reason": "no item has ratings from 2 or more raters"}
+    if found.get_column("value").n_unique() < 2:
+        return row | {"reason": "every rating has the same value (alpha is 0/0)"}
+    return row | {"alpha": krippendorff_alpha(found, level), "status": COMPUTED, "reason": None}
+
+
+def agreement(
+    feedback: pl.DataFrame | pl.LazyFrame, configs: Mapping[str, ScoreConfig]
+) -> pl.DataFrame:
+    """One row per configured score name and level of measurement (`AGREEMENT_SCHEMA`): alpha, or
+    "not computable" and why."""
+    found = ratings(feedback, configs)
+    aggregated = set(
+        feedback.lazy()
+        .filter(pl.col("attributes").str.json_path_match("$.count").is_not_null())
+        .select("name")
+        .unique()
+        .collect()
+        .get_column("name")
+    )
+    rows = []
+    for name in sorted(configs):
+        for level in _levels(name, configs[name]):
+            mine = found.filter((pl.col("name") == name) & pl.col("level").eq_missing(level))
+            why = None
+            if level is None:
+                why = "free text has no level of measurement"
+            elif mine.height == 0 and name in aggregated:
+                why = "the source records only the mean of its raters"
+            rows.append(_row(name, level, mine, why))
+    table = pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
+    return RaterAgreement.validate(table, lazy=True)
