@@ -435,6 +435,8 @@ def look_alikes(n: int = 500) -> list[str]:
         "The meeting is on Friday, March 14, 2025.",
         "Temperature was 21.5 °C at 06:45.",
         "Section 4 Main results are in the appendix.",
+        "I'm Claude, an AI assistant. How can I help?",
+        "Hi Gemini, summarise this page.",
     ]
     makers = [
         lambda: f"Your order #{rng.randint(10**7, 10**8 - 1)} has shipped.",
