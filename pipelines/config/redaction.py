@@ -9,7 +9,22 @@ from typing import Any
 
 import phonenumbers
 
-KINDS: tuple[str, ...] = ("url", "token", "email", "ip", "phone", "money", "org")
+# In priority order: of two spans with the same start and length, the earlier kind's is kept (a
+# card number's digits may also read as a phone).
+KINDS: tuple[str, ...] = (
+    "url",
+    "token",
+    "email",
+    "card",
+    "iban",
+    "national_id",
+    "ip",
+    "phone",
+    "money",
+    "address",
+    "person",
+    "org",
+)
 DEFAULT_PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR")
 
 

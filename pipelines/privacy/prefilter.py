@@ -11,6 +11,15 @@ from collections.abc import Iterable, Iterator
 
 import polars as pl
 
+from pipelines.privacy.addresses import ADDRESS_CORES
+from pipelines.privacy.identifiers import (
+    BARE_DIGITS_CORE,
+    CARD_CORE,
+    CUE_WORDS,
+    IBAN_CORE,
+    NATIONAL_ID_CORES,
+)
+from pipelines.privacy.person_names import PERSON_CORES
 from pipelines.privacy.redact import RedactionConfig
 
 # Python's `str.isdigit` (the redactor's gate for ip, phone and money) is Nd plus some No digits.
@@ -199,6 +208,20 @@ def detector_gates(text: pl.Expr, ids: list[str], config: RedactionConfig) -> di
             | text.str.contains(_CURRENCY_WORD)
             | (text.str.contains(finance) & text.str.contains(_AMOUNT_WITH_MAGNITUDE))
         ),
+        # The check-digit, address and name detectors' own patterns without their look-arounds
+        # (identifiers.py, addresses.py, person_names.py): a match in Python is one here.
+        "card": digit & text.str.contains(CARD_CORE),
+        "iban": digit & text.str.contains(IBAN_CORE),
+        "national_id": digit
+        & (
+            text.str.contains("|".join(NATIONAL_ID_CORES))
+            | (
+                text.str.contains(f"{_NOT_WORD}(?:{_any_caseless(CUE_WORDS)})")
+                & text.str.contains(BARE_DIGITS_CORE)
+            )
+        ),
+        "address": digit & text.str.contains("|".join(ADDRESS_CORES)),
+        "person": text.str.contains("|".join(PERSON_CORES)),
         "org": pl.lit(False),
         "pseudonym": text.str.contains_any(ids) if ids else pl.lit(False),
     }

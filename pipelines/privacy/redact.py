@@ -15,6 +15,13 @@ placeholder:
 | `money` | `[MONEY]`   | amounts with a currency ($1,200.50, €3.4M, USD 12 million, 1.2 million USD)|
 |         |             | and magnitudes next to a finance word (revenue of 40k, 40k in revenue)     |
 | `org`   | `[ORG]`     | configured organization names, case-insensitive, whole word, longest first |
+| `card`  | `[CARD]`    | payment-card numbers: issuer prefix and length, Luhn (identifiers.py)     |
+| `iban`  | `[IBAN]`    | IBANs, with or without spaces: mod 97 and the country's format            |
+| `national_id` | `[NATIONAL_ID]` | US SSN, UK NINO, DE Steuer-ID, FR NIR, ES DNI/NIE, IT codice  |
+|         |             | fiscale, validated by python-stdnum (bare digits only after a cue word)   |
+| `address` | `[ADDRESS]` | street + number (+ postcode, town) of the US, UK, DE, FR (addresses.py)   |
+| `person` | `[PERSON]` | names after an introduction, a greeting or before a sign-off              |
+|         |             | (person_names.py)                                                         |
 
 Ordinary numbers are left alone: years, dates, times, versions (3.11), percentages, durations (15
 minutes), route numbers (Route 45), epoch seconds and ids. Phone candidates from the matcher are
@@ -47,6 +54,8 @@ from pipelines.config.redaction import (
     RedactionConfig,
     redaction_config_from,
 )
+from pipelines.privacy.addresses import addresses
+from pipelines.privacy.identifiers import cards, ibans, national_ids
 from pipelines.privacy.patterns import (
     _CUE_WINDOW,
     _EMAIL,
@@ -74,6 +83,7 @@ from pipelines.privacy.patterns import (
     may_keep_run,
     phone_windows,
 )
+from pipelines.privacy.person_names import persons
 
 # Kept importable from here, where callers have always found them.
 __all__ = [
@@ -94,6 +104,11 @@ PLACEHOLDERS: dict[str, str] = {
     "phone": "[PHONE]",
     "money": "[MONEY]",
     "org": "[ORG]",
+    "card": "[CARD]",
+    "iban": "[IBAN]",
+    "national_id": "[NATIONAL_ID]",
+    "address": "[ADDRESS]",
+    "person": "[PERSON]",
 }
 # Lower number wins when two candidate spans start at the same place and have the same length.
 _PRIORITY = {kind: i for i, kind in enumerate(KINDS)}
@@ -181,6 +196,16 @@ class Redactor:
             candidates.extend(self._phones(text, self._phone_runs.get(text)))
         if "money" in kinds and has_digit:
             candidates.extend(self._money(text))
+        if "card" in kinds and has_digit:
+            candidates.extend(cards(text))
+        if "iban" in kinds and has_digit:
+            candidates.extend(ibans(text))
+        if "national_id" in kinds and has_digit:
+            candidates.extend(national_ids(text))
+        if "address" in kinds and has_digit:
+            candidates.extend(addresses(text))
+        if "person" in kinds:
+            candidates.extend(persons(text))
         if self._org is not None and "org" in kinds:
             candidates.extend((m.start(), m.end(), "org") for m in self._org.finditer(text))
         return _resolve(candidates)

@@ -249,8 +249,8 @@ BAD = {
     "redaction_kind": (
         '[privacy.redaction]\nkinds = ["email", "ssn"]\n',
         (
-            "[privacy.redaction] kinds[1]: should be 'url', 'token', 'email', 'ip', 'phone', "
-            "'money' or 'org'"
+            "[privacy.redaction] kinds[1]: should be 'url', 'token', 'email', 'card', 'iban', "
+            "'national_id', 'ip', 'phone', 'money', 'address', 'person' or 'org'"
         ),
     ),
     "phone_region": (

@@ -190,7 +190,7 @@ two splits.
 
 The raw logs contain personal data (study survey answers, e-mail addresses, free text). Survey answers
 are never exported. {_privacy_line(request.config.get("privacy", {}))}
-"""
+{_redaction_counts(request.config.get("privacy", {}), request.redaction_ledger)}"""
 
 
 def _enabled_rules(config: dict) -> str:
@@ -279,6 +279,18 @@ def _privacy_line(privacy: dict) -> str:
         "is "
         "as recorded. Do not share it outside the team that owns the raw data."
     )
+
+
+def _redaction_counts(privacy: dict, ledger: dict[str, dict[str, int]] | None) -> str:
+    """Replacements per redaction kind over all datasets (every kind enabled, so a 0 says it was
+    looked for), from the redaction ledger; nothing for a release that was not redacted."""
+    kinds = (privacy.get("redaction") or {}).get("kinds")
+    if not privacy.get("redacted") or ledger is None or not kinds:
+        return ""
+    totals = {kind: sum(counts.get(kind, 0) for counts in ledger.values()) for kind in kinds}
+    listed = ", ".join(f"`{kind}` {n}" for kind, n in totals.items())
+    ids = sum(counts.get("pseudonym", 0) for counts in ledger.values())
+    return f"\nReplaced in all datasets, by kind: {listed}; subject ids pseudonymized: {ids}.\n"
 
 
 def _grouping_line(splits: dict) -> str:
