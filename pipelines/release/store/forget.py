@@ -20,6 +20,12 @@ from pipelines.release.store.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store.openai_files import (
+    SECTION,
+    dataset_files,
+    jsonl_file,
+    write_openai_files,
+)
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot, put_file
@@ -56,6 +62,8 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
         return None
     if named:
         manifest["raw_files"] = [f for f in raw_files if f not in named]
+    if removed:
+        _rewrite_openai_files(staging, manifest)
     for name, folder in manifest_folders(manifest).items():
         counts = split_counts(staging, manifest["files"], folder)
         if name in manifest["counts"]:
@@ -78,6 +86,27 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
     os.rename(staging, release)
     shutil.rmtree(old)
     return removed
+
+
+def _rewrite_openai_files(staging: Path, manifest: dict) -> None:
+    """The OpenAI files made again from the rewritten Parquet files (their lines hold the rows'
+    text), with their manifest entries and section."""
+    section = manifest.get(SECTION)
+    if not section:  # a release made before releases had them
+        return
+    datasets = {entry["dataset"]: list(entry["counts"]) for entry in section.values()}
+    parquet = {name: dataset_files(manifest["files"], name) for name in datasets}
+    manifest[SECTION] = write_openai_files(staging, parquet, datasets)
+    rows = {
+        jsonl_file(config, split): n
+        for config, entry in manifest[SECTION].items()
+        for split, n in entry["counts"].items()
+    }
+    for entry in manifest["files"]:
+        if entry["path"] in rows:
+            path = staging / entry["path"]
+            entry |= {"rows": rows[entry["path"]], "sha256": sha256_file(path)}
+            entry["bytes"] = path.stat().st_size
 
 
 def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int | None:
