@@ -52,7 +52,7 @@ def _messages_fault(messages: object, weighted: bool, last: str) -> str | None:
         if fault := _message_fault(message, weighted):
             return fault
     if messages[-1]["role"] != last:
-        return f"the messages do not end with a {last} message"
+        return f"the last message is not the {last}'s"
     return None
 
 
