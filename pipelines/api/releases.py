@@ -256,7 +256,8 @@ def load_release(
     verify_first: bool = True,
     cache_dir: PathLike | None = None,
 ) -> DatasetDict:
-    """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …) as a Hugging
+    """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …, or the OpenAI
+    files' `openai_sft` / `openai_preference`) as a Hugging
     Face `datasets.DatasetDict` with one split per split in the release's manifest, e.g.
     `load_release()["train"]` for a TRL trainer; a split without rows is a `Dataset` of 0 rows
     with the dataset's features. The release is verified first unless
