@@ -86,6 +86,7 @@ def forgotten(tmp_path_factory):
     before = complete_releases(Layout(data).exports)
     profile_rows = profile_split_rows(Layout(data).exports / before[-1])
     openai_before = openai_texts(Layout(data).exports / before[-1])
+    sft_rows = read_manifest(Layout(data).exports / before[-1])["counts"]["sft"]
     # an old build report whose quarantine example quoted the subject's record
     old_report = Layout(data).reports / "run-before.html"
     old_report.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +102,7 @@ def forgotten(tmp_path_factory):
         before=before,
         profile_rows=profile_rows,
         openai_before=openai_before,
+        sft_rows=sft_rows,
         built_at=built_at,
         roots=roots,
     )
@@ -171,6 +173,17 @@ def test_forget_removes_the_subjects_text_from_the_openai_files_and_their_manife
     left_out = manifest["openai"]["openai_sft"]["left_out"]
     assert sum(lines.values()) + sum(left_out.values()) == sft.height  # from the rewritten rows
     assert verify_release(release) == []
+
+
+def test_a_rewritten_release_still_loads_with_datasets_by_its_card(forgotten, tmp_path):
+    """`datasets` checks each split's rows against the card's sizes: the card follows the
+    rewritten files (a stale size fails with NonMatchingSplitsSizesError)."""
+    datasets = pytest.importorskip("datasets")
+    release = Layout(forgotten.data).exports / forgotten.before[-1]
+    counts = read_manifest(release)["counts"]["sft"]
+    assert sum(counts.values()) < sum(forgotten.sft_rows.values())  # the subject had sft rows
+    loaded = datasets.load_dataset(str(release), "sft", cache_dir=str(tmp_path))
+    assert {s: d.num_rows for s, d in loaded.items()} == {s: n for s, n in counts.items() if n}
 
 
 def holds(path: Path, needle: str) -> bool:

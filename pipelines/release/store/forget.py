@@ -10,10 +10,12 @@ from pathlib import Path
 
 import orjson
 import polars as pl
+import yaml
 
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.release.store.fetch import local_release
 from pipelines.release.store.files import (
+    CARD,
     MANIFEST,
     complete_releases,
     manifest_folders,
@@ -64,12 +66,14 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
         manifest["raw_files"] = [f for f in raw_files if f not in named]
     if removed:
         _rewrite_openai_files(staging, manifest)
+    sizes = {}
     for name, folder in manifest_folders(manifest).items():
-        counts = split_counts(staging, manifest["files"], folder)
+        counts = sizes[name] = split_counts(staging, manifest["files"], folder)
         if name in manifest["counts"]:
             manifest["counts"][name] = counts
         else:
             manifest["profiles"][name]["counts"] = counts
+    _card_sizes(staging, manifest, sizes)
     manifest.setdefault("deletion_log", []).append(
         {
             "tombstone_id": tombstone["tombstone_id"],
@@ -86,6 +90,34 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
     os.rename(staging, release)
     shutil.rmtree(old)
     return removed
+
+
+def _card_sizes(staging: Path, manifest: dict, sizes: dict[str, dict[str, int]]) -> None:
+    """The card's split sizes as the rewritten files hold them, its manifest entry following:
+    `datasets` checks each split's rows against the card's `num_examples` (a stale one fails
+    `load_dataset(<release>, config)` with NonMatchingSplitsSizesError) and cannot load a
+    split of 0 rows that the card's `configs` list (card/meta.py: `loadable_splits`)."""
+    path = staging / CARD
+    if not path.exists():
+        return
+    _, front, body = path.read_text(encoding="utf-8").split("---\n", 2)
+    meta = yaml.safe_load(front)
+    for config in meta.get("configs", []):
+        rows = sizes.get(config["config_name"])
+        if rows is not None:
+            loadable = {s for s, n in rows.items() if n} or set(rows)
+            config["data_files"] = [f for f in config["data_files"] if f["split"] in loadable]
+    for info in meta.get("dataset_info", []):
+        rows = sizes.get(info["config_name"])
+        if rows is not None:
+            loadable = {s for s, n in rows.items() if n} or set(rows)
+            kept = [s for s in info["splits"] if s["name"] in loadable]
+            info["splits"] = [s | {"num_examples": rows[s["name"]]} for s in kept]
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    path.write_text(f"---\n{front}---\n{body}", encoding="utf-8")
+    for entry in manifest["files"]:
+        if entry["path"] == CARD:
+            entry |= {"sha256": sha256_file(path), "bytes": path.stat().st_size}
 
 
 def _rewrite_openai_files(staging: Path, manifest: dict) -> None:
