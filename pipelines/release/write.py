@@ -17,6 +17,7 @@ from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.card.changelog import diff_markdown
 from pipelines.release.card.diff import diff_folders
 from pipelines.release.card.meta import Config
+from pipelines.release.card.openai import write_folder_cards
 from pipelines.release.card.profiles import PROFILES_DIR, profile_frames
 from pipelines.release.card.render import release_configs, render_card
 from pipelines.release.store.files import (
@@ -30,6 +31,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_files,
 )
+from pipelines.release.store.openai_files import SECTION, jsonl_file, write_openai_files
 from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
@@ -81,6 +83,18 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     return configs
 
 
+def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict[str, dict]:
+    """The OpenAI fine-tuning files (store/openai_files.py) from the datasets' files just moved
+    in, every split of the dataset, with their folders' cards; the manifest's section."""
+    parquet = {name: [f"{name}/{f['file']}" for f in files] for name, files in layout.items()}
+    splits = {
+        name: list(dict.fromkeys(f["split"] for f in files)) for name, files in layout.items()
+    }
+    openai = write_openai_files(tmp, parquet, splits)
+    write_folder_cards(tmp, openai, version)
+    return openai
+
+
 def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
     extra = {"as_of": request.as_of} if request.as_of else {}
     if request.agreement is not None:
@@ -129,9 +143,11 @@ def _manifest(
     request: ReleaseRequest,
     layout: dict[str, list[dict]],
     configs: list[Config],
+    openai: dict[str, dict],
 ) -> dict:
     """The manifest of the complete temporary folder: provenance, row counts per split and every
-    file's hash (the manifest itself is not yet written, so not listed)."""
+    file's hash (the manifest itself is not yet written, so not listed), lines per split of the
+    OpenAI files and the rows they left out."""
     manifest = base | {
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in request.dataset_names()
@@ -140,6 +156,7 @@ def _manifest(
     }
     if configs:
         manifest["profiles"] = _profile_counts(configs)
+    manifest[SECTION] = openai
     for name, files in layout.items():
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
@@ -152,6 +169,8 @@ def _manifest(
     }
     for c in configs:
         written |= {f"{c.path}/{f}": n for f, n in _split_rows(tmp / c.path).items()}
+    for config, entry in openai.items():
+        written |= {jsonl_file(config, split): n for split, n in entry["counts"].items()}
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
         rows = written.get(rel)
@@ -198,11 +217,13 @@ def write_release(
             )
         )
     profiles = _write_profiles(tmp, request)
+    openai = _write_openai(tmp, version, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
-    card = render_card(version, request, layout, configs, _changelog(exports, tmp, base))
+    changelog = _changelog(exports, tmp, base)
+    card = render_card(version, request, layout, configs, changelog, openai)
     (tmp / CARD).write_text(card, encoding="utf-8")
-    manifest = _manifest(tmp, base, request, layout, profiles)
+    manifest = _manifest(tmp, base, request, layout, profiles, openai)
     if check is not None:
         try:
             problems = check(tmp)
