@@ -61,7 +61,7 @@ class Source:
 
 
 def slice_of_partition(key: str) -> int:
-    """The file slice index of partition `key` within its batch (`b00003-train-s05`: 1; see the
+    """The file slice index of partition `key` within its batch (`b00003-s05`: 1; see the
     module doc); 0 for a key without a shard (a table stored whole)."""
     _, _, shard = key.rpartition("-s")
     return int(shard) // PARTITIONS_PER_FILE if shard.isdigit() else 0
