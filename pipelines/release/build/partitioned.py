@@ -48,7 +48,7 @@ class PartitionedRelease:
 
 def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
     """The survey dataset (survey answers are stored whole) with each row's landing batch and file
-    slice index (staged.py; its split is the row's; batch 0, slice 0 without a partition map)."""
+    slice index (staged.py: the split is the row's; batch 0, slice 0 without a partition map)."""
     answers = stored.read(layout, "silver", "survey_answers", as_of)
     placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA).select(
         "group_id",
@@ -114,18 +114,18 @@ def stage_folder(layout: Layout) -> Path:
 
 def _batches_of(frame: pl.DataFrame) -> list[Source]:
     """A frame held whole (the survey answers) as one source per file slice of its rows."""
-    cuts = sorted(set(frame.select(BATCH, "split", SLICE).iter_rows())) or [(0, "", 0)]
+    cuts = sorted(set(frame.select(BATCH, SLICE).iter_rows())) or [(0, 0)]
     schema = frame.drop(SLICE).schema  # no rows: still its schema
     return [
         Source(
             batch,
             schema,
-            lambda b=batch, s=split, i=index: frame.filter(
-                (pl.col(BATCH) == b) & (pl.col("split") == s) & (pl.col(SLICE) == i)
-            ).drop(SLICE),
-            (split, index),
+            lambda b=batch, i=index: frame.filter((pl.col(BATCH) == b) & (pl.col(SLICE) == i)).drop(
+                SLICE
+            ),
+            index,
         )
-        for batch, split, index in cuts
+        for batch, index in cuts
     ]
 
 
