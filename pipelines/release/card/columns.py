@@ -131,6 +131,8 @@ DATASET_COLUMNS: dict[str, dict[str, str]] = {
         "source_episode_id": "Silver episode of the first step (a Social RL example spans its "
         "run's rounds).",
         "episode_id": "Example id: the study session, or `social_rl:<run>@<agent>`.",
+        "prompt_hash": "sha256 of the whole example (prompt and completions); no example appears "
+        "in two splits.",
     },
     "surveys": {
         "participant_id": "Study participant (pseudonym).",
