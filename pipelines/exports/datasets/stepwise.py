@@ -45,8 +45,8 @@ def examples(turns: pl.DataFrame, steps: pl.DataFrame, prompts: pl.DataFrame) ->
 
     - turns: example_id, pos (order in the example's transcript), line (`<speaker>: <text>`);
     - steps: example_id, pos, turn_id, decision_id, reward, label, reward_rule, feedback_ids,
-      one row per step, `pos` of the actor's last
-      message of the step; `label` null where the step's reward is unknown;
+      one row per step, `pos` of the actor's last message of the step; `label` null where the
+      step's reward is unknown;
     - prompts: example_id, prompt_end (turns at or before it are the prompt's), header (text put
       before the prompt's turns, or null).
     """
@@ -63,7 +63,11 @@ def examples(turns: pl.DataFrame, steps: pl.DataFrame, prompts: pl.DataFrame) ->
         .with_columns(step=pl.col("_end").cum_sum().over("example_id") - pl.col("_end"))
     )
     n_steps = kept.group_by("example_id").agg(n=pl.len())
-    in_steps = marked.filter(pl.col("pos") > pl.col("prompt_end")).join(n_steps, on="example_id")
+    in_steps = marked.filter(pl.col("pos") > pl.col("prompt_end")).join(
+        n_steps,
+        on="example_id",
+        maintain_order="left",  # the steps' texts stay in turn order
+    )
     completions = (
         in_steps.filter(pl.col("step") < pl.col("n"))
         .group_by("example_id", "step", maintain_order=True)
