@@ -8,14 +8,17 @@ content hash."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.gold.params import shipped_params
+from pipelines.gold.step_labels import StepLabels
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.privacy.key import key_fingerprint
@@ -69,7 +72,11 @@ def partitioned_release(
 ) -> PartitionedRelease:
     """Everything `assemble.release_request` needs from the datasets, built per partition."""
     layout = Layout(settings.data_root)
-    options = DatasetOptions.from_settings(settings)
+    # the step-label rule is the one of the gold parameters the release is built with (the shipped
+    # rules file for gold stored before it recorded them)
+    params = build_config.get("params")
+    labels = StepLabels.from_params(orjson.loads(params) if params else shipped_params())
+    options = replace(DatasetOptions.from_settings(settings), step_labels=labels)
     parts = release_parts(layout, as_of, build_config, options, privacy)
     dropped = datasets.dropped_counts(parts.keys)
     splits = stored.read(layout, "gold", "splits", as_of)
