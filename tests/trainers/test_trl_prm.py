@@ -5,29 +5,35 @@ tokenizer built here (one token per byte, so the label positions are worked out 
 byte lengths), and every step's label lands on the separator token that ends that step.
 
 TRL dropped `PRMTrainer` (and the stepwise-supervision dataset type) after 1.13
-(huggingface/trl#7133); the `trainers` group locks a later TRL, so this test runs only where
-`trl.experimental.prm` is importable (`trl<=1.13`) and is skipped otherwise, saying so."""
+(huggingface/trl#7133), and the `trainers` group locks a later TRL: `.ci/install-trainers` puts
+trl 1.13 in a folder of its own (`.venv/trl-prm`), and the tokenisation runs in a process with that
+folder first on its path (one process cannot import two TRLs)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.trainers.chat import CHATML_TEMPLATE, data_files, latest_release, local_tokenizer
 
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # the import of trl.experimental warns
+ROOT = Path(__file__).resolve().parents[2]
+PRM_TRL = ROOT / ".venv" / "trl-prm"  # where .ci/install-trainers puts trl 1.13
 NOT_INSTALLED = [name for name in ("torch", "trl") if importlib.util.find_spec(name) is None]
 
 
 def _prm_trainer_missing() -> str:
     if NOT_INSTALLED:
         return f"not installed: {', '.join(NOT_INSTALLED)} (`.ci/install-trainers`)"
-    if importlib.util.find_spec("trl.experimental.prm") is None:
+    if not (PRM_TRL / "trl" / "experimental" / "prm").is_dir():
         return (
-            "this TRL has no PRMTrainer (removed after trl 1.13, huggingface/trl#7133); "
-            "run with trl<=1.13 on the path to check the stepwise config against it"
+            f"no TRL with PRMTrainer at {PRM_TRL} (removed after trl 1.13, huggingface/trl#7133; "
+            "`.ci/install-trainers` puts trl 1.13 there)"
         )
     return ""
 
@@ -37,6 +43,40 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(SKIP_REASON), reason=SKI
 
 SEPARATOR = "\n"  # PRMConfig's default step_separator
 
+# Maps the train split through PRMTrainer.tokenize_row as PRMTrainer maps its train dataset
+# (labels as int64, or map casts them to bool); prints TRL's version, then one JSON line a row.
+TOKENIZE = """
+import json, sys
+from datasets import features, load_dataset
+import trl
+from trl.experimental.prm import PRMTrainer
+from tests.trainers.chat import CHATML_TEMPLATE, local_tokenizer
+
+files, cache, separator = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+train = load_dataset("parquet", data_files=files, cache_dir=cache)["train"]
+tokenized = train.map(
+    PRMTrainer.tokenize_row,
+    fn_kwargs={
+        "tokenizer": local_tokenizer(CHATML_TEMPLATE),
+        "step_separator": separator,
+        "max_length": None,
+        "max_completion_length": None,
+        "train_on_last_step_only": False,
+        "is_eval": False,
+    },
+    remove_columns=train.features,
+    features=features.Features(
+        {
+            "labels": features.Sequence(features.Value("int64")),
+            "input_ids": features.Sequence(features.Value("int64")),
+        }
+    ),
+)
+print(json.dumps({"trl": trl.__version__}))
+for row in tokenized:
+    print(json.dumps({"labels": row["labels"], "input_ids": row["input_ids"]}))
+"""
+
 
 @pytest.fixture(scope="module")
 def train_split(demo_warehouse, tmp_path_factory):
@@ -45,37 +85,32 @@ def train_split(demo_warehouse, tmp_path_factory):
     files = data_files(latest_release(demo_warehouse), "stepwise")
     assert "train" in files, "the release has no stepwise train split"
     cache = tmp_path_factory.mktemp("hf-cache")
-    return load_dataset("parquet", data_files=files, cache_dir=str(cache))["train"]
+    return files, cache, load_dataset("parquet", data_files=files, cache_dir=str(cache))["train"]
+
+
+def _tokenized_by_trl_1_13(files: dict, cache: Path) -> list[dict]:
+    path = os.pathsep.join([str(PRM_TRL), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", TOKENIZE, json.dumps(files), str(cache), SEPARATOR],
+        env={**os.environ, "PYTHONPATH": path, "TRL_EXPERIMENTAL_SILENCE": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    header, *rows = (json.loads(line) for line in done.stdout.splitlines())
+    assert header["trl"] == "1.13.0"  # the TRL that has PRMTrainer, not the locked one
+    return rows
 
 
 def test_prm_trainer_tokenisation_puts_each_steps_label_on_the_end_of_that_step(train_split):
-    from datasets import features
-    from trl.experimental.prm import PRMTrainer
-
+    files, cache, train = train_split
     tokenizer = local_tokenizer(CHATML_TEMPLATE)
-    fn_kwargs = {
-        "tokenizer": tokenizer,
-        "step_separator": SEPARATOR,
-        "max_length": None,
-        "max_completion_length": None,
-        "train_on_last_step_only": False,
-        "is_eval": False,
-    }
-    # as PRMTrainer maps its train dataset (labels as int64, or map casts them to bool)
-    tokenized = train_split.map(
-        PRMTrainer.tokenize_row,
-        fn_kwargs=fn_kwargs,
-        remove_columns=train_split.features,
-        features=features.Features(
-            {
-                "labels": features.Sequence(features.Value("int64")),
-                "input_ids": features.Sequence(features.Value("int64")),
-            }
-        ),
-    )
-    assert tokenized.num_rows == train_split.num_rows > 0
+    tokenized = _tokenized_by_trl_1_13(files, cache)
+    assert len(tokenized) == train.num_rows > 0
     seen = set()
-    for row, out in zip(train_split, tokenized, strict=True):
+    for row, out in zip(train, tokenized, strict=True):
         # bos, the prompt's bytes, then each step's bytes and one separator byte
         end = 1 + len(row["prompt"].encode())
         ends = []
