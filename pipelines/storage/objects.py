@@ -14,6 +14,7 @@ endpoint; plain `http://` is allowed only when the endpoint says so), `AWS_ACCES
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -92,8 +93,22 @@ class ObjectRoot:
 
 
 def _s3_store(root: ObjectRoot) -> S3Store:
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL", "")
-    return S3Store.from_url(root.uri, client_options={"allow_http": endpoint.startswith("http://")})
+    # The AWS settings are read from the environment when a store is made, so the environment
+    # is part of the key: a changed credential or endpoint makes a new store.
+    settings = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_")))
+    return _cached_s3_store(root.uri, settings, os.getpid())
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_s3_store(uri: str, aws_settings: tuple, pid: int) -> S3Store:
+    """One store per root, settings and process, reused by every call: each store is an HTTP
+    client with its own connection pool, so a new one per request opened a new connection per
+    request (a forget on S3 sends thousands). The process id is in the key because a forked
+    child must not share its parent's pooled connections."""
+    endpoint = dict(aws_settings).get("AWS_ENDPOINT_URL_S3") or dict(aws_settings).get(
+        "AWS_ENDPOINT_URL", ""
+    )
+    return S3Store.from_url(uri, client_options={"allow_http": endpoint.startswith("http://")})
 
 
 def _store(root: ObjectRoot, *, create: bool = False) -> Any:
