@@ -93,7 +93,7 @@ def _build_with_two_workers(raw: str, data: str, env: dict[str, str]) -> str:
     args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
     command = [sys.executable, "-m", "pipelines.cli", *args, "--workers", "2"]
     done = subprocess.run(command, check=False, capture_output=True, env=env)
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert done.returncode == 0, done.stderr.decode()[-3000:] + done.stdout.decode()[-3000:]
     return done.stdout.decode()
 
 
