@@ -23,6 +23,7 @@ KINDS: tuple[str, ...] = (
     "money",
     "address",
     "person",
+    "known_name",
     "org",
 )
 DEFAULT_PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR")
