@@ -121,3 +121,17 @@ def test_privatize_counts_known_names_and_the_kind_can_be_switched_off():
     off = privatize({"rl_steps": frame}, silver, b"k" * 32, RedactionConfig(kinds=kinds), ids=[])
     assert off.datasets["rl_steps"].equals(frame)
     assert "known_name" not in off.ledger["rl_steps"]
+
+
+def test_a_name_inside_another_episodes_longer_name_is_found_and_rows_without_episode_kept():
+    names = pl.DataFrame({"episode_id": ["e1", "e2"], "name": ["Ann", "Mary Ann"]})
+    frame = pl.DataFrame(
+        {"episode_id": ["e1", "e2", None], "text": ["Mary Ann said", "Mary Ann said", "Ann said"]}
+    )
+    out, hits = redact_known_names(frame, ["text"], frame["episode_id"], names)
+    assert out.rows() == [
+        ("e1", "Mary [PERSON] said"),
+        ("e2", "[PERSON] said"),
+        (None, "Ann said"),
+    ]
+    assert hits == 2

@@ -26,15 +26,15 @@ def redact_known_names(
     if own.height == 0:
         return frame, 0
     leaves = _leaves(frame, textual, episodes)
-    candidate = word_pattern(own.get_column("name").to_list())
+    # texts holding any name of the partition, then each with the names of its own episode it
+    # holds somewhere (a superset of the whole words: "Ben" in "Bentley" too)
     found = (
         leaves.unique()
-        .filter(pl.col("value").str.contains(candidate))
-        .with_columns(name=pl.col("value").str.extract_all(candidate))
-        .explode("name")
-        .join(own, on=["episode_id", "name"], how="semi")
+        .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
+        .join(own, on="episode_id")
+        .filter(pl.col("value").str.contains(pl.col("name"), literal=True))
         .group_by("episode_id", "value")
-        .agg(pl.col("name").unique().sort())
+        .agg(pl.col("name").sort())
     )
     if found.height == 0:
         return frame, 0
@@ -97,7 +97,8 @@ def _apply(
     if rest.height == 0:
         return frame
     rows = frame.with_columns(_episode=episodes).with_row_index("_row")
-    parts = [rows.filter(~pl.col("_episode").is_in(rest.get_column("episode_id").unique()))]
+    mixed = pl.col("_episode").is_in(rest.get_column("episode_id").unique()).fill_null(False)
+    parts = [rows.filter(~mixed)]
     for (episode,), episode_changes in rest.partition_by("episode_id", as_dict=True).items():
         part = rows.filter(pl.col("_episode") == episode)
         parts.append(_replaced(part, textual, episode_changes))
