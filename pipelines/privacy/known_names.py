@@ -19,6 +19,7 @@ The redaction of a release partition's datasets is pipelines/release/privatize/k
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import polars as pl
 
@@ -101,4 +102,11 @@ def word_pattern(names: list[str]) -> str:
 def rewrite(text: str, names: list[str]) -> tuple[str, int]:
     """`text` with each of `names` as a whole word replaced by [PERSON], and how many were: confirms
     the candidates `word_pattern` found in Polars."""
-    return re.subn(name_pattern(names), PLACEHOLDER, text)
+    return _compiled(tuple(names)).subn(PLACEHOLDER, text)
+
+
+@lru_cache(maxsize=4096)
+def _compiled(names: tuple[str, ...]) -> re.Pattern[str]:
+    """An episode's names come back with each of its texts: compiled once (re's own cache holds
+    512 patterns and the pattern string was built again for every text)."""
+    return re.compile(name_pattern(list(names)))

@@ -38,13 +38,19 @@ def redact_known_names(
     )
     if found.height == 0:
         return frame, 0
-    rewritten = [rewrite(v, n) for v, n in found.select("value", "name").iter_rows()]
-    changes = found.select(
-        "episode_id",
-        "value",
-        cleaned=pl.Series([text for text, _ in rewritten], dtype=pl.String),
-        hits=pl.Series([n for _, n in rewritten], dtype=pl.Int64),
-    ).filter(pl.col("hits") > 0)
+    distinct = found.select("value", "name").unique()  # a text and names of several episodes
+    rewritten = [rewrite(v, n) for v, n in distinct.iter_rows()]
+    changes = (
+        found.join(
+            distinct.with_columns(
+                cleaned=pl.Series([text for text, _ in rewritten], dtype=pl.String),
+                hits=pl.Series([n for _, n in rewritten], dtype=pl.Int64),
+            ),
+            on=["value", "name"],
+        )
+        .filter(pl.col("hits") > 0)
+        .select("episode_id", "value", "cleaned", "hits")
+    )
     total = leaves.join(changes, on=["episode_id", "value"]).get_column("hits").sum()
     return _apply(frame, textual, episodes, leaves, changes), int(total or 0)
 
@@ -99,9 +105,10 @@ def _apply(
     rows = frame.with_columns(_episode=episodes).with_row_index("_row")
     mixed = pl.col("_episode").is_in(rest.get_column("episode_id").unique()).fill_null(False)
     parts = [rows.filter(~mixed)]
+    # split once: filtering every row once per episode cost O(rows × episodes)
+    own_rows = rows.filter(mixed).partition_by("_episode", as_dict=True)
     for (episode,), episode_changes in rest.partition_by("episode_id", as_dict=True).items():
-        part = rows.filter(pl.col("_episode") == episode)
-        parts.append(_replaced(part, textual, episode_changes))
+        parts.append(_replaced(own_rows[(episode,)], textual, episode_changes))
     return pl.concat(parts).sort("_row").drop("_row", "_episode")
 
 
