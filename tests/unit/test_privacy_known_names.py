@@ -7,9 +7,9 @@ import json
 
 import polars as pl
 
+from pipelines.privacy.known_name_redaction import redact_known_names
 from pipelines.privacy.known_names import known_names
 from pipelines.privacy.redact import RedactionConfig
-from pipelines.release.privatize.known_names import redact_known_names
 from pipelines.release.privatize.privatize import privatize
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))

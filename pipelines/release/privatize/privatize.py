@@ -13,13 +13,13 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.privacy.known_names import NAMES_SCHEMA, known_names
+from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names
+from pipelines.privacy.known_names import known_names
 from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
-from pipelines.release.privatize.known_names import redact_known_names
+from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
-from pipelines.release.privatize.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
 
@@ -132,7 +132,7 @@ def _clean_frame(
         free_text = [c for c in textual if not _is_id(c)]
         frame, known = redact_known_names(frame, free_text, episodes, names)
         if known:
-            counts["known_name"] = known
+            counts[KIND] = known
     return frame, dict(sorted(counts.items()))
 
 
@@ -182,8 +182,7 @@ def prepare(
         + [o.get_column("value") for _, o in occurrences.values()]
     ).unique()
     candidates = list(gated(distinct, ids, redaction))
-    if names is None or "known_name" not in redaction.kinds:
-        names = pl.DataFrame(schema=NAMES_SCHEMA)
+    names = names_to_redact(names, redaction.kinds)
     return Prepared(dict(datasets), occurrences, candidates, names)  # finish_each empties it
 
 
