@@ -25,6 +25,7 @@ from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.build.staged import Staged
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
+from pipelines.release.privatize.decontaminated import config_part
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.release.write import (
@@ -122,6 +123,7 @@ def release_request(
         **settings.release_shape(),  # card and profiles: what the card says and which configs
         # the OpenAI files are made from the rows by code: its version makes a change a new release
         "formats": {"openai": OPENAI_FORMAT},
+        **config_part(built.proof),  # the evaluation sets decontaminated against, if any
         "privacy": {
             "pseudonymized": True,
             "redacted": True,
