@@ -20,7 +20,9 @@ import polars as pl
 from pipelines.similarity.minhash import MinHashParams, near_duplicates, shingles, signatures
 from pipelines.similarity.words import ngram_rows, word_rows
 
-TEXTS_PER_CHUNK = 200_000  # training texts matched at a time: bounds the word rows held
+# Bytes of training text matched at a time: bounds the word and n-gram rows held (~700 000 words;
+# the words of 20 MB of demo text at once peaked at ~1 GB)
+CHUNK_BYTES = 4 * 2**20
 MATCHES_SCHEMA = pl.Schema({"text_id": pl.Int64, "prompt_id": pl.Int64})
 
 
@@ -38,8 +40,11 @@ def contaminated(
     eval_shingles = shingles(eval_words, "prompt_id", minhash.shingle_size)
     eval_signatures = signatures(eval_shingles, "prompt_id", minhash)
     found = [pl.DataFrame(schema=MATCHES_SCHEMA)]
-    for start in range(0, texts.height, TEXTS_PER_CHUNK):
-        chunk = word_rows(texts.slice(start, TEXTS_PER_CHUNK), "text_id", "text")
+    chunks = texts.with_columns(
+        _chunk=pl.col("text").str.len_bytes().cum_sum().fill_null(0) // CHUNK_BYTES
+    ).partition_by("_chunk", include_key=False, maintain_order=True)
+    for part in chunks:
+        chunk = word_rows(part, "text_id", "text")
         found.append(_by_ngrams(chunk, eval_grams, ngram_size, ngram_share))
         found.append(_by_minhash(chunk, eval_shingles, eval_signatures, minhash))
     return pl.concat(found).unique().sort("text_id", "prompt_id")
@@ -50,12 +55,15 @@ def _by_ngrams(
 ) -> pl.DataFrame:
     grams = ngram_rows(text_words, "text_id", n).select("text_id", "gram").unique()
     shared = grams.join(eval_grams.select("gram").unique(), on="gram", how="semi")
+    # the prompt's words its shared n-grams cover: the union of [pos, pos + n) over the n-grams'
+    # starts, each start adding the words up to the next start (at most n)
+    pair = ["text_id", "prompt_id"]
+    starts = shared.join(eval_grams, on="gram").select(*pair, "n_words", "pos").unique()
     covered = (
-        shared.join(eval_grams, on="gram")
-        .select("text_id", "prompt_id", "n_words", word=pl.int_ranges("pos", pl.col("pos") + n))
-        .explode("word")
-        .group_by("text_id", "prompt_id", "n_words")
-        .agg(pl.col("word").n_unique())
+        starts.sort(*pair, "pos")
+        .with_columns(next=pl.col("pos").shift(-1).over(pair))
+        .group_by(*pair, "n_words")
+        .agg(word=(pl.col("next") - pl.col("pos")).clip(upper_bound=n).fill_null(n).sum())
     )
     return covered.filter(pl.col("word") > share * pl.col("n_words")).select(MATCHES_SCHEMA.names())
 

@@ -5,6 +5,7 @@ validation; test keeps them; unrelated rows stay. Evaluation sets are JSONL or P
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import orjson
@@ -12,7 +13,12 @@ import polars as pl
 import pytest
 
 from pipelines.config.release import Decontamination
-from pipelines.config.settings import Settings, SettingsError
+from pipelines.config.settings import (
+    Settings,
+    SettingsError,
+    settings_from_model,
+    validate_config,
+)
 from pipelines.partitions.assign import PARTITION
 from pipelines.release.privatize.decontaminated import (
     EvalSets,
@@ -164,14 +170,12 @@ def test_an_unreadable_eval_set_is_a_settings_error_naming_the_file(
 def test_eval_paths_are_relative_to_the_config_file_and_recorded_with_their_sha256(tmp_path):
     (tmp_path / "evals").mkdir()
     body = b'{"prompt": "What is the capital of France?"}\n'
-    _ = (tmp_path / "evals" / "e.jsonl").write_bytes(body)
+    (tmp_path / "evals" / "e.jsonl").write_bytes(body)
     settings = Settings(
         config_path=tmp_path / "turnlake.toml", release_decontaminate=("evals/e.jsonl",)
     )
     sets = eval_sets(settings)
     assert sets is not None
-    import hashlib
-
     assert sets.record()["sets"] == [
         {"file": "evals/e.jsonl", "sha256": hashlib.sha256(body).hexdigest()}
     ]
@@ -180,6 +184,9 @@ def test_eval_paths_are_relative_to_the_config_file_and_recorded_with_their_sha2
 
 def test_no_eval_sets_add_nothing_to_the_config_or_the_proof():
     assert eval_sets(Settings()) is None
+    written = settings_from_model(Path("r"), Path("d"), None, validate_config({"release": {}}))
+    empty = validate_config({"release": {"decontaminate": []}})
+    assert settings_from_model(Path("r"), Path("d"), None, empty) == written
     assert proof_part(None, {}) == {}
     assert config_part({"dropped_duplicate_prompts": {}}) == {}
 
@@ -201,7 +208,8 @@ def _sft() -> pl.DataFrame:
     return pl.DataFrame(
         {
             "split": splits,
-            "prompt_hash": [f"h{i}" for i in range(len(users))],
+            # the test row shares row 0's prompt hash, as if the duplicate-prompt rule had kept it
+            "prompt_hash": [f"h{i}" if i != 5 else "h0" for i in range(len(users))],
             "messages": [_chat(u) for u in users],
         },
         schema={"split": pl.String, "prompt_hash": pl.String, "messages": MESSAGES},
@@ -242,6 +250,18 @@ def test_a_row_already_dropped_is_not_counted_again():
     out, left = decontaminate(keys, user_texts(sft, "sft"), sets)
     assert left == {"e": {"sft": 4}}
     assert out.filter(pl.col("keep")).get_column("row").to_list() == [5, 6, 7, 8]
+
+
+def test_test_rows_give_no_user_text_to_match():
+    frame = pl.DataFrame(
+        {
+            "split": ["train", "validation", "test"],
+            "prompt_hash": ["a", "b", "c"],
+            "messages": [_chat("one"), _chat("two"), _chat("three")],
+        },
+        schema={"split": pl.String, "prompt_hash": pl.String, "messages": MESSAGES},
+    )
+    assert sorted(user_texts(frame, "sft").rows()) == [("a", "one"), ("b", "two")]
 
 
 def test_only_user_messages_are_training_user_text():
