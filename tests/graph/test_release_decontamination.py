@@ -17,6 +17,7 @@ from pipelines.config.settings import settings_from_config
 from pipelines.release.assemble import make_release
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_PROOF, latest_release, read_manifest
+from pipelines.reports.page import _decontamination_section
 from pipelines.storage.layout import Layout
 from tests.graph.test_build_graph import PROJECT_CONFIG, clean_materialized
 
@@ -90,6 +91,10 @@ def test_planted_paraphrases_leave_train_and_validation_and_the_rest_stays(built
     ]
     card = (outcome.path / "README.md").read_text()
     assert "left the train and validation splits" in card and "`evals/chat.jsonl`: " in card
+    (section,) = _decontamination_section(outcome.path)  # the build report's
+    assert section.tables[0][1].rows() == [
+        ("evals/chat.jsonl", name, n) for name, n in sorted(left_expected.items())
+    ]
 
 
 def test_a_from_scratch_release_agrees_and_an_edited_eval_set_makes_another(built):
@@ -108,6 +113,7 @@ def test_no_eval_sets_leave_the_config_as_before(built):
     exports = Layout(built.data_root).exports
     config = read_manifest(exports / latest_release(exports))["config"]
     assert "decontamination" not in config
+    assert _decontamination_section(exports / latest_release(exports)) == []
 
 
 def test_the_cli_refuses_an_unreadable_eval_set_with_exit_two_naming_it(

@@ -182,6 +182,23 @@ def test_eval_paths_are_relative_to_the_config_file_and_recorded_with_their_sha2
     assert sets.record()["params"]["ngram_size"] == 8
 
 
+def test_an_edited_eval_set_is_a_change_the_no_change_build_sees(tmp_path):
+    from pipelines.orchestration.build_record import input_parts
+
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"prompt": "one"}\n')
+    settings = Settings(config_path=tmp_path / "turnlake.toml", release_decontaminate=("e.jsonl",))
+    parts = lambda s: input_parts(s, _NoRaw(), {})
+    before = parts(settings)["evaluation sets"]
+    path.write_bytes(b'{"prompt": "two"}\n')
+    assert parts(settings)["evaluation sets"] != before
+    assert "evaluation sets" not in parts(Settings())
+
+
+class _NoRaw:
+    digest = "raw"
+
+
 def test_no_eval_sets_add_nothing_to_the_config_or_the_proof():
     assert eval_sets(Settings()) is None
     written = settings_from_model(Path("r"), Path("d"), None, validate_config({"release": {}}))
