@@ -15,6 +15,7 @@ import pytest
 from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.release.assemble import make_release
+from pipelines.release.privatize import decontaminated
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_PROOF, latest_release, read_manifest
 from pipelines.reports.page import _decontamination_section
@@ -107,6 +108,18 @@ def test_a_from_scratch_release_agrees_and_an_edited_eval_set_makes_another(buil
     evals.write_bytes(evals.read_bytes() + b'{"prompt": "Only on 5 GHz."}\n')
     edited = make_release(settings, today="20261130")
     assert edited.created and edited.version != first.version
+
+
+def test_a_release_again_reads_each_units_matches_from_the_store(built, monkeypatch):
+    settings = _with_evals(built)
+    first = make_release(settings, today="20261129")
+
+    def matched_again(*args, **kwargs):
+        raise AssertionError("matched again although no unit changed")
+
+    monkeypatch.setattr(decontaminated, "contaminated", matched_again)
+    again = make_release(settings, today="20261130")
+    assert not again.created and again.version == first.version
 
 
 def test_no_eval_sets_leave_the_config_as_before(built):

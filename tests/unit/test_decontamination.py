@@ -23,8 +23,9 @@ from pipelines.partitions.assign import PARTITION
 from pipelines.release.privatize.decontaminated import (
     EvalSets,
     config_part,
-    decontaminate,
+    drop_matched,
     eval_sets,
+    matched,
     proof_part,
     user_texts,
 )
@@ -253,7 +254,7 @@ def test_a_tiny_release_loses_the_planted_rows_from_train_and_validation_only(tm
     texts = pl.concat([user_texts(sft, "sft"), user_texts(stepwise, "stepwise")])
     prompts = pl.DataFrame({"eval_set": ["evals/poems.jsonl"], "prompt": [PLANTED]})
     sets = EvalSets(prompts, [{"file": "evals/poems.jsonl", "sha256": "x"}], Decontamination())
-    out, left = decontaminate(keys, texts, sets)
+    out, left = drop_matched(keys, matched(texts, sets), sets)
     kept = out.filter(pl.col("keep")).select("dataset", "row").rows()
     assert kept == [("sft", 5), ("sft", 6), ("sft", 7), ("sft", 8), ("stepwise", 1)]
     assert left == {"evals/poems.jsonl": {"sft": 5, "stepwise": 1}}
@@ -264,7 +265,7 @@ def test_a_row_already_dropped_is_not_counted_again():
     keys = _keys(sft, "sft").with_columns(keep=pl.col("row") != 0)
     prompts = pl.DataFrame({"eval_set": ["e"], "prompt": [PLANTED]})
     sets = EvalSets(prompts, [{"file": "e", "sha256": "x"}], Decontamination())
-    out, left = decontaminate(keys, user_texts(sft, "sft"), sets)
+    out, left = drop_matched(keys, matched(user_texts(sft, "sft"), sets), sets)
     assert left == {"e": {"sft": 4}}
     assert out.filter(pl.col("keep")).get_column("row").to_list() == [5, 6, 7, 8]
 

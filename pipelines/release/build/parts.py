@@ -32,7 +32,7 @@ from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.release.build import datasets
 from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.build.staged import BATCH, Source, slice_of_partition
-from pipelines.release.privatize.decontaminated import EvalSets, decontaminate, partition_texts
+from pipelines.release.privatize.decontaminated import EvalSets, drop_matched, matched_units
 from pipelines.release.privatize.partitions import (
     Pending,
     Privacy,
@@ -172,8 +172,10 @@ def release_parts(
     log.info("release: %d of %d partition units built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
     decontaminated: dict[str, dict[str, int]] = {}
+    matched: list[str] = []  # the units' decontamination entries
     if evals is not None:
-        keys, decontaminated = decontaminate(keys, partition_texts(root, built, held), evals)
+        hits, matched = matched_units(root, built, held, evals)
+        keys, decontaminated = drop_matched(keys, hits, evals)
     ids = participant_subject_ids(participants)
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
@@ -206,6 +208,6 @@ def release_parts(
         datasets.summed_left_out(metas),
         _summed(ledgers),
         ids,
-        [*built.values(), *private.values(), ids_key, *indexes],
+        [*built.values(), *private.values(), ids_key, *indexes, *matched],
         decontaminated,
     )
