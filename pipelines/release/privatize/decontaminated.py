@@ -22,6 +22,8 @@ from pipelines.release.store import part_cache
 from pipelines.similarity.decontaminate import contaminated
 from pipelines.similarity.eval_sets import PROMPTS_SCHEMA, file_sha256, read_eval_set
 from pipelines.similarity.minhash import MinHashParams
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import fingerprint, json_part
 
 TRAINED = ("train", "validation")
 # Each dataset's text its model is prompted with: (column, chat messages of which only the
@@ -35,6 +37,8 @@ USER_TEXT = {
     "rl_steps": ("observation", False),
 }
 TEXTS_SCHEMA = pl.Schema({"prompt_hash": pl.String, "text": pl.String})
+HITS_SCHEMA = pl.Schema({"prompt_hash": pl.String, "eval_set": pl.String})
+HITS = "hits"  # a unit's decontamination entry: its prompt hashes that overlap an evaluation set
 
 
 @dataclass(frozen=True)
@@ -109,45 +113,82 @@ def user_texts(frame: pl.DataFrame, dataset: str) -> pl.DataFrame:
     return texts.drop_nulls().unique().cast(TEXTS_SCHEMA)
 
 
-def partition_texts(
-    root: Path | None, built: dict[str, str], held: dict[str, dict[str, pl.DataFrame]]
-) -> pl.DataFrame:
-    """(prompt_hash, text) of every unit's datasets as built (from the store, only the columns
-    read; or the frames held when the store is off), unique."""
+def _unit_texts(root: Path | None, entry: str, held: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """(prompt_hash, text) of one unit's datasets as built (from the store, only the columns read;
+    or the frames held when the store is off), unique."""
     wanted = ["split", "prompt_hash"]
     parts = [pl.DataFrame(schema=TEXTS_SCHEMA)]
-    for unit, entry in built.items():
-        for dataset, (column, _) in USER_TEXT.items():
-            frame = (held.get(unit) or {}).get(dataset)
-            if frame is None and root is not None:
-                path = part_cache.frame_path(root, entry, dataset)
-                frame = pl.scan_parquet(path).select(*wanted, column).collect()
-            if frame is not None and frame.height:
-                parts.append(user_texts(frame.select(*wanted, column), dataset))
+    for dataset, (column, _) in USER_TEXT.items():
+        frame = held.get(dataset)
+        path = None if root is None else part_cache.frame_path(root, entry, dataset)
+        if frame is None and path is not None and path.exists():
+            frame = pl.scan_parquet(path).select(*wanted, column).collect()
+        if frame is not None and frame.height:
+            parts.append(user_texts(frame.select(*wanted, column), dataset))
     return pl.concat(parts).unique()
 
 
-def decontaminate(
-    keys: pl.DataFrame, texts: pl.DataFrame, sets: EvalSets
-) -> tuple[pl.DataFrame, dict[str, dict[str, int]]]:
-    """`keys` (with `keep`) with `keep` cleared on each train and validation row whose prompt
-    hash has a user text (`texts`: prompt_hash, text) overlapping a prompt of `sets`, and the rows
-    that left, per evaluation set and dataset (a row overlapping two sets counts in both)."""
+def matched(texts: pl.DataFrame, sets: EvalSets) -> pl.DataFrame:
+    """(prompt_hash, eval_set), unique: each prompt hash with a user text (`texts`: prompt_hash,
+    text) that overlaps a prompt of `sets`, and that prompt's set."""
     distinct = texts.select("text").unique().with_row_index("text_id").cast({"text_id": pl.Int64})
     prompts = sets.prompts.with_row_index("prompt_id").cast({"prompt_id": pl.Int64})
     p = sets.params
     minhash = MinHashParams(p.shingle_size, p.threshold, p.num_perm, p.bands)
     matches = contaminated(distinct, prompts, p.ngram_size, p.ngram_share, minhash)
-    hit = (
+    return (
         matches.join(distinct, on="text_id")
         .join(prompts.select("prompt_id", "eval_set"), on="prompt_id")
         .join(texts, on="text")
         .select("prompt_hash", "eval_set")
         .unique()
+        .cast(HITS_SCHEMA)
     )
+
+
+def matched_units(
+    root: Path | None,
+    built: dict[str, str],
+    held: dict[str, dict[str, pl.DataFrame]],
+    sets: EvalSets,
+) -> tuple[pl.DataFrame, list[str]]:
+    """(`matched` over every unit's user texts, the store entries holding each unit's). A unit's
+    matches are kept in the store under its built entry, the sets' record and the code: a release
+    after new data matches only the texts of the units that changed."""
+    record = fingerprint([json_part(sets.record()), engine_digest()])
+    found, entries, pending = [pl.DataFrame(schema=HITS_SCHEMA)], [], []
+    for unit, entry in built.items():
+        key = "decontaminated-" + fingerprint([entry, record])[:40]
+        entries.append(key)
+        _, frames = part_cache.load(root, key, [HITS])
+        if HITS in frames:
+            found.append(frames[HITS])
+        else:
+            pending.append((unit, entry, key))
+    if pending:
+        texts = [
+            _unit_texts(root, entry, held.get(unit) or {}).with_columns(_key=pl.lit(key))
+            for unit, entry, key in pending
+        ]
+        everything = pl.concat(texts)
+        hits = matched(everything.select("prompt_hash", "text").unique(), sets)
+        own = everything.select("_key", "prompt_hash").unique().join(hits, on="prompt_hash")
+        for _, _, key in pending:
+            mine = own.filter(pl.col("_key") == key).drop("_key").sort(pl.all())
+            part_cache.save(root, key, {}, {HITS: mine})
+        found.append(hits)
+    return pl.concat(found).unique(), entries
+
+
+def drop_matched(
+    keys: pl.DataFrame, hits: pl.DataFrame, sets: EvalSets
+) -> tuple[pl.DataFrame, dict[str, dict[str, int]]]:
+    """`keys` (with `keep`) with `keep` cleared on each train and validation row whose prompt
+    hash `hits` holds (`matched`), and the rows that left per evaluation set and dataset (a row
+    overlapping two sets counts in both)."""
     leaving = pl.col("keep") & pl.col("split").is_in(TRAINED)
     row = ["dataset", "row", PARTITION]  # a row's place: its dataset's row in its partition
-    left = keys.filter(leaving).join(hit, on="prompt_hash").select(*row, "eval_set")
+    left = keys.filter(leaving).join(hits, on="prompt_hash").select(*row, "eval_set")
     counts: dict[str, dict[str, int]] = {f["file"]: {} for f in sets.files}
     for eval_set, dataset, n in left.group_by("eval_set", "dataset").len().sort(pl.all()).rows():
         counts[eval_set][dataset] = n
