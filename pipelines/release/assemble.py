@@ -16,6 +16,7 @@ import polars as pl
 from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.exports.minari import FORMAT_VERSION as MINARI_FORMAT
 from pipelines.gold.agreement import agreement
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
@@ -119,6 +120,9 @@ def release_request(
         "splits": settings.splits.record(),
         "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
+        # the Minari datasets are made from the rows by code: its version makes a change a new
+        # release
+        "formats": {"minari": MINARI_FORMAT},
         "privacy": {
             "pseudonymized": True,
             "redacted": True,

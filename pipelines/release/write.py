@@ -30,6 +30,8 @@ from pipelines.release.store.files import (
     read_manifest,
     split_files,
 )
+from pipelines.release.store.minari_files import RL_STEPS, write_release_minari
+from pipelines.release.store.minari_files import SECTION as MINARI
 from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
@@ -81,6 +83,14 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     return configs
 
 
+def _write_minari(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict:
+    """The Minari datasets (store/minari_files.py) from the `rl_steps` files just moved in, a
+    dataset per view in every split of `rl_steps`; the manifest's section."""
+    files = layout.get(RL_STEPS, [])
+    splits = list(dict.fromkeys(f["split"] for f in files))
+    return write_release_minari(tmp, [f"{RL_STEPS}/{f['file']}" for f in files], splits, version)
+
+
 def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
     extra = {"as_of": request.as_of} if request.as_of else {}
     if request.agreement is not None:
@@ -129,9 +139,11 @@ def _manifest(
     request: ReleaseRequest,
     layout: dict[str, list[dict]],
     configs: list[Config],
+    minari: dict,
 ) -> dict:
     """The manifest of the complete temporary folder: provenance, row counts per split and every
-    file's hash (the manifest itself is not yet written, so not listed)."""
+    file's hash (the manifest itself is not yet written, so not listed), the Minari datasets'
+    episodes and steps."""
     manifest = base | {
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in request.dataset_names()
@@ -140,6 +152,7 @@ def _manifest(
     }
     if configs:
         manifest["profiles"] = _profile_counts(configs)
+    manifest[MINARI] = minari
     for name, files in layout.items():
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
@@ -198,11 +211,13 @@ def write_release(
             )
         )
     profiles = _write_profiles(tmp, request)
+    minari = _write_minari(tmp, version, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
-    card = render_card(version, request, layout, configs, _changelog(exports, tmp, base))
+    changelog = _changelog(exports, tmp, base)
+    card = render_card(version, request, layout, configs, changelog, minari)
     (tmp / CARD).write_text(card, encoding="utf-8")
-    manifest = _manifest(tmp, base, request, layout, profiles)
+    manifest = _manifest(tmp, base, request, layout, profiles, minari)
     if check is not None:
         try:
             problems = check(tmp)

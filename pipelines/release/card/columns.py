@@ -166,3 +166,16 @@ RELEASE_COLUMNS: dict[str, tuple[str, ...]] = {
         *("answer_text", "answer_num", "answered_at", "split", "group_id"),
     ),
 }
+
+# The Minari datasets (`minari/turnlake/<view>/<split>-v0`, exports/minari.py): what each field of
+# a Minari episode holds, for the card and the data dictionary.
+MINARI_FIELDS: dict[str, str] = {
+    "observations": 'The rows\' `observation` in step order, then `""` (the observation after the '
+    "last action: not logged); n + 1 entries.",
+    "actions": "The rows' `action`; n entries.",
+    "rewards": "The rows' `reward`.",
+    "terminations": "The rows' `is_terminal`.",
+    "truncations": "`is_last` without `is_terminal` (an episode that ended without its outcome).",
+    "infos.episode_id": "The rows' `episode_id` (bytes in HDF5), one per observation.",
+    "infos.step": "The rows' `step`; n for the final observation.",
+}

@@ -20,6 +20,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store.minari_files import rewrite_minari
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot, put_file
@@ -56,6 +57,8 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
         return None
     if named:
         manifest["raw_files"] = [f for f in raw_files if f not in named]
+    if removed:  # the Minari datasets hold the rl_steps rows' text: made again from the rows
+        rewrite_minari(staging, manifest)
     for name, folder in manifest_folders(manifest).items():
         counts = split_counts(staging, manifest["files"], folder)
         if name in manifest["counts"]:

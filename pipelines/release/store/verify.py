@@ -16,6 +16,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store.minari_files import minari_count_problems
 from pipelines.splits.assign import proof_problems
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.uri import is_remote
@@ -83,6 +84,7 @@ def verify_release(release: Path) -> list[str]:
         said = counts[name] if name in counts else manifest["profiles"][name]["counts"]
         if split_counts(release, manifest["files"], folder) != said:
             problems.append(f"{name}: rows per split differ from the manifest's counts")
+    problems += minari_count_problems(release, manifest)
     for dataset in manifest["counts"]:
         problems += _split_overlaps(release, dataset)
     return problems
