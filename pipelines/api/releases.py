@@ -256,7 +256,8 @@ def load_release(
     verify_first: bool = True,
     cache_dir: PathLike | None = None,
 ) -> DatasetDict:
-    """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …) as a Hugging
+    """A release's dataset `config` (sft, preference, kto, rl_steps, decisions, …, or the OpenAI
+    files' `openai_sft` / `openai_preference`) as a Hugging
     Face `datasets.DatasetDict` with one split per split in the release's manifest, e.g.
     `load_release()["train"]` for a TRL trainer; a split without rows is a `Dataset` of 0 rows
     with the dataset's features. The release is verified first unless
@@ -287,11 +288,14 @@ def load_release(
         state = verify(version, data_root=data_root, store=exports) if verify_first else None
         folder = state.path if state else exports / _version(ObjectRoot.parse(exports), version)
     manifest = read_manifest(folder)
+    openai = manifest.get("openai") or {}  # JSONL configs: release/store/openai_files.py
+    if config in openai:
+        return _load_openai(folder / openai[config]["path"], openai[config]["counts"], cache_dir)
     counts = manifest["counts"]
     profiles = manifest.get("profiles") or {}  # profile configs: release/card/profiles.py
     splits = counts.get(config) or (profiles.get(config) or {}).get("counts")
     if splits is None:
-        known = ", ".join(sorted(counts) + sorted(profiles))
+        known = ", ".join(sorted(counts) + sorted(profiles) + sorted(openai))
         raise KeyError(f"release {folder.name} has no dataset {config!r}; it has: {known}")
     path = profiles[config]["path"] if config in profiles else config
     order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
@@ -307,6 +311,19 @@ def load_release(
             for split in order
         }
     )
+
+
+def _load_openai(folder: Path, counts: dict[str, int], cache_dir: PathLike | None) -> DatasetDict:
+    """An OpenAI JSONL config, by its folder's own card (release/card/openai.py: `datasets` reads
+    one file format per card), a split without lines as 0 rows of the card's features."""
+    from datasets import Dataset, DatasetDict, load_dataset, load_dataset_builder
+
+    cache = str(cache_dir) if cache_dir else None
+    loaded = load_dataset(str(folder), cache_dir=cache) if any(counts.values()) else {}
+    features = load_dataset_builder(str(folder), cache_dir=cache).info.features
+    order = sorted(counts, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
+    empty = features.arrow_schema.empty_table()
+    return DatasetDict({s: loaded[s] if counts[s] else Dataset(empty) for s in order})
 
 
 def _empty_split(pattern: str) -> Dataset:

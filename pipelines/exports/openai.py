@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import polars as pl
 
+# The version of the lines this module makes, recorded in every release's config (so in its content
+# hash): bump it with any change to what a line holds, so that the change makes a new release.
+FORMAT_VERSION = 1
 ROLES = ("system", "user", "assistant")
+# the released columns each format reads
+SFT_COLUMNS = ("split", "messages")
+PREFERENCE_COLUMNS = ("split", "prompt", "chosen", "rejected")
 EMPTY_CONTENT = "empty_content"
 NOT_ASSISTANT_LAST = "not_ending_with_assistant"
 NOT_USER_LAST = "input_not_ending_with_user"

@@ -17,6 +17,7 @@ from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.exports.minari import FORMAT_VERSION as MINARI_FORMAT
+from pipelines.exports.openai import FORMAT_VERSION as OPENAI_FORMAT
 from pipelines.gold.agreement import agreement
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
@@ -120,9 +121,9 @@ def release_request(
         "splits": settings.splits.record(),
         "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
-        # the Minari datasets are made from the rows by code: its version makes a change a new
-        # release
-        "formats": {"minari": MINARI_FORMAT},
+        # the OpenAI files and the Minari datasets are made from the rows by code: their
+        # versions make a change a new release
+        "formats": {"minari": MINARI_FORMAT, "openai": OPENAI_FORMAT},
         "privacy": {
             "pseudonymized": True,
             "redacted": True,

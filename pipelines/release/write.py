@@ -17,6 +17,7 @@ from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.card.changelog import diff_markdown
 from pipelines.release.card.diff import diff_folders
 from pipelines.release.card.meta import Config
+from pipelines.release.card.openai import write_folder_cards
 from pipelines.release.card.profiles import PROFILES_DIR, profile_frames
 from pipelines.release.card.render import release_configs, render_card
 from pipelines.release.store.files import (
@@ -32,6 +33,7 @@ from pipelines.release.store.files import (
 )
 from pipelines.release.store.minari_files import RL_STEPS, write_release_minari
 from pipelines.release.store.minari_files import SECTION as MINARI
+from pipelines.release.store.openai_files import SECTION, jsonl_file, write_openai_files
 from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
@@ -81,6 +83,18 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
         _write_profile(tmp / PROFILES_DIR / name, frame, splits)
         configs.append(Config(name, f"{PROFILES_DIR}/{name}", dataset, frame, tuple(splits)))
     return configs
+
+
+def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict[str, dict]:
+    """The OpenAI fine-tuning files (store/openai_files.py) from the datasets' files just moved
+    in, every split of the dataset, with their folders' cards; the manifest's section."""
+    parquet = {name: [f"{name}/{f['file']}" for f in files] for name, files in layout.items()}
+    splits = {
+        name: list(dict.fromkeys(f["split"] for f in files)) for name, files in layout.items()
+    }
+    openai = write_openai_files(tmp, parquet, splits)
+    write_folder_cards(tmp, openai, version)
+    return openai
 
 
 def _write_minari(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict:
@@ -139,11 +153,12 @@ def _manifest(
     request: ReleaseRequest,
     layout: dict[str, list[dict]],
     configs: list[Config],
+    openai: dict[str, dict],
     minari: dict,
 ) -> dict:
     """The manifest of the complete temporary folder: provenance, row counts per split and every
-    file's hash (the manifest itself is not yet written, so not listed), the Minari datasets'
-    episodes and steps."""
+    file's hash (the manifest itself is not yet written, so not listed), lines per split of the
+    OpenAI files and the rows they left out, the Minari datasets' episodes and steps."""
     manifest = base | {
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in request.dataset_names()
@@ -152,6 +167,7 @@ def _manifest(
     }
     if configs:
         manifest["profiles"] = _profile_counts(configs)
+    manifest[SECTION] = openai
     manifest[MINARI] = minari
     for name, files in layout.items():
         for f in files:
@@ -165,6 +181,8 @@ def _manifest(
     }
     for c in configs:
         written |= {f"{c.path}/{f}": n for f, n in _split_rows(tmp / c.path).items()}
+    for config, entry in openai.items():
+        written |= {jsonl_file(config, split): n for split, n in entry["counts"].items()}
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
         rows = written.get(rel)
@@ -211,13 +229,14 @@ def write_release(
             )
         )
     profiles = _write_profiles(tmp, request)
+    openai = _write_openai(tmp, version, layout)
     minari = _write_minari(tmp, version, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
     changelog = _changelog(exports, tmp, base)
-    card = render_card(version, request, layout, configs, changelog, minari)
+    card = render_card(version, request, layout, configs, changelog, openai, minari)
     (tmp / CARD).write_text(card, encoding="utf-8")
-    manifest = _manifest(tmp, base, request, layout, profiles, minari)
+    manifest = _manifest(tmp, base, request, layout, profiles, openai, minari)
     if check is not None:
         try:
             problems = check(tmp)

@@ -8,7 +8,13 @@ import pandera.polars as pa
 import polars as pl
 
 from pipelines.config.names import SOURCES
-from pipelines.release.card.columns import DATASET_PURPOSE, RELEASE_COLUMNS, column_description
+from pipelines.release.card.columns import (
+    DATASET_PURPOSE,
+    EXPORT_FIELDS,
+    EXPORT_PURPOSE,
+    RELEASE_COLUMNS,
+    column_description,
+)
 from pipelines.reports.markdown import markdown_table
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS, WAREHOUSE_MODELS
@@ -69,6 +75,17 @@ def _release_section(dataset: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _export_section(config: str) -> str:
+    fields = pl.DataFrame(
+        [{"field": f"`{f}`", "description": d} for f, d in EXPORT_FIELDS[config].items()],
+        schema=dict.fromkeys(("field", "description"), pl.String),
+    )
+    return (
+        "\n".join([f"### `{config}`", "", EXPORT_PURPOSE[config], "", markdown_table(fields)])
+        + "\n"
+    )
+
+
 def render_dictionary() -> str:
     out = [
         "# turnlake data dictionary",
@@ -97,6 +114,14 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_release_section(name) for name in RELEASE_COLUMNS]
+    out += [
+        (
+            "## OpenAI fine-tuning files (`data/exports/<version>/<config>/<split>.jsonl`, one "
+            "JSON object a line; a field is named by its path)"
+        ),
+        "",
+    ]
+    out += [_export_section(name) for name in EXPORT_FIELDS]
     out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
     for source in SOURCES:
         out += [_table_section(name, model) for name, model in bronze_models(source).items()]

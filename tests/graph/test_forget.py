@@ -48,6 +48,15 @@ def subject_texts(data: Path, participant: str) -> list[str]:
     return sorted(mine - others)
 
 
+def openai_texts(release: Path) -> set[str]:
+    """Every message text of the release's OpenAI files, decoded from their JSON lines."""
+    texts = set()
+    for path in (release / "openai_sft").glob("*.jsonl"):
+        for line in path.read_bytes().splitlines():
+            texts |= {m["content"] for m in orjson.loads(line)["messages"]}
+    return texts
+
+
 def profile_split_rows(release: Path) -> dict[str, int]:
     """Rows per split of the study_sft profile's files, counted here from the files."""
     files = sorted((release / "profiles" / "study_sft").glob("*.parquet"))
@@ -76,6 +85,8 @@ def forgotten(tmp_path_factory):
     assert texts and all(files_holding(data, t) for t in [participant, *texts[:3]])
     before = complete_releases(Layout(data).exports)
     profile_rows = profile_split_rows(Layout(data).exports / before[-1])
+    openai_before = openai_texts(Layout(data).exports / before[-1])
+    sft_rows = read_manifest(Layout(data).exports / before[-1])["counts"]["sft"]
     # an old build report whose quarantine example quoted the subject's record
     old_report = Layout(data).reports / "run-before.html"
     old_report.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +101,8 @@ def forgotten(tmp_path_factory):
         texts=texts,
         before=before,
         profile_rows=profile_rows,
+        openai_before=openai_before,
+        sft_rows=sft_rows,
         built_at=built_at,
         roots=roots,
     )
@@ -140,6 +153,37 @@ def test_a_profile_loses_the_subjects_rows_and_its_manifest_counts_follow(forgot
     assert sum(after.values()) < sum(forgotten.profile_rows.values())  # the subject had rows
     counts = read_manifest(release)["profiles"]["study_sft"]["counts"]
     assert {split: n for split, n in counts.items() if n} == after  # an empty split's file: 0
+
+
+def test_forget_removes_the_subjects_text_from_the_openai_files_and_their_manifest_follows(
+    forgotten,
+):
+    release = Layout(forgotten.data).exports / forgotten.before[-1]
+    theirs = [t for t in forgotten.texts if any(t in text for text in forgotten.openai_before)]
+    assert theirs  # the subject's turns were lines of openai_sft before the forget
+    after = openai_texts(release)
+    assert [t for t in theirs if any(t in text for text in after)] == []
+    assert after  # the other subjects' lines are still there
+    manifest = read_manifest(release)
+    lines = {
+        p.stem: len(p.read_bytes().splitlines()) for p in (release / "openai_sft").glob("*.jsonl")
+    }
+    assert manifest["openai"]["openai_sft"]["counts"] == lines
+    sft = pl.read_parquet(release / "sft" / "*.parquet", columns=["split"])
+    left_out = manifest["openai"]["openai_sft"]["left_out"]
+    assert sum(lines.values()) + sum(left_out.values()) == sft.height  # from the rewritten rows
+    assert verify_release(release) == []
+
+
+def test_a_rewritten_release_still_loads_with_datasets_by_its_card(forgotten, tmp_path):
+    """`datasets` checks each split's rows against the card's sizes: the card follows the
+    rewritten files (a stale size fails with NonMatchingSplitsSizesError)."""
+    datasets = pytest.importorskip("datasets")
+    release = Layout(forgotten.data).exports / forgotten.before[-1]
+    counts = read_manifest(release)["counts"]["sft"]
+    assert sum(counts.values()) < sum(forgotten.sft_rows.values())  # the subject had sft rows
+    loaded = datasets.load_dataset(str(release), "sft", cache_dir=str(tmp_path))
+    assert {s: d.num_rows for s, d in loaded.items()} == {s: n for s, n in counts.items() if n}
 
 
 def holds(path: Path, needle: str) -> bool:

@@ -154,3 +154,29 @@ def test_a_release_with_empty_datasets_verifies_is_trainable_diffs_and_pulls(
         assert "sft" in diff_markdown(diff)
     copy, problems = pull_release(release.parent, release.name, tmp_path / "pulled")
     assert problems == [] and (copy / "sft" / "test-empty.parquet").exists()
+
+
+def test_the_openai_files_follow_the_same_rule(hh_only, tmp_path):
+    """Every split of `sft` and `preference` has its JSONL file, empty without rows; each loads
+    with `load_release` as 0 rows with the folder card's features, and `datasets` loads the
+    splits with lines by the folder's card."""
+    datasets = pytest.importorskip("datasets")
+    release = _release(hh_only)
+    sizes = {
+        p.relative_to(release).as_posix(): p.stat().st_size
+        for p in release.glob("openai_*/*.jsonl")
+    }
+    assert {path for path, size in sizes.items() if size} == {"openai_preference/train.jsonl"}
+    assert set(sizes) == {
+        f"{config}/{split}.jsonl"
+        for config in ("openai_sft", "openai_preference")
+        for split in ("train", "test")
+    }
+    sft = load_release(config="openai_sft", data_root=hh_only, cache_dir=tmp_path)
+    assert {s: d.num_rows for s, d in sft.items()} == {"train": 0, "test": 0}
+    assert list(sft["train"].features) == ["messages"]
+    preference = load_release(config="openai_preference", data_root=hh_only, cache_dir=tmp_path)
+    assert {s: d.num_rows for s, d in preference.items()} == {"train": 3, "test": 0}
+    assert preference["test"].features == preference["train"].features
+    loaded = datasets.load_dataset(str(release / "openai_preference"), cache_dir=str(tmp_path))
+    assert {s: d.num_rows for s, d in loaded.items()} == {"train": 3}

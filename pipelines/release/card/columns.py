@@ -167,6 +167,39 @@ RELEASE_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# The OpenAI fine-tuning files (`<config>/<split>.jsonl`, release/store/openai_files.py): what each
+# is for and what each of its fields means, for the card and the data dictionary (a line is JSON,
+# so a field is named by its path).
+EXPORT_PURPOSE = {
+    "openai_sft": "Every `sft` row as an example of OpenAI's chat fine-tuning format (supervised "
+    "fine-tuning: upload a split's file as the `training_file` / `validation_file` of a "
+    "fine-tuning job). Only the row's final assistant message is trained (`weight` 1); the earlier "
+    "ones are context (`weight` 0), as they are other rows' targets.",
+    "openai_preference": "Every `preference` row as an example of OpenAI's preference fine-tuning "
+    "format (direct preference optimization, `method: dpo`).",
+}
+_ROLE = "`system`, `user` or `assistant`."
+_TEXT = "The message text (never empty)."
+EXPORT_FIELDS: dict[str, dict[str, str]] = {
+    "openai_sft": {
+        "messages": "The conversation of the `sft` row (its `messages`), ending with the trained "
+        "assistant message.",
+        "messages[].role": _ROLE,
+        "messages[].content": _TEXT,
+        "messages[].weight": "Assistant messages only: 1 on the last (trained), 0 on the earlier "
+        "ones (context).",
+    },
+    "openai_preference": {
+        "input.messages": "The `preference` row's `prompt`, ending with a user message.",
+        "input.messages[].role": _ROLE,
+        "input.messages[].content": _TEXT,
+        "preferred_output": "The row's `chosen` answer: exactly one assistant message "
+        "`{role, content}`.",
+        "non_preferred_output": "The row's `rejected` answer: exactly one assistant message "
+        "`{role, content}`.",
+    },
+}
+
 # The Minari datasets (`minari/turnlake/<view>/<split>-v0`, exports/minari.py): what each field of
 # a Minari episode holds, for the card and the data dictionary.
 MINARI_FIELDS: dict[str, str] = {

@@ -42,9 +42,9 @@ class ReleaseDiff:
 
 def _datasets(folder: Path, read: dict) -> dict[str, pl.DataFrame]:
     """The key frames (`keyed_file`) of the release's base datasets (top-level folders of Parquet
-    files; profiles are subsets), read one file at a time: a diff holds a few columns per row,
-    never two whole releases. A file is read once per diff: a release hard-links the files it
-    shares with the one before."""
+    files; profiles are subsets, the OpenAI files the same rows as JSONL), read one file at a
+    time: a diff holds a few columns per row, never two whole releases. A file is read once per
+    diff: a release hard-links the files it shares with the one before."""
     out = {}
     for d in sorted(folder.iterdir()):
         files = sorted(d.glob("*.parquet")) if d.is_dir() else []

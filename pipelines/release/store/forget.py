@@ -10,10 +10,12 @@ from pathlib import Path
 
 import orjson
 import polars as pl
+import yaml
 
 from pipelines.privacy.forget import mentions_text, purge
 from pipelines.release.store.fetch import local_release
 from pipelines.release.store.files import (
+    CARD,
     MANIFEST,
     complete_releases,
     manifest_folders,
@@ -21,6 +23,12 @@ from pipelines.release.store.files import (
     split_counts,
 )
 from pipelines.release.store.minari_files import rewrite_minari
+from pipelines.release.store.openai_files import (
+    SECTION,
+    dataset_files,
+    jsonl_file,
+    write_openai_files,
+)
 from pipelines.storage.files import write_parquet_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.objects import ObjectRoot, put_file
@@ -57,14 +65,17 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
         return None
     if named:
         manifest["raw_files"] = [f for f in raw_files if f not in named]
-    if removed:  # the Minari datasets hold the rl_steps rows' text: made again from the rows
+    if removed:  # their lines and episodes hold the rows' text: made again from the rows
+        _rewrite_openai_files(staging, manifest)
         rewrite_minari(staging, manifest)
+    sizes = {}
     for name, folder in manifest_folders(manifest).items():
-        counts = split_counts(staging, manifest["files"], folder)
+        counts = sizes[name] = split_counts(staging, manifest["files"], folder)
         if name in manifest["counts"]:
             manifest["counts"][name] = counts
         else:
             manifest["profiles"][name]["counts"] = counts
+    _card_sizes(staging, manifest, sizes)
     manifest.setdefault("deletion_log", []).append(
         {
             "tombstone_id": tombstone["tombstone_id"],
@@ -81,6 +92,55 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
     os.rename(staging, release)
     shutil.rmtree(old)
     return removed
+
+
+def _card_sizes(staging: Path, manifest: dict, sizes: dict[str, dict[str, int]]) -> None:
+    """The card's split sizes as the rewritten files hold them, its manifest entry following:
+    `datasets` checks each split's rows against the card's `num_examples` (a stale one fails
+    `load_dataset(<release>, config)` with NonMatchingSplitsSizesError) and cannot load a
+    split of 0 rows that the card's `configs` list (card/meta.py: `loadable_splits`)."""
+    path = staging / CARD
+    if not path.exists():
+        return
+    _, front, body = path.read_text(encoding="utf-8").split("---\n", 2)
+    meta = yaml.safe_load(front)
+    for config in meta.get("configs", []):
+        rows = sizes.get(config["config_name"])
+        if rows is not None:
+            loadable = {s for s, n in rows.items() if n} or set(rows)
+            config["data_files"] = [f for f in config["data_files"] if f["split"] in loadable]
+    for info in meta.get("dataset_info", []):
+        rows = sizes.get(info["config_name"])
+        if rows is not None:
+            loadable = {s for s, n in rows.items() if n} or set(rows)
+            kept = [s for s in info["splits"] if s["name"] in loadable]
+            info["splits"] = [s | {"num_examples": rows[s["name"]]} for s in kept]
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    path.write_text(f"---\n{front}---\n{body}", encoding="utf-8")
+    for entry in manifest["files"]:
+        if entry["path"] == CARD:
+            entry |= {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def _rewrite_openai_files(staging: Path, manifest: dict) -> None:
+    """The OpenAI files made again from the rewritten Parquet files (their lines hold the rows'
+    text), with their manifest entries and section."""
+    section = manifest.get(SECTION)
+    if not section:  # a release made before releases had them
+        return
+    datasets = {entry["dataset"]: list(entry["counts"]) for entry in section.values()}
+    parquet = {name: dataset_files(manifest["files"], name) for name in datasets}
+    manifest[SECTION] = write_openai_files(staging, parquet, datasets)
+    rows = {
+        jsonl_file(config, split): n
+        for config, entry in manifest[SECTION].items()
+        for split, n in entry["counts"].items()
+    }
+    for entry in manifest["files"]:
+        if entry["path"] in rows:
+            path = staging / entry["path"]
+            entry |= {"rows": rows[entry["path"]], "sha256": sha256_file(path)}
+            entry["bytes"] = path.stat().st_size
 
 
 def _rewrite_stored_release(release: Path, needles: list[str], tombstone: dict) -> int | None:

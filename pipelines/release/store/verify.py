@@ -17,6 +17,7 @@ from pipelines.release.store.files import (
     split_counts,
 )
 from pipelines.release.store.minari_files import minari_count_problems
+from pipelines.release.store.openai_files import SECTION, SUFFIX, jsonl_counts, line_count
 from pipelines.splits.assign import proof_problems
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.uri import is_remote
@@ -45,6 +46,13 @@ def _split_overlaps(release: Path, dataset: str) -> list[str]:
     return problems
 
 
+def _rows(path: Path) -> int:
+    """Rows of a Parquet file, lines of a JSONL file (store/openai_files.py)."""
+    if path.name.endswith(SUFFIX):
+        return line_count(path)
+    return pq.ParquetFile(path).metadata.num_rows
+
+
 def verify_release(release: Path) -> list[str]:
     """Every problem found; empty means the release is exactly what its manifest says. A
     release under a remote data root is checked on a temporary download of its objects."""
@@ -68,10 +76,7 @@ def verify_release(release: Path) -> list[str]:
         if sha256_file(path) != entry["sha256"]:
             problems.append(f"{entry['path']}: sha256 differs from the manifest")
             continue
-        if (
-            entry.get("rows") is not None
-            and pq.ParquetFile(path).metadata.num_rows != entry["rows"]
-        ):
+        if entry.get("rows") is not None and _rows(path) != entry["rows"]:
             problems.append(f"{entry['path']}: row count differs from the manifest")
     if problems:
         return problems
@@ -84,6 +89,9 @@ def verify_release(release: Path) -> list[str]:
         said = counts[name] if name in counts else manifest["profiles"][name]["counts"]
         if split_counts(release, manifest["files"], folder) != said:
             problems.append(f"{name}: rows per split differ from the manifest's counts")
+    for name, entry in (manifest.get(SECTION) or {}).items():
+        if jsonl_counts(release, entry) != entry["counts"]:
+            problems.append(f"{name}: lines per split differ from the manifest's counts")
     problems += minari_count_problems(release, manifest)
     for dataset in manifest["counts"]:
         problems += _split_overlaps(release, dataset)
