@@ -183,10 +183,8 @@ def test_the_checks_find_a_reward_that_differs_from_the_rows(release):
     pl.DataFrame(changed, schema=SCHEMA).write_parquet(
         release / "rl_steps" / "train-b00000-p000.parquet"
     )
-    assert minari_problems(release) == [
-        "minari: turnlake/study/train-v0: 1 episodes whose steps, rewards or end flags differ "
-        "from rl_steps, e.g. ['s1']"
-    ]
+    differs = "1 episodes whose steps, rewards or end flags differ from rl_steps, e.g. ['s1']"
+    assert minari_problems(release) == [f"minari: turnlake/study/train-v0: {differs}"]
 
 
 def test_the_checks_find_a_missing_dataset_and_rows_of_no_view(release):
