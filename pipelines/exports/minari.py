@@ -61,6 +61,8 @@ FINAL_OBSERVATION = ""  # the observation after the last action: not in any log
 NUL, NUL_STANDIN = "\x00", "\ufffd"
 COLUMNS = ("split", "episode_id", "step", "observation", "action", "reward", "is_last")
 COLUMNS += ("is_terminal",)
+EPISODES_AT_ONCE = 256  # episodes whose texts Python holds at a time while writing
+TEXTS_AT_ONCE = 1024  # texts joined at a time to find a view's characters
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ def _without_nul(column: str) -> tuple[pl.Expr, pl.Expr]:
 
 def view_rows(files: list[Path], view: View) -> pl.DataFrame:
     """A view's rows of `rl_steps` (every split), its texts HDF5-safe, with `_nul` (the texts of
-    the row that held a NUL), in release order: the files by name, their rows as written."""
+    the row that held a NUL), by split, then episode in release order (the files by name, their
+    rows as written: an episode whose steps are in two files comes where its first step does),
+    then step. Each split is one run of rows (`split_rows`) and each episode one run of steps."""
     if not files:
         return pl.DataFrame(schema=_ROW_SCHEMA)
     observation, obs_nul = _without_nul("observation")
@@ -145,8 +149,19 @@ def view_rows(files: list[Path], view: View) -> pl.DataFrame:
     return (
         pl.concat(scans)
         .with_columns(observation, action, _nul=obs_nul.cast(pl.Int64) + act_nul.cast(pl.Int64))
+        .with_row_index("_row")
+        .with_columns(_first=pl.col("_row").min().over("split", "episode_id"))
+        .sort("split", "_first", "step")
+        .drop("_row", "_first")
         .collect()
     )
+
+
+def split_rows(rows: pl.DataFrame, split: str) -> pl.DataFrame:
+    """One split's rows of `view_rows` (sorted by split): a slice, not a copy of the texts."""
+    column = rows.get_column("split")
+    start = column.search_sorted(split, side="left")
+    return rows.slice(start, column.search_sorted(split, side="right") - start)
 
 
 _ROW_SCHEMA = {
@@ -164,12 +179,16 @@ _ROW_SCHEMA = {
 
 def _characters(texts: pl.Series) -> str:
     """Every character of the texts, sorted: counted over their UTF-32 code points in numpy (a
-    Python set over every character is ~10x slower on a large view)."""
-    if texts.is_empty():
-        return ""
-    joined = texts.str.join("").item()
-    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    return "".join(chr(c) for c in np.flatnonzero(np.bincount(codes)))
+    Python set over every character is ~10x slower on a large view), TEXTS_AT_ONCE texts at a
+    time (the UTF-32 copy is 4 bytes a character)."""
+    seen = np.zeros(0, dtype=bool)
+    for start in range(0, texts.len(), TEXTS_AT_ONCE):
+        joined = texts.slice(start, TEXTS_AT_ONCE).str.join("").item()
+        counts = np.bincount(np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32))
+        if counts.size > seen.size:
+            seen = np.pad(seen, (0, counts.size - seen.size))
+        seen[: counts.size] |= counts > 0
+    return "".join(chr(c) for c in np.flatnonzero(seen))
 
 
 def text_space(texts: pl.Series) -> gym.spaces.Text:
@@ -180,26 +199,38 @@ def text_space(texts: pl.Series) -> gym.spaces.Text:
     return Text(max_length=max(int(longest or 0), 1), min_length=0, charset=_characters(texts))
 
 
+def _episode_bounds(rows: pl.DataFrame) -> list[tuple[int, int]]:
+    """(first row, row after the last) of each run of one episode id."""
+    if rows.is_empty():
+        return []
+    ids = rows.get_column("episode_id")
+    starts = ids.ne_missing(ids.shift(1)).arg_true().to_list()
+    return list(zip(starts, [*starts[1:], rows.height], strict=True))
+
+
 def episode_buffers(rows: pl.DataFrame) -> Iterator[EpisodeBuffer]:
-    """One split of a view's rows as Minari episodes, in the order their first rows come (see the
-    module doc for how a row becomes a step)."""
+    """One split of a view's rows (`split_rows`: each episode a run of steps in step order) as
+    Minari episodes, in that order (see the module doc for how a row becomes a step). Python
+    holds the texts of EPISODES_AT_ONCE episodes at a time, not of the split."""
+    bounds = _episode_bounds(rows)
+    for at in range(0, len(bounds), EPISODES_AT_ONCE):
+        batch = bounds[at : at + EPISODES_AT_ONCE]
+        yield from _buffers(rows.slice(batch[0][0], batch[-1][1] - batch[0][0]), batch)
+
+
+def _buffers(rows: pl.DataFrame, bounds: list[tuple[int, int]]) -> Iterator[EpisodeBuffer]:
     from minari.data_collector import EpisodeBuffer
 
-    ordered = (
-        rows.with_row_index("_row")
-        .with_columns(_first=pl.col("_row").min().over("episode_id"))
-        .sort("_first", "step")
-    )
-    ids = ordered.get_column("episode_id").to_list()
-    steps = ordered.get_column("step").to_list()
-    observations = ordered.get_column("observation").to_list()
-    actions = ordered.get_column("action").to_list()
-    rewards = ordered.get_column("reward").fill_null(0.0).to_list()
-    terminal = ordered.get_column("is_terminal").fill_null(False).to_list()
-    last = ordered.get_column("is_last").fill_null(False).to_list()
-    starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
-    ends = [*starts[1:], len(ids)] if starts else []
-    for start, end in zip(starts, ends, strict=True):
+    offset = bounds[0][0]
+    ids = rows.get_column("episode_id").to_list()
+    steps = rows.get_column("step").to_list()
+    observations = rows.get_column("observation").to_list()
+    actions = rows.get_column("action").to_list()
+    rewards = rows.get_column("reward").fill_null(0.0).to_list()
+    terminal = rows.get_column("is_terminal").fill_null(False).to_list()
+    last = rows.get_column("is_last").fill_null(False).to_list()
+    for first, after in bounds:
+        start, end = first - offset, after - offset
         n = end - start
         yield EpisodeBuffer(
             observations=[*observations[start:end], FINAL_OBSERVATION],
@@ -258,7 +289,7 @@ def write_minari(folder: Path, files: list[Path], splits: list[str], release: st
             rows = view_rows(files, about)
             spaces = (text_space(rows["observation"]), text_space(rows["action"]))
             for split in splits:
-                part = rows.filter(pl.col("split") == split)
+                part = split_rows(rows, split)
                 counts = _create(view, split, part, spaces, release)
                 datasets[dataset_id(view, split)] = {"view": view, "split": split, **counts}
     return {"format": FORMAT_VERSION, "path": FOLDER, "datasets": datasets}
