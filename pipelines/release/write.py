@@ -99,8 +99,11 @@ def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dic
 
 def _write_minari(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict:
     """The Minari datasets (store/minari_files.py) from the `rl_steps` files just moved in, a
-    dataset per view in every split of `rl_steps`; the manifest's section."""
-    files = layout.get(RL_STEPS, [])
+    dataset per view in every split of `rl_steps`; the manifest's section (empty, and no folder,
+    for a release without `rl_steps`: one made of a few datasets by hand)."""
+    if RL_STEPS not in layout:
+        return {}
+    files = layout[RL_STEPS]
     splits = list(dict.fromkeys(f["split"] for f in files))
     return write_release_minari(tmp, [f"{RL_STEPS}/{f['file']}" for f in files], splits, version)
 
