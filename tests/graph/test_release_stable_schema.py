@@ -180,3 +180,18 @@ def test_the_openai_files_follow_the_same_rule(hh_only, tmp_path):
     assert preference["test"].features == preference["train"].features
     loaded = datasets.load_dataset(str(release / "openai_preference"), cache_dir=str(tmp_path))
     assert {s: d.num_rows for s, d in loaded.items()} == {"train": 3}
+
+
+def test_every_minari_dataset_is_there_with_no_episode(hh_only, monkeypatch):
+    """No source of rl_steps in the build: every view's Minari dataset is in every split, loads
+    and iterates to nothing, so a script's `load_dataset` ids hold every night."""
+    minari = pytest.importorskip("minari")
+    release = _release(hh_only)
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(release / "minari"))
+    views = ("study", "decision", "social_rl", "social_rl_coach")
+    ids = {f"turnlake/{view}/{split}-v0" for view in views for split in ("train", "test")}
+    assert set(minari.list_local_datasets()) == ids
+    for dataset_id in ids:
+        dataset = minari.load_dataset(dataset_id)
+        assert (dataset.total_episodes, list(dataset.iterate_episodes())) == (0, [])
+    assert verify_release(release) == []
