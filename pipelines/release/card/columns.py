@@ -209,6 +209,6 @@ MINARI_FIELDS: dict[str, str] = {
     "rewards": "The rows' `reward`.",
     "terminations": "The rows' `is_terminal`.",
     "truncations": "`is_last` without `is_terminal` (an episode that ended without its outcome).",
-    "infos.episode_id": "The rows' `episode_id` (bytes in HDF5), one per observation.",
-    "infos.step": "The rows' `step`; n for the final observation.",
+    "metadata episode_id": "The rows' `episode_id`, in the episode's metadata: "
+    "`dataset.storage.get_episode_metadata([episode.id])`; step i is the row of `step` i.",
 }

@@ -30,6 +30,7 @@ import minari
 train = minari.load_dataset("{ids[0] if ids else "turnlake/study/train-v0"}")
 for episode in train.iterate_episodes():
     episode.observations, episode.actions, episode.rewards, episode.terminations
+    train.storage.get_episode_metadata([episode.id])  # its rl_steps `episode_id`
 ```
 
 | view | dataset ids | episodes |

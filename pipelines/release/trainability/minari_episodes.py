@@ -4,8 +4,8 @@
 - every view has a dataset in every split of `rl_steps`, and every `rl_steps` row is in a view;
 - each dataset loads (`MinariDataset` on its folder, as `minari.load_dataset` does) and holds,
   per episode, one observation more than actions and rewards, and the same steps as the rows of
-  its view and split: per (`episode_id`, `step`) the reward, `terminations` = `is_terminal` and
-  `truncations` = `is_last` without `is_terminal`.
+  its view and split: per (`episode_id` of the episode's metadata, step index = `step`) the
+  reward, `terminations` = `is_terminal` and `truncations` = `is_last` without `is_terminal`.
 
 Memory holds one view's scalar columns and one dataset's episodes at a time."""
 
@@ -40,14 +40,16 @@ def minari_steps(data: Path) -> tuple[pl.DataFrame, list[str]]:
 
     rows: dict[str, list] = {name: [] for name in _STEP}
     misshapen = []
-    for episode in MinariDataset(data).iterate_episodes():
+    dataset = MinariDataset(data)
+    metadata = dataset.storage.get_episode_metadata(dataset.episode_indices)
+    for episode, meta in zip(dataset.iterate_episodes(), metadata, strict=True):
         n = len(episode.rewards)
-        ids = [_text(v) for v in episode.infos["episode_id"]]
-        if len(episode.observations) != n + 1 or len(episode.actions) != n or len(ids) != n + 1:
-            misshapen.append(ids[0] if ids else str(episode.id))
+        episode_id = _text(meta.get("episode_id", ""))
+        if len(episode.observations) != n + 1 or len(episode.actions) != n:
+            misshapen.append(episode_id)
             continue
-        rows["episode_id"] += ids[:n]
-        rows["step"] += [int(s) for s in episode.infos["step"][:n]]
+        rows["episode_id"] += [episode_id] * n
+        rows["step"] += list(range(n))
         rows["reward"] += [float(r) for r in episode.rewards]
         rows["terminated"] += [bool(t) for t in episode.terminations]
         rows["truncated"] += [bool(t) for t in episode.truncations]
