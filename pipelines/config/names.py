@@ -20,5 +20,6 @@ RELEASED_DATASETS: tuple[str, ...] = (
     "kto",
     "rl_steps",
     "decisions",
+    "stepwise",
     "surveys",
 )

@@ -152,14 +152,14 @@ def _not_whole(value: Any) -> Any:
     if type(value) is int and value == 0:
         raise ValueError(
             "0 (tables stored whole) is no longer a layout: a whole table is now one partition; "
-            "use `shards = 1` (one partition per split and landing batch)"
+            "use `shards = 1` (one partition per landing batch)"
         )
     return value
 
 
 class Partitions(Table):
-    # 1-64 slices per split and landing batch, or "auto": each batch gets one slice per
-    # `episodes_per_partition` episodes of its new groups per split
+    # 1-64 slices per landing batch, or "auto": each batch gets one slice per
+    # `episodes_per_partition` episodes of its new groups
     shards: Annotated[
         Annotated[int, Field(ge=1, le=64)] | Literal["auto"], BeforeValidator(_not_whole)
     ] = "auto"

@@ -101,7 +101,7 @@ class Settings:
     schedule_timezone: str = _D.schedule.timezone
     # Split assignment (`[splits]`: salt, ratios, link_raters).
     splits: SplitConfig = field(default_factory=SplitConfig)
-    # Silver/gold partitions per split and landing batch (`[partitions] shards`, DESIGN §8).
+    # Silver/gold partitions per landing batch (`[partitions] shards`, DESIGN §8).
     partition_shards: int | str = _D.partitions.shards
     # With `shards = "auto"`: episodes per partition a landing batch is sized by.
     partition_episodes: int = _D.partitions.episodes_per_partition

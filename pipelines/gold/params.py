@@ -154,8 +154,9 @@ def value_problems(params: Mapping[str, Any]) -> list[str]:
     """The rules on values the shipped types cannot express."""
     from pipelines.gold.common import AGGREGATIONS
     from pipelines.gold.rules import RULES
+    from pipelines.gold.step_labels import label_rule_problems
 
-    problems = []
+    problems = label_rule_problems(params)
     unknown = [r for r in params.get("rules", {}).get("enabled", []) if r not in RULES]
     if unknown:
         problems.append(

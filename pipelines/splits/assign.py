@@ -97,6 +97,8 @@ EXAMPLE_UNITS = {
     "(observation, action) "
     "sequence, so an episode is kept or dropped whole; an episode in two splits or with two hashes "
     "is reported under `episodes_not_whole`",
+    "stepwise": "row: prompt_hash = sha256 of the whole example (prompt and completions), so "
+    "examples sharing a scripted opening are not duplicates",
 }
 DEFAULT_EXAMPLE_UNIT = (
     "row: prompt_hash = sha256 of the row's prompt messages (canonical JSON) as released"

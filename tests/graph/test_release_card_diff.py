@@ -83,6 +83,7 @@ def test_diff_shows_the_seeded_change_exactly(releases):
         "preference": (0, 0, 0),
         "rl_steps": (0, 0, 0),
         "decisions": (0, 0, 0),
+        "stepwise": (0, 0, 0),
     }
     assert found.moved_groups == []
     labels = {x["label"]: (x["before"], x["after"]) for x in found.labels}

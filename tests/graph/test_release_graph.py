@@ -10,7 +10,7 @@ from pipelines.storage.layout import Layout
 from pipelines.warehouse.views import query
 from tests.graph.test_build_graph import clean_materialized, materialize_all
 
-DATASETS = {"sft", "preference", "kto", "rl_steps", "decisions"}
+DATASETS = {"sft", "preference", "kto", "rl_steps", "decisions", "stepwise"}
 
 
 @pytest.fixture(scope="module")

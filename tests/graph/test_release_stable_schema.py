@@ -25,8 +25,8 @@ from pipelines.warehouse.views import query, write_views
 from tests.conformance.harness import run_pipeline
 from tests.graph.test_build_graph import CLEAN
 
-DATASETS = ("decisions", "kto", "preference", "rl_steps", "sft")  # surveys: not configured
-EMPTY = ("decisions", "kto", "rl_steps", "sft")  # hh_rlhf gives none of their rows
+DATASETS = ("decisions", "kto", "preference", "rl_steps", "sft", "stepwise")  # no surveys
+EMPTY = ("decisions", "kto", "rl_steps", "sft", "stepwise")  # hh_rlhf gives none of their rows
 CONFIG = """
 [splits]
 salt = "turnlake-splits-v1"

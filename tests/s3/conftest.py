@@ -26,8 +26,8 @@ T = TypeVar("T")
 
 
 # The shard count of the demo the S3 builds start from (a build the partition tests make anyway):
-# one partition per split, as the project's turnlake.toml gives the demo, so a rewrite on S3 sends
-# few objects.
+# one partition, as the project's turnlake.toml gives the demo, so a rewrite on S3 sends few
+# objects.
 DEMO_SHARDS = 1
 
 # Requests the helpers below send at once: each waits on moto's server (a process of its own),

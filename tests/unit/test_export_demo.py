@@ -40,6 +40,7 @@ TRAINER_COLUMNS = {
         "confidence",
         "outcome_reward",
     },
+    "stepwise": {"prompt", "completions", "labels"},  # PRMTrainer, stepwise supervision
 }
 COMMON = {"split", "episode_id", "group_id", "source", "prompt_hash"}
 
@@ -73,6 +74,11 @@ def test_dataset_loads_with_hf_datasets_and_has_its_trainer_columns(demo_dataset
         assert (TRAINER_COLUMNS[name] | COMMON) <= set(ds.column_names)
         assert ds.num_rows == frame.filter(pl.col("split") == split).height
     row = next(iter(loaded.values()))[0]
+    if name == "stepwise":  # TRL's standard format: plain text, one bool label per step
+        assert isinstance(row["prompt"], str) and row["completions"]
+        assert all(isinstance(c, str) and c for c in row["completions"])
+        assert [type(label) for label in row["labels"]] == [bool] * len(row["completions"])
+        return
     for column in TRAINER_COLUMNS[name] & {
         "messages",
         "prompt",
@@ -125,5 +131,17 @@ def test_the_demo_release_passes_every_trainability_check(demo_warehouse):
     exports = Layout(demo_warehouse).exports
     release = exports / latest_release(exports)
     assert trainability_problems(release) == []
-    for name in ("sft", "kto", "preference", "rl_steps"):
+    for name in ("sft", "kto", "preference", "rl_steps", "stepwise"):
         assert list((release / name).glob("*.parquet")), name
+
+
+def test_the_demo_release_holds_stepwise_train_examples_of_both_sources_and_both_labels(
+    demo_warehouse,
+):
+    exports = Layout(demo_warehouse).exports
+    release = exports / latest_release(exports)
+    train = pl.read_parquet(release / "stepwise" / "train-*.parquet")
+    assert train.height > 0
+    assert set(train["source"]) == {"study", "social_rl"}
+    assert set(train["labels"].explode()) == {True, False}
+    assert set(train["label_rule"]) == {"stepwise_label@1"}

@@ -16,20 +16,20 @@ def _splits(rows: list[tuple[str, int, str]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["group_id", "bucket", "split"], orient="row")
 
 
-def test_shards_cut_each_splits_bucket_range_into_equal_slices():
-    # 4 shards: train slices of 2000 buckets, test slices of 500
-    groups = [("a", 0, "train"), ("b", 1999, "train"), ("c", 2000, "train"), ("d", 7999, "train")]
-    groups += [("e", 8000, "test"), ("f", 8499, "test"), ("g", 8500, "test"), ("h", 9999, "test")]
+def test_shards_cut_the_whole_bucket_range_into_equal_slices_whatever_the_split():
+    # 4 shards: slices of 2500 buckets; f (train) and g (test) share the last one
+    groups = [("a", 0, "train"), ("b", 2499, "train"), ("c", 2500, "train"), ("d", 4999, "train")]
+    groups += [("e", 5000, "train"), ("f", 7500, "train"), ("g", 8000, "test"), ("h", 9999, "test")]
     mapped = assign_partitions(_splits(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 4)
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-train-s00",
-        "b": "b00000-train-s00",
-        "c": "b00000-train-s01",
-        "d": "b00000-train-s03",
-        "e": "b00000-test-s00",
-        "f": "b00000-test-s00",
-        "g": "b00000-test-s01",
-        "h": "b00000-test-s03",
+        "a": "b00000-s00",
+        "b": "b00000-s00",
+        "c": "b00000-s01",
+        "d": "b00000-s01",
+        "e": "b00000-s02",
+        "f": "b00000-s03",
+        "g": "b00000-s03",
+        "h": "b00000-s03",
     }
 
 
@@ -39,8 +39,8 @@ def test_known_groups_keep_their_partition_and_new_ones_get_the_next_batch():
     )
     second = assign_partitions(_splits([("a", 10, "train"), ("z", 10, "train")]), first, CONFIG, 4)
     assert dict(second.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-train-s00",
-        "z": "b00001-train-s00",
+        "a": "b00000-s00",
+        "z": "b00001-s00",
     }
     third = assign_partitions(_splits([("z", 10, "train"), ("y", 9000, "test")]), second, CONFIG, 4)
     assert dict(third.select("group_id", "batch").iter_rows()) == {"y": 2, "z": 1}  # a is gone
@@ -51,7 +51,7 @@ def test_a_new_shard_count_reassigns_every_group_to_batch_zero():
         _splits([("a", 7999, "train")]), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 4
     )
     again = assign_partitions(_splits([("a", 7999, "train")]), first, CONFIG, 1)
-    assert again.row(0, named=True)["_partition"] == "b00000-train-s00"
+    assert again.row(0, named=True)["_partition"] == "b00000-s00"
     assert scheme_of(CONFIG, 4) != scheme_of(CONFIG, 1)
 
 
@@ -79,29 +79,37 @@ def _sized(rows: list[tuple[str, int, str, int]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["group_id", "bucket", "split", "episodes"], orient="row")
 
 
-def test_auto_gives_each_split_of_a_batch_one_shard_per_target_episodes():
-    # train: 12 episodes / 5 per partition → 3 slices of 8000/3 buckets; test: 3 episodes → 1
-    groups = [("a", 0, "train", 4), ("b", 2667, "train", 4), ("c", 7999, "train", 4)]
+def test_auto_gives_a_batch_one_shard_per_target_episodes_over_all_splits():
+    # 12 train + 3 test episodes / 5 per partition → 3 slices of 10000/3 buckets; d and e (test)
+    # share the last with c (train)
+    groups = [("a", 0, "train", 4), ("b", 3334, "train", 4), ("c", 6667, "train", 4)]
     groups += [("d", 8000, "test", 1), ("e", 9999, "test", 2)]
     mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-train-s00",
-        "b": "b00000-train-s01",
-        "c": "b00000-train-s02",
-        "d": "b00000-test-s00",
-        "e": "b00000-test-s00",
+        "a": "b00000-s00",
+        "b": "b00000-s01",
+        "c": "b00000-s02",
+        "d": "b00000-s02",
+        "e": "b00000-s02",
     }
 
 
+def test_auto_makes_a_small_batch_of_several_splits_one_partition():
+    # 1 train + 1 test episode, 5 per partition: one slice, not one per split
+    groups = [("a", 0, "train", 1), ("b", 9999, "test", 1)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
+    assert set(mapped.get_column("_partition")) == {"b00000-s00"}
+
+
 def test_auto_counts_a_group_bigger_than_the_target_as_one_partition():
-    # train: a holds 100 episodes (> 5: one slice whatever its size) + b, c 5 each → 15 → 3
-    # slices (uncapped: 110 / 5 = 22 slices, most of them empty)
-    groups = [("a", 0, "train", 100), ("b", 2667, "train", 5), ("c", 7999, "train", 5)]
+    # a holds 100 episodes (> 5: one slice whatever its size) + b, c 5 each → 15 → 3 slices
+    # (uncapped: 110 / 5 = 22 slices, most of them empty)
+    groups = [("a", 0, "train", 100), ("b", 3334, "train", 5), ("c", 7999, "train", 5)]
     mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-train-s00",
-        "b": "b00000-train-s01",
-        "c": "b00000-train-s02",
+        "a": "b00000-s00",
+        "b": "b00000-s01",
+        "c": "b00000-s02",
     }
 
 
@@ -114,14 +122,14 @@ def test_auto_sizes_a_later_batch_on_its_own_and_keeps_the_groups_already_assign
         5,
     )
     first = first.filter(pl.col("group_id") == "a")
-    assert first.row(0, named=True)["_partition"] == "b00000-train-s01"  # 2 slices: 7999 in the 2nd
+    assert first.row(0, named=True)["_partition"] == "b00000-s01"  # 2 slices: 7999 in the 2nd
     # a small batch (z: 1 episode; a's 10 more do not count) gets 1 slice; a new target (6)
     # sizes only the new batch
     second = assign_partitions(
         _sized([("a", 7999, "train", 10), ("z", 7999, "train", 1)]), first, CONFIG, "auto", 6
     )
     assert dict(second.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-train-s01",
-        "z": "b00001-train-s00",
+        "a": "b00000-s01",
+        "z": "b00001-s00",
     }
     assert scheme_of(CONFIG, "auto") not in {scheme_of(CONFIG, n) for n in range(65)}

@@ -47,6 +47,7 @@ def test_a_prompt_is_kept_only_in_its_earliest_split_across_datasets_and_partiti
         "kto": 1,
         "rl_steps": 1,
         "decisions": 0,
+        "stepwise": 0,
     }
     proof = proof_frames(kept)
     assert proof["sft"].get_column("group_id").to_list() == ["g1", "g4", "g5", "g6"]

@@ -91,7 +91,9 @@ def test_profile_named_like_a_dataset_is_refused():
 
 def test_a_profile_may_name_exactly_the_datasets_a_release_describes():
     # the settings check profiles against RELEASED_DATASETS, the card describes RELEASE_COLUMNS
-    assert RELEASED_DATASETS == ("sft", "preference", "kto", "rl_steps", "decisions", "surveys")
+    assert RELEASED_DATASETS == (
+        *("sft", "preference", "kto", "rl_steps", "decisions", "stepwise", "surveys"),
+    )
     assert tuple(RELEASE_COLUMNS) == RELEASED_DATASETS
 
 

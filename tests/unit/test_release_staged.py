@@ -127,10 +127,44 @@ def test_a_dataset_reads_back_whole_from_the_release_its_files_were_moved_into(t
 def test_a_partition_shares_a_file_with_the_three_shards_beside_it():
     from pipelines.release.build.staged import slice_of_partition
 
-    # by hand: 4 partitions per file, so shards 0-3 go to p000, 4-7 to p001, 12 to p003
-    assert slice_of_partition("b00003-train-s03") == ("train", 0)
-    assert slice_of_partition("b00003-train-s05") == ("train", 1)
-    assert slice_of_partition("b00000-test-s12") == ("test", 3)
+    # by hand: 4 partitions per file, so shards 0-3 go to p000, 4-7 to p001, 12 to p003; the key's
+    # split (if any) plays no part: a file's split is its rows'
+    assert slice_of_partition("b00003-train-s03") == 0
+    assert slice_of_partition("b00003-train-s05") == 1
+    assert slice_of_partition("b00000-test-s12") == 3
+    assert slice_of_partition("b00000-s07") == 1
+
+
+def test_a_partition_of_several_splits_gives_each_split_its_own_file_of_its_slice(tmp_path):
+    """Two partitions of batch 0, shards 0 and 5 (slices p000 and p001), each holding train and
+    test rows: four files, each named by its rows' split and its partition's slice, holding
+    exactly those rows."""
+    shard0 = _kto(0, [("t1", "train", "g1", True, "a"), ("t3", "test", "g2", False, "b")])
+    shard5 = _kto(0, [("t7", "test", "g7", True, "c"), ("t8", "train", "g8", True, "d")])
+    sources = {
+        "kto": [
+            Source(0, shard0.schema, lambda: shard0, 0),
+            Source(0, shard5.schema, lambda: shard5, 1),
+        ]
+    }
+    staged = stage(sources, tmp_path / "stage", previous={})
+    files = [(f["split"], f["file"], f["rows"]) for f in staged.files["kto"]]
+    assert files == [
+        ("train", "train-b00000-p000.parquet", 1),
+        ("train", "train-b00000-p001.parquet", 1),
+        ("test", "test-b00000-p000.parquet", 1),
+        ("test", "test-b00000-p001.parquet", 1),
+    ]
+    held = {
+        file: pl.read_parquet(tmp_path / "stage" / "kto" / file).get_column("turn_id").to_list()
+        for _, file, _ in files
+    }
+    assert held == {
+        "train-b00000-p000.parquet": ["t1"],
+        "train-b00000-p001.parquet": ["t8"],
+        "test-b00000-p000.parquet": ["t3"],
+        "test-b00000-p001.parquet": ["t7"],
+    }
 
 
 def _previous(staged, folder) -> dict:
@@ -153,8 +187,8 @@ def test_a_slice_whose_inputs_are_the_previous_releases_is_linked_not_ordered_ag
     def sources(load0, slice1_rows, identity1):
         return {
             "kto": [
-                Source(0, slice0.schema, load0, ("train", 0), "part-a"),
-                Source(0, slice1.schema, lambda: slice1_rows, ("train", 1), identity1),
+                Source(0, slice0.schema, load0, 0, "part-a"),
+                Source(0, slice1.schema, lambda: slice1_rows, 1, identity1),
             ]
         }
 

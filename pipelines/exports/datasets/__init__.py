@@ -1,14 +1,14 @@
 """Training datasets (DESIGN §5) as pure Polars over silver + gold + splits: sft, preference,
-kto, rl_steps, decisions. Column shapes follow what TRL / Hugging Face `datasets` load as-is;
-every frame also carries `split`, `episode_id`, `group_id`, `source`, `prompt_hash` and reward
-provenance.
+kto, rl_steps, decisions, stepwise. Column shapes follow what TRL / Hugging Face `datasets` load
+as-is; every frame also carries `split`, `episode_id`, `group_id`, `source`, `prompt_hash` and
+reward provenance.
 
 Every chat column is put in one chat shape at the end (chat_shape.py), whichever builder made it.
 
 `prompt_hash` = sha256 hex of the exact text an example conditions on: the canonical JSON array
 of its prompt messages (`[{"role":…,"content":…},…]`) as shipped (after the chat shape); for
-rl_steps the whole episode (see rl_steps.py). Equal prompts in two datasets therefore get equal
-hashes.
+rl_steps the whole episode (see rl_steps.py), for stepwise the whole example (stepwise.py). Equal
+prompts in two datasets therefore get equal hashes.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from pipelines.exports.datasets.kto import build_kto, kto_rows
 from pipelines.exports.datasets.preference import build_preference, rated_alternative_pairs
 from pipelines.exports.datasets.rl_steps import build_rl_steps
 from pipelines.exports.datasets.sft import build_sft, sft_rows
+from pipelines.exports.datasets.stepwise import build_stepwise
 from pipelines.gold.raters import released_labels
 from pipelines.sources.base import sha256_hex
 
-DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions")
+DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions", "stepwise")
 # Why a row was left out of a dataset (counts in the split proof and on the dataset card).
 NEGATIVE_REWARD, NEUTRAL_REWARD, NO_USER_TURN = "negative_reward", "neutral_reward", "no_user_turn"
 
@@ -107,6 +108,8 @@ def build_datasets(
     frames, unshaped = shape_chats(frames)
     out = {name: finish(frame, episodes, splits) for name, frame in frames.items()}
     out["rl_steps"] = finish(build_rl_steps(silver, gold), episodes, splits, "source_episode_id")
+    stepwise = build_stepwise(silver, gold, options.step_labels)
+    out["stepwise"] = finish(stepwise, episodes, splits, "source_episode_id")
     if left_out is not None:
         counts = {"sft": {NEGATIVE_REWARD: negative}, "kto": {NEUTRAL_REWARD: neutral}}
         for name, n in unshaped.items():

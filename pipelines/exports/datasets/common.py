@@ -5,12 +5,13 @@ Everything here is pure Polars over silver / gold frames; no I/O, no Dagster.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from pipelines.gold.raters import LabelMinimum
+from pipelines.gold.step_labels import StepLabels
 
 if TYPE_CHECKING:
     from pipelines.config.settings import Settings
@@ -30,6 +31,9 @@ class DatasetOptions:
     # rater-combined rewards need this many raters / this agreement (None: no minimum)
     min_raters: int | None = None
     min_label_agreement: float | None = None
+    # the `stepwise` label rule: from the gold parameters (rewards.toml), which the release
+    # config already holds, so it is not recorded again
+    step_labels: StepLabels = field(default_factory=StepLabels)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DatasetOptions:
@@ -44,6 +48,7 @@ class DatasetOptions:
         """The options as the manifest and the content hash hold them: a label minimum only when
         one is set, so a release without one is the release it was before minimums existed."""
         out = asdict(self)
+        del out["step_labels"]
         return {k: v for k, v in out.items() if v is not None or k not in _LABEL_MINIMUM}
 
     @property

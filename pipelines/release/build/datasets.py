@@ -52,7 +52,7 @@ BUNDLE_ROWS = 200_000
 
 @dataclass(frozen=True)
 class Partition:
-    key: str  # `b00003-train-s01`
+    key: str  # `b00003-s01`
     batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
     inputs: str  # digest of the partition's silver and gold rows
     rows: int  # its silver rows (reads are bundled by them)

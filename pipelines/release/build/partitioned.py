@@ -8,14 +8,17 @@ content hash."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.gold.params import shipped_params
+from pipelines.gold.step_labels import StepLabels
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.privacy.key import key_fingerprint
@@ -48,7 +51,7 @@ class PartitionedRelease:
 
 def _surveys(layout: Layout, as_of: datetime | None, splits: pl.DataFrame) -> pl.DataFrame:
     """The survey dataset (survey answers are stored whole) with each row's landing batch and file
-    slice index (staged.py; its split is the row's; batch 0, slice 0 without a partition map)."""
+    slice index (staged.py: the split is the row's; batch 0, slice 0 without a partition map)."""
     answers = stored.read(layout, "silver", "survey_answers", as_of)
     placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA).select(
         "group_id",
@@ -69,7 +72,11 @@ def partitioned_release(
 ) -> PartitionedRelease:
     """Everything `assemble.release_request` needs from the datasets, built per partition."""
     layout = Layout(settings.data_root)
-    options = DatasetOptions.from_settings(settings)
+    # the step-label rule is the one of the gold parameters the release is built with (the shipped
+    # rules file for gold stored before it recorded them)
+    params = build_config.get("params")
+    labels = StepLabels.from_params(orjson.loads(params) if params else shipped_params())
+    options = replace(DatasetOptions.from_settings(settings), step_labels=labels)
     parts = release_parts(layout, as_of, build_config, options, privacy)
     dropped = datasets.dropped_counts(parts.keys)
     splits = stored.read(layout, "gold", "splits", as_of)
@@ -114,18 +121,18 @@ def stage_folder(layout: Layout) -> Path:
 
 def _batches_of(frame: pl.DataFrame) -> list[Source]:
     """A frame held whole (the survey answers) as one source per file slice of its rows."""
-    cuts = sorted(set(frame.select(BATCH, "split", SLICE).iter_rows())) or [(0, "", 0)]
+    cuts = sorted(set(frame.select(BATCH, SLICE).iter_rows())) or [(0, 0)]
     schema = frame.drop(SLICE).schema  # no rows: still its schema
     return [
         Source(
             batch,
             schema,
-            lambda b=batch, s=split, i=index: frame.filter(
-                (pl.col(BATCH) == b) & (pl.col("split") == s) & (pl.col(SLICE) == i)
-            ).drop(SLICE),
-            (split, index),
+            lambda b=batch, i=index: frame.filter((pl.col(BATCH) == b) & (pl.col(SLICE) == i)).drop(
+                SLICE
+            ),
+            index,
         )
-        for batch, split, index in cuts
+        for batch, index in cuts
     ]
 
 

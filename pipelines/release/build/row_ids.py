@@ -16,5 +16,6 @@ ROW_ID: dict[str, tuple[str, ...]] = {
     ),
     "rl_steps": ("episode_id",),
     "decisions": ("decision_id",),
+    "stepwise": ("episode_id",),
     "surveys": ("participant_id", "session_id", "section", "question"),
 }

@@ -1,13 +1,14 @@
 """Finishing a release of partitioned tables one file slice at a time, so no step holds a whole
-dataset. A slice is the partitions of one landing batch and split whose shards share a file:
-shards 0–3 of `b00000-train` are slice `b00000-p000`, 4–7 `b00000-p001` (PARTITIONS_PER_FILE),
-a count fixed when the batch's groups are placed, so a change to a few partitions rewrites only
-their slices' files, never a whole batch's. Each slice's privatized rows are put in release order
-file by file (batch_sort.py), written to the slice's files in a staging folder (or hard-linked
-from the previous release when equal, or when the slice's inputs are those of the previous
-release, without ordering them again: batch_files.py) and counted into mergeable aggregates: the
-content-hash sums and the card's figures (card_stats.py). `write_release` then moves the staged
-files into the release.
+dataset. A slice is the partitions of one landing batch whose shards share files: shards 0–3 of
+batch 0 are slice `b00000-p000`, 4–7 `b00000-p001` (PARTITIONS_PER_FILE), a count fixed when the
+batch's groups are placed, so a change to a few partitions rewrites only their slices' files, never
+a whole batch's. A slice's files are cut by split, the split read from each row (`split`), not
+from the partition's key: one file per (split, slice), so a partition may hold rows of several
+splits. Each slice's privatized rows are put in release order file by file (batch_sort.py),
+written to the slice's files in a staging folder (or hard-linked from the previous release when
+equal, or when the slice's inputs are those of the previous release, without ordering them again:
+batch_files.py) and counted into mergeable aggregates: the content-hash sums and the card's figures
+(card_stats.py). `write_release` then moves the staged files into the release.
 
 The release order is a total order on a row's values (sha256 of its id, then every flat column,
 then the order rows came in): each file's rows are its slice's rows of the whole dataset in
@@ -50,21 +51,20 @@ class Source:
     batch: int
     schema: pl.Schema  # with BATCH
     load: Callable[[], pl.DataFrame]  # rows with BATCH
-    slice: tuple[str, int] = ("", 0)  # (its partition's split, shard // PARTITIONS_PER_FILE)
+    slice: int = 0  # its partition's shard // PARTITIONS_PER_FILE (the split is each row's)
     identity: str | None = None  # digest of its rows (None: unknown without loading them)
 
     @property
     def cut(self) -> str:
         """The file slice, as file names carry it: `b00000-p001`."""
-        return f"b{self.batch:05d}-p{self.slice[1]:03d}"
+        return f"b{self.batch:05d}-p{self.slice:03d}"
 
 
-def slice_of_partition(key: str) -> tuple[str, int]:
-    """The file slice of partition `key` (`b00003-train-s05`: ("train", 1); see the module
-    doc)."""
-    _, rest = key.split("-", 1)
-    split, shard = rest.rsplit("-s", 1)
-    return split, int(shard) // PARTITIONS_PER_FILE
+def slice_of_partition(key: str) -> int:
+    """The file slice index of partition `key` within its batch (`b00003-s05`: 1; see the
+    module doc); 0 for a key without a shard (a table stored whole)."""
+    _, _, shard = key.rpartition("-s")
+    return int(shard) // PARTITIONS_PER_FILE if shard.isdigit() else 0
 
 
 def slice_index(partition: pl.Expr) -> pl.Expr:
@@ -125,13 +125,8 @@ def _in_release_order(name: str, frame: pl.DataFrame) -> pl.DataFrame:
     return shuffled_order(name, canonical_order(frame))
 
 
-def _slices(sources: list[Source]) -> list[tuple[int, str, int]]:
-    def order(cut: tuple[int, str, int]) -> tuple:
-        split = cut[1]
-        rank = SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER)
-        return cut[0], rank, split, cut[2]
-
-    return sorted({(s.batch, *s.slice) for s in sources}, key=order)
+def _slices(sources: list[Source]) -> list[tuple[int, int]]:
+    return sorted({(s.batch, s.slice) for s in sources})
 
 
 def _slice_files(
@@ -166,8 +161,8 @@ def _stage_dataset(
     schema = unified_schema([s.schema for s in sources])
     staged.schemas[name] = pl.Schema({c: t for c, t in schema.items() if c != BATCH})
     folder = staged.folder / name
-    for batch, split, index in _slices(sources):
-        mine = [s for s in sources if (s.batch, *s.slice) == (batch, split, index)]
+    for batch, index in _slices(sources):
+        mine = [s for s in sources if (s.batch, s.slice) == (batch, index)]
         for split_of_rows, file, part, digest, inputs in _slice_files(
             name, mine, schema, folder, previous
         ):

@@ -34,7 +34,7 @@ _WHOLE = ("contexts", "splits")  # read for a partition, given whole to its chun
 
 @dataclass(frozen=True)
 class Unit:
-    key: str  # `b00003-train-s01` (the partition whole), `…~c00002` or `…~pairs`
+    key: str  # `b00003-s01` (the partition whole), `…~c00002` or `…~pairs`
     entry: str  # its built entry
     meta: dict
     frames: dict[str, pl.DataFrame] | None  # when the store is off

@@ -18,6 +18,9 @@ DATASET_PURPOSE = {
     "source logged them.",
     "decisions": "Decision points: the context (or its hash) and coordination state → action, "
     "confidence, outcome.",
+    "stepwise": "Step-level labels for a process reward model (TRL `PRMTrainer`, stepwise "
+    "supervision: `prompt`, `completions`, `labels`): the study operator's replies labelled by the "
+    "stance they caused, Social RL agents' rounds by their feedback.",
     "surveys": "Study survey answers (only with `[privacy] include_surveys = true`), "
     "pseudonymized.",
 }
@@ -109,6 +112,28 @@ DATASET_COLUMNS: dict[str, dict[str, str]] = {
         "outcome_reward": "The later outcome rating as a reward in [-1, 1].",
         "outcome_was_good": "The source's own `wasGoodDecision`, where given.",
     },
+    "stepwise": {
+        "prompt": "What came before the first step (plain text): the study's scenario and the "
+        "operator's opening; for Social RL the framework and whose turns the steps are.",
+        "completions": "The steps, in order: each the conversation since the actor's previous "
+        "step as `<speaker>: <text>` lines, ending with the actor's judged message(s).",
+        "labels": "One per completion: true when the step is good by `label_rule` (study: the "
+        "stance did not regress and the reply did not end the session in a refusal; Social RL: "
+        "the round's feedback mean above its threshold).",
+        "rewards": "One per completion: the step reward the label thresholds (study: stance "
+        "change + terminal reward; Social RL: the round's feedback reward).",
+        "turn_ids": "One per completion: the silver turn of the actor's last message of the step.",
+        "decision_ids": "One per completion: the IQL decision that chose the reply (study), else "
+        "null.",
+        "label_rule": "Step-label rule, `name@version` (`[labels] stepwise` in the `rewards` "
+        "config of manifest.json).",
+        "reward_rule": "Reward rules of the steps' rewards, `name@version`, comma-joined.",
+        "source_episode_id": "Silver episode of the first step (a Social RL example spans its "
+        "run's rounds).",
+        "episode_id": "Example id: the study session, or `social_rl:<run>@<agent>`.",
+        "prompt_hash": "sha256 of the whole example (prompt and completions); no example appears "
+        "in two splits.",
+    },
     "surveys": {
         "participant_id": "Study participant (pseudonym).",
         "confirmation_number": "The participant file's confirmation number.",
@@ -160,6 +185,11 @@ RELEASE_COLUMNS: dict[str, tuple[str, ...]] = {
         *("ambient_state", "coordination_state", "prompt", "action", "response", "confidence"),
         *("reasoning", "candidates", "suggested_action", "suggestion_followed"),
         *("outcome_reward", "outcome_was_good", "reward_rule", "feedback_ids"),
+    ),
+    "stepwise": (
+        *_IDS,
+        *("prompt", "completions", "labels", "rewards", "actor_id", "turn_ids", "decision_ids"),
+        *("reward_rule", "feedback_ids", "source_episode_id", "label_rule"),
     ),
     "surveys": (
         *("participant_id", "confirmation_number", "session_id", "section", "question"),

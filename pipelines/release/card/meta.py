@@ -19,7 +19,7 @@ from pipelines.release.build.card_stats import FrameStats, stats_of
 from pipelines.splits.balance import TOLERANCE, off_ratio
 
 TASK_CATEGORIES = ["text-generation", "reinforcement-learning"]
-TAGS = ["sft", "dpo", "kto", "offline-rl", "rlds", "human-feedback"]
+TAGS = ["sft", "dpo", "kto", "prm", "offline-rl", "rlds", "human-feedback"]
 _SIZE_EDGES = (
     (1_000, "n<1K"),
     (10_000, "1K<n<10K"),

@@ -253,6 +253,9 @@ def rules_section(release: dict, proof: dict) -> str:
 - `rl_steps`: step t holds the observation before the action, the action and the reward that followed
   it; every episode is whole (step 0 `is_first`, contiguous steps, one `is_last`); `is_terminal`
   (discount 0) only where the episode really ended (study agreement or refusal), otherwise truncated.
+- `stepwise`: one example per study session (the operator's replies) and per Social RL agent of a
+  run (one step per round); each step's label is `label_rule` over its reward (`rewards`), the
+  thresholds in `manifest.json` → `config.rewards`; an example ends before its first unrewarded step.
 - Duplicate prompts across splits are removed from the later split, whole examples only (dropped:
   {", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"}).
 - Rows are in a stable pseudo-random order: by sha256 of the row's id (`rl_steps`: of the episode id,

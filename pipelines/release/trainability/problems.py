@@ -17,6 +17,8 @@ kinds:
   reward (`reward_chosen` < `reward_rejected`; a missing column or null is an unknown reward).
 - `kto`: label = sign of the reward (reward > 0 true, reward < 0 false); no reward-0 row unless the
   release's config says `kto_include_neutral` (then labelled false); no row without a reward.
+- `stepwise` (TRL stepwise supervision): a text prompt; completions and labels lists of equal,
+  non-zero length; no null or empty completion; labels boolean, none null.
 - every dataset with `outcome_was_good`: where it is known, the row's reward (`reward`, else
   `outcome_reward`) does not have the opposite sign.
 
@@ -50,6 +52,7 @@ CHECKED_COLUMNS = (
     "reward_rejected",
     "chosen_prompt_hash",
     "rejected_prompt_hash",
+    *("prompt", "completions", "labels"),
 )
 # columns that name a row in a problem message, first present wins
 ROW_NAMES = ("turn_id", "decision_id", "chosen_turn_id", "episode_id")
@@ -87,6 +90,8 @@ def ranked_problems(
     if name == "kto":
         kto = kto_label_problems(frame, include_neutral=kto_include_neutral)
         found += [((3, 0, ""), p) for p in kto]
+    if name == "stepwise":
+        found += [((3, 1, ""), p) for p in stepwise_problems(frame)]
     return found + [((4, 0, name), p) for p in outcome_sign_problems(name, frame)]
 
 
@@ -273,6 +278,32 @@ def kto_label_problems(rows: pl.DataFrame, *, include_neutral: bool) -> list[str
             (reward == 0).fill_null(False),
             "with reward 0 (neutral rows are left out unless [release] kto_include_neutral)",
         )
+    return problems
+
+
+def stepwise_problems(rows: pl.DataFrame) -> list[str]:
+    """What TRL's PRMTrainer needs of a stepwise row (it pairs completions[i] with labels[i])."""
+    missing = _missing("stepwise", rows, ("prompt", "completions", "labels"))
+    if missing:
+        return missing
+    if rows.schema["labels"] != pl.List(pl.Boolean):
+        return [f"stepwise: labels are {rows.schema['labels']}, not a list of booleans"]
+    completions, labels = pl.col("completions"), pl.col("labels")
+    problems = _problem("stepwise", rows, pl.col("prompt").is_null(), "without a prompt")
+    problems += _problem(
+        "stepwise",
+        rows,
+        (completions.list.len() == 0) | (completions.list.len() != labels.list.len()),
+        "whose completions and labels are not of equal, non-zero length",
+    )
+    empty = completions.list.eval((pl.element().fill_null("") == "").any()).list.first()
+    problems += _problem("stepwise", rows, empty, "with a null or empty completion")
+    problems += _problem(
+        "stepwise",
+        rows,
+        labels.list.eval(pl.element().is_null().any()).list.first(),
+        "with a null label",
+    )
     return problems
 
 
