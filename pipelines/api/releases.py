@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -298,7 +298,7 @@ def load_release(
         known = ", ".join(sorted(counts) + sorted(profiles) + sorted(openai))
         raise KeyError(f"release {folder.name} has no dataset {config!r}; it has: {known}")
     path = profiles[config]["path"] if config in profiles else config
-    order = sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
+    order = _in_split_order(splits)
     data_files = {split: str(folder / path / f"{split}*.parquet") for split in order}
     # `datasets` cannot materialize a split of 0 rows (its reader raises): an empty split is
     # built from its file's columns instead, so every split of the release is there
@@ -313,6 +313,11 @@ def load_release(
     )
 
 
+def _in_split_order(splits: Iterable[str]) -> list[str]:
+    """Train, validation, test first, then any other split by name."""
+    return sorted(splits, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
+
+
 def _load_openai(folder: Path, counts: dict[str, int], cache_dir: PathLike | None) -> DatasetDict:
     """An OpenAI JSONL config, by its folder's own card (release/card/openai.py: `datasets` reads
     one file format per card), a split without lines as 0 rows of the card's features."""
@@ -321,7 +326,7 @@ def _load_openai(folder: Path, counts: dict[str, int], cache_dir: PathLike | Non
     cache = str(cache_dir) if cache_dir else None
     loaded = load_dataset(str(folder), cache_dir=cache) if any(counts.values()) else {}
     features = load_dataset_builder(str(folder), cache_dir=cache).info.features
-    order = sorted(counts, key=lambda split: (_SPLIT_ORDER.get(split, len(_SPLIT_ORDER)), split))
+    order = _in_split_order(counts)
     empty = features.arrow_schema.empty_table()
     return DatasetDict({s: loaded[s] if counts[s] else Dataset(empty) for s in order})
 

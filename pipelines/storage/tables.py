@@ -37,6 +37,7 @@ from pipelines.storage.delta_writes import (  # noqa: F401 (commit_partitions: p
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import sha256_file
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import read_file
 from pipelines.storage.uri import sha256_object, storage_options
 
 LAYERS = ("silver", "gold", "splits")
@@ -84,12 +85,11 @@ def _log_path(layout: Layout, layer: str) -> Path:
 
 def history(layout: Layout, layer: str) -> list[Snapshot]:
     """Every published snapshot of `layer`, oldest first (empty if none)."""
-    path = _log_path(layout, layer)
-    if not path.exists():
+    try:  # one request on S3, not an existence check, a HEAD and a GET: every table read asks
+        lines = read_file(_log_path(layout, layer)).splitlines()
+    except FileNotFoundError:
         return []
-    return [
-        Snapshot(layer, **orjson.loads(line)) for line in path.read_bytes().splitlines() if line
-    ]
+    return [Snapshot(layer, **orjson.loads(line)) for line in lines if line]
 
 
 def parse_time(value: str | datetime) -> datetime:

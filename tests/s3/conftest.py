@@ -93,7 +93,7 @@ def _build_with_two_workers(raw: str, data: str, env: dict[str, str]) -> str:
     args = ["build", "--raw-root", raw, "--data-root", data, "--log-level", "ERROR"]
     command = [sys.executable, "-m", "pipelines.cli", *args, "--workers", "2"]
     done = subprocess.run(command, check=False, capture_output=True, env=env)
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert done.returncode == 0, done.stderr.decode()[-3000:] + done.stdout.decode()[-3000:]
     return done.stdout.decode()
 
 
@@ -165,8 +165,14 @@ def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
 # for one GIL with the code under test, and a request waits for the other thread's switch
 # interval (a `forget` on S3 sends ~10 000 requests). Prints its port, serves until stdin closes.
 MOTO_SERVER = (
-    "import logging, sys\n"
+    "import functools, logging, sys\n"
+    "from moto import backends\n"
     "from moto.server import ThreadedMotoServer\n"
+    # moto's dispatcher lists its own package folder (a listdir and ~200 isdir calls) on every
+    # request, under the lock every request thread takes: 14 % of the server's CPU in a forget
+    # (profiled), and the requests wait on each other. The folder does not change while it serves.
+    "backends.list_of_moto_modules = functools.cache(\n"
+    "    lambda listed=backends.list_of_moto_modules: tuple(listed()))\n"
     "logging.getLogger('werkzeug').setLevel(logging.WARNING)\n"  # not one line per request
     "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
     "server.start()\n"

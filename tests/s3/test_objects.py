@@ -104,3 +104,33 @@ def test_an_unreachable_endpoint_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("AWS_MAX_RETRIES", "0")
     with pytest.raises(ObjectStoreError, match="s3://bucket/p/k"):
         objects.get_bytes(ObjectRoot.parse("s3://bucket/p"), "k")
+
+
+def test_roots_in_one_bucket_see_only_their_own_keys(s3_root):
+    """Roots at the bucket's top and under nested prefixes of one bucket (the store is shared by
+    the bucket): keys are relative to each root, and `a` is no prefix of `ab`."""
+    top = ObjectRoot.parse(s3_root.uri.rsplit("/", 1)[0])  # s3://<bucket>
+    objects.put_bytes(top, "a/x.txt", b"1")
+    objects.put_bytes(top, "ab/y.txt", b"2")
+    objects.put_bytes(top.join("a", "deep"), "z.txt", b"3")
+    assert objects.list_keys(top.join("a")) == ["deep/z.txt", "x.txt"]
+    assert objects.list_keys(top.join("a"), "deep") == ["deep/z.txt"]
+    assert objects.list_folders(top.join("a")) == ["deep"]
+    assert objects.list_keys(top) == ["a/deep/z.txt", "a/x.txt", "ab/y.txt"]
+    assert objects.list_folders(top) == ["a", "ab"]
+    assert objects.get_bytes(top.join("a"), "deep/z.txt") == b"3"
+    objects.copy(top.join("a"), "x.txt", top.join("a"), "copied.txt")
+    assert objects.get_bytes(top, "a/copied.txt") == b"1"
+    assert objects.compare_and_swap(top.join("ab"), "y.txt", b"2", b"4")
+    assert objects.get_bytes(top, "ab/y.txt") == b"4"
+
+
+def test_a_changed_endpoint_is_used_by_the_next_call(s3_root, monkeypatch):
+    """Stores are reused between calls, but never past a change of the AWS settings they were
+    made from (a test, or a user's shell, points the variables elsewhere)."""
+    objects.put_bytes(s3_root, "k", b"v")
+    assert objects.get_bytes(s3_root, "k") == b"v"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_RETRIES", "0")
+    with pytest.raises(ObjectStoreError, match="k"):
+        objects.get_bytes(s3_root, "k")

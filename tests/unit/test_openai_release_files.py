@@ -55,7 +55,7 @@ def _verify(release: Path) -> list[str]:
 def _release(tmp_path: Path, sft: pl.DataFrame, check=None) -> Path:
     """A release of this `sft` alone, every dataset with a train and a test file."""
     rows = sft.with_columns(pl.lit(0, pl.Int64).alias(BATCH))
-    source = Source(0, rows.schema, lambda: rows, slice=("train", 0))
+    source = Source(0, rows.schema, lambda: rows, slice=0)
     staged = stage({"sft": [source]}, tmp_path / "staged", {}, splits=("train", "test"))
     request = ReleaseRequest(staged, {"salt": "s"}, {"release": {}}, [], "0.1.0", "abc")
     return write_release(tmp_path / "exports", VERSION, content_hash(request), request, check)
