@@ -121,9 +121,10 @@ def release_request(
         "splits": settings.splits.record(),
         "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
-        # the OpenAI files and the Minari datasets are made from the rows by code: their
-        # versions make a change a new release
-        "formats": {"minari": MINARI_FORMAT, "openai": OPENAI_FORMAT},
+        # the OpenAI files (and, when `[release] minari`, the Minari datasets) are made from
+        # the rows by code: their versions make a change a new release
+        "formats": {"openai": OPENAI_FORMAT}
+        | ({"minari": MINARI_FORMAT} if settings.release_minari else {}),
         "privacy": {
             "pseudonymized": True,
             "redacted": True,

@@ -97,11 +97,14 @@ def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dic
     return openai
 
 
-def _write_minari(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict:
+def _write_minari(
+    tmp: Path, version: str, request: ReleaseRequest, layout: dict[str, list[dict]]
+) -> dict:
     """The Minari datasets (store/minari_files.py) from the `rl_steps` files just moved in, a
-    dataset per view in every split of `rl_steps`; the manifest's section (empty, and no folder,
+    dataset per view in every split of `rl_steps`, when the release's formats name them
+    (`[release] minari`); the manifest's section (empty, and no folder, when they do not, or
     for a release without `rl_steps`: one made of a few datasets by hand)."""
-    if RL_STEPS not in layout:
+    if MINARI not in request.config.get("formats", {}) or RL_STEPS not in layout:
         return {}
     files = layout[RL_STEPS]
     splits = list(dict.fromkeys(f["split"] for f in files))
@@ -171,7 +174,8 @@ def _manifest(
     if configs:
         manifest["profiles"] = _profile_counts(configs)
     manifest[SECTION] = openai
-    manifest[MINARI] = minari
+    if minari:  # only a release written with `[release] minari` has them
+        manifest[MINARI] = minari
     for name, files in layout.items():
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
@@ -233,7 +237,7 @@ def write_release(
         )
     profiles = _write_profiles(tmp, request)
     openai = _write_openai(tmp, version, layout)
-    minari = _write_minari(tmp, version, layout)
+    minari = _write_minari(tmp, version, request, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
     changelog = _changelog(exports, tmp, base)

@@ -129,8 +129,9 @@ def render_dictionary() -> str:
     )
     out += [
         (
-            "## Minari datasets (`data/exports/<version>/minari/turnlake/<view>/<split>-v0`, one "
-            "episode's fields as `minari.load_dataset(id).iterate_episodes()` gives them)"
+            "## Minari datasets (`turnlake export minari`: `data/minari/<version>/turnlake/<view>/"
+            "<split>-v0`; with `[release] minari = true` also `data/exports/<version>/minari/…`; "
+            "one episode's fields as `minari.load_dataset(id).iterate_episodes()` gives them)"
         ),
         "",
         markdown_table(minari) + "\n",

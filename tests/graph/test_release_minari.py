@@ -1,17 +1,23 @@
-"""The demo release's Minari datasets (pipelines/exports/minari.py), read as an offline-RL user
-reads them: `minari.load_dataset(id)` with `MINARI_DATASETS_PATH=<release>/minari`, every episode
-iterated and compared with the release's `rl_steps` rows (the expectations come from the Parquet
-rows, grouped here by hand, never from the writer)."""
+"""The demo release's `rl_steps` as Minari datasets, read as an offline-RL user reads them: the
+release holds none (`[release] minari` is off by default: its content hash is main's), `turnlake
+export minari` writes them outside it and prints the `MINARI_DATASETS_PATH`, then
+`minari.load_dataset(id)` iterates every episode, compared with the release's `rl_steps` rows
+(the expectations come from the Parquet rows, grouped here by hand, never from the writer)."""
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import orjson
 import polars as pl
 import pytest
 
+from pipelines.cli.main import main
 from pipelines.release.store.files import MANIFEST, latest_release
+from pipelines.release.store.verify import verify_release
+from pipelines.storage.fingerprint import sha256_file
 
 minari = pytest.importorskip("minari")
 
@@ -35,10 +41,29 @@ def rl_steps(demo_release) -> pl.DataFrame:
     return pl.read_parquet(demo_release / "rl_steps" / "*.parquet")
 
 
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p) for p in folder.rglob("*") if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def exported(demo_warehouse, demo_release, tmp_path_factory) -> tuple[Path, str, dict]:
+    """`turnlake export minari --to DIR` of the demo's latest release: the folder it printed, what
+    it printed, the release's file digests before."""
+    before = _digests(demo_release)
+    to = tmp_path_factory.mktemp("minari_export")
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        code = main(["export", "minari", "--data-root", str(demo_warehouse), "--to", str(to)])
+    assert code == 0
+    return to / demo_release.name, printed.getvalue(), before
+
+
 @pytest.fixture
-def minari_path(demo_release, monkeypatch) -> Path:
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(demo_release / "minari"))
-    return demo_release / "minari"
+def minari_path(exported, monkeypatch) -> Path:
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(exported[0]))
+    return exported[0]
 
 
 def _expected_episodes(rows: pl.DataFrame) -> dict[str, dict]:
@@ -99,22 +124,22 @@ def test_text_spaces_hold_every_observation_and_action(minari_path, view):
             assert all(act.contains(a) for a in episode.actions)
 
 
-def test_manifest_lists_every_minari_file_and_counts_each_dataset(demo_release, rl_steps):
+def test_the_release_holds_none_and_stays_as_published_after_the_export(demo_release, exported):
     manifest = orjson.loads((demo_release / MANIFEST).read_bytes())
-    on_disk = {
-        p.relative_to(demo_release).as_posix()
-        for p in (demo_release / "minari").rglob("*")
-        if p.is_file()
-    }
-    listed = {f["path"] for f in manifest["files"] if f["path"].startswith("minari/")}
-    assert listed == on_disk
-    assert all(len(f["sha256"]) == 64 for f in manifest["files"] if f["path"] in listed)
-    section = manifest["minari"]
-    assert section["format"] == 1 and manifest["config"]["formats"]["minari"] == 1
-    for dataset_id, entry in section["datasets"].items():
-        rows = rl_steps.filter(VIEW_ROWS[entry["view"]] & (pl.col("split") == entry["split"]))
-        assert (entry["episodes"], entry["steps"]) == (rows["episode_id"].n_unique(), rows.height)
-        assert dataset_id == f"turnlake/{entry['view']}/{entry['split']}-v0"
+    assert not (demo_release / "minari").exists()
+    assert "minari" not in manifest
+    assert manifest["config"]["formats"] == {"openai": 1}  # main's config: main's content hash
     card = (demo_release / "README.md").read_text(encoding="utf-8")
-    assert 'minari.load_dataset("turnlake/study/train-v0")' in card
-    assert "MINARI_DATASETS_PATH" in card
+    assert "`turnlake export minari <version>`" in card
+    assert _digests(demo_release) == exported[2]
+    assert verify_release(demo_release) == []
+
+
+def test_the_command_prints_the_path_and_every_dataset_with_its_counts(exported, rl_steps):
+    path, printed, _ = exported
+    assert f"export MINARI_DATASETS_PATH={path}" in printed
+    for view, rows in VIEW_ROWS.items():
+        for split in sorted(set(rl_steps["split"])):
+            part = rl_steps.filter(rows & (pl.col("split") == split))
+            episodes, steps = part["episode_id"].n_unique(), part.height
+            assert f"turnlake/{view}/{split}-v0: {episodes} episodes, {steps} steps" in printed

@@ -11,7 +11,11 @@ from pipelines.release.card.columns import MINARI_FIELDS
 def minari_section(section: dict | None) -> str:
     """The release card's section on the Minari datasets (`section`: the manifest's)."""
     if not section:
-        return "None in this release."
+        return (
+            "Not in this release (`[release] minari = false`). `turnlake export minari <version>` "
+            "writes its `rl_steps` episodes as Minari datasets outside the release and prints the "
+            "`MINARI_DATASETS_PATH` to load them from."
+        )
     ids = list(section["datasets"])
     views = "\n".join(
         f"| `{v}` | {', '.join(f'`{i}`' for i in ids if section['datasets'][i]['view'] == v)} | "

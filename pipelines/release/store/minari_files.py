@@ -1,6 +1,8 @@
 """A release's Minari datasets (exports/minari.py): `minari/turnlake/<view>/<split>-v0/data/…`,
-made from the release's own `rl_steps` Parquet files, by `write_release` and again by `forget`
-after it rewrote those files (the observations and actions hold the rows' personal text).
+made from the release's own `rl_steps` Parquet files, by `write_release` (with `[release]
+minari`) and again by `forget` after it rewrote those files (the observations and actions hold
+the rows' personal text); or, for any published release, by `export_minari` outside it (the
+release, its manifest and content hash unchanged).
 
 The manifest's `minari` section holds the format version, the folder and, per dataset id, its
 view, split, episodes, steps and texts whose NUL was replaced; its files are listed with their
@@ -9,11 +11,13 @@ sha256 as every file is. `verify` compares the section's counts with the dataset
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
 from pipelines.exports.minari import FOLDER, write_minari
+from pipelines.release.store.files import read_manifest
 from pipelines.storage.fingerprint import sha256_file
 
 SECTION = "minari"  # the manifest's key
@@ -77,3 +81,34 @@ def minari_count_problems(release: Path, manifest: dict) -> list[str]:
         ):
             problems.append(f"{SECTION}: {dataset} episodes or steps differ from the manifest")
     return problems
+
+
+def export_minari(
+    release: Path, target: Path, check: Callable[[Path, Path], list[str]] | None = None
+) -> dict:
+    """The Minari datasets of the published release folder `release` written to `target` (the
+    `MINARI_DATASETS_PATH` to load them from; replaced whole if it exists: written beside it,
+    checked, then swapped in), from its `rl_steps` files once their sha256 match its manifest, one
+    per view and split of `rl_steps` as `[release] minari` would write them; the section
+    `write_release_minari` returns. `check(release, datasets)`: the problems of the datasets
+    written (trainability/minari_episodes.py). Raises ValueError when an `rl_steps` file differs
+    from the manifest (the export would not be of the published rows) or `check` finds a problem
+    (nothing is left at `target` then)."""
+    manifest = read_manifest(release)
+    entries = {e["path"]: e for e in manifest["files"]}
+    files = rl_steps_files(manifest["files"])
+    changed = [p for p in files if sha256_file(release / p) != entries[p]["sha256"]]
+    if changed:
+        raise ValueError(f"{len(changed)} rl_steps files differ from the manifest: {changed[:3]}")
+    splits = list(manifest["counts"].get(RL_STEPS) or {})
+    staging = target.with_name(f".tmp-{target.name}")
+    shutil.rmtree(staging, ignore_errors=True)
+    section = write_minari(staging, [release / p for p in files], splits, manifest["version"])
+    problems = check(release, staging) if check is not None else []
+    if problems:
+        shutil.rmtree(staging)
+        raise ValueError(f"the Minari datasets written do not match rl_steps: {problems[:3]}")
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return section

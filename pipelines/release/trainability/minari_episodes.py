@@ -80,9 +80,9 @@ def _differing(got: pl.DataFrame, want: pl.DataFrame) -> list[str]:
     return sorted(diff.get_column("episode_id").unique().to_list())
 
 
-def _dataset_problems(release: Path, view: str, split: str, rows: pl.DataFrame) -> list[str]:
+def _dataset_problems(datasets: Path, view: str, split: str, rows: pl.DataFrame) -> list[str]:
     name = dataset_id(view, split)
-    data = release / FOLDER / name / "data"
+    data = datasets / name / "data"
     if not data.is_dir():
         return [f"minari: {name} is missing (every view has a dataset in every split)"]
     try:
@@ -110,10 +110,12 @@ def minari_files(release: Path) -> list[Path]:
     return sorted(p for p in (release / FOLDER).rglob("*") if p.is_file())
 
 
-def minari_problems(release: Path) -> list[str]:
-    """Every problem of the release folder's Minari datasets (none when it has no `minari/`: a
-    release made before releases had them)."""
-    if not (release / FOLDER).is_dir():
+def minari_problems(release: Path, datasets: Path | None = None) -> list[str]:
+    """Every problem of the release folder's Minari datasets (none when it has no `minari/`: one
+    written without `[release] minari`), or of those in `datasets` made from its rows (an export:
+    `turnlake export minari`)."""
+    datasets = release / FOLDER if datasets is None else datasets
+    if not datasets.is_dir():
         return []
     files = sorted((release / RL_STEPS).glob("*.parquet"))
     if not files:
@@ -129,5 +131,5 @@ def minari_problems(release: Path) -> list[str]:
     for view, about in VIEWS.items():
         rows = steps.filter(about.rows)
         for split in sorted(splits):
-            problems += _dataset_problems(release, view, split, rows)
+            problems += _dataset_problems(datasets, view, split, rows)
     return problems
