@@ -12,7 +12,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.api.errors import ReleaseMismatch
+from pipelines.api.errors import NoRelease, ReleaseMismatch
 from pipelines.api.exports import export_minari as api_export_minari
 from pipelines.release.store.files import MANIFEST
 from pipelines.release.store.minari_files import export_minari
@@ -162,3 +162,10 @@ def test_the_api_names_a_changed_release_a_mismatch(release, tmp_path):
     (release / "rl_steps" / "train-00000-of-00001.parquet").write_bytes(b"not parquet")
     with pytest.raises(ReleaseMismatch, match="rl_steps files differ from the manifest"):
         api_export_minari(VERSION, data_root=tmp_path / "data", to=tmp_path / "out")
+
+
+def test_a_folder_without_a_manifest_is_no_release(release, tmp_path):
+    (release / MANIFEST).unlink()
+    with pytest.raises(NoRelease, match=f"no complete release '{VERSION}'"):
+        api_export_minari(VERSION, data_root=tmp_path / "data", to=tmp_path / "out")
+    assert not (tmp_path / "out" / VERSION).exists()
