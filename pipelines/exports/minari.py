@@ -27,8 +27,11 @@ Observations and actions are gymnasium `Text` spaces, one per view (the same in 
 view's datasets can be combined with `minari.combine_datasets`): `min_length` 0 (the final
 observation), `max_length` the view's longest text, `charset` every character its texts hold.
 Minari's default storage, HDF5, is used: one file per dataset whatever its episode count, written
-with Minari's own writer (`create_dataset_from_buffers`, `EpisodeBuffer`). HDF5 strings cannot
-hold a NUL character: a NUL in a text is written as U+FFFD, and the texts changed are counted.
+with Minari's own writer (`create_dataset_from_buffers`, `EpisodeBuffer`). Its Arrow storage is
+not: a folder and two files per episode, half the bytes but a write that grows with the square
+of the episodes in Minari 0.5.4 (measured: docs/reference/release.md, "Minari datasets").
+HDF5 strings cannot hold a NUL character: a NUL in a text is written as U+FFFD, and the texts
+changed are counted.
 
 A view is read from the release's `rl_steps` Parquet files with its rows filtered at the scan, so
 memory holds one view's rows, never the release's; no gymnasium environment is involved.
