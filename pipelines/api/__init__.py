@@ -46,6 +46,7 @@ from pipelines.api.errors import (  # LeakageError, UntrainableRelease: see __ge
 from pipelines.api.errors import (
     __getattr__ as __getattr__,
 )
+from pipelines.api.exports import MinariExport, export_minari
 from pipelines.api.privacy import SUBJECT_KINDS, forget, subject_rows
 from pipelines.api.query import SavedQuery, query, saved_queries
 from pipelines.api.releases import load_release, publish, pull, release, releases, verify
@@ -73,6 +74,7 @@ __all__ = [
     "FailedCheck",
     "ForgetResult",
     "LastRun",
+    "MinariExport",
     "NoRelease",
     "NotBuilt",
     "PublishConflict",
@@ -95,6 +97,7 @@ __all__ = [
     "dagster_home",
     "demo",
     "diff",
+    "export_minari",
     "forget",
     "inspect_decision",
     "list_decisions",

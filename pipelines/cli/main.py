@@ -10,7 +10,18 @@ import sys
 
 import click
 
-from pipelines.cli import build, decision, diff, privacy, project, release, report, shell, warehouse
+from pipelines.cli import (
+    build,
+    decision,
+    diff,
+    export,
+    privacy,
+    project,
+    release,
+    report,
+    shell,
+    warehouse,
+)
 from pipelines.cli.options import error, show_progress
 
 EXIT_CODES = """\b
@@ -49,6 +60,7 @@ for command in (
     release.releases,
     release.verify,
     release.pull,
+    export.export,
     diff.diff,
     privacy.subject,
     privacy.forget,

@@ -84,6 +84,10 @@ class Release(Table):
     # Where releases are published after they are written locally, and what `releases`, `verify`
     # and `pull` read: a folder or s3://bucket/prefix (None: <data root>/exports only).
     store: str | None = None
+    # The `rl_steps` episodes also as Minari datasets in every release (`minari/`): off by
+    # default, as they cost ~60x the bytes of `rl_steps` and ~20 s CPU per 100 MB of raw logs;
+    # `turnlake export minari <version>` writes them for any published release instead.
+    minari: bool = False
     card: Card = Field(default_factory=Card)
     profiles: dict[ProfileName, Profile] = Field(default_factory=dict)
     # Evaluation sets (JSONL or Parquet, paths relative to turnlake.toml) whose prompts and close

@@ -122,6 +122,8 @@ class Settings:
     release_min_label_agreement: float | None = _D.release.min_label_agreement
     # `[release] store`: a folder or s3://bucket/prefix releases are published to (None: none).
     release_store: str | None = _D.release.store
+    # `[release] minari`: the Minari datasets in every release (else `turnlake export minari`).
+    release_minari: bool = _D.release.minari
     # `[release.card]` (card metadata, warning thresholds) and `[release.profiles.<name>]`.
     release_card: schema.Card = field(default_factory=schema.Card)
     release_profiles: dict[str, schema.Profile] = field(default_factory=dict)
@@ -258,6 +260,7 @@ def settings_from_model(
         release_min_raters=file.release.min_raters,
         release_min_label_agreement=file.release.min_label_agreement,
         release_store=file.release.store,
+        release_minari=file.release.minari,
         release_card=file.release.card,
         release_profiles=dict(file.release.profiles),
         release_decontaminate=tuple(file.release.decontaminate),

@@ -16,6 +16,7 @@ import polars as pl
 from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.exports.minari import FORMAT_VERSION as MINARI_FORMAT
 from pipelines.exports.openai import FORMAT_VERSION as OPENAI_FORMAT
 from pipelines.gold.agreement import agreement
 from pipelines.gold.params import PARAMS
@@ -121,8 +122,10 @@ def release_request(
         "splits": settings.splits.record(),
         "release": options.record(),
         **settings.release_shape(),  # card and profiles: what the card says and which configs
-        # the OpenAI files are made from the rows by code: its version makes a change a new release
-        "formats": {"openai": OPENAI_FORMAT},
+        # the OpenAI files (and, when `[release] minari`, the Minari datasets) are made from
+        # the rows by code: their versions make a change a new release
+        "formats": {"openai": OPENAI_FORMAT}
+        | ({"minari": MINARI_FORMAT} if settings.release_minari else {}),
         **config_part(built.proof),  # the evaluation sets decontaminated against, if any
         "privacy": {
             "pseudonymized": True,

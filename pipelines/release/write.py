@@ -31,6 +31,8 @@ from pipelines.release.store.files import (
     read_manifest,
     split_files,
 )
+from pipelines.release.store.minari_files import RL_STEPS, write_release_minari
+from pipelines.release.store.minari_files import SECTION as MINARI
 from pipelines.release.store.openai_files import SECTION, jsonl_file, write_openai_files
 from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
@@ -95,6 +97,20 @@ def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dic
     return openai
 
 
+def _write_minari(
+    tmp: Path, version: str, request: ReleaseRequest, layout: dict[str, list[dict]]
+) -> dict:
+    """The Minari datasets (store/minari_files.py) from the `rl_steps` files just moved in, a
+    dataset per view in every split of `rl_steps`, when the release's formats name them
+    (`[release] minari`); the manifest's section (empty, and no folder, when they do not, or
+    for a release without `rl_steps`: one made of a few datasets by hand)."""
+    if MINARI not in request.config.get("formats", {}) or RL_STEPS not in layout:
+        return {}
+    files = layout[RL_STEPS]
+    splits = list(dict.fromkeys(f["split"] for f in files))
+    return write_release_minari(tmp, [f"{RL_STEPS}/{f['file']}" for f in files], splits, version)
+
+
 def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
     extra = {"as_of": request.as_of} if request.as_of else {}
     if request.agreement is not None:
@@ -144,10 +160,11 @@ def _manifest(
     layout: dict[str, list[dict]],
     configs: list[Config],
     openai: dict[str, dict],
+    minari: dict,
 ) -> dict:
     """The manifest of the complete temporary folder: provenance, row counts per split and every
     file's hash (the manifest itself is not yet written, so not listed), lines per split of the
-    OpenAI files and the rows they left out."""
+    OpenAI files and the rows they left out, the Minari datasets' episodes and steps."""
     manifest = base | {
         "counts": {
             name: {f["split"]: 0 for f in layout.get(name, [])} for name in request.dataset_names()
@@ -157,6 +174,8 @@ def _manifest(
     if configs:
         manifest["profiles"] = _profile_counts(configs)
     manifest[SECTION] = openai
+    if minari:  # only a release written with `[release] minari` has them
+        manifest[MINARI] = minari
     for name, files in layout.items():
         for f in files:
             manifest["counts"][name][f["split"]] += f["rows"]
@@ -218,12 +237,13 @@ def write_release(
         )
     profiles = _write_profiles(tmp, request)
     openai = _write_openai(tmp, version, layout)
+    minari = _write_minari(tmp, version, request, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
     changelog = _changelog(exports, tmp, base)
-    card = render_card(version, request, layout, configs, changelog, openai)
+    card = render_card(version, request, layout, configs, changelog, openai, minari)
     (tmp / CARD).write_text(card, encoding="utf-8")
-    manifest = _manifest(tmp, base, request, layout, profiles, openai)
+    manifest = _manifest(tmp, base, request, layout, profiles, openai, minari)
     if check is not None:
         try:
             problems = check(tmp)

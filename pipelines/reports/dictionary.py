@@ -12,6 +12,7 @@ from pipelines.release.card.columns import (
     DATASET_PURPOSE,
     EXPORT_FIELDS,
     EXPORT_PURPOSE,
+    MINARI_FIELDS,
     RELEASE_COLUMNS,
     column_description,
 )
@@ -122,6 +123,19 @@ def render_dictionary() -> str:
         "",
     ]
     out += [_export_section(name) for name in EXPORT_FIELDS]
+    minari = pl.DataFrame(
+        [{"field": f"`{f}`", "description": d} for f, d in MINARI_FIELDS.items()],
+        schema=dict.fromkeys(("field", "description"), pl.String),
+    )
+    out += [
+        (
+            "## Minari datasets (`turnlake export minari`: `data/minari/<version>/turnlake/<view>/"
+            "<split>-v0`; with `[release] minari = true` also `data/exports/<version>/minari/…`; "
+            "one episode's fields as `minari.load_dataset(id).iterate_episodes()` gives them)"
+        ),
+        "",
+        markdown_table(minari) + "\n",
+    ]
     out += ["## Bronze (one typed table per raw record kind, one Parquet part per raw file)", ""]
     for source in SOURCES:
         out += [_table_section(name, model) for name, model in bronze_models(source).items()]

@@ -1,7 +1,8 @@
 """Where every file lives under the data root (one place, so nothing guesses).
 
 `<data root>/` holds `warehouse/` (`bronze/` and `tables/` = silver/gold/splits: Delta
-tables), `warehouse.duckdb`, `exports/` (releases), `reports/` (HTML build reports), `privacy/`
+tables), `warehouse.duckdb`, `exports/` (releases), `minari/` (releases' Minari datasets, as
+`turnlake export minari` writes them), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
 validation ledger, caches, generated pseudonym key) and `.turnlake.lock`. Which of
 these hold subject data, and what `forget` does to each: storage/subject_data.py, which must
@@ -108,6 +109,12 @@ class Layout:
     def latest(self) -> Path:
         """`exports/LATEST`: the version of the latest release (release/store/files.py)."""
         return self.exports / LATEST
+
+    def minari_export(self, version: str) -> Path:
+        """A release's Minari datasets written by `turnlake export minari` (release/store/
+        minari_files.py) when no `--to` is given: outside the release, which stays as published;
+        a local folder, as Minari reads local files only."""
+        return self.local / "minari" / version
 
     def downloaded_release(self, version: str) -> Path:
         """A release of a remote data root downloaded for readers that need local files

@@ -159,6 +159,14 @@ HOLDERS: tuple[Holder, ...] = (
         "downloaded again from the rewritten release when next read",
     ),
     Holder(
+        "minari_export",
+        _any_part("minari_export"),
+        "the rl_steps episodes of releases as Minari datasets (`turnlake export minari`)",
+        Forget.DELETED,
+        "exported again from the rewritten release when the user asks (copies exported with "
+        "`--to` elsewhere are the user's)",
+    ),
+    Holder(
         "release_parts",
         lambda layout: layout.release_parts,
         "built datasets per partition, before privatization",

@@ -50,7 +50,7 @@ def test_lines_and_rows_left_out_are_the_datasets_rows_per_split(demo_release, c
     assert listed == {f"{config}/{split}.jsonl": n for split, n in lines.items()} | {
         f"{config}/README.md": None
     }
-    assert manifest["config"]["formats"] == {"openai": 1}  # the converter's version
+    assert manifest["config"]["formats"]["openai"] == 1  # the converter's version
 
 
 def test_datasets_loads_each_openai_folder_and_load_release_each_config(

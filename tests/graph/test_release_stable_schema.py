@@ -28,6 +28,8 @@ from tests.graph.test_build_graph import CLEAN
 DATASETS = ("decisions", "kto", "preference", "rl_steps", "sft", "stepwise")  # no surveys
 EMPTY = ("decisions", "kto", "rl_steps", "sft", "stepwise")  # hh_rlhf gives none of their rows
 CONFIG = """
+[release]
+minari = true
 [splits]
 salt = "turnlake-splits-v1"
 [splits.ratios]
@@ -180,3 +182,20 @@ def test_the_openai_files_follow_the_same_rule(hh_only, tmp_path):
     assert preference["test"].features == preference["train"].features
     loaded = datasets.load_dataset(str(release / "openai_preference"), cache_dir=str(tmp_path))
     assert {s: d.num_rows for s, d in loaded.items()} == {"train": 3}
+
+
+def test_every_minari_dataset_is_there_with_no_episode(hh_only, monkeypatch):
+    """No source of rl_steps in the build (`[release] minari = true`): every view's Minari dataset
+    is in every split, loads and iterates to nothing, so a script's `load_dataset` ids hold every
+    night."""
+    minari = pytest.importorskip("minari")
+    release = _release(hh_only)
+    assert read_manifest(release)["config"]["formats"] == {"minari": 1, "openai": 1}
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(release / "minari"))
+    views = ("study", "decision", "social_rl", "social_rl_coach")
+    ids = {f"turnlake/{view}/{split}-v0" for view in views for split in ("train", "test")}
+    assert set(minari.list_local_datasets()) == ids
+    for dataset_id in ids:
+        dataset = minari.load_dataset(dataset_id)
+        assert (dataset.total_episodes, list(dataset.iterate_episodes())) == (0, [])
+    assert verify_release(release) == []

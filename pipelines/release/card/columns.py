@@ -229,3 +229,16 @@ EXPORT_FIELDS: dict[str, dict[str, str]] = {
         "`{role, content}`.",
     },
 }
+
+# The Minari datasets (`minari/turnlake/<view>/<split>-v0`, exports/minari.py): what each field of
+# a Minari episode holds, for the card and the data dictionary.
+MINARI_FIELDS: dict[str, str] = {
+    "observations": 'The rows\' `observation` in step order, then `""` (the observation after the '
+    "last action: not logged); n + 1 entries.",
+    "actions": "The rows' `action`; n entries.",
+    "rewards": "The rows' `reward`.",
+    "terminations": "The rows' `is_terminal`.",
+    "truncations": "`is_last` without `is_terminal` (an episode that ended without its outcome).",
+    "metadata episode_id": "The rows' `episode_id`, in the episode's metadata: "
+    "`dataset.storage.get_episode_metadata([episode.id])`; step i is the row of `step` i.",
+}

@@ -9,6 +9,7 @@ from pipelines.exports.datasets.sft import SCENARIO_PREFIX
 from pipelines.release.card.agreement import agreement_section
 from pipelines.release.card.columns import DATASET_PURPOSE, column_description
 from pipelines.release.card.meta import Config, card_metadata, card_warnings, front_matter
+from pipelines.release.card.minari import minari_section
 from pipelines.release.card.openai import openai_section
 
 if TYPE_CHECKING:
@@ -113,10 +114,12 @@ def render_card(
     configs: list[Config] | None = None,
     changelog: str | None = None,
     openai: dict[str, dict] | None = None,
+    minari: dict | None = None,
 ) -> str:
     """The card: Hugging Face metadata, warnings, changelog (`changelog`: the diff against the
     previous release, diff.py), datasets with every column described, profiles, the OpenAI
-    files (`openai`: the manifest's section, store/openai_files.py), rules."""
+    files (`openai`: the manifest's section, store/openai_files.py), the Minari datasets
+    (`minari`: the manifest's section, store/minari_files.py), rules."""
     splits = request.config.get("splits", {})
     configs = configs if configs is not None else release_configs(request, layout)
     default = _default_config(configs)
@@ -161,6 +164,10 @@ SELECT * FROM read_parquet('{version}/sft/*.parquet', filename = true);
 ## OpenAI fine-tuning files
 
 {openai_section(openai or {})}
+
+## Offline RL: Minari datasets
+
+{minari_section(minari)}
 
 ## How rewards were computed
 

@@ -22,6 +22,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store.minari_files import rewrite_minari
 from pipelines.release.store.openai_files import (
     SECTION,
     dataset_files,
@@ -64,8 +65,9 @@ def _rewrite_release(release: Path, needles: list[str], tombstone: dict) -> int 
         return None
     if named:
         manifest["raw_files"] = [f for f in raw_files if f not in named]
-    if removed:
+    if removed:  # their lines and episodes hold the rows' text: made again from the rows
         _rewrite_openai_files(staging, manifest)
+        rewrite_minari(staging, manifest)
     sizes = {}
     for name, folder in manifest_folders(manifest).items():
         counts = sizes[name] = split_counts(staging, manifest["files"], folder)

@@ -16,6 +16,7 @@ from pipelines.release.store.files import (
     read_manifest,
     split_counts,
 )
+from pipelines.release.store.minari_files import minari_count_problems
 from pipelines.release.store.openai_files import SECTION, SUFFIX, jsonl_counts, line_count
 from pipelines.splits.assign import proof_problems
 from pipelines.storage.fingerprint import sha256_file
@@ -91,6 +92,7 @@ def verify_release(release: Path) -> list[str]:
     for name, entry in (manifest.get(SECTION) or {}).items():
         if jsonl_counts(release, entry) != entry["counts"]:
             problems.append(f"{name}: lines per split differ from the manifest's counts")
+    problems += minari_count_problems(release, manifest)
     for dataset in manifest["counts"]:
         problems += _split_overlaps(release, dataset)
     return problems

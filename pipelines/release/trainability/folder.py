@@ -2,7 +2,8 @@
 holds one file's checked columns, not a whole release. Every check but the episode invariants is
 row by row, so a dataset's problems are its files' problems merged (counts summed, the first
 examples in file order kept); `rl_steps` is checked whole on its small scalar columns (an episode
-may span files). The OpenAI files are checked last, line by line (openai_lines.py)."""
+may span files). The OpenAI files are checked last, line by line (openai_lines.py), then the
+Minari datasets, against the `rl_steps` rows (minari_episodes.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import orjson
 import polars as pl
 
 from pipelines.release.store.files import MANIFEST
+from pipelines.release.trainability.minari_episodes import minari_problems
 from pipelines.release.trainability.openai_lines import openai_problems
 from pipelines.release.trainability.problems import (
     CHATS,
@@ -98,4 +100,4 @@ def trainability_problems(release: Path, include_neutral: bool | None = None) ->
         merged = merge_problems([_file_problems(name, f, include_neutral) for f in files])
         ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
     found = [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
-    return found + openai_problems(release)
+    return found + openai_problems(release) + minari_problems(release)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipelines.release.store.files import MANIFEST, read_manifest
 from pipelines.release.trainability.folder import checked_files
+from pipelines.release.trainability.minari_episodes import minari_files
 from pipelines.release.trainability.openai_lines import jsonl_files
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import sha256_file
@@ -25,7 +26,8 @@ RECORD = "trainability"  # the manifest's key
 
 def _checked_paths(release: Path) -> list[str]:
     parquet = [file for files in checked_files(release).values() for file in files]
-    return [file.relative_to(release).as_posix() for file in [*parquet, *jsonl_files(release)]]
+    others = [*jsonl_files(release), *minari_files(release)]
+    return [file.relative_to(release).as_posix() for file in [*parquet, *others]]
 
 
 def trainability_record(release: Path, problems: list[str], manifest_files: list[dict]) -> dict:
