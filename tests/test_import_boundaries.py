@@ -27,6 +27,7 @@ PURE_PACKAGES = (
     "storage",
     "ingest",
     "config",
+    "similarity",
 )
 # The engine's packages from the bottom up. A module imports only from its own package and the
 # packages before it here, so each package can be read, tested and changed knowing only the ones
@@ -38,6 +39,7 @@ LAYERS = (
     "runtime",  # worker processes, crash points, allocators: nothing of turnlake
     "storage",  # files, objects, URIs, Delta tables, the layout of a data root, locks, digests
     "config",  # turnlake.toml → Settings, the parts of it other packages configure, shared names
+    "similarity",  # normalized words, hashed n-grams, MinHash near-duplicates, evaluation sets
     "schemas",  # the contract: one Pandera model per table
     "sources",  # one adapter per raw format
     "demo",  # demo raw files, one writer per source

@@ -15,6 +15,7 @@ from pipelines.api.roots import (
     PathLike,
     dagster_home,
     locked,
+    require_evaluation_sets,
     require_pseudonym_key,
     resolve_settings,
 )
@@ -209,6 +210,7 @@ def build(
         raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     require_pseudonym_key(settings)  # the release step needs it: stop now, not after the build
+    require_evaluation_sets(settings)  # so does an evaluation set to decontaminate against
     params = load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
     with locked(settings, wait):  # a build holding the data root may be changing it

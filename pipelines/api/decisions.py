@@ -44,11 +44,12 @@ def decision_index(
     from pipelines.decisions.catalog import decision_index as index_of
     from pipelines.decisions.tables import built, read_decision_tables
 
-    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    layout = Layout(settings.data_root)
     if not built(layout, "silver", "gold"):
         raise NotBuilt("no silver and gold tables yet: run `turnlake build` first")
     silver, gold = read_decision_tables(layout)
-    return index_of(silver, gold), silver["feedback"]
+    return index_of(silver, gold, settings.privacy.redaction.kinds), silver["feedback"]
 
 
 def list_decisions(
@@ -107,9 +108,10 @@ def replay_decisions(
     except BadPersona as exc:
         raise BadPersonaFile(str(exc)) from None
     selected = list_decisions(wanted, raw_root=raw_root, data_root=data_root)
-    layout = Layout(resolve_settings(raw_root=raw_root, data_root=data_root).data_root)
-    silver, gold = read_decision_tables(layout)
-    rows = replay_rows(silver, gold, selected["decision_id"].to_list(), chosen)
+    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
+    silver, gold = read_decision_tables(Layout(settings.data_root))
+    kinds = settings.privacy.redaction.kinds
+    rows = replay_rows(silver, gold, selected["decision_id"].to_list(), chosen, kinds)
     files = write_replay_set(rows, chosen, model, Path(to))
     return ReplaySet(chosen.name, rows.height, files)
 

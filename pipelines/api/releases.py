@@ -21,7 +21,13 @@ from pipelines.api.errors import (
     TargetExists,
 )
 from pipelines.api.results import ReleaseState
-from pipelines.api.roots import PathLike, locked, require_pseudonym_key, resolve_settings
+from pipelines.api.roots import (
+    PathLike,
+    locked,
+    require_evaluation_sets,
+    require_pseudonym_key,
+    resolve_settings,
+)
 from pipelines.config.settings import Settings
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot, ObjectStoreError
@@ -93,6 +99,7 @@ def release(
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     require_pseudonym_key(settings)
+    require_evaluation_sets(settings)
     layout = Layout(settings.data_root)
     moment = None if as_of is None else stored.parse_time(as_of)
     then = stored.snapshot(layout, "gold", moment)

@@ -42,6 +42,14 @@ def require_pseudonym_key(settings: Settings) -> None:
         raise SettingsError("[privacy] pseudonym key", [problem])
 
 
+def require_evaluation_sets(settings: Settings) -> None:
+    """Raise `SettingsError` (exit 2) naming an evaluation set of `[release] decontaminate` that
+    cannot be read, before a build or release does any work."""
+    from pipelines.release.privatize.decontaminated import eval_sets
+
+    eval_sets(settings)
+
+
 def dagster_home(settings: Settings) -> Path:
     """`DAGSTER_HOME` if set; else the project root when run from it (its dagster.yaml keeps runs
     in SQLite under .dagster/); else `<data root>/.dagster`. Created when missing."""

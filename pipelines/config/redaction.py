@@ -23,8 +23,13 @@ KINDS: tuple[str, ...] = (
     "money",
     "address",
     "person",
+    "known_name",
     "org",
 )
+# Found from an episode's rows (pipelines/privacy/known_names.py), not by the Redactor in a text
+# alone: the Redactor's detectors are the others.
+EPISODE_KINDS: tuple[str, ...] = ("known_name",)
+TEXT_KINDS: tuple[str, ...] = tuple(k for k in KINDS if k not in EPISODE_KINDS)
 DEFAULT_PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR")
 
 

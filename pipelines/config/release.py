@@ -55,6 +55,25 @@ class Card(Table):
     missing_margin_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
 
 
+class Decontamination(Table):
+    """`[release.decontamination]`: when a training row's user text overlaps an evaluation prompt
+    of `[release] decontaminate` (docs/concepts/decontamination.md). N-gram defaults are
+    open-instruct's (8-grams, a share above 0.5 of the evaluation prompt's words)."""
+
+    ngram_size: Annotated[int, Field(ge=1, le=64)] = 8
+    ngram_share: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.5
+    shingle_size: Annotated[int, Field(ge=1, le=16)] = 3  # words per MinHash shingle
+    threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # estimated Jaccard similarity
+    num_perm: Annotated[int, Field(ge=16, le=1024)] = 128
+    bands: Annotated[int, Field(ge=1, le=1024)] = 32  # LSH bands of num_perm / bands rows
+
+    @model_validator(mode="after")
+    def _bands_divide(self) -> Decontamination:
+        if self.num_perm % self.bands:
+            raise ValueError(f"bands ({self.bands}) must divide num_perm ({self.num_perm})")
+        return self
+
+
 class Release(Table):
     kto_include_neutral: bool = False
     sft_include_negative: bool = False
@@ -71,6 +90,10 @@ class Release(Table):
     minari: bool = False
     card: Card = Field(default_factory=Card)
     profiles: dict[ProfileName, Profile] = Field(default_factory=dict)
+    # Evaluation sets (JSONL or Parquet, paths relative to turnlake.toml) whose prompts and close
+    # variants leave the train and validation splits.
+    decontaminate: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    decontamination: Decontamination = Field(default_factory=Decontamination)
 
     @field_validator("store")
     @classmethod

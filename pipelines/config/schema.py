@@ -22,11 +22,11 @@ from pydantic import (
 )
 
 from pipelines.config.redaction import DEFAULT_PHONE_REGIONS, KINDS
-from pipelines.config.release import Card, Profile, Release
+from pipelines.config.release import Card, Decontamination, Profile, Release
 from pipelines.config.splits import DEFAULT_SALT, SPLIT_ORDER
 from pipelines.config.table import Table
 
-__all__ = ["DEFAULTS", "Card", "Profile", "Release", "Table", "TurnlakeFile"]
+__all__ = ["DEFAULTS", "Card", "Decontamination", "Profile", "Release", "Table", "TurnlakeFile"]
 
 # A literal key in turnlake.toml would put the secret in a file that is copied around.
 KEY_LITERALS = ("pseudonym_key", "key", "secret")

@@ -127,6 +127,9 @@ class Settings:
     # `[release.card]` (card metadata, warning thresholds) and `[release.profiles.<name>]`.
     release_card: schema.Card = field(default_factory=schema.Card)
     release_profiles: dict[str, schema.Profile] = field(default_factory=dict)
+    # `[release] decontaminate` as written (paths relative to turnlake.toml) and its parameters.
+    release_decontaminate: tuple[str, ...] = ()
+    release_decontamination: schema.Decontamination = field(default_factory=schema.Decontamination)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     # How long an asset waits for another writer of the data root before it fails (`[lock]`).
     lock_wait_seconds: float = _D.lock.wait_seconds
@@ -260,6 +263,8 @@ def settings_from_model(
         release_minari=file.release.minari,
         release_card=file.release.card,
         release_profiles=dict(file.release.profiles),
+        release_decontaminate=tuple(file.release.decontaminate),
+        release_decontamination=file.release.decontamination,
         lock_wait_seconds=file.lock.wait_seconds,
         privacy=PrivacySettings(
             include_surveys=file.privacy.include_surveys,

@@ -1,16 +1,24 @@
 """Every decision of the `decision` source as one row (`decision_index`), and the filters of
 `turnlake decision list` (in `filters`).
 
+Its prompt is the one the release holds: built by the release's prompt builder, chat-shaped, and
+with the names each episode knows redacted by the release's own per-episode redaction
+(pipelines/privacy/known_name_redaction.py), under the same `[privacy.redaction] kinds`.
+
 A decision is *rated* when it has at least one outcome signal: a `rating` or
 `was_good_decision` feedback row (from the source's own `outcome` or a later rating).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+
 import polars as pl
 
 from pipelines.exports.datasets.chat_shape import shape_prompts
 from pipelines.exports.datasets.decisions import decision_prompts
+from pipelines.privacy.known_name_redaction import names_to_redact, redact_known_names
+from pipelines.privacy.known_names import known_names
 
 OUTCOME_SIGNALS = ("rating", "was_good_decision")
 # What `turnlake decision list` shows, in this order.
@@ -40,10 +48,23 @@ def _rating_counts(feedback: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def decision_index(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per decision: the release builder's prompt (chat-shaped, as released) beside the
-    columns `list` filters and shows, sorted by time then id."""
-    prompts = shape_prompts(decision_prompts(silver, gold), "prompt")
+def as_released(
+    prompts: pl.DataFrame, silver: Mapping[str, pl.DataFrame], kinds: Collection[str]
+) -> pl.DataFrame:
+    """`decision_prompts` rows chat-shaped, with the names each episode of `silver` knows redacted
+    in their `prompt` as the release redacts them (`kinds`: `[privacy.redaction] kinds`). `silver`
+    whole, not only the decisions shown: an episode knows the names of all its rows."""
+    shaped = shape_prompts(prompts, "prompt")
+    names = names_to_redact(known_names(dict(silver)), kinds)
+    return redact_known_names(shaped, ["prompt"], shaped.get_column("episode_id"), names)[0]
+
+
+def decision_index(
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame], kinds: Collection[str]
+) -> pl.DataFrame:
+    """One row per decision: the prompt the release holds (`as_released`) beside the columns
+    `list` filters and shows, sorted by time then id."""
+    prompts = as_released(decision_prompts(silver, gold), silver, kinds)
     sessions = silver["episodes"].select("episode_id", session_id="native_id")
     attrs = pl.col("attributes")
     return (

@@ -5,13 +5,14 @@ Parquet. No model is called."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import orjson
 import polars as pl
 
+from pipelines.decisions.catalog import as_released
 from pipelines.decisions.persona import Persona
-from pipelines.exports.datasets.chat_shape import shape_prompts
 from pipelines.exports.datasets.decisions import decision_prompts
 from pipelines.storage.files import write_bytes_atomic, write_parquet_atomic
 
@@ -33,9 +34,11 @@ def replay_rows(
     gold: dict[str, pl.DataFrame],
     decision_ids: list[str],
     persona: Persona,
+    kinds: Collection[str],
 ) -> pl.DataFrame:
     """One row per selected decision: its id, the persona, the original action and response, and
-    `messages` (the prompt the actor saw, with the persona's identity)."""
+    `messages` (the prompt the release holds, `as_released` under `kinds`, with the persona's
+    identity)."""
     chosen = silver["decisions"].filter(pl.col("decision_id").is_in(decision_ids))
     chosen = chosen.with_columns(context_hash=pl.col("context_hash").fill_null(_NO_CONTEXT))
     stored = silver["contexts"].filter(pl.col("context_hash").is_in(chosen["context_hash"]))
@@ -48,7 +51,7 @@ def replay_rows(
         )
     )
     prompts = decision_prompts(silver | {"decisions": chosen, "contexts": contexts}, gold)
-    shaped = shape_prompts(prompts, "prompt")
+    shaped = as_released(prompts, silver, kinds)
     return shaped.sort(["ts", "decision_id"], nulls_last=True).select(
         "decision_id",
         "episode_id",

@@ -152,7 +152,17 @@ def input_parts(settings: Settings, raw: RawState, params: dict[str, Any]) -> di
         "score configs": fingerprint([scores_digest(load_scores())]),
         "pseudonym key": pseudonym_key_digest(settings),
         "code": engine_digest(),
-    }
+    } | _evaluation_sets(settings)
+
+
+def _evaluation_sets(settings: Settings) -> dict[str, str]:
+    """The bytes of the evaluation sets a release is decontaminated against (none configured: no
+    part, as before they existed)."""
+    from pipelines.release.privatize.decontaminated import eval_files_digest
+
+    if not settings.release_decontaminate:
+        return {}
+    return {"evaluation sets": fingerprint(eval_files_digest(settings))}
 
 
 # ---------------------------------------------------------------- the data root

@@ -74,7 +74,7 @@ _SIGN_OFF_RE = re.compile(
     rf"{_LINE_START}(?:{_SIGN_OFF})[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]|-+[ \t]*)?{_TITLE}?"
     rf"(?P<name>{_NAME})[ \t]*(?:[.!]?[ \t]*(?:\n|$)|[.!][ \t]|,[ \t]+[a-z])"
 )
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     word
     for line in Path(__file__).with_name("not_names.txt").read_text(encoding="utf-8").splitlines()
     if not line.startswith("#")
@@ -95,7 +95,7 @@ def _name_span(text: str, start: int, end: int) -> Span | None:
     when the first is not one."""
     stop = start
     for word in re.finditer(r"\S+", text[start:end]):
-        if word.group().strip(".,") in _NOT_NAMES:
+        if word.group().strip(".,") in NOT_NAMES:
             break
         stop = start + word.end()
     return (start, stop, "person") if stop > start else None

@@ -109,6 +109,7 @@ PLACEHOLDERS: dict[str, str] = {
     "national_id": "[NATIONAL_ID]",
     "address": "[ADDRESS]",
     "person": "[PERSON]",
+    "known_name": "[PERSON]",  # pipelines/privacy/known_names.py, redacted per episode
 }
 # Lower number wins when two candidate spans start at the same place and have the same length.
 _PRIORITY = {kind: i for i, kind in enumerate(KINDS)}

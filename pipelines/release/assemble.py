@@ -26,6 +26,7 @@ from pipelines.release.build.request import ReleaseRequest
 from pipelines.release.build.staged import Staged
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
+from pipelines.release.privatize.decontaminated import config_part
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.release.write import (
@@ -125,6 +126,7 @@ def release_request(
         # the rows by code: their versions make a change a new release
         "formats": {"openai": OPENAI_FORMAT}
         | ({"minari": MINARI_FORMAT} if settings.release_minari else {}),
+        **config_part(built.proof),  # the evaluation sets decontaminated against, if any
         "privacy": {
             "pseudonymized": True,
             "redacted": True,

@@ -11,11 +11,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
 import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.ingest.log import read_log
-from pipelines.release.store.files import complete_releases, latest_release, manifest_counts
+from pipelines.release.store.files import (
+    SPLIT_PROOF,
+    complete_releases,
+    latest_release,
+    manifest_counts,
+)
 from pipelines.reports import charts, numbers
 from pipelines.reports.section import Section
 from pipelines.storage.files import write_bytes_atomic
@@ -123,7 +129,24 @@ def _release_sections(layout: Layout, draw: Draw) -> list[Section]:
             tables=[("", numbers.release_diff(previous, current))],
             note=diff_note,
         ),
+        *_decontamination_section(layout.release(version)),
     ]
+
+
+def _decontamination_section(folder: Path) -> list[Section]:
+    """The rows `[release] decontaminate` took out of train and validation (none configured: no
+    section), from the release's split proof."""
+    path = folder / SPLIT_PROOF
+    found = orjson.loads(path.read_bytes()).get("decontamination") if path.exists() else None
+    if not found:
+        return []
+    left = pl.DataFrame(
+        [(s, d, n) for s, per in found["rows_left"].items() for d, n in sorted(per.items())],
+        schema={"evaluation set": pl.String, "dataset": pl.String, "rows": pl.Int64},
+        orient="row",
+    )
+    note = "rows whose user text overlaps an evaluation prompt, out of train and validation"
+    return [Section("decontamination", "Rows decontaminated", tables=[("", left)], note=note)]
 
 
 def _split_section(splits: pl.DataFrame | None, summary: BuildSummary, draw: Draw) -> Section:

@@ -1,11 +1,13 @@
 """No release built from the demo data contains a real participant id, e-mail address or phone
 number."""
 
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from pipelines.privacy.known_names import known_names, name_pattern
 from pipelines.privacy.redact import Redactor
 from pipelines.release.privatize.privatize import subject_ids
 from pipelines.release.store.files import LEDGER, latest_release
@@ -48,6 +50,23 @@ def test_release_text_has_no_email_or_phone_left(demo_release):
     _, _, text, _ = demo_release
     found = [kind for _, _, kind in Redactor().find(text) if kind in ("email", "phone")]
     assert found == []
+
+
+def test_release_text_names_no_agent_or_participant_its_episode_knows(demo_release):
+    release, silver, _, _ = demo_release
+    names = known_names(silver).get_column("name").unique().to_list()
+    # written by hand: the demo's Social RL agents and its decision and dialogue users
+    assert {"Ben", "Alice", "Marta", "Ana", "Marcus", "Joel", "Priya"} <= set(names)
+    named = re.compile(name_pattern(names))
+    left = []
+    for path in sorted(release.rglob("*.parquet")):
+        frame = pl.read_parquet(path)
+        # ids (`actor_id` Worker+Ben, an agent's `policy`) stay ids; free text holds no name
+        text = frame.select(c for c in frame.columns if not c.endswith(("_id", "_ids", "policy")))
+        left += [(path.name, m) for m in named.findall(text.write_ndjson())]
+    assert left == []
+    ledger = pl.read_json(release / LEDGER).to_dicts()[0]
+    assert sum(counts.get("known_name", 0) for counts in ledger.values()) > 0
 
 
 def test_release_ships_a_ledger_with_counts_only_and_the_key_stays_outside(demo_release):

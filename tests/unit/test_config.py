@@ -250,7 +250,7 @@ BAD = {
         '[privacy.redaction]\nkinds = ["email", "ssn"]\n',
         (
             "[privacy.redaction] kinds[1]: should be 'url', 'token', 'email', 'card', 'iban', "
-            "'national_id', 'ip', 'phone', 'money', 'address', 'person' or 'org'"
+            "'national_id', 'ip', 'phone', 'money', 'address', 'person', 'known_name' or 'org'"
         ),
     ),
     "phone_region": (

@@ -20,14 +20,15 @@ def cleaned_calls(monkeypatch) -> list[int]:
     texts and one dataset of ROWS."""
     calls: list[int] = []
 
-    def prepare(datasets, ids, redaction):
-        return Prepared({"sft": ROWS}, {}, [(f"t{i}", frozenset({"phone"})) for i in range(3)])
+    def prepare(datasets, ids, redaction, names):
+        candidates = [(f"t{i}", frozenset({"phone"})) for i in range(3)]
+        return Prepared({"sft": ROWS}, {}, candidates, names)
 
     def cleaned_frame(candidates, *args):
         calls.append(len(candidates))
         return pl.DataFrame()
 
-    monkeypatch.setattr(privatize_partitions, "_kept", lambda root, p, held: {})
+    monkeypatch.setattr(privatize_partitions, "_kept", lambda root, p, held: ({}, None))
     monkeypatch.setattr(privatize_partitions, "prepare", prepare)
     monkeypatch.setattr(privatize_partitions, "cleaned_frame", cleaned_frame)
     monkeypatch.setattr(privatize_partitions, "_finish_and_save", lambda *args: ({}, {}))

@@ -26,6 +26,7 @@ from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
 from pipelines.partitions.store import DIGESTS_TABLE
+from pipelines.privacy.known_names import known_names
 from pipelines.release.build.frames import (
     KEY_SCHEMA,
     KEYS,
@@ -35,6 +36,7 @@ from pipelines.release.build.frames import (
     key_frame,
 )
 from pipelines.release.build.units import build_units, index_key, indexed
+from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
 from pipelines.splits.assign import human_participants
@@ -158,6 +160,7 @@ def build_partition(
         KEYS: key_frame(datasets),
         PARTICIPANTS: human_participants(silver),
         TEXTS: distinct_texts(datasets),
+        KNOWN_NAMES: known_names(silver),
     }
     return {"left_out": left_out}, frames
 

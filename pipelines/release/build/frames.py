@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.release.privatize.text_leaves import is_textual, string_leaves
+from pipelines.privacy.text_leaves import is_textual, string_leaves
 
-# an entry's frames besides the datasets (TEXTS: every distinct string in them)
+# an entry's frames besides the datasets (TEXTS: every distinct string in them; privatize's
+# KNOWN_NAMES too)
 KEYS, PARTICIPANTS, TEXTS = "_keys", "_participants", "_texts"
 KEY_SCHEMA = pl.Schema(
     {

@@ -28,6 +28,7 @@ from pipelines.release.build.order import survey_dataset
 from pipelines.release.build.parts import Privacy, release_parts
 from pipelines.release.build.schemas import configured_splits, dataset_schemas
 from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
+from pipelines.release.privatize.decontaminated import eval_sets, proof_part
 from pipelines.release.privatize.partitions import redaction_fingerprint
 from pipelines.release.privatize.privatize import privatize
 from pipelines.release.store import part_cache
@@ -77,7 +78,8 @@ def partitioned_release(
     params = build_config.get("params")
     labels = StepLabels.from_params(orjson.loads(params) if params else shipped_params())
     options = replace(DatasetOptions.from_settings(settings), step_labels=labels)
-    parts = release_parts(layout, as_of, build_config, options, privacy)
+    evals = eval_sets(settings)
+    parts = release_parts(layout, as_of, build_config, options, privacy, evals)
     dropped = datasets.dropped_counts(parts.keys)
     splits = stored.read(layout, "gold", "splits", as_of)
     episodes = (
@@ -92,6 +94,7 @@ def partitioned_release(
         config=settings.splits,
         participants=parts.participants,
     ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
+    proof |= proof_part(evals, parts.decontaminated)
     sources, ledger = dict(parts.sources), dict(parts.ledger)
     if settings.privacy.include_surveys:
         surveys = privatize(

@@ -32,6 +32,7 @@ from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.release.build import datasets
 from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partition
 from pipelines.release.build.staged import BATCH, Source, slice_of_partition
+from pipelines.release.privatize.decontaminated import EvalSets, drop_matched, matched_units
 from pipelines.release.privatize.partitions import (
     Pending,
     Privacy,
@@ -57,6 +58,7 @@ class Parts:
     ledger: dict[str, dict[str, int]]
     ids: list[str]
     entries: list[str]  # the store entries this release used (the others are pruned)
+    decontaminated: dict[str, dict[str, int]]  # rows that left train/validation, per eval set
 
     def replace_ids(self, key: bytes) -> IdReplacer:
         return id_replacer(key, tuple(self.ids))
@@ -157,8 +159,10 @@ def release_parts(
     config: dict,
     options: DatasetOptions,
     privacy: Privacy,
+    evals: EvalSets | None = None,
 ) -> Parts:
-    """Every partition's datasets, deduplicated and privatized (see the module doc)."""
+    """Every partition's datasets, deduplicated, decontaminated against `evals` and privatized
+    (see the module doc)."""
     root = part_cache.cache_root(layout)
     started = time.monotonic()
     partitions, built, metas, held, indexes = datasets.built(
@@ -167,6 +171,11 @@ def release_parts(
     fresh = sum(1 for meta in metas.values() if meta.get("fresh"))
     log.info("release: %d of %d partition units built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
+    decontaminated: dict[str, dict[str, int]] = {}
+    matched: list[str] = []  # the units' decontamination entries
+    if evals is not None:
+        hits, matched = matched_units(root, built, held, evals)
+        keys, decontaminated = drop_matched(keys, hits, evals)
     ids = participant_subject_ids(participants)
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
@@ -199,5 +208,6 @@ def release_parts(
         datasets.summed_left_out(metas),
         _summed(ledgers),
         ids,
-        [*built.values(), *private.values(), ids_key, *indexes],
+        [*built.values(), *private.values(), ids_key, *indexes, *matched],
+        decontaminated,
     )

@@ -17,7 +17,14 @@ import polars as pl
 from pipelines.exports.datasets import DATASETS, rated_alternatives
 from pipelines.partitions.rows import GOLD_KEYS, SILVER_KEYS
 from pipelines.release.build import chunking
-from pipelines.release.build.frames import KEYS, PARTICIPANTS, TEXTS, distinct_texts, key_frame
+from pipelines.release.build.frames import (
+    KEYS,
+    PARTICIPANTS,
+    TEXTS,
+    distinct_texts,
+    key_frame,
+)
+from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.storage.fingerprint import fingerprint
 
@@ -148,6 +155,10 @@ def _pairs(root: Path | None, partition: str, chunks: list[Unit], splits: pl.Dat
         KEYS: key_frame(datasets),
         PARTICIPANTS: like[PARTICIPANTS],
         TEXTS: distinct_texts(datasets),
+        # the pairs' episodes are the chunks' episodes: their names
+        KNOWN_NAMES: pl.concat([_frames(root, u, [KNOWN_NAMES])[KNOWN_NAMES] for u in chunks])
+        .unique()
+        .sort("episode_id", "name"),
     }
     meta = {"left_out": {"preference": {"no_user_turn": unshaped}}}
     part_cache.save(root, entry, meta, frames)

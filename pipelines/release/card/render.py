@@ -257,7 +257,7 @@ def rules_section(release: dict, proof: dict) -> str:
   run (one step per round); each step's label is `label_rule` over its reward (`rewards`), the
   thresholds in `manifest.json` → `config.rewards`; an example ends before its first unrewarded step.
 - Duplicate prompts across splits are removed from the later split, whole examples only (dropped:
-  {", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"}).
+  {", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"}).{_decontaminated(proof)}
 - Rows are in a stable pseudo-random order: by sha256 of the row's id (`rl_steps`: of the episode id,
   then by step), so every source is mixed in a file and a row keeps its place when rows are added.
 
@@ -283,6 +283,23 @@ Sources that do not speak that way are mapped into it:
 Checked on this release's own files before it was published (`release_is_trainable`): RLDS
 invariants per episode, the chat shape of every row, preference prompts and reward order, KTO label =
 sign of the reward, no reward with the opposite sign of the outcome it came from."""
+
+
+def _decontaminated(proof: dict) -> str:
+    """The card's line on `[release] decontaminate` (none without evaluation sets): the rows that
+    left train and validation per evaluation set and dataset (docs/concepts/decontamination.md)."""
+    found = proof.get("decontamination")
+    if not found:
+        return ""
+    per_set = "; ".join(
+        f"`{name}`: " + (", ".join(f"{d} {n}" for d, n in sorted(left.items())) or "none")
+        for name, left in found["rows_left"].items()
+    )
+    return (
+        "\n- Rows whose user text overlaps an evaluation prompt (n-gram overlap or a MinHash "
+        "near-duplicate) left the train and validation splits; test keeps them (left: "
+        f"{per_set})."
+    )
 
 
 def _privacy_line(privacy: dict) -> str:

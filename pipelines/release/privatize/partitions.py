@@ -13,7 +13,9 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.exports.datasets import DATASETS
+from pipelines.privacy.known_names import NAMES_SCHEMA
 from pipelines.privacy.redact import RedactionConfig
+from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.privatize.privatize import (
     Prepared,
     cleaned_frame,
@@ -81,7 +83,8 @@ def privatize_all(
     chunk: list[tuple[Pending, Prepared]] = []
     held_bytes = 0
     for i, p in enumerate(pending):
-        prepared = prepare(_kept(root, p, held), ids, privacy.redaction)
+        kept, names = _kept(root, p, held)
+        prepared = prepare(kept, ids, privacy.redaction, names)
         held_bytes += sum(frame.estimated_size() for frame in prepared.datasets.values())
         chunk.append((p, prepared))
         texts = sum(len(prepared.candidates) for _, prepared in chunk)
@@ -125,14 +128,18 @@ def _finish_and_save(
 
 def _kept(
     root: Path | None, pending: Pending, held: dict[str, dict[str, pl.DataFrame]]
-) -> dict[str, pl.DataFrame]:
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """A pending partition's built datasets without the rows the duplicate-prompt rule drops (the
-    rows as built are let go on return)."""
-    frames = held.get(pending.key) or part_cache.load(root, pending.entries[0], DATASETS)[1]
-    return {
+    rows as built are let go on return), and the names its episodes know."""
+    frames = (
+        held.get(pending.key)
+        or part_cache.load(root, pending.entries[0], [*DATASETS, KNOWN_NAMES])[1]
+    )
+    kept = {
         name: frames[name].filter(pending.keep.filter(pl.col("dataset") == name).get_column("keep"))
         for name in DATASETS
     }
+    return kept, frames.get(KNOWN_NAMES, pl.DataFrame(schema=NAMES_SCHEMA))
 
 
 def dropped(keep: pl.DataFrame) -> pl.DataFrame:

@@ -13,11 +13,13 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names
+from pipelines.privacy.known_names import known_names
 from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
+from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
-from pipelines.release.privatize.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
 
@@ -80,15 +82,33 @@ def count_replacements(occurrences: pl.DataFrame, counts: pl.DataFrame) -> dict[
     return {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
 
 
+def _is_id(column: str) -> bool:
+    """Id columns (`episode_id`, `actor_id`, `turn_ids`, an RL step's `policy`) and labels: a known
+    name in them is part of an id (`Worker+Ben`), replaced by the pseudonyms or kept as the id it
+    is, not text."""
+    return column.endswith(("_id", "_ids")) or column in ("split", "source", "policy")
+
+
+def _row_episodes(frame: pl.DataFrame) -> pl.Series | None:
+    """The silver episode of each row as built (the cleaned `episode_id` may hold pseudonyms): an
+    agent's steps (`…@Worker+Ben`) come from the episode `source_episode_id` names."""
+    present = [c for c in ("source_episode_id", "episode_id") if c in frame.columns]
+    if not present:
+        return None
+    return frame.select(pl.coalesce(present).alias("episode_id")).to_series()
+
+
 def _clean_frame(
     frame: pl.DataFrame,
     textual: list[str],
     occurrences: pl.DataFrame,
     key: bytes,
     cleaned: pl.DataFrame,
+    names: pl.DataFrame,
 ) -> tuple[pl.DataFrame, dict[str, int]]:
-    """`frame` with its texts replaced by their cleaned versions, and its ledger (a text repeated n
-    times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
+    """`frame` with its texts replaced by their cleaned versions and the names its episodes know
+    (`names`: episode_id, name) redacted in its rows of those episodes, and its ledger (a text
+    repeated n times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
     counts: dict[str, int] = (
         {"pseudonym": 0} if occurrences.height else {}
     )  # named wherever there was text
@@ -106,7 +126,14 @@ def _clean_frame(
         else []
     )
     changes += [keyed_hash(pl.col(c), key).alias(c) for c in frame.columns if _is_prompt_hash(c)]
-    return frame.with_columns(changes), dict(sorted(counts.items()))
+    episodes = _row_episodes(frame)
+    frame = frame.with_columns(changes)
+    if episodes is not None and names.height:
+        free_text = [c for c in textual if not _is_id(c)]
+        frame, known = redact_known_names(frame, free_text, episodes, names)
+        if known:
+            counts[KIND] = known
+    return frame, dict(sorted(counts.items()))
 
 
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
@@ -129,6 +156,7 @@ class Prepared:
     datasets: dict[str, pl.DataFrame]
     occurrences: dict[str, tuple[list[str], pl.DataFrame]]
     candidates: list[tuple[str, frozenset[str]]]
+    names: pl.DataFrame  # episode_id, name: the names to redact per episode (known_names.py)
 
 
 @lru_cache(maxsize=2)
@@ -140,16 +168,22 @@ def id_replacer(key: bytes, ids: tuple[str, ...]) -> IdReplacer:
 
 
 def prepare(
-    datasets: dict[str, pl.DataFrame], ids: list[str], redaction: RedactionConfig
+    datasets: dict[str, pl.DataFrame],
+    ids: list[str],
+    redaction: RedactionConfig,
+    names: pl.DataFrame | None = None,
 ) -> Prepared:
-    """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes."""
+    """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes.
+    `names`: the names the datasets' episodes know (`known_names`), redacted when the kind
+    `known_name` is on."""
     occurrences = {name: occurrences_of(frame) for name, frame in datasets.items()}
     distinct = pl.concat(
         [pl.Series("value", [], dtype=pl.String)]
         + [o.get_column("value") for _, o in occurrences.values()]
     ).unique()
     candidates = list(gated(distinct, ids, redaction))
-    return Prepared(dict(datasets), occurrences, candidates)  # finish_each empties it
+    names = names_to_redact(names, redaction.kinds)
+    return Prepared(dict(datasets), occurrences, candidates, names)  # finish_each empties it
 
 
 # Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
@@ -188,7 +222,9 @@ def finish_each(
     partition's datasets are ~270 MB)."""
     for name in list(prepared.datasets):
         textual, counts = prepared.occurrences[name]
-        frame, ledger = _clean_frame(prepared.datasets.pop(name), textual, counts, key, cleaned)
+        frame, ledger = _clean_frame(
+            prepared.datasets.pop(name), textual, counts, key, cleaned, prepared.names
+        )
         yield name, frame, ledger
         del frame  # not held while the next one is made
 
@@ -215,6 +251,7 @@ def privatize(
     """Pseudonymize every subject id and redact every text value in every dataset (`redaction`:
     `settings.privacy.redaction`, or a parsed turnlake.toml holding one). The distinct
     strings of all datasets are gated together; only those a prefilter gate passes reach Python,
+    and the names each episode of `silver` knows are redacted in its rows (`known_names`);
     each once, with only the detectors whose gate they pass; with `workers` > 1 and many texts,
     redaction runs in worker processes. `ids`: the subject ids when the caller already has them
     (`subject_ids` of the whole of silver: a text in one partition may name a subject of
@@ -223,7 +260,7 @@ def privatize(
     replacer = id_replacer(key, tuple(ids))
     if not isinstance(redaction, RedactionConfig):
         redaction = redaction_config_from(redaction)
-    prepared = prepare(datasets, ids, redaction)
+    prepared = prepare(datasets, ids, redaction, known_names(dict(silver)))
     cleaned = cleaned_frame(prepared.candidates, replacer, redaction, workers)
     out, ledger = finish(prepared, key, cleaned)
     return Privatized(out, ledger, replacer.replace_many)

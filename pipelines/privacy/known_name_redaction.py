@@ -1,0 +1,136 @@
+"""Known names (known_names.py) redacted in a frame's texts, each in the rows of the episode that
+knows it: found in Polars (one Rust regex of the frame's names over its distinct texts, joined with
+each text's episodes); Python rewrites only the (episode, text) pairs that hold a name of their own
+episode. A text whose rewrite is the same in every episode it occurs in (the common case) is
+replaced in one column-wide pass; the rest episode by episode.
+
+One code path for every reader that shows released text: the release's privatize step
+(pipelines/release/privatize/privatize.py) and the decision tools (pipelines/decisions/), which show
+"the prompt the release holds" and so must redact it exactly as the release does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import polars as pl
+
+from pipelines.privacy.known_names import NAMES_SCHEMA, rewrite, word_pattern
+from pipelines.privacy.text_leaves import replace_strings
+
+KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
+
+
+def names_to_redact(names: pl.DataFrame | None, kinds: Collection[str]) -> pl.DataFrame:
+    """`names` (episode_id, name) when the kind `known_name` is switched on, else none: the one
+    reading of the switch, so a reader never redacts what the release left."""
+    if names is None or KIND not in kinds:
+        return pl.DataFrame(schema=NAMES_SCHEMA)
+    return names
+
+
+def redact_known_names(
+    frame: pl.DataFrame, textual: list[str], episodes: pl.Series, names: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
+    """`frame` with each name of `names` (episode_id, name) replaced by [PERSON] in the string
+    leaves of `textual` of the rows of that episode (`episodes`: each row's episode), and the
+    number of names replaced (a text repeated n times counts n times)."""
+    if not textual or frame.height == 0:
+        return frame, 0
+    own = names.join(pl.DataFrame({"episode_id": episodes.unique()}), on="episode_id", how="semi")
+    if own.height == 0:
+        return frame, 0
+    leaves = _leaves(frame, textual, episodes)
+    # texts holding any name of the partition, then each with the names of its own episode it
+    # holds somewhere (a superset of the whole words: "Ben" in "Bentley" too)
+    found = (
+        leaves.unique()
+        .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
+        .join(own, on="episode_id")
+        .filter(pl.col("value").str.contains(pl.col("name"), literal=True))
+        .group_by("episode_id", "value")
+        .agg(pl.col("name").sort())
+    )
+    if found.height == 0:
+        return frame, 0
+    distinct = found.select("value", "name").unique()  # a text and names of several episodes
+    rewritten = [rewrite(v, n) for v, n in distinct.iter_rows()]
+    changes = (
+        found.join(
+            distinct.with_columns(
+                cleaned=pl.Series([text for text, _ in rewritten], dtype=pl.String),
+                hits=pl.Series([n for _, n in rewritten], dtype=pl.Int64),
+            ),
+            on=["value", "name"],
+        )
+        .filter(pl.col("hits") > 0)
+        .select("episode_id", "value", "cleaned", "hits")
+    )
+    total = leaves.join(changes, on=["episode_id", "value"]).get_column("hits").sum()
+    return _apply(frame, textual, episodes, leaves, changes), int(total or 0)
+
+
+def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
+    """(episode_id, value) of every non-null string leaf of `textual`, one per occurrence."""
+    tagged = frame.select(textual).with_columns(episode_id=episodes)
+    parts = [pl.DataFrame(schema=NAMES_SCHEMA).rename({"name": "value"})]
+    for column in textual:
+        parts.extend(_column_leaves(tagged.select("episode_id", value=pl.col(column))))
+    return pl.concat(parts).drop_nulls()
+
+
+def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    dtype = frame.schema["value"]
+    if dtype == pl.String:
+        return [frame]
+    if isinstance(dtype, pl.List):
+        return _column_leaves(frame.explode("value"))
+    if isinstance(dtype, pl.Struct):
+        return [
+            part
+            for f in dtype.fields
+            for part in _column_leaves(
+                frame.select("episode_id", value=pl.col("value").struct.field(f.name))
+            )
+        ]
+    return []
+
+
+def _apply(
+    frame: pl.DataFrame,
+    textual: list[str],
+    episodes: pl.Series,
+    leaves: pl.DataFrame,
+    changes: pl.DataFrame,
+) -> pl.DataFrame:
+    """Replaces each changed text: one pass for texts changed alike in every episode they occur in,
+    then episode by episode for the rest (a text in two episodes of which one knows the name)."""
+    occurrences = leaves.unique().join(changes, on=["episode_id", "value"], how="left")
+    alike = (
+        occurrences.group_by("value")
+        .agg(pl.col("cleaned").n_unique(), pl.col("cleaned").null_count().alias("unchanged"))
+        .filter(pl.col("cleaned") == 1, pl.col("unchanged") == 0)
+        .select("value")
+    )
+    uniform = changes.join(alike, on="value", how="semi").unique("value")
+    frame = _replaced(frame, textual, uniform)
+    rest = changes.join(alike, on="value", how="anti")
+    if rest.height == 0:
+        return frame
+    rows = frame.with_columns(_episode=episodes).with_row_index("_row")
+    mixed = pl.col("_episode").is_in(rest.get_column("episode_id").unique()).fill_null(False)
+    parts = [rows.filter(~mixed)]
+    # split once: filtering every row once per episode cost O(rows × episodes)
+    own_rows = rows.filter(mixed).partition_by("_episode", as_dict=True)
+    for (episode,), episode_changes in rest.partition_by("episode_id", as_dict=True).items():
+        parts.append(_replaced(own_rows[(episode,)], textual, episode_changes))
+    return pl.concat(parts).sort("_row").drop("_row", "_episode")
+
+
+def _replaced(frame: pl.DataFrame, textual: list[str], changes: pl.DataFrame) -> pl.DataFrame:
+    if changes.height == 0:
+        return frame
+    old, new = changes.get_column("value"), changes.get_column("cleaned")
+    return frame.with_columns(
+        replace_strings(pl.col(c), frame.schema[c], old, new).alias(c) for c in textual
+    )
