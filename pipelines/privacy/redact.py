@@ -27,7 +27,10 @@ Ordinary numbers are left alone: years, dates, times, versions (3.11), percentag
 minutes), route numbers (Route 45), epoch seconds and ids. Phone candidates from the matcher are
 kept only when libphonenumber calls them valid, or when they are phone-shaped (a leading `+`, a
 North-American `(555) 123-4567` / `555.123.4567` shape, or a phone word such as "call" or "tel"
-just before); a match glued to letters, `_` or `-` (a piece of an id) is never a phone.
+just before); a match glued to letters, `_` or `-` (a piece of an id) or inside a grouped number of
+more than 15 digits (E.164's cap: a spaced tracking number) is never a phone. An amount without a
+currency is money only next to a finance word in its sentence and when it counts no noun ("sold 15
+million copies" stays).
 
 libphonenumber runs on candidate runs, not on whole texts (`redact_many` finds them for many
 texts at once in Polars, `phone_runs`): the runs of characters its pattern accepts that hold 7
