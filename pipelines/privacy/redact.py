@@ -27,7 +27,10 @@ Ordinary numbers are left alone: years, dates, times, versions (3.11), percentag
 minutes), route numbers (Route 45), epoch seconds and ids. Phone candidates from the matcher are
 kept only when libphonenumber calls them valid, or when they are phone-shaped (a leading `+`, a
 North-American `(555) 123-4567` / `555.123.4567` shape, or a phone word such as "call" or "tel"
-just before); a match glued to letters, `_` or `-` (a piece of an id) is never a phone.
+just before); a match glued to letters, `_` or `-` (a piece of an id) or inside a grouped number of
+more than 15 digits (E.164's cap: a spaced tracking number) is never a phone. An amount without a
+currency is money only next to a finance word in its sentence and when it counts no noun ("sold 15
+million copies" stays).
 
 libphonenumber runs on candidate runs, not on whole texts (`redact_many` finds them for many
 texts at once in Polars, `phone_runs`): the runs of characters its pattern accepts that hold 7
@@ -122,6 +125,19 @@ _MAX_TRIES = 65535  # PhoneNumberMatcher's default `max_tries`, the one the reda
 # Distinct (window, region) results kept per Redactor: texts repeat their numbers (the same floats
 # and ids in many decision contexts), and a window's matches are ~1 ms of libphonenumber.
 _WINDOW_CACHE_SIZE = 200_000
+# The closed-class words (articles, determiners, prepositions, auxiliaries, conjunctions) and the
+# period adverbs that may follow a currency-less amount; any other word after it is what it counts.
+_AMOUNT_FOLLOWER = re.compile(
+    r"a|an|the|this|that|these|those|last|next|each|every|per|in|of|on|at|to|for|from|by|with|"
+    r"without|over|under|above|below|about|around|within|into|through|during|since|until|till|"
+    r"before|after|and|or|but|nor|so|yet|than|as|is|was|were|are|be|been|being|has|had|have|"
+    r"will|would|could|should|may|might|can|did|does|do|annually|yearly|monthly|weekly|daily|"
+    r"annual|net|gross|total"
+)
+_NEXT_WORD = re.compile(r"[ \t\u00a0]?([^\W\d_]+)")
+# E.164 caps a phone number at 15 digits: a longer grouped number is something else.
+_MAX_PHONE_DIGITS = 15
+_GROUP_SEPARATORS = " .-/\u00a0"
 
 
 class Redactor:
@@ -319,7 +335,7 @@ class Redactor:
             for m in pattern.finditer(text):
                 start, end = m.start(), _trim_space(text, m.start(), m.end())
                 if any(cs - _CUE_WINDOW <= end and ce + _CUE_WINDOW >= start for cs, ce in cues):
-                    if not _same_sentence_cue(text, start, end, cues):
+                    if not _same_sentence_cue(text, start, end, cues) or _counts_a_noun(text, end):
                         continue
                     yield start, end, "money"
 
@@ -328,7 +344,7 @@ def _is_phone(text: str, start: int, end: int, raw: str, valid: bool) -> bool:
     """Whether the matcher's `raw` at [start, end) of `text` is kept as a phone (`valid`:
     libphonenumber calls its number valid)."""
     digits = sum(c.isdigit() for c in raw)
-    if digits < 7 or digits > 15:
+    if digits < 7 or digits > _MAX_PHONE_DIGITS:
         return False
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
@@ -339,6 +355,8 @@ def _is_phone(text: str, start: int, end: int, raw: str, valid: bool) -> bool:
     )
     if glued_before or after.isalnum() or after in "_-%":
         return False  # glued to an id, a path, a date or a percentage
+    if _grouped_digits(text, start, end) > _MAX_PHONE_DIGITS:
+        return False  # a piece of a longer grouped number (a spaced 22-digit tracking number)
     if _NOT_PHONE.match(raw.strip()):
         return False
     formatted = any(c in raw for c in " -.()/\u00a0") or raw.startswith("+")
@@ -348,6 +366,26 @@ def _is_phone(text: str, start: int, end: int, raw: str, valid: bool) -> bool:
     if cue:
         return True
     return formatted and valid
+
+
+def _grouped_digits(text: str, start: int, end: int) -> int:
+    """The digits of the grouped number [start, end) of `text` is part of: extended over digits and
+    over single separators between two digits on either side (a `+` or `(` lead is a hard start)."""
+    while start > 0 and text[start].isdigit():
+        if text[start - 1].isdigit():
+            start -= 1
+        elif text[start - 1] in _GROUP_SEPARATORS and start > 1 and text[start - 2].isdigit():
+            start -= 2
+        else:
+            break
+    while end < len(text) and text[end - 1].isdigit():
+        if text[end].isdigit():
+            end += 1
+        elif text[end] in _GROUP_SEPARATORS and end + 1 < len(text) and text[end + 1].isdigit():
+            end += 2
+        else:
+            break
+    return sum(c.isdigit() for c in text[start:end])
 
 
 def phone_runs(texts: list[str]) -> list[PhoneRuns]:
@@ -404,6 +442,17 @@ def _trim_space(text: str, start: int, end: int) -> int:
     while end > start and text[end - 1].isspace():
         end -= 1
     return end
+
+
+def _counts_a_noun(text: str, end: int) -> bool:
+    """Whether the amount ending at `end` counts the word after it ("sold 15 million copies"): a
+    currency-less amount is money only before the end of a clause, a function word ("40k in
+    revenue", "5M last year") or a finance word ("a 2bn valuation")."""
+    word = _NEXT_WORD.match(text, end)
+    if word is None:
+        return False
+    following = word.group(1).lower()
+    return not (_AMOUNT_FOLLOWER.fullmatch(following) or _FINANCE_CUE.fullmatch(following))
 
 
 def _same_sentence_cue(text: str, start: int, end: int, cues: list[tuple[int, int]]) -> bool:
