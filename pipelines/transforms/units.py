@@ -14,6 +14,11 @@ linking all those units into one component. `unit_evidence_reads(bronze, setting
 rows of each evidence table a unit's silver reads ({table: frame of `_unit` and the table's key
 columns}): a partition's evidence inputs are those rows only, so a change elsewhere (a new file's
 ratings, another dataset's range) does not make it stale; a table without reads is read whole.
+
+And `unit_groups(bronze, settings)`: each unit's split group (`episodes.group_id` of the episodes
+its silver holds), known from bronze before the transform, so the partition map can place whole
+groups and whole components together (partitions/assign.py). A unit that gives no episode (an
+orphan event, a PRAR run) may have none.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pipelines.transforms.scores import screened_silver
 
 UNIT = "_unit"
 LINKS_SCHEMA = pl.Schema({"unit": pl.String, "link": pl.String})
+GROUPS_SCHEMA = pl.Schema({"unit": pl.String, "group_id": pl.String})
 
 
 def source_units(source: str):
@@ -56,6 +62,14 @@ def restrict(
         table: frame.filter(pl.col(UNIT).is_in(keep.implode())).drop(UNIT)
         for table, frame in tagged.items()
     }
+
+
+def unit_groups(
+    source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> pl.DataFrame:
+    """unit, group_id: the split group of each unit of this (whole) bronze (GROUPS_SCHEMA)."""
+    frame = source_units(source).unit_groups(dict(bronze), settings)
+    return frame.collect().select(GROUPS_SCHEMA.names()).cast(GROUPS_SCHEMA)
 
 
 def evidence(
