@@ -21,6 +21,7 @@ from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.unit_cache import cached_silver
+from pipelines.transforms.units import group_clusters, source_units, unit_groups
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
 SORT_KEYS: dict[str, list[str]] = {
@@ -56,6 +57,20 @@ def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
         files.select("file", "file_id"),
         transform_scheme(settings),
     )
+
+
+def placement_clusters(settings: Settings) -> pl.DataFrame:
+    """group_id, cluster: the split groups every source's units tie together (before the
+    transform, from bronze: `units.group_clusters`), for the partition map."""
+    layout = Layout(settings.data_root)
+    groups, links = [], []
+    for source in SOURCES:
+        bronze = load_bronze(source, layout)
+        qualified = pl.lit(f"{source}\x1f") + pl.col("unit")
+        groups.append(unit_groups(source, bronze, settings).with_columns(unit=qualified))
+        found = source_units(source).unit_links(dict(bronze), settings).collect()
+        links.append(found.with_columns(unit=qualified, link=pl.lit(f"{source}\x1f") + "link"))
+    return group_clusters(pl.concat(groups).drop_nulls(), pl.concat(links))
 
 
 def sources_silver(

@@ -24,6 +24,7 @@ from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
+from pipelines.transforms.build import placement_clusters
 from pipelines.transforms.unit_cache import CHUNK_COLUMN, scan_chunks
 
 ASSEMBLY = "assembly"  # silver snapshot metadata: what assembly is a function of beyond chunks
@@ -74,8 +75,9 @@ def _projection(scans: Mapping[str, Mapping[str, pl.LazyFrame]], table: str) -> 
 def global_keys(
     layout: Layout, settings: Settings, scans: Mapping[str, Mapping[str, pl.LazyFrame]]
 ) -> Keys:
-    """Where every kept episode and group lives (opted-out subjects' episodes have no place) and
-    the footprint, from projections of the caches `scans` (source → table → frame)."""
+    """Where every kept episode and group lives (opted-out subjects' episodes have no place; the
+    groups one unit component ties together share a partition) and the footprint, from
+    projections of the caches `scans` (source → table → frame)."""
     optouts = load_optouts(settings.raw_root)[0]
     footprint = None
     if optouts.is_empty():
@@ -92,6 +94,7 @@ def global_keys(
         settings.splits,
         settings.partition_shards,
         settings.partition_episodes,
+        placement_clusters(settings),
     )
     return Keys(placement(episodes, partition_map), partition_map, footprint)
 

@@ -53,6 +53,21 @@ def components(units: Iterable[str], links: pl.DataFrame) -> pl.DataFrame:
     return person_components(frame, pairs).rename({"group": "component"})
 
 
+def group_clusters(groups: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
+    """group_id, cluster: split groups that must share a partition, because a component of
+    units (linked units, transformed together) holds units of each (`groups`: unit, group_id;
+    `links`: unit, link, both of every source, names qualified so that sources never meet)."""
+    by_group = groups.select("unit", link=pl.lit("group\x1f") + pl.col("group_id"))
+    pairs = pl.concat([links.select("unit", "link"), by_group])
+    joined = components(pairs.get_column("unit").unique(), pairs)
+    return (
+        groups.join(joined, on="unit", how="inner")
+        .select("group_id", cluster="component")
+        .unique("group_id")
+        .sort("group_id")
+    )
+
+
 def restrict(
     tagged: Mapping[str, pl.LazyFrame], units: pl.Series | Iterable[str]
 ) -> dict[str, pl.LazyFrame]:

@@ -58,3 +58,23 @@ def test_unit_groups_are_the_transforms_group_ids(raw_roots, source, kind, link_
         assert made.get_column("group_id").is_duplicated().any()
     if kind == "two_folders" and source == "social_rl":
         assert made.get_column("group_id").unique().to_list() == ["experiment:early_run"]
+
+
+def test_group_clusters_join_the_groups_of_linked_units_also_through_a_unit_without_a_group():
+    groups = pl.DataFrame(
+        {
+            "unit": ["u1", "u2", "u3", "u5", "u6", "u7"],
+            "group_id": ["g1", "g2", "g3", "g5", "g1", "g7"],
+        }
+    )
+    # u1–u2 share L, u6–u7 share P, and u1, u6 are both g1: g1, g2, g7 are one cluster; u4 (no
+    # group: an orphan event) shares M with u3 and N with u5: g3, g5 another
+    links = pl.DataFrame(
+        {
+            "unit": ["u1", "u2", "u6", "u7", "u4", "u3", "u4", "u5"],
+            "link": ["L", "L", "P", "P", "M", "M", "N", "N"],
+        }
+    )
+    found = u.group_clusters(groups, links)
+    together = found.group_by("cluster").agg(pl.col("group_id").sort()).get_column("group_id")
+    assert sorted(together.to_list()) == [["g1", "g2", "g7"], ["g3", "g5"]]
