@@ -16,9 +16,10 @@ columns}): a partition's evidence inputs are those rows only, so a change elsewh
 ratings, another dataset's range) does not make it stale; a table without reads is read whole.
 
 And `unit_groups(bronze, settings)`: each unit's split group (`episodes.group_id` of the episodes
-its silver holds), known from bronze before the transform, so the partition map can place whole
-groups and whole components together (partitions/assign.py). A unit that gives no episode (an
-orphan event, a PRAR run) may have none.
+its silver holds) and how many episodes it gives, known from bronze before the transform, so the
+partition map can place whole groups and whole components together and size a batch
+(partitions/assign.py). A unit that gives no episode (an orphan event, a PRAR run) may have no
+group.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pipelines.transforms.scores import screened_silver
 
 UNIT = "_unit"
 LINKS_SCHEMA = pl.Schema({"unit": pl.String, "link": pl.String})
-GROUPS_SCHEMA = pl.Schema({"unit": pl.String, "group_id": pl.String})
+GROUPS_SCHEMA = pl.Schema({"unit": pl.String, "group_id": pl.String, "episodes": pl.Int64})
 
 
 def source_units(source: str):
@@ -82,7 +83,8 @@ def restrict(
 def unit_groups(
     source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
 ) -> pl.DataFrame:
-    """unit, group_id: the split group of each unit of this (whole) bronze (GROUPS_SCHEMA)."""
+    """unit, group_id, episodes: the split group of each unit of this (whole) bronze and the
+    episodes it gives (GROUPS_SCHEMA)."""
     frame = source_units(source).unit_groups(dict(bronze), settings)
     return frame.collect().select(GROUPS_SCHEMA.names()).cast(GROUPS_SCHEMA)
 

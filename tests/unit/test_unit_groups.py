@@ -1,8 +1,9 @@
 """Each source's `unit_groups` (pipelines/transforms/<source>/units.py) gives, from bronze and
-before the transform, the split group the transform gives each episode (`episodes.group_id`), on
-the clean and dirty fixtures, the demo at scale 3 (the smallest where raters link conversations)
-and one experiment written to two run folders, with and without `[splits] link_raters`: what lets
-the partition map place whole groups before silver is made (partitions/assign.py)."""
+before the transform, the split group the transform gives each episode (`episodes.group_id`) and
+how many episodes each unit gives, on the clean and dirty fixtures, the demo at scale 3 (the
+smallest where raters link conversations) and one experiment written to two run folders, with and
+without `[splits] link_raters`: what lets the partition map place whole groups before silver is
+made (partitions/assign.py)."""
 
 import shutil
 from dataclasses import replace
@@ -47,12 +48,22 @@ def test_unit_groups_are_the_transforms_group_ids(raw_roots, source, kind, link_
     settings = replace(settings, splits=replace(settings.splits, link_raters=link_raters))
     bronze = fixture_bronze(source, raw_roots[kind], settings)
     episodes = u.transform(source, bronze, settings)["episodes"]
-    made = episodes.select(unit=_unit_of_episode(source, episodes), group_id="group_id").unique()
+    made = (
+        episodes.select(unit=_unit_of_episode(source, episodes), group_id="group_id")
+        .group_by("unit", "group_id")
+        .agg(episodes=pl.len().cast(pl.Int64))
+    )
     known = u.unit_groups(source, bronze, settings)
     assert known.get_column("unit").is_duplicated().sum() == 0, f"{source}: a unit, two groups"
     got = made.join(known, on="unit", how="left", suffix="_known")
-    wrong = got.filter(pl.col("group_id").ne_missing(pl.col("group_id_known")))
+    wrong = got.filter(
+        pl.col("group_id").ne_missing(pl.col("group_id_known"))
+        | pl.col("episodes").ne_missing(pl.col("episodes_known"))
+    )
     assert wrong.is_empty(), f"{source}/{kind}: {wrong.head(5).to_dicts()}"
+    # a unit that gives no episode counts none
+    idle = known.join(made, on="unit", how="anti").filter(pl.col("episodes") != 0)
+    assert idle.is_empty(), f"{source}/{kind}: {idle.head(5).to_dicts()}"
     if kind == "demo" and source == "dialogue" and link_raters:
         # conversations sharing a rater: a group of several units is what is tested
         assert made.get_column("group_id").is_duplicated().any()

@@ -108,6 +108,6 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     sessions = unit_keys(bronze, settings)[TABLE].select(UNIT).unique()
     return (
         sessions.join(groups, left_on=UNIT, right_on="episode_id", how="left")
-        .select(unit=UNIT, group_id=pl.coalesce("human_group", UNIT))
+        .select(unit=UNIT, group_id=pl.coalesce("human_group", UNIT), episodes=pl.lit(1))
         .cast(dict(GROUPS_SCHEMA))
     )

@@ -70,10 +70,10 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     units = kept.select(unit=pl.col("episode_id")).unique()
     if not settings.splits.link_raters:
-        return units.select("unit", group_id="unit").cast(dict(GROUPS_SCHEMA))
+        return units.select("unit", group_id="unit", episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
     groups = rater_groups(bronze, settings).lazy()
     return (
         units.join(groups, left_on="unit", right_on="episode_id", how="left")
-        .select("unit", group_id=pl.coalesce("people_group", "unit"))
+        .select("unit", group_id=pl.coalesce("people_group", "unit"), episodes=pl.lit(1))
         .cast(dict(GROUPS_SCHEMA))
     )

@@ -38,4 +38,5 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     """unit, group_id: a pair's split group is its prompt (`episodes.group_id`)."""
     pairs = unit_keys(bronze, settings)[PAIRS]
     group = pl.lit(f"{SOURCE}:prompt/") + pl.col("prompt_id")
-    return pairs.select(unit=UNIT, group_id=group).unique().cast(dict(GROUPS_SCHEMA))
+    found = pairs.select(unit=UNIT, group_id=group).unique()
+    return found.with_columns(episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))

@@ -31,4 +31,5 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
 def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     """unit, group_id: a tree is its own split group."""
     trees = unit_keys(bronze, settings)[TREES]
-    return trees.select(unit=UNIT, group_id=UNIT).unique().cast(dict(GROUPS_SCHEMA))
+    found = trees.select(unit=UNIT, group_id=UNIT, episodes=pl.lit(1)).unique()
+    return found.cast(dict(GROUPS_SCHEMA))

@@ -27,4 +27,5 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     frames = [f.select(unit=UNIT, group_id="scenario_id") for f in tagged]
     if not frames:
         return pl.LazyFrame(schema=GROUPS_SCHEMA)
-    return pl.concat(frames).unique().cast(dict(GROUPS_SCHEMA))
+    found = pl.concat(frames).unique()
+    return found.with_columns(episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))

@@ -91,8 +91,10 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
         ]
         + [tables["social_rl_attachments"].filter(pl.col("run_kind") != "prar").select("run_dir")]
     ).unique()
+    rounds = kept.group_by("run_dir").agg(episodes=pl.col("episode_id").n_unique())
     return (
         folders.join(context.select("run_dir", "experiment_id"), on="run_dir", how="left")
-        .select(unit=_run_unit(), group_id=group_id())
+        .join(rounds, on="run_dir", how="left")
+        .select(unit=_run_unit(), group_id=group_id(), episodes=pl.col("episodes").fill_null(0))
         .cast(dict(GROUPS_SCHEMA))
     )

@@ -90,10 +90,12 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     sessions = chosen.select(
         unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
         group_id=pl.coalesce("participant", "session_id"),
+        episodes=pl.lit(1),
     )
     people = (
         bronze["study_participants"]
         .filter(pl.col("participant_id").is_not_null())
-        .select(unit=_participant_unit(), group_id="participant_id")
+        .select(unit=_participant_unit(), group_id="participant_id", episodes=pl.lit(0))
     )
-    return pl.concat([sessions, people]).unique().cast(dict(GROUPS_SCHEMA))
+    both = pl.concat([sessions.cast(dict(GROUPS_SCHEMA)), people.cast(dict(GROUPS_SCHEMA))])
+    return both.unique()
