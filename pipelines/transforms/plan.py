@@ -201,9 +201,9 @@ def _place(
     placed = named.join(
         partition_map.select(place="group_id", partition=PARTITION), on="place", how="left"
     )
-    unit_map = units.with_columns(key=qualified).join(
-        placed.select("key", **{PARTITION: pl.col("partition")}), on="key", how="left"
-    )
+    # a unit of two groups (a pair copied under two prompts) has both in one cluster: one place
+    one = placed.select("key", **{PARTITION: pl.col("partition")}).unique("key")
+    unit_map = units.with_columns(key=qualified).join(one, on="key", how="left")
     return partition_map, unit_map.drop("key")
 
 
