@@ -15,6 +15,11 @@ is used once, when the batch's groups are assigned; the map then holds each grou
 A change of salt, ratios, `link_raters`, fixed count, between fixed and "auto", or of the engine
 (storage/engine.py) reassigns every group (batch 0); a change of `episodes_per_partition` does not
 (it sizes later batches only).
+
+Groups that must share a partition (`clusters`: groups of one silver unit's component, linked by a
+unit of several, transforms/units.py `group_clusters`) are placed together: a cluster takes the
+earliest partition any of its groups had (the others' rows move there), a new one lands as one
+group would, by the bucket of its first group and weighed by all its episodes.
 """
 
 from __future__ import annotations
@@ -91,23 +96,48 @@ def assign_partitions(
     config: SplitConfig,
     shards: Shards,
     per_partition: int = 1,
+    clusters: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """`splits` (group_id, bucket; `episodes` per group for AUTO, see `with_episodes`) and the
     previous map → the map (MAP_SCHEMA), one row per group of `splits`, sorted by group_id.
     Groups already mapped under the same scheme keep their partition; the others get the next
     batch, cut into `shards` slices of the bucket range (AUTO: `sized_shards` by
-    `per_partition`)."""
+    `per_partition`). `clusters` (group_id, cluster): groups placed together (module docstring);
+    a group it does not name is a cluster of its own."""
     scheme = scheme_of(config, shards)
     kept = previous.filter(pl.col("scheme") == scheme).select(MAP_SCHEMA.names())
-    known = splits.select("group_id").join(kept, on="group_id", how="inner")
-    fresh = splits.join(kept.select("group_id"), on="group_id", how="anti")
+    groups = splits.with_columns(
+        episodes=pl.col("episodes") if "episodes" in splits.columns else pl.lit(1, pl.Int64)
+    )
+    named = groups.join(clusters, on="group_id", how="left") if clusters is not None else groups
+    named = named.with_columns(
+        cluster=pl.coalesce("cluster", "group_id") if "cluster" in named.columns else "group_id"
+    )
+    # a cluster with a mapped group keeps the earliest partition of its groups
+    held = (
+        named.join(kept, on="group_id", how="inner")
+        .sort(PARTITION)
+        .group_by("cluster")
+        .agg(pl.col("batch").first(), pl.col(PARTITION).first())
+    )
+    fresh = (
+        named.join(held.select("cluster"), on="cluster", how="anti")
+        .sort("group_id")
+        .group_by("cluster")
+        .agg(pl.col("bucket").first(), pl.col("episodes").sum())
+    )
     last = kept.get_column("batch").max()
     batch = 0 if last is None else int(last) + 1  # type: ignore[arg-type]
     count = sized_shards(fresh, per_partition) if shards == AUTO else int(shards)
-    assigned = fresh.select(
-        "group_id",
+    placed = fresh.select(
+        "cluster",
         batch=pl.lit(batch, pl.Int64),
         **{PARTITION: partition_key(pl.lit(batch, pl.Int64), shard_expr(count))},
-        scheme=pl.lit(scheme),
     )
-    return pl.concat([known, assigned]).cast(MAP_SCHEMA).sort("group_id")
+    return (
+        named.select("group_id", "cluster")
+        .join(pl.concat([held, placed]), on="cluster", how="inner")
+        .select("group_id", "batch", PARTITION, scheme=pl.lit(scheme))
+        .cast(MAP_SCHEMA)
+        .sort("group_id")
+    )

@@ -17,12 +17,9 @@ from pipelines.storage.layout import Layout
 
 MAP_TABLE = "_partition_map"
 DIGESTS_TABLE = "_partition_digests"
-PROVENANCE = "_partition_sources"  # silver: rows per (partition, source, cache chunk)
-ASSEMBLED_FROM = "_silver_chunks"  # silver: the cache chunk digests it was assembled from
-CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
-# silver: bronze rows transformed, or silver rows assembled, at once (a bigger partition or chunk
-# is a group of its own)
+# gold: silver rows recomputed at once (a bigger partition is a group of its own)
 SILVER_ROWS = 250_000
+CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
 
 
 def previous_digests(layout: Layout, layer: str) -> pl.DataFrame | None:

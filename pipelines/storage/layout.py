@@ -52,7 +52,8 @@ class Layout:
 
     @property
     def silver_units(self) -> Path:
-        """The silver unit cache: per source, silver rows by chunk (transforms/unit_cache.py)."""
+        """Where an earlier version cached silver rows per chunk, before opt-outs were withheld;
+        nothing reads it now (silver is made per partition from bronze), `forget` deletes it."""
         return self.warehouse / "tables" / "silver_units"
 
     def snapshot_log(self, layer: str) -> Path:

@@ -117,9 +117,9 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "silver_units",
         lambda layout: layout.silver_units,
-        "silver rows per chunk, from before opt-outs are withheld",
+        "an earlier version's cache of silver rows per chunk, from before opt-outs are withheld",
         Forget.DELETED,
-        "the next build transforms every chunk again",
+        "nothing reads it since silver is made per partition from bronze; deleted if left",
     ),
     Holder(
         "duckdb",

@@ -1,27 +1,25 @@
-"""Silver assembled one group of partitions at a time, so that memory follows a group
-(`partitions.store.SILVER_ROWS` rows), not the corpus (DESIGN §8). The one path: a corpus that fits
-one partition is one partition (`shards = 1` and a small corpus), never a second way.
+"""Silver made partition by partition, straight from bronze: the one path (a corpus that fits one
+partition is one partition, never a second way).
 
-1. Keys: every episode's (episode_id, group_id) and, when the opt-out registry names anyone, the
-   subjects' footprint over a projection of the key columns only; then the sticky split →
-   partition map as before.
-2. Provenance (`_partition_sources`: partition, source, chunk, rows): which chunks of the silver
-   cache (unit_cache.py) feed which partition, and the chunk digests silver was assembled from
-   (`_silver_chunks`); both are published with silver.
-3. Which partitions to assemble (plan.py): every one when there is no partitioned silver yet, a
-   crashed build left commits beyond the published snapshot, the assembly scheme (code, opt-out
-   registry, layout) changed, or the registry names anyone (a footprint can move with new data);
-   otherwise only the partitions fed, before or now, by a chunk whose digest is not the one silver
-   was assembled from. A chunk holds whole components, so an unchanged chunk's rows keep their
-   partition.
-4. Per group: read only the feeding chunks of each cache table, keep the group's rows, count
-   turns, withhold, sort, digest, and rewrite the partitions whose digest changed.
-5. Unpartitioned tables (contexts, quarantine, survey answers) from lazy scans, then one publish.
+1. Plan (plan.py): every source's units placed in partitions of whole components and whole split
+   groups, each partition's input digest; the stale partitions are those whose digest changed
+   (every one when there is no partitioned silver yet, a crashed build left commits beyond the
+   published snapshot, or the opt-out registry names anyone).
+2. The stale partitions a group at a time (at most BRONZE_ROWS bronze rows, so memory follows a
+   group, not the corpus): each partition's units' bronze is transformed source by source (with
+   the evidence rows they read), turns counted, opted-out subjects' rows withheld, sorted; the
+   partitions whose rows changed are rewritten. Its rows of the tables stored whole (contexts,
+   quarantine, survey answers) are kept, before withholding, as its partition of `_piece_<table>`.
+3. The tables stored whole made again from every partition's pieces (withheld, content-addressed
+   contexts kept once, the parse quarantine added), then one publish with the partition map, the
+   row digests (`_partition_digests`, what gold reads) and the input digests.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -30,224 +28,297 @@ from pipelines.config.settings import Settings
 from pipelines.partitions import store
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import SILVER_KEYS, changed, digests
-from pipelines.partitions.store import (
-    ASSEMBLED_FROM,
-    DIGESTS_TABLE,
-    MAP_TABLE,
-    PROVENANCE,
-    chunks,
-)
-from pipelines.privacy.optouts import empty_optouts, withhold
+from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE, chunks
+from pipelines.privacy.optouts import empty_optouts, load_optouts, withhold
+from pipelines.privacy.subjects import Footprint, rows_mask, subject_footprint
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.delta_writes import overwrite_whole
+from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 from pipelines.transforms.build import (
     SORT_KEYS,
     WITHHELD,
     parse_quarantine,
-    sources_silver,
     stamp_with_ingest_run,
     with_turn_counts,
 )
-from pipelines.transforms.plan import (
-    ASSEMBLY,
-    UNPLACED,
-    USED_SCHEMA,
-    Keys,
-    Plan,
-    assembly_scheme,
-    fold,
-    global_keys,
-    placed,
-    plan_assembly,
-    table_stats,
-)
+from pipelines.transforms.plan import INPUTS_TABLE, PIECES, Plan, piece_table, plan_silver
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.timing import SilverTimes
-from pipelines.transforms.unit_cache import CHUNK_COLUMN, chunk_digests, scan_chunks
+from pipelines.transforms.units import UNIT, transform
 
-UNPARTITIONED = tuple(t for t in SILVER_MODELS if t not in SILVER_KEYS)
-
-
-def _feeding(relation: pl.DataFrame, group: list[str], source: str) -> list[str]:
-    """The chunks of `source` that feed a partition of `group`."""
-    mine = relation.filter(
-        pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode())
-        & (pl.col("source") == source)
-    )
-    return sorted(mine.get_column(CHUNK_COLUMN).unique().to_list())
+# bronze rows transformed and committed at once; a bronze row can give many silver rows (a scenario
+# entry: turns, feedback, a decision, a context): at 250 k, scenario's 1 GB share went as one group
+BRONZE_ROWS = 50_000
+SOURCE_COLUMN = "_source"  # a quarantine piece's source: its ingest runs are that source's
+FOOTPRINT_TABLES = ("episodes", "turns", "decisions", "feedback", "agent_rounds", "contexts")
 
 
-def _of_group(frame: pl.LazyFrame, key: str, keys: Keys, group: list[str]) -> pl.LazyFrame:
-    """`frame` cut to the rows whose key lives in `group`, before any join: a chunk feeds many
-    partitions, and the filter on the key column is read first, so the other columns are read
-    for the group's rows only. A group with the unplaced rows keeps every row."""
-    if UNPLACED in group:
-        return frame
-    mine = keys.places[key].filter(
-        pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode())
-    )
-    return frame.filter(pl.col(key).is_in(mine.get_column(key).implode()))
+@dataclass
+class Withheld:
+    """What the opt-out registry withholds, gathered over every partition (all are transformed
+    when it names anyone): rows per table, and what the tables stored whole need of the
+    footprint."""
 
+    rows: dict[str, int] = field(default_factory=lambda: {t: 0 for t in SILVER_MODELS})
+    used_gone: set[str] = field(default_factory=set)  # contexts a withheld decision uses
+    used_kept: set[str] = field(default_factory=set)  # contexts a kept decision uses
+    text_ids: set[str] = field(default_factory=set)
+    participants: set[str] = field(default_factory=set)
 
-def assemble_group(
-    layout: Layout, keys: Keys, relation: pl.DataFrame, group: list[str]
-) -> tuple[dict[str, pl.DataFrame], dict[str, int], pl.DataFrame]:
-    """The partitioned silver tables' rows in the partitions `group` (tagged with `_partition`),
-    turn-counted, withheld and sorted; rows withheld per table; what each chunk contributed."""
-    wanted = pl.Series(group, dtype=pl.String).implode()
-    feeding = {source: _feeding(relation, group, source) for source in SOURCES}
-    tables, stats = {}, []
-    for table, key in SILVER_KEYS.items():
-        parts = []
-        for source, fed in feeding.items():
-            frame = scan_chunks(layout, source, table, fed, with_chunk=True) if fed else None
-            if frame is not None:
-                rows = placed(_of_group(frame, key, keys, group), key, keys)
-                rows = rows.filter(pl.col(PARTITION).is_in(wanted))
-                parts.append(rows.collect(engine="streaming"))
-                stats.append(table_stats(source, table, parts[-1].lazy(), True).collect().lazy())
-        schema = pl.Schema({**silver_schema(table), PARTITION: pl.String})
-        tables[table] = (
-            pl.concat(parts).drop(CHUNK_COLUMN) if parts else pl.DataFrame(schema=schema)
+    def footprint(self) -> Footprint:
+        return Footprint(
+            contexts=self.used_gone - self.used_kept,
+            text_ids=self.text_ids,
+            participants=self.participants,
         )
-        del parts
+
+
+def _evidence_of(
+    ev: Mapping[str, pl.DataFrame], read_keys: Mapping[str, pl.DataFrame], units: pl.Series
+) -> dict[str, pl.LazyFrame]:
+    """The evidence rows `units` read (the rule of units.evidence_read, on precomputed reads)."""
+    out = {}
+    for name, table in ev.items():
+        if name not in read_keys:
+            out[name] = table.lazy()
+            continue
+        wanted = read_keys[name].filter(pl.col(UNIT).is_in(units.implode())).drop(UNIT).unique()
+        out[name] = table.join(wanted, on=wanted.columns, how="semi", nulls_equal=True).lazy()
+    return out
+
+
+def _group_rows(plan: Plan, group: list[str]) -> dict[str, dict[str, pl.DataFrame]]:
+    """source → table → the bronze rows of the group's units, with `_unit` and `_partition`,
+    in bronze order."""
+    mine = plan.units.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
+    out = {}
+    for source, units in plan.sources.items():
+        wanted = mine.filter(pl.col("source") == source).select(
+            pl.col("unit").alias(UNIT), PARTITION
+        )
+        # only the files holding the group's units are read (parts and row groups of the others
+        # are skipped by their statistics)
+        files = units.unit_files.join(wanted, left_on="unit", right_on=UNIT, how="semi")
+        keep = pl.col("file").is_in(files.get_column("file").unique().implode())
+        out[source] = {
+            table: frame.filter(keep)
+            .join(wanted.lazy(), on=UNIT, maintain_order="left")
+            .collect(engine="streaming")
+            for table, frame in units.tagged.items()
+        }
+    return out
+
+
+def _empty(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=silver_schema(table))
+
+
+def transform_partition(
+    plan: Plan,
+    settings: Settings,
+    rows: Mapping[str, Mapping[str, pl.DataFrame]],
+    partition: str,
+    times: SilverTimes | None,
+) -> dict[str, pl.DataFrame]:
+    """Every source's silver of the partition's units (before withholding); quarantine rows carry
+    their source (SOURCE_COLUMN)."""
+    produced: dict[str, list[pl.DataFrame]] = {}
+    for source, tables in rows.items():
+        part = {t: f.filter(pl.col(PARTITION) == partition) for t, f in tables.items()}
+        if not any(f.height for f in part.values()):
+            continue
+        units = plan.units.filter(
+            (pl.col("source") == source) & (pl.col(PARTITION) == partition)
+        ).get_column("unit")
+        su = plan.sources[source]
+        started = time.perf_counter()
+        bronze = {t: f.drop(UNIT, PARTITION).lazy() for t, f in part.items()}
+        silver = transform(source, bronze, settings, _evidence_of(su.evidence, su.read_keys, units))
+        if times is not None:
+            times.add(source, time.perf_counter() - started, sum(f.height for f in silver.values()))
+        for table, frame in silver.items():
+            if table == "quarantine":
+                frame = frame.with_columns(pl.lit(source).alias(SOURCE_COLUMN))
+            produced.setdefault(table, []).append(frame)
+    return {table: pl.concat(frames) for table, frames in produced.items()}
+
+
+def _withhold(
+    produced: dict[str, pl.DataFrame], optouts: pl.DataFrame, withheld: Withheld
+) -> dict[str, pl.DataFrame]:
+    """The partitioned tables without the opted-out subjects' rows: every key of their
+    footprint lives in this partition (a group, its episodes and what hangs off them are whole
+    here); what the tables stored whole need of it is gathered into `withheld`."""
+    tables = {t: produced.get(t, _empty(t)) for t in SILVER_KEYS}
     tables["episodes"] = with_turn_counts(tables["episodes"], tables["turns"])
-    withheld = {table: 0 for table in tables}
-    if keys.footprint is not None:
-        tables, withheld = withhold(tables, empty_optouts(), keys.footprint)
-    for table in tables:  # one at a time: each unsorted frame goes as its sorted one comes
-        tables[table] = tables[table].sort(SORT_KEYS[table], nulls_last=True)
-    return tables, withheld, fold(stats)
+    if optouts.is_empty():
+        return tables
+    found = {t: produced.get(t, _empty(t)) for t in FOOTPRINT_TABLES}
+    fp = subject_footprint(found, optouts.select("subject_kind", "subject_id"))
+    used = found["decisions"].filter(pl.col("context_hash").is_not_null())
+    gone = pl.col("decision_id").is_in(pl.Series(sorted(fp.decisions), dtype=pl.String).implode())
+    withheld.used_gone |= set(used.filter(gone).get_column("context_hash").to_list())
+    withheld.used_kept |= set(used.filter(~gone).get_column("context_hash").to_list())
+    withheld.text_ids |= fp.text_ids
+    withheld.participants |= fp.participants
+    tables, counts = withhold(tables, empty_optouts(), fp)
+    for table, n in counts.items():
+        withheld.rows[table] += n
+    return tables
 
 
-def write_group(
+def _tagged(frame: pl.DataFrame, partition: str) -> pl.DataFrame:
+    return frame.with_columns(pl.lit(partition, pl.String).alias(PARTITION))
+
+
+def _commit(
     layout: Layout,
     tables: Mapping[str, pl.DataFrame],
     group: list[str],
     previous: pl.DataFrame | None,
     first: bool,
 ) -> tuple[dict[str, int], pl.DataFrame]:
-    """Commit the group's partitions whose digest changed (all of them, the first group
-    rewriting the tables whole, when `previous` is None); versions committed, group digests."""
-    current = digests(tables)
+    """Commit the group's partitions whose rows changed (all of them, the first group rewriting
+    the tables whole, when `previous` is None) and its pieces; versions, the group's digests."""
+    partitioned = {t: tables[t] for t in SILVER_KEYS}
+    current = digests(partitioned)
     if previous is None:
         redo = sorted(current.get_column(PARTITION).to_list())
         replace: list[str] | None = None if first else redo
     else:
         mine = previous.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
         redo = replace = changed(current, mine)
-    if replace == []:
-        return {}, current
-    keep = pl.col(PARTITION).is_in(pl.Series(redo, dtype=pl.String).implode())
     options = storage_options(layout.data_root)
-    versions = {
-        table: stored.commit_partitions(
-            stored.table_uri(layout, "silver", table),
-            frame if replace is None else frame.filter(keep),
-            replace,
-            options,
+    versions = {}
+    if replace != []:
+        keep = pl.col(PARTITION).is_in(pl.Series(redo, dtype=pl.String).implode())
+        for table, frame in partitioned.items():
+            versions[table] = stored.commit_partitions(
+                stored.table_uri(layout, "silver", table),
+                frame if replace is None else frame.filter(keep),
+                replace,
+                options,
+            )
+    for table in PIECES:
+        uri = stored.table_uri(layout, "silver", piece_table(table))
+        whole = previous is None and first
+        versions[piece_table(table)] = commit_partitions(
+            uri, tables[piece_table(table)], None if whole else group, options
         )
-        for table, frame in tables.items()
-    }
     return versions, current
 
 
-def unpartitioned(
-    layout: Layout, scans: Mapping[str, Mapping[str, pl.LazyFrame]], keys: Keys
-) -> tuple[dict[str, int], dict[str, int]]:
-    """Contexts (one row per hash), quarantine (parse + silver rejections) and survey answers,
-    withheld and sorted, streamed from the caches and committed one table at a time (only one is
-    in memory; the snapshot publishes the versions); versions, rows withheld per table."""
-    from pipelines.privacy.subjects import rows_mask
-
-    pieces: dict[str, list[pl.LazyFrame]] = {table: [] for table in UNPARTITIONED}
-    for source, frames in scans.items():
-        for table in UNPARTITIONED:
-            if table in frames:
-                frame = frames[table]
-                if table == "quarantine":
-                    frame = stamp_with_ingest_run(frame, layout, source)
-                pieces[table].append(frame)
-    pieces["quarantine"] += [parse_quarantine(layout, source) for source in SOURCES]
-    versions, withheld = {}, {}
+def _pieces(layout: Layout, table: str) -> pl.LazyFrame:
+    """Every partition's rows of a table stored whole, as committed by this build."""
+    uri = stored.table_uri(layout, "silver", piece_table(table))
     options = storage_options(layout.data_root)
-    for table, frames in pieces.items():
-        empty = pl.DataFrame(schema=silver_schema(table))
-        lazy = pl.concat(frames) if frames else empty.lazy()
-        withheld[table] = 0
-        if keys.footprint is not None:
-            mask = rows_mask(table, empty, keys.footprint)
-            withheld[table] = int(lazy.select(mask.sum()).collect().item())
+    delta = delta_cache.latest(uri, options)
+    paths = file_paths(delta) if delta is not None else []
+    if not paths:
+        return _empty(table).lazy().with_columns(pl.lit(None, pl.String).alias(SOURCE_COLUMN))
+    return pl.scan_parquet(paths, storage_options=options)
+
+
+def whole_tables(
+    layout: Layout, withheld: Withheld | None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Contexts (one row per hash), quarantine (parse + silver rejections, each named after the
+    run that read its record) and survey answers from every partition's pieces, withheld and
+    sorted, committed one table at a time; versions, rows withheld per table."""
+    versions, counts = {}, {}
+    options = storage_options(layout.data_root)
+    fp = withheld.footprint() if withheld is not None else None
+    for table in PIECES:
+        lazy = _pieces(layout, table)
+        if table == "quarantine":
+            by_source = [
+                stamp_with_ingest_run(
+                    lazy.filter(pl.col(SOURCE_COLUMN) == source).drop(SOURCE_COLUMN), layout, source
+                )
+                for source in SOURCES
+            ]
+            lazy = pl.concat([*by_source, *(parse_quarantine(layout, s) for s in SOURCES)])
+        lazy = lazy.select(silver_schema(table).names())
+        counts[table] = 0
+        if fp is not None:
+            mask = rows_mask(table, _empty(table), fp)
+            counts[table] = int(lazy.select(mask.sum()).collect().item())
             lazy = lazy.filter(~mask)
         if table == "contexts":  # content-addressed: the same blob from two places is one row
-            lazy = lazy.unique(subset="context_hash", keep="first", maintain_order=True)
+            lazy = lazy.unique(subset="context_hash", keep="first")
         frame = lazy.sort(SORT_KEYS[table], nulls_last=True).collect(engine="streaming")
         versions[table] = overwrite_whole(stored.table_uri(layout, "silver", table), frame, options)
         del frame
-    return versions, withheld
+    return versions, counts
 
 
-def _group_sizes(plan: Plan) -> pl.DataFrame:
-    """(partition, rows) of every partition to assemble (0 for one that no chunk feeds now)."""
-    rows = plan.relation.group_by(PARTITION).agg(pl.col("rows").sum())
-    wanted = pl.DataFrame({PARTITION: plan.assemble}, schema={PARTITION: pl.String})
+def _sizes(plan: Plan) -> pl.DataFrame:
+    """(partition, bronze rows) of every stale partition (0 for one emptied)."""
+    rows = plan.units.group_by(PARTITION).agg(pl.col("rows").sum())
+    wanted = pl.DataFrame({PARTITION: plan.stale}, schema={PARTITION: pl.String})
     return wanted.join(rows, on=PARTITION, how="left").with_columns(pl.col("rows").fill_null(0))
-
-
-def _digests_now(plan: Plan, fresh: list[pl.DataFrame]) -> pl.DataFrame:
-    """The digests of every partition: the assembled ones' new, the others' as they were."""
-    kept = []
-    if plan.previous is not None:
-        done = pl.Series(plan.assemble, dtype=pl.String).implode()
-        kept = [plan.previous.filter(~pl.col(PARTITION).is_in(done))]
-    return pl.concat([*kept, *fresh]).sort(PARTITION)
 
 
 def assemble_silver(
     settings: Settings, run_id: str, inputs: str, times: SilverTimes | None = None
 ) -> dict[str, int]:
-    """Refresh the caches (each source timed into `times` when given), assemble the stale
-    partitions group by group, then publish silver; rows per table."""
+    """Transform the stale partitions group by group (each source's transform timed into `times`
+    when given), make the tables stored whole, then publish silver; rows per table."""
     layout = Layout(settings.data_root)
-    scans = sources_silver(settings, times)
-    used = pl.concat(
-        [chunk_digests(layout, s).with_columns(source=pl.lit(s)) for s in SOURCES]
-    ).select(USED_SCHEMA.names())
-    keys = global_keys(layout, settings, scans)
-    scheme = assembly_scheme(settings)
-    plan = plan_assembly(layout, keys, used, scheme)
+    plan = plan_silver(settings, times)
+    optouts = load_optouts(settings.raw_root)[0]
+    withheld = Withheld()
+    previous = None if plan.whole else store.previous_digests(layout, "silver")
     crash_point("silver:before_publish")
     versions: dict[str, int] = {}
     fresh: list[pl.DataFrame] = []
-    assembled = pl.Series(plan.assemble, dtype=pl.String).implode()
-    relation = [plan.relation.filter(~pl.col(PARTITION).is_in(assembled))]
-    withheld = {table: 0 for table in SILVER_MODELS}
-    for number, group in enumerate(list(chunks(_group_sizes(plan), store.SILVER_ROWS)) or [[]]):
-        tables, counts, fed = assemble_group(layout, keys, plan.relation, group)
-        committed, group_digests = write_group(layout, tables, group, plan.previous, number == 0)
-        del tables  # the next group's rows replace these, not add to them
+    for number, group in enumerate(list(chunks(_sizes(plan), BRONZE_ROWS)) or [[]]):
+        rows = _group_rows(plan, group)
+        parts: dict[str, list[pl.DataFrame]] = {t: [] for t in [*SILVER_KEYS, *PIECES]}
+        for partition in group:
+            produced = transform_partition(plan, settings, rows, partition, times)
+            for table, frame in _withhold(produced, optouts, withheld).items():
+                parts[table].append(
+                    _tagged(frame.sort(SORT_KEYS[table], nulls_last=True), partition)
+                )
+            for table in PIECES:
+                piece = produced.get(table)
+                if piece is not None:
+                    parts[table].append(_tagged(piece, partition))
+            del produced
+        del rows
+        tables = {
+            t: pl.concat(f, how="diagonal_relaxed") if f else _tagged(_empty(t), "")
+            for t, f in parts.items()
+        }
+        if not parts["quarantine"]:
+            tables["quarantine"] = tables["quarantine"].with_columns(
+                pl.lit(None, pl.String).alias(SOURCE_COLUMN)
+            )
+        tables = {(piece_table(t) if t in PIECES else t): f for t, f in tables.items()}
+        committed, group_digests = _commit(layout, tables, group, previous, number == 0)
+        del tables, parts
         versions.update(committed)
         fresh.append(group_digests)
-        relation.append(fed)
-        withheld.update({t: withheld[t] + n for t, n in counts.items()})
         crash_point("silver:between_groups")
-    committed, counts = unpartitioned(layout, scans, keys)
+    committed, counts = whole_tables(layout, None if optouts.is_empty() else withheld)
     versions.update(committed)
-    withheld.update(counts)
+    withheld.rows.update(counts)
+    done = pl.Series(plan.stale, dtype=pl.String).implode()
+    kept = [] if previous is None else [previous.filter(~pl.col(PARTITION).is_in(done))]
     frames = {
-        MAP_TABLE: keys.partition_map,
-        DIGESTS_TABLE: _digests_now(plan, fresh),
-        PROVENANCE: pl.concat(relation).sort(PARTITION, "source", CHUNK_COLUMN),
-        ASSEMBLED_FROM: used,
+        MAP_TABLE: plan.partition_map,
+        DIGESTS_TABLE: pl.concat([*kept, *fresh]).sort(PARTITION),
+        INPUTS_TABLE: plan.digests,
         RAW_INPUTS: current_raw_inputs(layout),
     }
-    meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld), ASSEMBLY: scheme}
+    meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld.rows)}
     stored.publish(layout, "silver", frames, meta, committed=versions)
     crash_point("silver:after_publish")
     return {table: stored.rows(layout, "silver", table) for table in SILVER_MODELS}

@@ -1,6 +1,6 @@
-"""Bronze → silver: every source's transform (through the silver cache, unit_cache.py), the pieces
-of assembly every partition shares, and what silver is a function of; assemble.py assembles the
-tables a group of partitions at a time."""
+"""Bronze → silver: the pieces every partition's silver shares (bronze scans, row order, turn
+counts, the quarantine's ingest runs) and what silver is a function of; plan.py places the units
+in partitions, assemble.py transforms the stale ones a group at a time."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
-from pipelines.transforms.timing import SilverTimes
-from pipelines.transforms.unit_cache import cached_silver
 
 # Deterministic row order, so an unchanged input gives byte-identical tables.
 SORT_KEYS: dict[str, list[str]] = {
@@ -42,29 +40,6 @@ def load_bronze(source: str, layout: Layout) -> dict[str, pl.LazyFrame]:
         table: scan_current(layout, source, table, polars_schema(model))
         for table, model in bronze_models(source).items()
     }
-
-
-def source_silver(source: str, settings: Settings) -> dict[str, pl.LazyFrame]:
-    """One source's contribution to each silver table, conformed to the contract; only the
-    chunks whose bronze changed are transformed again (unit_cache.py)."""
-    layout = Layout(settings.data_root)
-    files = read_log(layout, source).filter(pl.col("missing_since").is_null())
-    return cached_silver(
-        source,
-        load_bronze(source, layout),
-        settings,
-        files.select("file", "file_id"),
-        transform_scheme(settings),
-    )
-
-
-def sources_silver(
-    settings: Settings, times: SilverTimes | None = None
-) -> dict[str, dict[str, pl.LazyFrame]]:
-    """`source_silver` of every source; each timed and counted into `times` when given."""
-    if times is None:
-        return {source: source_silver(source, settings) for source in SOURCES}
-    return times.run(list(SOURCES), lambda source: source_silver(source, settings))
 
 
 def with_turn_counts(episodes: pl.DataFrame, turns: pl.DataFrame) -> pl.DataFrame:

@@ -1,9 +1,26 @@
-"""What a partitioned silver build assembles (assemble.py): the global keys (where each episode
-and group lives, the opt-out footprint), which cache chunks feed which partition, and which
-partitions can have changed since the published silver."""
+"""What a silver build transforms: every source's units placed in partitions before the
+transform, each partition's input digest, and which partitions are stale (assemble.py).
+
+Each source's `units.py` tags its bronze rows with units, links the units that must be
+transformed together and gives each unit its split group. The partition map places whole
+clusters of groups (partitions/assign.py): groups tied by a component of linked units share a
+partition, so a partition is a union of whole components and whole groups, and its silver is the
+transform of its units' bronze alone. A unit without a group (an orphan event, a PRAR run, a
+participant file) is placed as a group of its own name (`PLACED_ALONE`), inside its component's
+partition.
+
+A partition's input digest covers its units and what their silver is a function of: the file
+ids (content fingerprints) of the files holding their bronze rows, the evidence rows they read
+(units.evidence_read) and, per source, what every unit reads (the transform scheme: code,
+settings; evidence read whole); plus the opt-out registry (a partition is withheld as it is
+transformed) and the partition layout. A partition is transformed again exactly when its digest
+changed; one no unit lives in any more is emptied.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -11,168 +28,192 @@ import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
-from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of, with_episodes
-from pipelines.partitions.rows import SILVER_KEYS, placement
-from pipelines.partitions.store import ASSEMBLED_FROM, PROVENANCE, previous_digests, previous_map
+from pipelines.ingest.log import read_log
+from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
+from pipelines.partitions.rows import SILVER_KEYS
+from pipelines.partitions.store import previous_map
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
-from pipelines.privacy.subjects import Footprint, rows_mask, subject_footprint
-from pipelines.schemas import silver_schema
 from pipelines.splits.assign import assign_splits
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
-from pipelines.transforms.unit_cache import CHUNK_COLUMN, scan_chunks
+from pipelines.transforms.build import load_bronze, transform_scheme
+from pipelines.transforms.timing import SilverTimes
+from pipelines.transforms.units import (
+    UNIT,
+    evidence,
+    group_clusters,
+    source_units,
+    unit_groups,
+)
 
-ASSEMBLY = "assembly"  # silver snapshot metadata: what assembly is a function of beyond chunks
-UNPLACED = "unplaced"  # the partition of a row whose key has no place (partitions/rows.tag)
-PROVENANCE_SCHEMA = pl.Schema(
-    {
-        PARTITION: pl.String,
-        "source": pl.String,
-        CHUNK_COLUMN: pl.String,
-        "rows": pl.Int64,
-        "digest": pl.String,  # of the chunk's rows in the partition; null: not computed
-    }
-)
-_SEED = 0x7475726E6C616B65
-USED_SCHEMA = pl.Schema(
-    {"source": pl.String, CHUNK_COLUMN: pl.String, "digest": pl.String, "scheme": pl.String}
-)
-# every column the opt-out footprint (privacy/subjects.py) reads
-FOOTPRINT_COLUMNS = (
-    *("episode_id", "group_id", "source", "native_id", "turn_id", "actor_id", "role"),
-    *("decision_id", "actor_type", "context_hash", "agent_id", "feedback_id", "attributes"),
-)
-FOOTPRINT_TABLES = ("episodes", "turns", "decisions", "feedback", "agent_rounds", "contexts")
+INPUTS_TABLE = "_partition_inputs"  # silver: each partition's input digest when it was made
+INPUTS_SCHEMA = pl.Schema({PARTITION: pl.String, "digest": pl.String})
+# tables stored whole (contexts, quarantine, survey answers): each partition's rows are kept in
+# `_piece_<table>`, partitioned, and the whole table is made again from them on every rebuild
+PIECES = ("contexts", "quarantine", "survey_answers")
+PLACED_ALONE = "\x1f"  # prefix of the placement name of a unit without a split group
+_SEP = "\x1f"
+
+
+def piece_table(table: str) -> str:
+    return f"_piece_{table}"
 
 
 @dataclass(frozen=True)
-class Keys:
-    places: dict[str, pl.DataFrame]  # key column → (key, partition)
-    partition_map: pl.DataFrame
-    footprint: Footprint | None  # None: nobody opted out
+class SourceUnits:
+    tagged: dict[str, pl.LazyFrame]  # bronze with `_unit`
+    evidence: dict[str, pl.DataFrame]  # the source's unit evidence of the whole bronze
+    read_keys: dict[str, pl.DataFrame]  # per evidence table read by key: `_unit` and keys
+    unit_files: pl.DataFrame  # unit, file: the files holding each unit's bronze rows
 
 
 @dataclass(frozen=True)
 class Plan:
-    relation: pl.DataFrame  # PROVENANCE_SCHEMA after this build
-    assemble: list[str]  # partitions to assemble
-    previous: pl.DataFrame | None  # digests to compare with; None: rewrite the tables whole
+    sources: dict[str, SourceUnits]
+    partition_map: pl.DataFrame  # partitions/assign.py MAP_SCHEMA, every placement name
+    units: pl.DataFrame  # source, unit, _partition, rows (bronze rows)
+    digests: pl.DataFrame  # INPUTS_SCHEMA: every partition now
+    stale: list[str]  # partitions to transform (and those to empty)
+    whole: bool  # no usable previous silver: the tables are rewritten whole
 
 
-def _projection(scans: Mapping[str, Mapping[str, pl.LazyFrame]], table: str) -> pl.DataFrame:
-    names = [c for c in silver_schema(table).names() if c in FOOTPRINT_COLUMNS]
-    frames = [s[table].select(names) for s in scans.values() if table in s]
-    if not frames:
-        return pl.DataFrame(schema=silver_schema(table)).select(names)
-    return pl.concat(frames).collect(engine="streaming")
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def global_keys(
-    layout: Layout, settings: Settings, scans: Mapping[str, Mapping[str, pl.LazyFrame]]
-) -> Keys:
-    """Where every kept episode and group lives (opted-out subjects' episodes have no place) and
-    the footprint, from projections of the caches `scans` (source → table → frame)."""
-    optouts = load_optouts(settings.raw_root)[0]
-    footprint = None
-    if optouts.is_empty():
-        episodes = _projection(scans, "episodes")
-    else:
-        projected = {table: _projection(scans, table) for table in FOOTPRINT_TABLES}
-        footprint = subject_footprint(projected, optouts.select("subject_kind", "subject_id"))
-        episodes = projected["episodes"]
-        episodes = episodes.filter(~rows_mask("episodes", episodes, footprint))
-    splits = assign_splits(episodes.get_column("group_id"), settings.splits)
-    partition_map = assign_partitions(
-        with_episodes(splits, episodes),
-        previous_map(layout),
-        settings.splits,
-        settings.partition_shards,
-        settings.partition_episodes,
+def _whole_reads(
+    ev: Mapping[str, pl.DataFrame], reads: Mapping[str, pl.LazyFrame]
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame, list[str]]:
+    """(each read table's (unit, key columns), unit → read digest, digests of tables read
+    whole)."""
+    per_table, per_unit, whole = {}, [], []
+    for name, table in sorted(ev.items()):
+        if name not in reads:
+            whole.append(f"{name}:{table.hash_rows(seed=0).sort().to_list()}")
+            continue
+        wanted = reads[name].collect()
+        keys = [c for c in wanted.columns if c != UNIT]
+        per_table[name] = wanted
+        hashed = table.select(*keys, _h=table.hash_rows(seed=0).cast(pl.String))
+        per_unit.append(
+            wanted.join(hashed, on=keys, how="left", nulls_equal=True).select(
+                unit=pl.col(UNIT), item=pl.lit(f"e:{name}:") + pl.col("_h").fill_null("-")
+            )
+        )
+    empty = pl.DataFrame(schema={"unit": pl.String, "item": pl.String})
+    return per_table, pl.concat(per_unit) if per_unit else empty, whole
+
+
+def _source(
+    source: str, layout: Layout, settings: Settings, scheme: str
+) -> tuple[SourceUnits, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The source's units (with their inputs and bronze rows), links and groups."""
+    module = source_units(source)
+    bronze = load_bronze(source, layout)
+    tagged = module.unit_keys(dict(bronze), settings)
+    files = read_log(layout, source).filter(pl.col("missing_since").is_null())
+    unit_files = (
+        pl.concat([f.select(pl.col(UNIT).alias("unit"), "file") for f in tagged.values()])
+        .group_by("unit", "file")
+        .agg(rows=pl.len().cast(pl.Int64))
+        .collect()
     )
-    return Keys(placement(episodes, partition_map), partition_map, footprint)
-
-
-def placed(frame: pl.LazyFrame, key: str, keys: Keys) -> pl.LazyFrame:
-    """`frame` with the `_partition` of its `key` column (UNPLACED where it has none)."""
-    return frame.join(keys.places[key].lazy(), on=key, how="left").with_columns(
-        pl.col(PARTITION).fill_null(UNPLACED)
+    links = module.unit_links(dict(bronze), settings).collect()
+    groups = unit_groups(source, bronze, settings)
+    ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
+    reads = getattr(module, "unit_evidence_reads", None)
+    read_keys, unit_reads, whole = _whole_reads(ev, reads(dict(bronze), settings) if reads else {})
+    # what every unit of the source reads: the scheme, the evidence read whole
+    shared = fingerprint([scheme, source, pl.__version__, json_part(whole)])
+    by_file = unit_files.join(files.select("file", "file_id"), on="file", how="left")
+    items = pl.concat(
+        [
+            by_file.select(
+                "unit", item=pl.lit("f:") + pl.col("file_id").fill_null("?" + pl.col("file"))
+            ),
+            unit_reads,
+        ]
     )
-
-
-def table_stats(source: str, table: str, frame: pl.LazyFrame, with_digest: bool) -> pl.LazyFrame:
-    """Rows (with digests: sum, min, max of row hashes) per (partition, chunk) of placed cache
-    rows of one table (`frame` has `_partition` and `_chunk`)."""
-    columns = [c for c in frame.collect_schema().names() if c not in (PARTITION, CHUNK_COLUMN)]
-    hashed = frame.with_columns(_h=pl.struct(columns).hash(_SEED))
-    aggs = [pl.len().cast(pl.Int64).alias("n")]
-    if with_digest:
-        aggs += [pl.col("_h").sum().alias("s"), pl.col("_h").min().alias("lo")]
-        aggs += [pl.col("_h").max().alias("hi")]
-    grouped = hashed.group_by(PARTITION, CHUNK_COLUMN).agg(*aggs)
-    return grouped.with_columns(source=pl.lit(source), table=pl.lit(table))
-
-
-def fold(stats: list[pl.LazyFrame], with_digest: bool = True) -> pl.DataFrame:
-    """`table_stats` of every table folded into what each chunk contributes to each partition
-    (PROVENANCE_SCHEMA): rows, and an order-independent digest of them."""
-    if not stats:
-        return pl.DataFrame(schema=PROVENANCE_SCHEMA)
-    found = pl.concat(stats, how="diagonal").collect(engine="streaming")
-    fields = ("table", "n", "s", "lo", "hi") if with_digest else ("table",)
-    line = pl.concat_str([pl.col(c).cast(pl.String).fill_null("-") for c in fields], separator=":")
-    folded = found.group_by(PARTITION, "source", CHUNK_COLUMN).agg(
-        rows=pl.col("n").sum(), _all=line.sort().str.join("|")
+    every = pl.concat([unit_files.select("unit"), links.select("unit"), groups.select("unit")])
+    inputs = (
+        every.unique()
+        .join(items.unique().group_by("unit").agg(pl.col("item").sort()), on="unit", how="left")
+        .join(unit_files.group_by("unit").agg(pl.col("rows").sum()), on="unit", how="left")
+        .select(
+            source=pl.lit(source),
+            unit="unit",
+            inputs=pl.concat_str(
+                pl.lit(shared + _SEP),
+                pl.col("item").fill_null([]).list.join(_SEP),
+            ),
+            rows=pl.col("rows").fill_null(0),
+        )
     )
-    digest = pl.col("_all").map_elements(lambda t: fingerprint([t]), return_dtype=pl.String)
-    out = folded.with_columns(digest=digest if with_digest else pl.lit(None, pl.String))
-    return (
-        out.select(PROVENANCE_SCHEMA.names())
-        .cast(PROVENANCE_SCHEMA)
-        .sort(PARTITION, "source", CHUNK_COLUMN)
-    )
+    qualified = pl.lit(source + _SEP) + pl.col("unit")
+    links = links.select(unit=qualified, link=pl.lit(source + _SEP) + pl.col("link"))
+    groups = groups.drop_nulls("group_id").select("group_id", "episodes", unit=qualified)
+    found = SourceUnits(tagged, ev, read_keys, unit_files.select("unit", "file"))
+    return found, inputs, links, groups
 
 
-def provenance(
-    layout: Layout,
-    keys: Keys,
-    chunks: Mapping[str, list[str] | None],
-    with_digest: bool = False,
-) -> pl.DataFrame:
-    """What the given chunks of each source (None: all) contribute to each partition (`fold`);
-    without digests only the key columns are read."""
-    parts = []
-    for source, wanted in chunks.items():
-        for table, key in SILVER_KEYS.items():
-            frame = scan_chunks(layout, source, table, wanted, with_chunk=True)
-            if frame is not None:
-                frame = frame if with_digest else frame.select(key, CHUNK_COLUMN)
-                parts.append(table_stats(source, table, placed(frame, key, keys), with_digest))
-    return fold(parts, with_digest)
-
-
-def assembly_scheme(settings: Settings) -> str:
-    """What assembly is a function of besides the cache: its code, opt-outs, layout."""
+def silver_scheme(settings: Settings) -> str:
+    """What every partition's silver is a function of besides its units' inputs: the transform
+    scheme (code, settings), the opt-out registry, the partition layout."""
     optouts = settings.raw_root / OPTOUTS_FILE
     return fingerprint(
         [
-            engine_digest(),
+            transform_scheme(settings),
             optouts.read_bytes() if optouts.exists() else "no opt-outs",
             json_part(scheme_of(settings.splits, settings.partition_shards)),
         ]
     )
 
 
-def _left_behind(layout: Layout) -> bool:
+def _place(
+    units: pl.DataFrame, links: pl.DataFrame, groups: pl.DataFrame, layout: Layout, s: Settings
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the partition map over every placement name, unit → partition)."""
+    qualified = pl.col("source") + _SEP + pl.col("unit")
+    named = (
+        units.select(key=qualified)
+        .join(groups.rename({"unit": "key"}), on="key", how="left")
+        .with_columns(place=pl.coalesce("group_id", PLACED_ALONE + pl.col("key")))
+    )
+    clusters = group_clusters(
+        named.select(unit="key", group_id="place"), links.select("unit", "link")
+    )
+    # what a batch is sized by (AUTO): the episodes the units will give
+    weight = named.group_by("place").agg(pl.col("episodes").fill_null(0).sum())
+    splits = assign_splits(named.get_column("place"), s.splits).join(
+        weight.rename({"place": "group_id"}), on="group_id", how="left"
+    )
+    partition_map = assign_partitions(
+        splits.with_columns(pl.col("episodes").cast(pl.Int64)),
+        previous_map(layout),
+        s.splits,
+        s.partition_shards,
+        s.partition_episodes,
+        clusters,
+    )
+    placed = named.join(
+        partition_map.select(place="group_id", partition=PARTITION), on="place", how="left"
+    )
+    # a unit of two groups (a pair copied under two prompts) has both in one cluster: one place
+    one = placed.select("key", **{PARTITION: pl.col("partition")}).unique("key")
+    unit_map = units.with_columns(key=qualified).join(one, on="key", how="left")
+    return partition_map, unit_map.drop("key")
+
+
+def left_behind(layout: Layout) -> bool:
     """A partitioned table missing from the published snapshot, or with commits beyond it (a
     crashed build): its newest version may hold partitions the snapshot's digests do not
     describe, so the tables are rewritten whole."""
     current = stored.snapshot(layout, "silver")
     options = storage_options(layout.data_root)
-    for table in SILVER_KEYS:
+    for table in [*SILVER_KEYS, *map(piece_table, PIECES)]:
         if current is None or table not in current.versions:
             return True
         uri = stored.table_uri(layout, "silver", table)
@@ -181,53 +222,46 @@ def _left_behind(layout: Layout) -> bool:
     return False
 
 
-def _changed_chunks(layout: Layout, used: pl.DataFrame) -> pl.DataFrame:
-    """(source, chunk) whose digest is not the one silver was assembled from, or that vanished."""
-    before = stored.read(layout, "silver", ASSEMBLED_FROM, schema=USED_SCHEMA)
-    pair = ["source", CHUNK_COLUMN]
-    return pl.concat(
-        [
-            used.join(before, on=USED_SCHEMA.names(), how="anti").select(pair),
-            before.join(used, on=pair, how="anti").select(pair),
-        ]
-    ).unique()
-
-
-def _full(layout: Layout, keys: Keys, previous: pl.DataFrame | None) -> Plan:
-    """Every partition, now or before (`previous` None: tables rewritten whole); digests of the
-    relation are filled in by the assembly."""
-    relation = provenance(layout, keys, {source: None for source in SOURCES})
-    every = set(relation.get_column(PARTITION))
-    every |= set() if previous is None else set(previous.get_column(PARTITION))
-    return Plan(relation, sorted(every), previous)
-
-
-def plan_assembly(layout: Layout, keys: Keys, used: pl.DataFrame, scheme: str) -> Plan:
-    """Which partitions to assemble (module docstring of assemble.py) and the provenance after
-    this build; `used`: the cache's chunk digests now (USED_SCHEMA)."""
-    previous = previous_digests(layout, "silver")
-    if previous is None or _left_behind(layout):
-        return _full(layout, keys, None)
-    full = (
-        keys.footprint is not None
-        or stored.meta(layout, "silver", ASSEMBLY) != scheme
-        or not stored.exists(layout, "silver", PROVENANCE)
+def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
+    """Every source's units placed, every partition's input digest, the stale partitions; each
+    source's planning timed into `times` when given."""
+    layout = Layout(settings.data_root)
+    scheme = silver_scheme(settings)
+    sources, inputs, links, groups = {}, [], [], []
+    for source in SOURCES:
+        started = time.perf_counter()
+        found = _source(source, layout, settings, scheme)
+        if times is not None:
+            times.add(source, time.perf_counter() - started)
+        sources[source] = found[0]
+        inputs.append(found[1])
+        links.append(found[2])
+        groups.append(found[3])
+    units = pl.concat(inputs)
+    partition_map, unit_map = _place(units, pl.concat(links), pl.concat(groups), layout, settings)
+    per_partition = unit_map.group_by(PARTITION).agg(
+        pl.concat_str("source", pl.lit(_SEP), "unit", pl.lit(_SEP), "inputs")
+        .sort()
+        .str.join("\x1e")
+        .alias("_all")
     )
-    if full:
-        return _full(layout, keys, previous)
-    changed = _changed_chunks(layout, used)
-    before = stored.read(layout, "silver", PROVENANCE, schema=PROVENANCE_SCHEMA)
-    if before.get_column("digest").null_count():
-        return _full(layout, keys, previous)
-    now = changed.join(used, on=["source", CHUNK_COLUMN], how="semi")
-    wanted = {s: c.get_column(CHUNK_COLUMN).to_list() for (s,), c in now.group_by("source")}
-    fresh = provenance(layout, keys, wanted, with_digest=True)
-    pair = ["source", CHUNK_COLUMN]
-    kept = before.join(changed, on=pair, how="anti")
-    relation = pl.concat([kept, fresh]).sort(PARTITION, "source", CHUNK_COLUMN)
-    # a partition whose every chunk contributes what it did before is unchanged
-    was = before.join(changed, on=pair, how="semi")
-    moved = pl.concat(
-        [was.join(fresh, on=was.columns, how="anti"), fresh.join(was, on=was.columns, how="anti")]
+    digests = per_partition.select(
+        PARTITION,
+        digest=pl.col("_all").map_elements(lambda t: _sha(scheme + t), return_dtype=pl.String),
+    ).sort(PARTITION)
+    whole = not stored.exists(layout, "silver", INPUTS_TABLE) or left_behind(layout)
+    before = (
+        pl.DataFrame(schema=INPUTS_SCHEMA)
+        if whole
+        else stored.read(layout, "silver", INPUTS_TABLE, schema=INPUTS_SCHEMA)
     )
-    return Plan(relation, sorted(set(moved.get_column(PARTITION))), previous)
+    same = digests.join(before, on=[PARTITION, "digest"], how="semi").get_column(PARTITION)
+    now = set(digests.get_column(PARTITION))
+    gone = set(before.get_column(PARTITION)) - now
+    stale = (now - set(same)) | gone
+    if not load_optouts(settings.raw_root)[0].is_empty():
+        # what the registry withholds from the tables stored whole (a context only withheld
+        # decisions use, a quarantine row naming a withheld episode) is known from every
+        # partition: all are transformed again
+        stale |= now
+    return Plan(sources, partition_map, unit_map.drop("inputs"), digests, sorted(stale), whole)

@@ -1,5 +1,5 @@
-"""What each source costs the silver step: the seconds of its transform (its cache refreshed:
-planned, stale chunks transformed and committed) and the rows it contributes to silver.
+"""What each source costs the silver step: the seconds of its transform (its units planned, its
+share of the stale partitions transformed) and the silver rows it made.
 
 The silver step logs them in its closing line, so a benchmark can charge a source its own
 transform, and the step's remainder (assembly: keys, partitions, sorting, writing) by its rows,
@@ -9,11 +9,7 @@ instead of charging it a share of the whole step by raw bytes (bench/figures.py)
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-
-import polars as pl
 
 # "by source: dialogue 3.21 s / 120345 rows, study 0.80 s / 60211 rows"
 SOURCE_PART = re.compile(r"(\w+) ([0-9.]+) s / (\d+) rows")
@@ -27,20 +23,11 @@ class SilverTimes:
     seconds: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
 
-    def run(
-        self, sources: list[str], silver: Callable[[str], Mapping[str, pl.LazyFrame]]
-    ) -> dict[str, Mapping[str, pl.LazyFrame]]:
-        """`silver(source)` of every source, each timed; its rows counted (Parquet footers)
-        outside the timing."""
-        scans = {}
-        for source in sources:
-            started = time.perf_counter()
-            scans[source] = silver(source)
-            self.seconds[source] = time.perf_counter() - started
-            self.rows[source] = sum(
-                int(frame.select(pl.len()).collect().item()) for frame in scans[source].values()
-            )
-        return scans
+    def add(self, source: str, seconds: float, rows: int = 0) -> None:
+        """Charge `source` with `seconds` of its transform (planning its units included) and the
+        silver rows it made."""
+        self.seconds[source] = self.seconds.get(source, 0.0) + seconds
+        self.rows[source] = self.rows.get(source, 0) + rows
 
     def summary(self) -> str:
         parts = (f"{s} {self.seconds[s]:.2f} s / {self.rows.get(s, 0)} rows" for s in self.seconds)

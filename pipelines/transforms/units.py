@@ -14,6 +14,12 @@ linking all those units into one component. `unit_evidence_reads(bronze, setting
 rows of each evidence table a unit's silver reads ({table: frame of `_unit` and the table's key
 columns}): a partition's evidence inputs are those rows only, so a change elsewhere (a new file's
 ratings, another dataset's range) does not make it stale; a table without reads is read whole.
+
+And `unit_groups(bronze, settings)`: each unit's split group (`episodes.group_id` of the episodes
+its silver holds) and how many episodes it gives, known from bronze before the transform, so the
+partition map can place whole groups and whole components together and size a batch
+(partitions/assign.py). A unit that gives no episode (an orphan event, a PRAR run) may have no
+group.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pipelines.transforms.scores import screened_silver
 
 UNIT = "_unit"
 LINKS_SCHEMA = pl.Schema({"unit": pl.String, "link": pl.String})
+GROUPS_SCHEMA = pl.Schema({"unit": pl.String, "group_id": pl.String, "episodes": pl.Int64})
 
 
 def source_units(source: str):
@@ -47,6 +54,21 @@ def components(units: Iterable[str], links: pl.DataFrame) -> pl.DataFrame:
     return person_components(frame, pairs).rename({"group": "component"})
 
 
+def group_clusters(groups: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
+    """group_id, cluster: split groups that must share a partition, because a component of
+    units (linked units, transformed together) holds units of each (`groups`: unit, group_id;
+    `links`: unit, link, both of every source, names qualified so that sources never meet)."""
+    by_group = groups.select("unit", link=pl.lit("group\x1f") + pl.col("group_id"))
+    pairs = pl.concat([links.select("unit", "link"), by_group])
+    joined = components(pairs.get_column("unit").unique(), pairs)
+    return (
+        groups.join(joined, on="unit", how="inner")
+        .select("group_id", cluster="component")
+        .unique("group_id")
+        .sort("group_id")
+    )
+
+
 def restrict(
     tagged: Mapping[str, pl.LazyFrame], units: pl.Series | Iterable[str]
 ) -> dict[str, pl.LazyFrame]:
@@ -56,6 +78,15 @@ def restrict(
         table: frame.filter(pl.col(UNIT).is_in(keep.implode())).drop(UNIT)
         for table, frame in tagged.items()
     }
+
+
+def unit_groups(
+    source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> pl.DataFrame:
+    """unit, group_id, episodes: the split group of each unit of this (whole) bronze and the
+    episodes it gives (GROUPS_SCHEMA)."""
+    frame = source_units(source).unit_groups(dict(bronze), settings)
+    return frame.collect().select(GROUPS_SCHEMA.names()).cast(GROUPS_SCHEMA)
 
 
 def evidence(

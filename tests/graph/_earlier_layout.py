@@ -12,7 +12,8 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 # silver's partition bookkeeping, which the whole layout did not keep
-BOOKKEEPING = ("_partition_map", "_partition_digests", "_partition_sources", "_silver_chunks")
+BOOKKEEPING = ("_partition_map", "_partition_digests", "_partition_inputs")
+BOOKKEEPING += ("_piece_contexts", "_piece_quarantine", "_piece_survey_answers")
 EARLIER = "inputs digest of an earlier version"  # another engine: never this one's digest
 
 

@@ -214,7 +214,7 @@ def forgotten_in_demo(demo_warehouse, tmp_path_factory):
     assert (layout.raw / "scenarios").is_dir()  # the demo's raw root is the default one
     # before: the id is in holders forget rewrites, deletes or purges, beyond the raw root
     before = {h.attr for p in _files(data) if holds(p, scenario) for h in [holder_of(layout, p)]}
-    assert {"exports", "table_dir", "bronze_dir", "silver_units"} <= before
+    assert {"exports", "table_dir", "bronze_dir"} <= before
     assert main(["forget", "scenario", scenario, "--data-root", str(data)]) == 0
     yield SimpleNamespace(data=data, cache=cache, scenario=scenario, layout=layout)
     monkeypatch.undo()

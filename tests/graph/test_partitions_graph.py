@@ -11,7 +11,6 @@ import pytest
 
 import turnlake
 from pipelines.cli.main import main
-from pipelines.config.names import SOURCES
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, build_definitions
 from pipelines.gold import GOLD_TABLES
@@ -22,7 +21,7 @@ from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms import unit_cache
+from pipelines.transforms.plan import INPUTS_TABLE
 from tests.graph._earlier_layout import store_whole
 
 KEY = "0123456789abcdef0123456789abcdef"
@@ -143,7 +142,7 @@ def incremental(world, built_once):
     raw, data = demo_built(built_once, 4, to=tmp / "incremental")
     layout = Layout(data)
     before = {
-        "chunks": _chunk_state(layout),
+        "inputs": stored.read(layout, "silver", INPUTS_TABLE),
         "map": stored.read(layout, "silver", MAP_TABLE),
         "silver": stored.read(layout, "silver", DIGESTS_TABLE),
         "gold": stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True),
@@ -155,16 +154,6 @@ def incremental(world, built_once):
     _build(raw, data, 4)
     _build(raw, tmp / "scratch", 4)
     return data, before, tmp / "scratch"
-
-
-def _chunk_state(layout: Layout) -> dict[str, pl.DataFrame]:
-    """Per source, the silver cache's chunk map joined to the chunk digests."""
-    state = {}
-    for source in SOURCES:
-        uri = unit_cache._uri(layout, source, unit_cache.DIGESTS)
-        chunk_map = pl.read_delta(unit_cache._uri(layout, source, unit_cache.MAP))
-        state[source] = chunk_map.join(pl.read_delta(uri), on="_partition")
-    return state
 
 
 def _digest_changes(before: pl.DataFrame, after: pl.DataFrame) -> set[str]:
@@ -195,25 +184,23 @@ def test_rebuild_rewrites_only_the_new_batch_and_the_late_feedbacks_partition(in
         assert untouched and untouched <= set(stored.files(layout, layer, table)), table
 
 
-def test_rebuild_transforms_only_the_new_chunks_and_the_late_feedbacks_chunk(incremental):
-    """Silver is transformed again only where bronze changed: the dialogue chunks of the new
-    batch (the two new conversations) and the old chunk of the conversation the late event
-    rates; no other source's chunk changes."""
+def test_rebuild_transforms_only_the_new_batch_and_the_late_feedbacks_partition(incremental):
+    """Silver is transformed again only where bronze changed: the input digests of the new
+    batch's partitions (the two new conversations) and of the old partition of the conversation
+    the late event rates change, no other partition's."""
     data, before, _ = incremental
-    after = _chunk_state(Layout(data))
-    for source in SOURCES:
-        old, new = before["chunks"][source], after[source]
-        digests = ["_partition", "digest"]
-        changed = set(new.join(old, on=digests, how="anti").get_column("_partition"))
-        if source != "dialogue":
-            assert not changed, source
-            continue
-        units = dict(new.select("unit", "_partition").iter_rows())
-        late = "dialogue:tutoring/tut-1000"
-        new_units = ("dialogue:tutoring/tut-770", "dialogue:tutoring/tut-771")
-        assert units[late] == old.filter(pl.col("unit") == late)["_partition"].item()
-        assert {units[u][:6] for u in new_units} == {"b00001"}
-        assert changed == {units[late], *(units[u] for u in new_units)}
+    after = stored.read(Layout(data), "silver", INPUTS_TABLE)
+    moved = after.join(before["inputs"], on=["_partition", "digest"], how="anti")
+    after_map = stored.read(Layout(data), "silver", MAP_TABLE)
+    new = after_map.join(before["map"], on="group_id", how="anti")
+    assert set(new.get_column("_partition").str.slice(0, 6)) == {"b00001"}
+    episodes = before["episodes"].filter(pl.col("native_id") == "tutoring/tut-1000")
+    late = episodes.get_column("group_id").item()
+    old_partition = before["map"].filter(pl.col("group_id") == late)["_partition"].item()
+    assert old_partition.startswith("b00000-")
+    assert set(moved.get_column("_partition")) == {old_partition, *new["_partition"]}
+    unchanged = before["inputs"].join(after, on=["_partition", "digest"], how="semi")
+    assert unchanged.height == before["inputs"].height - 1  # every other partition as it was
 
 
 def test_incremental_tables_and_release_equal_a_build_from_scratch(incremental):

@@ -14,7 +14,6 @@ from pipelines.storage.delta_writes import PARTITION, commit_partitions, overwri
 from pipelines.storage.layout import Layout
 from pipelines.storage.lock import data_root_lock
 from pipelines.storage.subject_data import delete_caches
-from pipelines.transforms import unit_cache
 
 COMMIT_PARTITION_Q = (
     "import sys; import polars as pl\n"
@@ -44,24 +43,24 @@ def test_a_latest_read_sees_another_process_commit_and_a_writer_its_own(tmp_path
         assert _rows(uri) == [("p", 3), ("q", 2)]
 
 
-def _cached(layout: Layout) -> list[int]:
-    frame = unit_cache.scan_chunks(layout, "oasst", "messages")
-    assert frame is not None
-    return frame.collect()["x"].to_list()
+def _cached(uri: str) -> list[int]:
+    delta = delta_cache.latest(uri, None)
+    assert delta is not None
+    return pl.scan_delta(delta).collect()["x"].to_list()
 
 
-def test_a_read_after_the_silver_cache_is_cleared_serves_only_the_new_table(tmp_path):
+def test_a_read_after_a_cache_is_cleared_serves_only_the_new_table(tmp_path):
     # A cleared table is created again at the same uri, its versions counting from 0 anew: a
     # table kept open from before would name the removed files of the old version 0.
     layout = Layout(tmp_path)
-    uri = unit_cache._uri(layout, "oasst", "messages")
+    uri = str(layout.silver_units / "oasst.messages")  # a cache folder `forget` deletes
     with data_root_lock(layout):
         overwrite_whole(uri, pl.DataFrame({"x": [1, 2, 3]}))
-        assert _cached(layout) == [1, 2, 3]
+        assert _cached(uri) == [1, 2, 3]
         old_files = delta_cache.pinned(uri, 0, None).file_uris()
-        delete_caches(layout)  # what `forget` does: the silver unit cache goes
+        delete_caches(layout)  # what `forget` does: the caches go
         overwrite_whole(uri, pl.DataFrame({"x": [9]}))
-        assert _cached(layout) == [9]
+        assert _cached(uri) == [9]
         pinned = delta_cache.pinned(uri, 0, None)
         assert not set(pinned.file_uris()) & set(old_files)
         assert pl.scan_delta(pinned).collect()["x"].to_list() == [9]

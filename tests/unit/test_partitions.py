@@ -133,3 +133,66 @@ def test_auto_sizes_a_later_batch_on_its_own_and_keeps_the_groups_already_assign
         "z": "b00001-s00",
     }
     assert scheme_of(CONFIG, "auto") not in {scheme_of(CONFIG, n) for n in range(65)}
+
+
+def _clusters(pairs: list[tuple[str, str]]) -> pl.DataFrame:
+    return pl.DataFrame(pairs, schema=["group_id", "cluster"], orient="row")
+
+
+def test_groups_of_one_cluster_share_a_partition_by_the_bucket_of_the_first():
+    # a (bucket 0) and h (9999) are one cluster: both in a's slice s00, not h's s03
+    groups = [("a", 0, "train"), ("c", 2500, "train"), ("h", 9999, "test")]
+    mapped = assign_partitions(
+        _splits(groups),
+        pl.DataFrame(schema=MAP_SCHEMA),
+        CONFIG,
+        4,
+        clusters=_clusters([("a", "x"), ("h", "x")]),
+    )
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-s00",
+        "c": "b00000-s01",
+        "h": "b00000-s00",
+    }
+
+
+def test_a_cluster_takes_the_earliest_partition_of_its_groups_and_a_new_group_joins_it():
+    first = assign_partitions(
+        _splits([("a", 9999, "test"), ("c", 0, "train")]),
+        pl.DataFrame(schema=MAP_SCHEMA),
+        CONFIG,
+        4,
+    )
+    second = assign_partitions(
+        _splits([("c", 0, "train")]), first.filter(pl.col("group_id") == "c"), CONFIG, 4
+    )
+    moved = pl.concat([first.filter(pl.col("group_id") == "a"), second])
+    assert dict(moved.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-s03",
+        "c": "b00000-s00",
+    }
+    # a unit now links a and c, and z (new) joins them: all three go to c's b00000-s00, batch 0
+    groups = [("a", 9999, "test"), ("c", 0, "train"), ("z", 5000, "train")]
+    joined = assign_partitions(
+        _splits(groups), moved, CONFIG, 4, clusters=_clusters([(g, "k") for g in "acz"])
+    )
+    assert set(joined.select("_partition", "batch").rows()) == {("b00000-s00", 0)}
+
+
+def test_auto_weighs_a_cluster_by_all_its_groups_episodes():
+    # a + b are one cluster of 10 episodes (capped at the target: 5), c has 1 → 6 / 5 → 2
+    # slices (groups weighed alone: 5 + 5 + 1 → 3); the cluster goes by a's bucket 0 → s00
+    groups = [("a", 0, "train", 5), ("b", 9999, "test", 5), ("c", 7000, "train", 1)]
+    mapped = assign_partitions(
+        _sized(groups),
+        pl.DataFrame(schema=MAP_SCHEMA),
+        CONFIG,
+        "auto",
+        5,
+        clusters=_clusters([("a", "k"), ("b", "k")]),
+    )
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-s00",
+        "b": "b00000-s00",
+        "c": "b00000-s01",
+    }

@@ -1,7 +1,7 @@
-"""Partitioned silver is assembled one group of partitions at a time (pipelines/transforms/
+"""Silver is made one group of partitions at a time, straight from bronze (pipelines/transforms/
 assemble.py): many groups give what one group of every partition gives, on clean and dirty fixtures
 and with an opt-out; a tiny row budget gives the same tables and release as one group; a small
-change assembles only the partitions it can have changed, and ends with the tables of a build
+change transforms only the partitions whose inputs it changed, and ends with the tables of a build
 from scratch."""
 
 import shutil
@@ -16,7 +16,6 @@ import turnlake
 from pipelines.config.names import SOURCES
 from pipelines.config.settings import settings_from_config
 from pipelines.ingest.incremental import ingest_source
-from pipelines.partitions import store
 from pipelines.partitions.store import MAP_TABLE
 from pipelines.release.store.files import read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
@@ -25,7 +24,6 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
 from pipelines.transforms.build import WITHHELD
-from pipelines.transforms.plan import UNPLACED, Keys
 from pipelines.transforms.refresh import refresh_silver
 from tests.conformance.harness import run_pipeline
 
@@ -49,13 +47,13 @@ def _ingest(raw: Path, data: Path):
 
 def _record_groups(monkeypatch) -> list[list[str]]:
     groups: list[list[str]] = []
-    real = assemble.assemble_group
+    real = assemble._group_rows
 
-    def recording(layout, keys, relation, group):
+    def recording(plan, group):
         groups.append(list(group))
-        return real(layout, keys, relation, group)
+        return real(plan, group)
 
-    monkeypatch.setattr(assemble, "assemble_group", recording)
+    monkeypatch.setattr(assemble, "_group_rows", recording)
     return groups
 
 
@@ -90,7 +88,7 @@ def test_assembly_in_many_groups_equals_the_assembly_in_one(tmp_path, monkeypatc
     withheld = orjson.loads(stored.meta(Layout(one.data_root), "silver", WITHHELD))
     assert any(withheld.values()) == kind.endswith("-optout")
     groups.clear()
-    monkeypatch.setattr(store, "SILVER_ROWS", 1)  # one partition per group
+    monkeypatch.setattr(assemble, "BRONZE_ROWS", 1)  # one partition per group
     refresh_silver(settings, "run")
     assert len(groups) > 3 and all(len(g) == 1 for g in groups)
     many, whole = _silver(settings.data_root), _silver(one.data_root)
@@ -113,7 +111,7 @@ def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
     groups = _record_groups(monkeypatch)
     one = run_pipeline(demo_raw, tmp_path / "one", config=SHARDED)
     assert len(groups) == 1
-    monkeypatch.setattr(store, "SILVER_ROWS", 50)
+    monkeypatch.setattr(assemble, "BRONZE_ROWS", 50)
     many = run_pipeline(demo_raw, tmp_path / "many", config=SHARDED)
     assert len(groups) > 4
     for table in SILVER_MODELS:
@@ -125,9 +123,11 @@ def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
     assert hashes[0] == hashes[1]
 
 
-def test_a_late_event_and_new_files_assemble_only_their_partitions(tmp_path, monkeypatch, demo_raw):
+def test_a_late_event_and_new_files_transform_only_their_partitions(
+    tmp_path, monkeypatch, demo_raw
+):
     """The late rating of conversation tut-1000 changes only its group's partition; the two new
-    conversations land in new partitions (a new batch); no other partition is assembled."""
+    conversations land in new partitions (a new batch); no other partition is transformed."""
     raw = tmp_path / "raw"
     shutil.copytree(demo_raw, raw)
     data = tmp_path / "data"
@@ -161,15 +161,33 @@ def test_a_late_event_and_new_files_assemble_only_their_partitions(tmp_path, mon
         assert _multiset(got).equals(_multiset(fresh)), table
 
 
-def test_a_group_reads_only_the_cache_rows_whose_key_lives_in_it():
-    """A cache chunk feeds many partitions: a group keeps, before any join, the rows of its own
-    episodes; a group with the unplaced partition keeps every row (an orphan's key has no place)."""
-    places = pl.DataFrame({"episode_id": ["e1", "e2", "e4"], "_partition": ["p1", "p2", "p1"]})
-    keys = Keys({"episode_id": places}, pl.DataFrame(), None)
-    chunk = pl.LazyFrame({"episode_id": ["e1", "e2", "e3", "e4", None], "n": [1, 2, 3, 4, 5]})
-    mine = assemble._of_group(chunk, "episode_id", keys, ["p1"]).collect()
-    assert mine.get_column("n").to_list() == [1, 4]
-    both = assemble._of_group(chunk, "episode_id", keys, ["p1", "p2"]).collect()
-    assert both.get_column("n").to_list() == [1, 2, 4]
-    orphans = assemble._of_group(chunk, "episode_id", keys, ["p2", UNPLACED]).collect()
-    assert orphans.get_column("n").to_list() == [1, 2, 3, 4, 5]
+def test_the_plan_places_every_split_group_and_every_component_in_one_partition(tmp_path):
+    """At demo scale 3 raters link conversations and decisions are copied across sessions: every
+    unit of one split group, and every unit of one linked component, lives in one partition
+    (what lets a partition be transformed from its own units' bronze)."""
+    from pipelines.transforms import units as u
+    from pipelines.transforms.build import load_bronze
+    from pipelines.transforms.plan import plan_silver
+
+    raw = tmp_path / "raw"
+    turnlake.demo(raw_root=raw, scale=3)
+    settings = _ingest(raw, tmp_path / "data")
+    plan = plan_silver(settings)
+    assert plan.units.get_column("_partition").null_count() == 0
+    assert plan.units.get_column("_partition").n_unique() > 1
+    spread = []
+    for source in SOURCES:
+        bronze = load_bronze(source, Layout(settings.data_root))
+        mine = plan.units.filter(pl.col("source") == source).select("unit", "_partition")
+        groups = u.unit_groups(source, bronze, settings).join(mine, on="unit")
+        links = u.source_units(source).unit_links(bronze, settings).collect().join(mine, on="unit")
+        for frame, key in ((groups, "group_id"), (links, "link")):
+            split = (
+                frame.group_by(key)
+                .agg(pl.col("_partition").n_unique())
+                .filter(pl.col("_partition") > 1)
+            )
+            spread += [(source, key, k) for k in split.get_column(key).to_list()]
+        if source == "dialogue":  # a group of several conversations is what is tested
+            assert groups.get_column("group_id").is_duplicated().any()
+    assert not spread

@@ -32,7 +32,7 @@ from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.derived import actor_kind, decision_dataset
 from pipelines.transforms.decision.episodes import human_groups
 from pipelines.transforms.decision.ratings import evidence_rows, rating_evidence
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def _table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
@@ -99,3 +99,15 @@ def unit_evidence_reads(
         "rating_evidence": reads.select(UNIT, "by", "key").unique().lazy(),
         "human_groups": sessions,
     }
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: each session's split group (`episodes.group_id`: its `human_groups`
+    group, else itself); an orphan unit gives no episode and has none."""
+    groups = unit_evidence(bronze, settings)["human_groups"]
+    sessions = unit_keys(bronze, settings)[TABLE].select(UNIT).unique()
+    return (
+        sessions.join(groups, left_on=UNIT, right_on="episode_id", how="left")
+        .select(unit=UNIT, group_id=pl.coalesce("human_group", UNIT), episodes=pl.lit(1))
+        .cast(dict(GROUPS_SCHEMA))
+    )

@@ -24,7 +24,7 @@ from pipelines.config.settings import Settings
 from pipelines.transforms.dialogue import rater_groups
 from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table
 from pipelines.transforms.dialogue.conversations import dedup_conversations, quality_ranges
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
@@ -61,3 +61,19 @@ def unit_evidence_reads(
     if settings.splits.link_raters:
         reads["people_groups"] = conversations.select(UNIT, episode_id=UNIT).unique()
     return reads
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: each kept conversation's split group (`episodes.group_id`): with
+    `link_raters`, its rater group, else itself (user turns carry no actor here, so nothing else
+    links conversations); a unit of events naming no conversation has none."""
+    kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    units = kept.select(unit=pl.col("episode_id")).unique()
+    if not settings.splits.link_raters:
+        return units.select("unit", group_id="unit", episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
+    groups = rater_groups(bronze, settings).lazy()
+    return (
+        units.join(groups, left_on="unit", right_on="episode_id", how="left")
+        .select("unit", group_id=pl.coalesce("people_group", "unit"), episodes=pl.lit(1))
+        .cast(dict(GROUPS_SCHEMA))
+    )

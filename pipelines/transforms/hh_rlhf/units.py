@@ -14,7 +14,7 @@ from pipelines.config.settings import Settings
 from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze.hh_rlhf import BRONZE_MODELS
 from pipelines.transforms.hh_rlhf import PAIRS, SOURCE
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
@@ -32,3 +32,11 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
         .unique()
         .cast(dict(LINKS_SCHEMA))
     )
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: a pair's split group is its prompt (`episodes.group_id`)."""
+    pairs = unit_keys(bronze, settings)[PAIRS]
+    group = pl.lit(f"{SOURCE}:prompt/") + pl.col("prompt_id")
+    found = pairs.select(unit=UNIT, group_id=group).unique()
+    return found.with_columns(episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))

@@ -14,7 +14,7 @@ from pipelines.schemas import polars_schema
 from pipelines.schemas.bronze.oasst import BRONZE_MODELS
 from pipelines.transforms.oasst import TREES
 from pipelines.transforms.oasst.messages import episode_id
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
@@ -26,3 +26,10 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     return pl.LazyFrame(schema=LINKS_SCHEMA)
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: a tree is its own split group."""
+    trees = unit_keys(bronze, settings)[TREES]
+    found = trees.select(unit=UNIT, group_id=UNIT, episodes=pl.lit(1)).unique()
+    return found.cast(dict(GROUPS_SCHEMA))

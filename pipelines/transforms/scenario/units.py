@@ -10,7 +10,7 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.transforms.scenario.common import episode_id
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
@@ -19,3 +19,13 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     return pl.LazyFrame(schema=LINKS_SCHEMA)
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: a scenario is its own split group (`group_id` = its folder id)."""
+    tagged = unit_keys(bronze, settings).values()
+    frames = [f.select(unit=UNIT, group_id="scenario_id") for f in tagged]
+    if not frames:
+        return pl.LazyFrame(schema=GROUPS_SCHEMA)
+    found = pl.concat(frames).unique()
+    return found.with_columns(episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))

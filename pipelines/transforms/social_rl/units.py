@@ -18,9 +18,18 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
 from pipelines.transforms.social_rl.common import table
-from pipelines.transforms.social_rl.runs import INLINE_META, named_prar_run, prar_runs
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.social_rl.runs import (
+    INLINE_META,
+    first_copy,
+    group_id,
+    named_prar_run,
+    prar_runs,
+    run_context,
+    with_episode_ids,
+)
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def _run_unit() -> pl.Expr:
@@ -66,3 +75,26 @@ def _metas(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
         .select("run_dir", pl.col("meta").str.json_decode(INLINE_META).struct.unnest())
     )
     return pl.concat([inline.select(fields), table(bronze, "social_rl_meta").select(fields)])
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: a run folder's split group is its experiment (the meta its rounds carry,
+    else its meta.json: `runs.group_id`), else the folder; a PRAR run has none."""
+    tables = {name: table(bronze, name) for name in BRONZE_MODELS}
+    kept = with_episode_ids(tables["social_rl_rounds"]).filter(first_copy())
+    context = run_context(kept, tables)
+    folders = pl.concat(
+        [
+            frame.select("run_dir")
+            for name, frame in tables.items()
+            if name not in ("social_rl_prar_states", "social_rl_attachments")
+        ]
+        + [tables["social_rl_attachments"].filter(pl.col("run_kind") != "prar").select("run_dir")]
+    ).unique()
+    rounds = kept.group_by("run_dir").agg(episodes=pl.col("episode_id").n_unique())
+    return (
+        folders.join(context.select("run_dir", "experiment_id"), on="run_dir", how="left")
+        .join(rounds, on="run_dir", how="left")
+        .select(unit=_run_unit(), group_id=group_id(), episodes=pl.col("episodes").fill_null(0))
+        .cast(dict(GROUPS_SCHEMA))
+    )

@@ -17,7 +17,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.transforms.study import copies
 from pipelines.transforms.study.signals import POST_SURVEY
-from pipelines.transforms.units import LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 SESSION_PREFIX = "study:"
 
@@ -80,3 +80,22 @@ def _person_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
         .select(unit=_participant_unit(), link=pl.lit("person:") + pl.col("participant_id"))
     )
     return pl.concat([sessions, people])
+
+
+def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, group_id: a session's split group is its participant (as the kept copy names it),
+    else the session (`episodes.group_id`); a participant unit's is its participant, the group
+    of that person's sessions."""
+    chosen = copies.choose_copies(copies.rank_copies(bronze["study_sessions"]))
+    sessions = chosen.select(
+        unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
+        group_id=pl.coalesce("participant", "session_id"),
+        episodes=pl.lit(1),
+    )
+    people = (
+        bronze["study_participants"]
+        .filter(pl.col("participant_id").is_not_null())
+        .select(unit=_participant_unit(), group_id="participant_id", episodes=pl.lit(0))
+    )
+    both = pl.concat([sessions.cast(dict(GROUPS_SCHEMA)), people.cast(dict(GROUPS_SCHEMA))])
+    return both.unique()
