@@ -32,7 +32,9 @@ def aggregate(value: pl.Expr, method: str, order: pl.Expr | None = None) -> pl.E
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, not {method!r}")
     if method == "last":
         return value.sort_by(order).last() if order is not None else value.last()
-    return getattr(value, method)()
+    # sorted: a float sum's last bits follow the order of its terms, which a parallel group_by
+    # does not keep from run to run
+    return getattr(value.sort(), method)()
 
 
 def weighted_mean(

@@ -43,8 +43,11 @@ def rater() -> pl.Expr:
 
 
 def std_spread(values: pl.Expr) -> pl.Expr:
-    """Aggregation: population standard deviation of the raters' values (0 for one rater)."""
-    return values.std(ddof=0)
+    """Aggregation: population standard deviation of the raters' values (0 for one rater).
+
+    Sorted first: Polars' std is an online sum whose last bits follow the order values arrive
+    in, and a parallel group_by does not keep that order from run to run."""
+    return values.sort().std(ddof=0)
 
 
 def majority_share(values: pl.Expr) -> pl.Expr:
