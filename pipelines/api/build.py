@@ -85,12 +85,12 @@ def _run_build_job(
     settings: Settings, revalidate: bool, wait: float, log_level: str, workers: int = 1
 ) -> tuple[dg.ExecutionResult, str | None]:
     """The run, and the state it left the data root in (taken under its lock; None: not taken)."""
-    import dagster as dg
 
     from pipelines.api.progress import with_progress
     from pipelines.checks.revalidate import revalidation
     from pipelines.definitions import BUILD_JOB, build_definitions
     from pipelines.orchestration.build_record import data_root_state
+    from pipelines.orchestration.instance import open_instance
     from pipelines.orchestration.memory import trims_after_each_step
     from pipelines.orchestration.run_tags import run_tags
 
@@ -108,7 +108,7 @@ def _run_build_job(
     job = job.with_hooks({trims_after_each_step})
     with (
         locked(settings, wait),
-        dg.DagsterInstance.from_config(str(home)) as instance,
+        open_instance(home) as instance,
         revalidation(revalidate),
     ):
         run = job.execute_in_process(
@@ -261,12 +261,13 @@ def _last_run(home: Path, settings: Settings) -> LastRun | None:
     """The newest run of this data root (its tag); runs of other data roots are not its own."""
     import dagster as dg
 
+    from pipelines.orchestration.instance import open_instance
     from pipelines.orchestration.run_tags import data_root_tag
 
     def moment(timestamp: float | None) -> datetime | None:
         return datetime.fromtimestamp(timestamp, UTC) if timestamp else None
 
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+    with open_instance(home) as instance:
         runs = instance.get_runs(dg.RunsFilter(tags=data_root_tag(settings)), limit=1)
         if not runs:
             return None

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import dagster as dg
-
-from pipelines.ingest.incremental import read_parsing_message
+if TYPE_CHECKING:  # Dagster and the ingest code only once a run starts: `turnlake build` with
+    # nothing changed, and the other commands, never start one (their import is ~1 s of CPU)
+    import dagster as dg
 
 PROGRESS_LOGGER = "turnlake.progress"
 BRONZE_PREFIX = "bronze_"
@@ -63,6 +64,8 @@ def _source_files(event: dg.DagsterEvent) -> Progress | None:
 
 def translate(record: logging.LogRecord) -> tuple[Progress, int] | None:
     """The `Progress` (and level) a Dagster log record stands for; None for the rest."""
+    from pipelines.ingest.incremental import read_parsing_message
+
     meta = getattr(record, "dagster_meta", None) or {}
     event: dg.DagsterEvent | None = meta.get("dagster_event")
     step = meta.get("step_key")
@@ -108,10 +111,6 @@ class _Forward(logging.Handler):
             emit(progress, level)
 
 
-@dg.logger(
-    config_schema={"log_level": dg.Field(str, default_value="INFO")},
-    description="Forwards a run's steps and messages to the `turnlake.progress` logger.",
-)
 def turnlake_progress(init_context) -> logging.Logger:
     # A fresh, unregistered logger per run (as Dagster's console logger does), so handlers of
     # earlier runs in this process never pile up; DEBUG because Dagster logs step events there.
@@ -124,7 +123,14 @@ def turnlake_progress(init_context) -> logging.Logger:
 def with_progress(job: dg.JobDefinition, log_level: str) -> tuple[dg.JobDefinition, dict]:
     """The job logging through `turnlake_progress` only (steps' messages from `log_level`), and
     the run config selecting it; emits the plan (how many steps the run has)."""
+    import dagster as dg
+
     steps = len(job.graph.nodes)
     emit(Progress("plan", total=steps, text=f"build: {steps} steps"))
-    job = job.with_logger_defs({"turnlake_progress": turnlake_progress})
+    logger = dg.LoggerDefinition(
+        turnlake_progress,
+        config_schema={"log_level": dg.Field(str, default_value="INFO")},
+        description="Forwards a run's steps and messages to the `turnlake.progress` logger.",
+    )
+    job = job.with_logger_defs({"turnlake_progress": logger})
     return job, {"loggers": {"turnlake_progress": {"config": {"log_level": log_level}}}}

@@ -43,9 +43,10 @@ def _last_build_checks(settings: Settings) -> tuple[str, datetime, list[CheckRes
     """Run id, start time and check results of this data root's last build in the instance."""
     import dagster as dg
 
+    from pipelines.orchestration.instance import open_instance
     from pipelines.orchestration.run_tags import data_root_tag
 
-    with dg.DagsterInstance.from_config(str(dagster_home(settings))) as instance:
+    with open_instance(dagster_home(settings)) as instance:
         runs_filter = dg.RunsFilter(job_name=BUILD_JOB_NAME, tags=data_root_tag(settings))
         runs = instance.get_runs(runs_filter, limit=1)
         if not runs:

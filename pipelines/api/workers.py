@@ -57,10 +57,11 @@ class RunFollower(threading.Thread):
     def run(self) -> None:
         import dagster as dg
 
+        from pipelines.orchestration.instance import open_instance
         from pipelines.orchestration.resources import RUN_LEASE_TAG
 
         cursor, run_id = None, None
-        with dg.DagsterInstance.from_config(str(self.home)) as instance:
+        with open_instance(self.home) as instance:
             while True:
                 last = self.stopping.is_set()  # one more pass after the run ended: drain
                 if run_id is None:
@@ -88,9 +89,9 @@ def run_with_workers(
     settings: Settings, workers: int, wait: float, log_level: str, tags: dict[str, str]
 ) -> dg.JobExecutionResult:
     """The build job with `workers` step processes, holding the data root's lease for the run."""
-    import dagster as dg
 
     from pipelines.definitions import build_job
+    from pipelines.orchestration.instance import open_instance
     from pipelines.orchestration.multiprocess import run_build_multiprocess
 
     token = uuid.uuid4().hex
@@ -99,7 +100,7 @@ def run_with_workers(
     follower = RunFollower(settings, token, logging.getLevelName(log_level.upper()))
     # Opened (its storage created on first use) before the follower opens it too: two first
     # openings at once race to create the same SQLite schema.
-    with dg.DagsterInstance.from_config(str(dagster_home(settings))) as instance:
+    with open_instance(dagster_home(settings)) as instance:
         instance.get_runs(limit=1)
         follower.start()
         try:

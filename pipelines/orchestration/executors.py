@@ -38,6 +38,7 @@ PRELOAD_MODULES = [
     "dagster._daemon.monitoring",
     "dagster_postgres",
     "pipelines.definitions",
+    "pipelines.orchestration.instance",
     "pipelines.orchestration.multiprocess",
 ]
 

@@ -1,0 +1,75 @@
+"""The instance builds record their runs in (pipelines/orchestration/instance.py): Dagster's own
+SQLite files, written through one SQLAlchemy engine per database file."""
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.storage.event_log.sqlite import sqlite_event_log
+from dagster._core.storage.runs.sqlite import sqlite_run_storage
+
+from pipelines.orchestration import instance as module
+from pipelines.orchestration.instance import open_instance
+
+
+@dg.asset
+def numbers() -> list[int]:
+    return [1, 2, 3]
+
+
+@dg.asset_check(asset=numbers)
+def three_numbers(numbers: list[int]) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=len(numbers) == 3)
+
+
+def materialize_twice(home: Path) -> list[str]:
+    with open_instance(home) as instance:
+        return [
+            dg.materialize([numbers, three_numbers], instance=instance).run_id for _ in range(2)
+        ]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return tmp_path
+
+
+def test_runs_written_through_open_instance_read_back_by_dagsters_own_instance(home: Path):
+    run_ids = materialize_twice(home)
+    with open_instance(home) as ours:
+        assert type(ours.event_log_storage) is module.SqliteEventLogStorage
+    with dg.DagsterInstance.from_config(str(home)) as dagsters:
+        assert type(dagsters.event_log_storage) is sqlite_event_log.SqliteEventLogStorage
+        assert {run.run_id for run in dagsters.get_runs()} == set(run_ids)
+        for run_id in run_ids:
+            assert dagsters.get_run_by_id(run_id).is_success
+            kinds = {
+                r.event_log_entry.dagster_event_type
+                for r in dagsters.get_records_for_run(run_id).records
+            }
+            assert {
+                dg.DagsterEventType.ASSET_MATERIALIZATION,
+                dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+            } <= kinds
+        latest = dagsters.get_latest_materialization_event(dg.AssetKey("numbers"))
+        assert latest is not None and latest.run_id == run_ids[1]
+
+
+def test_the_storage_makes_one_engine_per_database_file(home: Path, monkeypatch):
+    made: list[str] = []
+
+    def counting(real):
+        def create_engine(url, **kwargs):
+            made.append(Path(str(url)).stem)
+            return real(url, **kwargs)
+
+        return create_engine
+
+    for storage in (sqlite_event_log, sqlite_run_storage):
+        monkeypatch.setattr(storage, "create_engine", counting(storage.create_engine))
+    run_ids = materialize_twice(home)
+    # Dagster's own storage makes one engine per connection (~60 for these two runs). Here: the
+    # index and the runs' database twice each (Dagster's first-use schema check, then the one
+    # kept), each run's own event log once
+    assert sorted(made) == sorted(["index", "index", "runs", "runs", *run_ids])
