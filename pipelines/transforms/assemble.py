@@ -93,25 +93,43 @@ def _evidence_of(
     return out
 
 
-def _group_rows(plan: Plan, group: list[str]) -> dict[str, dict[str, pl.DataFrame]]:
-    """source → table → the bronze rows of the group's units, with `_unit` and `_partition`,
-    in bronze order."""
+def _group_rows(plan: Plan, group: list[str]) -> dict[str, dict[str, dict[str, pl.DataFrame]]]:
+    """partition → source → table → the bronze rows of the partition's units, in bronze order.
+
+    A source is read only when the group holds some of its units, and then once: its tables are
+    collected together, so a scan they share (decision's records, which tag every table's rows
+    with their session) runs once per group, not once per table; only the files holding the
+    group's units are read (parts and row groups of the others are skipped by their
+    statistics). Each partition's rows are cut from the group's once (`partition_by`), not
+    filtered again for every partition."""
     mine = plan.units.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
-    out = {}
+    out: dict[str, dict[str, dict[str, pl.DataFrame]]] = {p: {} for p in group}
     for source, units in plan.sources.items():
         wanted = mine.filter(pl.col("source") == source).select(
             pl.col("unit").alias(UNIT), PARTITION
         )
-        # only the files holding the group's units are read (parts and row groups of the others
-        # are skipped by their statistics)
+        if wanted.is_empty():
+            continue
         files = units.unit_files.join(wanted, left_on="unit", right_on=UNIT, how="semi")
         keep = pl.col("file").is_in(files.get_column("file").unique().implode())
-        out[source] = {
-            table: frame.filter(keep)
-            .join(wanted.lazy(), on=UNIT, maintain_order="left")
-            .collect(engine="streaming")
-            for table, frame in units.tagged.items()
-        }
+        names = list(units.tagged)
+        frames = pl.collect_all(
+            [
+                units.tagged[t].filter(keep).join(wanted.lazy(), on=UNIT, maintain_order="left")
+                for t in names
+            ],
+            engine="streaming",
+        )
+        for table in names:
+            frame = frames.pop(0)  # the group's rows are let go as they are cut
+            cut = frame.partition_by(
+                PARTITION, as_dict=True, include_key=False, maintain_order=True
+            )
+            for partition, by_source in out.items():
+                rows = cut.get((partition,))
+                if rows is None:
+                    rows = frame.clear().drop(PARTITION)
+                by_source.setdefault(source, {})[table] = rows.drop(UNIT)
     return out
 
 
@@ -126,11 +144,10 @@ def transform_partition(
     partition: str,
     times: SilverTimes | None,
 ) -> dict[str, pl.DataFrame]:
-    """Every source's silver of the partition's units (before withholding); quarantine rows carry
-    their source (SOURCE_COLUMN)."""
+    """Every source's silver of the partition's units (`rows`: source → table → their bronze
+    rows, before withholding); quarantine rows carry their source (SOURCE_COLUMN)."""
     produced: dict[str, list[pl.DataFrame]] = {}
-    for source, tables in rows.items():
-        part = {t: f.filter(pl.col(PARTITION) == partition) for t, f in tables.items()}
+    for source, part in rows.items():
         if not any(f.height for f in part.values()):
             continue
         units = plan.units.filter(
@@ -138,7 +155,7 @@ def transform_partition(
         ).get_column("unit")
         su = plan.sources[source]
         started = time.perf_counter()
-        bronze = {t: f.drop(UNIT, PARTITION).lazy() for t, f in part.items()}
+        bronze = {t: f.lazy() for t, f in part.items()}
         silver = transform(source, bronze, settings, _evidence_of(su.evidence, su.read_keys, units))
         if times is not None:
             times.add(source, time.perf_counter() - started, sum(f.height for f in silver.values()))
@@ -282,7 +299,7 @@ def assemble_silver(
         rows = _group_rows(plan, group)
         parts: dict[str, list[pl.DataFrame]] = {t: [] for t in [*SILVER_KEYS, *PIECES]}
         for partition in group:
-            produced = transform_partition(plan, settings, rows, partition, times)
+            produced = transform_partition(plan, settings, rows.pop(partition), partition, times)
             for table, frame in _withhold(produced, optouts, withheld).items():
                 parts[table].append(
                     _tagged(frame.sort(SORT_KEYS[table], nulls_last=True), partition)

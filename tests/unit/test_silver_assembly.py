@@ -2,7 +2,8 @@
 assemble.py): many groups give what one group of every partition gives, on clean and dirty fixtures
 and with an opt-out; a tiny row budget gives the same tables and release as one group; a small
 change transforms only the partitions whose inputs it changed, and ends with the tables of a build
-from scratch."""
+from scratch; a group reads only the sources it holds units of, and hands each partition its own
+rows."""
 
 import shutil
 from dataclasses import replace
@@ -24,6 +25,7 @@ from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
 from pipelines.transforms.build import WITHHELD
+from pipelines.transforms.plan import Plan, SourceUnits
 from pipelines.transforms.refresh import refresh_silver
 from tests.conformance.harness import run_pipeline
 
@@ -191,3 +193,51 @@ def test_the_plan_places_every_split_group_and_every_component_in_one_partition(
         if source == "dialogue":  # a group of several conversations is what is tested
             assert groups.get_column("group_id").is_duplicated().any()
     assert not spread
+
+
+def _two_source_plan(unreadable: Path) -> Plan:
+    """Source `a`: units u1 (partition p1, file f1) and u2 (p2, f2); source `b`: unit v1 (p3),
+    whose bronze is a scan of a file that does not exist: reading it raises."""
+    bronze_a = pl.LazyFrame(
+        {
+            "file": ["f1", "f2", "f1", "f2", "f1"],
+            "_unit": ["u1", "u2", "u1", "u2", "u1"],
+            "x": [1, 2, 3, 4, 5],
+        }
+    )
+    a = SourceUnits(
+        tagged={"t": bronze_a},
+        evidence={},
+        read_keys={},
+        unit_files=pl.DataFrame({"unit": ["u1", "u2"], "file": ["f1", "f2"]}),
+    )
+    b = SourceUnits(
+        tagged={"t": pl.scan_parquet(unreadable)},
+        evidence={},
+        read_keys={},
+        unit_files=pl.DataFrame({"unit": ["v1"], "file": ["g1"]}),
+    )
+    units = pl.DataFrame(
+        {
+            "source": ["a", "a", "b"],
+            "unit": ["u1", "u2", "v1"],
+            "_partition": ["p1", "p2", "p3"],
+            "rows": [3, 2, 1],
+        }
+    )
+    empty = pl.DataFrame()
+    return Plan({"a": a, "b": b}, empty, units, empty, ["p1", "p2", "p3"], True)
+
+
+def test_a_group_reads_only_the_sources_it_holds_units_of(tmp_path):
+    plan = _two_source_plan(tmp_path / "missing.parquet")
+    rows = assemble._group_rows(plan, ["p1", "p2"])  # b's bronze would raise if it were read
+    assert set(rows) == {"p1", "p2"}
+    assert all(set(by_source) == {"a"} for by_source in rows.values())
+
+
+def test_each_partition_of_a_group_gets_its_own_rows_in_bronze_order(tmp_path):
+    plan = _two_source_plan(tmp_path / "missing.parquet")
+    rows = assemble._group_rows(plan, ["p2", "p1"])
+    assert rows["p1"]["a"]["t"].to_dict(as_series=False) == {"file": ["f1"] * 3, "x": [1, 3, 5]}
+    assert rows["p2"]["a"]["t"].to_dict(as_series=False) == {"file": ["f2"] * 2, "x": [2, 4]}
