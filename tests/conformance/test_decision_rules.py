@@ -430,7 +430,11 @@ def test_decision_prompt_carries_ambient_state_coordination_snapshot_and_the_sug
             'named.","suggestedAction":"POSTED"}'
         ),
     }
-    assert dec["prompt"][1] == {"role": "user", "content": "Joel: Is the widget build red again?"}
+    # the history speaker's name is a name the episode knows: released as [PERSON] (issue 38)
+    assert dec["prompt"][1] == {
+        "role": "user",
+        "content": "[PERSON]: Is the widget build red again?",
+    }
     (kto,) = released(built, "kto", "d-1")
     assert kto["prompt"][0] == dec["prompt"][0]
 
