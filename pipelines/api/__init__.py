@@ -13,7 +13,7 @@ result and never prints; progress goes to the `turnlake` logger. Failures raise 
 `pipelines.api.errors`, all of which the `turnlake` CLI turns into its exit codes.
 """
 
-from pipelines.api.build import build, demo, status
+from pipelines.api.build import build, demo
 from pipelines.api.decisions import (
     DecisionFilter,
     ReplaySet,
@@ -47,9 +47,10 @@ from pipelines.api.errors import (
     __getattr__ as __getattr__,
 )
 from pipelines.api.exports import MinariExport, export_minari
+from pipelines.api.loading import load_release
 from pipelines.api.privacy import SUBJECT_KINDS, forget, subject_rows
 from pipelines.api.query import SavedQuery, query, saved_queries
-from pipelines.api.releases import load_release, publish, pull, release, releases, verify
+from pipelines.api.releases import publish, pull, release, releases, verify
 from pipelines.api.report import report
 from pipelines.api.results import (
     BuildResult,
@@ -60,6 +61,7 @@ from pipelines.api.results import (
     Status,
 )
 from pipelines.api.roots import dagster_home, resolve_settings
+from pipelines.api.status import status
 from pipelines.release.card.diff import ReleaseDiff
 
 __all__ = [

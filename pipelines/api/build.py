@@ -1,4 +1,4 @@
-"""`build()`: the whole asset graph through Dagster; `demo()`: demo raw data; `status()`."""
+"""`build()`: the whole asset graph through Dagster; `demo()`: demo raw data."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from pipelines.api import unchanged
 from pipelines.api.errors import BuildFailed, RawRootMissing
-from pipelines.api.results import BuildResult, FailedCheck, LastRun, ReleaseState, Status
+from pipelines.api.results import BuildResult, FailedCheck, ReleaseState
 from pipelines.api.roots import (
     PathLike,
     dagster_home,
     locked,
-    require_evaluation_sets,
-    require_pseudonym_key,
+    require_release_inputs,
     resolve_settings,
 )
 from pipelines.config.settings import Settings
@@ -196,8 +195,8 @@ def build(
     When nothing changed since the last fully successful build (docs/engine/incremental.md), no run:
     the result is that build's, `unchanged_since` naming it; `force` runs anyway.
 
-    Raises `SettingsError` (bad turnlake.toml or rewards.toml, or no usable pseudonym key: see
-    `require_pseudonym_key`; before anything runs),
+    Raises `SettingsError` (bad turnlake.toml or rewards.toml, no usable pseudonym key or an
+    unreadable evaluation set: see `require_release_inputs`; before anything runs),
     `RawRootMissing`, `DataRootBusy`, and `BuildFailed` (carrying the `BuildResult`) when a
     blocking check failed or a step errored.
     """
@@ -209,8 +208,7 @@ def build(
     if workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers}")
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    require_pseudonym_key(settings)  # the release step needs it: stop now, not after the build
-    require_evaluation_sets(settings)  # so does an evaluation set to decontaminate against
+    require_release_inputs(settings)  # the release step needs them: stop now, not after the build
     params = load_params()  # a bad rewards.toml stops the build here, before anything runs
     demo_written = _prepare_raw_root(settings, demo_if_empty, scale, seed)
     with locked(settings, wait):  # a build holding the data root may be changing it
@@ -255,49 +253,3 @@ def _published(settings: Settings, result: BuildResult) -> BuildResult:
         return result
     published = publish_to_store(settings, latest.version)
     return replace(result, latest_release=replace(latest, published=published))
-
-
-def _last_run(home: Path, settings: Settings) -> LastRun | None:
-    """The newest run of this data root (its tag); runs of other data roots are not its own."""
-    import dagster as dg
-
-    from pipelines.orchestration.instance import open_instance
-    from pipelines.orchestration.run_tags import data_root_tag
-
-    def moment(timestamp: float | None) -> datetime | None:
-        return datetime.fromtimestamp(timestamp, UTC) if timestamp else None
-
-    with open_instance(home) as instance:
-        runs = instance.get_runs(dg.RunsFilter(tags=data_root_tag(settings)), limit=1)
-        if not runs:
-            return None
-        record = instance.get_run_record_by_id(runs[0].run_id)
-        return LastRun(
-            run_id=runs[0].run_id,
-            job_name=runs[0].job_name,
-            status=runs[0].status.value,
-            started=moment(record.start_time),
-            ended=moment(record.end_time),
-        )
-
-
-def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = None) -> Status:
-    """The last run, raw files new / changed / missing since the last build, pending tails,
-    quarantine by source and error kind, freshness per source, raw files no adapter reads, and
-    whether every published table and view reads back (`Status.ok`)."""
-    from pipelines.checks.health import published_problems
-    from pipelines.reports.status import raw_status
-    from pipelines.reports.summary import build_summary
-    from pipelines.storage.layout import Layout
-
-    settings = resolve_settings(raw_root=raw_root, data_root=data_root)
-    home = dagster_home(settings)
-    return Status(
-        dagster_home=home,
-        raw_root=settings.raw_root,
-        data_root=settings.data_root,
-        last_run=_last_run(home, settings),
-        raw=raw_status(settings),
-        quarantine=build_summary(settings).quarantine,
-        problems=published_problems(Layout(settings.data_root)),
-    )

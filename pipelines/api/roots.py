@@ -42,11 +42,13 @@ def require_pseudonym_key(settings: Settings) -> None:
         raise SettingsError("[privacy] pseudonym key", [problem])
 
 
-def require_evaluation_sets(settings: Settings) -> None:
-    """Raise `SettingsError` (exit 2) naming an evaluation set of `[release] decontaminate` that
-    cannot be read, before a build or release does any work."""
+def require_release_inputs(settings: Settings) -> None:
+    """Raise `SettingsError` (exit 2) when a release under `settings` could not be made: no usable
+    pseudonym key (`require_pseudonym_key`), or an evaluation set of `[release] decontaminate`
+    that cannot be read. Asked by build and release before any work."""
     from pipelines.release.privatize.decontaminated import eval_sets
 
+    require_pseudonym_key(settings)
     eval_sets(settings)
 
 

@@ -11,7 +11,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.api.releases import load_release
+from pipelines.api.loading import load_release
 from pipelines.release.store.files import MANIFEST, latest_release
 from tests.unit.test_openai_formats import chat_problems, preference_problems
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipelines.api.releases import load_release
+from pipelines.api.loading import load_release
 from pipelines.release.card.changelog import diff_markdown
 from pipelines.release.card.diff import diff_folders
 from pipelines.release.store.catalog import pull_release
