@@ -83,6 +83,10 @@ class PublishConflict(TurnlakeError):
     the same version holds another manifest. What this one published is complete and listed."""
 
 
+class MissingExtra(TurnlakeError):
+    """An optional feature asked for whose extra is not installed (the message names it)."""
+
+
 class BadPersonaFile(TurnlakeError):
     """A replay persona file that is missing, unreadable or holds no system prompt."""
 

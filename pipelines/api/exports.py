@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.api.errors import BadRoot, NoRelease, ReleaseMismatch, StoreError
+from pipelines.api.errors import BadRoot, MissingExtra, NoRelease, ReleaseMismatch, StoreError
 from pipelines.api.roots import PathLike, locked, resolve_settings
+from pipelines.config.extras import minari_missing
 from pipelines.storage.layout import Layout
 from pipelines.storage.objects import ObjectRoot, ObjectStoreError
 from pipelines.storage.uri import is_remote
@@ -44,6 +45,8 @@ def export_minari(
     from pipelines.release.store.stores import has_release_folder, store_latest
     from pipelines.release.trainability.minari_episodes import minari_problems
 
+    if problem := minari_missing():
+        raise MissingExtra(problem)
     if to is not None and is_remote(to):
         raise BadRoot(f"Minari reads local files only: --to {to} must be a folder")
     settings = resolve_settings(data_root=data_root)

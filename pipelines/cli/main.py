@@ -89,6 +89,7 @@ def exit_code(err: Exception) -> int | None:
         | api.BadPersonaFile
         | api.BadRatingValue
         | api.TargetExists
+        | api.MissingExtra
         | api.BadRoot,
     ):
         return 2

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, NonNegativeInt, field_validator, model_validator
 
+from pipelines.config.extras import minari_missing
 from pipelines.config.names import RELEASED_DATASETS, SOURCES
 from pipelines.config.table import Table
 
@@ -107,6 +108,13 @@ class Release(Table):
             ObjectRoot.parse(value)
         except ObjectStoreError as err:
             raise ValueError(str(err)) from None
+        return value
+
+    @field_validator("minari")
+    @classmethod
+    def _minari_installed(cls, value: bool) -> bool:
+        if value and (problem := minari_missing()):
+            raise ValueError(problem)
         return value
 
     @model_validator(mode="after")

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from pipelines.config.extras import minari_missing
 from pipelines.exports.datasets.coach_steps import COACH
 
 if TYPE_CHECKING:
@@ -280,6 +281,8 @@ def write_minari(folder: Path, files: list[Path], splits: list[str], release: st
     """Every view's dataset in every split of `splits` under `folder` (a new folder: the release's
     `minari/`), from the `rl_steps` Parquet `files`; the manifest's `minari` section: per dataset
     id its view, split, episodes, steps and texts whose NUL was replaced."""
+    if problem := minari_missing():  # e.g. `forget` rewriting a release made where it was
+        raise ImportError(problem)
     from minari.namespace import create_namespace
 
     folder.mkdir(parents=True)

@@ -68,14 +68,15 @@ def _file_part(path: Path, root: Path) -> bytes:
 @cache
 def dependency_versions() -> str:
     """`name==version` lines of every installed distribution in turnlake's requirement closure
-    (its runtime dependencies and theirs, extras followed); every installed distribution when
-    turnlake itself is not installed as one."""
+    (its runtime dependencies, those of its own extras that are installed, and theirs, extras
+    followed); every installed distribution when turnlake itself is not installed as one."""
     try:
-        metadata.distribution(DISTRIBUTION)
+        own = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         names = {_canonical(d.metadata["Name"]) for d in metadata.distributions()}
     else:
-        names = _closure(DISTRIBUTION)
+        # an extra (`minari`) is code the engine runs when installed: its versions count too
+        names = _closure(DISTRIBUTION, frozenset(own.metadata.get_all("Provides-Extra") or ()))
     lines = [f"{name}=={_version(name)}" for name in sorted(names)]
     return "\n".join(line for line in lines if not line.endswith("==None")) + "\n"
 
@@ -91,9 +92,9 @@ def _version(name: str) -> str | None:
         return None
 
 
-def _closure(root: str) -> set[str]:
+def _closure(root: str, extras: frozenset[str] = frozenset()) -> set[str]:
     seen: set[str] = set()
-    todo: list[tuple[str, frozenset[str]]] = [(_canonical(root), frozenset())]
+    todo: list[tuple[str, frozenset[str]]] = [(_canonical(root), extras)]
     while todo:
         name, extras = todo.pop()
         key = name if not extras else f"{name}[{','.join(sorted(extras))}]"
