@@ -26,7 +26,7 @@ import polars as pl
 from pipelines.checks.revalidate import revalidate_requested
 from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.store import DIGESTS_TABLE, chunks
+from pipelines.partitions.store import chunks, row_digests
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.files import scan_parquet, write_bytes_atomic
@@ -117,9 +117,9 @@ def _digests(layout: Layout, layer: str, table: str) -> pl.DataFrame:
         .agg(rows=pl.len().cast(pl.Int64))
         .collect()
     )
-    recorded = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
-    if stored.exists(layout, layer, DIGESTS_TABLE):
-        recorded = stored.read(layout, layer, DIGESTS_TABLE, with_partition=True)
+    recorded = row_digests(layout, layer)
+    if recorded is None:
+        recorded = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
     if WHOLE_PIECE in keys.get_column(PARTITION):  # its files are immutable, their names unique
         names = sorted(f.rsplit("/", 1)[-1] for f in stored.files(layout, layer, table))
         whole = {PARTITION: [WHOLE_PIECE], "digest": [fingerprint(names)]}

@@ -19,7 +19,7 @@ from deltalake.exceptions import TableNotFoundError
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_params
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
-from pipelines.partitions.store import DIGESTS_TABLE, SILVER_ROWS, chunks
+from pipelines.partitions.store import DIGESTS_TABLE, SILVER_ROWS, chunks, row_digests
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -29,7 +29,8 @@ from pipelines.storage.uri import storage_options
 
 def wanted_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
     """One row per silver partition in force: what its gold is computed from, and its rows."""
-    silver = stored.read(layout, "silver", DIGESTS_TABLE, schema=DIGESTS_SCHEMA)
+    silver = row_digests(layout, "silver")
+    silver = pl.DataFrame(schema=DIGESTS_SCHEMA) if silver is None else silver
     key = code_and_params(params)
     return silver.with_columns(
         digest=pl.col("digest").map_elements(

@@ -17,7 +17,8 @@ from pathlib import Path
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.sources import all_adapters, listing
 from pipelines.sources import base as source_base
-from pipelines.sources.listing import one_listing, raw_root_exists, root_of
+from pipelines.sources.listing import raw_root_exists, root_of
+from pipelines.sources.raw_state import one_listing
 
 # (raw root, adapter's discover) → relative paths it discovered there in this process
 _DISCOVERED: dict[tuple[str, Callable], set[str]] = {}

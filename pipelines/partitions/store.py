@@ -1,32 +1,65 @@
 """Store a layer's tables in partitions, rewriting only the partitions whose rows changed.
 
-Next to its tables a partitioned layer keeps `_partition_digests` (one row per partition: the digest
-of what it holds, or was computed from) and silver keeps `_partition_map` (group → partition), both
-published in the same snapshot, so a reader of any snapshot sees tables and bookkeeping together.
+Next to its tables a partitioned layer keeps `_partition_digests`, its record of each partition,
+and silver keeps `_partition_map` (group → partition), both published in the same snapshot as the
+rows they describe, so a reader of any snapshot sees tables and bookkeeping together. A row of the
+record holds what the partition holds (`digest`, order-independent over its rows: partitions/
+rows.py, and `rows`) and, in silver, what it was made from (`inputs`: transforms/plan.py): silver
+transforms a partition again when its inputs changed, rewrites it when its rows did, and gold
+recomputes it when its rows did. A partition whose units give no silver row has inputs but no
+digest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 import polars as pl
 
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
+from pipelines.partitions.rows import DIGESTS_SCHEMA
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 
 MAP_TABLE = "_partition_map"
 DIGESTS_TABLE = "_partition_digests"
+INPUTS = "inputs"  # silver's record: the partition's input digest when it was last transformed
+INPUTS_SCHEMA = pl.Schema({PARTITION: pl.String, INPUTS: pl.String})
 # gold: silver rows recomputed at once (a bigger partition is a group of its own)
 SILVER_ROWS = 250_000
 CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
 
 
-def previous_digests(layout: Layout, layer: str) -> pl.DataFrame | None:
-    """The layer's partition digests in force; None when it was not stored in partitions."""
-    if not stored.exists(layout, layer, DIGESTS_TABLE):
+def silver_record(row_digests: pl.DataFrame, input_digests: pl.DataFrame) -> pl.DataFrame:
+    """Silver's record: one row per partition that has rows (DIGESTS_SCHEMA) or units
+    (INPUTS_SCHEMA), sorted; a partition without rows has a null digest and 0 rows."""
+    return (
+        row_digests.select(DIGESTS_SCHEMA.names())
+        .join(input_digests.select(INPUTS_SCHEMA.names()), on=PARTITION, how="full", coalesce=True)
+        .with_columns(pl.col("rows").fill_null(0))
+        .sort(PARTITION)
+    )
+
+
+def row_digests(layout: Layout, layer: str, as_of: datetime | None = None) -> pl.DataFrame | None:
+    """(PARTITION, digest, rows) of every partition of the layer holding rows, in the snapshot in
+    force (or at `as_of`); None when the layer is not stored in partitions."""
+    if not stored.exists(layout, layer, DIGESTS_TABLE, as_of):
         return None
-    return stored.read(layout, layer, DIGESTS_TABLE)
+    record = stored.read(layout, layer, DIGESTS_TABLE, as_of, with_partition=True)
+    return record.filter(pl.col("digest").is_not_null()).select(DIGESTS_SCHEMA.names())
+
+
+def input_digests(layout: Layout) -> pl.DataFrame | None:
+    """(PARTITION, inputs) of every partition of silver in force; None when silver recorded none
+    (not stored in partitions, or by a version that kept them elsewhere)."""
+    if not stored.exists(layout, "silver", DIGESTS_TABLE):
+        return None
+    record = stored.read(layout, "silver", DIGESTS_TABLE)
+    if INPUTS not in record.columns:
+        return None
+    return record.filter(pl.col(INPUTS).is_not_null()).select(INPUTS_SCHEMA.names())
 
 
 def previous_map(layout: Layout) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
 from pipelines.sources import adapter
 from pipelines.sources.base import RawFile
-from pipelines.sources.listing import one_listing
+from pipelines.sources.raw_state import one_listing
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

@@ -1,12 +1,8 @@
-"""Listing and reading raw files under a raw root that is a local folder or `s3://bucket/prefix`.
-
-A local raw root stays plain `glob`/`os` (fast, no fsspec). On S3 a source's files are found by
-one ListObjectsV2 listing per literal folder its patterns start with (`outputs/`, `decisions/`),
-matched against the patterns here; the listing gives each object's size and stamp, so planning
-never asks the store about one object at a time. S3 has no folder stamps to keep a listing
-between runs by (the local listing cache's trick): what can be saved is listing the same keys
-twice, so a caller that discovers every source (the "not recognised" list, `status`, the sensor)
-does it inside `one_listing`, which serves every listing of the root from one listing of it.
+"""Which raw files a source reads, and reading them, under a raw root that is a local folder or
+`s3://bucket/prefix`: a source's glob patterns matched against the raw tree's listing (raw_state.py:
+a local tree walked through the folders' stamps kept between builds; on S3 one listing per literal
+folder its patterns start with, `outputs/`, `decisions/`, whose entries carry each object's size
+and stamp, so planning never asks the store about one object at a time).
 """
 
 from __future__ import annotations
@@ -14,15 +10,18 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pipelines.sources.listing_cache import walk_files
+from pipelines.sources.raw_state import (
+    list_objects,
+    object_stamp,
+    object_store,
+    walk_files,
+)
 from pipelines.storage.uri import as_root, is_remote
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -31,7 +30,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 def local_matches(raw_root: Path, patterns: Iterable[str]) -> list[str]:
     """Relative paths of regular files under a local `raw_root` matching any glob pattern
     (as `glob.glob(recursive=True, include_hidden=True)`), sorted: the folders the patterns can
-    reach are walked once, skipping those unchanged since the last walk (listing_cache); inside
+    reach are walked once, skipping those unchanged since the last walk (raw_state.py); inside
     `only_among`, the given paths that match, without a walk."""
     patterns = sorted(set(patterns))
     matches = any_pattern(patterns).fullmatch
@@ -125,74 +124,6 @@ def listing_prefixes(patterns: Iterable[str]) -> list[str]:
 # ---------------------------------------------------------------- S3
 
 
-@cache
-def _store(root_uri: str, endpoint: str) -> Any:
-    from obstore.store import S3Store
-
-    from pipelines.storage.uri import _allow_http
-
-    return S3Store.from_url(root_uri, client_options={"allow_http": _allow_http()})
-
-
-def _store_for(root: Any) -> Any:
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL", "")
-    return _store(str(root).rstrip("/"), endpoint)
-
-
-def object_stamp(meta: dict) -> int:
-    """An object's `mtime_ns` for the ingest log: S3's Last-Modified has whole seconds, so the
-    e-tag's CRC fills the nanoseconds; an object rewritten within the same second with the same
-    size still gets a new stamp (and is re-read)."""
-    seconds = int(meta["last_modified"].timestamp())
-    tag = zlib.crc32(str(meta.get("e_tag") or "").encode()) % 1_000_000_000
-    return seconds * 1_000_000_000 + tag
-
-
-Listing = list[tuple[str, int, int]]  # (key relative to the root, size, stamp), sorted
-# root URI → its whole listing (None until first needed), inside `one_listing`
-_SHARED: ContextVar[dict[str, Listing | None] | None] = ContextVar(
-    "turnlake_listings", default=None
-)
-
-
-@contextmanager
-def one_listing(raw_root: Any) -> Iterator[None]:
-    """Inside, every listing of an S3 `raw_root` is cut from one listing of the whole root,
-    taken when first needed: what the block sees is the root as it was then (an object added or
-    rewritten later is seen by the next block or run). Nothing changes for a local root."""
-    key = str(raw_root).rstrip("/")
-    shared = _SHARED.get() or {}
-    if not is_remote(raw_root) or key in shared:
-        yield
-        return
-    token = _SHARED.set({**shared, key: None})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
-def _list(root: Any, prefix: str) -> Listing:
-    import obstore
-
-    from pipelines.storage.objects import ObjectRoot, _translated
-
-    with _translated(ObjectRoot.parse(str(root)), prefix):
-        batches = obstore.list(_store_for(root), prefix.rstrip("/") or None)
-        found = [(m["path"], m["size"], object_stamp(m)) for batch in batches for m in batch]
-    return sorted(found)
-
-
-def list_objects(root: Any, prefix: str = "") -> Listing:
-    """(key relative to `root`, size, stamp) of every object under `root/prefix`, sorted."""
-    shared, key = _SHARED.get() or {}, str(root).rstrip("/")
-    if key not in shared:
-        return _list(root, prefix)
-    if shared[key] is None:
-        shared[key] = _list(root, "")
-    return [entry for entry in shared[key] if entry[0].startswith(prefix)]
-
-
 def remote_matches(root: Any, patterns: list[str]) -> list[tuple[str, int, int]]:
     """`list_objects` of the keys matching any pattern: one listing per `listing_prefixes`
     (inside `only_among`, only the keys among its paths)."""
@@ -219,7 +150,7 @@ def read_object(path: Any, rel_path: str) -> bytes:
 
     root = remote_root_of(path, rel_path)
     with _translated(ObjectRoot.parse(root), rel_path):
-        return bytes(obstore.get(_store_for(root), rel_path).bytes())
+        return bytes(obstore.get(object_store(root), rel_path).bytes())
 
 
 def head_object(path: Any, rel_path: str) -> tuple[int, int]:
@@ -230,7 +161,7 @@ def head_object(path: Any, rel_path: str) -> tuple[int, int]:
 
     root = remote_root_of(path, rel_path)
     with _translated(ObjectRoot.parse(root), rel_path):
-        meta = obstore.head(_store_for(root), rel_path)
+        meta = obstore.head(object_store(root), rel_path)
     return meta["size"], object_stamp(meta)
 
 
@@ -273,7 +204,7 @@ def _holds_any(root: Any) -> bool:
     from pipelines.storage.objects import ObjectRoot, _translated
 
     with _translated(ObjectRoot.parse(str(root)), ""):
-        return any(len(batch) for batch in obstore.list(_store_for(root), None, chunk_size=1))
+        return any(len(batch) for batch in obstore.list(object_store(root), None, chunk_size=1))
 
 
 def upload_folder(folder: Path, raw_root: Any) -> int:

@@ -199,6 +199,6 @@ class Layout:
 
     @staticmethod
     def listing_cache(raw_root: str | os.PathLike[str]) -> Path:
-        """The listing cache of a local raw root (sources/listing_cache.py): the raw root's
+        """The listing cache of a local raw root (sources/raw_state.py): the raw root's
         folder and file names, in the local cache folder of that raw root."""
         return local_cache(os.path.abspath(raw_root)) / "listing"

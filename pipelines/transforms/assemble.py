@@ -11,8 +11,9 @@ partition is one partition, never a second way).
    partitions whose rows changed are rewritten. Its rows of the tables stored whole (contexts,
    quarantine, survey answers) are kept, before withholding, as its partition of `_piece_<table>`.
 3. The tables stored whole made again from every partition's pieces (withheld, content-addressed
-   contexts kept once, the parse quarantine added), then one publish with the partition map, the
-   row digests (`_partition_digests`, what gold reads) and the input digests.
+   contexts kept once, the parse quarantine added), then one publish with the partition map and
+   the record of each partition (`_partition_digests`: its row digest, what gold reads, and its
+   input digest, what the next plan compares).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pipelines.config.settings import Settings
 from pipelines.partitions import store
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import SILVER_KEYS, changed, digests
-from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE, chunks
+from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE, chunks, silver_record
 from pipelines.privacy.optouts import empty_optouts, load_optouts, withhold
 from pipelines.privacy.subjects import Footprint, rows_mask, subject_footprint
 from pipelines.runtime.faults import crash_point
@@ -47,7 +48,7 @@ from pipelines.transforms.build import (
     stamp_with_ingest_run,
     with_turn_counts,
 )
-from pipelines.transforms.plan import INPUTS_TABLE, PIECES, Plan, piece_table, plan_silver
+from pipelines.transforms.plan import PIECES, Plan, piece_table, plan_silver
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.units import UNIT, transform
@@ -291,7 +292,7 @@ def assemble_silver(
     plan = plan_silver(settings, times)
     optouts = load_optouts(settings.raw_root)[0]
     withheld = Withheld()
-    previous = None if plan.whole else store.previous_digests(layout, "silver")
+    previous = None if plan.whole else store.row_digests(layout, "silver")
     crash_point("silver:before_publish")
     versions: dict[str, int] = {}
     fresh: list[pl.DataFrame] = []
@@ -331,8 +332,7 @@ def assemble_silver(
     kept = [] if previous is None else [previous.filter(~pl.col(PARTITION).is_in(done))]
     frames = {
         MAP_TABLE: plan.partition_map,
-        DIGESTS_TABLE: pl.concat([*kept, *fresh]).sort(PARTITION),
-        INPUTS_TABLE: plan.digests,
+        DIGESTS_TABLE: silver_record(pl.concat([*kept, *fresh]), plan.digests),
         RAW_INPUTS: current_raw_inputs(layout),
     }
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld.rows)}

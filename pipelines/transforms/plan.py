@@ -31,7 +31,7 @@ from pipelines.config.settings import Settings
 from pipelines.ingest.log import read_log
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
 from pipelines.partitions.rows import SILVER_KEYS
-from pipelines.partitions.store import previous_map
+from pipelines.partitions.store import INPUTS, INPUTS_SCHEMA, input_digests, previous_map
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
 from pipelines.splits.assign import assign_splits
 from pipelines.storage import delta_cache
@@ -49,8 +49,6 @@ from pipelines.transforms.units import (
     unit_groups,
 )
 
-INPUTS_TABLE = "_partition_inputs"  # silver: each partition's input digest when it was made
-INPUTS_SCHEMA = pl.Schema({PARTITION: pl.String, "digest": pl.String})
 # tables stored whole (contexts, quarantine, survey answers): each partition's rows are kept in
 # `_piece_<table>`, partitioned, and the whole table is made again from them on every rebuild
 PIECES = ("contexts", "quarantine", "survey_answers")
@@ -75,7 +73,7 @@ class Plan:
     sources: dict[str, SourceUnits]
     partition_map: pl.DataFrame  # partitions/assign.py MAP_SCHEMA, every placement name
     units: pl.DataFrame  # source, unit, _partition, rows (bronze rows)
-    digests: pl.DataFrame  # INPUTS_SCHEMA: every partition now
+    digests: pl.DataFrame  # partitions/store.py INPUTS_SCHEMA: every partition now
     stale: list[str]  # partitions to transform (and those to empty)
     whole: bool  # no usable previous silver: the tables are rewritten whole
 
@@ -247,15 +245,12 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     )
     digests = per_partition.select(
         PARTITION,
-        digest=pl.col("_all").map_elements(lambda t: _sha(scheme + t), return_dtype=pl.String),
+        **{INPUTS: pl.col("_all").map_elements(lambda t: _sha(scheme + t), return_dtype=pl.String)},
     ).sort(PARTITION)
-    whole = not stored.exists(layout, "silver", INPUTS_TABLE) or left_behind(layout)
-    before = (
-        pl.DataFrame(schema=INPUTS_SCHEMA)
-        if whole
-        else stored.read(layout, "silver", INPUTS_TABLE, schema=INPUTS_SCHEMA)
-    )
-    same = digests.join(before, on=[PARTITION, "digest"], how="semi").get_column(PARTITION)
+    recorded = input_digests(layout)  # silver's record of each partition (partitions/store.py)
+    whole = recorded is None or left_behind(layout)
+    before = pl.DataFrame(schema=INPUTS_SCHEMA) if whole or recorded is None else recorded
+    same = digests.join(before, on=[PARTITION, INPUTS], how="semi").get_column(PARTITION)
     now = set(digests.get_column(PARTITION))
     gone = set(before.get_column(PARTITION)) - now
     stale = (now - set(same)) | gone

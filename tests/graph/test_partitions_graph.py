@@ -16,12 +16,11 @@ from pipelines.definitions import BUILD_JOB, build_definitions
 from pipelines.gold import GOLD_TABLES
 from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, plan
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE
+from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, MAP_TABLE, input_digests
 from pipelines.release.store.files import latest_release, read_manifest
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
-from pipelines.transforms.plan import INPUTS_TABLE
 from tests.graph._earlier_layout import store_whole
 
 KEY = "0123456789abcdef0123456789abcdef"
@@ -142,7 +141,7 @@ def incremental(world, built_once):
     raw, data = demo_built(built_once, 4, to=tmp / "incremental")
     layout = Layout(data)
     before = {
-        "inputs": stored.read(layout, "silver", INPUTS_TABLE),
+        "inputs": input_digests(layout),
         "map": stored.read(layout, "silver", MAP_TABLE),
         "silver": stored.read(layout, "silver", DIGESTS_TABLE),
         "gold": stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True),
@@ -189,8 +188,8 @@ def test_rebuild_transforms_only_the_new_batch_and_the_late_feedbacks_partition(
     batch's partitions (the two new conversations) and of the old partition of the conversation
     the late event rates change, no other partition's."""
     data, before, _ = incremental
-    after = stored.read(Layout(data), "silver", INPUTS_TABLE)
-    moved = after.join(before["inputs"], on=["_partition", "digest"], how="anti")
+    after = input_digests(Layout(data))
+    moved = after.join(before["inputs"], on=["_partition", INPUTS], how="anti")
     after_map = stored.read(Layout(data), "silver", MAP_TABLE)
     new = after_map.join(before["map"], on="group_id", how="anti")
     assert set(new.get_column("_partition").str.slice(0, 6)) == {"b00001"}
@@ -199,7 +198,7 @@ def test_rebuild_transforms_only_the_new_batch_and_the_late_feedbacks_partition(
     old_partition = before["map"].filter(pl.col("group_id") == late)["_partition"].item()
     assert old_partition.startswith("b00000-")
     assert set(moved.get_column("_partition")) == {old_partition, *new["_partition"]}
-    unchanged = before["inputs"].join(after, on=["_partition", "digest"], how="semi")
+    unchanged = before["inputs"].join(after, on=["_partition", INPUTS], how="semi")
     assert unchanged.height == before["inputs"].height - 1  # every other partition as it was
 
 

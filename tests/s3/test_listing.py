@@ -5,7 +5,7 @@ listing."""
 from __future__ import annotations
 
 from pipelines.ingest.claimed import unrecognised_files
-from pipelines.sources import listing
+from pipelines.sources import listing, raw_state
 from pipelines.sources.base import find_raw_files
 from pipelines.storage.uri import as_root
 from tests.s3.conftest import put_objects
@@ -60,7 +60,7 @@ def test_a_rewritten_object_has_a_new_stamp_in_the_next_listing_not_inside_one(s
         found = find_raw_files("oasst", root, ["oasst/**/*.jsonl"])
         return {f.rel_path: (f.size, f.mtime_ns) for f in found}
 
-    with listing.one_listing(root):
+    with raw_state.one_listing(root):
         before = stamps()
         bucket, _, prefix = s3_root.uri.removeprefix("s3://").partition("/")
         client.put_object(Bucket=bucket, Key=f"{prefix}/{key}", Body=b"[]\n")  # same size

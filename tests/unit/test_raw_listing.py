@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.config.settings import Settings
 from pipelines.ingest.incremental import ingest_source
-from pipelines.sources import listing_cache
+from pipelines.sources import raw_state
 from pipelines.sources.listing import all_local_files, local_matches
 
 TREE = [
@@ -37,7 +37,7 @@ PAST_THE_RACY_WINDOW = 0.3
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TURNLAKE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(listing_cache, "RACY_NS", RACY_NS)
+    monkeypatch.setattr(raw_state, "RACY_NS", RACY_NS)
 
 
 def _tree(root: Path, files: list[str]) -> Path:
@@ -65,13 +65,13 @@ def test_matches_are_globs_matches_hidden_included(tmp_path):
 
 def _count_reads(monkeypatch) -> list[str]:
     reads: list[str] = []
-    read = listing_cache._read_folder
+    read = raw_state._read_folder
 
     def counted(path: str, skip_hidden: bool):
         reads.append(path)
         return read(path, skip_hidden)
 
-    monkeypatch.setattr(listing_cache, "_read_folder", counted)
+    monkeypatch.setattr(raw_state, "_read_folder", counted)
     return reads
 
 
@@ -136,7 +136,7 @@ def test_another_engine_reads_the_tree_again_and_replaces_the_old_engines_cache(
     before = sorted(p.name for p in folder.rglob("*.json"))
     assert len(before) == 2
 
-    monkeypatch.setattr(listing_cache, "engine_digest", lambda: "another-engine-digest")
+    monkeypatch.setattr(raw_state, "engine_digest", lambda: "another-engine-digest")
     reads = _count_reads(monkeypatch)
     assert len(local_matches(root, PATTERNS)) == 6
     assert reads  # the old engine's listing is not trusted

@@ -25,7 +25,7 @@ from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
-from pipelines.partitions.store import DIGESTS_TABLE
+from pipelines.partitions.store import row_digests
 from pipelines.privacy.known_names import known_names
 from pipelines.release.build.frames import (
     KEY_SCHEMA,
@@ -63,12 +63,11 @@ class Partition:
 
 def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[Partition]:
     """Every placed partition of the silver snapshot in force, with its input digest."""
-    if not stored.exists(layout, "silver", DIGESTS_TABLE, as_of):
+    silver = row_digests(layout, "silver", as_of)
+    if silver is None:
         return [_one_partition(layout, as_of)]
-    silver = stored.read(layout, "silver", DIGESTS_TABLE, as_of, schema=DIGESTS_SCHEMA)
-    gold = pl.DataFrame(schema={PARTITION: pl.String, "digest": pl.String})
-    if stored.exists(layout, "gold", DIGESTS_TABLE, as_of):
-        gold = stored.read(layout, "gold", DIGESTS_TABLE, as_of, with_partition=True)
+    gold = row_digests(layout, "gold", as_of)
+    gold = pl.DataFrame(schema=DIGESTS_SCHEMA) if gold is None else gold
     joined = silver.join(
         gold.select(PARTITION, gold=pl.col("digest")), on=PARTITION, how="left"
     ).filter(pl.col(PARTITION) != UNPLACED)
