@@ -27,9 +27,9 @@ than a quarter of `episodes_per_partition` (BIG_SHARE; one rater or actor across
 source: most nights add to it, and the groups sharing its slice were transformed again with it),
 and, in a batch of more than one slice, the clusters that give no episode (orphan events, PRAR
 runs: rows that later files add to), one slice for all of them. Measured on the 100 MB bench
-mix: its 1 % night transformed 4 of 9 partitions again, 28.8 k of 52 k bronze rows, 9.7 k of
+mix: its 1 % night transformed 4 of 9 partitions again, 28.8 k of 52 k bronze rows, 9.6 k of
 them other groups sharing the slices of the two giant groups (2 551 and 934 episodes; the next
-biggest has 11) and 4.3 k a slice holding one orphan rating.
+biggest has 11) and 4.5 k a slice holding one orphan rating; now 4 of 10, 15.0 k rows.
 """
 
 from __future__ import annotations
