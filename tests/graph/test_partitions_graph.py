@@ -124,13 +124,21 @@ def test_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once)
     maps = [stored.read(Layout(d), "silver", MAP_TABLE) for d in (s1, s8, sa)]
     assert maps[0].get_column("_partition").n_unique() == 1  # one batch, one slice: every split
     assert maps[1].get_column("_partition").n_unique() == 8
-    # sized: ceil(episodes / 40) slices of the batch, counted here by hand (no group of the demo
-    # holds more than 40 episodes, so none is capped)
-    episodes = stored.read(Layout(sa), "silver", "episodes").select("group_id")
-    assert episodes.group_by("group_id").len().get_column("len").max() <= 40
-    count = -(-episodes.height // 40)
-    shards = {int(k.rsplit("-s", 1)[1]) for k in maps[2].get_column("_partition").unique()}
-    assert max(shards) == count - 1  # the last slice is used
+    # sized, counted here by hand, group by group: a group of more than 10 episodes (a quarter
+    # of 40; none in the demo) gets a slice of its own, by name, after ceil(episodes of the
+    # others / 40) bucket slices; the groups that give no episode (orphan events, PRAR runs)
+    # share the slice after those
+    episodes = stored.read(Layout(sa), "silver", "episodes").group_by("group_id").len()
+    big = sorted(episodes.filter(pl.col("len") > 10).get_column("group_id").to_list())
+    count = -(-episodes.filter(pl.col("len") <= 10).get_column("len").sum() // 40)
+    shard = pl.col("_partition").str.split("-s").list.last().cast(pl.Int64)
+    placed = maps[2].select("group_id", shard=shard)
+    spread = placed.join(episodes, on="group_id").filter(~pl.col("group_id").is_in(big))
+    assert spread.get_column("shard").max() == count - 1  # the last slice is used
+    by_name = dict(placed.filter(pl.col("group_id").is_in(big)).iter_rows())
+    assert [by_name[g] for g in big] == list(range(count, count + len(big)))
+    loose = placed.join(episodes, on="group_id", how="anti").get_column("shard")
+    assert set(loose) == {count + len(big)}
 
 
 @pytest.fixture(scope="module")

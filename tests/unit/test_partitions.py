@@ -80,17 +80,17 @@ def _sized(rows: list[tuple[str, int, str, int]]) -> pl.DataFrame:
 
 
 def test_auto_gives_a_batch_one_shard_per_target_episodes_over_all_splits():
-    # 12 train + 3 test episodes / 5 per partition → 3 slices of 10000/3 buckets; d and e (test)
-    # share the last with c (train)
-    groups = [("a", 0, "train", 4), ("b", 3334, "train", 4), ("c", 6667, "train", 4)]
-    groups += [("d", 8000, "test", 1), ("e", 9999, "test", 2)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
+    # 14 train + 7 test episodes / 20 per partition → 2 slices of 5000 buckets; d and e (test)
+    # share the last with c (train); no group holds more than a quarter of 20
+    groups = [("a", 0, "train", 5), ("b", 4999, "train", 5), ("c", 5000, "train", 4)]
+    groups += [("d", 8000, "test", 5), ("e", 9999, "test", 2)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
         "a": "b00000-s00",
-        "b": "b00000-s01",
-        "c": "b00000-s02",
-        "d": "b00000-s02",
-        "e": "b00000-s02",
+        "b": "b00000-s00",
+        "c": "b00000-s01",
+        "d": "b00000-s01",
+        "e": "b00000-s01",
     }
 
 
@@ -101,32 +101,82 @@ def test_auto_makes_a_small_batch_of_several_splits_one_partition():
     assert set(mapped.get_column("_partition")) == {"b00000-s00"}
 
 
-def test_auto_counts_a_group_bigger_than_the_target_as_one_partition():
-    # a holds 100 episodes (> 5: one slice whatever its size) + b, c 5 each → 15 → 3 slices
-    # (uncapped: 110 / 5 = 22 slices, most of them empty)
+def test_auto_gives_a_group_bigger_than_the_target_one_partition_of_its_own():
+    # a holds 100 episodes (> 20): a slice of its own whatever its size, after the bucket slices;
+    # b, c, d 5 each (a quarter of 20, not more) → 15 / 20 → 1 slice: b, c, d s00, a s01
+    # (uncapped: 115 / 20 = 6 slices, most of them empty; a spread by its bucket 0 would share
+    # s00 with b, c, d, which every night that adds to a would transform again)
     groups = [("a", 0, "train", 100), ("b", 3334, "train", 5), ("c", 7999, "train", 5)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 5)
+    groups += [("d", 9999, "test", 5)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "a": "b00000-s01",
+        "b": "b00000-s00",
+        "c": "b00000-s00",
+        "d": "b00000-s00",
+    }
+
+
+def test_auto_gives_each_big_group_its_own_partition_in_the_order_of_their_names():
+    # x (6) and y (7) hold more than a quarter of the target 20: slices of their own, by name,
+    # after the one bucket slice that b (1 episode) takes: b s00, x s01, y s02
+    groups = [("y", 0, "train", 7), ("b", 9000, "test", 1), ("x", 5000, "train", 6)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "b": "b00000-s00",
+        "x": "b00000-s01",
+        "y": "b00000-s02",
+    }
+
+
+def test_auto_puts_the_groups_giving_no_episode_of_a_batch_of_several_slices_together():
+    # b, c, d, e 5 episodes each, f 1 → 21 / 20 → 2 bucket slices; o, p give none (orphan
+    # events): one slice of their own, s02, not s00 / s01 beside the others (a later file adding
+    # to o would transform b again)
+    groups = [("b", 0, "train", 5), ("o", 1, "train", 0), ("c", 9999, "test", 5)]
+    groups += [("p", 9998, "test", 0), ("d", 2, "train", 5), ("e", 9997, "test", 5)]
+    groups += [("f", 4999, "train", 1)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
+    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+        "b": "b00000-s00",
+        "c": "b00000-s01",
+        "d": "b00000-s00",
+        "e": "b00000-s01",
+        "f": "b00000-s00",
+        "o": "b00000-s02",
+        "p": "b00000-s02",
+    }
+
+
+def test_auto_keeps_the_groups_giving_no_episode_in_a_batch_of_one_slice():
+    # a night's batch of 3 episodes (one slice): its orphans share that slice, no second one
+    groups = [("b", 0, "train", 3), ("o", 9999, "test", 0)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
+    assert set(mapped.get_column("_partition")) == {"b00000-s00"}
+
+
+def test_fixed_shards_spread_big_groups_and_orphans_by_bucket():
+    # shards = 2: N slices of the bucket range, whatever the episodes
+    groups = [("a", 0, "train", 100), ("o", 9999, "test", 0), ("b", 5000, "train", 1)]
+    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 2, 5)
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
         "a": "b00000-s00",
         "b": "b00000-s01",
-        "c": "b00000-s02",
+        "o": "b00000-s01",
     }
 
 
 def test_auto_sizes_a_later_batch_on_its_own_and_keeps_the_groups_already_assigned():
-    first = assign_partitions(
-        _sized([("a", 7999, "train", 5), ("b", 0, "train", 5)]),
-        pl.DataFrame(schema=MAP_SCHEMA),
-        CONFIG,
-        "auto",
-        5,
-    )
+    # 5 groups of 5, 5, 5, 5, 1 episodes / 20 → 2 slices: a (7999) in the 2nd
+    groups = [("a", 7999, "train", 5), ("b", 0, "train", 5), ("c", 1, "train", 5)]
+    groups += [("d", 2, "train", 5), ("e", 3, "train", 1)]
+    first = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
     first = first.filter(pl.col("group_id") == "a")
-    assert first.row(0, named=True)["_partition"] == "b00000-s01"  # 2 slices: 7999 in the 2nd
-    # a small batch (z: 1 episode; a's 10 more do not count) gets 1 slice; a new target (6)
+    assert first.row(0, named=True)["_partition"] == "b00000-s01"
+    # a small batch (z: 1 episode; a's 10 more do not count) gets 1 slice; a new target (24)
     # sizes only the new batch
     second = assign_partitions(
-        _sized([("a", 7999, "train", 10), ("z", 7999, "train", 1)]), first, CONFIG, "auto", 6
+        _sized([("a", 7999, "train", 10), ("z", 7999, "train", 1)]), first, CONFIG, "auto", 24
     )
     assert dict(second.select("group_id", "_partition").iter_rows()) == {
         "a": "b00000-s01",
@@ -180,19 +230,19 @@ def test_a_cluster_takes_the_earliest_partition_of_its_groups_and_a_new_group_jo
 
 
 def test_auto_weighs_a_cluster_by_all_its_groups_episodes():
-    # a + b are one cluster of 10 episodes (capped at the target: 5), c has 1 → 6 / 5 → 2
-    # slices (groups weighed alone: 5 + 5 + 1 → 3); the cluster goes by a's bucket 0 → s00
-    groups = [("a", 0, "train", 5), ("b", 9999, "test", 5), ("c", 7000, "train", 1)]
+    # a + b are one cluster of 6 episodes, more than a quarter of the target 20 (a or b alone, 3,
+    # is not): a slice of its own, s01, after the one bucket slice that c (1 episode) takes
+    groups = [("a", 0, "train", 3), ("b", 9999, "test", 3), ("c", 7000, "train", 1)]
     mapped = assign_partitions(
         _sized(groups),
         pl.DataFrame(schema=MAP_SCHEMA),
         CONFIG,
         "auto",
-        5,
+        20,
         clusters=_clusters([("a", "k"), ("b", "k")]),
     )
     assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
-        "a": "b00000-s00",
-        "b": "b00000-s00",
-        "c": "b00000-s01",
+        "a": "b00000-s01",
+        "b": "b00000-s01",
+        "c": "b00000-s00",
     }
