@@ -1,8 +1,8 @@
 """Known names (known_names.py) redacted in a frame's texts, each in the rows of the episode that
 knows it: found in Polars (one Rust regex of the frame's names over its distinct texts, joined with
 each text's episodes); Python rewrites only the (episode, text) pairs that hold a name of their own
-episode. A text whose rewrite is the same in every episode it occurs in (the common case) is
-replaced in one column-wide pass; the rest episode by episode.
+episode, and the rewrites are put back by joining each string leaf on its (episode, text): one
+plan per column, whatever the number of episodes.
 
 One code path for every reader that shows released text: the release's privatize step
 (pipelines/release/privatize/privatize.py) and the decision tools (pipelines/decisions/), which show
@@ -16,7 +16,7 @@ from collections.abc import Collection
 import polars as pl
 
 from pipelines.privacy.known_names import NAMES_SCHEMA, rewrite, word_pattern
-from pipelines.privacy.text_leaves import replace_strings
+from pipelines.privacy.text_leaves import replace_keyed_strings
 
 KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
 
@@ -67,7 +67,7 @@ def redact_known_names(
         .select("episode_id", "value", "cleaned", "hits")
     )
     total = leaves.join(changes, on=["episode_id", "value"]).get_column("hits").sum()
-    return _apply(frame, textual, episodes, leaves, changes), int(total or 0)
+    return _apply(frame, textual, episodes, changes), int(total or 0)
 
 
 def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
@@ -97,40 +97,10 @@ def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _apply(
-    frame: pl.DataFrame,
-    textual: list[str],
-    episodes: pl.Series,
-    leaves: pl.DataFrame,
-    changes: pl.DataFrame,
+    frame: pl.DataFrame, textual: list[str], episodes: pl.Series, changes: pl.DataFrame
 ) -> pl.DataFrame:
-    """Replaces each changed text: one pass for texts changed alike in every episode they occur in,
-    then episode by episode for the rest (a text in two episodes of which one knows the name)."""
-    occurrences = leaves.unique().join(changes, on=["episode_id", "value"], how="left")
-    alike = (
-        occurrences.group_by("value")
-        .agg(pl.col("cleaned").n_unique(), pl.col("cleaned").null_count().alias("unchanged"))
-        .filter(pl.col("cleaned") == 1, pl.col("unchanged") == 0)
-        .select("value")
-    )
-    uniform = changes.join(alike, on="value", how="semi").unique("value")
-    frame = _replaced(frame, textual, uniform)
-    rest = changes.join(alike, on="value", how="anti")
-    if rest.height == 0:
-        return frame
-    rows = frame.with_columns(_episode=episodes).with_row_index("_row")
-    mixed = pl.col("_episode").is_in(rest.get_column("episode_id").unique()).fill_null(False)
-    parts = [rows.filter(~mixed)]
-    # split once: filtering every row once per episode cost O(rows × episodes)
-    own_rows = rows.filter(mixed).partition_by("_episode", as_dict=True)
-    for (episode,), episode_changes in rest.partition_by("episode_id", as_dict=True).items():
-        parts.append(_replaced(own_rows[(episode,)], textual, episode_changes))
-    return pl.concat(parts).sort("_row").drop("_row", "_episode")
-
-
-def _replaced(frame: pl.DataFrame, textual: list[str], changes: pl.DataFrame) -> pl.DataFrame:
-    if changes.height == 0:
-        return frame
-    old, new = changes.get_column("value"), changes.get_column("cleaned")
-    return frame.with_columns(
-        replace_strings(pl.col(c), frame.schema[c], old, new).alias(c) for c in textual
+    """Replaces each changed text in the rows of the episode it changed in, in one plan per
+    column (a text in two episodes of which one knows the name changes in that one's rows only)."""
+    return replace_keyed_strings(
+        frame, textual, episodes, changes.select("episode_id", "value", "cleaned")
     )

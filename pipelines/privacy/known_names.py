@@ -100,13 +100,47 @@ def word_pattern(names: list[str]) -> str:
 
 
 def rewrite(text: str, names: list[str]) -> tuple[str, int]:
-    """`text` with each of `names` as a whole word replaced by [PERSON], and how many were: confirms
-    the candidates `word_pattern` found in Polars."""
-    return _compiled(tuple(names)).subn(PLACEHOLDER, text)
+    """`text` with each of `names` as a whole word replaced by [PERSON], and how many were:
+    `name_pattern`'s substitution exactly, found without its look-arounds. A plain search of the
+    names (longest first, in C) finds each candidate; Python confirms only those, checking the
+    characters on either side (a regex that starts with a look-behind is tried at every place of
+    the text)."""
+    search, order = _compiled(tuple(names))
+    if not order:
+        return text, 0
+    pieces: list[str] = []
+    kept = count = at = 0
+    while (found := search.search(text, at)) is not None:
+        start, end = found.span()
+        at = start + 1
+        if start and _in_word(text[start - 1]):
+            continue  # no name starts here: the look-behind holds for all or none
+        if end < len(text) and _in_word(text[end]):
+            # the longest-first alternation tries the shorter names here before moving on
+            end = next((start + len(n) for n in order if _whole_at(text, start, n)), -1)
+            if end < 0:
+                continue
+        pieces += [text[kept:start], PLACEHOLDER]
+        kept = at = end
+        count += 1
+    if not count:
+        return text, 0
+    return "".join([*pieces, text[kept:]]), count
+
+
+def _in_word(char: str) -> bool:
+    """Whether `char` is in `_EDGE` (Python's `\\w` is `str.isalnum()` and `_`)."""
+    return char.isalnum() or char in "_'’-"
+
+
+def _whole_at(text: str, start: int, name: str) -> bool:
+    end = start + len(name)
+    return text.startswith(name, start) and (end == len(text) or not _in_word(text[end]))
 
 
 @lru_cache(maxsize=4096)
-def _compiled(names: tuple[str, ...]) -> re.Pattern[str]:
-    """An episode's names come back with each of its texts: compiled once (re's own cache holds
-    512 patterns and the pattern string was built again for every text)."""
-    return re.compile(name_pattern(list(names)))
+def _compiled(names: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """An episode's names come back with each of its texts: their search compiled once, and the
+    names in the order the alternation tries them."""
+    order = tuple(sorted({n for n in names if n}, key=lambda n: (-len(n), n)))
+    return re.compile("|".join(map(re.escape, order))), order

@@ -55,3 +55,57 @@ def replace_strings(expr: pl.Expr, dtype: pl.DataType, old: pl.Series, new: pl.S
         ]
         return expr.struct.with_fields(fields)
     return expr
+
+
+# Column names of the frames `replace_keyed_strings` joins (none of a dataset's own).
+_KEY, _VALUE, _CLEANED, _ROW = "_leaf_key", "_leaf_value", "_leaf_cleaned", "_leaf_row"
+
+
+def replace_keyed_strings(
+    frame: pl.DataFrame, columns: list[str], keys: pl.Series, changes: pl.DataFrame
+) -> pl.DataFrame:
+    """`frame` with every string leaf of `columns` (at any depth) replaced by `cleaned` where
+    `changes` (key, value, cleaned; unique by key and value) has its row's key (`keys`: one per
+    row) and its value; nulls, other values and the dtypes stay as they are. One join per leaf
+    path of a column, whatever the number of keys: lists are exploded and put back together."""
+    lookup = changes.select(
+        pl.col(changes.columns[0]).alias(_KEY),
+        pl.col(changes.columns[1]).alias(_VALUE),
+        pl.col(changes.columns[2]).alias(_CLEANED),
+    )
+    keys = keys.rename(_KEY)
+    return frame.with_columns(_keyed(keys, frame.get_column(c), lookup).alias(c) for c in columns)
+
+
+def _keyed(keys: pl.Series, values: pl.Series, lookup: pl.DataFrame) -> pl.Series:
+    dtype = values.dtype
+    both = pl.DataFrame([keys, values.rename(_VALUE)])
+    if dtype == pl.String:
+        joined = both.join(lookup, on=[_KEY, _VALUE], how="left", maintain_order="left")
+        return joined.select(pl.coalesce(_CLEANED, _VALUE)).to_series()
+    if isinstance(dtype, pl.List):
+        # an empty or null list is left as it is; the others exploded, their elements replaced
+        # (one row each), and gathered again in their order
+        rows = both.with_row_index(_ROW)
+        longer = rows.filter(pl.col(_VALUE).list.len() > 0).explode(_VALUE)
+        longer = longer.with_columns(_keyed(longer[_KEY], longer[_VALUE], lookup).alias(_VALUE))
+        gathered = longer.group_by(_ROW, maintain_order=True).agg(pl.col(_VALUE))
+        back = rows.select(_ROW, _VALUE).join(
+            gathered.rename({_VALUE: "_new"}), on=_ROW, how="left", maintain_order="left"
+        )
+        length = pl.col(_VALUE).list.len()
+        return back.select(
+            pl.when(length > 0).then(pl.col("_new")).otherwise(pl.col(_VALUE))
+        ).to_series()
+    if isinstance(dtype, pl.Struct):
+        fields = {
+            f"_field{i}": _keyed(keys, values.struct.field(f.name), lookup)
+            for i, f in enumerate(dtype.fields)
+            if is_textual(f.dtype)
+        }
+        named = {f"_field{i}": f.name for i, f in enumerate(dtype.fields)}
+        holder = pl.DataFrame([values.rename(_VALUE), *(s.rename(n) for n, s in fields.items())])
+        return holder.select(
+            pl.col(_VALUE).struct.with_fields(pl.col(n).alias(named[n]) for n in fields)
+        ).to_series()
+    return values

@@ -4,11 +4,14 @@ that episode's texts, and only there (pipelines/privacy/known_names.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.privacy.known_name_redaction import redact_known_names
-from pipelines.privacy.known_names import known_names
+from pipelines.privacy.known_names import PLACEHOLDER, known_names, name_pattern, rewrite
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize.privatize import privatize
 
@@ -135,3 +138,28 @@ def test_a_name_inside_another_episodes_longer_name_is_found_and_rows_without_ep
         (None, "Ann said"),
     ]
     assert hits == 2
+
+
+# Names that are prefixes, suffixes and pieces of each other, with spaces, hyphens and apostrophes;
+# texts of them glued by letters, digits and other word characters Python's \w holds (é, ², ٣).
+NAMES = ["Ann", "Anna", "Mary Ann", "Mary", "Jean-Luc", "Jean", "O'Neil", "Neil"]
+PIECES = [*NAMES, " ", "  ", "-", "'", "’", "_", ".", ",", "x", "é", "²", "٣", "7", "[", "\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=14).map("".join),
+    st.lists(st.sampled_from(NAMES), min_size=1, max_size=4),
+)
+def test_rewrite_is_the_whole_word_regex_exactly(text: str, names: list[str]) -> None:
+    # the regex (look-arounds, longest name first) is the rule; rewrite confirms the candidates
+    # a plain search finds
+    assert rewrite(text, names) == re.compile(name_pattern(names)).subn(PLACEHOLDER, text)
+
+
+def test_rewrite_tries_a_shorter_name_where_a_longer_one_runs_into_a_word() -> None:
+    text = "Mary Anne met Mary Ann, JoAnn and Ann-Marie; Ann Ann"
+    assert rewrite(text, ["Ann", "Mary", "Mary Ann"]) == (
+        "[PERSON] Anne met [PERSON], JoAnn and Ann-Marie; [PERSON] [PERSON]",
+        4,
+    )

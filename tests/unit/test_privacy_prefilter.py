@@ -286,3 +286,14 @@ def test_caseless_matches_what_python_ignorecase_matches() -> None:
         frame = pl.DataFrame({"v": variants})
         rust = frame.select(pl.col("v").str.contains(caseless(word))).to_series().to_list()
         assert all(r or not python.search(v) for v, r in zip(variants, rust, strict=True)), word
+
+
+def test_digit_gates_run_on_the_texts_with_a_digit_and_land_on_their_own_text() -> None:
+    texts = ["see www.a.io", "call +1 415 555 0100", "see www.b.io", "fax +1 415 555 0199"]
+    found = dict(gated(pl.Series(texts), [], CONFIG))
+    digit_kinds = {"ip", "phone", "money", "card", "iban", "national_id", "address"}
+    assert found["see www.a.io"] == found["see www.b.io"] == {"url"}
+    assert "phone" in found["call +1 415 555 0100"]
+    assert "phone" in found["fax +1 415 555 0199"]
+    assert not (found["call +1 415 555 0100"] | found["fax +1 415 555 0199"]) & {"url"}
+    assert all(not found[t] & digit_kinds for t in ("see www.a.io", "see www.b.io"))
