@@ -43,3 +43,15 @@ def test_ingest_parses_with_the_collector_paused_and_workers_can_pickle_it() -> 
 
     assert tasks.write_in_batches.__wrapped__ is not None
     assert pickle.loads(pickle.dumps(tasks._parse_chunk)) is tasks._parse_chunk
+
+
+def test_the_console_script_starts_first_generation_passes_less_often() -> None:
+    from pipelines.cli.entry import main
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 7, 9)
+        assert main(["--help"]) == 0
+        assert gc.get_threshold() == (50_000, 7, 9)  # the older generations' as they were
+    finally:
+        gc.set_threshold(*before)
