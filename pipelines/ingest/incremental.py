@@ -22,12 +22,11 @@ from datetime import UTC, datetime
 from pipelines.config.settings import Settings
 from pipelines.ingest import claimed
 from pipelines.ingest.append import may_append
-from pipelines.ingest.log import INGEST_LOG_SCHEMA, log_exists, read_log, write_log
+from pipelines.ingest.log import log_exists, log_frame, read_log, write_log
 from pipelines.ingest.parse import IngestContext, file_id, read_raw
 from pipelines.ingest.tasks import write_in_batches
 from pipelines.privacy.forget import forgotten_ids, mentions_text
 from pipelines.runtime.faults import crash_point
-from pipelines.schemas import frame_from_rows
 from pipelines.sources import adapter
 from pipelines.sources.base import RawFile
 from pipelines.storage.engine import code_closure_digest, package_modules
@@ -215,6 +214,6 @@ def ingest_source(
         report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
     crash_point("ingest:before_log")
     if plan.log_changes or not log_exists(layout, source):
-        write_log(layout, source, frame_from_rows(log_rows, INGEST_LOG_SCHEMA).sort("file"))
+        write_log(layout, source, log_frame(log_rows).sort("file"))
     crash_point("ingest:after_log")
     return report

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
 from pipelines.ingest.batches import QUARANTINE_PART, part_files, part_table
+from pipelines.schemas import frame_from_rows
 from pipelines.schemas.bronze import bronze_models
 from pipelines.storage import bronze
 from pipelines.storage.files import remove_file, scan_parquet
@@ -39,6 +41,20 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "missing_since": pl.Datetime("us", "UTC"),
     }
 )
+
+
+_ARROW_LOG_SCHEMA = pl.DataFrame(schema=INGEST_LOG_SCHEMA).to_arrow().schema
+
+
+def log_frame(rows: list[dict]) -> pl.DataFrame:
+    """Log rows (dicts; keys outside the log's schema are left out) as a frame of exactly its
+    schema. Through Arrow's converter, in C: Polars' row constructor walked the ~100 k rows of a
+    corpus of tiny files in Python (1.09 → 0.34 s, the same frame); a value of another type
+    (never made by the ingest) falls back to Polars, which casts it."""
+    try:
+        return pl.from_arrow(pa.Table.from_pylist(rows, schema=_ARROW_LOG_SCHEMA))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return frame_from_rows(rows, INGEST_LOG_SCHEMA)
 
 
 def _log_table(layout: Layout, source: str) -> str:

@@ -5,6 +5,7 @@ parts of big files: ingest/parts.py) in worker processes when there is much to p
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -63,10 +64,20 @@ def file_id(fingerprint: str, version: str, settings_key: str) -> str:
 def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int, int]:
     """Bytes (None when over the size limit), fingerprint, size and modification time (taken
     before reading, so a write during the read shows as a change next time) of a raw file."""
-    size, mtime_ns = file.stat()  # an object's: from the listing that found it
-    if size > settings.limits.max_file_bytes:
-        return None, f"size:{size}:mtime:{mtime_ns}", size, mtime_ns
-    data = file.read_bytes()
+    if file.is_remote or file.size is not None:
+        size, mtime_ns = file.stat()  # an object's: from the listing that found it
+        if size > settings.limits.max_file_bytes:
+            return None, f"size:{size}:mtime:{mtime_ns}", size, mtime_ns
+        data = file.read_bytes()
+        return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
+    # A local file: its stat from the open file, so the path is looked up once (a corpus of
+    # ~100 k tiny files: 19 → 15 µs CPU per file read).
+    with open(file.path, "rb") as stream:
+        stat = os.fstat(stream.fileno())
+        size, mtime_ns = stat.st_size, stat.st_mtime_ns
+        if size > settings.limits.max_file_bytes:
+            return None, f"size:{size}:mtime:{mtime_ns}", size, mtime_ns
+        data = stream.read()
     return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
 
 
