@@ -183,27 +183,68 @@ def _tallies(rows: pl.LazyFrame, item: pl.Expr) -> pl.LazyFrame:
 
 def krippendorff_alpha(found: pl.DataFrame, level: str) -> float:
     """Alpha of ratings `found` (item, value, count: how many raters gave the item that value;
-    values are labels when nominal, numbers written as text otherwise) with the `krippendorff`
-    package, from its items × values count matrix."""
-    import krippendorff  # numpy-heavy: imported where alpha is computed
+    values are labels when nominal, numbers written as text otherwise): 1 − D_o / D_e over the
+    coincidences of the values within each item and across all pairable values (Krippendorff,
+    "Computing Krippendorff's alpha-reliability", 2011).
 
-    key = pl.col("value") if level == NOMINAL else pl.col("value").cast(pl.Float64)
-    coded = found.with_columns(
-        _item=pl.col("item").rank("dense").cast(pl.Int64) - 1,
-        _value=key.rank("dense").cast(pl.Int64) - 1,
+    Nominal, interval and ordinal distances add up in closed form per item; ratio distances
+    pair the values within each item, and the distinct values across items a block at a time.
+    (The `krippendorff` package builds items × values × values arrays instead: gigabytes and
+    most of a build's CPU for thousands of items with hundreds of distinct values.)"""
+    rated = found.select("item", "value", count=pl.col("count").cast(pl.Float64)).filter(
+        pl.col("count").sum().over("item") >= 2  # an item counts with a pair of ratings
     )
-    domain = coded.select(key.alias("v"), "_value").unique().sort("_value").get_column("v")
-    matrix = np.zeros((coded.get_column("_item").max() + 1, domain.len()))
-    np.add.at(
-        matrix,
-        (coded.get_column("_item").to_numpy(), coded.get_column("_value").to_numpy()),
-        coded.get_column("count").to_numpy(),
-    )
-    return float(
-        krippendorff.alpha(
-            value_counts=matrix, value_domain=domain.to_list(), level_of_measurement=level
+    number = pl.lit(None, pl.Float64) if level == NOMINAL else pl.col("value").cast(pl.Float64)
+    rated = rated.with_columns(x=number)
+    totals = rated.group_by("value").agg(pl.col("count").sum(), pl.col("x").first())
+    if level == ORDINAL:  # two ranks are as far apart as their midranks among all values
+        totals = totals.sort("x").with_columns(x=pl.col("count").cum_sum() - pl.col("count") / 2)
+        rated = rated.drop("x").join(totals.select("value", "x"), on="value")
+    if level == RATIO:
+        per_item = _ratio_pairs_per_item(rated)
+        across = _ratio_pairs(
+            totals.get_column("x").to_numpy(), totals.get_column("count").to_numpy()
         )
-    )
+    else:
+        per_item = rated.group_by("item").agg(m=pl.col("count").sum(), apart=_pairs_apart(level))
+        across = totals.select(_pairs_apart(level)).item()
+    observed = (per_item.get_column("apart") / (per_item.get_column("m") - 1)).sum()
+    expected = across / (totals.get_column("count").sum() - 1)
+    return float(1 - observed / expected)
+
+
+def _pairs_apart(level: str) -> pl.Expr:
+    """Σ over ordered pairs of a group's ratings of their squared distance: m² − Σ n_c² for
+    labels, 2·m·Σ n_c·(x_c − x̄)² for numbers (m ratings, n_c of value c)."""
+    m = pl.col("count").sum()
+    if level == NOMINAL:
+        return m**2 - (pl.col("count") ** 2).sum()
+    mean = (pl.col("count") * pl.col("x")).sum() / m
+    return 2 * m * (pl.col("count") * (pl.col("x") - mean) ** 2).sum()
+
+
+def _ratio_distance(x: pl.Expr, y: pl.Expr) -> pl.Expr:
+    return pl.when(x + y != 0).then(((x - y) / (x + y)) ** 2).otherwise(0.0)
+
+
+def _ratio_pairs_per_item(rated: pl.DataFrame) -> pl.DataFrame:
+    pairs = rated.join(rated, on="item", suffix="_other")  # an item's few values, pairwise
+    weight = pl.col("count") * pl.col("count_other")
+    apart = (weight * _ratio_distance(pl.col("x"), pl.col("x_other"))).sum()
+    m = rated.group_by("item").agg(m=pl.col("count").sum())
+    return pairs.group_by("item").agg(apart=apart).join(m, on="item")
+
+
+def _ratio_pairs(x: np.ndarray, n: np.ndarray, block: int = 1024) -> float:
+    """Σ n_c·n_k·((x_c − x_k) / (x_c + x_k))² over ordered pairs of distinct values."""
+    total = 0.0
+    for start in range(0, x.size, block):
+        rows = slice(start, start + block)
+        diff = x[rows, None] - x[None, :]
+        both = x[rows, None] + x[None, :]
+        ratio = np.divide(diff, both, out=np.zeros_like(diff), where=both != 0)
+        total += float((n[rows, None] * n[None, :] * ratio**2).sum())
+    return total
 
 
 def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None) -> dict:
