@@ -3,8 +3,8 @@ and the release's label minimum — each against values worked out by hand here.
 
 from __future__ import annotations
 
-import orjson
 import numpy as np
+import orjson
 import polars as pl
 import pytest
 
