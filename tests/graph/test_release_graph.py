@@ -1,5 +1,6 @@
 """Releases through the whole graph: verified, content-addressed, queryable, immutable."""
 
+import orjson
 import polars as pl
 import pytest
 
@@ -32,6 +33,15 @@ def test_build_ends_with_a_verified_release_of_every_dataset(built):
         f["fingerprint"] for f in manifest["raw_files"]
     )
     assert (exports / version / "split_proof.json").exists()
+
+
+def test_the_release_proves_no_near_duplicate_prompt_cluster_in_two_splits(built):
+    _, data = built
+    exports = Layout(data).exports
+    proof = orjson.loads((exports / latest_release(exports) / "split_proof.json").read_bytes())
+    assert proof["overlaps"]["near_duplicates"]["count"] == 0
+    clusters = proof["near_duplicate_clusters"]
+    assert clusters["episodes"] > clusters["clusters"] > 0  # some cluster of several episodes
 
 
 def test_latest_release_is_queryable_through_duckdb_views(built):

@@ -131,3 +131,14 @@ def test_the_proof_reports_a_near_duplicate_cluster_in_two_splits():
     proof = split_proof(both, {"episodes": episodes}, {}, near_duplicates=apart)
     assert proof["overlaps"]["near_duplicates"]["count"] == 0
     assert proof["near_duplicate_clusters"] == {"clusters": 2, "episodes": 2}
+
+
+def test_a_band_collision_below_the_threshold_is_not_an_edge():
+    # one value per band: prompts sharing 4 of 5 shingles (Jaccard 0.8) surely collide in a band,
+    # and only the verification keeps them apart at threshold 0.9
+    params = NearDuplicates(threshold=0.9, num_perm=128, bands=128)
+    pair = _prompts({"u1": CAPITAL, "u3": PROMPTS["u3"]})
+    found, _ = prompt_clusters(pair, pl.DataFrame(schema=STORED_SCHEMA), params)
+    assert found["dedup_cluster"].n_unique() == 2
+    joined, _ = prompt_clusters(pair, pl.DataFrame(schema=STORED_SCHEMA), NearDuplicates(bands=128))
+    assert joined["dedup_cluster"].n_unique() == 1
