@@ -40,8 +40,7 @@ def test_the_release_proves_no_near_duplicate_prompt_cluster_in_two_splits(built
     exports = Layout(data).exports
     proof = orjson.loads((exports / latest_release(exports) / "split_proof.json").read_bytes())
     assert proof["overlaps"]["near_duplicates"]["count"] == 0
-    clusters = proof["near_duplicate_clusters"]
-    assert clusters["episodes"] > clusters["clusters"] > 0  # some cluster of several episodes
+    assert proof["near_duplicate_clusters"]["clusters"] > 0  # the prompts were clustered
 
 
 def test_latest_release_is_queryable_through_duckdb_views(built):
