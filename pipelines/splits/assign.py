@@ -280,6 +280,21 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def split_digests(placed: pl.DataFrame, splits: pl.DataFrame, partition: str) -> dict[str, str]:
+    """{partition: digest of its groups' (group_id, split, split_group)} (`placed`: group_id and
+    the `partition` column). A group's split is no longer a function of its id alone (a
+    near-duplicate prompt elsewhere can join its split group to another), so what a partition's
+    released rows are built from holds its groups' splits."""
+    columns = [c for c in ("group_id", "split", "split_group") if c in splits.columns]
+    rows = placed.select("group_id", partition).join(splits.select(columns), on="group_id")
+    line = pl.concat_str(columns, separator="\x1f", ignore_nulls=True)
+    per = rows.group_by(partition).agg(line.sort().str.join("\x1e").alias("_rows"))
+    return {
+        key: hashlib.sha256(text.encode()).hexdigest()
+        for key, text in per.select(partition, "_rows").iter_rows()
+    }
+
+
 def stored_near_duplicates(
     layout: Layout, config: SplitConfig, as_of: datetime | None = None
 ) -> pl.DataFrame:

@@ -7,7 +7,13 @@ import polars as pl
 
 from pipelines.config.splits import NearDuplicates, SplitConfig
 from pipelines.similarity.near_dup import components
-from pipelines.splits.assign import assign_splits, proof_problems, split_proof, stable_bucket
+from pipelines.splits.assign import (
+    assign_splits,
+    proof_problems,
+    split_digests,
+    split_proof,
+    stable_bucket,
+)
 from pipelines.splits.near_dups import STORED_SCHEMA, prompt_clusters, split_groups
 from pipelines.transforms.units import group_clusters
 
@@ -142,3 +148,22 @@ def test_a_band_collision_below_the_threshold_is_not_an_edge():
     assert found["dedup_cluster"].n_unique() == 2
     joined, _ = prompt_clusters(pair, pl.DataFrame(schema=STORED_SCHEMA), NearDuplicates(bands=128))
     assert joined["dedup_cluster"].n_unique() == 1
+
+
+def test_a_groups_new_split_changes_only_its_partitions_release_inputs():
+    """A near-duplicate elsewhere can move a group's split without its partition's silver
+    changing: the partition's release inputs hold its groups' splits, so it is built again."""
+    placed = pl.DataFrame({"group_id": ["g1", "g2", "g3"], "p": ["P1", "P1", "P2"]})
+    before = pl.DataFrame(
+        {
+            "group_id": ["g1", "g2", "g3"],
+            "split": ["train", "train", "test"],
+            "split_group": ["g1", "g2", "g3"],
+        }
+    )
+    moved = before.with_columns(
+        split=pl.Series(["train", "test", "test"]), split_group=pl.Series(["g1", "g0", "g3"])
+    )
+    old, new = split_digests(placed, before, "p"), split_digests(placed, moved, "p")
+    assert set(old) == {"P1", "P2"}
+    assert old["P1"] != new["P1"] and old["P2"] == new["P2"]

@@ -23,9 +23,9 @@ import polars as pl
 
 from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
-from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
-from pipelines.partitions.store import DIGESTS_TABLE
+from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE
 from pipelines.privacy.known_names import known_names
 from pipelines.release.build.frames import (
     KEY_SCHEMA,
@@ -39,7 +39,7 @@ from pipelines.release.build.units import build_units, index_key, indexed
 from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
-from pipelines.splits.assign import human_participants
+from pipelines.splits.assign import human_participants, split_digests
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -56,7 +56,7 @@ BUNDLE_ROWS = 200_000
 class Partition:
     key: str  # `b00003-s01`
     batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
-    inputs: str  # digest of the partition's silver and gold rows
+    inputs: str  # digest of the partition's silver and gold rows and its groups' splits
     rows: int  # its silver rows (reads are bundled by them)
     home: str = ""  # of a unit (units.py): its partition's key
 
@@ -72,12 +72,26 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
     joined = silver.join(
         gold.select(PARTITION, gold=pl.col("digest")), on=PARTITION, how="left"
     ).filter(pl.col(PARTITION) != UNPLACED)
+    assigned = _split_digests(layout, as_of)
     return [
-        Partition(key, int(key.split("-", 1)[0][1:]), fingerprint([digest, gold or ""]), rows)
+        Partition(
+            key,
+            int(key.split("-", 1)[0][1:]),
+            fingerprint([digest, gold or "", assigned.get(key, "")]),
+            rows,
+        )
         for key, digest, gold, rows in joined.select(PARTITION, "digest", "gold", "rows")
         .sort(PARTITION)
         .rows()
     ]
+
+
+def _split_digests(layout: Layout, as_of: datetime | None) -> dict[str, str]:
+    """Each partition's digest of its groups' splits (splits/assign.py `split_digests`)."""
+    if not stored.exists(layout, "gold", "splits", as_of):
+        return {}
+    placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA)
+    return split_digests(placed, stored.read(layout, "gold", "splits", as_of), PARTITION)
 
 
 def _one_partition(layout: Layout, as_of: datetime | None) -> Partition:
