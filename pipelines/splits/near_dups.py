@@ -3,7 +3,8 @@
 The silver plan hands every unit's prompt (its episodes' first user text, read from bronze by the
 source's `unit_prompts`) to `prompt_clusters`, which signs only the prompts whose key the stored
 signatures lack, and clusters them all (similarity/near_dup.py). The clusters are stored in silver
-(`_near_duplicates`: episode_id, dedup_cluster) with the signatures (`_prompt_signatures`), and
+(`_near_duplicates`: episode_id, dedup_cluster, partition) with the signatures
+(`_prompt_signatures`), and
 `split_groups` turns them into what a split is hashed by: the groups holding prompts of one
 cluster (and so, transitively, of clusters sharing a group) are one split group, named after
 their smallest group id. Pure: no Dagster here.
@@ -22,7 +23,10 @@ NEAR_DUPS_TABLE = "_near_duplicates"  # silver: each episode's prompt cluster
 SIGNATURES_TABLE = "_prompt_signatures"  # silver: each distinct prompt's signature and cluster
 PROMPTS_SCHEMA = pl.Schema({"unit": pl.String, "text": pl.String})
 UNIT_CLUSTERS_SCHEMA = pl.Schema({"unit": pl.String, "dedup_cluster": pl.String})
-NEAR_DUPS_SCHEMA = pl.Schema({"episode_id": pl.String, "dedup_cluster": pl.String})
+# `partition`: where the episode lives (the release reads a partition's rows of it)
+NEAR_DUPS_SCHEMA = pl.Schema(
+    {"episode_id": pl.String, "dedup_cluster": pl.String, "partition": pl.String}
+)
 STORED_SCHEMA = pl.Schema({**SIGNATURES_SCHEMA, "cluster": pl.String})
 SPLIT_GROUPS_SCHEMA = pl.Schema({"group_id": pl.String, "split_group": pl.String})
 

@@ -294,7 +294,12 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         # decisions use, a quarantine row naming a withheld episode) is known from every
         # partition: all are transformed again
         stale |= now
-    near = near.select(episode_id="unit", dedup_cluster="dedup_cluster").cast(NEAR)
+    near = (
+        near.join(unit_map.select("source", "unit", partition=PARTITION), on=["source", "unit"])
+        .select(episode_id="unit", dedup_cluster="dedup_cluster", partition="partition")
+        .cast(NEAR)
+        .sort("episode_id")
+    )
     units = unit_map.drop("inputs")
     return Plan(sources, partition_map, units, digests, sorted(stale), whole, near, signatures)
 

@@ -40,6 +40,7 @@ from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
 from pipelines.splits.assign import human_participants, split_digests
+from pipelines.splits.near_dups import NEAR_DUPS_SCHEMA, NEAR_DUPS_TABLE
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -86,12 +87,24 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
     ]
 
 
+def _near_duplicates(layout: Layout, as_of: datetime | None) -> pl.DataFrame:
+    """Silver's `_near_duplicates` (episode_id, dedup_cluster, partition); empty when none."""
+    return stored.read(layout, "silver", NEAR_DUPS_TABLE, as_of, schema=NEAR_DUPS_SCHEMA)
+
+
 def _split_digests(layout: Layout, as_of: datetime | None) -> dict[str, str]:
-    """Each partition's digest of its groups' splits (splits/assign.py `split_digests`)."""
+    """Each partition's digest of its groups' splits and its episodes' near-duplicate clusters
+    (splits/assign.py `split_digests`): neither is a function of the partition's rows alone."""
     if not stored.exists(layout, "gold", "splits", as_of):
         return {}
     placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA)
-    return split_digests(placed, stored.read(layout, "gold", "splits", as_of), PARTITION)
+    splits = split_digests(placed, stored.read(layout, "gold", "splits", as_of), PARTITION)
+    near = _near_duplicates(layout, as_of)
+    line = pl.concat_str("episode_id", "dedup_cluster", separator="\x1f")
+    clusters = near.group_by("partition").agg(line.sort().str.join("\x1e").alias("_rows"))
+    for key, rows in clusters.iter_rows():
+        splits[key] = fingerprint([splits.get(key, ""), rows])
+    return splits
 
 
 def _one_partition(layout: Layout, as_of: datetime | None) -> Partition:
@@ -135,6 +148,7 @@ def _tables(
     as_of: datetime | None,
     contexts: pl.LazyFrame,
     splits: pl.DataFrame,
+    near: pl.DataFrame,
 ) -> Iterator[tuple[str, dict[str, pl.DataFrame], dict[str, pl.DataFrame]]]:
     """(partition, its silver, its gold) of every partition of `keys`, each table read once for
     them all."""
@@ -156,6 +170,7 @@ def _tables(
         silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
         groups = silver["episodes"].select("group_id").unique()
         gold["splits"] = splits.join(groups, on="group_id", how="semi")
+        silver[NEAR_DUPS_TABLE] = near.filter(pl.col("partition") == key).drop("partition")
         yield key, silver, gold
 
 
@@ -217,10 +232,11 @@ def built(
             "context_hash", "context"
         )
         splits = stored.read(layout, "gold", "splits", as_of)
+        near = _near_duplicates(layout, as_of)
         code = fingerprint([json_part(config), engine_digest()])
         make = lambda silver, gold, rated_out: build_partition(silver, gold, options, rated_out)
         for bundle in bundles(pending):
-            tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)
+            tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits, near)
             for key, silver, gold in tables:
                 made = build_units(root, key, whole[key], silver, gold, code, make)
                 del silver, gold
