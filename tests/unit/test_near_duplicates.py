@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.splits import NearDuplicates, SplitConfig
+from pipelines.release.build.datasets import dropped_counts, duplicate_row_counts, kept_rows
 from pipelines.similarity.near_dup import components
 from pipelines.splits.assign import (
     assign_splits,
@@ -167,3 +168,24 @@ def test_a_groups_new_split_changes_only_its_partitions_release_inputs():
     old, new = split_digests(placed, before, "p"), split_digests(placed, moved, "p")
     assert set(old) == {"P1", "P2"}
     assert old["P1"] != new["P1"] and old["P2"] == new["P2"]
+
+
+def test_an_exact_duplicate_row_is_released_once_the_smallest_episode_s():
+    keys = pl.DataFrame(
+        {
+            "dataset": ["sft", "sft", "sft", "sft", "sft", "kto"],
+            "row": [0, 1, 2, 0, 1, 0],
+            "prompt_hash": ["p1", "p1", "p2", "p1", "p1", "p1"],
+            "split": ["train", "train", "train", "test", "train", "train"],
+            "group_id": ["g"] * 6,
+            "episode_id": ["e2", "e2", "e1", "e3", "e1", "e1"],
+            "row_hash": ["h1", "h2", "h3", "h1", "h1", "h1"],
+            "_partition": ["P1", "P1", "P2", "P1", "P2", "P2"],  # e2 in an earlier partition
+        }
+    )
+    kept = kept_rows(keys)
+    # sft h1 three times: e3's row is a test copy of a train prompt (the prompt rule drops it),
+    # e2's duplicates e1's (kept: the smallest episode id); kto's h1 is another dataset's row
+    assert kept["keep"].to_list() == [False, True, True, False, True, True]
+    assert kept["duplicate_row"].to_list() == [True, False, False, False, False, False]
+    assert duplicate_row_counts(kept)["sft"] == 1 and dropped_counts(kept)["sft"] == 1

@@ -249,22 +249,45 @@ def built(
 
 
 def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
-    """`keys` (KEY_SCHEMA plus PARTITION) with `keep`: an exact prompt is kept only in its earliest
-    split (train, then validation, then test), across all datasets and partitions (a row without a
-    prompt hash is not kept)."""
+    """`keys` (KEY_SCHEMA plus PARTITION) with `keep` and `duplicate_row`: an exact prompt is kept
+    only in its earliest split (train, then validation, then test), across all datasets and
+    partitions (a row without a prompt hash is not kept); of the kept rows of one dataset with the
+    same `row_hash` (the same prompt and answer) only the one of the smallest episode id is kept
+    (then the earliest row: where the partitions are cut does not decide), the others are
+    `duplicate_row`."""
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
     ranked = keys.with_columns(
         _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
     )
     first = ranked.group_by("prompt_hash").agg(pl.col("_rank").min().alias("_first"))
     joined = ranked.join(first, on="prompt_hash", how="left", maintain_order="left")
-    return joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False)).drop(
-        "_rank", "_first"
+    kept = joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False))
+    order = ["episode_id", *([PARTITION] if PARTITION in keys.columns else []), "row"]
+    same = ["dataset", "row_hash", "keep"]
+    ranked = (
+        kept.with_row_index("_i")
+        .sort(*same, *order, nulls_last=True)
+        .with_columns(_n=pl.int_range(pl.len()).over(same))
+        .sort("_i")
+    )
+    duplicate = pl.col("keep") & pl.col("row_hash").is_not_null() & (pl.col("_n") > 0)
+    return (
+        ranked.with_columns(duplicate_row=duplicate)
+        .with_columns(keep=pl.col("keep") & ~pl.col("duplicate_row"))
+        .drop("_rank", "_first", "_i", "_n")
     )
 
 
 def dropped_counts(keys: pl.DataFrame) -> dict[str, int]:
-    counts = dict(keys.filter(~pl.col("keep")).group_by("dataset").len().iter_rows())
+    """Rows left out per dataset as duplicate prompts across splits."""
+    gone = keys.filter(~pl.col("keep") & ~pl.col("duplicate_row"))
+    counts = dict(gone.group_by("dataset").len().iter_rows())
+    return {name: int(counts.get(name, 0)) for name in DATASETS}
+
+
+def duplicate_row_counts(keys: pl.DataFrame) -> dict[str, int]:
+    """Rows left out per dataset as exact duplicates of a kept row (`kept_rows`)."""
+    counts = dict(keys.filter(pl.col("duplicate_row")).group_by("dataset").len().iter_rows())
     return {name: int(counts.get(name, 0)) for name in DATASETS}
 
 
@@ -272,7 +295,9 @@ def proof_frames(keys: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The kept rows' (group, split, prompt, episode) per dataset: all the split proof reads."""
     kept = keys.filter(pl.col("keep"))
     return {
-        name: kept.filter(pl.col("dataset") == name).select(KEY_SCHEMA.names()[2:])
+        name: kept.filter(pl.col("dataset") == name).select(
+            c for c in KEY_SCHEMA.names()[2:] if c != "row_hash"
+        )
         for name in DATASETS
     }
 

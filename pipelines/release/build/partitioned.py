@@ -94,7 +94,11 @@ def partitioned_release(
         config=settings.splits,
         participants=parts.participants,
         near_duplicates=stored_near_duplicates(layout, settings.splits, as_of),
-    ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
+    ) | {
+        "dropped_duplicate_prompts": dropped,
+        "dropped_duplicate_rows": datasets.duplicate_row_counts(parts.keys),
+        "left_out": parts.left_out,
+    }
     proof |= proof_part(evals, parts.decontaminated)
     sources, ledger = dict(parts.sources), dict(parts.ledger)
     if settings.privacy.include_surveys:
