@@ -170,7 +170,9 @@ def _tables(
         silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
         groups = silver["episodes"].select("group_id").unique()
         gold["splits"] = splits.join(groups, on="group_id", how="semi")
-        silver[NEAR_DUPS_TABLE] = near.filter(pl.col("partition") == key).drop("partition")
+        # by its episodes, not the partition column: tables stored whole are one partition
+        mine = silver["episodes"].select("episode_id")
+        silver[NEAR_DUPS_TABLE] = near.join(mine, on="episode_id", how="semi").drop("partition")
         yield key, silver, gold
 
 
