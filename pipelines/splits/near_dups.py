@@ -27,6 +27,7 @@ UNIT_CLUSTERS_SCHEMA = pl.Schema({"unit": pl.String, "dedup_cluster": pl.String}
 NEAR_DUPS_SCHEMA = pl.Schema(
     {"episode_id": pl.String, "dedup_cluster": pl.String, "partition": pl.String}
 )
+# `cluster`: the smallest content hash (sha256 of the normalized words alone) of its prompts
 STORED_SCHEMA = pl.Schema({**SIGNATURES_SCHEMA, "cluster": pl.String})
 SPLIT_GROUPS_SCHEMA = pl.Schema({"group_id": pl.String, "split_group": pl.String})
 
@@ -46,7 +47,14 @@ def prompt_clusters(
     still present, the new keys signed; clusters made again only when the set of keys changed)."""
     if not params.enabled:
         return pl.DataFrame(schema=UNIT_CLUSTERS_SCHEMA), pl.DataFrame(schema=STORED_SCHEMA)
-    keyed = prompts.select("unit", "text", key=prompt_key(pl.col("text"), key_scheme(params)))
+    keyed = prompts.select(
+        "unit",
+        "text",
+        key=prompt_key(pl.col("text"), key_scheme(params)),
+        # the prompt's content alone: what a cluster is named by (released, keyed, as
+        # dedup_cluster), so its name does not change with the engine
+        label=prompt_key(pl.col("text"), ""),
+    )
     keyed = keyed.drop_nulls("key")
     present = keyed.select("key").unique()
     kept = stored.join(present, on="key", how="semi")
@@ -56,6 +64,10 @@ def prompt_clusters(
     else:
         signatures = pl.concat([kept.select(SIGNATURES_SCHEMA.names()), sign(new, params)])
         found = signatures.join(clusters(signatures, params), on="key", how="left")
+        labels = keyed.select("key", "label").unique("key")
+        found = found.join(labels, on="key", how="left").with_columns(
+            cluster=pl.col("label").min().over("cluster")
+        )
     found = found.select(STORED_SCHEMA.names()).cast(STORED_SCHEMA).sort("key")
     units = keyed.join(found.select("key", "cluster"), on="key", how="inner").select(
         "unit", dedup_cluster="cluster"

@@ -76,13 +76,13 @@ def test_groups_of_near_duplicate_prompts_share_a_split_group_and_a_split():
 
 
 def test_stored_signatures_are_reused_and_only_new_prompts_are_signed():
-    first, stored = prompt_clusters(
+    _, stored = prompt_clusters(
         _prompts({"u1": CAPITAL}), pl.DataFrame(schema=STORED_SCHEMA), PARAMS
     )
     # a stored signature that no prompt's shingles give: kept as stored, so never re-signed
     planted = stored.with_columns(signature=pl.lit([7] * PARAMS.num_perm, pl.List(pl.Int32)))
     _, again = prompt_clusters(_prompts({"u1": CAPITAL, "u4": PROMPTS["u4"]}), planted, PARAMS)
-    key = first.get_column("dedup_cluster")[0]
+    key = stored.get_column("key")[0]
     assert again.filter(pl.col("key") == key)["signature"].to_list() == [[7] * PARAMS.num_perm]
     assert again.height == 2  # the new prompt signed and stored
     # a prompt no longer present leaves the store
@@ -189,3 +189,21 @@ def test_an_exact_duplicate_row_is_released_once_the_smallest_episode_s():
     assert kept["keep"].to_list() == [False, True, True, False, True, True]
     assert kept["duplicate_row"].to_list() == [True, False, False, False, False, False]
     assert duplicate_row_counts(kept)["sft"] == 1 and dropped_counts(kept)["sft"] == 1
+
+
+def test_a_clusters_name_is_its_prompts_content_not_the_engines(monkeypatch):
+    """The released dedup_cluster must not change with the code: the name is the smallest sha256
+    of a member's normalized words, while the stored key also holds the engine."""
+    import hashlib
+
+    from pipelines.splits import near_dups
+
+    empty = pl.DataFrame(schema=STORED_SCHEMA)
+    before, _ = prompt_clusters(_prompts({"u1": CAPITAL, "u3": PROMPTS["u3"]}), empty, PARAMS)
+    monkeypatch.setattr(near_dups, "engine_digest", lambda: "another engine")
+    after, stored = prompt_clusters(_prompts({"u1": CAPITAL, "u3": PROMPTS["u3"]}), empty, PARAMS)
+    assert before.equals(after)
+    words = ["what is the capital of france", "hi what is the capital of france"]
+    by_hand = min(hashlib.sha256(f"\x00{w}".encode()).hexdigest() for w in words)
+    assert set(after["dedup_cluster"]) == {by_hand}
+    assert by_hand not in set(stored["key"])  # the keys hold the engine
