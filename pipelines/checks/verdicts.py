@@ -85,14 +85,15 @@ def rewards_traceable(settings: Settings) -> Verdict:
 
 
 def splits_leak_free(settings: Settings) -> Verdict:
-    from pipelines.splits.assign import proof_problems, split_proof
+    from pipelines.splits.assign import proof_problems, split_proof, stored_near_duplicates
 
     layout = Layout(settings.data_root)
     silver = {t: _columns(layout, "silver", t, c) for t, c in SPLIT_COLUMNS.items()}
     splits = stored.read(layout, "gold", "splits")
     if splits.height == 0 and silver["episodes"].height == 0:
         return Verdict(True, {"groups": 0, "note": "no episodes, so no groups to split"})
-    proof = split_proof(splits, silver, {}, settings.splits)  # also re-checks ratios
+    near = stored_near_duplicates(layout, settings.splits)
+    proof = split_proof(splits, silver, {}, settings.splits, near_duplicates=near)  # and ratios
     problems = proof_problems(proof)
     metadata = {f"groups_{k}": v for k, v in proof["groups_per_split"].items()}
     metadata |= {f"participants_{k}": v for k, v in proof["participants_per_split"].items()}

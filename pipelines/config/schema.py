@@ -140,10 +140,28 @@ class Ratios(Table):
         }
 
 
+class NearDuplicates(Table):
+    """`[splits.near_duplicates]`: near-duplicate user prompts share a split
+    (docs/concepts/near-duplicates.md)."""
+
+    enabled: bool = True
+    shingle_size: Annotated[int, Field(ge=1, le=16)] = 3  # words per MinHash shingle
+    threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # estimated Jaccard similarity
+    num_perm: Annotated[int, Field(ge=16, le=1024)] = 128
+    bands: Annotated[int, Field(ge=1, le=1024)] = 32  # LSH bands of num_perm / bands rows
+
+    @model_validator(mode="after")
+    def _bands_divide(self) -> NearDuplicates:
+        if self.num_perm % self.bands:
+            raise ValueError(f"bands ({self.bands}) must divide num_perm ({self.num_perm})")
+        return self
+
+
 class Splits(Table):
     salt: Annotated[str, Field(min_length=1)] = DEFAULT_SALT
     ratios: Ratios | None = None  # None: train 0.8, test 0.2
     link_raters: bool = True  # false: dialogue conversations are linked by participants, not raters
+    near_duplicates: NearDuplicates = Field(default_factory=NearDuplicates)
 
 
 def _not_whole(value: Any) -> Any:

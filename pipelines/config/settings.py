@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from pipelines.config import schema
 from pipelines.config.problems import problems
 from pipelines.config.redaction import RedactionConfig
-from pipelines.config.splits import SplitConfig
+from pipelines.config.splits import NearDuplicates, SplitConfig
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
@@ -218,10 +218,14 @@ def config_path_from_env(environ: Mapping[str, str] | None = None) -> Path | Non
 
 def split_config_of(splits: schema.Splits) -> SplitConfig:
     """`[splits]` as the split assignment uses it (no `[splits.ratios]`: train 0.8, test 0.2)."""
+    near = NearDuplicates(**splits.near_duplicates.model_dump())
     if splits.ratios is None:
-        return SplitConfig(salt=splits.salt, link_raters=splits.link_raters)
+        return SplitConfig(salt=splits.salt, link_raters=splits.link_raters, near_duplicates=near)
     return SplitConfig(
-        salt=splits.salt, ratios=splits.ratios.given(), link_raters=splits.link_raters
+        salt=splits.salt,
+        ratios=splits.ratios.given(),
+        link_raters=splits.link_raters,
+        near_duplicates=near,
     )
 
 

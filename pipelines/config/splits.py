@@ -1,5 +1,6 @@
-"""What a split assignment is configured by (`[splits]` in turnlake.toml): salt, ratios and
-whether a dialogue rater links the conversations they rated.
+"""What a split assignment is configured by (`[splits]` in turnlake.toml): salt, ratios,
+whether a dialogue rater links the conversations they rated, and the near-duplicate prompt
+clusters that share a split (`[splits.near_duplicates]`).
 
 Imports nothing of turnlake, so the settings and the split assignment can both use it.
 """
@@ -18,6 +19,29 @@ def _default_ratios() -> dict[str, float]:
 
 
 @dataclass(frozen=True)
+class NearDuplicates:
+    """`[splits.near_duplicates]`: prompts whose MinHash signatures estimate a Jaccard similarity
+    of their `shingle_size`-word shingles of at least `threshold` (`num_perm` permutations in
+    `bands` LSH bands) are one cluster, and every split group holding one of its prompts shares
+    a split (docs/concepts/near-duplicates.md)."""
+
+    enabled: bool = True
+    shingle_size: int = 3
+    threshold: float = 0.5
+    num_perm: int = 128
+    bands: int = 32
+
+    def record(self) -> dict:
+        return {
+            "enabled": self.enabled,
+            "shingle_size": self.shingle_size,
+            "threshold": self.threshold,
+            "num_perm": self.num_perm,
+            "bands": self.bands,
+        }
+
+
+@dataclass(frozen=True)
 class SplitConfig:
     """Salt and ratios of the split assignment (`[splits]` in turnlake.toml), and whether a
     dialogue rater is a person that keeps every conversation they rated in one split group."""
@@ -25,6 +49,7 @@ class SplitConfig:
     salt: str = DEFAULT_SALT
     ratios: dict[str, float] = field(default_factory=_default_ratios)
     link_raters: bool = True
+    near_duplicates: NearDuplicates = field(default_factory=NearDuplicates)
 
     def __post_init__(self) -> None:
         unknown = set(self.ratios) - set(SPLIT_ORDER)
@@ -42,6 +67,7 @@ class SplitConfig:
         recorded: dict = {"salt": self.salt, "ratios": dict(self.ratios)}
         if not self.link_raters:
             recorded["link_raters"] = False
+        recorded["near_duplicates"] = self.near_duplicates.record()
         return recorded
 
     def bucket_ranges(self) -> dict[str, tuple[int, int]]:

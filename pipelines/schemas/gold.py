@@ -251,7 +251,7 @@ class AgentRoundDeltas(StrictModel):
 
 
 class Splits(StrictModel):
-    """One row per `group_id`: its split, from a stable hash of (salt, group_id) into 10 000
+    """One row per `group_id`: its split, from a stable hash of (salt, split_group) into 10 000
     buckets."""
 
     group_id: str = pa.Field(
@@ -261,7 +261,7 @@ class Splits(StrictModel):
     )
     bucket: pl.Int64 = pa.Field(
         in_range={"min_value": 0, "max_value": 9999},
-        description="First 8 bytes of sha256(salt NUL group_id), big-endian, mod 10 000.",
+        description="First 8 bytes of sha256(salt NUL split_group), big-endian, mod 10 000.",
     )
     split: str = pa.Field(
         isin=("train", "validation", "test"),
@@ -271,6 +271,11 @@ class Splits(StrictModel):
     salt: str = pa.Field(
         description="Salt of the hash (`[splits] salt` in turnlake.toml); changing it reshuffles "
         "every group."
+    )
+    split_group: str = pa.Field(
+        description="What the bucket hashes: the group itself, or the smallest group id of the "
+        "groups its prompts' near-duplicate clusters join it to (`[splits.near_duplicates]`), "
+        "which all share its split.",
     )
 
 

@@ -1,20 +1,25 @@
-"""Leakage-free splits (DESIGN §4): whole groups, assigned by a stable hash of (salt, group_id).
+"""Leakage-free splits (DESIGN §4): whole groups, assigned by a stable hash of (salt, split group).
 
-`assign_splits` is a pure function of each group id alone, so adding groups never moves an existing
-one. `split_proof` is the evidence that nothing straddles: no group, no human participant, no exact
-prompt in two splits, computed with DuckDB SQL that ships inside the proof. Pure: no Dagster here.
+A group's split group is itself, or, when its prompts have near-duplicates in other groups
+(near_dups.py), the smallest group id of the groups those clusters join: `assign_splits` is a pure
+function of each split group, so adding groups never moves an existing one unless a new prompt
+joins its near-duplicate cluster to another's. `split_proof` is the evidence that nothing
+straddles: no group, no human participant, no exact prompt, no near-duplicate cluster in two
+splits, computed with DuckDB SQL that ships inside the proof. Pure: no Dagster here.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import duckdb
 import polars as pl
 
 from pipelines.config.splits import N_BUCKETS, SplitConfig
+from pipelines.splits.near_dups import NEAR_DUPS_TABLE, split_groups
 from pipelines.splits.participants import checked_participants, human_participants
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
@@ -29,11 +34,21 @@ def stable_bucket(salt: str, group_id: str) -> int:
     return int.from_bytes(digest[:8], "big") % N_BUCKETS
 
 
-def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
-    """One row per distinct non-null group id: group_id, bucket, split, salt (sorted by
-    group_id)."""
+def assign_splits(
+    group_ids: pl.Series, config: SplitConfig, split_groups: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """One row per distinct non-null group id: group_id, bucket, split, salt, split_group (sorted
+    by group_id). The bucket hashes the group's split group (`split_groups`: group_id,
+    split_group; a group it does not name is its own)."""
     groups = group_ids.cast(pl.String).drop_nulls().unique().sort()
-    buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in groups], dtype=pl.Int64)
+    named = pl.DataFrame({"group_id": groups})
+    if split_groups is not None:
+        given = split_groups.select("group_id", "split_group").unique("group_id", keep="first")
+        named = named.join(given, on="group_id", how="left")
+    else:
+        named = named.with_columns(split_group=pl.lit(None, pl.String))
+    by = named.get_column("split_group").fill_null(named.get_column("group_id"))
+    buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in by], dtype=pl.Int64)
     split = pl.lit(None, pl.String)
     for name, (start, end) in reversed(config.bucket_ranges().items()):
         split = (
@@ -41,15 +56,15 @@ def assign_splits(group_ids: pl.Series, config: SplitConfig) -> pl.DataFrame:
             .then(pl.lit(name))
             .otherwise(split)
         )
-    return pl.DataFrame({"group_id": groups, "bucket": buckets}).select(
-        "group_id", "bucket", split=split, salt=pl.lit(config.salt)
+    return pl.DataFrame({"group_id": groups, "bucket": buckets, "split_group": by}).select(
+        "group_id", "bucket", split=split, salt=pl.lit(config.salt), split_group="split_group"
     )
 
 
 # ---------------------------------------------------------------- the proof
 
-# Each query reads registered frames: splits, episodes, participants, dataset (one at a time),
-# prompts.
+# Each query reads registered frames: splits, episodes, participants, near_duplicates (episode_id,
+# dedup_cluster), dataset (one at a time), prompts.
 SQL: dict[str, str] = {
     "groups_per_split": "SELECT split, count(*) AS n FROM splits GROUP BY split ORDER BY split",
     "bucket_ranges": "SELECT split, min(bucket) AS lo, max(bucket) AS hi FROM splits GROUP BY "
@@ -69,6 +84,11 @@ SQL: dict[str, str] = {
     "splits "
     "FROM participants p JOIN episodes e USING (episode_id) JOIN splits s USING (group_id) "
     "GROUP BY p.participant_id HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
+    "near_duplicate_overlap": "SELECT n.dedup_cluster, list(DISTINCT s.split ORDER BY s.split) "
+    "AS splits FROM near_duplicates n JOIN episodes e USING (episode_id) JOIN splits s USING "
+    "(group_id) GROUP BY n.dedup_cluster HAVING count(DISTINCT s.split) > 1 ORDER BY 1",
+    "near_duplicate_clusters": "SELECT count(DISTINCT dedup_cluster) AS clusters, count(*) AS "
+    "episodes FROM near_duplicates",
     "dataset_rows_per_split": "SELECT split, count(*) AS n FROM dataset GROUP BY split ORDER BY "
     "split",
     "dataset_group_overlap": "SELECT group_id, list(DISTINCT split ORDER BY split) AS splits FROM "
@@ -90,6 +110,7 @@ SQL: dict[str, str] = {
     "HAVING count(DISTINCT split) > 1 ORDER BY 1",
 }
 DATASET_COLUMNS = ("group_id", "split", "prompt_hash")
+NEAR_DUPS = pl.Schema({"episode_id": pl.String, "dedup_cluster": pl.String})
 # What one example is, and so what its `prompt_hash` hashes (duplicate-prompt removal keeps or drops
 # examples).
 EXAMPLE_UNITS = {
@@ -124,13 +145,17 @@ def split_proof(
     datasets: Mapping[str, pl.DataFrame],
     config: SplitConfig | None = None,
     participants: pl.DataFrame | None = None,
+    near_duplicates: pl.DataFrame | None = None,
 ) -> dict:
-    """JSON-able evidence that no group, participant or exact prompt appears in two splits.
+    """JSON-able evidence that no group, participant, exact prompt or near-duplicate prompt
+    cluster appears in two splits.
 
     `config` (optional) adds the configured ratios and checks every row's bucket and split against
     them; without it, buckets are still re-hashed with the table's own salt. With its
     `link_raters` off, raters are not checked (`participants.checked_participants`). `participants`:
     `human_participants(silver)` when the caller already has it (a release built per partition).
+    `near_duplicates` (episode_id, dedup_cluster: silver `_near_duplicates`): the prompt clusters
+    whose episodes must share a split; without it (none stored) the overlap is over no cluster.
     """
     if participants is None:
         participants = human_participants(silver)
@@ -139,6 +164,8 @@ def split_proof(
         con.register("splits", splits.select("group_id", "bucket", "split", "salt"))
         con.register("episodes", silver["episodes"].select("episode_id", "group_id", "source"))
         con.register("participants", participants)
+        near = near_duplicates if near_duplicates is not None else pl.DataFrame(schema=NEAR_DUPS)
+        con.register("near_duplicates", near.select(NEAR_DUPS.names()).cast(NEAR_DUPS))
         salts = sorted(splits["salt"].unique().to_list())
         proof: dict[str, Any] = {
             "method": f"split = bucket range of sha256(salt NUL group_id)[:8] mod {N_BUCKETS}, per "
@@ -155,7 +182,9 @@ def split_proof(
                 "groups": _overlap(_rows(con, "group_overlap")),
                 "unassigned_groups": _overlap(_rows(con, "unassigned_groups")),
                 "participants": _overlap(_rows(con, "participant_overlap")),
+                "near_duplicates": _overlap(_rows(con, "near_duplicate_overlap")),
             },
+            "near_duplicate_clusters": _rows(con, "near_duplicate_clusters")[0],
             "datasets": {},
             "sql": SQL,
         }
@@ -206,7 +235,8 @@ def _bucket_mismatches(splits: pl.DataFrame, config: SplitConfig | None) -> int:
         return 0
     mismatched = 0
     for salt, rows in splits.group_by("salt"):
-        fresh = assign_splits(rows["group_id"], config or SplitConfig(salt=str(salt[0])))
+        named = rows.select("group_id", "split_group") if "split_group" in rows.columns else None
+        fresh = assign_splits(rows["group_id"], config or SplitConfig(salt=str(salt[0])), named)
         fresh = fresh.with_columns(salt=pl.lit(salt[0]))
         joined = rows.join(fresh, on="group_id", how="left", suffix="_fresh")
         bad = pl.col("bucket") != pl.col("bucket_fresh")
@@ -250,19 +280,46 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def split_digests(placed: pl.DataFrame, splits: pl.DataFrame, partition: str) -> dict[str, str]:
+    """{partition: digest of its groups' (group_id, split, split_group)} (`placed`: group_id and
+    the `partition` column). A group's split is no longer a function of its id alone (a
+    near-duplicate prompt elsewhere can join its split group to another), so what a partition's
+    released rows are built from holds its groups' splits."""
+    columns = [c for c in ("group_id", "split", "split_group") if c in splits.columns]
+    rows = placed.select("group_id", partition).join(splits.select(columns), on="group_id")
+    line = pl.concat_str(columns, separator="\x1f", ignore_nulls=True)
+    per = rows.group_by(partition).agg(line.sort().str.join("\x1e").alias("_rows"))
+    return {
+        key: hashlib.sha256(text.encode()).hexdigest()
+        for key, text in per.select(partition, "_rows").iter_rows()
+    }
+
+
+def stored_near_duplicates(
+    layout: Layout, config: SplitConfig, as_of: datetime | None = None
+) -> pl.DataFrame:
+    """Silver's `_near_duplicates` (episode_id, dedup_cluster); empty when near-duplicates are
+    off or silver has none."""
+    if not config.near_duplicates.enabled:
+        return pl.DataFrame(schema=NEAR_DUPS)
+    return stored.read(layout, "silver", NEAR_DUPS_TABLE, as_of, schema=NEAR_DUPS)
+
+
 def refresh_splits(layout: Layout, config: SplitConfig, run_id: str) -> tuple[pl.DataFrame, bool]:
     """Assign and publish splits unless the published silver, the config and this code are as
     before; the splits table and whether it was rebuilt."""
     inputs = fingerprint(
         [
             stored.meta(layout, "silver", stored.INPUTS) or "no silver",
-            json_part([config.salt, config.ratios]),
+            json_part([config.salt, config.ratios, config.near_duplicates.record()]),
             engine_digest(),
         ]
     )
     if stored.meta(layout, "splits", stored.INPUTS) == inputs:
         return stored.read(layout, "splits", "splits"), False
-    splits = assign_splits(stored.read(layout, "silver", "episodes")["group_id"], config)
+    episodes = stored.read(layout, "silver", "episodes").select("episode_id", "group_id")
+    near = stored_near_duplicates(layout, config)
+    splits = assign_splits(episodes["group_id"], config, split_groups(episodes, near))
     meta = {stored.RUN: run_id, stored.INPUTS: inputs}
     stored.publish(layout, "splits", {"splits": splits}, meta)
     return splits, True

@@ -36,6 +36,7 @@ from pipelines.runtime.faults import crash_point
 from pipelines.schemas import silver_schema
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.sources.base import dumps
+from pipelines.splits.near_dups import NEAR_DUPS_TABLE, SIGNATURES_TABLE
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
@@ -334,6 +335,8 @@ def assemble_silver(
         MAP_TABLE: plan.partition_map,
         DIGESTS_TABLE: silver_record(pl.concat([*kept, *fresh]), plan.digests),
         RAW_INPUTS: current_raw_inputs(layout),
+        NEAR_DUPS_TABLE: plan.near_duplicates,
+        SIGNATURES_TABLE: plan.signatures,
     }
     meta = {stored.RUN: run_id, stored.INPUTS: inputs, WITHHELD: dumps(withheld.rows)}
     stored.publish(layout, "silver", frames, meta, committed=versions)

@@ -81,6 +81,7 @@ def transform_scheme(settings: Settings) -> str:
         settings.decision_rating_scale,
         settings.oasst.model_dump(),
         settings.splits.link_raters,  # dialogue split groups
+        settings.splits.near_duplicates.record(),  # silver's near-duplicate clusters
     ]
     # the score configs decide which feedback silver keeps (transforms/scores.py)
     return fingerprint([engine_digest(), json_part(config), scores_digest(load_scores())])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -34,6 +34,15 @@ from pipelines.partitions.rows import SILVER_KEYS
 from pipelines.partitions.store import INPUTS, INPUTS_SCHEMA, input_digests, previous_map
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
 from pipelines.splits.assign import assign_splits
+from pipelines.splits.near_dups import (
+    NEAR_DUPS_SCHEMA as NEAR,
+)
+from pipelines.splits.near_dups import (
+    PROMPTS_SCHEMA,
+    SIGNATURES_TABLE,
+    STORED_SCHEMA,
+    prompt_clusters,
+)
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -76,6 +85,9 @@ class Plan:
     digests: pl.DataFrame  # partitions/store.py INPUTS_SCHEMA: every partition now
     stale: list[str]  # partitions to transform (and those to empty)
     whole: bool  # no usable previous silver: the tables are rewritten whole
+    # each episode's prompt cluster (NEAR_DUPS_SCHEMA), the signatures a next plan signs no more
+    near_duplicates: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=NEAR))
+    signatures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STORED_SCHEMA))
 
 
 def _sha(text: str) -> str:
@@ -107,8 +119,9 @@ def _whole_reads(
 
 def _source(
     source: str, layout: Layout, settings: Settings, scheme: str
-) -> tuple[SourceUnits, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The source's units (with their inputs and bronze rows), links and groups."""
+) -> tuple[SourceUnits, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The source's units (with their inputs and bronze rows), links, groups and prompts (those
+    of a source whose `units.py` has `unit_prompts`: its units' first user text in bronze)."""
     module = source_units(source)
     bronze = load_bronze(source, layout)
     tagged = module.unit_keys(dict(bronze), settings)
@@ -154,7 +167,10 @@ def _source(
     links = links.select(unit=qualified, link=pl.lit(source + _SEP) + pl.col("link"))
     groups = groups.drop_nulls("group_id").select("group_id", "episodes", unit=qualified)
     found = SourceUnits(tagged, ev, read_keys, unit_files.select("unit", "file"))
-    return found, inputs, links, groups
+    prompts = pl.DataFrame(schema=PROMPTS_SCHEMA)
+    if settings.splits.near_duplicates.enabled and hasattr(module, "unit_prompts"):
+        prompts = module.unit_prompts(dict(bronze), settings).collect().cast(PROMPTS_SCHEMA)
+    return found, inputs, links, groups, prompts
 
 
 def silver_scheme(settings: Settings) -> str:
@@ -171,7 +187,12 @@ def silver_scheme(settings: Settings) -> str:
 
 
 def _place(
-    units: pl.DataFrame, links: pl.DataFrame, groups: pl.DataFrame, layout: Layout, s: Settings
+    units: pl.DataFrame,
+    links: pl.DataFrame,
+    groups: pl.DataFrame,
+    near: pl.DataFrame,
+    layout: Layout,
+    s: Settings,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(the partition map over every placement name, unit → partition)."""
     qualified = pl.col("source") + _SEP + pl.col("unit")
@@ -181,7 +202,7 @@ def _place(
         .with_columns(place=pl.coalesce("group_id", PLACED_ALONE + pl.col("key")))
     )
     clusters = group_clusters(
-        named.select(unit="key", group_id="place"), links.select("unit", "link")
+        named.select(unit="key", group_id="place"), links.select("unit", "link"), near
     )
     # what a batch is sized by (AUTO): the episodes the units will give
     weight = named.group_by("place").agg(pl.col("episodes").fill_null(0).sum())
@@ -225,7 +246,7 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     source's planning timed into `times` when given."""
     layout = Layout(settings.data_root)
     scheme = silver_scheme(settings)
-    sources, inputs, links, groups = {}, [], [], []
+    sources, inputs, links, groups, prompts = {}, [], [], [], []
     for source in SOURCES:
         started = time.perf_counter()
         found = _source(source, layout, settings, scheme)
@@ -235,8 +256,17 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         inputs.append(found[1])
         links.append(found[2])
         groups.append(found[3])
+        prompts.append(found[4].with_columns(source=pl.lit(source)))
     units = pl.concat(inputs)
-    partition_map, unit_map = _place(units, pl.concat(links), pl.concat(groups), layout, settings)
+    near, signatures = _near_duplicates(pl.concat(prompts), layout, settings)
+    partition_map, unit_map = _place(
+        units,
+        pl.concat(links),
+        pl.concat(groups),
+        near.select(unit=pl.col("source") + _SEP + pl.col("unit"), dedup_cluster="dedup_cluster"),
+        layout,
+        settings,
+    )
     per_partition = unit_map.group_by(PARTITION).agg(
         pl.concat_str("source", pl.lit(_SEP), "unit", pl.lit(_SEP), "inputs")
         .sort()
@@ -259,4 +289,29 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         # decisions use, a quarantine row naming a withheld episode) is known from every
         # partition: all are transformed again
         stale |= now
-    return Plan(sources, partition_map, unit_map.drop("inputs"), digests, sorted(stale), whole)
+    near = (
+        near.join(unit_map.select("source", "unit", partition=PARTITION), on=["source", "unit"])
+        .select(episode_id="unit", dedup_cluster="dedup_cluster", partition="partition")
+        .cast(NEAR)
+        .sort("episode_id")
+    )
+    units = unit_map.drop("inputs")
+    return Plan(sources, partition_map, units, digests, sorted(stale), whole, near, signatures)
+
+
+def _near_duplicates(
+    prompts: pl.DataFrame, layout: Layout, settings: Settings
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(source, unit, dedup_cluster) of every unit with a prompt, and the signatures to store:
+    only prompts whose key silver's stored signatures lack are signed (splits/near_dups.py).
+    A unit is its episode's id in every source with `unit_prompts`."""
+    stored_signatures = stored.read(layout, "silver", SIGNATURES_TABLE, schema=STORED_SCHEMA)
+    keyed = prompts.select(unit=pl.col("source") + _SEP + pl.col("unit"), text="text")
+    found, signatures = prompt_clusters(keyed, stored_signatures, settings.splits.near_duplicates)
+    split = pl.col("unit").str.split_exact(_SEP, 1)
+    near = found.select(
+        source=split.struct.field("field_0"),
+        unit=split.struct.field("field_1"),
+        dedup_cluster="dedup_cluster",
+    )
+    return near, signatures

@@ -1,5 +1,6 @@
 """Releases through the whole graph: verified, content-addressed, queryable, immutable."""
 
+import orjson
 import polars as pl
 import pytest
 
@@ -32,6 +33,25 @@ def test_build_ends_with_a_verified_release_of_every_dataset(built):
         f["fingerprint"] for f in manifest["raw_files"]
     )
     assert (exports / version / "split_proof.json").exists()
+
+
+def test_the_release_proves_no_near_duplicate_prompt_cluster_in_two_splits(built):
+    _, data = built
+    exports = Layout(data).exports
+    proof = orjson.loads((exports / latest_release(exports) / "split_proof.json").read_bytes())
+    assert proof["overlaps"]["near_duplicates"]["count"] == 0
+    assert proof["near_duplicate_clusters"]["clusters"] > 0  # the prompts were clustered
+    # the released rows: every (keyed) cluster in one split, and some rows carry one
+    version = exports / latest_release(exports)
+    clustered = 0
+    for name in ("sft", "kto", "preference"):
+        rows = pl.read_parquet(sorted((version / name).glob("*.parquet"))).drop_nulls(
+            "dedup_cluster"
+        )
+        clustered += rows.height
+        per_cluster = rows.group_by("dedup_cluster").agg(pl.col("split").n_unique())
+        assert per_cluster.filter(pl.col("split") > 1).height == 0, name
+    assert clustered > 0
 
 
 def test_latest_release_is_queryable_through_duckdb_views(built):

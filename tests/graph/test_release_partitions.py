@@ -161,15 +161,15 @@ def test_rebuild_writes_the_new_batch_and_changed_files_and_links_the_rest(incre
     data, first, second, _ = incremental
     splits = _split_of(data, [f"tutoring/{c}" for c in [*DUPLICATES, "tut-1000", "tut-1003"]])
     assert splits["tutoring/tut-1000"] == "train" and splits["tutoring/tut-1003"] == "test"
-    assert "train" in {splits[f"tutoring/{c}"] for c in DUPLICATES}  # the copy trained on
+    # near-duplicates of tut-1003's prompt (docs/concepts/near-duplicates.md): its split
+    assert {splits[f"tutoring/{c}"] for c in DUPLICATES} == {"test"}
     old, new = _parquet_files(first), _parquet_files(second)
     # by hand: the new batch's files; sft and kto of train in batch 0 (tut-1000's new rating:
-    # its sft reward and a new kto row); sft of test in batch 0 (tut-1003's and tut-1009's
-    # semicolon rows, now trained on in batch 1, are dropped there)
+    # its sft reward and a new kto row). The copies join tut-1003's partition and split (test):
+    # their rows repeat its rows exactly, are released once, and its test file stays as it was
     expected = {n for n in new if "-b00001" in n} | {
         "sft/train-b00000-p000.parquet",
         "kto/train-b00000-p000.parquet",
-        "sft/test-b00000-p000.parquet",
     }
     rewritten = {
         n for n, p in new.items() if n not in old or p.stat().st_ino != old[n].stat().st_ino
@@ -193,11 +193,16 @@ def test_a_prompt_is_kept_only_in_its_earliest_split_across_partitions(increment
             == SEMICOLON[2]["content"]
         )
     )
-    # by hand: one such row per copy in train; none in test (tut-1003, tut-1009, test copies)
-    assert asked.group_by("split").len().sort("split").rows() == [("train", in_train)]
+    # by hand: every copy shares tut-1003's split (near-duplicates, here exact), none is in
+    # train, and the identical rows of tut-1003, tut-1009 and the copies are released once
+    assert in_train == 0
+    assert asked.group_by("split").len().sort("split").rows() == [("test", 1)]
     after_map = stored.read(Layout(data), "silver", MAP_TABLE)
     new = after_map.join(before_map, on="group_id", how="anti")
-    assert set(new.get_column("batch")) == {1}  # the copies live in other partitions
+    copies = pl.col("group_id").is_in([f"dialogue:tutoring/{c}" for c in DUPLICATES])
+    # the copies live in tut-1003's partition (batch 0), the other new groups in batch 1
+    assert set(new.filter(copies).get_column("batch")) == {0}
+    assert set(new.filter(~copies).get_column("batch")) == {1}
 
 
 def test_partition_by_partition_equals_the_tables_as_one_partition(incremental):
@@ -264,13 +269,15 @@ def test_a_change_in_one_partition_rebuilds_and_reprivatizes_only_that_partition
     )
 
 
-def test_a_prompt_newly_dropped_in_an_old_partition_privatizes_it_again_without_building_it(
+def test_new_conversations_asking_an_old_prompt_join_its_partition_and_split(
     world, built_once, monkeypatch
 ):
-    """New train conversations asking tut-1003's prompt drop its rows from an old test partition:
-    that partition is not built again but privatized again (the rows it drops are part of its
-    privatized entry's key), besides the new batch's partitions; the old partition's test file
-    loses the rows and the ledger stays exact."""
+    """New conversations asking tut-1003's prompt are its near-duplicates: they join its
+    partition and split (test) instead of dropping its rows from the test split, so that
+    partition is built and privatized again with the new batch's; their rows repeat tut-1003's
+    exactly and are released once, so the test file keeps its rows and the ledger stays exact.
+    (Before near-duplicate clusters, the copies landed in train and the old partition was only
+    privatized again, without being built.)"""
     raw, data = demo_built(built_once, 4, to=world / "dropped-only")
     first = _latest(data)
     lines = b"".join(orjson.dumps(c) + b"\n" for c in NEW)
@@ -278,18 +285,19 @@ def test_a_prompt_newly_dropped_in_an_old_partition_privatizes_it_again_without_
     built, privatized = _count_built_and_privatized(monkeypatch)
     _build(raw, data, 4)
     partitions = stored.read(Layout(data), "silver", MAP_TABLE)
-    # by hand: the new conversations are new groups, all in batch 1's partitions
+    # by hand: the conversations asking other prompts are new groups in batch 1's partitions
     new = sorted(set(partitions.filter(pl.col("batch") == 1).get_column("_partition")))
     episodes = stored.read(Layout(data), "silver", "episodes")
-    # by hand: tut-1003's and tut-1009's test rows asked it (test_file below)
     asked = episodes.filter(pl.col("native_id").is_in(["tutoring/tut-1003", "tutoring/tut-1009"]))
     groups = asked.get_column("group_id").implode()
     touched = set(partitions.filter(pl.col("group_id").is_in(groups)).get_column("_partition"))
-    assert new and sorted(built) == new
+    copies = [f"dialogue:tutoring/{c}" for c in DUPLICATES]
+    assert set(partitions.filter(pl.col("group_id").is_in(copies))["_partition"]) <= touched
+    assert new and sorted(built) == sorted({*new, *touched})
     assert sorted(privatized) == sorted({*new, *touched})
     old, second = _parquet_files(first), _parquet_files(_latest(data))
-    test_file = "sft/test-b00000-p000.parquet"  # tut-1003's and tut-1009's semicolon rows went
-    assert pl.read_parquet(second[test_file]).height < pl.read_parquet(old[test_file]).height
+    test_file = "sft/test-b00000-p000.parquet"  # tut-1003's partition's test rows
+    assert pl.read_parquet(second[test_file]).height == pl.read_parquet(old[test_file]).height
     one, parts = one_and_many(raw, data)
     assert one.ledger == parts.ledger and one.dropped == parts.dropped
     one.staged.remove()

@@ -173,8 +173,11 @@ def test_link_raters_must_be_a_boolean(tmp_path, value):
 
 def test_the_release_records_link_raters_only_when_off():
     ratios = {"train": 0.8, "test": 0.2}
-    assert SplitConfig().record() == {"salt": "turnlake-splits-v1", "ratios": ratios}
-    assert OFF.record() == {"salt": "turnlake-splits-v1", "ratios": ratios, "link_raters": False}
+    # the near-duplicate settings decide splits too: always recorded
+    near = {"enabled": True, "shingle_size": 3, "threshold": 0.5, "num_perm": 128, "bands": 32}
+    base = {"salt": "turnlake-splits-v1", "ratios": ratios, "near_duplicates": near}
+    assert SplitConfig().record() == base
+    assert OFF.record() == {**base, "link_raters": False}
 
 
 def test_the_partition_scheme_changes_with_link_raters():

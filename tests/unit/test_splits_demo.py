@@ -13,6 +13,7 @@ from pipelines.splits.assign import (
     human_participants,
     proof_problems,
     split_proof,
+    stored_near_duplicates,
 )
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -63,3 +64,19 @@ def test_demo_splits_view_is_queryable(demo_layout):
         )
         == 0
     )
+
+
+def test_demo_near_duplicate_prompts_share_a_split_and_would_straddle_per_group(demo_layout):
+    """The demo's dialogue and oasst prompts repeat with other punctuation or wording: every
+    cluster is in one split, which splitting by group alone would break."""
+    silver = {t: stored.read(demo_layout, "silver", t) for t in SILVER}
+    near = stored_near_duplicates(demo_layout, SplitConfig())
+    splits = stored.read(demo_layout, "gold", "splits")
+    proof = split_proof(splits, silver, {}, SplitConfig(), near_duplicates=near)
+    assert proof["overlaps"]["near_duplicates"]["count"] == 0
+    assert (
+        proof["near_duplicate_clusters"]["episodes"] > proof["near_duplicate_clusters"]["clusters"]
+    )
+    per_group = assign_splits(silver["episodes"]["group_id"], SplitConfig())
+    apart = split_proof(per_group, silver, {}, SplitConfig(), near_duplicates=near)
+    assert apart["overlaps"]["near_duplicates"]["count"] > 0

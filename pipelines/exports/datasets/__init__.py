@@ -22,6 +22,7 @@ from pipelines.exports.datasets.chat_shape import (
 )
 from pipelines.exports.datasets.common import (
     COMMON,
+    DEDUP_CLUSTER,
     DatasetOptions,
     front,
     messages_text,
@@ -35,6 +36,7 @@ from pipelines.exports.datasets.sft import build_sft, sft_rows
 from pipelines.exports.datasets.stepwise import build_stepwise
 from pipelines.gold.raters import released_labels
 from pipelines.sources.base import sha256_hex
+from pipelines.splits.near_dups import NEAR_DUPS_TABLE
 
 DATASETS = ("sft", "preference", "kto", "rl_steps", "decisions", "stepwise")
 # Why a row was left out of a dataset (counts in the split proof and on the dataset card).
@@ -88,6 +90,9 @@ def build_datasets(
     rows, with their episode's group and source, are appended to it."""
     options = options or DatasetOptions()
     episodes = silver["episodes"]
+    near = silver.get(NEAR_DUPS_TABLE)
+    if near is not None:  # each episode's near-duplicate prompt cluster, released per row
+        episodes = episodes.join(near, on="episode_id", how="left", maintain_order="left")
     # rewards below the release's label minimum are no label for any dataset
     kept_rewards, below_minimum = released_labels(gold["turn_rewards"], options.label_minimum)
     gold = {**gold, "turn_rewards": kept_rewards}
@@ -97,7 +102,7 @@ def build_datasets(
     sft, negative = sft_rows(examples, options.sft_include_negative)
     kto, neutral = kto_rows(rated, options.kto_include_neutral)
     if rated_out is not None:
-        meta = episodes.select("episode_id", "group_id", "source")
+        meta = episodes.select("episode_id", "group_id", "source", *_clusters(episodes))
         rated_out.append(rated.join(meta, on="episode_id", how="inner", maintain_order="left"))
     frames = {
         "sft": sft,
@@ -120,14 +125,20 @@ def build_datasets(
     return {name: out[name] for name in DATASETS}
 
 
+def _clusters(frame: pl.DataFrame) -> list[str]:
+    return [DEDUP_CLUSTER] if DEDUP_CLUSTER in frame.columns else []
+
+
 def rated_alternatives(
     rated: pl.DataFrame, splits: pl.DataFrame, like: pl.DataFrame
 ) -> tuple[pl.DataFrame, int]:
     """The `preference` rows of kind rated_alternatives of the rated rows `rated` (as
     `build_datasets` appends them to `rated_out`: every rated row of whole groups), in the columns
     of `like` (a `preference` frame as built), and how many could not be shaped."""
-    episodes = rated.select("episode_id", "group_id", "source").unique()
-    pairs = rated_alternative_pairs(rated.drop("group_id", "source"), episodes)
+    episodes = rated.select("episode_id", "group_id", "source", *_clusters(rated)).unique()
+    pairs = rated_alternative_pairs(
+        rated.drop("group_id", "source", *_clusters(rated)), episodes.drop(*_clusters(episodes))
+    )
     pairs = pairs.with_columns(_prompt_text=messages_text("prompt"))
     shaped, unshaped = shape_prompt_completions(pairs, "prompt", ("chosen", "rejected"))
     shaped = shaped.with_columns(_prompt_text=messages_text("prompt"))

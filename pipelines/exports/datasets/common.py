@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 MESSAGE = pl.Struct({"role": pl.String, "content": pl.String})
 MESSAGES = pl.List(MESSAGE)
 # Columns every dataset carries (the release joins, dedups and proves leakage on them).
-COMMON = ("split", "episode_id", "group_id", "source", "prompt_hash")
+COMMON = ("split", "episode_id", "group_id", "source", "prompt_hash", "dedup_cluster")
+# an episode's near-duplicate prompt cluster (silver `_near_duplicates`, splits/near_dups.py)
+DEDUP_CLUSTER = "dedup_cluster"
 
 
 @dataclass(frozen=True)
@@ -160,11 +162,19 @@ def with_split(
     splits: pl.DataFrame,
     episode_col: str = "episode_id",
 ) -> pl.DataFrame:
-    """Attach source and group_id (via the silver episode) and the group's split. A group without
+    """Attach source, group_id and dedup_cluster (via the silver episode; null for an episode
+    without a clustered prompt) and the group's split. A group without
     a split row gets no split and is dropped: an unassigned example must never ship in some split
     by default."""
-    meta = episodes.select(pl.col("episode_id").alias(episode_col), "group_id", "source")
-    out = frame.drop([c for c in ("group_id", "source", "split") if c in frame.columns])
+    cluster = pl.col(DEDUP_CLUSTER) if DEDUP_CLUSTER in episodes.columns else pl.lit(None)
+    meta = episodes.select(
+        pl.col("episode_id").alias(episode_col),
+        "group_id",
+        "source",
+        cluster.cast(pl.String).alias(DEDUP_CLUSTER),
+    )
+    dropped = ("group_id", "source", "split", DEDUP_CLUSTER)
+    out = frame.drop([c for c in dropped if c in frame.columns])
     out = out.join(meta, on=episode_col, how="left")
     return out.join(splits.select("group_id", "split"), on="group_id", how="inner")
 

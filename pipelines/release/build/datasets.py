@@ -23,9 +23,9 @@ import polars as pl
 
 from pipelines.exports.datasets import DATASETS, build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
-from pipelines.partitions.assign import PARTITION
+from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, SILVER_KEYS
-from pipelines.partitions.store import row_digests
+from pipelines.partitions.store import MAP_TABLE, row_digests
 from pipelines.privacy.known_names import known_names
 from pipelines.release.build.frames import (
     KEY_SCHEMA,
@@ -39,7 +39,8 @@ from pipelines.release.build.units import build_units, index_key, indexed
 from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
-from pipelines.splits.assign import human_participants
+from pipelines.splits.assign import human_participants, split_digests
+from pipelines.splits.near_dups import NEAR_DUPS_SCHEMA, NEAR_DUPS_TABLE
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -56,7 +57,7 @@ BUNDLE_ROWS = 200_000
 class Partition:
     key: str  # `b00003-s01`
     batch: int  # the landing batch (release files are cut by batch and shard: staged.py)
-    inputs: str  # digest of the partition's silver and gold rows
+    inputs: str  # digest of the partition's silver and gold rows and its groups' splits
     rows: int  # its silver rows (reads are bundled by them)
     home: str = ""  # of a unit (units.py): its partition's key
 
@@ -71,12 +72,38 @@ def partitions_in_force(layout: Layout, as_of: datetime | None = None) -> list[P
     joined = silver.join(
         gold.select(PARTITION, gold=pl.col("digest")), on=PARTITION, how="left"
     ).filter(pl.col(PARTITION) != UNPLACED)
+    assigned = _split_digests(layout, as_of)
     return [
-        Partition(key, int(key.split("-", 1)[0][1:]), fingerprint([digest, gold or ""]), rows)
+        Partition(
+            key,
+            int(key.split("-", 1)[0][1:]),
+            fingerprint([digest, gold or "", assigned.get(key, "")]),
+            rows,
+        )
         for key, digest, gold, rows in joined.select(PARTITION, "digest", "gold", "rows")
         .sort(PARTITION)
         .rows()
     ]
+
+
+def _near_duplicates(layout: Layout, as_of: datetime | None) -> pl.DataFrame:
+    """Silver's `_near_duplicates` (episode_id, dedup_cluster, partition); empty when none."""
+    return stored.read(layout, "silver", NEAR_DUPS_TABLE, as_of, schema=NEAR_DUPS_SCHEMA)
+
+
+def _split_digests(layout: Layout, as_of: datetime | None) -> dict[str, str]:
+    """Each partition's digest of its groups' splits and its episodes' near-duplicate clusters
+    (splits/assign.py `split_digests`): neither is a function of the partition's rows alone."""
+    if not stored.exists(layout, "gold", "splits", as_of):
+        return {}
+    placed = stored.read(layout, "silver", MAP_TABLE, as_of, schema=MAP_SCHEMA)
+    splits = split_digests(placed, stored.read(layout, "gold", "splits", as_of), PARTITION)
+    near = _near_duplicates(layout, as_of)
+    line = pl.concat_str("episode_id", "dedup_cluster", separator="\x1f")
+    clusters = near.group_by("partition").agg(line.sort().str.join("\x1e").alias("_rows"))
+    for key, rows in clusters.iter_rows():
+        splits[key] = fingerprint([splits.get(key, ""), rows])
+    return splits
 
 
 def _one_partition(layout: Layout, as_of: datetime | None) -> Partition:
@@ -120,6 +147,7 @@ def _tables(
     as_of: datetime | None,
     contexts: pl.LazyFrame,
     splits: pl.DataFrame,
+    near: pl.DataFrame,
 ) -> Iterator[tuple[str, dict[str, pl.DataFrame], dict[str, pl.DataFrame]]]:
     """(partition, its silver, its gold) of every partition of `keys`, each table read once for
     them all."""
@@ -141,6 +169,9 @@ def _tables(
         silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
         groups = silver["episodes"].select("group_id").unique()
         gold["splits"] = splits.join(groups, on="group_id", how="semi")
+        # by its episodes, not the partition column: tables stored whole are one partition
+        mine = silver["episodes"].select("episode_id")
+        silver[NEAR_DUPS_TABLE] = near.join(mine, on="episode_id", how="semi").drop("partition")
         yield key, silver, gold
 
 
@@ -202,10 +233,11 @@ def built(
             "context_hash", "context"
         )
         splits = stored.read(layout, "gold", "splits", as_of)
+        near = _near_duplicates(layout, as_of)
         code = fingerprint([json_part(config), engine_digest()])
         make = lambda silver, gold, rated_out: build_partition(silver, gold, options, rated_out)
         for bundle in bundles(pending):
-            tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits)
+            tables = _tables(layout, [p.key for p in bundle], as_of, contexts, splits, near)
             for key, silver, gold in tables:
                 made = build_units(root, key, whole[key], silver, gold, code, make)
                 del silver, gold
@@ -218,22 +250,45 @@ def built(
 
 
 def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
-    """`keys` (KEY_SCHEMA plus PARTITION) with `keep`: an exact prompt is kept only in its earliest
-    split (train, then validation, then test), across all datasets and partitions (a row without a
-    prompt hash is not kept)."""
+    """`keys` (KEY_SCHEMA plus PARTITION) with `keep` and `duplicate_row`: an exact prompt is kept
+    only in its earliest split (train, then validation, then test), across all datasets and
+    partitions (a row without a prompt hash is not kept); of the kept rows of one dataset with the
+    same `row_hash` (the same prompt and answer) only the one of the smallest episode id is kept
+    (then the earliest row: where the partitions are cut does not decide), the others are
+    `duplicate_row`."""
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
     ranked = keys.with_columns(
         _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
     )
     first = ranked.group_by("prompt_hash").agg(pl.col("_rank").min().alias("_first"))
     joined = ranked.join(first, on="prompt_hash", how="left", maintain_order="left")
-    return joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False)).drop(
-        "_rank", "_first"
+    kept = joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False))
+    order = ["episode_id", *([PARTITION] if PARTITION in keys.columns else []), "row"]
+    same = ["dataset", "row_hash", "keep"]
+    ranked = (
+        kept.with_row_index("_i")
+        .sort(*same, *order, nulls_last=True)
+        .with_columns(_n=pl.int_range(pl.len()).over(same))
+        .sort("_i")
+    )
+    duplicate = pl.col("keep") & pl.col("row_hash").is_not_null() & (pl.col("_n") > 0)
+    return (
+        ranked.with_columns(duplicate_row=duplicate)
+        .with_columns(keep=pl.col("keep") & ~pl.col("duplicate_row"))
+        .drop("_rank", "_first", "_i", "_n")
     )
 
 
 def dropped_counts(keys: pl.DataFrame) -> dict[str, int]:
-    counts = dict(keys.filter(~pl.col("keep")).group_by("dataset").len().iter_rows())
+    """Rows left out per dataset as duplicate prompts across splits."""
+    gone = keys.filter(~pl.col("keep") & ~pl.col("duplicate_row"))
+    counts = dict(gone.group_by("dataset").len().iter_rows())
+    return {name: int(counts.get(name, 0)) for name in DATASETS}
+
+
+def duplicate_row_counts(keys: pl.DataFrame) -> dict[str, int]:
+    """Rows left out per dataset as exact duplicates of a kept row (`kept_rows`)."""
+    counts = dict(keys.filter(pl.col("duplicate_row")).group_by("dataset").len().iter_rows())
     return {name: int(counts.get(name, 0)) for name in DATASETS}
 
 
@@ -241,7 +296,9 @@ def proof_frames(keys: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The kept rows' (group, split, prompt, episode) per dataset: all the split proof reads."""
     kept = keys.filter(pl.col("keep"))
     return {
-        name: kept.filter(pl.col("dataset") == name).select(KEY_SCHEMA.names()[2:])
+        name: kept.filter(pl.col("dataset") == name).select(
+            c for c in KEY_SCHEMA.names()[2:] if c != "row_hash"
+        )
         for name in DATASETS
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.privacy.text_leaves import is_textual, string_leaves
+from pipelines.sources.base import sha256_hex
 
 # an entry's frames besides the datasets (TEXTS: every distinct string in them; privatize's
 # KNOWN_NAMES too)
@@ -18,20 +19,32 @@ KEY_SCHEMA = pl.Schema(
         "split": pl.String,
         "group_id": pl.String,
         "episode_id": pl.String,
+        "row_hash": pl.String,
     }
 )
+# What makes two rows of a dataset exact duplicates (the same prompt and answer; the same prompt,
+# chosen and rejected): one of them is released (datasets.py `kept_rows`).
+ROW_CONTENT = {
+    "sft": ("messages",),
+    "kto": ("prompt", "completion"),
+    "preference": ("prompt", "chosen", "rejected"),
+}
 
 
 def key_frame(datasets: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per dataset row: what the duplicate-prompt rule and the split proof read."""
+    """One row per dataset row: what the duplicate rules and the split proof read (`row_hash`:
+    sha256 of the row's ROW_CONTENT as JSON, null for a dataset without one)."""
     frames = [pl.DataFrame(schema=KEY_SCHEMA)]
     for name, frame in datasets.items():
         present = [c for c in KEY_SCHEMA.names()[2:] if c in frame.columns]
+        content = [c for c in ROW_CONTENT.get(name, ()) if c in frame.columns]
+        row_hash = sha256_hex(pl.struct(content).struct.json_encode()) if content else pl.lit(None)
         frames.append(
             frame.select(
                 dataset=pl.lit(name),
                 row=pl.int_range(pl.len(), dtype=pl.UInt32),
                 **{c: pl.col(c).cast(pl.String) for c in present},
+                row_hash=row_hash.cast(pl.String),
             )
         )
     return pl.concat(frames, how="diagonal").select(KEY_SCHEMA.names()).cast(KEY_SCHEMA)

@@ -33,7 +33,7 @@ from pipelines.release.privatize.partitions import redaction_fingerprint
 from pipelines.release.privatize.privatize import privatize
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
-from pipelines.splits.assign import split_proof
+from pipelines.splits.assign import split_proof, stored_near_duplicates
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import is_remote
@@ -93,7 +93,12 @@ def partitioned_release(
         datasets.proof_frames(parts.keys),
         config=settings.splits,
         participants=parts.participants,
-    ) | {"dropped_duplicate_prompts": dropped, "left_out": parts.left_out}
+        near_duplicates=stored_near_duplicates(layout, settings.splits, as_of),
+    ) | {
+        "dropped_duplicate_prompts": dropped,
+        "dropped_duplicate_rows": datasets.duplicate_row_counts(parts.keys),
+        "left_out": parts.left_out,
+    }
     proof |= proof_part(evals, parts.decontaminated)
     sources, ledger = dict(parts.sources), dict(parts.ledger)
     if settings.privacy.include_surveys:

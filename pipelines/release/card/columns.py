@@ -33,6 +33,10 @@ COMMON_COLUMNS = {
     "source": "Raw source the row came from: one of " + ", ".join(f"`{s}`" for s in SOURCES) + ".",
     "prompt_hash": "sha256 of the exact prompt text (canonical JSON of the prompt messages); no "
     "prompt appears in two splits.",
+    "dedup_cluster": "Near-duplicate cluster of the episode's first user prompt (MinHash of its "
+    "word shingles, `[splits.near_duplicates]`), keyed like `prompt_hash`: rows sharing it ask "
+    "near-duplicate prompts and are in one split; null where the source's episodes start from no "
+    "user prompt (study, decision, scenario, Social RL).",
     "reward": "Reward in [-1, 1] from the gold reward rules (null where no signal).",
     "reward_rule": "Rule that produced the reward, `name@version` (see `rewards` in manifest.json "
     "config).",
@@ -154,7 +158,7 @@ def column_description(dataset: str, column: str) -> str:
 
 # Every column of every released dataset, in file order (a test compares them with a built
 # release, so a column added by an export builder cannot ship undescribed).
-_IDS = ("split", "episode_id", "group_id", "source", "prompt_hash")
+_IDS = ("split", "episode_id", "group_id", "source", "prompt_hash", "dedup_cluster")
 RELEASE_COLUMNS: dict[str, tuple[str, ...]] = {
     "sft": (
         *_IDS,

@@ -212,6 +212,10 @@ def _enabled_rules(config: dict) -> str:
     return ", ".join(f"`{rule}`" for rule in enabled) or "not recorded"
 
 
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v) or "none"
+
+
 def _left_out(proof: dict, dataset: str, reason: str) -> int:
     return int(((proof.get("left_out") or {}).get(dataset) or {}).get(reason, 0))
 
@@ -227,6 +231,7 @@ def rules_section(release: dict, proof: dict) -> str:
         name: _left_out(proof, name, "no_user_turn") for name in ("sft", "kto", "preference")
     }
     dropped = proof.get("dropped_duplicate_prompts") or {}
+    twins = proof.get("dropped_duplicate_rows") or {}
     sft_negative = (
         "kept (`[release] sft_include_negative = true`)"
         if negative
@@ -257,7 +262,9 @@ def rules_section(release: dict, proof: dict) -> str:
   run (one step per round); each step's label is `label_rule` over its reward (`rewards`), the
   thresholds in `manifest.json` → `config.rewards`; an example ends before its first unrewarded step.
 - Duplicate prompts across splits are removed from the later split, whole examples only (dropped:
-  {", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"}).{_decontaminated(proof)}
+  {", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"}). Exact duplicate rows
+  (`sft`: the same messages; `kto`: the same prompt and completion; `preference`: the same prompt,
+  chosen and rejected) are released once (left out: {_counted(twins)}).{_decontaminated(proof)}
 - Rows are in a stable pseudo-random order: by sha256 of the row's id (`rl_steps`: of the episode id,
   then by step), so every source is mixed in a file and a row keeps its place when rows are added.
 

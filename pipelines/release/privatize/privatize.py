@@ -60,8 +60,9 @@ def keyed_hash(expr: pl.Expr, key: bytes) -> pl.Expr:
 
 
 def _is_prompt_hash(column: str) -> bool:
-    """`prompt_hash` and the pair builders' `chosen_prompt_hash` / `rejected_prompt_hash`."""
-    return column == "prompt_hash" or column.endswith("_prompt_hash")
+    """`prompt_hash`, the pair builders' `chosen_prompt_hash` / `rejected_prompt_hash` and
+    `dedup_cluster` (a hash of a normalized prompt, keyed as they are)."""
+    return column in ("prompt_hash", "dedup_cluster") or column.endswith("_prompt_hash")
 
 
 def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:

@@ -23,7 +23,11 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.transforms.dialogue import rater_groups
 from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table
-from pipelines.transforms.dialogue.conversations import dedup_conversations, quality_ranges
+from pipelines.transforms.dialogue.conversations import (
+    ROLE_MAP,
+    dedup_conversations,
+    quality_ranges,
+)
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
@@ -77,3 +81,15 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
         .select("unit", group_id=pl.coalesce("people_group", "unit"), episodes=pl.lit(1))
         .cast(dict(GROUPS_SCHEMA))
     )
+
+
+def unit_prompts(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, text: each kept conversation's first user turn (roles as the transform maps them),
+    the prompt its episode starts from (splits/near_dups.py)."""
+    kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    role = pl.element().struct.field("role").str.strip_chars().str.to_lowercase()
+    users = [name for name, canonical in ROLE_MAP.items() if canonical == "user"]
+    first = pl.col("turns").list.eval(
+        pl.element().filter(role.is_in(users)).struct.field("content")
+    )
+    return kept.select(unit=pl.col("episode_id"), text=first.list.first())

@@ -40,3 +40,12 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     group = pl.lit(f"{SOURCE}:prompt/") + pl.col("prompt_id")
     found = pairs.select(unit=UNIT, group_id=group).unique()
     return found.with_columns(episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
+
+
+def unit_prompts(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, text: each pair's first Human turn, where its conversation starts
+    (splits/near_dups.py); one per pair, whichever copy."""
+    pairs = unit_keys(bronze, settings)[PAIRS]
+    human = pl.element().struct.field("role").eq("Human")
+    first = pl.col("prompt").list.eval(pl.element().filter(human).struct.field("text"))
+    return pairs.select(unit=UNIT, text=first.list.first()).unique("unit", keep="first")

@@ -33,3 +33,14 @@ def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyF
     trees = unit_keys(bronze, settings)[TREES]
     found = trees.select(unit=UNIT, group_id=UNIT, episodes=pl.lit(1)).unique()
     return found.cast(dict(GROUPS_SCHEMA))
+
+
+def unit_prompts(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+    """unit, text: each tree's root prompt (its first `prompter` message at depth 0), what every
+    episode of the tree starts from (splits/near_dups.py); one per tree, whichever copy."""
+    trees = unit_keys(bronze, settings)[TREES]
+    root = pl.element().struct.field("role").eq("prompter") & pl.element().struct.field("depth").eq(
+        0
+    )
+    first = pl.col("messages").list.eval(pl.element().filter(root).struct.field("text"))
+    return trees.select(unit=UNIT, text=first.list.first()).unique("unit", keep="first")
