@@ -357,10 +357,13 @@ def test_override_pair_prefers_the_human_action_and_carries_both_rewards(tmp_pat
         "reasoning": "You were named.",
         "wasFollowed": False,
     }
+    later = HISTORY + [{"role": "user", "name": "Joel", "content": "Still red?"}]
     records = [
         human("d-1", "SILENT", suggestion, outcome=rated(5, was_good=True)),  # (5 − 1) / 4 = 1 → +1
-        # unrated: the override itself is the evidence
-        human("d-2", "SILENT", suggestion, minute=1),
+        # unrated: the override itself is the evidence. Asked after one more message: with d-1's
+        # context its pair would be d-1's exactly (prompt, chosen, rejected), released once.
+        human("d-2", "SILENT", suggestion, minute=1)
+        | {"ragContext": {"identity": {"systemPrompt": PROMPT}, "conversationHistory": later}},
     ]
     built = build(tmp_path, records)
     pairs = {p["decision_id"]: p for p in override_pairs(built)}
