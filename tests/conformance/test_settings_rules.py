@@ -28,10 +28,14 @@ GROUP = "dialogue:tutoring/c-1"
 
 
 def conversation(
-    raw: Path, cid: str, created_at: str = "2025-01-15T10:00:00", dataset: str = "tutoring"
+    raw: Path,
+    cid: str,
+    created_at: str = "2025-01-15T10:00:00",
+    dataset: str = "tutoring",
+    question: str | None = None,
 ) -> None:
     turns = [
-        {"role": "user", "content": f"Why is the sky blue, asks {cid}?"},
+        {"role": "user", "content": question or f"Why is the sky blue, asks {cid}?"},
         {"role": "assistant", "content": f"Rayleigh scattering of sunlight, answered for {cid}."},
     ]
     write_jsonl(
@@ -76,20 +80,34 @@ def test_splits_salt_and_validation_ratio_in_turnlake_toml_decide_the_split(tmp_
 
 def test_splits_salt_moves_groups_by_the_hash_of_salt_and_group(tmp_path):
     raw = tmp_path / "raw"
-    ids = [f"c-{i}" for i in range(8)]
-    for cid in ids:
-        conversation(raw, cid)
+    # eight unrelated questions: no two are near-duplicates, so each conversation is a split
+    # group of its own (questions differing only in the asker's id would be one)
+    questions = [
+        "Why is the sky blue?",
+        "How do vaccines train the immune system?",
+        "What makes bread dough rise overnight?",
+        "Which planet has the longest day?",
+        "How are tides caused by the moon?",
+        "Why do cats purr when resting?",
+        "What is the boiling point of salt water?",
+        "How does a bicycle stay upright while moving?",
+    ]
+    ids = [f"c-{i}" for i in range(len(questions))]
+    for cid, question in zip(ids, questions, strict=True):
+        conversation(raw, cid, question=question)
     for salt in ("salt-a", "salt-b"):
         config = f'[splits]\nsalt = "{salt}"\n[splits.ratios]\ntrain = 0.5\ntest = 0.5\n'
         built = run_pipeline(raw, tmp_path / f"data-{salt}", config=config, release=False)
-        # train = buckets [0, 5000), test = [5000, 10000). The prompts differ only in the
-        # asker's id ("Why is the sky blue, asks c-3?": 5 of 7 word 3-grams shared, Jaccard
-        # 0.71 >= 0.5): near-duplicates, so the 8 groups are one split group, hashed by its
-        # smallest group id
-        split = "train" if bucket(salt, "dialogue:tutoring/c-0") < 5000 else "test"
-        expected = {f"dialogue:tutoring/{c}": split for c in ids}
+        # train = buckets [0, 5000), test = [5000, 10000)
+        expected = {
+            f"dialogue:tutoring/{c}": "train"
+            if bucket(salt, f"dialogue:tutoring/{c}") < 5000
+            else "test"
+            for c in ids
+        }
         got = dict(built.gold["splits"].select("group_id", "split").iter_rows())
         assert got == expected
+        assert len(set(got.values())) == 2  # the salt moved groups one by one, not all at once
         assert built.gold["splits"]["salt"].unique().to_list() == [salt]
 
 
