@@ -4,6 +4,7 @@ commit is what makes the parts it names current (pipelines/storage/bronze.py).""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -43,7 +44,13 @@ INGEST_LOG_SCHEMA = pl.Schema(
 )
 
 
-_ARROW_LOG_SCHEMA = pl.DataFrame(schema=INGEST_LOG_SCHEMA).to_arrow().schema
+@cache
+def _arrow_log_schema() -> pa.Schema:
+    # made on first use, never at import: converting a frame starts Polars' thread pool, and a
+    # process that starts it while importing (the multiprocess executor's forkserver preloads
+    # this module) forks step processes whose Polars work then waits forever on a pool that
+    # did not come with them
+    return pl.DataFrame(schema=INGEST_LOG_SCHEMA).to_arrow().schema
 
 
 def log_frame(rows: list[dict]) -> pl.DataFrame:
@@ -52,7 +59,7 @@ def log_frame(rows: list[dict]) -> pl.DataFrame:
     corpus of tiny files in Python (1.09 → 0.34 s, the same frame); a value of another type
     (never made by the ingest) falls back to Polars, which casts it."""
     try:
-        return pl.from_arrow(pa.Table.from_pylist(rows, schema=_ARROW_LOG_SCHEMA))
+        return pl.from_arrow(pa.Table.from_pylist(rows, schema=_arrow_log_schema()))
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return frame_from_rows(rows, INGEST_LOG_SCHEMA)
 
