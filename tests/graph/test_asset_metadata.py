@@ -81,8 +81,9 @@ def test_splits_column_schema_names_the_model_columns_types_and_constraints():
         ("bucket", "Int64"),
         ("split", "String"),
         ("salt", "String"),
+        ("split_group", "String"),  # the group hashed: itself, or its near-duplicate cluster's
     ]
-    assert [c.constraints.unique for c in schema.columns] == [True, False, False, False]
+    assert [c.constraints.unique for c in schema.columns] == [True, False, False, False, False]
     assert all(c.description for c in schema.columns)
 
 

@@ -36,8 +36,8 @@ CHANGES = {
     ),
     "ingest": (
         "pipelines/ingest/parse.py",
-        "data = file.read_bytes()\n",
-        'data = file.read_bytes().replace(b"the ", b"teh ")\n',
+        "data = stream.read()\n",
+        'data = stream.read().replace(b"the ", b"teh ")\n',
     ),
     "transforms": (
         "pipelines/transforms/dialogue/conversations.py",

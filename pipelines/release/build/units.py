@@ -26,6 +26,7 @@ from pipelines.release.build.frames import (
 )
 from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
+from pipelines.splits.near_dups import NEAR_DUPS_TABLE
 from pipelines.storage.fingerprint import fingerprint
 
 # (silver, gold, rated_out) → (meta, frames): datasets.build_partition
@@ -35,7 +36,9 @@ Build = Callable[
 ]
 RATED = "_rated"  # a chunk's rated rows, with group and source: what its partition's pairs need
 PAIRS = "pairs"
-_KEYS = SILVER_KEYS | GOLD_KEYS
+# silver's near-duplicate clusters are per episode: each chunk gets its own episodes' (whole,
+# every chunk's key would change with any episode the partition gains)
+_KEYS = SILVER_KEYS | GOLD_KEYS | {NEAR_DUPS_TABLE: "episode_id"}
 _WHOLE = ("contexts", "splits")  # read for a partition, given whole to its chunks
 
 
