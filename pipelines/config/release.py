@@ -5,7 +5,7 @@ release/card/profiles.py).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, NonNegativeInt, field_validator, model_validator
 
@@ -28,6 +28,7 @@ def _known_datasets(names: list[str]) -> list[str]:
     return names
 
 
+T = TypeVar("T")
 ProfileName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 Reward = Annotated[float, Field(ge=-1.0, le=1.0)]
 
@@ -56,6 +57,20 @@ class Card(Table):
     missing_margin_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
 
 
+# MinHash settings shared by `[release.decontamination]` and `[splits.near_duplicates]`
+ShingleSize = Annotated[int, Field(ge=1, le=16)]  # words per MinHash shingle
+Similarity = Annotated[float, Field(gt=0.0, le=1.0)]  # estimated Jaccard similarity
+Permutations = Annotated[int, Field(ge=16, le=1024)]
+Bands = Annotated[int, Field(ge=1, le=1024)]  # LSH bands of num_perm / bands rows
+
+
+def bands_divide(settings: T) -> T:
+    """`settings` (with num_perm and bands) when its bands divide its permutations."""
+    if settings.num_perm % settings.bands:
+        raise ValueError(f"bands ({settings.bands}) must divide num_perm ({settings.num_perm})")
+    return settings
+
+
 class Decontamination(Table):
     """`[release.decontamination]`: when a training row's user text overlaps an evaluation prompt
     of `[release] decontaminate` (docs/concepts/decontamination.md). N-gram defaults are
@@ -63,16 +78,14 @@ class Decontamination(Table):
 
     ngram_size: Annotated[int, Field(ge=1, le=64)] = 8
     ngram_share: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.5
-    shingle_size: Annotated[int, Field(ge=1, le=16)] = 3  # words per MinHash shingle
-    threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # estimated Jaccard similarity
-    num_perm: Annotated[int, Field(ge=16, le=1024)] = 128
-    bands: Annotated[int, Field(ge=1, le=1024)] = 32  # LSH bands of num_perm / bands rows
+    shingle_size: ShingleSize = 3
+    threshold: Similarity = 0.5
+    num_perm: Permutations = 128
+    bands: Bands = 32
 
     @model_validator(mode="after")
     def _bands_divide(self) -> Decontamination:
-        if self.num_perm % self.bands:
-            raise ValueError(f"bands ({self.bands}) must divide num_perm ({self.num_perm})")
-        return self
+        return bands_divide(self)
 
 
 class Release(Table):

@@ -22,7 +22,17 @@ from pydantic import (
 )
 
 from pipelines.config.redaction import DEFAULT_PHONE_REGIONS, KINDS
-from pipelines.config.release import Card, Decontamination, Profile, Release
+from pipelines.config.release import (
+    Bands,
+    Card,
+    Decontamination,
+    Permutations,
+    Profile,
+    Release,
+    ShingleSize,
+    Similarity,
+    bands_divide,
+)
 from pipelines.config.splits import DEFAULT_SALT, SPLIT_ORDER
 from pipelines.config.table import Table
 
@@ -145,16 +155,14 @@ class NearDuplicates(Table):
     (docs/concepts/near-duplicates.md)."""
 
     enabled: bool = True
-    shingle_size: Annotated[int, Field(ge=1, le=16)] = 3  # words per MinHash shingle
-    threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # estimated Jaccard similarity
-    num_perm: Annotated[int, Field(ge=16, le=1024)] = 128
-    bands: Annotated[int, Field(ge=1, le=1024)] = 32  # LSH bands of num_perm / bands rows
+    shingle_size: ShingleSize = 3
+    threshold: Similarity = 0.5
+    num_perm: Permutations = 128
+    bands: Bands = 32
 
     @model_validator(mode="after")
     def _bands_divide(self) -> NearDuplicates:
-        if self.num_perm % self.bands:
-            raise ValueError(f"bands ({self.bands}) must divide num_perm ({self.num_perm})")
-        return self
+        return bands_divide(self)
 
 
 class Splits(Table):
