@@ -11,6 +11,15 @@ its own), until the instance is disposed. Every use is still its own transaction
 its end, and an idle pooled connection holds no lock, so the files, their schema, their WAL
 locking and the other readers (`dg dev`, the daemon, a build's step processes) see exactly what
 they would. Any other storage (Postgres, a custom one) is used as configured.
+
+Every connection of these engines to a database file in WAL mode (Dagster puts each file it
+creates in it) runs with `synchronous=NORMAL` instead of SQLite's default FULL: a commit appends
+to the WAL without an fsync, which happens at checkpoints. SQLite's documentation: WAL with
+NORMAL never corrupts the database; a power loss (not a killed process) may lose the last
+transactions, here the last events of the run in flight, whose data root writes are fsynced
+on their own. A build commits each of its ~270 events (two for an asset event: the run's file
+and the index), each fsynced under FULL: measured on the demo, ~0.2 s of CPU of a forced build's
+~0.85 s storing events, and more of its wall time.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from dagster._core.storage.sqlite_storage import (
     _schedule_directory,
 )
 from dagster._serdes import ConfigurableClassData
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 # Dagster's own SQLite storage, as a dagster.yaml (or its absence) names it.
@@ -49,6 +59,23 @@ def open_instance(home: Path) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_ref(ref)
 
 
+def _synchronous_normal_in_wal(dbapi_connection: Any, _record: Any) -> None:
+    """A new connection to a WAL database commits without fsync (see the module's docstring);
+    a database in another journal mode keeps SQLite's default."""
+    cursor = dbapi_connection.cursor()
+    try:
+        (mode,) = cursor.execute("PRAGMA journal_mode").fetchone()
+        if mode.lower() == "wal":
+            cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def _engine_for_wal(engine: Engine) -> Engine:
+    event.listen(engine, "connect", _synchronous_normal_in_wal)
+    return engine
+
+
 class SqliteEventLogStorage(sqlite_event_log.SqliteEventLogStorage):
     """Dagster's per-run SQLite event log, with one engine (and pool) per database file."""
 
@@ -58,9 +85,11 @@ class SqliteEventLogStorage(sqlite_event_log.SqliteEventLogStorage):
 
     def _engine(self, shard: str) -> Engine:
         if shard not in self._engines:
-            self._engines[shard] = sqlite_event_log.create_engine(
-                self.conn_string_for_shard(shard),
-                connect_args={"timeout": sqlite_event_log.SQLITE_BUSY_TIMEOUT_SECONDS},
+            self._engines[shard] = _engine_for_wal(
+                sqlite_event_log.create_engine(
+                    self.conn_string_for_shard(shard),
+                    connect_args={"timeout": sqlite_event_log.SQLITE_BUSY_TIMEOUT_SECONDS},
+                )
             )
         return self._engines[shard]
 
@@ -72,6 +101,8 @@ class SqliteEventLogStorage(sqlite_event_log.SqliteEventLogStorage):
             if shard not in self._initialized_dbs:
                 self._initdb(engine)
                 self._initialized_dbs.add(shard)
+                # a file just created was not in WAL mode when its pooled connection was made
+                engine.dispose()
             with engine.connect() as conn, conn.begin():
                 yield conn
 
@@ -101,7 +132,7 @@ class SqliteRuns(sqlite_run_storage.SqliteRunStorage):
 
     def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None) -> None:
         super().__init__(conn_string, inst_data)
-        self._engine = sqlite_run_storage.create_engine(conn_string)
+        self._engine = _engine_for_wal(sqlite_run_storage.create_engine(conn_string))
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:

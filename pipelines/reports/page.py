@@ -60,7 +60,7 @@ def _saved(layout: Layout) -> dict[str, pl.DataFrame | None]:
         return {name: con.sql(queries[name].sql).pl() for name in SHOWN_QUERIES}
 
 
-Draw = Callable[[object], str]  # a chart → its SVG (charts.to_svg)
+Draw = Callable[[charts.Spec], str]  # a chart → its SVG (charts.to_svg)
 
 
 def _plotted(

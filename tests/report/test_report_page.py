@@ -169,8 +169,8 @@ def test_report_shows_each_sources_split_balance(demo_warehouse):
     assert totals == per_source
 
 
-def test_the_reward_plot_is_drawn_for_more_rewards_than_altair_embeds(monkeypatch, tmp_path):
-    """Altair refuses a plot of more than 5 000 rows: at 100 MB of raw files (42 k turn rewards)
+def test_the_reward_plot_is_drawn_for_more_rewards_than_a_plot_should_embed(monkeypatch, tmp_path):
+    """Altair refused a plot of more than 5 000 rows: at 100 MB of raw files (42 k turn rewards)
     the report was not written at all."""
     from pipelines.reports import numbers, page
 
@@ -187,5 +187,5 @@ def test_the_reward_plot_is_drawn_for_more_rewards_than_altair_embeds(monkeypatc
         numbers, "read_warehouse_table", lambda _, name, gold=False, columns=None: tables[name]
     )
     drawn = []
-    section = page._reward_section(Layout(tmp_path), lambda chart: drawn.append(chart.to_dict()))
+    section = page._reward_section(Layout(tmp_path), drawn.append)
     assert len(drawn) == 1 and section.tables[0][1]["rewards"].to_list() == [6_000]

@@ -73,3 +73,27 @@ def test_the_storage_makes_one_engine_per_database_file(home: Path, monkeypatch)
     # index and the runs' database twice each (Dagster's first-use schema check, then the one
     # kept), each run's own event log once
     assert sorted(made) == sorted(["index", "index", "runs", "runs", *run_ids])
+
+
+NORMAL, FULL = 1, 2  # PRAGMA synchronous values (SQLite's default is FULL)
+
+
+def test_connections_to_the_run_index_and_runs_files_commit_without_fsync(home: Path):
+    run_id, _ = materialize_twice(home)
+    with open_instance(home) as instance:
+        events = instance.event_log_storage
+        shards = [run_id, sqlite_event_log.INDEX_SHARD_NAME]
+        for shard in shards:
+            with events._connect(shard) as conn:
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == NORMAL
+        with instance.run_storage.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == NORMAL
+
+
+def test_a_database_not_in_wal_mode_keeps_sqlites_synchronous_default(tmp_path: Path):
+    import sqlite3
+
+    connection = sqlite3.connect(tmp_path / "rollback.db")  # journal_mode=delete
+    module._synchronous_normal_in_wal(connection, None)
+    assert connection.execute("PRAGMA synchronous").fetchone() == (FULL,)
