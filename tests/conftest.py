@@ -175,15 +175,32 @@ def build_demo(data_root: Path, dagster_home: Path) -> None:
         assert main(args) == 0
 
 
+def _build_demo_warehouse(folder: Path) -> None:
+    """`folder`/data built by `build_demo`, with the Dagster home that recorded its run beside it
+    (`folder`/dagster): tests/test_cli.py reads that run."""
+    home = folder / "dagster"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    build_demo(folder / "data", home)
+
+
 @pytest.fixture(scope="session")
-def demo_warehouse(tmp_path_factory, new_dagster_home, built_once) -> Path:
+def demo_warehouse(tmp_path_factory, built_once) -> Path:
     """The data root of ONE `turnlake build --demo-if-empty` (built once per test run, copied
     to each worker: a test that writes a report there writes to its own worker's copy), shared
     read-only by every test that needs realistic built data."""
     root = tmp_path_factory.mktemp("demo_warehouse")
-    return built_once.copy(
-        "demo-warehouse", lambda data: build_demo(data, new_dagster_home()), root / "data"
-    )
+    built = built_once.get("demo-warehouse", _build_demo_warehouse)
+    return Path(shutil.copytree(built / "data", root / "data", symlinks=True))
+
+
+@pytest.fixture(scope="module")
+def demo_warehouse_and_home(tmp_path_factory, built_once) -> tuple[Path, Path]:
+    """A private copy of `demo_warehouse`'s build that a module's tests may change: (data root,
+    the Dagster home that recorded its build run)."""
+    root = tmp_path_factory.mktemp("demo_warehouse")
+    built = built_once.copy("demo-warehouse", _build_demo_warehouse, root / "built")
+    return built / "data", built / "dagster"
 
 
 @dataclass

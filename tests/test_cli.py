@@ -11,39 +11,35 @@ from pipelines.storage.layout import Layout
 
 
 @pytest.fixture(scope="module")
-def demo_build(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cli")
-    data_root = root / "data"
-    home = root / "dagster_home"
-    home.mkdir()
+def demo_build(demo_warehouse_and_home):
+    """`turnlake build --data-root D --demo-if-empty` into an empty D: the shared demo build
+    (tests/conftest.py `build_demo`, which asserts its exit code), a copy of this module's own
+    with the Dagster home that recorded its run: D and that home."""
+    data_root, home = demo_warehouse_and_home
     mp = pytest.MonkeyPatch()
     mp.setenv("DAGSTER_HOME", str(home))
     mp.delenv("TURNLAKE_RAW_ROOT", raising=False)
     mp.delenv("TURNLAKE_DATA_ROOT", raising=False)
-    code = main(
-        ["build", "--data-root", str(data_root), "--demo-if-empty", "--log-level", "WARNING"]
-    )
-    yield code, data_root, home
+    yield data_root, home
     mp.undo()
 
 
 def test_build_generates_demo_data_when_raw_root_is_empty_and_succeeds(demo_build):
-    code, data_root, _ = demo_build
-    assert code == 0
+    data_root, _ = demo_build  # its exit code is 0: `build_demo` asserts it where it runs
     assert any((data_root / "raw").rglob("*.json*"))
 
 
 def test_build_records_the_run_in_the_local_instance(demo_build):
     import dagster as dg
 
-    _, _, home = demo_build
+    _, home = demo_build
     with dg.DagsterInstance.from_config(str(home)) as instance:
         runs = [(run.job_name, run.status) for run in instance.get_runs()]
     assert ("turnlake_build", dg.DagsterRunStatus.SUCCESS) in runs
 
 
 def test_build_prints_summary_tables(demo_build, capsys):
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     assert (
         main(
             [
@@ -61,14 +57,14 @@ def test_build_prints_summary_tables(demo_build, capsys):
 
 
 def test_demo_data_quarantines_bad_records_of_every_source(demo_build):
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     quarantine = stored.read(Layout(data_root), "silver", "quarantine")
     assert set(quarantine["source"]) == set(SOURCES)
     assert quarantine["error_kind"].n_unique() >= 5
 
 
 def test_sql_reports_errors_with_exit_code_one(demo_build, capsys):
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     assert main(["sql", "--data-root", str(data_root), "SELECT nope FROM episodes"]) == 1
 
 
@@ -177,7 +173,7 @@ def test_build_exits_nonzero_when_a_blocking_check_fails(tmp_path, monkeypatch):
 
 
 def test_status_reports_new_raw_files_and_healthy_published_tables(demo_build, capsys):
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     new_file = data_root / "raw" / "dialogues" / "status-probe.jsonl"
     new_file.write_text(
         '{"conversation_id": "probe", "turns": [{"role": "user", "content": "hi"}]}\n'
@@ -196,7 +192,7 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
 ):
     from pipelines.storage.lock import data_root_lock
 
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     holder = lock_held_elsewhere(data_root)
     assert main(["build", "--data-root", str(data_root), "--log-level", "ERROR"]) == 3
     assert "another turnlake build" in capsys.readouterr().err
@@ -207,7 +203,7 @@ def test_second_build_while_one_holds_the_data_root_exits_with_a_clear_message(
 
 
 def test_subject_show_lists_every_table_holding_a_participant(demo_build, capsys):
-    _, data_root, _ = demo_build
+    data_root, _ = demo_build
     participant = (
         stored.read(Layout(data_root), "silver", "episodes")
         .filter(pl.col("source") == "study")["group_id"]
