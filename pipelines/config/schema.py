@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from pipelines.config.cron import is_cron
 from pipelines.config.redaction import DEFAULT_PHONE_REGIONS, KINDS
 from pipelines.config.release import (
     Bands,
@@ -53,11 +54,7 @@ def _known_zone(name: str) -> str:
 
 
 def _cron(expression: str) -> str:
-    # Dagster's own test of what its schedules accept (imported here only: dagster is slow to
-    # import).
-    from dagster._utils.schedules import is_valid_cron_string
-
-    if not is_valid_cron_string(expression):
+    if not is_cron(expression):
         raise ValueError(
             f"{expression!r} is not a cron expression: five fields 'minute hour day-of-month month "
             "day-of-week', e.g. '0 2 * * *' (02:00 every day)"
