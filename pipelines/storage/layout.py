@@ -4,7 +4,7 @@
 tables), `warehouse.duckdb`, `exports/` (releases), `minari/` (releases' Minari datasets, as
 `turnlake export minari` writes them), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
-validation ledger, caches, generated pseudonym key) and `.turnlake.lock`. Which of
+build record, caches, generated pseudonym key) and `.turnlake.lock`. Which of
 these hold subject data, and what `forget` does to each: storage/subject_data.py, which must
 classify every path named here (tests/unit/test_subject_data.py).
 """
@@ -152,14 +152,10 @@ class Layout:
         return self.state / "last_build.json"
 
     @property
-    def ledger(self) -> Path:
-        """The contracts' passes (checks/partitioned.py): one record per contract."""
+    def legacy_passes(self) -> Path:
+        """The contracts' passes kept by older versions, one file per contract (`forget`
+        deletes them; the passes now live in the layers' records: checks/partitioned.py)."""
         return self.state / "validated"
-
-    def ledger_entry(self, check_id: str) -> Path:
-        """Where one contract's passes are recorded (with a suffix of its own)."""
-        name = check_id.replace("/", "_").replace(":", ".")
-        return self.ledger / f"{name}.json"
 
     @property
     def report_cache(self) -> Path:

@@ -212,18 +212,11 @@ HOLDERS: tuple[Holder, ...] = (
         "the next build runs in full and writes it again",
     ),
     Holder(
-        "ledger",
-        lambda layout: layout.ledger,
-        "per contract: the partitions and part files it passed, by digest",
-        Forget.KEPT,
-        "holds no subject data: digests and file names, never values",
-    ),
-    Holder(
-        "ledger_entry",
-        _any_part("ledger_entry"),
-        "one contract's passes in `ledger`",
-        Forget.KEPT,
-        "as `ledger`",
+        "legacy_passes",
+        lambda layout: layout.legacy_passes,
+        "left by older versions: per contract, the partitions and part files it passed",
+        Forget.DELETED,
+        "no longer read (the passes are in the layers' records and the ingest logs)",
     ),
     Holder(
         "listing_cache",
@@ -295,7 +288,7 @@ HOLDERS: tuple[Holder, ...] = (
 CONTAINERS = {
     "data_root": "the data root itself",
     "warehouse": "bronze, tables and the legacy generations",
-    "state": "`.turnlake/`: contract passes, build record and key",
+    "state": "`.turnlake/`: build record and key",
     "local": "the data root, or its local cache folder when it is remote",
     "local_state": "`.turnlake/` in `local`: release parts and stage",
     "is_remote": "not a path",
