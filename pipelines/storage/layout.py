@@ -194,7 +194,7 @@ class Layout:
         return self.data_root / "privacy" / "tombstones.jsonl"
 
     @staticmethod
-    def listing_cache(raw_root: str | os.PathLike[str]) -> Path:
-        """The listing cache of a local raw root (sources/raw_state.py): the raw root's
-        folder and file names, in the local cache folder of that raw root."""
+    def legacy_listing_cache(raw_root: str | os.PathLike[str]) -> Path:
+        """The listing of a local raw root kept by older versions in the local cache folder
+        (`forget` deletes it; the listing now lives in the build record: sources/raw_state.py)."""
         return local_cache(os.path.abspath(raw_root)) / "listing"

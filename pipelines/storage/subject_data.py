@@ -207,9 +207,10 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "last_build",
         lambda layout: layout.last_build,
-        "the last build's summary, replayed when nothing changed (largest groups, file names)",
+        "the last build's summary, replayed when nothing changed (largest groups, file names), "
+        "and the listing of the raw tree it read (folder and file names)",
         Forget.DELETED,
-        "the next build runs in full and writes it again",
+        "the next build runs in full (and walks the raw tree whole) and writes it again",
     ),
     Holder(
         "legacy_passes",
@@ -219,13 +220,11 @@ HOLDERS: tuple[Holder, ...] = (
         "no longer read (the passes are in the layers' records and the ingest logs)",
     ),
     Holder(
-        "listing_cache",
-        lambda layout: Layout.listing_cache(layout.raw),  # (of the default raw root)
-        "the raw root's folder and file names (a file may be named after the subject)",
-        Forget.KEPT,
-        "mirrors the raw root, which turnlake never deletes; a folder whose names change is "
-        "read again, so names the operator deletes leave it at the next walk",
-        may_keep_subject=True,
+        "legacy_listing_cache",
+        lambda layout: Layout.legacy_listing_cache(layout.raw),  # (of the default raw root)
+        "left by older versions: the raw root's folder and file names",
+        Forget.DELETED,
+        "no longer read (the listing is in `last_build`)",
     ),
     # privacy, keys, locks, the raw root, Dagster
     Holder(
