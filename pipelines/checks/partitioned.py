@@ -275,7 +275,7 @@ def validate_parts(
     passed = {part_of(f) for f in files} - failed  # a part lost outside turnlake: not passed
     rows = _rows([_path(f) for f in files], schema)
     verdict = _verdict(rows, outcome, None)
-    passes = Passes("bronze", table, dict.fromkeys(sorted(passed), "ok"), source)
+    passes = Passes("bronze", table, dict.fromkeys(sorted(passed), "ok"), source, len(todo))
     return Verdict(verdict.passed, verdict.metadata, passes)
 
 
@@ -306,6 +306,8 @@ def remember(layout: Layout, found: list[Passes], engine: str) -> None:
         frame = pl.DataFrame(rows, schema=PASSES_SCHEMA, orient="row")
         record_passes(layout, layer, [p.table for p in judged], frame)
     for source, judged in sources.items():
+        if not any(p.read for p in judged):  # every part answered from its verdict: as logged
+            continue
         log = ingest_log.read_log(layout, source)
         after = ingest_log.with_verdicts(log, {p.table: set(p.passed) for p in judged}, engine)
         if not after.equals(log):

@@ -42,6 +42,7 @@ class Passes:
     table: str
     passed: dict[str, str]
     source: str = ""  # a bronze table's
+    read: int = 0  # partitions or parts read now (none: what passed is what was recorded)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ log."""
 import pandera.polars as pa
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
 from pipelines.checks import partitioned
 from pipelines.checks.partitioned import remember, validate_parts, validate_table
@@ -263,6 +264,14 @@ def test_a_verdict_of_another_part_or_engine_or_a_log_without_verdicts_judges_ag
     old = ingest_log.read_log(bronze_layout, SOURCE)
     assert old.height == 3 and old.get_column("passed").null_count() == 3
     assert _judge_parts(bronze_layout).metadata["partitions_validated"] == 2
+
+
+def test_a_bronze_judging_that_reads_no_part_leaves_the_ingest_log_as_it_is(bronze_layout):
+    _judge_parts(bronze_layout)
+    log = str(bronze_layout.ingest_log(SOURCE))
+    before = DeltaTable(log).version()
+    assert _judge_parts(bronze_layout).metadata["partitions_reused"] == 2
+    assert DeltaTable(log).version() == before  # no commit: every verdict held
 
 
 def test_revalidation_reads_every_bronze_part_again(bronze_layout, monkeypatch):
