@@ -196,5 +196,7 @@ class Layout:
     @staticmethod
     def legacy_listing_cache(raw_root: str | os.PathLike[str]) -> Path:
         """The listing of a local raw root kept by older versions in the local cache folder
-        (`forget` deletes it; the listing now lives in the build record: sources/raw_state.py)."""
-        return local_cache(os.path.abspath(raw_root)) / "listing"
+        (`forget` deletes it; the listing now lives in the build record: sources/raw_state.py).
+        An S3 raw root never had one: its path here is one that does not exist."""
+        root = raw_root if is_remote(raw_root) else os.path.abspath(raw_root)
+        return local_cache(root) / "listing"
