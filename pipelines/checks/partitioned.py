@@ -229,11 +229,12 @@ def validate_table(
 
 
 def _file_groups(files: list[str], budget: int) -> Iterator[list[str]]:
-    """Files in groups of about `budget` bytes on disk (an object's size unknown: a group)."""
+    """Files in groups of about `budget` bytes (a stat each, an object's a HEAD: only the files
+    to judge are asked)."""
     group: list[str] = []
     size = 0
     for path in sorted(files):
-        size += budget if "://" in path else Path(path).stat().st_size
+        size += _path(path).stat().st_size
         group.append(path)
         if size >= budget:
             yield group
