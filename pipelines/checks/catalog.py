@@ -3,13 +3,12 @@ at data depth, plus the nothing-lost reconciliation, silver referential integrit
 provenance, leak-free splits, and the release's own verification and trainability (the verdicts are
 in pipelines/checks/verdicts.py; pipelines/checks/factory.py turns them into Dagster steps).
 
-Every check judges on every run; only a contract skips the partitions (and bronze part files) it
+Every check judges on every run; only a contract skips the partitions (and bronze parts) it
 passed before with the same digest and engine (pipelines/checks/partitioned.py).
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandera.polars as pa
 
@@ -31,55 +30,36 @@ class BlockingCheck:
     judge: Callable[[Settings], Verdict]
     additional_deps: tuple[str, ...] = ()
 
-    @property
-    def check_id(self) -> str:
-        return f"{self.asset}:{self.name}"
-
 
 def _layout(settings: Settings) -> Layout:
     return Layout(settings.data_root)
 
 
 def _contract(
-    step: str,
-    asset: str,
-    table: str,
-    model: type[pa.DataFrameModel],
-    load: Callable[[Settings], list[Path]] | str,
+    step: str, asset: str, table: str, model: type[pa.DataFrameModel], layer: str, source: str = ""
 ) -> BlockingCheck:
-    """`load`: the layer of a stored table, checked a partition (or slice of rows) at a time, or
-    the current part files of a bronze table, checked a group of files at a time
+    """A table's contract: a stored table of `layer` checked a partition (or slice of rows) at a
+    time, or (`source` given) a bronze table's current parts checked a group of files at a time
     (pipelines/checks/partitioned.py)."""
-    from pipelines.checks.partitioned import validate_files, validate_table
-    from pipelines.schemas import polars_schema
+    from pipelines.checks.partitioned import validate_parts, validate_table
 
-    name = f"{table}_matches_contract"
-    check_id, layer = f"{asset}:{name}", load
-    if isinstance(layer, str):
-        judge = lambda s: validate_table(model, _layout(s), layer, table, check_id, engine_digest())
+    if source:
+        judge = lambda s: validate_parts(model, _layout(s), source, table, engine_digest())
     else:
-        judge = lambda s: validate_files(
-            model, _layout(s), layer(s), polars_schema(model), check_id, engine_digest()
-        )
+        judge = lambda s: validate_table(model, _layout(s), layer, table, engine_digest())
     description = f"`{table}` satisfies `{model.__name__}` (schema and data)."
-    return BlockingCheck(step, asset, name, description, judge=judge)
+    return BlockingCheck(step, asset, f"{table}_matches_contract", description, judge=judge)
 
 
 # ---------------------------------------------------------------- the checks, per step
 
 
 def _bronze_checks(source: str) -> list[BlockingCheck]:
-    from pipelines.ingest.log import current_parts
     from pipelines.schemas.bronze import bronze_models
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            f"bronze_{source}",
-            f"bronze_{source}",
-            table,
-            model,
-            load=lambda s: current_parts(_layout(s), source, table),
-        )
+        step = f"bronze_{source}"
+        return _contract(step, step, table, model, "bronze", source)
 
     checks = [contract(table, model) for table, model in bronze_models(source).items()]
     checks.append(
@@ -98,13 +78,7 @@ def _silver_checks() -> list[BlockingCheck]:
     from pipelines.schemas.silver import SILVER_MODELS
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            "silver",
-            f"silver_{table}",
-            table,
-            model,
-            load="silver",
-        )
+        return _contract("silver", f"silver_{table}", table, model, "silver")
 
     checks = [contract(table, model) for table, model in SILVER_MODELS.items()]
     checks.append(
@@ -124,13 +98,8 @@ def _gold_checks() -> list[BlockingCheck]:
     from pipelines.schemas.gold import GOLD_MODELS
 
     def contract(table: str, model: type[pa.DataFrameModel]) -> BlockingCheck:
-        return _contract(
-            "splits" if table == "splits" else "gold",
-            f"gold_{table}",
-            table,
-            model,
-            load="gold",
-        )
+        step = "splits" if table == "splits" else "gold"
+        return _contract(step, f"gold_{table}", table, model, "gold")
 
     checks = [contract(table, model) for table, model in GOLD_MODELS.items()]
     checks.append(

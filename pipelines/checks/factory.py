@@ -6,8 +6,9 @@ step that materializes the group (`@asset(check_specs=...)` / `@multi_asset(chec
 in steps of their own: every Dagster step costs event-log writes even when its check is trivial,
 and 11 check steps made a build of 23 steps instead of 12. Each check keeps its own blocking spec,
 so a failed one still fails the step after its materializations and Dagster skips everything
-downstream. Every check judges on every run (a contract reads only the partitions and part files
-it has not passed before: pipelines/checks/partitioned.py).
+downstream. Every check judges on every run (a contract reads only the partitions and bronze
+parts it has not passed before: pipelines/checks/partitioned.py); what the step's contracts
+passed is recorded once all its checks have judged, before their results are yielded.
 """
 
 from collections.abc import Callable, Iterator
@@ -50,12 +51,24 @@ def check_results(
     """The verdicts of the checks of `step` on the data just materialized, as Dagster results
     (yielded by the asset after its materializations); `log` gets one closing line."""
     checks = _checks_of(step)
-    reread = 0
-    for check in checks:
-        verdict = check.judge(settings)
-        reread += verdict.metadata.get("partitions_validated", 0)
-        yield _check_result(check, verdict)
+    verdicts = judge_step(step, settings)
+    reread = sum(v.metadata.get("partitions_validated", 0) for v in verdicts)
     log(f"{step}: {len(checks)} checks judged, {reread} partitions or part files read again")
+    for check, verdict in zip(checks, verdicts, strict=True):
+        yield _check_result(check, verdict)
+
+
+def judge_step(step: str, settings: Settings) -> list[Verdict]:
+    """The verdicts of the checks of `step`, in catalog order, with what its contracts passed
+    recorded (a failure is never recorded: only what passed is)."""
+    from pipelines.checks.partitioned import remember
+    from pipelines.storage.engine import engine_digest
+    from pipelines.storage.layout import Layout
+
+    verdicts = [check.judge(settings) for check in _checks_of(step)]
+    passes = [v.passes for v in verdicts if v.passes is not None]
+    remember(Layout(settings.data_root), passes, engine_digest())
+    return verdicts
 
 
 def _check_result(check: BlockingCheck, verdict: Verdict) -> dg.AssetCheckResult:

@@ -4,13 +4,17 @@ Every rule of the contracts is row-local (types, nullability, ranges, patterns) 
 fields, so validating a table in pieces and then checking its unique columns over the whole
 table gives exactly the verdict of validating it at once, with the memory of one piece. A table is
 read a chunk of partitions at a time, each chunk in slices of at most CHECK_ROWS rows; a table
-stored whole is one partition (`WHOLE_PIECE`). A partition whose digest and judging code (the
-engine digest) are those it last passed with is not read again: a partition's digest is the one
-the engine recorded in `_partition_digests` (what its rows were computed from), a whole table's
-the names of its Delta files (written once, never changed), a bronze part file's its stat line
-(its name is content-addressed). Those passes are the checks' only memory (one small file per
-contract under `<data root>/.turnlake/validated/`; no verdict is ever reused whole: every check
-judges on every run), and `TURNLAKE_REVALIDATE=1` ignores them.
+stored whole is one partition (`WHOLE_PIECE`).
+
+What a contract passed is kept where the layer keeps the record of what each partition is, never
+in a store of the checks' own: a silver or gold partition's pass beside its row digest
+(`_partition_passes`, pipelines/partitions/store.py), a bronze part's in the ingest log rows
+naming it (pipelines/ingest/log.py). A partition is not read again while its digest (the one the
+engine recorded in `_partition_digests`; a whole table's: the names of its Delta files, written
+once) and the judging engine are those it passed with, nor a bronze part (its id names its files'
+rows and parser) that passed with this engine. The passes are recorded once a step has judged
+all its checks (`remember`), only for what passed; no verdict is ever reused whole (every check
+judges on every run), and `TURNLAKE_REVALIDATE=1` ignores every pass.
 """
 
 from __future__ import annotations
@@ -19,19 +23,28 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 import pandera.polars as pa
 import polars as pl
 
 from pipelines.checks.revalidate import revalidate_requested
-from pipelines.checks.verdicts import Markdown, Verdict
+from pipelines.checks.verdicts import Markdown, Passes, Verdict
+from pipelines.ingest import log as ingest_log
+from pipelines.ingest.batches import part_files
 from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.store import chunks, row_digests
+from pipelines.partitions.store import (
+    PASSES_SCHEMA,
+    chunks,
+    record_passes,
+    recorded_passes,
+    row_digests,
+)
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
-from pipelines.storage.files import scan_parquet, write_bytes_atomic
-from pipelines.storage.fingerprint import fingerprint, stat_part
+from pipelines.storage.bronze import part_of
+from pipelines.storage.files import scan_parquet
+from pipelines.storage.fingerprint import fingerprint
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import as_root
 
 CHECK_ROWS = 500_000  # rows validated at once: memory follows this, not the table
 FILE_BYTES = 32 * 1024 * 1024  # bronze part files (Parquet bytes) validated at once
@@ -46,22 +59,6 @@ class _Outcome:
     passed: dict[str, str] = field(default_factory=dict)  # partition -> digest it passed with
     validated: int = 0
     reused: int = 0
-
-
-def passes_path(layout: Layout, check_id: str) -> Path:
-    """Where the partitions (or part files) a contract passed are kept."""
-    return layout.ledger_entry(check_id).with_suffix(".partitions.json")
-
-
-def _recall(path: Path, code: str) -> dict[str, str]:
-    if revalidate_requested():
-        return {}
-    try:
-        entry = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    ok = isinstance(entry, dict) and entry.get("code") == code
-    return dict(entry.get("passed") or {}) if ok else {}
 
 
 def _failure_cases(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame | None:
@@ -217,27 +214,28 @@ def _verdict(total: int, outcome: _Outcome, duplicates: pl.DataFrame | None) -> 
 
 
 def validate_table(
-    model: type[pa.DataFrameModel], layout: Layout, layer: str, table: str, check_id: str, code: str
+    model: type[pa.DataFrameModel], layout: Layout, layer: str, table: str, engine: str
 ) -> Verdict:
     """The contract `model` on the table in force, a piece at a time; partitions that passed
-    with the same digest and `code` are answered from their recorded passes."""
-    path = passes_path(layout, check_id)
-    outcome = _judge_partitions(model, layout, layer, table, _recall(path, code))
+    with the same digest and `engine` are answered from their recorded passes. The verdict
+    carries what passed now, for `remember`."""
+    home = stored.home_layer(layer, table)
+    before = {} if revalidate_requested() else recorded_passes(layout, home, table, engine)
+    outcome = _judge_partitions(model, layout, layer, table, before)
     duplicates = _duplicates(model, layout, layer, table)
     verdict = _verdict(stored.rows(layout, layer, table), outcome, duplicates)
-    entry = {"code": code, "passed": dict(sorted(outcome.passed.items()))}
-    write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
-    return verdict
+    passes = Passes(home, table, dict(sorted(outcome.passed.items())))
+    return Verdict(verdict.passed, verdict.metadata, passes)
 
 
-def _file_groups(keys: dict[str, Path], budget: int) -> Iterator[list[tuple[str, Path]]]:
-    """Files (by their stat line, `name|size|mtime`) in groups of about `budget` bytes on disk."""
-    group: list[tuple[str, Path]] = []
+def _file_groups(files: list[str], budget: int) -> Iterator[list[str]]:
+    """Files in groups of about `budget` bytes (a stat each, an object's a HEAD: only the files
+    to judge are asked)."""
+    group: list[str] = []
     size = 0
-    for key, path in sorted(keys.items()):
-        fields = key.split("|")
-        size += int(fields[1]) if len(fields) > 2 and fields[1].isdigit() else budget
-        group.append((key, path))
+    for path in sorted(files):
+        size += _path(path).stat().st_size
+        group.append(path)
         if size >= budget:
             yield group
             group, size = [], 0
@@ -245,41 +243,73 @@ def _file_groups(keys: dict[str, Path], budget: int) -> Iterator[list[tuple[str,
         yield group
 
 
-def validate_files(
-    model: type[pa.DataFrameModel],
-    layout: Layout,
-    files: list[Path],
-    schema: pl.Schema,
-    check_id: str,
-    code: str,
+def validate_parts(
+    model: type[pa.DataFrameModel], layout: Layout, source: str, table: str, engine: str
 ) -> Verdict:
-    """The contract `model` on a bronze table's current part files, a group of files at a time
-    (each part is bounded by the ingest batch); a part file is immutable (its name is content-
-    addressed), so one that passed with the same `code` is not read again. A failure names the
-    part files holding the failing rows."""
-    path = passes_path(layout, check_id)
-    before = _recall(path, code)
-    keys = {stat_part(f, layout.data_root): f for f in files}
-    outcome = _Outcome(
-        passed={k: "ok" for k in keys if k in before}, reused=len(set(keys) & set(before))
-    )
-    todo = {k: f for k, f in keys.items() if k not in before}
+    """The contract `model` on a bronze table's current parts, a group of files at a time
+    (each part is bounded by the ingest batch); a part that passed with the same `engine`
+    (ingest log) is not read again. A failure names the part files holding the failing rows."""
+    from pipelines.schemas import polars_schema
+
+    schema = polars_schema(model)
+    log = ingest_log.read_log(layout, source)
+    current = sorted(set(log.filter(pl.col("tables").list.contains(table)).get_column("part_id")))
+    files = part_files(layout, source, table, current)
+    before = set() if revalidate_requested() else ingest_log.passed_parts(log, table, engine)
+    todo = [f for f in files if part_of(f) not in before]
+    outcome = _Outcome(reused=len(files) - len(todo))
+    failed: set[str] = set()
     groups = _file_groups(todo, FILE_BYTES) if files else iter([[]])  # none: columns only
     for group in groups:
         piece = pl.DataFrame(schema={**schema, PARTITION: pl.String})
         if group:  # each row's file, by name (paths are absolute or URIs)
             piece = (
-                scan_parquet([f for _, f in group], schema=schema, include_file_paths=PARTITION)
+                scan_parquet([_path(f) for f in group], schema=schema, include_file_paths=PARTITION)
                 .with_columns(pl.col(PARTITION).str.split("/").list.last())
                 .collect()
             )
         cases = _failure_cases(piece, model)
-        failed = set() if cases is None else set(cases.get_column(PARTITION))
+        named = set() if cases is None else set(cases.get_column(PARTITION))
+        failed |= {part_of(f) for f in group if f.rsplit("/", 1)[-1] in named}
         outcome.validated += len(group)
-        outcome.passed |= {k: "ok" for k, f in group if f.name not in failed}  # names are unique
         outcome.failures += [] if cases is None else [cases]
-    rows = scan_parquet(files, schema=schema).select(pl.len()).collect().item() if files else 0
+    passed = {part_of(f) for f in files} - failed  # a part lost outside turnlake: not passed
+    rows = _rows([_path(f) for f in files], schema)
     verdict = _verdict(rows, outcome, None)
-    entry = {"code": code, "passed": dict(sorted(outcome.passed.items()))}
-    write_bytes_atomic(path, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
-    return verdict
+    passes = Passes("bronze", table, dict.fromkeys(sorted(passed), "ok"), source, len(todo))
+    return Verdict(verdict.passed, verdict.metadata, passes)
+
+
+def _path(file: str) -> Path:
+    return as_root(file) if "://" in file else Path(file)
+
+
+def _rows(files: list[Path], schema: pl.Schema) -> int:
+    return scan_parquet(files, schema=schema).select(pl.len()).collect().item() if files else 0
+
+
+def remember(layout: Layout, found: list[Passes], engine: str) -> None:
+    """Record what the contracts of one step passed, judged by `engine`: beside each layer's
+    partition record, and in each source's ingest log (only what changed is written)."""
+    layers: dict[str, list[Passes]] = {}
+    sources: dict[str, list[Passes]] = {}
+    for passes in found:
+        if passes.layer == "bronze":
+            sources.setdefault(passes.source, []).append(passes)
+        else:
+            layers.setdefault(passes.layer, []).append(passes)
+    for layer, judged in layers.items():
+        rows = [
+            (p.table, partition, digest, engine)
+            for p in judged
+            for partition, digest in p.passed.items()
+        ]
+        frame = pl.DataFrame(rows, schema=PASSES_SCHEMA, orient="row")
+        record_passes(layout, layer, [p.table for p in judged], frame)
+    for source, judged in sources.items():
+        if not any(p.read for p in judged):  # every part answered from its verdict: as logged
+            continue
+        log = ingest_log.read_log(layout, source)
+        after = ingest_log.with_verdicts(log, {p.table: set(p.passed) for p in judged}, engine)
+        if not after.equals(log):
+            ingest_log.write_log(layout, source, after)

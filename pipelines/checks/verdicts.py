@@ -33,9 +33,23 @@ class Markdown(str):
 
 
 @dataclass(frozen=True)
+class Passes:
+    """What a contract passed, to be recorded once its step has judged (checks/partitioned.py):
+    beside `layer`'s partition record (silver, gold, splits), or, for a bronze table, in the
+    ingest log of its `source`; `passed`: partition (or bronze part id) → digest it passed with."""
+
+    layer: str  # the table's home layer, or "bronze"
+    table: str
+    passed: dict[str, str]
+    source: str = ""  # a bronze table's
+    read: int = 0  # partitions or parts read now (none: what passed is what was recorded)
+
+
+@dataclass(frozen=True)
 class Verdict:
     passed: bool
     metadata: dict[str, Any] = field(default_factory=dict)
+    passes: Passes | None = None  # a contract's: what it passed, to remember
 
 
 def _columns(layout: Layout, layer: str, table: str, columns: Iterable[str]) -> pl.DataFrame:

@@ -1,6 +1,13 @@
 """The per-source ingest log: which raw file's rows live in which bronze part, and so which parts
 are current. It is a Delta table, replaced whole by one commit at the end of an ingest: that
-commit is what makes the parts it names current (pipelines/storage/bronze.py)."""
+commit is what makes the parts it names current (pipelines/storage/bronze.py).
+
+Each row also carries the contracts its part passed (`passed`: the part id and engine they were
+judged with, and the tables whose contract passed), written by the bronze checks after they
+judge (pipelines/checks/partitioned.py); a part passes a table's contract when every row naming
+it says so, so a new part, a part rewritten under another id, a row copied onto a new part or
+another engine is judged again. A missing verdict (a log written before verdicts were kept
+included) only means "judge it again"."""
 
 from __future__ import annotations
 
@@ -40,8 +47,13 @@ INGEST_LOG_SCHEMA = pl.Schema(
         "run_id": pl.String,
         "parsed_at": pl.Datetime("us", "UTC"),
         "missing_since": pl.Datetime("us", "UTC"),
+        # the contracts the row's part passed (null: not judged yet, judge it)
+        "passed": pl.Struct(
+            {"part_id": pl.String, "engine": pl.String, "tables": pl.List(pl.String)}
+        ),
     }
 )
+VERDICT = "passed"
 
 
 @cache
@@ -73,7 +85,54 @@ def read_log(layout: Layout, source: str) -> pl.DataFrame:
     Delta (never read), counts as empty: the source is parsed again in full."""
     options = storage_options(layout.data_root)
     log = bronze.read_table(_log_table(layout, source), INGEST_LOG_SCHEMA, options)
+    if VERDICT not in log.columns:  # written before verdicts were kept: none is, judge again
+        log = log.with_columns(pl.lit(None, INGEST_LOG_SCHEMA[VERDICT]).alias(VERDICT))
     return log if log.schema == INGEST_LOG_SCHEMA else pl.DataFrame(schema=INGEST_LOG_SCHEMA)
+
+
+def passed_parts(log: pl.DataFrame, table: str, engine: str) -> set[str]:
+    """The parts of `table` that passed its contract judged by `engine`: every log row naming
+    the part (and the table) holds that verdict for that very part."""
+    verdict = pl.col(VERDICT)
+    holds = (
+        (verdict.struct.field("part_id") == pl.col("part_id"))
+        & (verdict.struct.field("engine") == engine)
+        & verdict.struct.field("tables").list.contains(table)
+    ).fill_null(False)
+    named = log.filter(pl.col("tables").list.contains(table))
+    parts = named.group_by("part_id").agg(holds.all().alias("ok")).filter(pl.col("ok"))
+    return set(parts.get_column("part_id"))
+
+
+def with_verdicts(log: pl.DataFrame, passed: dict[str, set[str]], engine: str) -> pl.DataFrame:
+    """The log with each row's verdict after `engine` judged the tables of `passed` (table →
+    the parts that passed its contract): those its part passed, plus the tables judged before
+    whose verdict still holds for its part and engine; null where it passed none."""
+    pairs = [(part, table) for table, parts in passed.items() for part in parts]
+    per_part = (
+        pl.DataFrame(pairs, schema={"part_id": pl.String, "_table": pl.String}, orient="row")
+        .group_by("part_id")
+        .agg(pl.col("_table").alias("_passed"))
+    )
+    verdict = pl.col(VERDICT)
+    still = (verdict.struct.field("part_id") == pl.col("part_id")) & (
+        verdict.struct.field("engine") == engine
+    )
+    judged = pl.lit(pl.Series([sorted(passed)], dtype=pl.List(pl.String)))
+    earlier = (
+        pl.when(still.fill_null(False))
+        .then(verdict.struct.field("tables").list.set_difference(judged))
+        .otherwise(pl.lit([], pl.List(pl.String)))
+    )
+    now = pl.col("_passed").fill_null(pl.lit([], pl.List(pl.String)))
+    tables = earlier.list.set_union(now.list.set_intersection(pl.col("tables"))).list.sort()
+    new = pl.struct(part_id=pl.col("part_id"), engine=pl.lit(engine, pl.String), tables=tables)
+    return (
+        log.join(per_part, on="part_id", how="left", maintain_order="left")
+        .with_columns(pl.when(tables.list.len() > 0).then(new).otherwise(None).alias(VERDICT))
+        .select(INGEST_LOG_SCHEMA.names())
+        .cast(INGEST_LOG_SCHEMA)
+    )
 
 
 def log_exists(layout: Layout, source: str) -> bool:

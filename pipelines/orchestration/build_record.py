@@ -8,6 +8,11 @@ release or a forget replaces) taken after it ran. It is written atomically at
 `.turnlake/last_build.json`, only after a build that fully succeeded, and removed before any
 other build runs, so a build that failed or was killed leaves none. A data root on object storage
 keeps no record: there a build always runs.
+
+Beside the raw state it also keeps the listing of the raw tree the build walked (every folder's
+stamp and names: sources/raw_state.py), so that the next build's walk reads again only the
+folders whose stamps moved; it is used only for the same raw root and engine, and goes with the
+record.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pipelines.config.settings import Settings
 from pipelines.privacy.key import configured_key
 from pipelines.privacy.pseudonyms import PseudonymKeyError
 from pipelines.release.store.files import latest_release
-from pipelines.sources.raw_state import RawState
+from pipelines.sources.raw_state import RawState, kept_listing, seed_listing
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.files import write_bytes_atomic
 from pipelines.storage.fingerprint import fingerprint
@@ -44,6 +49,8 @@ class BuildRecord:
     inputs: dict[str, str]  # part name → digest (`input_parts`)
     data_root: str  # `data_root_state` after the build
     outcome: dict[str, Any] = field(default_factory=dict)  # what the build printed (summary …)
+    # the raw tree as the build walked it (`listing_part`), for the next build's walk
+    listing: dict[str, Any] = field(default_factory=dict)
 
     def differences(self, inputs: dict[str, str], data_root: str) -> list[str]:
         """The parts (names) in which now differs from this record; empty: nothing changed."""
@@ -83,6 +90,21 @@ def drop_record(layout: Layout) -> None:
         os.remove(layout.last_build)
     except FileNotFoundError:
         pass
+
+
+def listing_part(settings: Settings) -> dict[str, Any]:
+    """The listing of the raw root this process holds, with what it may be used for."""
+    root = os.path.abspath(str(settings.raw_root))
+    return {"root": root, "engine": engine_digest(), "folders": kept_listing(root)}
+
+
+def seed_from(record: BuildRecord | None, settings: Settings) -> None:
+    """Let the walks of this process start from the listing `record` kept, when it is of this
+    raw root and engine (another engine may list otherwise)."""
+    listing = {} if record is None else record.listing
+    root = os.path.abspath(str(settings.raw_root))
+    if listing.get("root") == root and listing.get("engine") == engine_digest():
+        seed_listing(root, listing.get("folders") or {})
 
 
 # ---------------------------------------------------------------- inputs

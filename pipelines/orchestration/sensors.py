@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.orchestration.build_record import read_raw_files, read_record
+from pipelines.orchestration.build_record import read_raw_files, read_record, seed_from
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.sources.raw_state import RawState, raw_state
 
@@ -28,13 +28,15 @@ def raw_files_sensor(job: dg.UnresolvedAssetJobDefinition) -> dg.SensorDefinitio
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.STOPPED,
         description="Requests a build when a raw file (or the opt-out registry) under the raw "
-        "root is added, changed or removed, as `turnlake build` itself decides it (listing cache "
-        "plus one stat per file).",
+        "root is added, changed or removed, as `turnlake build` itself decides it (the recorded "
+        "listing plus one stat per file).",
     )
     def _sensor(context: dg.SensorEvaluationContext, turnlake: TurnlakeResource):
         settings = turnlake.settings()
+        record = read_record(settings.layout)
+        seed_from(record, settings)
         raw = raw_state(settings.raw_root)
-        read = read_raw_files(read_record(settings.layout), settings, raw)
+        read = read_raw_files(record, settings, raw)
         reason = _skip_reason(raw, context.cursor, read)
         if reason is not None:
             if read:

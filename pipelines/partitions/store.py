@@ -8,6 +8,14 @@ rows.py, and `rows`) and, in silver, what it was made from (`inputs`: transforms
 transforms a partition again when its inputs changed, rewrites it when its rows did, and gold
 recomputes it when its rows did. A partition whose units give no silver row has inputs but no
 digest.
+
+What a partition *passed* is recorded beside what it *is*: `_partition_passes`, one row per
+(table, partition) whose rows passed the table's contract, with the row digest and the engine
+that judged them (pipelines/checks/partitioned.py). The checks judge after the layer is
+published, so their passes are published after them, as a new snapshot of the layer with the
+same metadata; a pass holds only while the record's digest and the engine are the ones it names,
+so a partition whose rows change, or another engine, is judged again. A table stored whole is
+the one partition `ONE_PARTITION`, its digest the names of its Delta files (never rewritten).
 """
 
 from __future__ import annotations
@@ -24,6 +32,10 @@ from pipelines.storage.layout import Layout
 
 MAP_TABLE = "_partition_map"
 DIGESTS_TABLE = "_partition_digests"
+PASSES_TABLE = "_partition_passes"
+PASSES_SCHEMA = pl.Schema(
+    {"table": pl.String, PARTITION: pl.String, "digest": pl.String, "engine": pl.String}
+)
 INPUTS = "inputs"  # silver's record: the partition's input digest when it was last transformed
 INPUTS_SCHEMA = pl.Schema({PARTITION: pl.String, INPUTS: pl.String})
 # gold: silver rows recomputed at once (a bigger partition is a group of its own)
@@ -79,3 +91,37 @@ def chunks(partitions: pl.DataFrame, budget: int = CHUNK_ROWS) -> Iterator[list[
         size += rows
     if chunk:
         yield chunk
+
+
+def recorded_passes(layout: Layout, layer: str, table: str, engine: str) -> dict[str, str]:
+    """Partition → the digest `table`'s contract passed it with, judged by `engine`, as the
+    snapshot in force records (empty before any pass, or of another layout)."""
+    home = stored.home_layer(layer, table)
+    if not stored.exists(layout, home, PASSES_TABLE):
+        return {}
+    passes = stored.read(layout, home, PASSES_TABLE)
+    if passes.schema != PASSES_SCHEMA:
+        return {}
+    mine = passes.filter((pl.col("table") == table) & (pl.col("engine") == engine))
+    return dict(mine.select(PARTITION, "digest").iter_rows())
+
+
+def record_passes(layout: Layout, layer: str, tables: list[str], passes: pl.DataFrame) -> bool:
+    """Make `passes` (PASSES_SCHEMA) the layer's passes of `tables`, the tables judged (one
+    judged without a pass keeps none; the other tables' are kept), published as a new snapshot
+    with the metadata in force. Nothing is written when they are recorded already or the layer
+    has no snapshot; whether a snapshot was published."""
+    current = stored.snapshot(layout, layer)
+    if current is None:
+        return False
+    before = pl.DataFrame(schema=PASSES_SCHEMA)
+    if stored.exists(layout, layer, PASSES_TABLE):
+        before = stored.read(layout, layer, PASSES_TABLE)
+        if before.schema != PASSES_SCHEMA:
+            before = pl.DataFrame(schema=PASSES_SCHEMA)
+    kept = before.filter(~pl.col("table").is_in(pl.Series(tables, dtype=pl.String).implode()))
+    after = pl.concat([kept, passes.select(PASSES_SCHEMA.names())]).sort("table", PARTITION)
+    if stored.exists(layout, layer, PASSES_TABLE) and after.equals(before.sort("table", PARTITION)):
+        return False
+    stored.publish(layout, layer, {PASSES_TABLE: after}, current.meta)
+    return True

@@ -1,8 +1,8 @@
 """Which raw files a source reads, and reading them, under a raw root that is a local folder or
 `s3://bucket/prefix`: a source's glob patterns matched against the raw tree's listing (raw_state.py:
-a local tree walked through the folders' stamps kept between builds; on S3 one listing per literal
-folder its patterns start with, `outputs/`, `decisions/`, whose entries carry each object's size
-and stamp, so planning never asks the store about one object at a time).
+a local tree walked through the folders' stamps of its listing, kept in the build record; on S3
+one listing per literal folder its patterns start with, `outputs/`, `decisions/`, whose entries
+carry each object's size and stamp, so planning never asks the store about one object at a time).
 """
 
 from __future__ import annotations
@@ -41,14 +41,13 @@ def local_matches(raw_root: Path, patterns: Iterable[str]) -> list[str]:
         os.fspath(raw_root),
         listing_prefixes(patterns),
         max_depth=None if deep else max(p.count("/") for p in patterns),
-        key="\n".join(patterns),
     )
     return sorted(rel for rel in files if matches(rel))
 
 
 def all_local_files(raw_root: Path) -> list[str]:
     """Every regular file under a local `raw_root`, sorted, hidden files and folders left out."""
-    return sorted(walk_files(os.fspath(raw_root), [""], skip_hidden=True, key="\0all"))
+    return sorted(walk_files(os.fspath(raw_root), [""], skip_hidden=True))
 
 
 def pattern_regex(pattern: str) -> re.Pattern[str]:

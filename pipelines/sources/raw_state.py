@@ -2,17 +2,22 @@
 one digest of that state (has any raw file, or the opt-out registry that lives there too, been
 added, changed or removed since a build read it?).
 
-**Listing a local tree, kept between builds.** Opening a folder costs ~40 µs on the benchmark VM
-(26 k folders at 1 GB). A folder's mtime and ctime change whenever an entry is added, removed or
-renamed in it (checked on ext4; ctime also catches a tool that puts the mtime back, as rsync and
-tar do), so a folder whose (mtime, ctime) is the one recorded when it was last read still holds
-the same names: the walk stats it (~2 µs) and takes its names from the listing kept under
-`$TURNLAKE_CACHE_DIR/<raw root>/listing/`, one file per walk (a source's patterns, every file) and
-engine digest. A file rewritten in place does not change its folder, and is caught by its own size
-and mtime (here, and when the ingest plans). A folder modified less than `RACY_NS` before it was
-read may change again within the same clock tick without its stamp moving (git's "racy"
-entries): it is not trusted, and is read next time. A missing, unreadable or unwritable listing
-only costs a full walk; another engine starts a new one and, saving it, deletes the old engine's.
+**Listing a local tree, kept with the raw state.** Opening a folder costs ~40 µs on the benchmark
+VM (26 k folders at 1 GB). A folder's mtime and ctime change whenever an entry is added, removed
+or renamed in it (checked on ext4; ctime also catches a tool that puts the mtime back, as rsync
+and tar do), so a folder whose (mtime, ctime) is the one recorded when it was last read still
+holds the same names: a walk stats it (~2 µs) and takes its names from the listing. A process
+keeps one listing per raw root (every folder with its stamp and every name in it, hidden ones
+included), which every walk reads and brings up to date: the raw state's, each source's
+patterns, the files no adapter reads. It is kept between builds in the no-change short cut's
+record, beside the raw state it was taken with (orchestration/build_record.py: `seed_listing`
+before the raw state is taken, `kept_listing` when the record is written), so it is pruned with
+that record: the raw state's walk of every folder replaces it whole, a build that does not fully
+succeed leaves none (the next walk reads every folder), another engine or raw root does not use
+it. A file rewritten in place does not change its folder, and is caught by its own size and
+mtime (here, and when the ingest plans). A folder modified less than `RACY_NS` before it was read
+may change again within the same clock tick without its stamp moving (git's "racy" entries): it
+is not trusted, and is read next time.
 
 **Listing an S3 root** is one ListObjectsV2 listing per literal folder asked for, whose stamps
 carry the e-tag (S3 has no folder stamps to keep a listing by); a caller that discovers every
@@ -29,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat as stat_module
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator
@@ -40,10 +44,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from pipelines.storage.engine import engine_digest
-from pipelines.storage.layout import Layout
 from pipelines.storage.uri import is_remote
 
 # ---------------------------------------------------------------- a local tree
@@ -53,46 +53,43 @@ RACY_NS = 2_000_000_000
 Folders = dict[str, list]  # relative folder → [stamp or None, sub-folder names, file names]
 
 
-def cache_file(raw_root: str, key: str) -> Path:
-    """Where the listing of `raw_root` for the walk named `key` is kept by this engine
-    (`<key digest>-<engine digest>.json`: another engine starts a new cache and, when it saves
-    it, deletes the old engine's)."""
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return Layout.listing_cache(raw_root) / f"{digest}-{engine_digest()[:16]}.json"
+# raw root (absolute) → its listing, as this process last walked it
+_LISTINGS: dict[str, Folders] = {}
 
 
-def _load(path: Path) -> Folders:
-    try:
-        return orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
+def _root_key(raw_root: str | os.PathLike[str]) -> str:
+    return os.path.abspath(os.fspath(raw_root))
 
 
-def _save(path: Path, folders: Folders) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
-            fh.write(orjson.dumps(folders))
-        os.replace(fh.name, path)
-        key_digest = path.name.partition("-")[0]
-        for other in path.parent.glob(f"{key_digest}-*.json"):
-            if other != path:  # the same walk kept by an earlier engine
-                other.unlink(missing_ok=True)
-    except OSError:
-        pass  # a cache that cannot be written costs the next build a full walk, nothing else
+def seed_listing(raw_root: str | os.PathLike[str], folders: Folders) -> None:
+    """Start from `folders` (a listing recorded by an earlier process) unless this process
+    holds a listing of the root already (at least as fresh; either is only trusted by stamp)."""
+    _LISTINGS.setdefault(_root_key(raw_root), folders)
 
 
-def _read_folder(path: str, skip_hidden: bool) -> tuple[list[str], list[str]]:
+def kept_listing(raw_root: str | os.PathLike[str]) -> Folders:
+    """The listing of `raw_root` as this process last walked it (empty if it did not)."""
+    return _LISTINGS.get(_root_key(raw_root), {})
+
+
+def forget_listings() -> None:
+    """Drop every listing this process holds (tests)."""
+    _LISTINGS.clear()
+
+
+def _read_folder(path: str) -> tuple[list[str], list[str]]:
     dirs, files = [], []
     with os.scandir(path) as entries:
         for entry in entries:
-            if skip_hidden and entry.name.startswith("."):
-                continue
             if entry.is_dir():
                 dirs.append(entry.name)
             elif entry.is_file():
                 files.append(entry.name)
     return dirs, files
+
+
+def _visible(names: list[str]) -> list[str]:
+    return [name for name in names if not name.startswith(".")]
 
 
 def walk_files(
@@ -101,13 +98,16 @@ def walk_files(
     *,
     max_depth: int | None = None,
     skip_hidden: bool = False,
-    key: str = "",
 ) -> list[str]:
     """Relative POSIX paths of the regular files in the folders `prefixes` ('' = the root,
     'outputs/' …) and below, down to folders `max_depth` deep (None: all), unsorted. Folders
-    unchanged since the last walk with the same `key` are not read again."""
-    path = cache_file(raw_root, key)
-    old, new = _load(path), {}
+    unchanged since this process's listing of the root last saw them are not read again; a walk
+    of every folder (`prefixes` [''], no depth limit, hidden ones included) replaces the listing
+    whole, so a folder gone from the tree leaves it."""
+    key = _root_key(raw_root)
+    old = _LISTINGS.get(key, {})
+    every = prefixes == [""] and max_depth is None and not skip_hidden
+    new: Folders = {} if every else dict(old)
     started = time.time_ns()
     found: list[str] = []
     stack = [prefix.rstrip("/") for prefix in prefixes]
@@ -125,16 +125,17 @@ def walk_files(
         if cached and cached[0] == stamp:
             dirs, files = cached[1], cached[2]
         else:
-            dirs, files = _read_folder(full, skip_hidden)
+            dirs, files = _read_folder(full)
         racy = max(info.st_mtime_ns, info.st_ctime_ns) > started - RACY_NS
         new[rel] = [None if racy else stamp, dirs, files]
+        if skip_hidden:
+            dirs, files = _visible(dirs), _visible(files)
         base = f"{rel}/" if rel else ""
         found += [base + name for name in files]
         depth = rel.count("/") + 1 if rel else 0
         if max_depth is None or depth < max_depth:
             stack += [base + name for name in dirs]
-    if new != old:
-        _save(path, new)
+    _LISTINGS[key] = new
     return found
 
 
@@ -213,9 +214,6 @@ def list_objects(root: Any, prefix: str = "") -> Listing:
 # ---------------------------------------------------------------- the state
 
 
-_WALK_KEY = "\0raw-state"  # its own listing: every file, hidden ones included
-
-
 @dataclass(frozen=True)
 class RawState:
     digest: str  # of every file's relative path, size and mtime (or object stamp)
@@ -227,7 +225,7 @@ def _local_entries(raw_root: Path) -> list[tuple[str, int, int]]:
     root = os.fspath(raw_root)
     base, stat = root.rstrip("/") + "/", os.stat  # 136 k files at 1 GB: no os.path.join each
     entries = []
-    for rel in walk_files(root, [""], key=_WALK_KEY):
+    for rel in walk_files(root, [""]):  # every file, hidden ones included
         try:
             info = stat(base + rel)
         except FileNotFoundError:  # removed since the listing: gone, as far as a build sees

@@ -4,7 +4,7 @@
 tables), `warehouse.duckdb`, `exports/` (releases), `minari/` (releases' Minari datasets, as
 `turnlake export minari` writes them), `reports/` (HTML build reports), `privacy/`
 (tombstones), `raw/` (the default raw root), `.turnlake/` (state that is never released:
-validation ledger, caches, generated pseudonym key) and `.turnlake.lock`. Which of
+build record, caches, generated pseudonym key) and `.turnlake.lock`. Which of
 these hold subject data, and what `forget` does to each: storage/subject_data.py, which must
 classify every path named here (tests/unit/test_subject_data.py).
 """
@@ -152,14 +152,10 @@ class Layout:
         return self.state / "last_build.json"
 
     @property
-    def ledger(self) -> Path:
-        """The contracts' passes (checks/partitioned.py): one record per contract."""
+    def legacy_passes(self) -> Path:
+        """The contracts' passes kept by older versions, one file per contract (`forget`
+        deletes them; the passes now live in the layers' records: checks/partitioned.py)."""
         return self.state / "validated"
-
-    def ledger_entry(self, check_id: str) -> Path:
-        """Where one contract's passes are recorded (with a suffix of its own)."""
-        name = check_id.replace("/", "_").replace(":", ".")
-        return self.ledger / f"{name}.json"
 
     @property
     def report_cache(self) -> Path:
@@ -198,7 +194,9 @@ class Layout:
         return self.data_root / "privacy" / "tombstones.jsonl"
 
     @staticmethod
-    def listing_cache(raw_root: str | os.PathLike[str]) -> Path:
-        """The listing cache of a local raw root (sources/raw_state.py): the raw root's
-        folder and file names, in the local cache folder of that raw root."""
-        return local_cache(os.path.abspath(raw_root)) / "listing"
+    def legacy_listing_cache(raw_root: str | os.PathLike[str]) -> Path:
+        """The listing of a local raw root kept by older versions in the local cache folder
+        (`forget` deletes it; the listing now lives in the build record: sources/raw_state.py).
+        An S3 raw root never had one: its path here is one that does not exist."""
+        root = raw_root if is_remote(raw_root) else os.path.abspath(raw_root)
+        return local_cache(root) / "listing"

@@ -207,32 +207,24 @@ HOLDERS: tuple[Holder, ...] = (
     Holder(
         "last_build",
         lambda layout: layout.last_build,
-        "the last build's summary, replayed when nothing changed (largest groups, file names)",
+        "the last build's summary, replayed when nothing changed (largest groups, file names), "
+        "and the listing of the raw tree it read (folder and file names)",
         Forget.DELETED,
-        "the next build runs in full and writes it again",
+        "the next build runs in full (and walks the raw tree whole) and writes it again",
     ),
     Holder(
-        "ledger",
-        lambda layout: layout.ledger,
-        "per contract: the partitions and part files it passed, by digest",
-        Forget.KEPT,
-        "holds no subject data: digests and file names, never values",
+        "legacy_passes",
+        lambda layout: layout.legacy_passes,
+        "left by older versions: per contract, the partitions and part files it passed",
+        Forget.DELETED,
+        "no longer read (the passes are in the layers' records and the ingest logs)",
     ),
     Holder(
-        "ledger_entry",
-        _any_part("ledger_entry"),
-        "one contract's passes in `ledger`",
-        Forget.KEPT,
-        "as `ledger`",
-    ),
-    Holder(
-        "listing_cache",
-        lambda layout: Layout.listing_cache(layout.raw),  # (of the default raw root)
-        "the raw root's folder and file names (a file may be named after the subject)",
-        Forget.KEPT,
-        "mirrors the raw root, which turnlake never deletes; a folder whose names change is "
-        "read again, so names the operator deletes leave it at the next walk",
-        may_keep_subject=True,
+        "legacy_listing_cache",
+        lambda layout: Layout.legacy_listing_cache(layout.raw),  # (of the default raw root)
+        "left by older versions: the raw root's folder and file names",
+        Forget.DELETED,
+        "no longer read (the listing is in `last_build`)",
     ),
     # privacy, keys, locks, the raw root, Dagster
     Holder(
@@ -295,7 +287,7 @@ HOLDERS: tuple[Holder, ...] = (
 CONTAINERS = {
     "data_root": "the data root itself",
     "warehouse": "bronze, tables and the legacy generations",
-    "state": "`.turnlake/`: contract passes, build record and key",
+    "state": "`.turnlake/`: build record and key",
     "local": "the data root, or its local cache folder when it is remote",
     "local_state": "`.turnlake/` in `local`: release parts and stage",
     "is_remote": "not a path",

@@ -220,6 +220,29 @@ def test_force_runs_and_records_the_new_build(world, capsys):
     assert decide(world).matched.run_id == new[0]
 
 
+def test_the_listing_kept_in_the_record_spares_the_next_process_reading_the_raw_folders(
+    world, monkeypatch
+):
+    from pipelines.sources import raw_state
+
+    raw, data, _ = world
+    monkeypatch.setattr(raw_state, "RACY_NS", 0)  # every folder's stamp trusted at once
+    assert main(build_args(raw, data, "--force")) == 0  # recorded with the listing it walked
+    raw_state.forget_listings()  # as a new process: only the record has it
+    reads: list[str] = []
+    read = raw_state._read_folder
+    monkeypatch.setattr(raw_state, "_read_folder", lambda path: reads.append(path) or read(path))
+    assert decide(world).matched is not None
+    assert reads == []
+    n_folders = sum(1 for p in raw.rglob("*") if p.is_dir()) + 1  # the root too
+    raw_state.forget_listings()
+    record = Layout(data).last_build
+    kept = record.read_bytes()
+    build_record.drop_record(Layout(data))  # no record (a build that failed): every folder read
+    assert decide(world).matched is None and len(reads) == n_folders
+    record.write_bytes(kept)  # as the forced build left it, for the tests after this one
+
+
 def test_a_failed_build_leaves_no_record_so_the_next_one_runs(world, monkeypatch):
     import assets.warehouse
 

@@ -2,7 +2,6 @@
 block what is downstream, and judge on every run; a contract reads again only the partitions and
 part files it has not passed with their digest and the engine before."""
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -14,10 +13,11 @@ import pytest
 
 from pipelines.checks import catalog
 from pipelines.checks import factory as checks
-from pipelines.checks.partitioned import passes_path
 from pipelines.checks.revalidate import REVALIDATE_ENV
 from pipelines.cli.main import main
 from pipelines.definitions import ALL_ASSETS, BUILD_JOB, defs
+from pipelines.ingest import log as ingest_log
+from pipelines.partitions.store import recorded_passes
 from pipelines.schemas.gold import WAREHOUSE_MODELS
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
@@ -183,12 +183,15 @@ def test_failing_silver_contract_stops_gold_and_release_and_the_build_exits_1(
     failed = set(
         turns.filter(pl.col("role") == "robot").select("_partition").collect()["_partition"]
     )
-    passes = passes_path(layout, "silver_turns:turns_matches_contract")
-    assert failed and failed.isdisjoint(json.loads(passes.read_text())["passed"])
+    engine = catalog.engine_digest()
+    assert failed and failed.isdisjoint(recorded_passes(layout, "silver", "turns", engine))
+    assert recorded_passes(layout, "silver", "episodes", engine)  # a failing step records too
 
 
 def test_unchanged_build_judges_every_check_reading_no_partition_again(rebuild, validated):
-    _, build = rebuild
+    data_root, build = rebuild
+    layout = Layout(data_root)
+    snapshots = {layer: len(stored.history(layout, layer)) for layer in stored.LAYERS}
     result = build()
     assert result.success
     checks_run = evaluations(result)
@@ -196,6 +199,8 @@ def test_unchanged_build_judges_every_check_reading_no_partition_again(rebuild, 
     assert read_again(checks_run) == {}
     assert reused(checks_run)["silver_turns:turns_matches_contract"] > 0
     assert with_rows(validated) == []
+    # the passes held: nothing new to record, so no layer published again
+    assert {layer: len(stored.history(layout, layer)) for layer in stored.LAYERS} == snapshots
 
 
 def test_republished_whole_silver_table_is_validated_again(rebuild, validated):
@@ -221,18 +226,20 @@ def test_changed_contract_code_validates_again(rebuild, validated, monkeypatch):
     assert len(validated) == N_CONTRACTS
 
 
-def test_corrupted_passes_are_validated_again(rebuild, validated):
+def test_a_bronze_part_without_a_verdict_is_validated_again(rebuild, validated):
+    """A missing verdict in the ingest log (a log of an earlier version, a new part) only means
+    "judge it again": the part is read, the others are not, and its pass is recorded."""
     data_root, build = rebuild
-    check = "silver_episodes:episodes_matches_contract"
-    passes = passes_path(Layout(data_root), check)
-    passes.write_text("{not json")
+    layout = Layout(data_root)
+    log = ingest_log.read_log(layout, "study")
+    assert log.get_column("passed").null_count() == 0  # every part judged by the first build
+    unjudged = pl.lit(None, log.schema["passed"]).alias("passed")
+    ingest_log.write_log(layout, "study", log.with_columns(unjudged))
     checks_run = evaluations(build())
-    episodes = stored.scan(Layout(data_root), "silver", "episodes", with_partition=True)
-    n_partitions = episodes.select("_partition").unique().collect().height
-    # the clean fixtures are one partition since the split left the partition key
-    assert n_partitions >= 1 and read_again(checks_run) == {check: n_partitions}
-    assert with_rows(validated) == [SILVER_MODELS["episodes"].__name__]  # one chunk
-    assert len(json.loads(passes.read_text())["passed"]) == n_partitions  # recorded again
+    study = {n: c for n, c in read_again(checks_run).items() if n.startswith("bronze_study:")}
+    assert study and set(study) == set(read_again(checks_run))  # no other source read again
+    after = ingest_log.read_log(layout, "study")
+    assert after.get_column("passed").null_count() == 0  # recorded again
 
 
 def test_revalidate_flag_validates_every_check(rebuild, raw_root, validated, tmp_path, monkeypatch):

@@ -69,7 +69,7 @@ def test_s3_data_root_objects_are_under_the_prefix(built):
     keys = objects.list_keys(ObjectRoot.parse(built["remote"]))
     assert any(k.startswith("warehouse/tables/silver/episodes/_delta_log/") for k in keys)
     assert any(k.startswith("warehouse/bronze/_ingest/") for k in keys)
-    assert any(k.startswith(".turnlake/validated/") for k in keys)
+    assert any(k.startswith("warehouse/tables/silver/_partition_passes/_delta_log/") for k in keys)
     assert any(k.startswith("reports/") for k in keys)
     assert "exports/LATEST" in keys
     # the lease is released after the build; DuckDB and Dagster stay on this machine
@@ -150,7 +150,7 @@ def test_after_forget_no_object_under_the_s3_root_holds_the_subject(built, moto_
     root = ObjectRoot.parse(remote)
     subject = _subjects(remote, "study")[1]  # not the one the killed-run test uses
     release = complete_releases(Layout(as_root(remote)).exports)[0]
-    assert _objects_holding(root, subject)  # bronze, silver, gold, ledger entries
+    assert _objects_holding(root, subject)  # bronze, silver, gold
     stored_files = objects.list_keys(root, f"exports/{release}")
     before = _bytes_of(root, stored_files)
     args = ["forget", "participant", subject, "--data-root", remote]

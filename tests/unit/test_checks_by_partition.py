@@ -1,21 +1,26 @@
 """A contract check a partition (or a slice of rows) at a time: a bad row fails naming its table,
 rule and partition; a unique value held in two partitions fails though each is valid alone; a
-partition whose digest is unchanged since it passed is not read again."""
+partition whose digest is unchanged since it passed is not read again, its pass kept beside the
+partition record; a bronze part that passed is not read again, its pass kept in the ingest
+log."""
 
 import pandera.polars as pa
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
 from pipelines.checks import partitioned
-from pipelines.checks.partitioned import validate_table
+from pipelines.checks.partitioned import remember, validate_parts, validate_table
 from pipelines.checks.revalidate import REVALIDATE_ENV
+from pipelines.ingest import log as ingest_log
+from pipelines.ingest.batches import part_files, part_table
 from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.store import DIGESTS_TABLE
+from pipelines.partitions.store import DIGESTS_TABLE, PASSES_TABLE, recorded_passes
+from pipelines.storage import bronze
 from pipelines.storage import tables as stored
-from pipelines.storage.fingerprint import stat_part
 from pipelines.storage.layout import Layout
 
-CHECK = "silver_things:things_matches_contract"
+ENGINE = "engine-1"
 
 
 class Things(pa.DataFrameModel):
@@ -51,8 +56,11 @@ def _publish(layout: Layout, parts: dict[str, pl.DataFrame], digest: dict[str, s
     stored.publish(layout, "silver", frames, partitions={"things": targets})
 
 
-def _judge(layout: Layout):
-    return validate_table(Things, layout, "silver", "things", CHECK, code="code-1")
+def _judge(layout: Layout, engine: str = ENGINE):
+    """Judge, then record what passed, as a build step does (checks/factory.py)."""
+    verdict = validate_table(Things, layout, "silver", "things", engine)
+    remember(layout, [verdict.passes], engine)
+    return verdict
 
 
 @pytest.fixture
@@ -139,56 +147,134 @@ def test_a_partition_bigger_than_a_piece_is_read_in_slices_and_passes_only_if_ev
     assert not again.passed and again.metadata["partitions_reused"] == 2
 
 
-def _part(root, name: str, ids: list[str], scores: list[float]):
-    path = root / "bronze" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame({"thing_id": ids, "score": scores}).write_parquet(path)
-    return path
+def test_a_pass_is_kept_beside_the_partition_record_and_a_no_op_judging_writes_nothing(layout):
+    _judge(layout)
+    # by hand: every partition passed with the digest the record holds for it
+    assert recorded_passes(layout, "silver", "things", ENGINE) == {
+        "p1": "d1",
+        "p2": "d2",
+        "p3": "d3",
+    }
+    snapshots = len(stored.history(layout, "silver"))
+    again = _judge(layout)
+    assert again.metadata["partitions_reused"] == 3
+    assert len(stored.history(layout, "silver")) == snapshots  # nothing new to record
+    meta = stored.snapshot(layout, "silver").meta
+    assert stored.exists(layout, "silver", PASSES_TABLE) and meta == {}  # metadata carried over
 
 
-def _judge_files(layout: Layout, files):
-    schema = pl.Schema({"thing_id": pl.String, "score": pl.Float64})
-    check = "bronze_x:things_matches_contract"
-    return partitioned.validate_files(Things, layout, files, schema, check, code="code-1")
+def test_another_engine_judges_every_partition_again(layout):
+    _judge(layout)
+    other = _judge(layout, engine="engine-2")
+    assert (other.metadata["partitions_validated"], other.metadata["partitions_reused"]) == (3, 0)
 
 
-def test_bronze_part_files_are_checked_a_group_at_a_time_and_a_passed_file_is_not_read_again(
-    tmp_path, monkeypatch
-):
+SOURCE, TABLE = "x", "things"
+BRONZE_SCHEMA = pl.Schema({"thing_id": pl.String, "score": pl.Float64})
+
+
+def _log_row(file: str, part: str) -> dict:
+    return {"source": SOURCE, "file": file, "part_id": part, "tables": [TABLE], "records_read": 1}
+
+
+def _bronze(layout: Layout, parts: dict[str, pl.DataFrame], files: dict[str, str]) -> None:
+    """Write `parts` (part id → rows) and a log naming `files` (raw file → part id)."""
+    for part, rows in parts.items():
+        bronze.write_part(part_table(layout, SOURCE, TABLE), rows, part, None)
+    rows = [_log_row(file, part) for file, part in files.items()]
+    ingest_log.write_log(layout, SOURCE, ingest_log.log_frame(rows))
+
+
+def _judge_parts(layout: Layout, engine: str = ENGINE):
+    verdict = validate_parts(Things, layout, SOURCE, TABLE, engine)
+    remember(layout, [verdict.passes], engine)
+    return verdict
+
+
+def _things(ids: list[str], scores: list[float]) -> pl.DataFrame:
+    return pl.DataFrame({"thing_id": ids, "score": scores}, schema=BRONZE_SCHEMA)
+
+
+@pytest.fixture
+def bronze_layout(tmp_path, monkeypatch):
     monkeypatch.delenv(REVALIDATE_ENV, raising=False)
     monkeypatch.setattr(partitioned, "FILE_BYTES", 1)  # one file per group
     layout = Layout(tmp_path)
-    files = [
-        _part(tmp_path, "p-1.parquet", ["a"], [0.1]),
-        _part(tmp_path, "p-2.parquet", ["b"], [0.2]),
-    ]
-    first = _judge_files(layout, files)
+    clean = {"p1": _things(["a"], [0.1]), "p2": _things(["b"], [0.2])}
+    _bronze(layout, clean, {"f1": "p1", "f2": "p2", "f2b": "p2"})
+    return layout
+
+
+def test_bronze_parts_are_checked_a_group_at_a_time_and_a_passed_part_is_not_read_again(
+    bronze_layout,
+):
+    first = _judge_parts(bronze_layout)
     assert first.passed and first.metadata["rows"] == 2
     assert first.metadata["partitions_validated"] == 2
-    bad = _part(tmp_path, "p-3.parquet", ["c", "d"], [0.3, -0.5])
-    verdict = _judge_files(layout, [*files, bad])
+    log = ingest_log.read_log(bronze_layout, SOURCE)
+    # by hand: every row holds its own part's verdict, p2's for both files of p2
+    verdicts = {r["file"]: r["passed"] for r in log.iter_rows(named=True)}
+    assert verdicts == {
+        "f1": {"part_id": "p1", "engine": ENGINE, "tables": [TABLE]},
+        "f2": {"part_id": "p2", "engine": ENGINE, "tables": [TABLE]},
+        "f2b": {"part_id": "p2", "engine": ENGINE, "tables": [TABLE]},
+    }
+    bronze.write_part(
+        part_table(bronze_layout, SOURCE, TABLE), _things(["c", "d"], [0.3, -0.5]), "p3", None
+    )
+    kept = log.vstack(ingest_log.log_frame([_log_row("f3", "p3")]))
+    ingest_log.write_log(bronze_layout, SOURCE, kept)
+    verdict = _judge_parts(bronze_layout)
     assert not verdict.passed and verdict.metadata["rows"] == 4
-    # by hand: p-1 and p-2 passed before, only p-3 is read; it holds the one bad row
+    # by hand: p1 and p2 passed before, only p3 is read; it holds the one bad row
     assert (verdict.metadata["partitions_validated"], verdict.metadata["partitions_reused"]) == (
         1,
         2,
     )
-    assert verdict.metadata["failed_partitions"] == "p-3.parquet"
+    bad_file = part_files(bronze_layout, SOURCE, TABLE, ["p3"])[0].rsplit("/", 1)[-1]
+    assert verdict.metadata["failed_partitions"] == bad_file
     assert "-0.5" in verdict.metadata["failure_summary"]
+    # the failed part is never remembered: judged again, it fails again
+    again = _judge_parts(bronze_layout)
+    assert not again.passed
+    assert (again.metadata["partitions_validated"], again.metadata["partitions_reused"]) == (1, 2)
 
 
-def test_a_part_files_stat_line_follows_the_generation_a_link_points_to(tmp_path):
-    """The key a bronze part file's pass is kept under: where it resolves to (relative to the
-    data root, so a copied data root still matches), so a link to another generation is not
-    taken for the file that passed."""
-    (tmp_path / "silver.a").mkdir()
-    (tmp_path / "silver.b").mkdir()
-    for gen in ("a", "b"):
-        (tmp_path / f"silver.{gen}" / "turns.parquet").write_bytes(b"same bytes")
-    link = tmp_path / "silver"
-    link.symlink_to("silver.a")
-    before = stat_part(link / "turns.parquet", tmp_path)
-    link.unlink()
-    link.symlink_to("silver.b")
-    assert stat_part(link / "turns.parquet", tmp_path) != before
-    assert before.startswith("silver.a/turns.parquet|")
+def test_a_verdict_of_another_part_or_engine_or_a_log_without_verdicts_judges_again(
+    bronze_layout,
+):
+    _judge_parts(bronze_layout)
+    log = ingest_log.read_log(bronze_layout, SOURCE)
+    # a row copied onto a new part carries its old part's verdict: it does not hold for p2 now
+    moved = log.with_columns(
+        pl.when(pl.col("file") == "f2b")
+        .then(pl.struct(part_id=pl.lit("p-old"), engine=pl.lit(ENGINE), tables=pl.lit([TABLE])))
+        .otherwise(pl.col("passed"))
+        .alias("passed")
+    )
+    ingest_log.write_log(bronze_layout, SOURCE, moved)
+    verdict = _judge_parts(bronze_layout)
+    assert (verdict.metadata["partitions_validated"], verdict.metadata["partitions_reused"]) == (
+        1,
+        1,
+    )
+    assert _judge_parts(bronze_layout, engine="engine-2").metadata["partitions_reused"] == 0
+    # a log written before verdicts were kept: read whole (no reparse), every part judged again
+    ingest_log.write_log(bronze_layout, SOURCE, log.drop("passed"))
+    old = ingest_log.read_log(bronze_layout, SOURCE)
+    assert old.height == 3 and old.get_column("passed").null_count() == 3
+    assert _judge_parts(bronze_layout).metadata["partitions_validated"] == 2
+
+
+def test_a_bronze_judging_that_reads_no_part_leaves_the_ingest_log_as_it_is(bronze_layout):
+    _judge_parts(bronze_layout)
+    log = str(bronze_layout.ingest_log(SOURCE))
+    before = DeltaTable(log).version()
+    assert _judge_parts(bronze_layout).metadata["partitions_reused"] == 2
+    assert DeltaTable(log).version() == before  # no commit: every verdict held
+
+
+def test_revalidation_reads_every_bronze_part_again(bronze_layout, monkeypatch):
+    _judge_parts(bronze_layout)
+    monkeypatch.setenv(REVALIDATE_ENV, "1")
+    assert _judge_parts(bronze_layout).metadata["partitions_validated"] == 2

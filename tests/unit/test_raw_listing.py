@@ -1,5 +1,6 @@
 """Listing a local raw tree: the same files as `glob`, folders unchanged since the last walk not
-read again, and never a new, rewritten or deleted file missed."""
+read again, and never a new, rewritten or deleted file missed; the listing kept in the build
+record seeds the next process's walks only for the same raw root and engine."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from pipelines.config.settings import Settings
 from pipelines.ingest.incremental import ingest_source
+from pipelines.orchestration import build_record
 from pipelines.sources import raw_state
 from pipelines.sources.listing import all_local_files, local_matches
 
@@ -35,9 +37,12 @@ PAST_THE_RACY_WINDOW = 0.3
 
 
 @pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TURNLAKE_CACHE_DIR", str(tmp_path / "cache"))
+def fresh_process(monkeypatch):
+    """Each test starts as a new process would: no listing held."""
+    raw_state.forget_listings()
     monkeypatch.setattr(raw_state, "RACY_NS", RACY_NS)
+    yield
+    raw_state.forget_listings()
 
 
 def _tree(root: Path, files: list[str]) -> Path:
@@ -58,7 +63,7 @@ def test_matches_are_globs_matches_hidden_included(tmp_path):
         "outputs/run1/round2_social_rl.json",
     ]
     assert local_matches(root, PATTERNS) == expected
-    assert local_matches(root, PATTERNS) == expected  # from the cache, the same
+    assert local_matches(root, PATTERNS) == expected  # from the listing, the same
     every = [rel for rel in sorted(TREE) if "/." not in rel]
     assert all_local_files(root) == every
 
@@ -67,9 +72,9 @@ def _count_reads(monkeypatch) -> list[str]:
     reads: list[str] = []
     read = raw_state._read_folder
 
-    def counted(path: str, skip_hidden: bool):
+    def counted(path: str):
         reads.append(path)
-        return read(path, skip_hidden)
+        return read(path)
 
     monkeypatch.setattr(raw_state, "_read_folder", counted)
     return reads
@@ -103,7 +108,7 @@ def test_a_folder_whose_mtime_is_put_back_is_still_read_again(tmp_path, monkeypa
     assert "decisions/x/y/late.sqlite" in local_matches(root, PATTERNS)
 
 
-def test_an_ingest_catches_added_rewritten_and_deleted_files_through_the_cache(tmp_path):
+def test_an_ingest_catches_added_rewritten_and_deleted_files_through_the_listing(tmp_path):
     files = {f"survey_responses/conversations/c{i}.json": f'{{"x": {i}}}' for i in range(3)}
     root = tmp_path / "raw"
     for rel, text in files.items():
@@ -123,24 +128,54 @@ def test_an_ingest_catches_added_rewritten_and_deleted_files_through_the_cache(t
     assert report.files_missing == ["survey_responses/conversations/c1.json"]
 
 
-def test_another_engine_reads_the_tree_again_and_replaces_the_old_engines_cache(
+def test_every_walk_shares_one_listing_and_a_walk_of_every_folder_replaces_it(
     tmp_path, monkeypatch
 ):
-    """A listing is kept per engine digest (a new engine may list otherwise); the new engine's
-    save deletes the old one's, so upgrades do not pile up caches. Other walks' caches stay."""
     root = _tree(tmp_path / "raw", TREE)
     time.sleep(PAST_THE_RACY_WINDOW)
-    local_matches(root, PATTERNS)
-    all_local_files(root)  # another walk (another key) of the same tree
-    folder = tmp_path / "cache"
-    before = sorted(p.name for p in folder.rglob("*.json"))
-    assert len(before) == 2
-
-    monkeypatch.setattr(raw_state, "engine_digest", lambda: "another-engine-digest")
+    raw_state.raw_state(root)  # the raw state's walk: every folder, hidden ones included
     reads = _count_reads(monkeypatch)
-    assert len(local_matches(root, PATTERNS)) == 6
-    assert reads  # the old engine's listing is not trusted
-    after = sorted(p.name for p in folder.rglob("*.json"))
-    assert len(after) == 2
-    assert [n for n in after if n.endswith("-another-engine-d.json")] != []  # [:16] of it
-    assert len(set(after) & set(before)) == 1  # the other walk's cache is left as it was
+    assert len(local_matches(root, PATTERNS)) == 6 and len(all_local_files(root)) == 7
+    assert reads == []  # a source's walk and the walk skipping hidden files read no folder again
+    gone = root / "decisions/x/y"
+    (gone / "b.sqlite").unlink()
+    gone.rmdir()
+    raw_state.raw_state(root)
+    assert "decisions/x/y" not in raw_state.kept_listing(root)  # gone from the tree: from it too
+    assert "decisions/x" in raw_state.kept_listing(root)
+
+
+def _recorded(root: Path, data: Path, listing: dict) -> build_record.BuildRecord:
+    return build_record.BuildRecord("run", "now", {}, "state", {}, listing)
+
+
+def test_the_listing_kept_in_the_build_record_seeds_a_new_process_for_its_root_and_engine(
+    tmp_path, monkeypatch
+):
+    root = _tree(tmp_path / "raw", TREE)
+    time.sleep(PAST_THE_RACY_WINDOW)
+    settings = Settings(raw_root=root, data_root=tmp_path / "data")
+    raw_state.raw_state(root)
+    record = _recorded(root, tmp_path / "data", build_record.listing_part(settings))
+    build_record.write_record(settings.layout, record)
+    folders = 9  # by hand: '', outputs (+ run1, run1/deeper, .hidden), decisions (+ x, x/y), other
+    assert len(record.listing["folders"]) == folders
+
+    raw_state.forget_listings()  # a new process: it reads the record
+    build_record.seed_from(build_record.read_record(settings.layout), settings)
+    reads = _count_reads(monkeypatch)
+    assert raw_state.raw_state(root).n_files == len(TREE)
+    assert reads == []
+
+    raw_state.forget_listings()  # another engine: the recorded listing is not trusted
+    monkeypatch.setattr(build_record, "engine_digest", lambda: "another-engine-digest")
+    build_record.seed_from(build_record.read_record(settings.layout), settings)
+    raw_state.raw_state(root)
+    assert len(reads) == folders
+
+    raw_state.forget_listings()  # another raw root (same names): not its listing either
+    monkeypatch.undo()
+    monkeypatch.setattr(raw_state, "RACY_NS", RACY_NS)
+    other = Settings(raw_root=tmp_path / "other", data_root=tmp_path / "data")
+    build_record.seed_from(build_record.read_record(settings.layout), other)
+    assert raw_state.kept_listing(root) == {} and raw_state.kept_listing(tmp_path / "other") == {}
