@@ -18,6 +18,7 @@ import dagster as dg
 from pipelines.checks.catalog import BlockingCheck, blocking_checks
 from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.config.settings import Settings
+from pipelines.storage import delta_cache
 
 __all__ = ["blocking_checks", "check_results", "check_specs"]
 
@@ -51,10 +52,14 @@ def check_results(
     (yielded by the asset after its materializations); `log` gets one closing line."""
     checks = _checks_of(step)
     reread = 0
-    for check in checks:
-        verdict = check.judge(settings)
-        reread += verdict.metadata.get("partitions_validated", 0)
-        yield _check_result(check, verdict)
+    # The step has let the writer lock go, and with it the tables it kept open: the checks read
+    # the same ingest logs and tables again and again (on S3 a fresh open is 2 requests and one
+    # per commit), so they keep them open among themselves (the run's lease stands meanwhile).
+    with delta_cache.reading():
+        for check in checks:
+            verdict = check.judge(settings)
+            reread += verdict.metadata.get("partitions_validated", 0)
+            yield _check_result(check, verdict)
     log(f"{step}: {len(checks)} checks judged, {reread} partitions or part files read again")
 
 
