@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -250,12 +251,12 @@ def test_status_on_an_s3_data_root_opens_each_ingest_log_once(built, moto_reques
     assert captured.out.strip() and "Traceback" not in captured.err
     assert "TURNLAKE_PSEUDONYM_KEY" not in captured.err
     ingest = f"/{remote.removeprefix('s3://')}/warehouse/bronze/_ingest/"
-    first_commits = [
+    first_commit = "/_delta_log/" + "0" * 20 + ".json"
+    opened = Counter(
         r.path
         for r in log
-        if r.method == "GET"
-        and r.path.startswith(ingest)
-        and r.path.endswith("/" + "0" * 20 + ".json")
-    ]
-    assert first_commits, "status read no ingest log"
-    assert len(first_commits) == len(set(first_commits)), sorted(first_commits)
+        if r.method == "GET" and r.path.startswith(ingest) and r.path.endswith(first_commit)
+    )
+    assert opened, "status read no ingest log"
+    # one open of a table GETs its first commit twice (deltalake 1.x, measured); ~10 opens before
+    assert max(opened.values()) <= 2, opened
