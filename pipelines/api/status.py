@@ -42,16 +42,18 @@ def status(*, raw_root: PathLike | None = None, data_root: PathLike | None = Non
     from pipelines.checks.health import published_problems
     from pipelines.reports.status import raw_status
     from pipelines.reports.summary import build_summary
+    from pipelines.storage import delta_cache
     from pipelines.storage.layout import Layout
 
     settings = resolve_settings(raw_root=raw_root, data_root=data_root)
     home = dagster_home(settings)
-    return Status(
-        dagster_home=home,
-        raw_root=settings.raw_root,
-        data_root=settings.data_root,
-        last_run=_last_run(home, settings),
-        raw=raw_status(settings),
-        quarantine=build_summary(settings).quarantine,
-        problems=published_problems(Layout(settings.data_root)),
-    )
+    with delta_cache.reading():  # the ingest logs and tables are read by each part below
+        return Status(
+            dagster_home=home,
+            raw_root=settings.raw_root,
+            data_root=settings.data_root,
+            last_run=_last_run(home, settings),
+            raw=raw_status(settings),
+            quarantine=build_summary(settings).quarantine,
+            problems=published_problems(Layout(settings.data_root)),
+        )

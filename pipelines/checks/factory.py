@@ -19,6 +19,7 @@ import dagster as dg
 from pipelines.checks.catalog import BlockingCheck, blocking_checks
 from pipelines.checks.verdicts import Markdown, Verdict
 from pipelines.config.settings import Settings
+from pipelines.storage import delta_cache
 
 __all__ = ["blocking_checks", "check_results", "check_specs"]
 
@@ -65,7 +66,11 @@ def judge_step(step: str, settings: Settings) -> list[Verdict]:
     from pipelines.storage.engine import engine_digest
     from pipelines.storage.layout import Layout
 
-    verdicts = [check.judge(settings) for check in _checks_of(step)]
+    # The step has let the writer lock go, and with it the tables it kept open: the checks read
+    # the same ingest logs and tables again and again (on S3 a fresh open is 2 requests and one
+    # per commit), so they keep them open among themselves (the run's lease stands meanwhile).
+    with delta_cache.reading():
+        verdicts = [check.judge(settings) for check in _checks_of(step)]
     passes = [v.passes for v in verdicts if v.passes is not None]
     remember(Layout(settings.data_root), passes, engine_digest())
     return verdicts

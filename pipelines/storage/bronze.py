@@ -161,10 +161,14 @@ def read_table(uri: str, schema: pl.Schema, options: dict[str, str] | None) -> p
     delta = _open(uri, options)
     if delta is None:
         return pl.DataFrame(schema=schema)
-    paths = file_paths(delta)
-    if not paths:
-        return pl.scan_delta(delta).collect()
-    return pl.read_parquet(paths, storage_options=options)
+
+    def read() -> pl.DataFrame:
+        paths = file_paths(delta)
+        if not paths:
+            return pl.scan_delta(delta).collect()
+        return pl.read_parquet(paths, storage_options=options)
+
+    return delta_cache.read_once(uri, delta.version(), read)
 
 
 def vacuum_table(uri: str, options: dict[str, str] | None) -> None:

@@ -14,7 +14,8 @@ tables hundreds of times. While this process holds the data root's writer lock
 A table only changes identity (deleted and created again, its versions counting from 0 anew)
 under the writer lock, and then by this process, which says so (`forget_under`, `vacuum`). Outside
 a lock hold nothing is kept: every call opens the table afresh, as before, so a reader never sees a
-table deleted by another process since.
+table deleted by another process since; a read-only command that opens the same tables many
+times may ask for the same keeping for its own duration (`reading`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import orjson
 from deltalake import DeltaTable
@@ -35,6 +37,9 @@ _guard = threading.Lock()
 _holds = 0  # nested writer-lock holds of this process (the lock is re-entrant)
 _pinned: dict[tuple[str, int], DeltaTable] = {}
 _latest: dict[str, DeltaTable] = {}
+_read: dict[tuple[str, int], object] = {}  # what `read_once` made of a version, while held
+
+T = TypeVar("T")
 
 
 def _key(uri: str) -> str:
@@ -56,6 +61,19 @@ def held() -> Iterator[None]:
             if _holds == 0:
                 _pinned.clear()
                 _latest.clear()
+                _read.clear()
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Keep tables open for one read-only command (`status` opens each source's ingest log a
+    dozen times; on S3 each fresh open costs a GET of `_last_checkpoint`, a LIST and a GET per
+    commit, an `update_incremental` one LIST). Other processes' commits are still seen
+    (`latest` catches up on every call); what is not seen is a table a concurrent `forget`
+    deletes and creates anew inside the command: a read then fails or mixes the two tables,
+    as a read of a data root in the middle of a `forget` already could."""
+    with held():
+        yield
 
 
 def pinned(uri: str, version: int, options: dict[str, str] | None) -> DeltaTable:
@@ -99,10 +117,27 @@ def existing(uri: str, options: dict[str, str] | None) -> DeltaTable:
     return delta
 
 
+def read_once(uri: str, version: int, read: Callable[[], T]) -> T:
+    """`read()`, the contents of version `version` of the table at `uri`, made once while
+    tables are kept open (a version never changes; a small table every step and check reads
+    whole, an ingest log, is then one GET per version, not one per call); afresh outside."""
+    key = (_key(uri), version)
+    with _guard:
+        if key in _read:
+            return _read[key]  # type: ignore[return-value]
+    value = read()
+    with _guard:
+        if _holds:
+            _read[key] = value
+    return value
+
+
 def forget_under(prefix: str) -> None:
     """Drop every table at or under `prefix` (deleted, or its old versions' files removed)."""
     root = _key(str(prefix))
     with _guard:
+        for key in [k for k in _read if _within(k[0], root)]:
+            del _read[key]
         for key in [k for k in _pinned if _within(k[0], root)]:
             del _pinned[key]
         for uri in [u for u in _latest if _within(u, root)]:

@@ -6,6 +6,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
+import dagster as dg
 import polars as pl
 import pytest
 
@@ -81,3 +82,59 @@ def test_a_pinned_read_after_a_vacuum_fails_clearly_instead_of_reading_removed_f
         with pytest.raises(tables.TableVersionGone, match="silver.a"):
             tables.read(layout, "silver", "a", as_of=between)
         assert tables.read(layout, "silver", "a")["x"].to_list() == [2]
+
+
+def test_a_reading_command_keeps_a_table_open_and_still_sees_another_process_commit(tmp_path):
+    uri = str(tmp_path / "t")
+    commit_partitions(uri, pl.DataFrame({"x": [1], PARTITION: ["p"]}), None)
+    assert delta_cache.latest(uri, None) is not delta_cache.latest(uri, None)  # no scope: afresh
+    with delta_cache.reading():
+        assert delta_cache.latest(uri, None) is delta_cache.latest(uri, None)
+        subprocess.run([sys.executable, "-c", COMMIT_PARTITION_Q, uri], check=True)
+        assert _rows(uri) == [("p", 1), ("q", 2)]
+    assert delta_cache.latest(uri, None) is not delta_cache.latest(uri, None)  # scope over
+
+
+def test_read_once_reads_a_version_once_while_tables_are_kept_and_every_time_outside(tmp_path):
+    reads: list[int] = []
+
+    def read(version: int):
+        def make() -> int:
+            reads.append(version)
+            return version * 10
+
+        return make
+
+    uri = str(tmp_path / "t")
+    with delta_cache.reading():
+        assert [delta_cache.read_once(uri, v, read(v)) for v in (0, 0, 1, 1)] == [0, 0, 10, 10]
+        assert reads == [0, 1]  # each version read once
+        delta_cache.forget_under(str(tmp_path))  # the table deleted: its reads go with it
+        assert delta_cache.read_once(uri, 1, read(1)) == 10
+        assert reads == [0, 1, 1]
+    assert [delta_cache.read_once(uri, 1, read(1)) for _ in range(2)] == [10, 10]
+    assert reads == [0, 1, 1, 1, 1]  # outside: every call reads
+
+
+def test_the_checks_of_a_step_share_the_tables_they_open(tmp_path, monkeypatch):
+    # A step judges its checks after it let the writer lock go: without a scope of their own,
+    # each check would open every table afresh (on S3: several requests per open).
+    from pipelines.checks import factory
+    from pipelines.checks.verdicts import Verdict
+
+    uri = str(tmp_path / "t")
+    commit_partitions(uri, pl.DataFrame({"x": [1], PARTITION: ["p"]}), None)
+    opened = []
+
+    class Check:
+        name, asset = "c", dg.AssetKey("a")
+
+        def judge(self, settings) -> Verdict:
+            opened.append(delta_cache.latest(uri, None))
+            return Verdict(True, {})
+
+    monkeypatch.setattr(factory, "_checks_of", lambda step: (Check(), Check()))
+    results = list(factory.check_results("step", None, lambda line: None))  # type: ignore[arg-type]
+    assert [r.passed for r in results] == [True, True]
+    assert opened[0] is opened[1]
+    assert delta_cache.latest(uri, None) is not opened[0]  # nothing kept after the checks
