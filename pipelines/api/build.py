@@ -186,7 +186,7 @@ def build(
     Dagster instance, see `dagster_home`), holding the data root's lock, and summarize it.
 
     `demo_if_empty` writes demo data (`scale`, `seed`) into an empty raw root first; `revalidate`
-    re-runs every check on its data instead of answering from the ledger of passed checks; `wait`
+    re-runs every check on its data instead of skipping what its contracts passed before; `wait`
     is how long to wait for another build's lock. `workers` > 1 runs the steps in that many
     processes at a time (Dagster's multiprocess executor), holding the data root for the whole
     run (a lease its steps share); 1 runs them in this process. Progress goes to the `turnlake`
