@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import dagster as dg
 import polars as pl
@@ -134,7 +135,8 @@ def test_the_checks_of_a_step_share_the_tables_they_open(tmp_path, monkeypatch):
             return Verdict(True, {})
 
     monkeypatch.setattr(factory, "_checks_of", lambda step: (Check(), Check()))
-    results = list(factory.check_results("step", None, lambda line: None))  # type: ignore[arg-type]
+    settings = SimpleNamespace(data_root=tmp_path)  # the checks record what passed under it
+    results = list(factory.check_results("step", settings, lambda line: None))  # type: ignore[arg-type]
     assert [r.passed for r in results] == [True, True]
     assert opened[0] is opened[1]
     assert delta_cache.latest(uri, None) is not opened[0]  # nothing kept after the checks
