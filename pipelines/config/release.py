@@ -5,7 +5,7 @@ release/card/profiles.py).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, NonNegativeInt, field_validator, model_validator
 
@@ -28,7 +28,6 @@ def _known_datasets(names: list[str]) -> list[str]:
     return names
 
 
-T = TypeVar("T")
 ProfileName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 Reward = Annotated[float, Field(ge=-1.0, le=1.0)]
 
@@ -64,28 +63,28 @@ Permutations = Annotated[int, Field(ge=16, le=1024)]
 Bands = Annotated[int, Field(ge=1, le=1024)]  # LSH bands of num_perm / bands rows
 
 
-def bands_divide(settings: T) -> T:
-    """`settings` (with num_perm and bands) when its bands divide its permutations."""
-    if settings.num_perm % settings.bands:
-        raise ValueError(f"bands ({settings.bands}) must divide num_perm ({settings.num_perm})")
-    return settings
+class MinHash(Table):
+    """The MinHash settings shared by `[release.decontamination]` and `[splits.near_duplicates]`."""
 
-
-class Decontamination(Table):
-    """`[release.decontamination]`: when a training row's user text overlaps an evaluation prompt
-    of `[release] decontaminate` (docs/concepts/decontamination.md). N-gram defaults are
-    open-instruct's (8-grams, a share above 0.5 of the evaluation prompt's words)."""
-
-    ngram_size: Annotated[int, Field(ge=1, le=64)] = 8
-    ngram_share: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.5
     shingle_size: ShingleSize = 3
     threshold: Similarity = 0.5
     num_perm: Permutations = 128
     bands: Bands = 32
 
     @model_validator(mode="after")
-    def _bands_divide(self) -> Decontamination:
-        return bands_divide(self)
+    def _bands_divide(self) -> Self:
+        if self.num_perm % self.bands:
+            raise ValueError(f"bands ({self.bands}) must divide num_perm ({self.num_perm})")
+        return self
+
+
+class Decontamination(MinHash):
+    """`[release.decontamination]`: when a training row's user text overlaps an evaluation prompt
+    of `[release] decontaminate` (docs/concepts/decontamination.md). N-gram defaults are
+    open-instruct's (8-grams, a share above 0.5 of the evaluation prompt's words)."""
+
+    ngram_size: Annotated[int, Field(ge=1, le=64)] = 8
+    ngram_share: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.5
 
 
 class Release(Table):

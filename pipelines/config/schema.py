@@ -23,17 +23,7 @@ from pydantic import (
 
 from pipelines.config.cron import is_cron
 from pipelines.config.redaction import DEFAULT_PHONE_REGIONS, KINDS
-from pipelines.config.release import (
-    Bands,
-    Card,
-    Decontamination,
-    Permutations,
-    Profile,
-    Release,
-    ShingleSize,
-    Similarity,
-    bands_divide,
-)
+from pipelines.config.release import Card, Decontamination, MinHash, Profile, Release
 from pipelines.config.splits import DEFAULT_SALT, SPLIT_ORDER
 from pipelines.config.table import Table
 
@@ -147,19 +137,11 @@ class Ratios(Table):
         }
 
 
-class NearDuplicates(Table):
+class NearDuplicates(MinHash):
     """`[splits.near_duplicates]`: near-duplicate user prompts share a split
     (docs/concepts/near-duplicates.md)."""
 
     enabled: bool = True
-    shingle_size: ShingleSize = 3
-    threshold: Similarity = 0.5
-    num_perm: Permutations = 128
-    bands: Bands = 32
-
-    @model_validator(mode="after")
-    def _bands_divide(self) -> NearDuplicates:
-        return bands_divide(self)
 
 
 class Splits(Table):
