@@ -79,13 +79,20 @@ def _sized(rows: list[tuple[str, int, str, int]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["group_id", "bucket", "split", "episodes"], orient="row")
 
 
+def _placed(rows: list[tuple[str, int, str, int]], shards: int | str, target: int) -> dict:
+    """group → partition of the groups `rows` (group, bucket, split, episodes) in a first batch."""
+    mapped = assign_partitions(
+        _sized(rows), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, shards, target
+    )
+    return dict(mapped.select("group_id", "_partition").iter_rows())
+
+
 def test_auto_gives_a_batch_one_shard_per_target_episodes_over_all_splits():
     # 14 train + 7 test episodes / 20 per partition → 2 slices of 5000 buckets; d and e (test)
     # share the last with c (train); no group holds more than a quarter of 20
     groups = [("a", 0, "train", 5), ("b", 4999, "train", 5), ("c", 5000, "train", 4)]
     groups += [("d", 8000, "test", 5), ("e", 9999, "test", 2)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
-    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+    assert _placed(groups, "auto", 20) == {
         "a": "b00000-s00",
         "b": "b00000-s00",
         "c": "b00000-s01",
@@ -108,8 +115,7 @@ def test_auto_gives_a_group_bigger_than_the_target_one_partition_of_its_own():
     # s00 with b, c, d, which every night that adds to a would transform again)
     groups = [("a", 0, "train", 100), ("b", 3334, "train", 5), ("c", 7999, "train", 5)]
     groups += [("d", 9999, "test", 5)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
-    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+    assert _placed(groups, "auto", 20) == {
         "a": "b00000-s01",
         "b": "b00000-s00",
         "c": "b00000-s00",
@@ -121,8 +127,7 @@ def test_auto_gives_each_big_group_its_own_partition_in_the_order_of_their_names
     # x (6) and y (7) hold more than a quarter of the target 20: slices of their own, by name,
     # after the one bucket slice that b (1 episode) takes: b s00, x s01, y s02
     groups = [("y", 0, "train", 7), ("b", 9000, "test", 1), ("x", 5000, "train", 6)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
-    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+    assert _placed(groups, "auto", 20) == {
         "b": "b00000-s00",
         "x": "b00000-s01",
         "y": "b00000-s02",
@@ -136,8 +141,7 @@ def test_auto_puts_the_groups_giving_no_episode_of_a_batch_of_several_slices_tog
     groups = [("b", 0, "train", 5), ("o", 1, "train", 0), ("c", 9999, "test", 5)]
     groups += [("p", 9998, "test", 0), ("d", 2, "train", 5), ("e", 9997, "test", 5)]
     groups += [("f", 4999, "train", 1)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, "auto", 20)
-    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+    assert _placed(groups, "auto", 20) == {
         "b": "b00000-s00",
         "c": "b00000-s01",
         "d": "b00000-s00",
@@ -158,8 +162,7 @@ def test_auto_keeps_the_groups_giving_no_episode_in_a_batch_of_one_slice():
 def test_fixed_shards_spread_big_groups_and_orphans_by_bucket():
     # shards = 2: N slices of the bucket range, whatever the episodes
     groups = [("a", 0, "train", 100), ("o", 9999, "test", 0), ("b", 5000, "train", 1)]
-    mapped = assign_partitions(_sized(groups), pl.DataFrame(schema=MAP_SCHEMA), CONFIG, 2, 5)
-    assert dict(mapped.select("group_id", "_partition").iter_rows()) == {
+    assert _placed(groups, 2, 5) == {
         "a": "b00000-s00",
         "b": "b00000-s01",
         "o": "b00000-s01",
