@@ -62,7 +62,7 @@ def check_results(
 def judge_step(step: str, settings: Settings) -> list[Verdict]:
     """The verdicts of the checks of `step`, in catalog order, with what its contracts passed
     recorded (a failure is never recorded: only what passed is)."""
-    from pipelines.checks.partitioned import remember
+    from pipelines.checks.passes import remember
     from pipelines.storage.engine import engine_digest
     from pipelines.storage.layout import Layout
 

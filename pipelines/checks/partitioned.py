@@ -13,8 +13,8 @@ naming it (pipelines/ingest/log.py). A partition is not read again while its dig
 engine recorded in `_partition_digests`; a whole table's: the names of its Delta files, written
 once) and the judging engine are those it passed with, nor a bronze part (its id names its files'
 rows and parser) that passed with this engine. The passes are recorded once a step has judged
-all its checks (`remember`), only for what passed; no verdict is ever reused whole (every check
-judges on every run), and `TURNLAKE_REVALIDATE=1` ignores every pass.
+all its checks (pipelines/checks/passes.py), only for what passed; no verdict is ever reused
+whole (every check judges on every run), and `TURNLAKE_REVALIDATE=1` ignores every pass.
 """
 
 from __future__ import annotations
@@ -31,13 +31,7 @@ from pipelines.checks.verdicts import Markdown, Passes, Verdict
 from pipelines.ingest import log as ingest_log
 from pipelines.ingest.batches import part_files
 from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.store import (
-    PASSES_SCHEMA,
-    chunks,
-    record_passes,
-    recorded_passes,
-    row_digests,
-)
+from pipelines.partitions.store import chunks, recorded_passes, row_digests
 from pipelines.reports.markdown import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.bronze import part_of
@@ -286,30 +280,3 @@ def _path(file: str) -> Path:
 
 def _rows(files: list[Path], schema: pl.Schema) -> int:
     return scan_parquet(files, schema=schema).select(pl.len()).collect().item() if files else 0
-
-
-def remember(layout: Layout, found: list[Passes], engine: str) -> None:
-    """Record what the contracts of one step passed, judged by `engine`: beside each layer's
-    partition record, and in each source's ingest log (only what changed is written)."""
-    layers: dict[str, list[Passes]] = {}
-    sources: dict[str, list[Passes]] = {}
-    for passes in found:
-        if passes.layer == "bronze":
-            sources.setdefault(passes.source, []).append(passes)
-        else:
-            layers.setdefault(passes.layer, []).append(passes)
-    for layer, judged in layers.items():
-        rows = [
-            (p.table, partition, digest, engine)
-            for p in judged
-            for partition, digest in p.passed.items()
-        ]
-        frame = pl.DataFrame(rows, schema=PASSES_SCHEMA, orient="row")
-        record_passes(layout, layer, [p.table for p in judged], frame)
-    for source, judged in sources.items():
-        if not any(p.read for p in judged):  # every part answered from its verdict: as logged
-            continue
-        log = ingest_log.read_log(layout, source)
-        after = ingest_log.with_verdicts(log, {p.table: set(p.passed) for p in judged}, engine)
-        if not after.equals(log):
-            ingest_log.write_log(layout, source, after)

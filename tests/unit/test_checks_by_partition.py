@@ -10,7 +10,8 @@ import pytest
 from deltalake import DeltaTable
 
 from pipelines.checks import partitioned
-from pipelines.checks.partitioned import remember, validate_parts, validate_table
+from pipelines.checks.partitioned import validate_parts, validate_table
+from pipelines.checks.passes import remember
 from pipelines.checks.revalidate import REVALIDATE_ENV
 from pipelines.ingest import log as ingest_log
 from pipelines.ingest.batches import part_files, part_table
