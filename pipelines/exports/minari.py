@@ -115,11 +115,6 @@ def dataset_id(view: str, split: str) -> str:
     return f"{NAMESPACE}/{view}/{split}-v{DATASET_VERSION}"
 
 
-def dataset_folder(view: str, split: str) -> str:
-    """A dataset's folder relative to the Minari datasets path (where Minari looks for `id`)."""
-    return dataset_id(view, split)
-
-
 @contextmanager
 def datasets_path(folder: Path) -> Iterator[None]:
     """Minari finds datasets (and namespaces) under `$MINARI_DATASETS_PATH` only: set it for the

@@ -92,15 +92,6 @@ def partition_key(batch: pl.Expr, shard: pl.Expr) -> pl.Expr:
     )
 
 
-def with_episodes(splits: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
-    """`splits` with `episodes`: how many rows of `episodes` (episode_id, group_id) each group has,
-    what AUTO sizes batches by."""
-    counts = episodes.group_by("group_id").agg(pl.len().cast(pl.Int64).alias("episodes"))
-    return splits.join(counts, on="group_id", how="left").with_columns(
-        pl.col("episodes").fill_null(0)
-    )
-
-
 def assign_partitions(
     splits: pl.DataFrame,
     previous: pl.DataFrame,
@@ -109,7 +100,7 @@ def assign_partitions(
     per_partition: int = 1,
     clusters: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """`splits` (group_id, bucket; `episodes` per group for AUTO, see `with_episodes`) and the
+    """`splits` (group_id, bucket; `episodes` per group for AUTO) and the
     previous map → the map (MAP_SCHEMA), one row per group of `splits`, sorted by group_id.
     Groups already mapped under the same scheme keep their partition; the others get the next
     batch, cut into `shards` slices of the bucket range (AUTO: `sized_shards` by

@@ -20,12 +20,6 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def fsync_file_and_dir(path: Path) -> None:
-    """Make `path` survive a power loss: its bytes, then its entry in its folder."""
-    fsync_path(path)
-    fsync_path(path.parent)
-
-
 def fsync_tree(folder: Path) -> None:
     """fsync every file and folder under `folder` (deepest first), and `folder` itself."""
     for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):

@@ -3,7 +3,7 @@
 A stage (silver, gold, splits, release, a check, a parser) is skipped when the
 fingerprint of what it is a function of equals the one recorded by its last run. Each fingerprint is
 `fingerprint(parts)` over parts made here (the digest of a file's bytes, of a value as canonical
-JSON, of a stored file's stat) and the engine digest (storage/engine.py: the code and dependency
+JSON) and the engine digest (storage/engine.py: the code and dependency
 versions, the one code part of every key). The values are cache keys: they change with every
 turnlake version (everything is then rebuilt once).
 """
@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from pipelines.storage.uri import is_remote
 
 
 def fingerprint(parts: Iterable[str | bytes]) -> str:
@@ -46,30 +44,6 @@ def _file_digest(path: Path, digest: Any) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def stat_part(path: Path, root: Path) -> str:
-    """Where (resolved, relative to `root` so a copied data root still matches), size and mtime of
-    an immutable file: its name is content- or run-addressed, so this identifies its bytes."""
-    if is_remote(path):
-        return _object_stat_part(path, root)
-    base = root.resolve()
-    resolved = path.resolve()
-    name = resolved.relative_to(base) if resolved.is_relative_to(base) else resolved
-    if not resolved.exists():
-        return f"{name}|missing"
-    st = resolved.stat()
-    return f"{name}|{st.st_size}|{st.st_mtime_ns}"
-
-
-def _object_stat_part(path: Path, root: Path) -> str:
-    """`stat_part` of an object (S3 gives size and last-modified time, in seconds)."""
-    text, base = str(path), str(root).rstrip("/") + "/"
-    name = text.removeprefix(base)
-    if not path.exists():
-        return f"{name}|missing"
-    st = path.stat()
-    return f"{name}|{st.st_size}|{st.st_mtime}"
 
 
 def json_part(value: Any) -> bytes:
