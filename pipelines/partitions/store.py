@@ -77,7 +77,8 @@ def committed_silver_record(layout: Layout) -> pl.DataFrame | None:
         return None
     if INPUTS not in {f.name for f in delta.schema().fields}:
         return None
-    return pl.scan_delta(delta).collect().select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
+    record = pl.scan_delta(delta).select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
+    return record.sort(PARTITION).collect()
 
 
 def commit_silver_record(

@@ -2,18 +2,21 @@
 partition is one partition, never a second way).
 
 1. Plan (plan.py): every source's units placed in partitions of whole components and whole split
-   groups, each partition's input digest; the stale partitions are those whose digest changed
-   (every one when there is no partitioned silver yet, a crashed build left commits beyond the
-   published snapshot, or the opt-out registry names anyone).
-2. The stale partitions a group at a time (at most BRONZE_ROWS bronze rows, so memory follows a
-   group, not the corpus): each partition's units' bronze is transformed source by source (with
-   the evidence rows they read), turns counted, opted-out subjects' rows withheld, sorted; the
-   partitions whose rows changed are rewritten. Its rows of the tables stored whole (contexts,
-   quarantine, survey answers) are kept, before withholding, as its partition of `_piece_<table>`.
+   groups, each partition's input digest; the stale partitions are those whose digest is not the
+   one silver's record holds at its newest version (every one when there is no record to plan
+   from, or the opt-out registry names anyone).
+2. The stale partitions marked pending in the record, then transformed a group at a time (at
+   most BRONZE_ROWS bronze rows, so memory follows a group, not the corpus): each partition's
+   units' bronze is transformed source by source (with the evidence rows they read), turns
+   counted, opted-out subjects' rows withheld, sorted; the partitions whose rows changed are
+   rewritten. Its rows of the tables stored whole (contexts, quarantine, survey answers) are kept,
+   before withholding, as its partition of `_piece_<table>`. Then the group's record
+   (`_partition_digests`: each partition's row digest, what gold reads, and input digest, what
+   the next plan compares). A Dagster partition run does this for one partition
+   (partition_run.py).
 3. The tables stored whole made again from every partition's pieces (withheld, content-addressed
-   contexts kept once, the parse quarantine added), then one publish with the partition map and
-   the record of each partition (`_partition_digests`: its row digest, what gold reads, and its
-   input digest, what the next plan compares).
+   contexts kept once, the parse quarantine added), then one publish of the newest versions
+   (partition runs' commits included) with the partition map.
 """
 
 from __future__ import annotations

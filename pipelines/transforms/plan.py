@@ -30,7 +30,9 @@ from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
 from pipelines.ingest.log import read_log
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
+from pipelines.partitions.rows import SILVER_KEYS
 from pipelines.partitions.store import (
+    DIGESTS_TABLE,
     INPUTS,
     RECORD_SCHEMA,
     committed_silver_record,
@@ -47,9 +49,11 @@ from pipelines.splits.near_dups import (
     STORED_SCHEMA,
     prompt_clusters,
 )
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import storage_options
 from pipelines.transforms.build import load_bronze, transform_scheme
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.units import (
@@ -232,6 +236,21 @@ def _place(
     return partition_map, unit_map.drop("key")
 
 
+def _stored_in_partitions(layout: Layout) -> bool:
+    """Whether silver's published snapshot holds its record and every partitioned table (and
+    piece) is stored in partitions at its newest version: else (an earlier version stored them
+    whole, or silver was never published) they are rewritten whole, since some partitions of a
+    table stored whole cannot be replaced."""
+    if not stored.exists(layout, "silver", DIGESTS_TABLE):
+        return False
+    options = storage_options(layout.data_root)
+    for table in [*SILVER_KEYS, *map(piece_table, PIECES)]:
+        delta = delta_cache.latest(stored.table_uri(layout, "silver", table), options)
+        if delta is not None and delta.metadata().partition_columns != [PARTITION]:
+            return False
+    return True
+
+
 def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     """Every source's units placed, every partition's input digest, the stale partitions; each
     source's planning timed into `times` when given."""
@@ -271,7 +290,7 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     # silver's record at its newest version, partition runs' commits included; a partition
     # marked pending (its inputs null) was being rewritten by a process that did not finish
     recorded = committed_silver_record(layout)
-    whole = recorded is None
+    whole = recorded is None or not _stored_in_partitions(layout)
     before = pl.DataFrame(schema=RECORD_SCHEMA) if recorded is None else recorded
     same = digests.join(before, on=[PARTITION, INPUTS], how="semi").get_column(PARTITION)
     now = set(digests.get_column(PARTITION))

@@ -1,6 +1,7 @@
 """Silver partitions as Dagster partition runs: a `silver_partition` run commits its stale
-partition (rows, pieces, record) without publishing; the build job's silver step then publishes
-it without transforming it again, and the release equals a plain build's from scratch. A run
+partition (rows, pieces, record) without publishing, and `gold_partition` of the same key in the
+same run computes its gold from that commit; the build job then publishes both without
+transforming or computing them again, and the release equals a plain build's from scratch. A run
 stopped between its rows and its record leaves the partition pending: stale, and refused by a
 publish until it is redone."""
 
@@ -12,10 +13,17 @@ import pytest
 
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, PARTITION_JOB, build_definitions
-from pipelines.orchestration.partitions import SILVER_PARTITION, TURNLAKE_PARTITIONS, plan
+from pipelines.orchestration.partitions import (
+    GOLD_PARTITION,
+    SILVER_PARTITION,
+    TURNLAKE_PARTITIONS,
+    plan,
+)
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, committed_silver_record
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
+from pipelines.storage.delta_writes import file_paths
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
 from pipelines.transforms.partition_run import TRANSFORMED, refresh_partition, wanted_runs
@@ -51,6 +59,12 @@ def _bronze_only(raw: Path, data: Path, instance: dg.DagsterInstance):
     return settings, defs
 
 
+def _files_of(data: Path, layer: str, table: str, partition: str) -> set[str]:
+    """The files of `partition` in the table's newest version (published or not)."""
+    delta = delta_cache.existing(stored.table_uri(Layout(data), layer, table), None)
+    return {f for f in file_paths(delta) if f"_partition={partition}/" in f}
+
+
 def _late_partition(data: Path) -> str:
     """The old partition of the conversation the late feedback event rates (published silver)."""
     episodes = stored.read(Layout(data), "silver", "episodes", with_partition=True)
@@ -67,21 +81,26 @@ def test_a_partition_run_is_published_by_the_build_without_being_transformed_aga
     late = _late_partition(data)
     wanted, reason = wanted_runs(settings)
     assert reason is None and late in wanted
-    stale = len(wanted)  # the new batch's partition(s) and the late event's: two or three
-    assert stale >= 2
-    # the planner asks for silver runs first, one per stale partition, of silver_partition only
+    # the new batch's partition(s) (its two conversations) and the late event's old one
+    assert {key[:6] for key in wanted} == {"b00000", "b00001"} and late.startswith("b00000")
+    stale = len(wanted)
+    # the planner asks for one run per stale partition: its silver, then its gold
     planned = plan(TurnlakeResource.from_settings(settings), known=set())
     assert sorted(r.partition_key for r in planned.run_requests) == sorted(wanted)
-    assert all(r.asset_selection == [SILVER_PARTITION] for r in planned.run_requests)
+    both = [SILVER_PARTITION, GOLD_PARTITION]
+    assert all(r.asset_selection == both for r in planned.run_requests)
 
     instance.add_dynamic_partitions(TURNLAKE_PARTITIONS.name, sorted(wanted))
     job = defs.resolve_job_def(PARTITION_JOB)
-    run = job.execute_in_process(
-        instance=instance, partition_key=late, asset_selection=[SILVER_PARTITION]
-    )
+    run = job.execute_in_process(instance=instance, partition_key=late, asset_selection=both)
     assert run.success
     done = instance.get_latest_materialization_event(SILVER_PARTITION)
     assert done.asset_materialization.metadata["outcome"].value == TRANSFORMED
+    # gold of the key, from its silver as committed (silver is not published yet)
+    gold = instance.get_latest_materialization_event(GOLD_PARTITION)
+    assert gold.asset_materialization.metadata["rebuilt"].value is True
+    gold_files = _files_of(data, "gold", "turn_rewards", late)
+    assert gold_files
     # committed, not published: readers still see the snapshot before the run
     assert stored.snapshot(Layout(data), "silver") == published
     record = committed_silver_record(Layout(data))
@@ -92,6 +111,9 @@ def test_a_partition_run_is_published_by_the_build_without_being_transformed_aga
     assert build.execute_in_process(instance=instance).success
     step = instance.get_latest_materialization_event(dg.AssetKey("silver_episodes"))
     assert step.asset_materialization.metadata["partitions_transformed"].value == stale - 1
+    # gold_tables published the run's gold files of the key instead of computing them again
+    published_gold = stored.files(Layout(data), "gold", "turn_rewards")
+    assert {f for f in published_gold if f"_partition={late}/" in f} == gold_files
 
     _build(raw, env / "scratch", 4)
     built, fresh = _tables(data), _tables(env / "scratch")
