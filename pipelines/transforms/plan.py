@@ -291,7 +291,8 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     # marked pending (its inputs null) was being rewritten by a process that did not finish
     recorded = committed_silver_record(layout)
     whole = recorded is None or not _stored_in_partitions(layout)
-    before = pl.DataFrame(schema=RECORD_SCHEMA) if recorded is None else recorded
+    # made whole: every partition is transformed (the first group rewrites the tables whole)
+    before = pl.DataFrame(schema=RECORD_SCHEMA) if whole or recorded is None else recorded
     same = digests.join(before, on=[PARTITION, INPUTS], how="semi").get_column(PARTITION)
     now = set(digests.get_column(PARTITION))
     gone = set(before.get_column(PARTITION)) - now

@@ -28,6 +28,7 @@ from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
 from pipelines.transforms.partition_run import TRANSFORMED, refresh_partition, wanted_runs
 from pipelines.transforms.plan import plan_silver
+from tests.graph._earlier_layout import store_whole
 from tests.graph.test_partitions_graph import (
     KEY,
     _add_new_files,
@@ -158,3 +159,17 @@ def test_a_run_stopped_between_its_rows_and_its_record_leaves_the_partition_pend
     assert record.filter(pl.col("_partition") == late)[INPUTS].item() == wanted[late]
     assert record.filter(pl.col(INPUTS).is_null()).is_empty()
     assert stored.exists(layout, "silver", DIGESTS_TABLE)
+
+
+def test_silver_stored_whole_by_an_earlier_version_is_transformed_whole(env, built_once):
+    """Tables an earlier version stored whole, beside a record left in partitions that its
+    snapshot does not name: the plan makes silver whole, every partition stale even where the
+    record's inputs match (some partitions of a table stored whole cannot be replaced)."""
+    raw, data = demo_built(built_once, 4, to=env / "earlier")
+    settings = settings_from_config(raw, data, data.parent / "turnlake-data.toml")
+    assert plan_silver(settings).stale == []  # built: nothing stale
+    store_whole(data)
+    planned = plan_silver(settings)
+    assert planned.whole
+    assert planned.stale == sorted(planned.digests.get_column("_partition").to_list())
+    assert len(planned.stale) == 4  # four shards of one batch
