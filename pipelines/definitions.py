@@ -6,12 +6,18 @@ import dagster as dg
 
 from assets.bronze import BRONZE_ASSETS
 from assets.exports import EXPORT_ASSETS
-from assets.gold import GOLD_ASSETS, PARTITION_ASSETS
+from assets.gold import GOLD_ASSETS
+from assets.gold import PARTITION_ASSETS as GOLD_PARTITION_ASSETS
+from assets.silver import PARTITION_ASSETS as SILVER_PARTITION_ASSETS
 from assets.silver import SILVER_ASSETS
 from assets.warehouse import WAREHOUSE_ASSETS
 from pipelines.config.settings import Settings, settings_from_env
 from pipelines.orchestration.executors import executor_from_env
-from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, partition_planner
+from pipelines.orchestration.partitions import (
+    PARTITION_JOB,
+    TURNLAKE_PARTITIONS,
+    partition_planner,
+)
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.orchestration.run_tags import run_tags
 from pipelines.orchestration.schedules import nightly_schedule
@@ -19,6 +25,7 @@ from pipelines.orchestration.sensors import raw_files_sensor
 
 BUILD_JOB = "turnlake_build"
 ALL_ASSETS = [*BRONZE_ASSETS, *SILVER_ASSETS, *GOLD_ASSETS, *EXPORT_ASSETS, *WAREHOUSE_ASSETS]
+PARTITION_ASSETS = [*SILVER_PARTITION_ASSETS, *GOLD_PARTITION_ASSETS]
 PARTITION_KEYS = [asset.key for asset in PARTITION_ASSETS]
 
 
@@ -36,8 +43,9 @@ def build_definitions(
     partition_job = dg.define_asset_job(
         PARTITION_JOB,
         selection=dg.AssetSelection.assets(*PARTITION_KEYS),
-        partitions_def=GOLD_PARTITIONS,
-        description="Gold of one stale silver partition (runs planned by gold_partition_planner).",
+        partitions_def=TURNLAKE_PARTITIONS,
+        description="Silver, then gold, of one stale partition (runs planned by "
+        "partition_planner; a run may select either).",
         tags=run_tags(settings),
     )
     return dg.Definitions(

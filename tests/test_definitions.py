@@ -14,12 +14,24 @@ def test_definitions_load_with_every_layer_and_the_build_job():
     assert {f"bronze_{s}" for s in SOURCES} <= keys
     assert {f"silver_{t}" for t in SILVER_MODELS} <= keys
     assert "warehouse_views" in keys
-    # The build job materializes every asset but the partitioned one, which has its own job
+    # The build job materializes every asset but the partitioned ones, which have their own job
     # (resolving a job raises if it does not exist).
     selected = defs.resolve_job_def(BUILD_JOB).asset_layer.selected_asset_keys
-    assert {key.to_user_string() for key in selected} == keys - {"gold_partition"}
+    partition_assets = {"silver_partition", "gold_partition"}
+    assert {key.to_user_string() for key in selected} == keys - partition_assets
     partitioned = defs.resolve_job_def(PARTITION_JOB).asset_layer.selected_asset_keys
-    assert {key.to_user_string() for key in partitioned} == {"gold_partition"}
+    assert {key.to_user_string() for key in partitioned} == partition_assets
+
+
+def test_silver_and_gold_partitions_share_one_definition_so_each_key_runs_silver_then_gold():
+    """A backfill of both partitioned assets runs a key's gold after that key's silver: one
+    dynamic partitions definition, under which Dagster maps a key to the same key."""
+    graph = defs.get_repository_def().asset_graph
+    silver, gold = dg.AssetKey("silver_partition"), dg.AssetKey("gold_partition")
+    assert graph.get(silver).partitions_def == graph.get(gold).partitions_def
+    assert silver in graph.get(gold).parent_keys
+    mapping = graph.get_partition_mapping(gold, silver)
+    assert isinstance(mapping, dg.IdentityPartitionMapping)
 
 
 def test_every_bronze_and_silver_asset_has_a_blocking_check():

@@ -8,7 +8,7 @@ from pipelines.gold import GOLD_TABLES, SILVER_INPUTS
 from pipelines.gold.params import load_params
 from pipelines.gold.partitions import refresh_partition
 from pipelines.gold.refresh import refresh_gold
-from pipelines.orchestration.partitions import GOLD_PARTITIONS
+from pipelines.orchestration.partitions import TURNLAKE_PARTITIONS
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.schemas.gold import GOLD_MODELS
 from pipelines.splits.assign import refresh_splits
@@ -92,13 +92,14 @@ def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
 
 @dg.asset(
     name="gold_partition",
-    partitions_def=GOLD_PARTITIONS,
-    deps=[dg.AssetKey(f"silver_{t}") for t in SILVER_INPUTS],
+    partitions_def=TURNLAKE_PARTITIONS,
+    # the same key of silver_partition first (identity mapping: one partitions definition)
+    deps=[dg.AssetKey("silver_partition"), *(dg.AssetKey(f"silver_{t}") for t in SILVER_INPUTS)],
     group_name="gold",
     kinds={"polars", "delta"},
     owners=OWNERS,
     description="The gold rows of one silver partition, committed into the gold tables' "
-    "partition; `gold_tables` publishes them. Runs are requested by the gold_partition_planner "
+    "partition; `gold_tables` publishes them. Runs are requested by the partition_planner "
     "sensor for stale partitions only.",
 )
 def gold_partition(

@@ -19,7 +19,14 @@ from deltalake.exceptions import TableNotFoundError
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_params
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA, GOLD_KEYS, changed, tag
-from pipelines.partitions.store import DIGESTS_TABLE, SILVER_ROWS, chunks, row_digests
+from pipelines.partitions.store import (
+    DIGESTS_TABLE,
+    INPUTS,
+    SILVER_ROWS,
+    chunks,
+    committed_silver_record,
+    row_digests,
+)
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -27,9 +34,21 @@ from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 
 
-def wanted_inputs(layout: Layout, params: Mapping[str, Any]) -> pl.DataFrame:
-    """One row per silver partition in force: what its gold is computed from, and its rows."""
-    silver = row_digests(layout, "silver")
+def committed_silver(layout: Layout) -> pl.DataFrame | None:
+    """(PARTITION, digest, rows) of every silver partition as committed, published or not (a
+    silver partition run's commit included); a pending partition is left out, so its gold waits
+    for it; None when silver's record is not stored in partitions."""
+    record = committed_silver_record(layout)
+    if record is None:
+        return None
+    done = record.filter(pl.col("digest").is_not_null() & pl.col(INPUTS).is_not_null())
+    return done.select(DIGESTS_SCHEMA.names())
+
+
+def wanted_inputs(layout: Layout, params: Mapping[str, Any], newest: bool = False) -> pl.DataFrame:
+    """One row per silver partition in force (`newest`: as committed, published or not): what
+    its gold is computed from, and its rows."""
+    silver = committed_silver(layout) if newest else row_digests(layout, "silver")
     silver = pl.DataFrame(schema=DIGESTS_SCHEMA) if silver is None else silver
     key = code_and_params(params)
     return silver.with_columns(
@@ -59,10 +78,12 @@ def committed_inputs(layout: Layout) -> pl.DataFrame | None:
     return pl.scan_delta(delta).collect().select(DIGESTS_SCHEMA.names())
 
 
-def stale(layout: Layout, params: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str], bool]:
+def stale(
+    layout: Layout, params: Mapping[str, Any], newest: bool = False
+) -> tuple[pl.DataFrame, list[str], bool]:
     """(stale partitions with their wanted inputs, vanished partitions, whether gold must be
-    rewritten whole)."""
-    wanted = wanted_inputs(layout, params)
+    rewritten whole); `newest`: against silver as committed (partition runs), not published."""
+    wanted = wanted_inputs(layout, params, newest)
     previous = committed_inputs(layout)
     if previous is None:
         return wanted, [], True
@@ -77,11 +98,15 @@ def compute(
     wanted: pl.DataFrame,
     keys: list[str],
     replace: Iterable[str] | None,
+    newest: bool = False,
 ) -> dict[str, int]:
-    """Gold of the silver partitions `keys` committed into the partitions `replace` (None: the
-    whole table), then their digests; the versions committed."""
+    """Gold of the silver partitions `keys` (`newest`: as committed, published or not)
+    committed into the partitions `replace` (None: the whole table), then their digests; the
+    versions committed."""
     silver = {
-        table: stored.read(layout, "silver", table, partitions=keys, with_partition=True)
+        table: stored.read(
+            layout, "silver", table, partitions=keys, with_partition=True, newest=newest
+        )
         for table in SILVER_INPUTS
     }
     places = {"episode_id": silver["episodes"].select("episode_id", PARTITION)}
@@ -113,9 +138,13 @@ def bring_up_to_date(layout: Layout, params: Mapping[str, Any]) -> dict[str, int
 
 
 def refresh_partition(layout: Layout, params: Mapping[str, Any], key: str) -> bool:
-    """Bring one gold partition up to date (a Dagster partition run); whether it was stale."""
-    todo, _, whole = stale(layout, params)
+    """Bring one gold partition up to date (a Dagster partition run) from silver as committed,
+    so a run of the same key's `silver_partition` before it counts before silver is published;
+    whether it was stale. Silver's record is read before its rows: should silver be rewritten in
+    between, the gold recorded names a digest silver does not end with, and the build's
+    `gold_tables` (which computes from published silver) recomputes it."""
+    todo, _, whole = stale(layout, params, newest=True)
     if whole or key not in set(todo.get_column(PARTITION)):
         return False
-    compute(layout, params, todo, [key], [key])
+    compute(layout, params, todo, [key], [key], newest=True)
     return True

@@ -9,6 +9,14 @@ transforms a partition again when its inputs changed, rewrites it when its rows 
 recomputes it when its rows did. A partition whose units give no silver row has inputs but no
 digest.
 
+The record is stored partitioned, like the rows, and committed partition by partition, so
+partition runs in separate processes (Dagster's `silver_partition`, `gold_partition`) each commit
+their own and never overwrite another's; the layer's build then publishes what they committed.
+What a layer plans from is the record's newest version, published or not. Silver marks a
+partition *pending* (no inputs, no digest) before it commits the partition's rows, and records
+its inputs only after them: a process that dies anywhere in between leaves the partition
+pending, so it is transformed again, whatever its bronze then is.
+
 What a partition *passed* is recorded beside what it *is*: `_partition_passes`, one row per
 (table, partition) whose rows passed the table's contract, with the row digest and the engine
 that judged them (pipelines/checks/partitioned.py). The checks judge after the layer is
@@ -20,15 +28,18 @@ the one partition `ONE_PARTITION`, its digest the names of its Delta files (neve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 import polars as pl
 
 from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
+from pipelines.storage.delta_writes import commit_partitions
 from pipelines.storage.layout import Layout
+from pipelines.storage.uri import storage_options
 
 MAP_TABLE = "_partition_map"
 DIGESTS_TABLE = "_partition_digests"
@@ -38,6 +49,7 @@ PASSES_SCHEMA = pl.Schema(
 )
 INPUTS = "inputs"  # silver's record: the partition's input digest when it was last transformed
 INPUTS_SCHEMA = pl.Schema({PARTITION: pl.String, INPUTS: pl.String})
+RECORD_SCHEMA = pl.Schema({**DIGESTS_SCHEMA, INPUTS: pl.String})  # silver's record
 # gold: silver rows recomputed at once (a bigger partition is a group of its own)
 SILVER_ROWS = 250_000
 CHUNK_ROWS = 2_000_000  # input rows recomputed at once: memory follows a chunk, not the corpus
@@ -51,6 +63,40 @@ def silver_record(row_digests: pl.DataFrame, input_digests: pl.DataFrame) -> pl.
         .join(input_digests.select(INPUTS_SCHEMA.names()), on=PARTITION, how="full", coalesce=True)
         .with_columns(pl.col("rows").fill_null(0))
         .sort(PARTITION)
+    )
+
+
+def committed_silver_record(layout: Layout) -> pl.DataFrame | None:
+    """Silver's record at its newest version (RECORD_SCHEMA), published or not: what silver
+    plans from, partition runs' commits included; None when there is no record usable so (none,
+    stored whole or without inputs by an earlier version): then silver is made whole."""
+    uri = stored.table_uri(layout, "silver", DIGESTS_TABLE)
+    options = storage_options(layout.data_root)
+    delta = delta_cache.latest(uri, options)
+    if delta is None or delta.metadata().partition_columns != [PARTITION]:
+        return None
+    if INPUTS not in {f.name for f in delta.schema().fields}:
+        return None
+    record = pl.scan_delta(delta).select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
+    return record.sort(PARTITION).collect()
+
+
+def commit_silver_record(
+    layout: Layout, record: pl.DataFrame, replace: Iterable[str] | None
+) -> int:
+    """Make `record` (RECORD_SCHEMA) silver's record of the partitions `replace` (a listed
+    partition without a row leaves the record; None: the whole record); the version."""
+    uri = stored.table_uri(layout, "silver", DIGESTS_TABLE)
+    targets = None if replace is None else sorted(set(replace))
+    frame = record.select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA).sort(PARTITION)
+    return commit_partitions(uri, frame, targets, storage_options(layout.data_root))
+
+
+def pending(partitions: Iterable[str]) -> pl.DataFrame:
+    """The record of partitions about to be rewritten: no inputs, no digest (module docstring)."""
+    keys = sorted(set(partitions))
+    return pl.DataFrame(
+        {PARTITION: keys, "digest": None, "rows": 0, INPUTS: None}, schema=RECORD_SCHEMA
     )
 
 
@@ -68,7 +114,7 @@ def input_digests(layout: Layout) -> pl.DataFrame | None:
     (not stored in partitions, or by a version that kept them elsewhere)."""
     if not stored.exists(layout, "silver", DIGESTS_TABLE):
         return None
-    record = stored.read(layout, "silver", DIGESTS_TABLE)
+    record = stored.read(layout, "silver", DIGESTS_TABLE, with_partition=True)
     if INPUTS not in record.columns:
         return None
     return record.filter(pl.col(INPUTS).is_not_null()).select(INPUTS_SCHEMA.names())

@@ -183,13 +183,18 @@ def scan(
     *,
     partitions: Iterable[str] | None = None,
     with_partition: bool = False,
+    newest: bool = False,
 ) -> pl.LazyFrame:
-    """The table in force (or at `as_of`); only the given partitions of a partitioned table, and
+    """The table in force (or at `as_of`, or its newest version, published or not, when
+    `newest`); only the given partitions of a partitioned table, and
     its `_partition` column only when `with_partition` (a partitioned table reads as it would
     unpartitioned: the partition is in the file path, not in the files). A table stored whole
     (one not keyed by episode, or one an earlier version stored whole) is the one partition
     ONE_PARTITION."""
-    delta = _table(layout, layer, table, as_of)
+    if newest:  # what partition runs committed beyond the snapshot too
+        delta = delta_cache.existing(table_uri(layout, layer, table), _options(layout))
+    else:
+        delta = _table(layout, layer, table, as_of)
     split_up = PARTITION in delta.metadata().partition_columns
     paths = _by_partition(_file_paths(delta))
     if partitions is not None:
@@ -223,13 +228,22 @@ def read(
     *,
     partitions: Iterable[str] | None = None,
     with_partition: bool = False,
+    newest: bool = False,
 ) -> pl.DataFrame:
-    """The table as of the snapshot in force; an empty frame of `schema` when it does not exist
-    and a schema is given."""
+    """The table as of the snapshot in force (`newest`: see `scan`); an empty frame of `schema`
+    when it does not exist and a schema is given."""
     if schema is not None and not exists(layout, layer, table, as_of):
         return pl.DataFrame(schema=schema)
     # FileNotFoundError: no such table
-    lazy = scan(layout, layer, table, as_of, partitions=partitions, with_partition=with_partition)
+    lazy = scan(
+        layout,
+        layer,
+        table,
+        as_of,
+        partitions=partitions,
+        with_partition=with_partition,
+        newest=newest,
+    )
     try:
         return lazy.collect()
     except (OSError, DeltaError, pl.exceptions.ComputeError) as exc:

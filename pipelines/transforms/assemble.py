@@ -2,18 +2,21 @@
 partition is one partition, never a second way).
 
 1. Plan (plan.py): every source's units placed in partitions of whole components and whole split
-   groups, each partition's input digest; the stale partitions are those whose digest changed
-   (every one when there is no partitioned silver yet, a crashed build left commits beyond the
-   published snapshot, or the opt-out registry names anyone).
-2. The stale partitions a group at a time (at most BRONZE_ROWS bronze rows, so memory follows a
-   group, not the corpus): each partition's units' bronze is transformed source by source (with
-   the evidence rows they read), turns counted, opted-out subjects' rows withheld, sorted; the
-   partitions whose rows changed are rewritten. Its rows of the tables stored whole (contexts,
-   quarantine, survey answers) are kept, before withholding, as its partition of `_piece_<table>`.
+   groups, each partition's input digest; the stale partitions are those whose digest is not the
+   one silver's record holds at its newest version (every one when there is no record to plan
+   from, or the opt-out registry names anyone).
+2. The stale partitions marked pending in the record, then transformed a group at a time (at
+   most BRONZE_ROWS bronze rows, so memory follows a group, not the corpus): each partition's
+   units' bronze is transformed source by source (with the evidence rows they read), turns
+   counted, opted-out subjects' rows withheld, sorted; the partitions whose rows changed are
+   rewritten. Its rows of the tables stored whole (contexts, quarantine, survey answers) are kept,
+   before withholding, as its partition of `_piece_<table>`. Then the group's record
+   (`_partition_digests`: each partition's row digest, what gold reads, and input digest, what
+   the next plan compares). A Dagster partition run does this for one partition
+   (partition_run.py).
 3. The tables stored whole made again from every partition's pieces (withheld, content-addressed
-   contexts kept once, the parse quarantine added), then one publish with the partition map and
-   the record of each partition (`_partition_digests`: its row digest, what gold reads, and its
-   input digest, what the next plan compares).
+   contexts kept once, the parse quarantine added), then one publish of the newest versions
+   (partition runs' commits included) with the partition map.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
 from pipelines.partitions import store
 from pipelines.partitions.assign import PARTITION
-from pipelines.partitions.rows import SILVER_KEYS, changed, digests
-from pipelines.partitions.store import DIGESTS_TABLE, MAP_TABLE, chunks, silver_record
+from pipelines.partitions.rows import DIGESTS_SCHEMA, SILVER_KEYS, changed, digests
+from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, MAP_TABLE, chunks, silver_record
 from pipelines.privacy.optouts import empty_optouts, load_optouts, withhold
 from pipelines.privacy.subjects import Footprint, rows_mask, subject_footprint
 from pipelines.runtime.faults import crash_point
@@ -233,19 +236,20 @@ def _commit(
     return versions, current
 
 
-def _pieces(layout: Layout, table: str) -> pl.LazyFrame:
-    """Every partition's rows of a table stored whole, as committed by this build."""
+def _pieces(layout: Layout, table: str, version: int) -> pl.LazyFrame:
+    """Every partition's rows of a table stored whole, at the version to be published."""
     uri = stored.table_uri(layout, "silver", piece_table(table))
     options = storage_options(layout.data_root)
-    delta = delta_cache.latest(uri, options)
-    paths = file_paths(delta) if delta is not None else []
+    paths = file_paths(delta_cache.pinned(uri, version, options))
+    if not paths:
+        return _empty(table).lazy().with_columns(pl.lit(None, pl.String).alias(SOURCE_COLUMN))
     if not paths:
         return _empty(table).lazy().with_columns(pl.lit(None, pl.String).alias(SOURCE_COLUMN))
     return pl.scan_parquet(paths, storage_options=options)
 
 
 def whole_tables(
-    layout: Layout, withheld: Withheld | None
+    layout: Layout, pieces: Mapping[str, int], withheld: Withheld | None
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Contexts (one row per hash), quarantine (parse + silver rejections, each named after the
     run that read its record) and survey answers from every partition's pieces, withheld and
@@ -254,7 +258,7 @@ def whole_tables(
     options = storage_options(layout.data_root)
     fp = withheld.footprint() if withheld is not None else None
     for table in PIECES:
-        lazy = _pieces(layout, table)
+        lazy = _pieces(layout, table, pieces[piece_table(table)])
         if table == "quarantine":
             by_source = [
                 stamp_with_ingest_run(
@@ -284,56 +288,128 @@ def _sizes(plan: Plan) -> pl.DataFrame:
     return wanted.join(rows, on=PARTITION, how="left").with_columns(pl.col("rows").fill_null(0))
 
 
+def transform_group(
+    plan: Plan,
+    settings: Settings,
+    group: list[str],
+    optouts: pl.DataFrame,
+    withheld: Withheld,
+    times: SilverTimes | None,
+) -> dict[str, pl.DataFrame]:
+    """The group's partitions transformed, withheld and sorted, each row tagged with its
+    partition: table (pieces under their `_piece_` names) → the group's rows."""
+    rows = _group_rows(plan, group)
+    parts: dict[str, list[pl.DataFrame]] = {t: [] for t in [*SILVER_KEYS, *PIECES]}
+    for partition in group:
+        produced = transform_partition(plan, settings, rows.pop(partition), partition, times)
+        for table, frame in _withhold(produced, optouts, withheld).items():
+            parts[table].append(_tagged(frame.sort(SORT_KEYS[table], nulls_last=True), partition))
+        for table in PIECES:
+            piece = produced.get(table)
+            if piece is not None:
+                parts[table].append(_tagged(piece, partition))
+        del produced
+    del rows
+    tables = {
+        t: pl.concat(f, how="diagonal_relaxed") if f else _tagged(_empty(t), "")
+        for t, f in parts.items()
+    }
+    if not parts["quarantine"]:
+        tables["quarantine"] = tables["quarantine"].with_columns(
+            pl.lit(None, pl.String).alias(SOURCE_COLUMN)
+        )
+    if times is not None:
+        times.partitions += len(group)
+    return {(piece_table(t) if t in PIECES else t): f for t, f in tables.items()}
+
+
+def commit_group(
+    layout: Layout,
+    plan: Plan,
+    tables: Mapping[str, pl.DataFrame],
+    group: list[str],
+    previous: pl.DataFrame | None,
+    first: bool,
+) -> dict[str, int]:
+    """Commit the group's rows and pieces, then its partitions' record (their row digests and
+    inputs): after the rows, so a process stopped in between leaves them pending (marked so
+    before: `mark_pending`); the versions committed."""
+    versions, current = _commit(layout, tables, group, previous, first)
+    crash_point("silver:before_record")
+    mine = plan.digests.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
+    whole = previous is None and first
+    record = silver_record(current, mine)
+    versions[DIGESTS_TABLE] = store.commit_silver_record(layout, record, None if whole else group)
+    return versions
+
+
+def mark_pending(layout: Layout, plan: Plan, partitions: list[str]) -> None:
+    """Record `partitions` as pending before their rows are rewritten (partitions/store.py): a
+    process stopped before their record is committed again leaves them stale. Not needed when
+    silver is made whole: its record is then unusable until the first group's is committed."""
+    if not plan.whole and partitions:
+        store.commit_silver_record(layout, store.pending(partitions), partitions)
+
+
+def previous_rows(plan: Plan) -> pl.DataFrame | None:
+    """The row digests the stale partitions' new rows are compared with (None: made whole)."""
+    if plan.whole:
+        return None
+    return plan.record.filter(pl.col("digest").is_not_null()).select(DIGESTS_SCHEMA.names())
+
+
+class PartitionRunInFlight(RuntimeError):
+    """A partition run committed to silver while the build was publishing it."""
+
+
+def _newest_versions(layout: Layout) -> dict[str, int]:
+    """The newest versions of the partitioned tables, pieces and record, taken so that the record
+    describes the rows: the tables first, then the record, which must be the version it was
+    before them and hold no pending partition (a partition run in flight); else
+    PartitionRunInFlight, and the next build publishes what the run committed."""
+    options = storage_options(layout.data_root)
+
+    def newest(table: str) -> int:
+        return delta_cache.existing(stored.table_uri(layout, "silver", table), options).version()
+
+    before = newest(DIGESTS_TABLE)
+    versions = {t: newest(t) for t in [*SILVER_KEYS, *map(piece_table, PIECES)]}
+    versions[DIGESTS_TABLE] = newest(DIGESTS_TABLE)
+    uri = stored.table_uri(layout, "silver", DIGESTS_TABLE)
+    record = pl.scan_delta(delta_cache.pinned(uri, versions[DIGESTS_TABLE], options))
+    unfinished = record.filter(pl.col(INPUTS).is_null()).collect().get_column(PARTITION)
+    if versions[DIGESTS_TABLE] != before or len(unfinished):
+        raise PartitionRunInFlight(
+            f"silver partition runs are committing ({', '.join(unfinished) or 'the record'}): "
+            "build again when they have finished"
+        )
+    return versions
+
+
 def assemble_silver(
     settings: Settings, run_id: str, inputs: str, times: SilverTimes | None = None
 ) -> dict[str, int]:
     """Transform the stale partitions group by group (each source's transform timed into `times`
-    when given), make the tables stored whole, then publish silver; rows per table."""
+    when given), make the tables stored whole, then publish silver, with what partition runs
+    committed before; rows per table."""
     layout = Layout(settings.data_root)
     plan = plan_silver(settings, times)
     optouts = load_optouts(settings.raw_root)[0]
     withheld = Withheld()
-    previous = None if plan.whole else store.row_digests(layout, "silver")
+    previous = previous_rows(plan)
     crash_point("silver:before_publish")
-    versions: dict[str, int] = {}
-    fresh: list[pl.DataFrame] = []
+    mark_pending(layout, plan, plan.stale)
     for number, group in enumerate(list(chunks(_sizes(plan), BRONZE_ROWS)) or [[]]):
-        rows = _group_rows(plan, group)
-        parts: dict[str, list[pl.DataFrame]] = {t: [] for t in [*SILVER_KEYS, *PIECES]}
-        for partition in group:
-            produced = transform_partition(plan, settings, rows.pop(partition), partition, times)
-            for table, frame in _withhold(produced, optouts, withheld).items():
-                parts[table].append(
-                    _tagged(frame.sort(SORT_KEYS[table], nulls_last=True), partition)
-                )
-            for table in PIECES:
-                piece = produced.get(table)
-                if piece is not None:
-                    parts[table].append(_tagged(piece, partition))
-            del produced
-        del rows
-        tables = {
-            t: pl.concat(f, how="diagonal_relaxed") if f else _tagged(_empty(t), "")
-            for t, f in parts.items()
-        }
-        if not parts["quarantine"]:
-            tables["quarantine"] = tables["quarantine"].with_columns(
-                pl.lit(None, pl.String).alias(SOURCE_COLUMN)
-            )
-        tables = {(piece_table(t) if t in PIECES else t): f for t, f in tables.items()}
-        committed, group_digests = _commit(layout, tables, group, previous, number == 0)
-        del tables, parts
-        versions.update(committed)
-        fresh.append(group_digests)
+        tables = transform_group(plan, settings, group, optouts, withheld, times)
+        commit_group(layout, plan, tables, group, previous, number == 0)
+        del tables
         crash_point("silver:between_groups")
-    committed, counts = whole_tables(layout, None if optouts.is_empty() else withheld)
+    versions = _newest_versions(layout)
+    committed, counts = whole_tables(layout, versions, None if optouts.is_empty() else withheld)
     versions.update(committed)
     withheld.rows.update(counts)
-    done = pl.Series(plan.stale, dtype=pl.String).implode()
-    kept = [] if previous is None else [previous.filter(~pl.col(PARTITION).is_in(done))]
     frames = {
         MAP_TABLE: plan.partition_map,
-        DIGESTS_TABLE: silver_record(pl.concat([*kept, *fresh]), plan.digests),
         RAW_INPUTS: current_raw_inputs(layout),
         NEAR_DUPS_TABLE: plan.near_duplicates,
         SIGNATURES_TABLE: plan.signatures,

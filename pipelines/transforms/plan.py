@@ -31,7 +31,13 @@ from pipelines.config.settings import Settings
 from pipelines.ingest.log import read_log
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
 from pipelines.partitions.rows import SILVER_KEYS
-from pipelines.partitions.store import INPUTS, INPUTS_SCHEMA, input_digests, previous_map
+from pipelines.partitions.store import (
+    DIGESTS_TABLE,
+    INPUTS,
+    RECORD_SCHEMA,
+    committed_silver_record,
+    previous_map,
+)
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
 from pipelines.splits.assign import assign_splits
 from pipelines.splits.near_dups import (
@@ -85,6 +91,10 @@ class Plan:
     digests: pl.DataFrame  # partitions/store.py INPUTS_SCHEMA: every partition now
     stale: list[str]  # partitions to transform (and those to empty)
     whole: bool  # no usable previous silver: the tables are rewritten whole
+    # the record each stale partition is compared with: silver's newest (partitions/store.py),
+    # partition runs' commits included; empty when whole
+    record: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORD_SCHEMA))
+    optouts: bool = False  # the registry names someone: every partition is stale
     # each episode's prompt cluster (NEAR_DUPS_SCHEMA), the signatures a next plan signs no more
     near_duplicates: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=NEAR))
     signatures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STORED_SCHEMA))
@@ -226,19 +236,19 @@ def _place(
     return partition_map, unit_map.drop("key")
 
 
-def left_behind(layout: Layout) -> bool:
-    """A partitioned table missing from the published snapshot, or with commits beyond it (a
-    crashed build): its newest version may hold partitions the snapshot's digests do not
-    describe, so the tables are rewritten whole."""
-    current = stored.snapshot(layout, "silver")
+def _stored_in_partitions(layout: Layout) -> bool:
+    """Whether silver's published snapshot holds its record and every partitioned table (and
+    piece) is stored in partitions at its newest version: else (an earlier version stored them
+    whole, or silver was never published) they are rewritten whole, since some partitions of a
+    table stored whole cannot be replaced."""
+    if not stored.exists(layout, "silver", DIGESTS_TABLE):
+        return False
     options = storage_options(layout.data_root)
     for table in [*SILVER_KEYS, *map(piece_table, PIECES)]:
-        if current is None or table not in current.versions:
-            return True
-        uri = stored.table_uri(layout, "silver", table)
-        if delta_cache.existing(uri, options).version() != current.versions[table]:
-            return True
-    return False
+        delta = delta_cache.latest(stored.table_uri(layout, "silver", table), options)
+        if delta is not None and delta.metadata().partition_columns != [PARTITION]:
+            return False
+    return True
 
 
 def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
@@ -277,14 +287,18 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         PARTITION,
         **{INPUTS: pl.col("_all").map_elements(lambda t: _sha(scheme + t), return_dtype=pl.String)},
     ).sort(PARTITION)
-    recorded = input_digests(layout)  # silver's record of each partition (partitions/store.py)
-    whole = recorded is None or left_behind(layout)
-    before = pl.DataFrame(schema=INPUTS_SCHEMA) if whole or recorded is None else recorded
+    # silver's record at its newest version, partition runs' commits included; a partition
+    # marked pending (its inputs null) was being rewritten by a process that did not finish
+    recorded = committed_silver_record(layout)
+    whole = recorded is None or not _stored_in_partitions(layout)
+    # made whole: every partition is transformed (the first group rewrites the tables whole)
+    before = pl.DataFrame(schema=RECORD_SCHEMA) if whole or recorded is None else recorded
     same = digests.join(before, on=[PARTITION, INPUTS], how="semi").get_column(PARTITION)
     now = set(digests.get_column(PARTITION))
     gone = set(before.get_column(PARTITION)) - now
     stale = (now - set(same)) | gone
-    if not load_optouts(settings.raw_root)[0].is_empty():
+    optouts = not load_optouts(settings.raw_root)[0].is_empty()
+    if optouts:
         # what the registry withholds from the tables stored whole (a context only withheld
         # decisions use, a quarantine row naming a withheld episode) is known from every
         # partition: all are transformed again
@@ -296,7 +310,18 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         .sort("episode_id")
     )
     units = unit_map.drop("inputs")
-    return Plan(sources, partition_map, units, digests, sorted(stale), whole, near, signatures)
+    return Plan(
+        sources,
+        partition_map,
+        units,
+        digests,
+        sorted(stale),
+        whole,
+        record=before,
+        optouts=optouts,
+        near_duplicates=near,
+        signatures=signatures,
+    )
 
 
 def _near_duplicates(

@@ -22,6 +22,7 @@ class SilverTimes:
 
     seconds: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    partitions: int = 0  # partitions the step transformed (not those partition runs did)
 
     def add(self, source: str, seconds: float, rows: int = 0) -> None:
         """Charge `source` with `seconds` of its transform (planning its units included) and the

@@ -14,7 +14,7 @@ from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, build_definitions
 from pipelines.gold import GOLD_TABLES
-from pipelines.orchestration.partitions import GOLD_PARTITIONS, PARTITION_JOB, plan
+from pipelines.orchestration.partitions import PARTITION_JOB, TURNLAKE_PARTITIONS, plan
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, MAP_TABLE, input_digests
 from pipelines.release.store.files import latest_release, read_manifest
@@ -151,7 +151,7 @@ def incremental(world, built_once):
     before = {
         "inputs": input_digests(layout),
         "map": stored.read(layout, "silver", MAP_TABLE),
-        "silver": stored.read(layout, "silver", DIGESTS_TABLE),
+        "silver": stored.read(layout, "silver", DIGESTS_TABLE, with_partition=True),
         "gold": stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True),
         "episodes": stored.read(layout, "silver", "episodes"),
         "files": set(stored.files(layout, "silver", "turns")),
@@ -182,7 +182,7 @@ def test_rebuild_rewrites_only_the_new_batch_and_the_late_feedbacks_partition(in
     old_group = episodes.get_column("group_id").item()
     old_partition = before["map"].filter(pl.col("group_id") == old_group)["_partition"].item()
     expected = {old_partition, *new.get_column("_partition")}
-    silver_after = stored.read(layout, "silver", DIGESTS_TABLE)
+    silver_after = stored.read(layout, "silver", DIGESTS_TABLE, with_partition=True)
     assert _digest_changes(before["silver"], silver_after) == expected
     gold_after = stored.read(layout, "gold", DIGESTS_TABLE, with_partition=True)
     assert _digest_changes(before["gold"], gold_after) == expected
@@ -231,7 +231,9 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
     defs = build_definitions(settings)
     instance = dg.DagsterInstance.ephemeral()
     upstream = [
-        k for k in defs.resolve_all_asset_keys() if k.path[0].startswith(("bronze", "silver"))
+        k
+        for k in defs.resolve_all_asset_keys()
+        if k.path[0].startswith(("bronze", "silver")) and k.path[0] != "silver_partition"
     ]
     build = defs.resolve_job_def(BUILD_JOB)
     assert build.execute_in_process(instance=instance, asset_selection=upstream).success
@@ -243,7 +245,7 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
     episodes = stored.read(Layout(data), "silver", "episodes")
     late = episodes.filter(pl.col("native_id") == "tutoring/tut-1000")["group_id"].item()
     assert keys == sorted({*new, after.filter(pl.col("group_id") == late)["_partition"].item()})
-    instance.add_dynamic_partitions(GOLD_PARTITIONS.name, keys)
+    instance.add_dynamic_partitions(TURNLAKE_PARTITIONS.name, keys)
     job = defs.resolve_job_def(PARTITION_JOB)
     for key in keys:
         assert job.execute_in_process(instance=instance, partition_key=key).success

@@ -28,6 +28,9 @@ from tests.forked import ForkedTurnlake
 # Every crash point of pipelines/runtime/faults.py but `release:before_rename`: a release killed
 # there leaves the same abandoned temporary folder as at `release:after_datasets` (the next
 # release removes both alike); tests/unit/test_release_files.py kills the release writer there.
+# And `silver:before_record`, between a group's rows and its record, which leaves the group
+# pending (stale) for the next build or run: tests/graph/test_silver_partition_runs.py stops a
+# partition run there.
 KILL_POINTS = [
     "ingest:before_log",
     "ingest:after_log",
