@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+import polars as pl
+
 from pipelines.config.settings import Settings
 from pipelines.ingest import claimed
 from pipelines.ingest.append import may_append
@@ -178,10 +180,8 @@ def ingest_source(
         forgotten,
         run_id,
     )
-    previous = {
-        row["file"]: {**row, "withheld": False}
-        for row in read_log(layout, source).iter_rows(named=True)
-    }
+    logged = read_log(layout, source)
+    previous = {row["file"]: {**row, "withheld": False} for row in logged.iter_rows(named=True)}
     report = IngestReport(source)
     files = []
     discover = adapter(source).discover
@@ -204,16 +204,16 @@ def ingest_source(
     report.files_reused = len(files) - len(plan.parse)
     report.parts_written = len({r["part_id"] for r in new_rows})
     report.files_appended = sum(row.pop("appended", False) for row in new_rows)
-    log_rows = [
-        {k: v for k, v in row.items() if k != "withheld"} for row in [*plan.keep, *new_rows]
-    ]
-    for row in log_rows:
-        report.records_read += row["records_read"]
-        report.n_bronze += row["n_bronze"]
-        report.n_quarantine += row["n_quarantine"]
-        report.n_pending += row["n_pending"] if row["missing_since"] is None else 0
+    # the log as a frame (without a row's "withheld" mark), summed in Polars: a Python pass over
+    # its rows cost 0.5 s per 100 k in the step's one process. Without a change every logged row
+    # is kept as it was: the log read is the log.
+    log = log_frame([*plan.keep, *new_rows]) if plan.log_changes else logged
+    report.records_read, report.n_bronze, report.n_quarantine, report.n_pending = log.select(
+        pl.sum("records_read", "n_bronze", "n_quarantine"),
+        pl.col("n_pending").filter(pl.col("missing_since").is_null()).sum(),
+    ).row(0)
     crash_point("ingest:before_log")
     if plan.log_changes or not log_exists(layout, source):
-        write_log(layout, source, log_frame(log_rows).sort("file"))
+        write_log(layout, source, log.sort("file"))
     crash_point("ingest:after_log")
     return report

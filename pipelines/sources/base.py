@@ -11,6 +11,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +52,30 @@ class RecordError(Exception):
 class RawFile:
     """One raw file of one source. `rel_path` (POSIX, relative to the raw root) is its identity.
     `path` is a local Path or, under an S3 raw root, an S3 UPath; an object's `size` and
-    `mtime_ns` come from the listing that found it (a local file's are asked when needed)."""
+    `mtime_ns` come from the listing that found it (a local file's are asked when needed).
+
+    A local listing gives `root` (the raw root as a string) instead of a path: `path` is then made
+    when first asked. Parsing a Path costs ~10 µs, and the process that plans an ingest asks only
+    the names and stats of its files (136 k at 1 GB), the workers that read them their paths."""
 
     source: str
-    path: Path
+    given_path: Path | None = field(compare=False)
     rel_path: str
     size: int | None = field(default=None, compare=False)
     mtime_ns: int | None = field(default=None, compare=False)
+    root: str | None = field(default=None, compare=False)
 
     @classmethod
     def under(cls, source: str, raw_root: Path, path: Path) -> RawFile:
-        return cls(source=source, path=path, rel_path=path.relative_to(raw_root).as_posix())
+        return cls(source, path, path.relative_to(raw_root).as_posix())
+
+    @cached_property
+    def path(self) -> Path:
+        return self.given_path if self.given_path is not None else Path(self.root, self.rel_path)
 
     @property
     def is_remote(self) -> bool:
-        return is_remote(self.path)
+        return self.given_path is not None and is_remote(self.given_path)
 
     def stat(self) -> tuple[int, int]:
         """(size in bytes, modification time in ns, or an object's stamp)."""
@@ -73,7 +83,8 @@ class RawFile:
             return self.size, self.mtime_ns
         if self.is_remote:
             return listing.head_object(self.path, self.rel_path)
-        stat = os.stat(self.path)
+        local = self.given_path if self.given_path is not None else f"{self.root}/{self.rel_path}"
+        stat = os.stat(local)
         return stat.st_size, stat.st_mtime_ns
 
     def read_bytes(self) -> bytes:
@@ -86,9 +97,9 @@ def find_raw_files(source: str, raw_root: Path, patterns: Iterable[str]) -> list
     """Regular files (objects) under `raw_root` matching any of the glob `patterns` (relative to
     it; `**` spans folders; hidden files included), sorted by relative path."""
     if not is_remote(raw_root):
-        root = os.fspath(raw_root)
+        root = os.fspath(raw_root).rstrip("/") or "/"
         return [
-            RawFile(source, Path(root, rel), rel) for rel in listing.local_matches(root, patterns)
+            RawFile(source, None, rel, root=root) for rel in listing.local_matches(root, patterns)
         ]
     return [
         RawFile(source, raw_root / key, key, size, stamp)

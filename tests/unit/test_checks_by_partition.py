@@ -279,3 +279,20 @@ def test_revalidation_reads_every_bronze_part_again(bronze_layout, monkeypatch):
     _judge_parts(bronze_layout)
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     assert _judge_parts(bronze_layout).metadata["partitions_validated"] == 2
+
+
+def test_a_rows_verdict_lists_its_passed_tables_sorted_whatever_order_they_come_in():
+    """The verdict's tables are a set kept sorted, so judging the same parts again leaves the
+    log equal to itself (no rewrite) whatever order the tables were named or judged in."""
+    earlier = {"part_id": "p1", "engine": ENGINE, "tables": ["z_table"]}
+    log = ingest_log.log_frame(
+        [_log_row("f1", "p1") | {"tables": ["b_table", "a_table"], "passed": earlier}]
+    )
+    after = ingest_log.with_verdicts(log, {"b_table": {"p1"}, "a_table": {"p1"}}, ENGINE)
+    # by hand: z_table still holds (same part and engine, not judged now), a and b passed now
+    assert after.get_column("passed").to_list() == [
+        {"part_id": "p1", "engine": ENGINE, "tables": ["a_table", "b_table", "z_table"]}
+    ]
+    assert ingest_log.with_verdicts(after, {"a_table": {"p1"}, "b_table": {"p1"}}, ENGINE).equals(
+        after
+    )

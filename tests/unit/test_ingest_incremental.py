@@ -183,3 +183,28 @@ def test_planning_reads_only_files_it_must_fingerprint(raw, tmp_path, monkeypatc
     assert planned_reads == [
         victim.relative_to(raw).as_posix()
     ]  # touched: hashed to see if it changed
+
+
+def test_an_ingest_with_nothing_to_change_reports_the_logged_counts(tmp_path):
+    """The counts come from the log, read or rewritten: a file of two bad records (by hand: one
+    line not JSON, one cut short) reports them on every ingest, parsed, reused or missing."""
+    raw = tmp_path / "raw"
+    (raw / "dialogues").mkdir(parents=True)
+    (raw / "dialogues" / "x.jsonl").write_bytes(b'not json\n{"cut')
+    settings = Settings(raw_root=raw, data_root=tmp_path / "data")
+
+    def counts(run: str) -> tuple[int, int, int, int, int]:
+        report = ingest_source("dialogue", settings, run)
+        return (
+            report.files_parsed,
+            report.records_read,
+            report.n_bronze,
+            report.n_quarantine,
+            len(report.files_missing),
+        )
+
+    assert counts("run-1") == (1, 2, 0, 2, 0)
+    assert counts("run-2") == (0, 2, 0, 2, 0)  # unchanged: the log as read
+    (raw / "dialogues" / "x.jsonl").unlink()
+    assert counts("run-3") == (0, 2, 0, 2, 1)  # newly missing: the log rewritten
+    assert counts("run-4") == (0, 2, 0, 2, 1)  # still missing: the log as read

@@ -179,6 +179,11 @@ USER, ASSISTANT = {"role": "user", "content": "q"}, {"role": "assistant", "conte
         ({"messages": []}, "no messages"),
         ({"messages": [USER, ASSISTANT], "id": 1}, "not an object of `messages` alone"),
         ({"messages": [USER | {"content": " "}, ASSISTANT]}, "a message has empty content"),
+        ({"messages": [USER | {"content": ""}, ASSISTANT]}, "a message has empty content"),
+        ({"messages": [USER | {"content": "\u3000\n"}, ASSISTANT]}, "a message has empty content"),
+        ({"messages": [USER | {"content": 5}, ASSISTANT]}, "a message has empty content"),
+        ({"messages": [USER | {"name": "x"}, ASSISTANT]}, "a message has the unknown key 'name'"),
+        ({"prompt": [USER, ASSISTANT]}, "not an object of `messages` alone"),
         (
             {"messages": [{"role": "tool", "content": "x"}, ASSISTANT]},
             "a message has the role 'tool'",

@@ -14,6 +14,7 @@ from pipelines.config.settings import Settings
 from pipelines.ingest.incremental import ingest_source
 from pipelines.orchestration import build_record
 from pipelines.sources import raw_state
+from pipelines.sources.base import find_raw_files
 from pipelines.sources.listing import all_local_files, local_matches
 
 TREE = [
@@ -66,6 +67,19 @@ def test_matches_are_globs_matches_hidden_included(tmp_path):
     assert local_matches(root, PATTERNS) == expected  # from the listing, the same
     every = [rel for rel in sorted(TREE) if "/." not in rel]
     assert all_local_files(root) == every
+
+
+def test_a_local_listing_makes_no_path_until_one_is_asked(tmp_path):
+    """Planning asks a file's name and stat only (~10 µs saved per file: 136 k at 1 GB); the path
+    a worker opens is made when asked, and is the file's."""
+    root = _tree(tmp_path / "raw", TREE)
+    files = find_raw_files("social_rl", root, PATTERNS)
+    assert [f.stat() for f in files] == [
+        (len(rel), (root / rel).stat().st_mtime_ns) for rel in (f.rel_path for f in files)
+    ]  # each file's text is its relative path
+    assert not any("path" in vars(f) for f in files)  # no Path made to stat them
+    assert [f.path for f in files] == [root / f.rel_path for f in files]
+    assert [f.read_bytes() for f in files] == [f.rel_path.encode() for f in files]
 
 
 def _count_reads(monkeypatch) -> list[str]:

@@ -223,6 +223,41 @@ def test_proof_finds_the_same_prompt_in_two_splits_within_and_across_datasets():
     assert across["datasets"]["sft"]["overlaps"]["prompts"]["count"] == 0
 
 
+def test_proof_lists_the_splits_of_exactly_the_keys_released_in_two():
+    """The row-level overlaps (a cheap pass picks the keys before their splits are listed) name
+    every key in two splits with its splits, and no other, the null group included."""
+    silver = silver_for([("e1", "study", "g1")])
+    rl_steps = pl.DataFrame(
+        {
+            "group_id": ["g1", "g1", "g2", "g2", None, None, "g2", "g2"],
+            "split": ["train", "test", "train", "train", "train", "validation", "train", "train"],
+            "prompt_hash": ["a", "b", "c", "c", "d", "d", "x", "y"],
+            "episode_id": ["e1", "e1", "e2", "e3", "e4", "e4", "e5", "e5"],
+        }
+    )
+    kto = dataset([("g3", "test", "c")])
+    proof = split_proof(
+        assign_splits(pl.Series(["g1"]), CONFIG), silver, {"rl_steps": rl_steps, "kto": kto}
+    )
+    overlaps = proof["datasets"]["rl_steps"]["overlaps"]
+    assert overlaps["groups"]["examples"] == [
+        {"group_id": "g1", "splits": ["test", "train"]},
+        {"group_id": None, "splits": ["train", "validation"]},
+    ]
+    assert overlaps["prompts"]["examples"] == [
+        {"prompt_hash": "d", "splits": ["train", "validation"]}
+    ]
+    assert overlaps["episodes_not_whole"]["examples"] == [
+        {"episode_id": "e1", "prompt_hashes": 2, "splits": ["test", "train"]},
+        {"episode_id": "e4", "prompt_hashes": 1, "splits": ["train", "validation"]},
+        {"episode_id": "e5", "prompt_hashes": 2, "splits": ["train"]},
+    ]
+    assert proof["overlaps"]["prompts_across_datasets"]["examples"] == [
+        {"prompt_hash": "c", "splits": ["test", "train"], "datasets": ["kto", "rl_steps"]},
+        {"prompt_hash": "d", "splits": ["train", "validation"], "datasets": ["rl_steps"]},
+    ]
+
+
 def test_proof_finds_a_dataset_row_in_another_split_than_its_group():
     train = groups_in("train")[0]
     silver = silver_for([("e1", "study", train)])

@@ -40,7 +40,7 @@ __all__ = ["SOURCE", "discover", "parse_file"]
 
 def discover(raw_root: Path) -> list[RawFile]:
     files = find_raw_files(SOURCE, raw_root, [pattern for pattern, _ in PATTERNS])
-    return [f for f in files if _table_for(f.path.name, f.rel_path)]
+    return [f for f in files if _table_for(f.rel_path.rpartition("/")[2], f.rel_path)]
 
 
 RUN_FILES = {
