@@ -117,7 +117,7 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
         "reward_rejected",
         pl.concat_list("feedback_ids", "feedback_ids_rejected")
         .list.unique()
-        .list.sort()
+        .list.eval(pl.element().sort())
         .alias("feedback_ids"),
         pl.concat_str("reward_rule", "reward_rule_rejected", separator=",").alias("reward_rule"),
         pair_kind=pl.lit("rated_alternatives"),

@@ -164,7 +164,7 @@ def _pair_rows(pairs: pl.DataFrame, prompts: pl.DataFrame) -> pl.DataFrame:
             pl.col("rejected_feedback_ids").fill_null([]),
         )
         .list.unique()
-        .list.sort()
+        .list.eval(pl.element().sort())
         .alias("feedback_ids"),
         reward_rule=pl.coalesce("chosen_rule", "rejected_rule"),
         pair_kind=pl.lit("correction"),

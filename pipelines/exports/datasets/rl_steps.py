@@ -72,7 +72,7 @@ def _merge_provenance(a: str, b: str) -> list[pl.Expr]:
             pl.col(f"feedback_ids{a}").fill_null([]), pl.col(f"feedback_ids{b}").fill_null([])
         )
         .list.unique()
-        .list.sort()
+        .list.eval(pl.element().sort())
         .alias("feedback_ids"),
     ]
 

@@ -126,7 +126,7 @@ def sibling_rank_pairs(
         rejected_turn_id="turn_id_rejected",
         reward_chosen="reward",
         reward_rejected="reward_rejected",
-        feedback_ids=feedback_ids.list.unique().list.sort(),
+        feedback_ids=feedback_ids.list.unique().list.eval(pl.element().sort()),
         reward_rule=pl.when(has_reward).then(pl.lit(f"{RANK_RULE}@1")),
         pair_kind=pl.lit("sibling_rank"),
     )

@@ -167,7 +167,7 @@ def study_stance_step(silver: Silver, params: dict[str, Any]) -> pl.DataFrame:
         turn_id="decision_turn",
         decision_id="decision_id",
         reward=(scale * (pl.col("next_value") - pl.col("value"))).clip(-1.0, 1.0),
-        feedback_ids=pl.concat_list("feedback_id", "next_id").list.sort(),
+        feedback_ids=pl.concat_list("feedback_id", "next_id").list.eval(pl.element().sort()),
         n_signals=pl.lit(2, pl.Int64),
         aggregation=pl.lit("transition"),
         rule_inputs=json_object(
