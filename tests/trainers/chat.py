@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # imported where used: every pytest-xdist worker imports this file to collect
-    from transformers import PreTrainedTokenizerFast  # tests, one runs them (~1.5 s of CPU)
+# tokenizers and transformers are imported where used: every pytest-xdist worker imports this
+# file to collect the tests, one worker runs them (~1.5 s of CPU per worker with datasets, measured)
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 # Llama-2-chat's template as its tokenizer_config.json ships it: one optional leading system
 # message, then user/assistant strictly alternating, or it raises.
