@@ -1,5 +1,6 @@
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -97,6 +98,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """The tmpfs folder is memory: removed after the run (pass --basetemp to keep a run's)."""
     if folder := config.stash.get(IN_MEMORY_BASETEMP, None):
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """Collection with bytecode writing allowed, even where PYTHONDONTWRITEBYTECODE is set (as in
+    .ci/run's images): pytest then keeps each test module it rewrote for its assertions in
+    __pycache__. Without, every pytest-xdist worker rewrites and compiles every test module again
+    (~5 s of CPU apiece, measured); with, the workers after the first mostly read the first's.
+    Only while collecting: the tests themselves run as the environment says."""
+    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = dont_write
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,15 @@
 """A tokenizer built on the spot (no download) and strict chat templates, for rendering released
 chat rows the way a trainer does, and the loading of a release exactly as README.md shows it."""
 
-from pathlib import Path
+from __future__ import annotations
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+# tokenizers and transformers are imported where used: every pytest-xdist worker imports this
+# file to collect the tests, one worker runs them (~1.5 s of CPU per worker with datasets, measured)
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 # Llama-2-chat's template as its tokenizer_config.json ships it: one optional leading system
 # message, then user/assistant strictly alternating, or it raises.
@@ -57,6 +62,9 @@ SPECIAL_TOKENS = ["<s>", "</s>", "<unk>", "<pad>", "<|im_start|>", "<|im_end|>"]
 def local_tokenizer(chat_template: str) -> PreTrainedTokenizerFast:
     """A byte-level tokenizer over the 256 byte symbols (no merges, so any text encodes and
     decodes exactly) plus special tokens, with `chat_template` set; nothing is downloaded."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
     vocab = {symbol: index for index, symbol in enumerate(alphabet)}
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))

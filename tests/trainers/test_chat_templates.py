@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
-from datasets import Dataset, load_dataset
 
 from tests.trainers.chat import (
     LLAMA2_CHAT_TEMPLATE,
@@ -19,6 +19,9 @@ from tests.trainers.chat import (
     latest_release,
     local_tokenizer,
 )
+
+if TYPE_CHECKING:  # imported where used (tests/trainers/chat.py says why)
+    from datasets import Dataset
 
 TEMPLATES = {"llama-2": LLAMA2_CHAT_TEMPLATE, "mistral": MISTRAL_CHAT_TEMPLATE}
 
@@ -71,6 +74,8 @@ def render_failures(tokenizer, dataset: str, split: str, rows: Dataset) -> list[
 @pytest.fixture(scope="module")
 def release_chat_rows(demo_warehouse, tmp_path_factory) -> dict[str, dict[str, Dataset]]:
     """{dataset: {split: rows}} of the demo's latest release, loaded exactly as README.md shows."""
+    from datasets import load_dataset
+
     release = latest_release(demo_warehouse)
     cache = tmp_path_factory.mktemp("hf_datasets_cache")
     return {
@@ -158,6 +163,8 @@ def test_mistral_template_raises_on_a_system_message_after_the_first():
 
 
 def test_render_failures_counts_each_refused_rendering_of_a_preference_row():
+    from datasets import Dataset
+
     rows = Dataset.from_list(
         [
             {"episode_id": "ok", "prompt": [USER], "chosen": [ASSISTANT], "rejected": [ASSISTANT]},
