@@ -22,27 +22,27 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 def _run(tmp_path: Path, source: str, **modules: str) -> subprocess.CompletedProcess:
     """`source` as the main script of a fresh interpreter, beside `modules` (name → source) it
-    may import; killed with what it started after 180 s."""
+    may import; killed with what it started after 180 s. Its output goes through files, not
+    pipes: a process it left behind would keep a pipe open and the read waiting."""
     for name, text in modules.items():
         (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(source))
-    child = subprocess.Popen(
-        [sys.executable, str(script)],
-        cwd=PROJECT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        child = psutil.Popen(
+            [sys.executable, str(script)], cwd=PROJECT, stdout=stdout, stderr=stderr
+        )
     try:
-        out, err = child.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        for process in psutil.Process(child.pid).children(recursive=True):
+        child.wait(timeout=180)
+    except psutil.TimeoutExpired:
+        for process in child.children(recursive=True):
             process.kill()
         child.kill()
-        out, err = child.communicate()
-        raise AssertionError(f"still running after 180 s: {err[-2000:]}") from None
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+        raise AssertionError(f"still running after 180 s: {err.read_text()[-2000:]}") from None
+    return subprocess.CompletedProcess(
+        child.args, child.returncode, out.read_text(), err.read_text()
+    )
 
 
 def _gone(process: psutil.Process) -> bool:
