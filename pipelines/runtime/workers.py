@@ -1,5 +1,13 @@
 """Worker processes for CPU-bound Python (parsing raw files, redacting release texts): Python runs
-one core per process, and the benchmark machines have several."""
+one core per process, and the benchmark machines have several.
+
+A pool's workers are forked from a forkserver that has imported the module of the pool's first
+task once (`pipelines.ingest.tasks`: pandera, Polars, deltalake, ~1.3 s of CPU, without pandas),
+instead of each spawned worker importing it again (~2.5 s each, pandas included). The forkserver
+is a fresh interpreter that only imports: no Polars thread pool exists in it to be lost by a fork
+(forking the build's own process, which has run Polars, can hang the child:
+tests/unit/test_fork_after_import.py). It lives as long as the pool's workers, so its memory is
+gone with theirs while silver and the release run."""
 
 from __future__ import annotations
 
@@ -7,10 +15,14 @@ import atexit
 import ctypes
 import functools
 import multiprocessing
+import multiprocessing.connection
+import multiprocessing.forkserver
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from functools import cache
 from multiprocessing.util import Finalize
 from typing import ParamSpec, TypeVar
@@ -67,7 +79,7 @@ class IdleExitingPool(Executor):
         with self._lock:
             self._cancel_idle_timer()
             if self._pool is None:
-                self._pool = _process_pool(self.workers)
+                self._pool = _process_pool(self.workers, getattr(fn, "__module__", None))
             future = self._pool.submit(fn, *args, **kwargs)
             self._running += 1
         future.add_done_callback(self._task_done)
@@ -79,6 +91,7 @@ class IdleExitingPool(Executor):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+            _FORKSERVER.release()
 
     def _task_done(self, _: Future) -> None:
         with self._lock:
@@ -98,6 +111,7 @@ class IdleExitingPool(Executor):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True)
+            _FORKSERVER.release()
 
     def _cancel_idle_timer(self) -> None:
         if self._idle_timer is not None:
@@ -105,9 +119,97 @@ class IdleExitingPool(Executor):
             self._idle_timer = None
 
 
-def _process_pool(workers: int) -> ProcessPoolExecutor:
-    # spawn, not fork: a forked child can deadlock on a lock Polars' thread pool held at fork time.
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+WITHOUT_PANDAS = "pipelines.runtime.without_pandas"
+
+
+def _process_pool(workers: int, task_module: str | None) -> ProcessPoolExecutor:
+    """Workers forked from this process's forkserver, started (if none runs) importing
+    `task_module` (pandera without pandas first: pipelines/runtime/without_pandas.py)."""
+    _FORKSERVER.use([WITHOUT_PANDAS, task_module] if task_module else [WITHOUT_PANDAS])
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("forkserver"),
+        initializer=exit_with_parent,
+    )
+
+
+class _ForkserverUse:
+    """Counts the pools using this process's forkserver (Python keeps one per process), so that
+    the last one to exit stops it, if a pool started it: a forkserver someone else started
+    (Dagster's multiprocess executor, in the process that runs it) is theirs to stop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools = 0
+        self._started_pid: int | None = None
+
+    def use(self, preload: list[str]) -> None:
+        with self._lock:
+            self._pools += 1
+            if _forkserver_pid() is None:
+                multiprocessing.forkserver.set_forkserver_preload(preload)
+                with _this_import_path():
+                    multiprocessing.forkserver.ensure_running()
+                self._started_pid = _forkserver_pid()
+
+    def release(self) -> None:
+        """One pool fewer; the last stops the forkserver a pool started: its memory (~130 MB of
+        imports for the parse tasks) would otherwise stay until the build ends."""
+        with self._lock:
+            self._pools -= 1
+            if self._pools == 0 and self._started_pid is not None:
+                if _forkserver_pid() == self._started_pid:
+                    # The standard library's own way to stop it (its tests use it): closes this
+                    # process's end of the server's "alive" pipe and waits for the server to exit.
+                    multiprocessing.forkserver._forkserver._stop()
+                self._started_pid = None
+
+
+@contextmanager
+def _this_import_path() -> Iterator[None]:
+    """`PYTHONPATH` set to this process's `sys.path` while a forkserver starts: Python 3.11's
+    forkserver imports its preload modules from its own default path (it is handed this
+    process's path but never applies it), so code this process imports from elsewhere (a copy of
+    the engine put first on `sys.path`) would be imported from the installed package instead, and
+    the workers would run other code than the build. Only for that moment: the forkserver is
+    started with the environment as it is then."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def _forkserver_pid() -> int | None:
+    return multiprocessing.forkserver._forkserver._forkserver_pid
+
+
+_FORKSERVER = _ForkserverUse()
+
+
+def exit_with_parent() -> None:
+    """Make this worker exit as soon as the process that started it is gone.
+
+    An idle pool worker waits on its task queue, whose writing end it holds itself, so it would
+    never see the end of a SIGKILLed build and live on as an orphan (and with it the forkserver,
+    which exits once every process it forked has). The parent's end of the pipe the worker was
+    started through closes when the parent dies: `parent_process().sentinel` is then ready."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    watcher = threading.Thread(
+        target=_exit_when_ready, args=(parent.sentinel,), name="exit-with-parent", daemon=True
+    )
+    watcher.start()
+
+
+def _exit_when_ready(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
 
 
 def gives_back_freed_memory(task: Callable[P, R]) -> Callable[P, R]:

@@ -286,13 +286,14 @@ def test_progress_is_told_the_files_parsed_after_each_batch(raw, tmp_path, worke
 
 
 def _pool_workers() -> set[int]:
+    """The pool's workers and the forkserver they are forked from."""
     pids = set()
-    for child in psutil.Process().children():
+    for child in psutil.Process().children(recursive=True):
         try:
             line = " ".join(child.cmdline())
         except psutil.Error:  # exited (a zombie until it is reaped): not a live worker
             continue
-        if "spawn_main" in line and "resource_tracker" not in line:
+        if "multiprocessing.forkserver" in line:
             pids.add(child.pid)
     return pids
 
