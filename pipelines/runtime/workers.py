@@ -153,8 +153,8 @@ class _ForkserverUse:
                 self._started_pid = _forkserver_pid()
 
     def release(self) -> None:
-        """One pool fewer; the last stops the forkserver a pool started: its memory (~130 MB of
-        imports for the parse tasks) would otherwise stay until the build ends."""
+        """One pool fewer; the last stops the forkserver a pool started: its memory (~150-200
+        MB of imports) would otherwise stay until the build ends."""
         with self._lock:
             self._pools -= 1
             if self._pools == 0 and self._started_pid is not None:
