@@ -2,12 +2,11 @@
 one core per process, and the benchmark machines have several.
 
 A pool's workers are forked from a forkserver that has imported the module of the pool's first
-task once (`pipelines.ingest.tasks`: pandera, Polars, deltalake, ~1.3 s of CPU, without pandas),
-instead of each spawned worker importing it again (~2.5 s each, pandas included). The forkserver
-is a fresh interpreter that only imports: no Polars thread pool exists in it to be lost by a fork
-(forking the build's own process, which has run Polars, can hang the child:
-tests/unit/test_fork_after_import.py). It lives as long as the pool's workers, so its memory is
-gone with theirs while silver and the release run."""
+task (`pipelines.ingest.tasks`: pandera, pandas, Polars, deltalake, ~2.5 s of CPU) once, instead
+of each spawned worker importing it again. The forkserver is a fresh interpreter that only
+imports: no Polars thread pool exists in it to be lost by a fork (forking the build's own process,
+which has run Polars, can hang the child: tests/unit/test_fork_after_import.py). It lives as long
+as the pool's workers, so its memory is gone with theirs while silver and the release run."""
 
 from __future__ import annotations
 
@@ -119,13 +118,10 @@ class IdleExitingPool(Executor):
             self._idle_timer = None
 
 
-WITHOUT_PANDAS = "pipelines.runtime.without_pandas"
-
-
 def _process_pool(workers: int, task_module: str | None) -> ProcessPoolExecutor:
     """Workers forked from this process's forkserver, started (if none runs) importing
-    `task_module` (pandera without pandas first: pipelines/runtime/without_pandas.py)."""
-    _FORKSERVER.use([WITHOUT_PANDAS, task_module] if task_module else [WITHOUT_PANDAS])
+    `task_module`."""
+    _FORKSERVER.use([task_module] if task_module else [])
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),

@@ -175,35 +175,3 @@ def test_a_killed_parent_leaves_no_worker_or_forkserver(tmp_path):
                 process.kill()
             raise AssertionError(f"orphans of a killed parent: {[p.cmdline() for p in alive]}")
         time.sleep(0.1)
-
-
-# Prints whether a worker that imported the bronze contracts (pandera) has pandas, and whether
-# its bronze schemas are the ones this process (with pandas) derives.
-WORKER_WITHOUT_PANDAS = """
-    import sys
-    from pipelines.runtime.workers import IdleExitingPool
-    from schemas_task import bronze_schemas
-
-    if __name__ == "__main__":
-        import pandas  # this process has pandas
-
-        pool = IdleExitingPool(1, 30)
-        has_pandas, schemas = pool.submit(bronze_schemas).result(timeout=120)
-        pool.shutdown()
-        print("pandas" if has_pandas else "no pandas")
-        print("same schemas" if schemas == bronze_schemas()[1] else "other schemas")
-"""
-SCHEMAS_TASK = """
-    import sys
-    from pipelines.schemas import bronze_schema
-    from pipelines.schemas.bronze import all_bronze_models
-
-    def bronze_schemas():
-        return "pandas" in sys.modules, {t: bronze_schema(t) for t in all_bronze_models()}
-"""
-
-
-def test_a_worker_types_bronze_without_pandas(tmp_path):
-    done = _run(tmp_path, WORKER_WITHOUT_PANDAS, schemas_task=SCHEMAS_TASK)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split("\n")[:2] == ["no pandas", "same schemas"], done.stdout

@@ -19,7 +19,7 @@ from pipelines.runtime.workers import gives_back_freed_memory, worker_count, wor
 # Candidate texts worth gathering for one `clean_texts` call: the unit privatize.py and
 # partitions.py size their batches by (which texts reach workers is MIN_CHARS_FOR_WORKERS).
 TEXTS_PER_GATHERING = 20_000
-# Below this many characters to redact, one process is faster: starting workers costs 1–2 s of
+# Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
 # imports, what redacting ~2 MB of the texts the prefilter passes costs on the benchmark machine
 # (0.7–2.7 MB/s since libphonenumber runs on candidate runs alone, faster where runs repeat).
 MIN_CHARS_FOR_WORKERS = 2_000_000
