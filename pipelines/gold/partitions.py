@@ -29,6 +29,7 @@ from pipelines.partitions.store import (
 )
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
+from pipelines.storage.delta_writes import scan_files
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
@@ -75,7 +76,8 @@ def committed_inputs(layout: Layout) -> pl.DataFrame | None:
         return None
     if PARTITION not in delta.metadata().partition_columns:
         return None  # stored whole by an earlier version: recompute every partition
-    return pl.scan_delta(delta).collect().select(DIGESTS_SCHEMA.names())
+    options = storage_options(layout.data_root)
+    return scan_files(delta, options).collect().select(DIGESTS_SCHEMA.names())
 
 
 def stale(

@@ -37,7 +37,7 @@ from pipelines.partitions.assign import MAP_SCHEMA, PARTITION
 from pipelines.partitions.rows import DIGESTS_SCHEMA
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.delta_writes import commit_partitions
+from pipelines.storage.delta_writes import commit_partitions, scan_files
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 
@@ -77,7 +77,7 @@ def committed_silver_record(layout: Layout) -> pl.DataFrame | None:
         return None
     if INPUTS not in {f.name for f in delta.schema().fields}:
         return None
-    record = pl.scan_delta(delta).select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
+    record = scan_files(delta, options).select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
     return record.sort(PARTITION).collect()
 
 

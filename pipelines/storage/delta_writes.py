@@ -28,6 +28,17 @@ def file_paths(delta: DeltaTable) -> list[str]:
     return [uri if "://" in uri else unquote(uri) for uri in delta.file_uris()]
 
 
+def scan_files(delta: DeltaTable, storage_options: dict[str, str] | None) -> pl.LazyFrame:
+    """What `pl.scan_delta(delta)` reads (partition columns included), through `file_paths`:
+    `scan_delta` looks local files up percent-encoded, so it finds none under a data root whose
+    path holds a space or another escaped character."""
+    paths = file_paths(delta)
+    if not paths:  # Delta's own typed empty read opens no file
+        return pl.scan_delta(delta).head(0)
+    hive = bool(delta.metadata().partition_columns)
+    return pl.scan_parquet(paths, hive_partitioning=hive, storage_options=storage_options)
+
+
 class LayoutChanged(RuntimeError):
     """Some partitions of a table were to be replaced while its layout or schema changed."""
 

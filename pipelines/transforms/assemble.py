@@ -42,7 +42,12 @@ from pipelines.sources.base import dumps
 from pipelines.splits.near_dups import NEAR_DUPS_TABLE, SIGNATURES_TABLE
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.delta_writes import commit_partitions, file_paths, overwrite_whole
+from pipelines.storage.delta_writes import (
+    commit_partitions,
+    file_paths,
+    overwrite_whole,
+    scan_files,
+)
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
 from pipelines.transforms.build import (
@@ -376,7 +381,7 @@ def _newest_versions(layout: Layout) -> dict[str, int]:
     versions = {t: newest(t) for t in [*SILVER_KEYS, *map(piece_table, PIECES)]}
     versions[DIGESTS_TABLE] = newest(DIGESTS_TABLE)
     uri = stored.table_uri(layout, "silver", DIGESTS_TABLE)
-    record = pl.scan_delta(delta_cache.pinned(uri, versions[DIGESTS_TABLE], options))
+    record = scan_files(delta_cache.pinned(uri, versions[DIGESTS_TABLE], options), options)
     unfinished = record.filter(pl.col(INPUTS).is_null()).collect().get_column(PARTITION)
     if versions[DIGESTS_TABLE] != before or len(unfinished):
         raise PartitionRunInFlight(

@@ -10,6 +10,7 @@ from pipelines.storage.delta_writes import (
     LayoutChanged,
     commit_partitions,
     overwrite_whole,
+    scan_files,
 )
 
 
@@ -53,3 +54,25 @@ def test_replacing_partitions_keeps_the_others(tmp_path):
     commit_partitions(uri, pl.DataFrame({"x": [1, 2], PARTITION: ["p", "q"]}), None)
     commit_partitions(uri, pl.DataFrame({"x": [9], PARTITION: ["p"]}), ["p"])
     assert _rows(uri) == [("p", 9), ("q", 2)]
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_scan_files_reads_a_table_under_a_path_with_a_space(tmp_path, partitioned):
+    uri = str(tmp_path / "a root" / "t")  # delta-rs gives its files as `a%20root`
+    if partitioned:
+        commit_partitions(uri, pl.DataFrame({"x": [1, 2], PARTITION: ["p", "q"]}), None)
+        expected = [(1, "p"), (2, "q")]
+    else:
+        overwrite_whole(uri, pl.DataFrame({"x": [1, 2]}))
+        expected = [(1,), (2,)]
+    frame = scan_files(DeltaTable(uri), None).collect()
+    assert sorted(frame.rows()) == expected
+
+
+def test_scan_files_of_a_table_without_files_is_its_typed_empty_frame(tmp_path):
+    uri = str(tmp_path / "a root" / "t")
+    commit_partitions(uri, pl.DataFrame({"x": [1], PARTITION: ["p"]}), None)
+    commit_partitions(uri, pl.DataFrame(schema={"x": pl.Int64, PARTITION: pl.String}), ["p"])
+    frame = scan_files(DeltaTable(uri), None).collect()
+    assert frame.height == 0
+    assert dict(frame.schema) == {"x": pl.Int64, PARTITION: pl.String}
