@@ -22,6 +22,7 @@ from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph._earlier_layout import store_whole
+from tests.graph._world import build_world
 
 KEY = "0123456789abcdef0123456789abcdef"
 NEW_CONVERSATIONS = [
@@ -105,12 +106,7 @@ def _add_new_files(raw: Path) -> None:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A folder for this module's builds, with the environment they run in."""
-    tmp = tmp_path_factory.mktemp("partitions")
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
-    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    yield tmp
-    monkeypatch.undo()
+    yield from build_world(tmp_path_factory, "partitions", KEY)
 
 
 def test_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once):

@@ -21,6 +21,7 @@ from pipelines.release.store.files import complete_releases, read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from tests.graph._earlier_layout import store_whole
+from tests.graph._world import build_world
 from tests.graph.test_partitions_graph import KEY, _build, demo_built
 
 # tut-1003 and tut-1009 (the demo's tutoring conversations in the test split) ask exactly this
@@ -64,12 +65,7 @@ def _parquet_files(release: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A folder for this module's builds, with the environment they run in."""
-    tmp = tmp_path_factory.mktemp("release-partitions")
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
-    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    yield tmp
-    monkeypatch.undo()
+    yield from build_world(tmp_path_factory, "release-partitions", KEY)
 
 
 def _rows_by_split(release: Path) -> dict[tuple[str, str], list[int]]:

@@ -29,6 +29,7 @@ from pipelines.transforms import assemble
 from pipelines.transforms.partition_run import TRANSFORMED, refresh_partition, wanted_runs
 from pipelines.transforms.plan import plan_silver
 from tests.graph._earlier_layout import store_whole
+from tests.graph._world import build_world
 from tests.graph.test_partitions_graph import (
     KEY,
     _add_new_files,
@@ -41,12 +42,7 @@ from tests.graph.test_partitions_graph import (
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("silver-runs")
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp))
-    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-    yield tmp
-    monkeypatch.undo()
+    yield from build_world(tmp_path_factory, "silver-runs", KEY)
 
 
 def _bronze_only(raw: Path, data: Path, instance: dg.DagsterInstance):
