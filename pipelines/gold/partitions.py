@@ -14,7 +14,6 @@ from typing import Any
 
 import polars as pl
 from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
 
 from pipelines.gold import GOLD_TABLES, SILVER_INPUTS, build_gold, code_and_params
 from pipelines.partitions.assign import PARTITION
@@ -24,12 +23,12 @@ from pipelines.partitions.store import (
     INPUTS,
     SILVER_ROWS,
     chunks,
+    committed_record,
     committed_silver_record,
     row_digests,
 )
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
-from pipelines.storage.delta_writes import scan_files
 from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import storage_options
@@ -69,15 +68,10 @@ def _delta(layout: Layout, table: str) -> DeltaTable:
 
 def committed_inputs(layout: Layout) -> pl.DataFrame | None:
     """The digests gold partitions were last committed with (newest version, published or not:
-    a partition run commits before the snapshot is published); None before the first."""
-    try:
-        delta = _delta(layout, DIGESTS_TABLE)
-    except TableNotFoundError:
-        return None
-    if PARTITION not in delta.metadata().partition_columns:
-        return None  # stored whole by an earlier version: recompute every partition
-    options = storage_options(layout.data_root)
-    return scan_files(delta, options).collect().select(DIGESTS_SCHEMA.names())
+    a partition run commits before the snapshot is published); None before the first, or when an
+    earlier version stored them whole (every partition is then recomputed)."""
+    record = committed_record(layout, "gold")
+    return None if record is None else record.select(DIGESTS_SCHEMA.names()).collect()
 
 
 def stale(

@@ -66,18 +66,24 @@ def silver_record(row_digests: pl.DataFrame, input_digests: pl.DataFrame) -> pl.
     )
 
 
+def committed_record(layout: Layout, layer: str) -> pl.LazyFrame | None:
+    """A layer's record at its newest version, published or not (partition runs commit before
+    the layer is published); None when there is none, or an earlier version stored it whole."""
+    options = storage_options(layout.data_root)
+    delta = delta_cache.latest(stored.table_uri(layout, layer, DIGESTS_TABLE), options)
+    if delta is None or delta.metadata().partition_columns != [PARTITION]:
+        return None
+    return scan_files(delta, options)
+
+
 def committed_silver_record(layout: Layout) -> pl.DataFrame | None:
     """Silver's record at its newest version (RECORD_SCHEMA), published or not: what silver
     plans from, partition runs' commits included; None when there is no record usable so (none,
     stored whole or without inputs by an earlier version): then silver is made whole."""
-    uri = stored.table_uri(layout, "silver", DIGESTS_TABLE)
-    options = storage_options(layout.data_root)
-    delta = delta_cache.latest(uri, options)
-    if delta is None or delta.metadata().partition_columns != [PARTITION]:
+    record = committed_record(layout, "silver")
+    if record is None or INPUTS not in record.collect_schema().names():
         return None
-    if INPUTS not in {f.name for f in delta.schema().fields}:
-        return None
-    record = scan_files(delta, options).select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
+    record = record.select(RECORD_SCHEMA.names()).cast(RECORD_SCHEMA)
     return record.sort(PARTITION).collect()
 
 
