@@ -25,6 +25,7 @@ __all__ = [
     "DataRootBusy",
     "NoRelease",
     "NotBuilt",
+    "PartitionRunsInFlight",
     "PublishConflict",
     "QueryFailed",
     "RawRootMissing",
@@ -76,6 +77,12 @@ class BadRoot(TurnlakeError, ValueError):
 
 class StoreError(TurnlakeError):
     """The object store (S3 endpoint) refused a request or could not be reached."""
+
+
+class PartitionRunsInFlight(DataRootBusy):
+    """`forget` found partitions pending in silver's or gold's record: a partition run is
+    committing them, or one stopped before its record (pipelines/privacy/forget.py). Busy, like
+    a held lock (exit 3): a build redoes them, then forget again."""
 
 
 class PublishConflict(TurnlakeError):

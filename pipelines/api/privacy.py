@@ -7,7 +7,7 @@ import logging
 import polars as pl
 
 from pipelines.api.build import build
-from pipelines.api.errors import NotBuilt
+from pipelines.api.errors import NotBuilt, PartitionRunsInFlight
 from pipelines.api.results import ForgetResult
 from pipelines.api.roots import PathLike, locked, require_pseudonym_key, resolve_settings
 from pipelines.privacy.subjects import SUBJECT_KINDS
@@ -58,10 +58,19 @@ def forget(
     its rows (new file hashes, a `deletion_log` in the manifest). Holds the data root throughout.
 
     Raises `SettingsError` (no usable pseudonym key, `require_pseudonym_key`), `DataRootBusy`,
-    or `BuildFailed` when the rebuild fails (the tombstone is recorded;
-    releases are not rewritten). `ForgetResult.problems` lists releases that no longer verify.
+    `PartitionRunsInFlight` (a `DataRootBusy`: a partition is pending in silver's or gold's
+    record; raised before anything is done, or after the rebuild and before anything is erased,
+    for a run that began meanwhile), or `BuildFailed` when the rebuild fails (the tombstone is
+    recorded; releases are not rewritten). `ForgetResult.problems` lists releases that no longer
+    verify.
     """
-    from pipelines.privacy.forget import erase_from_tables, mentions_text, record_forget
+    from pipelines.gold.partitions import in_flight
+    from pipelines.privacy.forget import (
+        erase_from_tables,
+        forgetting,
+        mentions_text,
+        record_forget,
+    )
     from pipelines.privacy.key import pseudonym_key
     from pipelines.privacy.pseudonyms import Pseudonymizer
     from pipelines.release.store.files import complete_releases
@@ -75,12 +84,17 @@ def forget(
     layout = Layout(settings.data_root)
     exports = layout.exports
     # Every step below handles the holders of one kind in storage/subject_data.py `HOLDERS`.
-    with locked(settings, wait):
+    with locked(settings, wait), forgetting(layout):
+        _refuse_runs_in_flight(in_flight(layout), "nothing was done")
         key, _ = pseudonym_key(settings)
         tombstone = record_forget(settings.raw_root, settings.data_root, kind, subject_id, key)
         log.info("tombstone %s recorded; rebuilding without the subject", tombstone["tombstone_id"])
         rebuilt = build(  # REBUILT: bronze, ingest logs, parse quarantine, views
             raw_root=settings.raw_root, data_root=settings.data_root, log_level="WARNING"
+        )
+        # a run that marked its partition during the rebuild: its files must not be vacuumed
+        _refuse_runs_in_flight(
+            in_flight(layout), "the subject is recorded and rebuilt out, nothing erased yet"
         )
         needles = [subject_id, Pseudonymizer(key).pseudonym("person", subject_id)]
         erased = erase_from_tables(layout, needles)  # ERASED: tables and their history
@@ -106,3 +120,13 @@ def forget(
         if mentions_text(rel, [subject_id])
     ]
     return ForgetResult(tombstone["tombstone_id"], rebuilt, rewritten, problems, raw_files)
+
+
+def _refuse_runs_in_flight(pending: list[str], done: str) -> None:
+    """Raise PartitionRunsInFlight when partitions are pending (privacy/forget.py)."""
+    if pending:
+        raise PartitionRunsInFlight(
+            f"partition runs are committing, or stopped before their record: {', '.join(pending)}"
+            f" pending ({done}); let the runs finish or run `turnlake build`, which redoes them, "
+            "then forget again"
+        )

@@ -33,8 +33,9 @@ Exit codes:
   2  bad settings (turnlake.toml, rewards.toml, no usable pseudonym key), bad usage (also a
      store that is neither a folder nor s3://), or something named that does not exist: raw
      root, built tables, warehouse, release, saved query, a pull target that exists
-  3  the data root is busy: another build holds it (see --wait); or another publisher moved
-     a release store's LATEST while this one published (publish again)
+  3  the data root is busy: another build holds it (see --wait), or forget found partition
+     runs pending; or another publisher moved a release store's LATEST while this one
+     published (publish again)
 
 \b
 Roots: --raw-root / --data-root, or TURNLAKE_RAW_ROOT / TURNLAKE_DATA_ROOT (defaults data/raw

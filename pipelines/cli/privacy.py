@@ -52,7 +52,8 @@ def forget(
     Records a tombstone for subject ID of KIND (a keyed hash, no id), rebuilds without the
     subject, rewrites every existing release without its rows, and lists raw files named after
     it for erasure at the source. Exit 1 when the rebuild fails or a rewritten release does
-    not verify.
+    not verify; exit 3 when the data root is busy, also while Dagster partition runs are
+    pending (nothing is done: build, then forget again).
     """
     from pipelines import api
     from pipelines.cli.build import print_build_result

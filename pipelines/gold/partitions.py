@@ -4,7 +4,9 @@ A gold partition is stale when what it was computed from (the silver partition's
 reward parameters, the gold code) differs from now. Each recomputed chunk commits its rows and then
 its digest rows, each into their own partitions, so partition runs in separate processes (Dagster's
 partitioned `gold_partition` asset) never overwrite each other and a crash between the two leaves
-the partition stale, to be redone. `refresh_gold` (refresh.py) publishes the versions afterwards.
+the partition stale, to be redone. A partition run marks its partition pending (a record row
+without digest) before its first row file, so a forget sees it in flight (`in_flight`).
+`refresh_gold` (refresh.py) publishes the versions afterwards.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pipelines.partitions.store import (
     committed_silver_record,
     row_digests,
 )
+from pipelines.privacy.forget import forget_in_progress
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.fingerprint import fingerprint, json_part
@@ -142,5 +145,31 @@ def refresh_partition(layout: Layout, params: Mapping[str, Any], key: str) -> bo
     todo, _, whole = stale(layout, params, newest=True)
     if whole or key not in set(todo.get_column(PARTITION)):
         return False
+    if forget_in_progress(layout):  # checked last before the first commit: left to the build
+        return False
+    mark_pending(layout, key)
     compute(layout, params, todo, [key], [key], newest=True)
     return True
+
+
+def mark_pending(layout: Layout, key: str) -> None:
+    """Record gold partition `key` as pending (no digest) before its rows are written, so a
+    forget sees a run in flight (privacy/forget.py) and a run stopped before its record leaves
+    the partition stale; `compute` records it."""
+    frame = pl.DataFrame({PARTITION: [key], "digest": None, "rows": 0}, schema=DIGESTS_SCHEMA)
+    options = storage_options(layout.data_root)
+    stored.commit_partitions(_uri(layout, DIGESTS_TABLE), frame, [key], options)
+
+
+def in_flight(layout: Layout) -> list[str]:
+    """The partitions pending in silver's or gold's newest record (`layer partition`): a
+    partition run committing them, or one that stopped before its record."""
+    silver = committed_silver_record(layout)
+    gold = committed_record(layout, "gold")
+    found = []
+    if silver is not None:
+        found += [f"silver {k}" for k in silver.filter(pl.col(INPUTS).is_null())[PARTITION]]
+    if gold is not None:
+        pending = gold.filter(pl.col("digest").is_null()).collect()
+        found += [f"gold {k}" for k in pending[PARTITION]]
+    return sorted(found)

@@ -2,7 +2,8 @@
 partition keys of pipelines/partitions/), and the planner that requests their runs.
 
 Which partitions are stale depends on data (bronze's unit keys for silver, what silver holds for
-gold), which no partition mapping can express (DESIGN §8), so a sensor plans: it adds the stale
+gold), which no partition mapping can express (DESIGN §8), so a sensor plans, once for every run it
+requests (the plan committed for them: transforms/partition_plan.py): it adds the stale
 partitions' keys to the dynamic partitions and requests one run per stale partition: silver's
 then gold's of a partition whose bronze changed, gold's alone of one whose gold alone is stale.
 `gold_partition` depends on `silver_partition` under the identity mapping (one definition), so

@@ -13,6 +13,26 @@ log: pipelines/release/store/forget.py). Everything else that can hold the subje
 older versions left, build reports) is handled as storage/subject_data.py says, by the caller
 (pipelines/api/privacy.py). Raw files are the producing systems' data: files named after
 the subject are skipped by ingest; their erasure is reported.
+
+Partition runs (Dagster's `silver_partition`, `gold_partition`) hold no data-root lock: they run
+side by side, in other processes or pods, and a lock on an `s3://` data root is an exclusive
+lease, so taking it would run them one at a time. Yet a vacuum with no retention deletes every
+file no committed version names, the files a run has written but not committed yet included,
+and a run that read the subject's rows before the forget would commit them after it. So the two
+keep out of each other's way through the data root itself, the same on a folder and on S3:
+
+- a run marks its partition *pending* in its layer's record before writing any row file, and
+  records it only after (silver: partitions/store.py; gold: gold/partitions.py);
+- `forget` writes `Layout.forgetting` first, then refuses (`PartitionRunsInFlight`, exit 3,
+  nothing else done) while any partition is pending in silver's or gold's newest record, and
+  checks again after its rebuild, before it erases; the marker is removed when it ends;
+- a run looks for the marker just before its first commit (its pending mark) and leaves the
+  partition to the build when it is there.
+
+A run that marked before the forget's check is seen by it; one that marks after it finds the
+marker, unless it stalled between its look and its mark for longer than the forget's rebuild.
+A pending mark does not say whether its run is alive: a run that was killed leaves one until a
+build (which redoes the partition) or a run of that key clears it.
 """
 
 from __future__ import annotations
@@ -21,7 +41,8 @@ import hashlib
 import hmac
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,7 +52,7 @@ import polars as pl
 from pipelines.privacy.optouts import OPTOUTS_FILE, append_to_registry
 from pipelines.sources.listing import root_of
 from pipelines.storage import tables as stored
-from pipelines.storage.files import append_bytes
+from pipelines.storage.files import append_bytes, write_bytes_atomic
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
 
@@ -127,3 +148,19 @@ def record_forget(raw_root: Path, data_root: Path, kind: str, subject_id: str, k
     }
     append_bytes(Layout(as_root(data_root)).tombstones, orjson.dumps(tombstone) + b"\n")
     return tombstone
+
+
+def forget_in_progress(layout: Layout) -> bool:
+    """Whether a forget is erasing in this data root (the module docstring)."""
+    return layout.forgetting.exists()
+
+
+@contextmanager
+def forgetting(layout: Layout) -> Iterator[None]:
+    """Mark the data root as being erased in while the block runs (the module docstring)."""
+    marker = layout.forgetting
+    write_bytes_atomic(marker, datetime.now(UTC).isoformat().encode())
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)

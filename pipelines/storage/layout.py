@@ -185,6 +185,18 @@ class Layout:
         return self.local_state / "trainability"
 
     @property
+    def partition_plan(self) -> Path:
+        """The plan of silver partition runs, committed once by the planner for the runs to read
+        (transforms/partition_plan.py)."""
+        return self.state / "partition-plan.parquet"
+
+    @property
+    def forgetting(self) -> Path:
+        """Present while `turnlake forget` erases: partition runs start no commit meanwhile
+        (privacy/forget.py)."""
+        return self.state / "forgetting"
+
+    @property
     def generated_pseudonym_key(self) -> Path:
         return self.state / "pseudonym.key"
 

@@ -213,6 +213,21 @@ HOLDERS: tuple[Holder, ...] = (
         "the next build runs in full (and walks the raw tree whole) and writes it again",
     ),
     Holder(
+        "partition_plan",
+        lambda layout: layout.partition_plan,
+        "the plan of silver partition runs: unit ids (episode, session, conversation ids) and "
+        "raw file names",
+        Forget.DELETED,
+        "partition runs plan again from bronze without it; the planner commits it again",
+    ),
+    Holder(
+        "forgetting",
+        lambda layout: layout.forgetting,
+        "nothing: present only while a forget erases",
+        Forget.KEPT,
+        "holds no subject data; removed when the forget ends",
+    ),
+    Holder(
         "legacy_passes",
         lambda layout: layout.legacy_passes,
         "left by older versions: per contract, the partitions and part files it passed",

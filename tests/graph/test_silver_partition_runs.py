@@ -3,7 +3,9 @@ partition (rows, pieces, record) without publishing, and `gold_partition` of the
 same run computes its gold from that commit; the build job then publishes both without
 transforming or computing them again, and the release equals a plain build's from scratch. A run
 stopped between its rows and its record leaves the partition pending: stale, and refused by a
-publish until it is redone."""
+publish until it is redone. A run reads its slice of the plan the planner committed, and plans
+again only when that plan is not bronze's any more; `forget` refuses while partitions are
+pending, and runs commit nothing while a forget erases."""
 
 from pathlib import Path
 
@@ -11,8 +13,13 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, PARTITION_JOB, build_definitions
+from pipelines.gold.params import load_params
+from pipelines.gold.partitions import mark_pending as mark_gold_pending
+from pipelines.gold.partitions import refresh_partition as refresh_gold_partition
+from pipelines.ingest.log import read_log, write_log
 from pipelines.orchestration.partitions import (
     GOLD_PARTITION,
     SILVER_PARTITION,
@@ -21,12 +28,19 @@ from pipelines.orchestration.partitions import (
 )
 from pipelines.orchestration.resources import TurnlakeResource
 from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, committed_silver_record
+from pipelines.privacy.forget import forgetting
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.delta_writes import file_paths
 from pipelines.storage.layout import Layout
-from pipelines.transforms import assemble
-from pipelines.transforms.partition_run import TRANSFORMED, refresh_partition, wanted_runs
+from pipelines.transforms import assemble, partition_run
+from pipelines.transforms.partition_run import (
+    FORGETTING,
+    TRANSFORMED,
+    UP_TO_DATE,
+    refresh_partition,
+    wanted_runs,
+)
 from pipelines.transforms.plan import plan_silver
 from tests.graph._earlier_layout import store_whole
 from tests.graph._world import build_world
@@ -169,3 +183,108 @@ def test_silver_stored_whole_by_an_earlier_version_is_transformed_whole(env, bui
     assert planned.whole
     assert planned.stale == sorted(planned.digests.get_column("_partition").to_list())
     assert len(planned.stale) == 4  # four shards of one batch
+
+
+def _planning_counted(monkeypatch) -> list[int]:
+    """Count the run's own plans from bronze (plan_silver called by partition_run)."""
+    calls: list[int] = []
+    real = partition_run.plan_silver
+
+    def counted(settings):
+        calls.append(1)
+        return real(settings)
+
+    monkeypatch.setattr(partition_run, "plan_silver", counted)
+    return calls
+
+
+def test_a_run_reads_the_committed_plan_and_plans_again_only_when_bronze_moved(
+    env, built_once, monkeypatch
+):
+    raw, data = demo_built(built_once, 4, to=env / "plan-once")
+    _add_new_files(raw)
+    settings, _ = _bronze_only(raw, data, dg.DagsterInstance.ephemeral())
+    layout = Layout(data)
+    late = _late_partition(data)
+    wanted, _ = wanted_runs(settings)  # the planner commits the plan
+    assert layout.partition_plan.exists()
+    first, second = sorted(wanted)[:2]
+    calls = _planning_counted(monkeypatch)
+    assert refresh_partition(settings, first) == TRANSFORMED
+    assert calls == []  # its slice of the committed plan, no plan of its own
+    assert refresh_partition(settings, first) == UP_TO_DATE  # the record says so now
+    assert calls == []
+    # an ingest commits a new log version: the plan may no longer be bronze's, so plan again
+    write_log(layout, "dialogue", read_log(layout, "dialogue"))
+    assert refresh_partition(settings, second) == TRANSFORMED
+    assert calls == [1]
+    record = committed_silver_record(layout)
+    done = record.filter(pl.col("_partition").is_in([first, second]))
+    assert dict(done.select("_partition", INPUTS).iter_rows()) == {
+        first: wanted[first],
+        second: wanted[second],
+    }
+    assert late in wanted
+
+
+def test_forget_refuses_while_partitions_are_pending_and_works_after_the_build(
+    env, built_once, monkeypatch, capsys
+):
+    raw, data = demo_built(built_once, 4, to=env / "forget-pending")
+    _add_new_files(raw)
+    settings, _ = _bronze_only(raw, data, dg.DagsterInstance.ephemeral())
+    layout = Layout(data)
+    late = _late_partition(data)
+    wanted_runs(settings)
+
+    def stop(name: str) -> None:
+        if name == "silver:before_record":
+            raise KeyboardInterrupt(name)
+
+    monkeypatch.setattr(assemble, "crash_point", stop)
+    with pytest.raises(KeyboardInterrupt):
+        refresh_partition(settings, late)
+    monkeypatch.undo()
+    other = min(set(committed_silver_record(layout)["_partition"]) - {late})
+    mark_gold_pending(layout, other)  # a gold run between its mark and its record
+
+    def files() -> dict[str, tuple[int, int]]:
+        found = {}
+        for root in (raw, data):
+            for p in root.rglob("*"):
+                if p.is_file() and p != layout.lock_file:
+                    found[str(p)] = (p.stat().st_size, p.stat().st_mtime_ns)
+        return found
+
+    before = files()
+    episodes = stored.read(layout, "silver", "episodes")
+    participant = episodes.filter(pl.col("source") == "study")["group_id"].sort()[0]
+    roots = ["--raw-root", str(raw), "--data-root", str(data)]
+    monkeypatch.setenv("TURNLAKE_CONFIG", str(data.parent / "turnlake-data.toml"))
+    assert main(["forget", "participant", participant, *roots]) == 3
+    err = capsys.readouterr().err
+    assert f"silver {late}" in err and f"gold {other}" in err
+    assert files() == before  # nothing recorded, rebuilt, erased or removed
+
+    assert main(["build", *roots, "--log-level", "ERROR"]) == 0  # redoes both partitions
+    assert main(["forget", "participant", participant, *roots]) == 0
+    assert not layout.forgetting.exists()
+    episodes = stored.read(layout, "silver", "episodes")
+    assert episodes.filter(pl.col("group_id") == participant).is_empty()
+
+
+def test_partition_runs_commit_nothing_while_a_forget_erases(env, built_once):
+    raw, data = demo_built(built_once, 4, to=env / "forgetting")
+    _add_new_files(raw)
+    settings, _ = _bronze_only(raw, data, dg.DagsterInstance.ephemeral())
+    layout = Layout(data)
+    key = min(wanted_runs(settings)[0])
+    record = stored.table_uri(layout, "silver", DIGESTS_TABLE)
+    gold_record = stored.table_uri(layout, "gold", DIGESTS_TABLE)
+    versions = [delta_cache.existing(u, None).version() for u in (record, gold_record)]
+    with forgetting(layout):
+        assert refresh_partition(settings, key) == FORGETTING
+        assert refresh_gold_partition(layout, load_params(), key) is False
+    assert [delta_cache.existing(u, None).version() for u in (record, gold_record)] == versions
+    assert not layout.forgetting.exists()
+    assert refresh_partition(settings, key) == TRANSFORMED

@@ -260,3 +260,44 @@ def test_status_on_an_s3_data_root_opens_each_ingest_log_once(built, moto_reques
     assert opened, "status read no ingest log"
     # one open of a table GETs its first commit twice (deltalake 1.x, measured); ~10 opens before
     assert max(opened.values()) <= 2, opened
+
+
+def test_a_partition_run_on_s3_reads_the_committed_plan_and_waits_out_a_forget(
+    built, moto_endpoint, monkeypatch
+):
+    """The plan the planner commits, a run's slice of it and the forget marker, on S3 (a copy
+    of the built root with its one partition marked pending, as a killed run leaves it)."""
+    import boto3
+
+    from pipelines.api.roots import resolve_settings
+    from pipelines.partitions.store import commit_silver_record, committed_silver_record, pending
+    from pipelines.privacy.forget import forgetting
+    from pipelines.privacy.optouts import OPTOUTS_FILE
+    from pipelines.transforms import partition_run
+    from tests.s3.conftest import copy_bucket
+
+    source = built["remote"].removeprefix("s3://").partition("/")[0]
+    bucket = f"{source}-runs"
+    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    client.create_bucket(Bucket=bucket)
+    assert copy_bucket(client, source, bucket)
+    # no opt-outs (the forget test may have run): while the registry names anyone, runs do nothing
+    client.delete_object(Bucket=bucket, Key=f"raw/{OPTOUTS_FILE}")
+    settings = resolve_settings(raw_root=f"s3://{bucket}/raw", data_root=f"s3://{bucket}/data")
+    layout = Layout(settings.data_root)
+    key = committed_silver_record(layout)["_partition"][0]
+    commit_silver_record(layout, pending([key]), [key])
+    wanted, _ = partition_run.wanted_runs(settings)
+    assert key in wanted and layout.partition_plan.exists()
+    with forgetting(layout):
+        assert layout.forgetting.exists()
+        assert partition_run.refresh_partition(settings, key) == partition_run.FORGETTING
+    assert not layout.forgetting.exists()
+
+    def no_plan(_settings):
+        raise AssertionError("the run planned again from bronze")
+
+    monkeypatch.setattr(partition_run, "plan_silver", no_plan)
+    assert partition_run.refresh_partition(settings, key) == partition_run.TRANSFORMED
+    record = committed_silver_record(layout)
+    assert record.filter(pl.col("_partition") == key)["inputs"].to_list() == [wanted[key]]
