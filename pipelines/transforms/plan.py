@@ -9,8 +9,8 @@ transform of its units' bronze alone. A unit without a group (an orphan event, a
 participant file) is placed as a group of its own name (`PLACED_ALONE`), inside its component's
 partition.
 
-A partition's input digest covers its units and what their silver is a function of: the file
-ids (content fingerprints) of the files holding their bronze rows, the evidence rows they read
+A partition's input digest covers its units and what their silver is a function of: a digest of
+their bronze rows (every column; `_unit_rows`), the evidence rows they read
 (units.evidence_read) and, per source, what every unit reads (the transform scheme: code,
 settings; evidence read whole); plus the opt-out registry (a partition is withheld as it is
 transformed) and the partition layout. A partition is transformed again exactly when its digest
@@ -28,7 +28,6 @@ import polars as pl
 
 from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
-from pipelines.ingest.log import read_log
 from pipelines.partitions.assign import PARTITION, assign_partitions, scheme_of
 from pipelines.partitions.rows import SILVER_KEYS
 from pipelines.partitions.store import (
@@ -69,6 +68,7 @@ from pipelines.transforms.units import (
 PIECES = ("contexts", "quarantine", "survey_answers")
 PLACED_ALONE = "\x1f"  # prefix of the placement name of a unit without a split group
 _SEP = "\x1f"
+_ROW_SEED = 0x7475726E6C616B65  # fixed: a unit's row digest compares across builds
 
 
 def piece_table(table: str) -> str:
@@ -127,6 +127,46 @@ def _whole_reads(
     return per_table, pl.concat(per_unit) if per_unit else empty, whole
 
 
+def _unit_rows(tagged: Mapping[str, pl.LazyFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(unit, file, rows: the files holding each unit's bronze rows; unit, item: what its rows
+    hold, per table). A unit's silver is a function of its bronze rows (every column, file and
+    locator included), so an item digests them (n, sum, min, max of their 64-bit row hashes, as
+    partitions/rows.py digests a partition): a file that grew, or was parsed again, leaves every
+    unit whose rows it did not change fresh. Keyed on the file ids instead, a night appending to
+    5 long JSONL files made every unit of them, so every partition, stale."""
+    names = sorted(tagged)
+    frames = pl.collect_all(
+        [
+            tagged[t].select(
+                pl.col(UNIT).alias("unit"),
+                "file",
+                _h=pl.struct(pl.exclude(UNIT)).hash(seed=_ROW_SEED),
+            )
+            for t in names
+        ]
+    )
+    unit_files = (
+        pl.concat([f.select("unit", "file") for f in frames])
+        .group_by("unit", "file")
+        .agg(rows=pl.len().cast(pl.Int64))
+    )
+    digested = [
+        frame.group_by("unit").agg(
+            item=pl.format(
+                "r:{}:{}:{}:{}:{}",
+                pl.lit(table),
+                pl.len(),
+                pl.col("_h").sum(),
+                pl.col("_h").min(),
+                pl.col("_h").max(),
+            )
+        )
+        for table, frame in zip(names, frames, strict=True)
+    ]
+    empty = pl.DataFrame(schema={"unit": pl.String, "item": pl.String})
+    return unit_files, pl.concat(digested) if digested else empty
+
+
 def _source(
     source: str, layout: Layout, settings: Settings, scheme: str
 ) -> tuple[SourceUnits, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -135,13 +175,7 @@ def _source(
     module = source_units(source)
     bronze = load_bronze(source, layout)
     tagged = module.unit_keys(dict(bronze), settings)
-    files = read_log(layout, source).filter(pl.col("missing_since").is_null())
-    unit_files = (
-        pl.concat([f.select(pl.col(UNIT).alias("unit"), "file") for f in tagged.values()])
-        .group_by("unit", "file")
-        .agg(rows=pl.len().cast(pl.Int64))
-        .collect()
-    )
+    unit_files, row_items = _unit_rows(tagged)
     links = module.unit_links(dict(bronze), settings).collect()
     groups = unit_groups(source, bronze, settings)
     ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
@@ -149,15 +183,7 @@ def _source(
     read_keys, unit_reads, whole = _whole_reads(ev, reads(dict(bronze), settings) if reads else {})
     # what every unit of the source reads: the scheme, the evidence read whole
     shared = fingerprint([scheme, source, pl.__version__, json_part(whole)])
-    by_file = unit_files.join(files.select("file", "file_id"), on="file", how="left")
-    items = pl.concat(
-        [
-            by_file.select(
-                "unit", item=pl.lit("f:") + pl.col("file_id").fill_null("?" + pl.col("file"))
-            ),
-            unit_reads,
-        ]
-    )
+    items = pl.concat([row_items, unit_reads])
     every = pl.concat([unit_files.select("unit"), links.select("unit"), groups.select("unit")])
     inputs = (
         every.unique()
@@ -200,11 +226,14 @@ def _place(
     units: pl.DataFrame,
     links: pl.DataFrame,
     groups: pl.DataFrame,
-    near: pl.DataFrame,
     layout: Layout,
     s: Settings,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(the partition map over every placement name, unit → partition)."""
+    """(the partition map over every placement name, unit → partition). Near-duplicate prompt
+    clusters are no edge here: they tie groups' splits, not their rows (no silver or gold row
+    reads another group's prompt), and the release keys each partition on its groups' splits and
+    its episodes' clusters (release/build/datasets.py); as edges, a corpus of templated prompts
+    was one cluster, so one partition that every night transformed again whole."""
     qualified = pl.col("source") + _SEP + pl.col("unit")
     named = (
         units.select(key=qualified)
@@ -212,7 +241,7 @@ def _place(
         .with_columns(place=pl.coalesce("group_id", PLACED_ALONE + pl.col("key")))
     )
     clusters = group_clusters(
-        named.select(unit="key", group_id="place"), links.select("unit", "link"), near
+        named.select(unit="key", group_id="place"), links.select("unit", "link")
     )
     # what a batch is sized by (AUTO): the episodes the units will give
     weight = named.group_by("place").agg(pl.col("episodes").fill_null(0).sum())
@@ -273,7 +302,6 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
         units,
         pl.concat(links),
         pl.concat(groups),
-        near.select(unit=pl.col("source") + _SEP + pl.col("unit"), dedup_cluster="dedup_cluster"),
         layout,
         settings,
     )

@@ -54,21 +54,12 @@ def components(units: Iterable[str], links: pl.DataFrame) -> pl.DataFrame:
     return person_components(frame, pairs).rename({"group": "component"})
 
 
-def group_clusters(
-    groups: pl.DataFrame, links: pl.DataFrame, near_duplicates: pl.DataFrame | None = None
-) -> pl.DataFrame:
+def group_clusters(groups: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
     """group_id, cluster: split groups that must share a partition, because a component of
     units (linked units, transformed together) holds units of each (`groups`: unit, group_id;
-    `links`: unit, link, both of every source, names qualified so that sources never meet), or
-    because their units' prompts are near-duplicates (`near_duplicates`: unit, dedup_cluster,
-    splits/near_dups.py): those groups share a split, so one partition holds them all."""
+    `links`: unit, link, both of every source, names qualified so that sources never meet)."""
     by_group = groups.select("unit", link=pl.lit("group\x1f") + pl.col("group_id"))
-    edges = [links.select("unit", "link"), by_group]
-    if near_duplicates is not None:
-        # a cluster of one unit ties nothing: left out, the components stay as they were
-        tying = near_duplicates.filter(pl.len().over("dedup_cluster") > 1)
-        edges.append(tying.select("unit", link=pl.lit("near\x1f") + pl.col("dedup_cluster")))
-    pairs = pl.concat(edges)
+    pairs = pl.concat([links.select("unit", "link"), by_group])
     joined = components(pairs.get_column("unit").unique(), pairs)
     return (
         groups.join(joined, on="unit", how="inner")

@@ -16,7 +16,6 @@ from pipelines.splits.assign import (
     stable_bucket,
 )
 from pipelines.splits.near_dups import STORED_SCHEMA, prompt_clusters, split_groups
-from pipelines.transforms.units import group_clusters
 
 PARAMS = NearDuplicates()
 CAPITAL = "What is the capital of France?"
@@ -102,18 +101,6 @@ def test_components_join_a_chain_to_its_smallest_node():
     nodes = pl.Series(["a", "b", "c", "d", "e", "x", "y"])
     found = dict(components(edges, nodes).sort("node").iter_rows())
     assert found == {"a": "a", "b": "b", "c": "b", "d": "b", "e": "b", "x": "x", "y": "x"}
-
-
-def test_a_near_duplicate_cluster_is_a_partition_edge_between_groups():
-    groups = pl.DataFrame(
-        {"unit": ["s\x1fu1", "s\x1fu2", "s\x1fu3"], "group_id": ["g1", "g2", "g3"]}
-    )
-    links = pl.DataFrame(schema={"unit": pl.String, "link": pl.String})
-    near = pl.DataFrame({"unit": ["s\x1fu1", "s\x1fu3"], "dedup_cluster": ["k", "k"]})
-    without = dict(group_clusters(groups, links).iter_rows())
-    assert len(set(without.values())) == 3
-    clustered = dict(group_clusters(groups, links, near).iter_rows())
-    assert clustered["g1"] == clustered["g3"] != clustered["g2"]
 
 
 def test_the_proof_reports_a_near_duplicate_cluster_in_two_splits():
