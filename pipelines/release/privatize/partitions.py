@@ -3,10 +3,10 @@ cleaned together in chunks (enough texts for the redactor's worker processes), e
 privatized datasets and their replacements per row written to its store entry
 (store/part_cache.py) one at a time and let go.
 
-Every row of a partition as built is privatized, also those the global rules drop now: which rows
+Every row of a partition as built is privatized, also those the global rules drop now. Which rows
 those are changes with data elsewhere (a new exact duplicate with a smaller episode id, a prompt
-now asked in an earlier split), privatizing a row does not depend on it, so the entry serves any
-keep mask; the release drops the rows and sums the ledger over the kept ones (row_ledger.py).
+now asked in an earlier split); privatizing a row does not depend on it, so the entry serves any
+keep mask: the release drops the rows and sums the ledger over the kept ones (row_ledger.py).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def privatize_all(
     ids: list[str],
     privacy: Privacy,
     held: dict[str, dict[str, pl.DataFrame]],
-) -> Iterator[tuple[str, dict, dict[str, pl.DataFrame]]]:
+) -> Iterator[tuple[str, pl.DataFrame, dict[str, pl.DataFrame]]]:
     """(partition, its replacements per row (ROW_LEDGER), its privatized rows) of every pending
     partition. Partitions are prepared one by one and their candidate texts cleaned together, in
     chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
