@@ -35,16 +35,31 @@ def redact_known_names(
     """`frame` with each name of `names` (episode_id, name) replaced by [PERSON] in the string
     leaves of `textual` of the rows of that episode (`episodes`: each row's episode), and the
     number of names replaced (a text repeated n times counts n times)."""
+    out, hits = redact_known_names_by_row(frame, textual, episodes, names)
+    return out, int(hits.get_column("hits").sum())
+
+
+HITS_SCHEMA = pl.Schema({"row": pl.UInt32, "hits": pl.Int64})
+
+
+def redact_known_names_by_row(
+    frame: pl.DataFrame, textual: list[str], episodes: pl.Series, names: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`redact_known_names` with the names replaced counted per row (row: its index in `frame`,
+    hits; only rows with some): the release counts them over the rows it keeps, which the same
+    privatized rows serve whatever rows it drops."""
+    none = pl.DataFrame(schema=HITS_SCHEMA)
     if not textual or frame.height == 0:
-        return frame, 0
+        return frame, none
     own = names.join(pl.DataFrame({"episode_id": episodes.unique()}), on="episode_id", how="semi")
     if own.height == 0:
-        return frame, 0
+        return frame, none
     leaves = _leaves(frame, textual, episodes)
     # texts holding any name of the partition, then each with the names of its own episode it
     # holds somewhere (a superset of the whole words: "Ben" in "Bentley" too)
     found = (
-        leaves.unique()
+        leaves.select("episode_id", "value")
+        .unique()
         .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
         .join(own, on="episode_id")
         .filter(pl.col("value").str.contains(pl.col("name"), literal=True))
@@ -52,7 +67,7 @@ def redact_known_names(
         .agg(pl.col("name").sort())
     )
     if found.height == 0:
-        return frame, 0
+        return frame, none
     distinct = found.select("value", "name").unique()  # a text and names of several episodes
     rewritten = [rewrite(v, n) for v, n in distinct.iter_rows()]
     changes = (
@@ -66,16 +81,24 @@ def redact_known_names(
         .filter(pl.col("hits") > 0)
         .select("episode_id", "value", "cleaned", "hits")
     )
-    total = leaves.join(changes, on=["episode_id", "value"]).get_column("hits").sum()
-    return _apply(frame, textual, episodes, changes), int(total or 0)
+    hits = (
+        leaves.join(changes, on=["episode_id", "value"])
+        .group_by("row")
+        .agg(pl.col("hits").sum())
+        .sort("row")
+        .cast(HITS_SCHEMA)
+    )
+    return _apply(frame, textual, episodes, changes), hits
 
 
 def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
-    """(episode_id, value) of every non-null string leaf of `textual`, one per occurrence."""
-    tagged = frame.select(textual).with_columns(episode_id=episodes)
-    parts = [pl.DataFrame(schema=NAMES_SCHEMA).rename({"name": "value"})]
+    """(row, episode_id, value) of every non-null string leaf of `textual`, one per
+    occurrence."""
+    tagged = frame.select(textual).with_columns(episode_id=episodes).with_row_index("row")
+    schema = {"row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
+    parts = [pl.DataFrame(schema=schema)]
     for column in textual:
-        parts.extend(_column_leaves(tagged.select("episode_id", value=pl.col(column))))
+        parts.extend(_column_leaves(tagged.select("row", "episode_id", value=pl.col(column))))
     return pl.concat(parts).drop_nulls()
 
 
@@ -90,7 +113,7 @@ def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
             part
             for f in dtype.fields
             for part in _column_leaves(
-                frame.select("episode_id", value=pl.col("value").struct.field(f.name))
+                frame.select("row", "episode_id", value=pl.col("value").struct.field(f.name))
             )
         ]
     return []

@@ -28,7 +28,7 @@ def cleaned_calls(monkeypatch) -> list[int]:
         calls.append(len(candidates))
         return pl.DataFrame()
 
-    monkeypatch.setattr(privatize_partitions, "_kept", lambda root, p, held: ({}, None))
+    monkeypatch.setattr(privatize_partitions, "_built_rows", lambda root, p, held: ({}, None))
     monkeypatch.setattr(privatize_partitions, "prepare", prepare)
     monkeypatch.setattr(privatize_partitions, "cleaned_frame", cleaned_frame)
     monkeypatch.setattr(privatize_partitions, "_finish_and_save", lambda *args: ({}, {}))
@@ -37,7 +37,7 @@ def cleaned_calls(monkeypatch) -> list[int]:
 
 
 def _run(partitions: int) -> None:
-    pending = [Pending(f"p{i}", ("b", "p"), pl.DataFrame()) for i in range(partitions)]
+    pending = [Pending(f"p{i}", ("b", "p")) for i in range(partitions)]
     privacy = Privacy(b"k" * 32, "", RedactionConfig(), "", 1)
     assert [key for key, *_ in privatize_all(None, pending, [], privacy, {})] == [
         p.key for p in pending

@@ -1,14 +1,17 @@
 """A release's datasets built, deduplicated and privatized one partition at a time, each step's
 result kept in a content-addressed store (store/part_cache.py), so a release after a small change
-rebuilds and re-privatizes only the partitions whose inputs changed.
+rebuilds and re-privatizes only the partitions whose rows changed.
 
 Per partition: its datasets as built (entry key: its silver and gold rows, the config, the code),
-then its privatized kept rows and their redaction ledger (entry key: the built entry, the rows the
-duplicate-prompt rule drops from it, the pseudonym key's fingerprint, the redaction config's
-fingerprint and the code; made by privatize/partitions.py). Which rows are dropped, the split proof
-and the subject ids are global and exact, computed from every partition's key frame and
-participants (small frames, not the rows); a partition that new data drops a prompt from is
-privatized again. Privatization depends on the
+then every one of their rows privatized, with its replacements (entry key: the built entry, the
+pseudonym key's fingerprint, the redaction config's fingerprint and the code; made by
+privatize/partitions.py). Which rows are dropped (duplicate prompts across splits, exact
+duplicates, decontamination), the split proof and the subject ids are global and exact, computed
+from every partition's key frame and participants (small frames, not the rows). The dropped rows
+are not in the privatized entry's key: new data elsewhere often drops an old partition's row (a
+new exact duplicate of smaller episode id wins), and privatizing a row does not depend on which
+rows are dropped, so the release drops them from the privatized rows as it reads them and sums
+the ledger over the kept rows (privatize/row_ledger.py). Privatization depends on the
 global subject ids only through the ids a text contains: a privatized entry made with other
 ids is reused when no id that came or went occurs in its partition's texts (else it is made again).
 A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
@@ -34,10 +37,12 @@ from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partitio
 from pipelines.release.build.staged import BATCH, Source, slice_of_partition
 from pipelines.release.privatize.decontaminated import EvalSets, drop_matched, matched_units
 from pipelines.release.privatize.partitions import (
+    LEDGER_SCHEMA,
+    ROW_LEDGER,
     Pending,
     Privacy,
-    dropped,
     ids_entry,
+    kept_ledger,
     privatize_all,
 )
 from pipelines.release.privatize.privatize import id_replacer, participant_subject_ids
@@ -95,19 +100,10 @@ def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tupl
     return meta, how
 
 
-def _private_key(build: str, keep: pl.DataFrame, privacy: Privacy) -> str:
-    parts = [build, json_part(dropped(keep).rows()), privacy.key_fingerprint, privacy.redaction_id]
+def _private_key(build: str, privacy: Privacy) -> str:
+    """What a partition's privatized rows are a function of: not which of them are dropped."""
+    parts = [build, privacy.key_fingerprint, privacy.redaction_id]
     return fingerprint([*parts, engine_digest()])
-
-
-def _summed(ledgers: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
-    """The ledger of several partitions: each dataset's counts added up."""
-    total: dict[str, dict[str, int]] = {name: {} for name in DATASETS}
-    for ledger in ledgers:
-        for name, counts in ledger.items():
-            for kind, n in counts.items():
-                total[name][kind] = total[name].get(kind, 0) + n
-    return {name: dict(sorted(c.items())) for name, c in total.items()}
 
 
 def _global_keys(
@@ -127,15 +123,20 @@ def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
     return frame.with_columns(**{BATCH: pl.lit(batch, pl.Int64)})
 
 
-def _source(root: Path | None, entry: str, name: str, p: Partition, held: dict) -> Source:
+def _source(
+    root: Path | None, entry: str, name: str, p: Partition, held: dict, keep: pl.Series
+) -> Source:
+    """A partition's kept rows of one dataset: its privatized rows (every row as built) where
+    `keep` (one flag per row, in row order) holds."""
     frame, batch, cut = held.get(name), p.batch, slice_of_partition(p.home or p.key)
     if frame is not None:
         schema = frame.head(0).with_columns(**{BATCH: pl.lit(batch, pl.Int64)}).schema
-        return Source(batch, schema, lambda: _with_batch(frame, batch), cut)
+        return Source(batch, schema, lambda: _with_batch(frame.filter(keep), batch), cut)
     path = part_cache.frame_path(root, entry, name)
     schema = pl.Schema({**pl.scan_parquet(path).collect_schema(), BATCH: pl.Int64})
-    kept_rows = fingerprint([p.key, sha256_file(path)])
-    load = lambda: _with_batch(pl.read_parquet(path), batch)
+    dropped = json_part((~keep).arg_true().to_list())
+    kept_rows = fingerprint([p.key, sha256_file(path), dropped])
+    load = lambda: _with_batch(pl.read_parquet(path).filter(keep), batch)
     return Source(batch, schema, load, cut, kept_rows)
 
 
@@ -144,11 +145,22 @@ def _sources(
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
+    keys: pl.DataFrame,
 ) -> dict[str, list[Source]]:
     """Each dataset's privatized partitions, read only when their batch is finished
     (staged.py)."""
+    flags = {
+        (unit, name): frame.sort("row").get_column("keep")
+        for (unit, name), frame in keys.partition_by(PARTITION, "dataset", as_dict=True).items()
+    }
+    none = pl.Series("keep", [], pl.Boolean)
     return {
-        name: [_source(root, private[p.key], name, p, held.get(p.key) or {}) for p in partitions]
+        name: [
+            _source(
+                root, private[p.key], name, p, held.get(p.key) or {}, flags.get((p.key, name), none)
+            )
+            for p in partitions
+        ]
         for name in DATASETS
     }
 
@@ -179,19 +191,20 @@ def release_parts(
     ids = participant_subject_ids(participants)
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
-    private, ledgers, held_private, hows, pending = {}, [], {}, [], []
+    private, held_private, hows, pending = {}, {}, [], []
+    counts = [pl.DataFrame(schema=LEDGER_SCHEMA).with_columns(**{PARTITION: pl.lit("")})]
     for p in partitions:
-        keep = keys.filter(pl.col(PARTITION) == p.key)
-        private[p.key] = _private_key(built[p.key], keep, privacy)
+        private[p.key] = _private_key(built[p.key], privacy)
         entries = (built[p.key], private[p.key])
         meta, how = _reused(root, entries, ids)
         if meta:
-            ledgers.append(meta["ledger"])
+            rows = part_cache.load(root, private[p.key], [ROW_LEDGER])[1][ROW_LEDGER]
+            counts.append(rows.with_columns(**{PARTITION: pl.lit(p.key)}))
             hows.append(how)
         else:
-            pending.append(Pending(p.key, entries, keep))
-    for key, ledger, frames in privatize_all(root, pending, ids, privacy, held):
-        ledgers.append(ledger)
+            pending.append(Pending(p.key, entries))
+    for key, rows, frames in privatize_all(root, pending, ids, privacy, held):
+        counts.append(rows.with_columns(**{PARTITION: pl.lit(key)}))
         hows.append("privatized")
         if root is None:
             held_private[key] = frames
@@ -202,11 +215,11 @@ def release_parts(
         time.monotonic() - started,
     )
     return Parts(
-        _sources(root, partitions, private, held_private),
+        _sources(root, partitions, private, held_private, keys),
         keys,
         participants,
         datasets.summed_left_out(metas),
-        _summed(ledgers),
+        kept_ledger(pl.concat(counts, how="diagonal").fill_null(0), keys),
         ids,
         [*built.values(), *private.values(), ids_key, *indexes, *matched],
         decontaminated,

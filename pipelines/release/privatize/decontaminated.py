@@ -1,8 +1,8 @@
 """Decontamination of a release (`[release] decontaminate`, docs/concepts/decontamination.md): the
 rows whose user text overlaps a prompt of an evaluation set (pipelines/similarity/decontaminate.py)
 leave the train and validation splits. It is a keep rule like the duplicate-prompt rule: it clears
-`keep` in the global key frame, so a partition it drops rows from is privatized again (its
-privatized entry's key holds its dropped rows) and the others are reused.
+`keep` in the global key frame; a partition it drops rows from keeps its privatized entry (the
+release leaves the dropped rows out as it reads it: build/parts.py).
 
 Test rows are kept: the test split is held out of training already, and a release's test split is
 the evaluation of its own data; dropping its rows that resemble someone else's benchmark would

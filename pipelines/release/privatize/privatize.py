@@ -13,12 +13,13 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names
+from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names_by_row
 from pipelines.privacy.known_names import known_names
 from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
+from pipelines.release.privatize.row_ledger import ledger_of, row_counts, row_leaves, with_hits
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
@@ -72,17 +73,6 @@ def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
     return textual, string_leaves(frame, textual).value_counts(name="n")
 
 
-def count_replacements(occurrences: pl.DataFrame, counts: pl.DataFrame) -> dict[str, int]:
-    """Replacements by kind (kinds with none left out) of the strings `occurrences` (value, n:
-    how often it occurs), from `counts` (value, maybe cleaned, one count column per kind)."""
-    kinds = [c for c in counts.columns if c not in ("value", "cleaned")]
-    if not kinds:
-        return {}
-    hits = occurrences.join(counts, on="value", how="inner")
-    totals = hits.select((pl.col(k) * pl.col("n")).sum() for k in kinds).row(0)
-    return {kind: total for kind, total in zip(kinds, totals, strict=True) if total}
-
-
 def _is_id(column: str) -> bool:
     """Id columns (`episode_id`, `actor_id`, `turn_ids`, an RL step's `policy`) and labels: a known
     name in them is part of an id (`Worker+Ben`), replaced by the pseudonyms or kept as the id it
@@ -106,14 +96,12 @@ def _clean_frame(
     key: bytes,
     cleaned: pl.DataFrame,
     names: pl.DataFrame,
-) -> tuple[pl.DataFrame, dict[str, int]]:
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """`frame` with its texts replaced by their cleaned versions and the names its episodes know
-    (`names`: episode_id, name) redacted in its rows of those episodes, and its ledger (a text
-    repeated n times counts n times). `cleaned`: value, cleaned, and one count column per kind."""
-    counts: dict[str, int] = (
-        {"pseudonym": 0} if occurrences.height else {}
-    )  # named wherever there was text
-    counts |= count_replacements(occurrences, cleaned)
+    (`names`: episode_id, name) redacted in its rows of those episodes, and its replacements per
+    row (row_ledger.py: a text repeated n times counts n times). `cleaned`: value, cleaned, and
+    one count column per kind."""
+    counts = row_counts(row_leaves(frame, textual), cleaned)
     hits = occurrences.join(cleaned, on="value", how="inner")
     changed = hits.filter(pl.col("cleaned") != pl.col("value"))
     changes = (
@@ -131,10 +119,10 @@ def _clean_frame(
     frame = frame.with_columns(changes)
     if episodes is not None and names.height:
         free_text = [c for c in textual if not _is_id(c)]
-        frame, known = redact_known_names(frame, free_text, episodes, names)
-        if known:
-            counts[KIND] = known
-    return frame, dict(sorted(counts.items()))
+        frame, known = redact_known_names_by_row(frame, free_text, episodes, names)
+        if known.height:
+            counts = with_hits(counts, known.rename({"hits": KIND}))
+    return frame, counts
 
 
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
@@ -216,11 +204,11 @@ def cleaned_frame(
 
 def finish_each(
     prepared: Prepared, key: bytes, cleaned: pl.DataFrame
-) -> Iterator[tuple[str, pl.DataFrame, dict[str, int]]]:
+) -> Iterator[tuple[str, pl.DataFrame, pl.DataFrame]]:
     """Each dataset with its texts replaced by `cleaned` (which may hold other texts too), and its
-    ledger, one at a time. Takes each dataset out of `prepared` as it goes: a caller that stores
-    and lets go of each holds one dataset's rows twice, not every dataset's (at 1 GB the largest
-    partition's datasets are ~270 MB)."""
+    replacements per row (row_ledger.py), one at a time. Takes each dataset out of `prepared` as it
+    goes: a caller that stores and lets go of each holds one dataset's rows twice, not every
+    dataset's (at 1 GB the largest partition's datasets are ~270 MB)."""
     for name in list(prepared.datasets):
         textual, counts = prepared.occurrences[name]
         frame, ledger = _clean_frame(
@@ -237,7 +225,7 @@ def finish(
     empties `prepared.datasets`)."""
     out, ledger = {}, {}
     for name, frame, counts in finish_each(prepared, key, cleaned):
-        out[name], ledger[name] = frame, counts
+        out[name], ledger[name] = frame, ledger_of(counts)
     return out, ledger
 
 

@@ -1,0 +1,73 @@
+"""The redaction ledger counted per row. A release drops rows by global rules (a prompt kept only
+in its earliest split, one of each exact duplicate, decontamination) that new data elsewhere
+can change; privatizing a row does not depend on which rows are dropped, so a partition's rows are
+privatized all of them, once, with the replacements of each row, and a release sums the ledger
+over the rows it keeps (parts.py): what privatizing the kept rows alone counts."""
+
+from __future__ import annotations
+
+import polars as pl
+
+ROW = "row"  # a row's index in its dataset as built (the key frame's `row`)
+PSEUDONYM = "pseudonym"  # named in the ledger wherever there was text, even with no replacement
+
+
+def row_leaves(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """(row, value) of every non-null string leaf of `columns`, however nested, one per
+    occurrence."""
+    indexed = frame.select(columns).with_row_index(ROW)
+    parts = [pl.DataFrame(schema={ROW: pl.UInt32, "value": pl.String})]
+    for column in columns:
+        parts.extend(_leaves(indexed.select(ROW, value=pl.col(column))))
+    return pl.concat(parts).drop_nulls()
+
+
+def _leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    dtype = frame.schema["value"]
+    if dtype == pl.String:
+        return [frame]
+    if isinstance(dtype, pl.List):
+        return _leaves(frame.explode("value"))
+    if isinstance(dtype, pl.Struct):
+        return [
+            part
+            for f in dtype.fields
+            for part in _leaves(frame.select(ROW, value=pl.col("value").struct.field(f.name)))
+        ]
+    return []
+
+
+def row_counts(leaves: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
+    """(row, one Int64 column per kind) of every row with a string leaf (`leaves`: row, value):
+    the replacements of its leaves, a leaf counted as often as it occurs (`counts`: value, one
+    count column per kind, other columns ignored). Only kinds some row has are columns."""
+    kinds = [c for c, t in counts.schema.items() if c != "value" and t.is_integer()]
+    rows = leaves.select(ROW).unique().sort(ROW)
+    hit = counts.filter(pl.any_horizontal(pl.col(k) > 0 for k in kinds)) if kinds else counts
+    per_row = (
+        leaves.join(hit.select("value", *kinds), on="value", how="inner")
+        .group_by(ROW)
+        .agg(pl.col(k).sum() for k in kinds)
+    )
+    present = [k for k in kinds if per_row.get_column(k).sum()]
+    return with_hits(rows, per_row.select(ROW, *present))
+
+
+def with_hits(rows: pl.DataFrame, hits: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (row, kinds…) with the count columns of `hits` (row, other kinds…: some of the
+    rows) added, 0 for a row `hits` does not have."""
+    if hits.height == 0:
+        return rows
+    joined = rows.join(hits, on=ROW, how="left", maintain_order="left")
+    return joined.with_columns(pl.col(k).fill_null(0) for k in hits.columns if k != ROW)
+
+
+def ledger_of(counts: pl.DataFrame) -> dict[str, int]:
+    """A dataset's ledger from the row counts of the rows it holds: each kind's total (kinds
+    without one left out), and `pseudonym` (0 without any) when a row has text."""
+    if counts.height == 0:
+        return {}
+    kinds = [c for c in counts.columns if c != ROW]
+    totals = counts.select(pl.col(k).sum() for k in kinds).row(0) if kinds else ()
+    found = {kind: int(n) for kind, n in zip(kinds, totals, strict=True) if n}
+    return dict(sorted(({PSEUDONYM: 0} | found).items()))

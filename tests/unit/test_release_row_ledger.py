@@ -1,0 +1,134 @@
+"""A partition's rows are privatized all of them, with their replacements per row
+(pipelines/release/privatize/row_ledger.py): the rows a release keeps, and their ledger summed
+over them, are what privatizing those rows alone gives, whichever rows it drops."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from pipelines.privacy.known_name_redaction import redact_known_names_by_row
+from pipelines.privacy.redact import RedactionConfig
+from pipelines.release.privatize.partitions import kept_ledger
+from pipelines.release.privatize.privatize import (
+    cleaned_frame,
+    finish_each,
+    id_replacer,
+    prepare,
+    privatize,
+)
+from pipelines.release.privatize.row_ledger import ledger_of
+
+KEY = b"k" * 32
+PID = "5ed9dc4f-6630-4cc5-8619-10584891a2ab"  # a subject id
+MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+NAMES = pl.DataFrame({"episode_id": ["rl"], "name": ["Ben"]})  # Ben is known in episode rl only
+
+
+def _rows() -> pl.DataFrame:
+    mail = {"role": "user", "content": "mail x@example.com"}
+    return pl.DataFrame(
+        {
+            "episode_id": ["rl", "rl", "chat", None, "chat"],
+            "messages": [
+                [{"role": "user", "content": "mail x@example.com, Ben"}],
+                [mail, mail],
+                [{"role": "user", "content": "Ben says hi"}],
+                None,
+                [{"role": "user", "content": f"I am {PID}"}],
+            ],
+        },
+        schema={"episode_id": pl.String, "messages": MESSAGES},
+    )
+
+
+def _privatized_by_row(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(privatized rows, replacements per row) of `rows` as the release privatizes them."""
+    config = RedactionConfig()
+    prepared = prepare({"sft": rows}, [PID], config, NAMES)
+    cleaned = cleaned_frame(prepared.candidates, id_replacer(KEY, (PID,)), config, 1)
+    ((_, frame, counts),) = finish_each(prepared, KEY, cleaned)
+    return frame, counts
+
+
+def test_replacements_are_counted_per_row_and_a_row_without_text_has_none():
+    _, counts = _privatized_by_row(_rows())
+    # by hand: row 0 an e-mail and Ben in his own episode; row 1 the e-mail twice; row 2 Ben
+    # outside his episode (kept), text without a replacement; row 3 no string at all (absent); row 4
+    # the subject id
+    assert counts.select("row", "email", "known_name", "pseudonym").rows() == [
+        (0, 1, 1, 0),
+        (1, 2, 0, 0),
+        (2, 0, 0, 0),
+        (4, 0, 0, 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kept", "ledger"),
+    [
+        ([1, 2, 3, 4], {"email": 2, "pseudonym": 1}),
+        ([0], {"email": 1, "known_name": 1, "pseudonym": 0}),
+        ([2, 3], {"pseudonym": 0}),  # text, nothing replaced: the kind named, 0
+        ([3], {}),  # no text: nothing named
+        ([], {}),
+    ],
+)
+def test_the_ledger_and_rows_kept_are_those_of_the_kept_rows_privatized_alone(kept, ledger):
+    frame, counts = _privatized_by_row(_rows())
+    mask = pl.Series([i in kept for i in range(frame.height)])
+    alone, alone_counts = _privatized_by_row(_rows().filter(mask))
+    assert ledger_of(counts.filter(pl.col("row").is_in(kept))) == ledger
+    assert ledger_of(alone_counts) == ledger
+    assert_frame_equal(frame.filter(mask), alone)
+
+
+def test_privatize_sums_the_rows_ledger():
+    """`privatize` (the survey dataset's path) gives the ledger summed over its rows."""
+    done = privatize({"sft": _rows()}, {}, KEY, RedactionConfig(), ids=[PID])
+    # by hand: no names without silver; the e-mail 3 times, the subject id once
+    assert done.ledger == {"sft": {"email": 3, "pseudonym": 1}}
+
+
+def test_known_names_are_counted_in_the_row_they_are_replaced_in():
+    frame = pl.DataFrame(
+        {
+            "episode_id": ["e1", "e2", "e1", "e1"],
+            "text": ["Hope so, Hope.", "Hope so.", "no name", "Hope."],
+        }
+    )
+    names = pl.DataFrame({"episode_id": ["e1"], "name": ["Hope"]})
+    out, hits = redact_known_names_by_row(frame, ["text"], frame["episode_id"], names)
+    redacted = ["[PERSON] so, [PERSON].", "Hope so.", "no name", "[PERSON]."]
+    assert out.get_column("text").to_list() == redacted
+    assert hits.rows() == [(0, 2), (3, 1)]  # by hand: e2 does not know the name
+
+
+def test_the_release_ledger_sums_the_kept_rows_of_every_partition():
+    columns = ["dataset", "row", "_partition"]
+    counts = pl.DataFrame(
+        [
+            ("sft", 0, "p1", 1, 0),
+            ("sft", 1, "p1", 0, 2),
+            ("sft", 0, "p2", 3, 0),
+            ("kto", 0, "p1", 0, 0),
+        ],
+        schema=[*columns, "email", "pseudonym"],
+        orient="row",
+    ).cast({"row": pl.UInt32})
+    keys = pl.DataFrame(
+        [
+            ("sft", 0, "p1", True),
+            ("sft", 1, "p1", False),  # its 2 pseudonyms are not counted
+            ("sft", 0, "p2", True),
+            ("sft", 1, "p2", True),  # no text: no counts row
+            ("kto", 0, "p1", False),
+        ],
+        schema=[*columns, "keep"],
+        orient="row",
+    ).cast({"row": pl.UInt32})
+    ledger = kept_ledger(counts, keys)
+    # by hand: sft's kept rows hold the e-mail 1 + 3 times; kto's one row with text is dropped
+    assert ledger["sft"] == {"email": 4, "pseudonym": 0}
+    assert ledger["kto"] == {} and ledger["rl_steps"] == {}
