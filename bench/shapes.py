@@ -22,6 +22,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import later
 import orjson
 
 from pipelines.demo import decision, dialogue
@@ -159,11 +160,18 @@ def _fresh_ids(line: bytes, tag: str) -> bytes:
     return orjson.dumps(record)
 
 
-def _new_dialogue_lines(scale: int, seed: int, tmp: Path, tag: str) -> dict[str, list[bytes]]:
-    """`dialogues/<dataset>` / `feedback/<dataset>` → 1 % more lines, under fresh ids."""
+def _new_dialogue_lines(
+    raw: Path, scale: int, seed: int, tmp: Path, tag: str
+) -> dict[str, list[bytes]]:
+    """`dialogues/<dataset>` / `feedback/<dataset>` → 1 % more lines, under fresh ids, dated after
+    every conversation of `raw` as a night's logs are (later.py: else the night's conversations
+    would be the earliest of the groups they join and rename them)."""
     if tmp.exists():
         shutil.rmtree(tmp)
     dialogue.write(tmp, random.Random(f"{seed}:{tag}:dialogue"), max(1, scale // 100))
+    by = later.shift_after(raw, tmp)
+    for path in later.dialogue_files(tmp):
+        later.shift_times(path, by)
     out = {}
     for folder in _dataset_folders(tmp):
         lines = [line for path in _jsonl_files(folder) for line in _lines(path)]
@@ -204,7 +212,7 @@ def add_one_percent(shape: str, raw: Path, scale: int, seed: int, tmp: Path) -> 
         keep(raw / "decisions" / "continuum" / "coordination_decisions.sqlite")
         _grown_sqlite(raw, tag)
     else:
-        for folder, lines in _new_dialogue_lines(scale, seed, tmp / "new", tag).items():
+        for folder, lines in _new_dialogue_lines(raw, scale, seed, tmp / "new", tag).items():
             if shape == "long_jsonl":
                 keep(raw / folder / "all.jsonl")
                 with open(raw / folder / "all.jsonl", "ab") as out:

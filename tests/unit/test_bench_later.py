@@ -48,3 +48,30 @@ def test_the_shift_puts_the_new_files_a_day_past_the_corpus(tmp_path):
     # latest corpus time 2024-06-10 12:00 (the absurd 2207 is no time), earliest new 2024-06-01
     # 09:00: 9 days 3 hours apart, so 10 whole days put 2024-06-01 09:00 at 2024-06-11 09:00
     assert shift_after(corpus, new) == timedelta(days=10)
+
+
+def test_a_shapes_night_is_dated_after_the_corpus(tmp_path):
+    """bench/shapes.py's 1 % night (tiny files and long files alike) must not predate the corpus:
+    a night's conversation dated before the corpus would rename the group it joins."""
+    import shapes
+    from later import dialogue_files, stamps
+
+    for shape in ("tiny_files", "long_jsonl"):
+        raw = tmp_path / shape / "raw"
+        shapes.write_shape(shape, raw, 2, seed=7)
+        before = {p: p.read_bytes() for p in dialogue_files(raw)}
+        corpus_last = max(stamps(before))
+        undo = shapes.add_one_percent(shape, raw, 2, 1007, tmp_path / shape / "night")
+        new_stamps = []
+        for path in dialogue_files(raw):
+            old = before.get(path, b"")
+            new_stamps += stamps_of(path.read_bytes()[len(old) :])
+        assert new_stamps, shape
+        assert min(new_stamps) > corpus_last, shape
+        undo()
+
+
+def stamps_of(data: bytes):
+    from later import _STAMP, _when
+
+    return [_when(m) for m in _STAMP.finditer(data)]
