@@ -15,8 +15,14 @@ from collections.abc import Collection
 
 import polars as pl
 
-from pipelines.privacy.known_names import NAMES_SCHEMA, rewrite, word_pattern
-from pipelines.privacy.text_leaves import replace_keyed_strings
+from pipelines.privacy.known_names import (
+    NAMES_SCHEMA,
+    is_plain,
+    rewrite,
+    union_rewrite,
+    word_pattern,
+)
+from pipelines.privacy.text_leaves import replace_keyed_strings, replace_strings
 
 KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
 
@@ -54,52 +60,98 @@ def redact_known_names_by_row(
     own = names.join(pl.DataFrame({"episode_id": episodes.unique()}), on="episode_id", how="semi")
     if own.height == 0:
         return frame, none
-    leaves = _leaves(frame, textual, episodes)
-    # texts holding any name of the partition, then each with the names of its own episode it
-    # holds somewhere (a superset of the whole words: "Ben" in "Bentley" too)
-    found = (
-        leaves.select("episode_id", "value")
-        .unique()
+    # the distinct texts holding any name of the partition (a superset of the whole words: "Ben"
+    # in "Bentley" too), numbered, with the row, episode and column of each of their occurrences
+    # (rows without an episode too): the long strings are hashed once
+    texts = (
+        _leaves(frame, textual, episodes)
         .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
-        .join(own, on="episode_id")
-        .filter(pl.col("value").str.contains(pl.col("name"), literal=True))
-        .group_by("episode_id", "value")
-        .agg(pl.col("name").sort())
+        .group_by("value")
+        .agg("row", "episode_id", "column")
+        .with_row_index("text")
     )
-    if found.height == 0:
+    if texts.height == 0:
         return frame, none
-    distinct = found.select("value", "name").unique()  # a text and names of several episodes
-    rewritten = [rewrite(v, n) for v, n in distinct.iter_rows()]
-    changes = (
-        found.join(
-            distinct.with_columns(
-                cleaned=pl.Series([text for text, _ in rewritten], dtype=pl.String),
-                hits=pl.Series([n for _, n in rewritten], dtype=pl.Int64),
-            ),
-            on=["value", "name"],
-        )
-        .filter(pl.col("hits") > 0)
-        .select("episode_id", "value", "cleaned", "hits")
+    occurrences = texts.select("text", "row", "episode_id", "column").explode(
+        "row", "episode_id", "column"
     )
+    pairs = occurrences.group_by("episode_id", "text").agg(n=pl.len())
+    changes = _rewritten(pairs, own, texts.select("text", "value"))
     hits = (
-        leaves.join(changes, on=["episode_id", "value"])
+        occurrences.join(changes.select("episode_id", "text", "hits"), on=["episode_id", "text"])
         .group_by("row")
         .agg(pl.col("hits").sum())
         .sort("row")
         .cast(HITS_SCHEMA)
     )
-    return _apply(frame, textual, episodes, changes), hits
+    return _apply(frame, textual, episodes, changes, pairs, occurrences, texts), hits
+
+
+def _rewritten(pairs: pl.DataFrame, own: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """episode_id, text, n, cleaned, hits, alike of each (episode, text) pair of `pairs`
+    (episode_id, text, n) that `rewrite` of the text with its own episode's names changes, and
+    whether it changes it as the text's `union_rewrite` (`texts`: text, value; then also cleaned).
+
+    Each distinct text is rewritten once with all the partition's names, in Rust; Python rewrites
+    only the pairs where that is not their own episode's rewrite: a name of another episode
+    found, a name of its own that is not `is_plain`, or one name right after another."""
+    plain_names = [n for n in own.get_column("name").unique().to_list() if is_plain(n)]
+    plain = own.filter(pl.col("name").is_in(plain_names))
+    odd = own.join(plain, on=["episode_id", "name"], how="anti").get_column("episode_id")
+    named = pairs.join(own.select("episode_id").unique(), on="episode_id", how="semi")
+    # names of other episodes can be found only where some episode lacks one of the names
+    alike_names = plain.group_by("episode_id").len().get_column("len").min() == len(plain_names)
+    union = pl.concat(
+        [texts, union_rewrite(texts.get_column("value"), plain_names, not alike_names)],
+        how="horizontal",
+    )
+    foreign = pl.DataFrame(schema={"episode_id": pl.String, "text": pl.UInt32})
+    if not alike_names:
+        foreign = (
+            named.select("episode_id", "text")
+            .join(union.select("text", "found").explode("found").drop_nulls(), on="text")
+            .join(plain.rename({"name": "found"}), on=["episode_id", "found"], how="anti")
+            .select("episode_id", "text")
+            .unique()
+        )
+    ours = named.join(union.filter("exact").select("text", "cleaned", "hits"), on="text").join(
+        foreign, on=["episode_id", "text"], how="anti"
+    )
+    ours = ours.filter(~pl.col("episode_id").is_in(odd.implode()))
+    others = named.join(ours, on=["episode_id", "text"], how="anti")
+    confirmed = _confirmed(others, own, union.select("text", "value", union="cleaned"))
+    return pl.concat(
+        [ours.with_columns(alike=pl.lit(True)), confirmed], how="diagonal_relaxed"
+    ).filter(pl.col("hits") > 0)
+
+
+def _confirmed(pairs: pl.DataFrame, own: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """`rewrite` in Python of each (episode, text) pair of `pairs` with its episode's names, and
+    whether it is its text's `union` rewrite (`texts`: text, value, union)."""
+    names = own.group_by("episode_id").agg(pl.col("name").sort())
+    todo = pairs.join(names, on="episode_id").join(texts, on="text")
+    distinct = todo.select("text", "name").unique()  # a text and names of several episodes
+    values = distinct.join(texts, on="text", how="left").get_column("value")
+    rewritten = [rewrite(v, n) for v, n in zip(values, distinct.get_column("name"), strict=True)]
+    done = distinct.with_columns(
+        cleaned=pl.Series([text for text, _ in rewritten], dtype=pl.String),
+        hits=pl.Series([n for _, n in rewritten], dtype=pl.Int64),
+    )
+    return todo.join(done, on=["text", "name"]).select(
+        "episode_id", "text", "n", "cleaned", "hits", alike=pl.col("cleaned") == pl.col("union")
+    )
 
 
 def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
-    """(row, episode_id, value) of every non-null string leaf of `textual`, one per
-    occurrence."""
+    """(column, row, episode_id, value) of every non-null string leaf of `textual`, one per
+    occurrence (`column`: the leaf's column; `row`: its row's index in `frame`)."""
     tagged = frame.select(textual).with_columns(episode_id=episodes).with_row_index("row")
-    schema = {"row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
+    schema = {"column": pl.String, "row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
     parts = [pl.DataFrame(schema=schema)]
     for column in textual:
-        parts.extend(_column_leaves(tagged.select("row", "episode_id", value=pl.col(column))))
-    return pl.concat(parts).drop_nulls()
+        leaves = _column_leaves(tagged.select("row", "episode_id", value=pl.col(column)))
+        parts.extend(leaf.select(pl.lit(column).alias("column"), pl.all()) for leaf in leaves)
+    return pl.concat(parts).drop_nulls("value")
 
 
 def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
@@ -120,10 +172,37 @@ def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _apply(
-    frame: pl.DataFrame, textual: list[str], episodes: pl.Series, changes: pl.DataFrame
+    frame: pl.DataFrame,
+    textual: list[str],
+    episodes: pl.Series,
+    changes: pl.DataFrame,
+    pairs: pl.DataFrame,
+    occurrences: pl.DataFrame,
+    texts: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Replaces each changed text in the rows of the episode it changed in, in one plan per
-    column (a text in two episodes of which one knows the name changes in that one's rows only)."""
-    return replace_keyed_strings(
-        frame, textual, episodes, changes.select("episode_id", "value", "cleaned")
+    """Replaces each changed text in the rows of the episode it changed in (a text in two
+    episodes of which one knows the name changes in that one's rows only), in one plan per
+    column that holds a change. A text changed alike in every episode it occurs in (each of its
+    `pairs`) is replaced by value alone; only the others are joined on their (episode, text)."""
+    alike = (
+        changes.group_by("text")
+        .agg(pl.len(), pl.col("alike").all(), pl.col("cleaned").first())
+        .join(pairs.group_by("text").agg(pairs=pl.len()), on="text")
+        .filter(pl.col("alike") & (pl.col("len") == pl.col("pairs")))
+        .select("text", "cleaned")
     )
+    keyed = changes.join(alike, on="text", how="anti").select("episode_id", "text", "cleaned")
+    columns = occurrences.select("column", "text").unique()
+    values = texts.select("text", "value")
+    for column in textual:
+        present = columns.filter(pl.col("column") == column)
+        mine = alike.join(present, on="text", how="semi").join(values, on="text")
+        if mine.height:
+            old, new = mine.get_column("value"), mine.get_column("cleaned")
+            replaced = replace_strings(pl.col(column), frame.schema[column], old, new)
+            frame = frame.with_columns(replaced.alias(column))
+        mine = keyed.join(present, on="text", how="semi").join(values, on="text")
+        if mine.height:
+            lookup = mine.select("episode_id", "value", "cleaned")
+            frame = replace_keyed_strings(frame, [column], episodes, lookup)
+    return frame

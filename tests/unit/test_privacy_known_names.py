@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.privacy.known_name_redaction import redact_known_names
-from pipelines.privacy.known_names import PLACEHOLDER, known_names, name_pattern, rewrite
+from pipelines.privacy.known_names import (
+    PLACEHOLDER,
+    known_names,
+    name_pattern,
+    rewrite,
+    union_rewrite,
+)
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize.privatize import privatize
 
@@ -163,3 +169,142 @@ def test_rewrite_tries_a_shorter_name_where_a_longer_one_runs_into_a_word() -> N
         "[PERSON] Anne met [PERSON], JoAnn and Ann-Marie; [PERSON] [PERSON]",
         4,
     )
+
+
+def _union(text: str, names: list[str]) -> tuple[str, int, list[str], bool]:
+    cleaned, hits, found, exact = union_rewrite(pl.Series([text]), names).row(0)
+    return cleaned, hits, sorted(found), exact
+
+
+def test_union_rewrite_takes_the_longest_name_and_only_whole_words() -> None:
+    # "Mary Ann" before "Mary" where both fit; "Ann-Marie" and "Bentley" are no names
+    assert _union("Mary Ann met Ann-Marie and Mary.", ["Ann", "Mary Ann", "Mary"])[:3] == (
+        "[PERSON] met Ann-Marie and [PERSON].",
+        2,
+        ["Mary", "Mary Ann"],
+    )
+    assert _union("Bentley and Ben's car, Ben.", ["Ben"]) == (
+        "Bentley and Ben's car, [PERSON].",
+        1,
+        ["Ben"],
+        True,
+    )
+
+
+def test_union_rewrite_keeps_the_case_as_written() -> None:
+    assert _union("ben BEN Ben", ["Ben"]) == ("ben BEN [PERSON]", 1, ["Ben"], True)
+
+
+def test_union_rewrite_draws_word_boundaries_as_pythons_re_does() -> None:
+    # Python's \w holds é, ² and ٣ (str.isalnum) but not a combining accent or ‿, which Rust's
+    # \w holds: the accent and ‿ end the name, the others glue it
+    text = "Zoë, Zoëlle, éZoë, Zoë\u0301, Zoë², ٣Zoë, Zoë‿x"
+    assert _union(text, ["Zoë"]) == (
+        "[PERSON], Zoëlle, éZoë, [PERSON]\u0301, Zoë², ٣Zoë, [PERSON]‿x",
+        3,
+        ["Zoë"],
+        True,
+    )
+
+
+def test_union_rewrite_is_not_exact_where_a_name_follows_a_glued_text_s_name() -> None:
+    # Rust's match of "Ben" takes the space the look-behind of "Ana" needs
+    assert _union("Ben's pal Ben Ana", ["Ben", "Ana"])[3] is False
+    assert _union("Ben Ana", ["Ben", "Ana"]) == ("[PERSON] [PERSON]", 2, ["Ana", "Ben"], True)
+
+
+UNION_PIECES = [*PIECES, "[PERSON]", "]", "\u0301", "‿", "…", "Mary Ann Neil"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(UNION_PIECES), max_size=14).map("".join), max_size=8),
+    st.lists(st.sampled_from(NAMES), min_size=1, max_size=5),
+    st.data(),
+)
+def test_union_rewrite_is_the_whole_word_regex_where_exact(
+    texts: list[str], names: list[str], data: st.DataObject
+) -> None:
+    out = union_rewrite(pl.Series(texts, dtype=pl.String), names)
+    for text, (cleaned, hits, found, exact) in zip(texts, out.iter_rows(), strict=True):
+        if not exact:
+            continue
+        assert (cleaned, hits) == re.compile(name_pattern(names)).subn(PLACEHOLDER, text)
+        # the same for any of the names that holds every name found
+        own = sorted({*found, *data.draw(st.lists(st.sampled_from(names), min_size=1))})
+        assert (cleaned, hits) == re.compile(name_pattern(own)).subn(PLACEHOLDER, text)
+
+
+def test_a_text_changes_only_in_the_rows_of_an_episode_that_knows_the_name() -> None:
+    # the same text in a row without an episode, and in one whose episode knows no name, stays
+    names = pl.DataFrame({"episode_id": ["rl"], "name": ["Ben"]})
+    for other in (None, "chat"):
+        frame = pl.DataFrame(
+            {"episode_id": ["rl", other], "text": ["Hi Ben", "Hi Ben"]},
+            schema={"episode_id": pl.String, "text": pl.String},
+        )
+        out, hits = redact_known_names(frame, ["text"], frame["episode_id"], names)
+        assert out.rows() == [("rl", "Hi [PERSON]"), (other, "Hi Ben")]
+        assert hits == 1
+
+
+def test_names_rust_cannot_place_are_confirmed_in_python() -> None:
+    # "Dr." and "(Bob" end or start with no word character; "Ben Ana" after a glued "Ben's"
+    names = pl.DataFrame(
+        {
+            "episode_id": ["e1", "e1", "e2", "e2", "e3", "e4"],
+            "name": ["Dr.", "Ben", "Ben", "Ana", "Bob", "(Bob"],
+        }
+    )
+    frame = pl.DataFrame(
+        {
+            "episode_id": ["e1", "e2", "e2", "e3", "e4"],
+            "text": [
+                "Ask Dr. Ben",
+                "Ben's pal Ben Ana",
+                "Ask Dr. Ben",
+                "(Bob y Bobby",
+                "(Bob y Bobby",
+            ],
+        }
+    )
+    out, hits = redact_known_names(frame, ["text"], frame["episode_id"], names)
+    assert out.get_column("text").to_list() == [
+        "Ask [PERSON] [PERSON]",
+        "Ben's pal [PERSON] [PERSON]",
+        "Ask Dr. [PERSON]",
+        "([PERSON] y Bobby",
+        "[PERSON] y Bobby",
+    ]
+    assert hits == 7
+
+
+EPISODE_NAMES = {"e1": ["Ann", "Mary"], "e2": ["Mary Ann", "Neil"], "e3": ["O'Neil"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([*EPISODE_NAMES, "e4", None]),
+            st.lists(st.sampled_from(UNION_PIECES), max_size=10).map("".join),
+        ),
+        max_size=12,
+    )
+)
+def test_each_row_is_its_own_episodes_whole_word_regex(rows: list) -> None:
+    names = pl.DataFrame(
+        [(e, n) for e, known in EPISODE_NAMES.items() for n in known],
+        schema={"episode_id": pl.String, "name": pl.String},
+        orient="row",
+    )
+    frame = pl.DataFrame(rows, schema={"episode_id": pl.String, "text": pl.String}, orient="row")
+    out, hits = redact_known_names(frame, ["text"], frame["episode_id"], names)
+    expected = [
+        re.compile(name_pattern(EPISODE_NAMES[e])).subn(PLACEHOLDER, t)
+        if e in EPISODE_NAMES
+        else (t, 0)
+        for e, t in rows
+    ]
+    assert out.get_column("text").to_list() == [text for text, _ in expected]
+    assert hits == sum(n for _, n in expected)

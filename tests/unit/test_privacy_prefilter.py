@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 import pipelines.privacy.redact as redact_module
 from pipelines.config.redaction import TEXT_KINDS
 from pipelines.privacy.patterns import may_hold_phone
-from pipelines.privacy.prefilter import _KEEPABLE_PHONE, caseless, detector_gates, gated
+from pipelines.privacy.prefilter import (
+    _KEEPABLE_PHONE,
+    any_gate,
+    caseless,
+    detector_gates,
+    gated,
+)
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
 from pipelines.release.privatize.text_cleaner import clean_texts
@@ -297,3 +303,15 @@ def test_digit_gates_run_on_the_texts_with_a_digit_and_land_on_their_own_text() 
     assert "phone" in found["fax +1 415 555 0199"]
     assert not (found["call +1 415 555 0100"] | found["fax +1 415 555 0199"]) & {"url"}
     assert all(not found[t] & digit_kinds for t in ("see www.a.io", "see www.b.io"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(PHONE_TEXTS, TEXTS), min_size=1, max_size=20))
+def test_the_one_search_holds_wherever_some_gate_holds(texts: list[str]) -> None:
+    texts += _corpus() + EDGES
+    frame = pl.DataFrame({"value": texts}, schema={"value": pl.String})
+    gates = detector_gates(pl.col("value"), IDS, CONFIG)
+    some = frame.select(pl.any_horizontal(*gates.values())).to_series()
+    one = frame.select(any_gate(pl.col("value"), IDS, CONFIG)).to_series()
+    assert some.sum() > 0
+    assert frame.filter(some & ~one).get_column("value").to_list() == []
