@@ -72,6 +72,8 @@ LIBRARIES = [
     "polars",
     "pandas",
     "pandera.polars",
+    "pandera.backends.polars.builtin_checks",  # imported by the first check a build runs
+    "pandera.backends.polars.container",
     "pyarrow",
     "pyarrow.parquet",
     "deltalake",
@@ -86,6 +88,7 @@ LIBRARIES = [
     "orjson",
     "numpy",
     "yaml",
+    "upath.core",  # imported by Dagster when it opens the instance
 ]
 
 

@@ -152,10 +152,14 @@ def _named_parts(log: pl.DataFrame, table: str) -> list[str]:
     return sorted(set(named.to_list()))
 
 
-def current_parts(layout: Layout, source: str, table: str) -> list[Path]:
+def current_parts(
+    layout: Layout, source: str, table: str, log: pl.DataFrame | None = None
+) -> list[Path]:
     """The files of the parts of one bronze table (or QUARANTINE_PART) that the ingest log names
-    as current."""
-    files = part_files(layout, source, table, _named_parts(read_log(layout, source), table))
+    as current; `log`: the source's log as `read_log` gives it, when the caller has read it
+    already (read here otherwise)."""
+    log = read_log(layout, source) if log is None else log
+    files = part_files(layout, source, table, _named_parts(log, table))
     return [as_root(f) if "://" in f else Path(f) for f in files]
 
 

@@ -29,6 +29,9 @@ EXECUTORS = ("default", "multiprocess", "k8s")
 # Imported once by the forkserver; each step process is a fork of it, so a step does not import
 # Polars, Pandera, DuckDB, Dagster's storage (SQLAlchemy, Alembic) and the asset graph again:
 # ~1.5 s instead of ~10 s per step where bytecode is not cached (PYTHONDONTWRITEBYTECODE).
+# Also what the steps import only when they first need it: Pandera's Polars backends (with
+# Hypothesis, ~0.2 s), which every step that checks a table registers, and universal_pathlib,
+# which Dagster imports to open the instance in every step (~0.06 s).
 # A module that cannot be imported (dagster_postgres without the extra) is skipped by Python.
 PRELOAD_MODULES = [
     "dagster._core.executor.multiprocess",
@@ -37,6 +40,9 @@ PRELOAD_MODULES = [
     "dagster._utils.test",
     "dagster._daemon.monitoring",
     "dagster_postgres",
+    "pandera.backends.polars.builtin_checks",
+    "pandera.backends.polars.container",
+    "upath.core",
     "pipelines.definitions",
     "pipelines.orchestration.instance",
     "pipelines.orchestration.multiprocess",

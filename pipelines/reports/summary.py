@@ -17,6 +17,7 @@ from pipelines.ingest.log import read_log
 from pipelines.ingest.reconcile import reconcile_source
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.balance import BALANCE_SCHEMA, balance_warnings, empty_balance
+from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.storage.uri import as_root
@@ -87,7 +88,13 @@ def _latest_release_rows(layout: Layout) -> pl.DataFrame:
 
 
 def build_summary(settings: Settings) -> BuildSummary:
-    layout = Layout(settings.data_root)
+    # Read after the build has let its lock go: every ingest log and bronze table is opened
+    # once here, not once per read (each source's log ~6 times), as `turnlake status` does.
+    with delta_cache.reading():
+        return _summary(settings, Layout(settings.data_root))
+
+
+def _summary(settings: Settings, layout: Layout) -> BuildSummary:
     rows = [
         {
             "table": table,

@@ -11,7 +11,7 @@ import polars as pl
 from pipelines.config.names import SOURCES
 from pipelines.config.scores import load_scores
 from pipelines.gold.agreement import agreement
-from pipelines.ingest.log import current_parts
+from pipelines.ingest.log import current_parts, read_log
 from pipelines.release.store.files import latest_release
 from pipelines.runtime.faults import crash_point
 from pipelines.schemas.bronze import bronze_models
@@ -45,8 +45,9 @@ def view_sources(layout: Layout) -> dict[str, list[str]]:
         if stored.exists(layout, "gold", table)
     }
     for source in SOURCES:
+        log = read_log(layout, source)  # one version of the log for all the source's views
         for table in bronze_models(source):
-            parts = [str(p.resolve()) for p in current_parts(layout, source, table)]
+            parts = [str(p.resolve()) for p in current_parts(layout, source, table, log)]
             if parts:
                 views[f"bronze.{table}"] = parts
     views |= _latest_release_views(layout)

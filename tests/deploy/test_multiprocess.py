@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import yaml
 from pipelines.api.roots import resolve_settings
 from pipelines.definitions import build_job
 from pipelines.orchestration.executors import (
+    PRELOAD_MODULES,
     ExecutorSettingError,
     executor_from_env,
     multiprocess_run_config,
@@ -67,6 +69,14 @@ def test_a_busy_data_root_is_reported_before_the_run_starts(
 
 def test_documented_run_config_is_the_one_the_code_uses():
     assert yaml.safe_load(RUN_CONFIG.read_text()) == multiprocess_run_config(2)
+
+
+def test_every_module_the_forkserver_preloads_exists():
+    """The forkserver skips a module it cannot import without a word: a misspelt or moved name
+    would silently cost every step process its import again. Only the Postgres storage may be
+    missing (an extra)."""
+    missing = [name for name in PRELOAD_MODULES if importlib.util.find_spec(name) is None]
+    assert missing in ([], ["dagster_postgres"])
 
 
 def test_executor_is_chosen_by_environment_and_the_default_is_unchanged():

@@ -4,13 +4,18 @@ as a fresh open would: other processes' commits, this process's own, never remov
 import subprocess
 import sys
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import dagster as dg
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
+from pipelines.checks.health import published_problems
+from pipelines.config.settings import Settings
+from pipelines.reports.summary import build_summary
 from pipelines.storage import delta_cache, tables
 from pipelines.storage.delta_writes import PARTITION, commit_partitions, overwrite_whole
 from pipelines.storage.layout import Layout
@@ -140,3 +145,22 @@ def test_the_checks_of_a_step_share_the_tables_they_open(tmp_path, monkeypatch):
     assert [r.passed for r in results] == [True, True]
     assert opened[0] is opened[1]
     assert delta_cache.latest(uri, None) is not opened[0]  # nothing kept after the checks
+
+
+def test_the_build_summary_and_the_health_check_open_each_table_once(demo_warehouse, monkeypatch):
+    # Both read after a build has let its lock go, where nothing is kept open for them: each
+    # source's ingest log was opened once per bronze table it names, and again (on S3: several
+    # requests per open).
+    opened: Counter[tuple[str, int | None]] = Counter()
+
+    class Counted(DeltaTable):
+        def __init__(self, table_uri, *args, **kwargs) -> None:
+            opened[(str(table_uri), kwargs.get("version"))] += 1
+            super().__init__(table_uri, *args, **kwargs)
+
+    monkeypatch.setattr(delta_cache, "DeltaTable", Counted)
+    build_summary(Settings(raw_root=demo_warehouse / "raw", data_root=demo_warehouse))
+    assert opened and max(opened.values()) == 1, opened.most_common(3)
+    opened.clear()
+    assert published_problems(Layout(demo_warehouse)) == []
+    assert opened and max(opened.values()) == 1, opened.most_common(3)

@@ -11,6 +11,7 @@ from pipelines.storage.engine import (
     closure_digest,
     dependency_versions,
     import_closure,
+    imported_modules,
     package_modules,
     tree_digest,
 )
@@ -95,6 +96,51 @@ def test_the_import_closure_follows_every_import_and_no_more(tmp_path):
     assert [p.relative_to(tmp_path).as_posix() for p in reached] == expected
 
 
+# An import in every kind of block a statement can sit in; the names it imports, by hand.
+NESTED_IMPORTS = """\
+import a
+class C:
+    def m(self):
+        if x:
+            pass
+        elif y:
+            import b
+        else:
+            from c import d
+try:
+    import e
+except ImportError:
+    import f
+else:
+    import g
+finally:
+    import h
+for i in []:
+    pass
+else:
+    import j
+while False:
+    import k
+with open("x") as handle:
+    import m
+async def n():
+    async with z:
+        import o
+match value:
+    case 1:
+        import p
+    case _:
+        from . import q
+"""
+
+
+def test_an_import_in_any_block_of_a_module_is_found(tmp_path):
+    _write(tmp_path, {"pipelines/__init__.py": "", "pipelines/nested.py": NESTED_IMPORTS})
+    found = imported_modules(tmp_path / "pipelines/nested.py", tmp_path)
+    expected = ["a", "b", "c", "c.d", "e", "f", "g", "h", "j", "k", "m", "o", "p"]
+    assert sorted(found) == sorted([*expected, "pipelines", "pipelines.q"])
+
+
 def test_the_closure_digest_changes_with_a_reached_module_only(tmp_path):
     _write(tmp_path, CLOSURE)
     before = closure_digest(["pipelines.sources.study"], tmp_path)
@@ -146,3 +192,15 @@ def test_the_dependency_versions_name_the_locked_libraries():
     names = {line.partition("==")[0] for line in lines}
     assert {"polars", "pyarrow", "orjson", "pandera", "dagster", "duckdb", "deltalake"} <= names
     assert "pytest" not in names  # a dev tool shapes no result
+
+
+def test_the_dependency_versions_are_the_installed_versions():
+    import dagster
+    import duckdb
+    import polars
+    import pyarrow
+
+    lines = dependency_versions().splitlines()
+    libraries = {"dagster": dagster, "duckdb": duckdb, "polars": polars, "pyarrow": pyarrow}
+    for name, module in libraries.items():
+        assert f"{name}=={module.__version__}" in lines
