@@ -287,12 +287,23 @@ def _overlap_problem(name: str, overlap: Mapping[str, Any]) -> list[str]:
     ]
 
 
+# What a release partition's build reads of `splits` (the key of its stored entry digests them)
+RELEASED_SPLIT_COLUMNS = ("group_id", "split")
+
+
+def released_splits(splits: pl.DataFrame) -> pl.DataFrame:
+    return splits.select(RELEASED_SPLIT_COLUMNS)
+
+
 def split_digests(placed: pl.DataFrame, splits: pl.DataFrame, partition: str) -> dict[str, str]:
-    """{partition: digest of its groups' (group_id, split, split_group)} (`placed`: group_id and
-    the `partition` column). A group's split is no longer a function of its id alone (a
+    """{partition: digest of its groups' (group_id, split)} (`placed`: group_id and the
+    `partition` column). A group's split is no longer a function of its id alone (a
     near-duplicate prompt elsewhere can join its split group to another), so what a partition's
-    released rows are built from holds its groups' splits."""
-    columns = [c for c in ("group_id", "split", "split_group") if c in splits.columns]
+    released rows are built from holds its groups' splits: `released_splits`, all a partition's
+    build is given of them. Not the split group's name or bucket: a night's group joining a
+    cluster renames the split group of every group tied to it (keeping their splits), which
+    touched every partition holding one."""
+    columns = list(RELEASED_SPLIT_COLUMNS)
     rows = placed.select("group_id", partition).join(splits.select(columns), on="group_id")
     line = pl.concat_str(columns, separator="\x1f", ignore_nulls=True)
     per = rows.group_by(partition).agg(line.sort().str.join("\x1e").alias("_rows"))

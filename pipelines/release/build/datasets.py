@@ -39,7 +39,7 @@ from pipelines.release.build.units import build_units, index_key, indexed
 from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.store import part_cache
 from pipelines.release.store.files import SPLIT_ORDER
-from pipelines.splits.assign import human_participants, split_digests
+from pipelines.splits.assign import human_participants, released_splits, split_digests
 from pipelines.splits.near_dups import NEAR_DUPS_SCHEMA, NEAR_DUPS_TABLE
 from pipelines.storage import tables as stored
 from pipelines.storage.engine import engine_digest
@@ -168,7 +168,7 @@ def _tables(
         named = silver["decisions"].select("context_hash").unique()
         silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
         groups = silver["episodes"].select("group_id").unique()
-        gold["splits"] = splits.join(groups, on="group_id", how="semi")
+        gold["splits"] = released_splits(splits).join(groups, on="group_id", how="semi")
         # by its episodes, not the partition column: tables stored whole are one partition
         mine = silver["episodes"].select("episode_id")
         silver[NEAR_DUPS_TABLE] = near.join(mine, on="episode_id", how="semi").drop("partition")
