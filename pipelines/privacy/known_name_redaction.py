@@ -22,7 +22,7 @@ from pipelines.privacy.known_names import (
     union_rewrite,
     word_pattern,
 )
-from pipelines.privacy.text_leaves import replace_keyed_strings, replace_strings
+from pipelines.privacy.text_leaves import replace_keyed_strings, replace_strings, tagged_leaves
 
 KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
 
@@ -149,26 +149,9 @@ def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.
     schema = {"column": pl.String, "row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
     parts = [pl.DataFrame(schema=schema)]
     for column in textual:
-        leaves = _column_leaves(tagged.select("row", "episode_id", value=pl.col(column)))
+        leaves = tagged_leaves(tagged.select("row", "episode_id", value=pl.col(column)))
         parts.extend(leaf.select(pl.lit(column).alias("column"), pl.all()) for leaf in leaves)
     return pl.concat(parts).drop_nulls("value")
-
-
-def _column_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
-    dtype = frame.schema["value"]
-    if dtype == pl.String:
-        return [frame]
-    if isinstance(dtype, pl.List):
-        return _column_leaves(frame.explode("value"))
-    if isinstance(dtype, pl.Struct):
-        return [
-            part
-            for f in dtype.fields
-            for part in _column_leaves(
-                frame.select("row", "episode_id", value=pl.col("value").struct.field(f.name))
-            )
-        ]
-    return []
 
 
 def _apply(

@@ -40,6 +40,26 @@ def string_leaves(frame: pl.DataFrame, columns: list[str]) -> pl.Series:
     return pl.concat(leaves).drop_nulls()
 
 
+def tagged_leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """`frame` (tag columns and `value`) with `value` walked down to its string leaves, however
+    nested in lists and structs: one frame per leaf path, each row a leaf with its row's tags."""
+    dtype = frame.schema["value"]
+    if dtype == pl.String:
+        return [frame]
+    if isinstance(dtype, pl.List):
+        return tagged_leaves(frame.explode("value"))
+    if isinstance(dtype, pl.Struct):
+        tags = pl.exclude("value")
+        return [
+            part
+            for f in dtype.fields
+            for part in tagged_leaves(
+                frame.select(tags, value=pl.col("value").struct.field(f.name))
+            )
+        ]
+    return []
+
+
 def replace_strings(expr: pl.Expr, dtype: pl.DataType, old: pl.Series, new: pl.Series) -> pl.Expr:
     """`expr` with every string equal to `old[i]` replaced by `new[i]`, at any depth; nulls, other
     values and the dtype stay as they are."""

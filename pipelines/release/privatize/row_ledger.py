@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.privacy.text_leaves import tagged_leaves
+
 ROW = "row"  # a row's index in its dataset as built (the key frame's `row`)
 PSEUDONYM = "pseudonym"  # named in the ledger wherever there was text, even with no replacement
 
@@ -18,23 +20,8 @@ def row_leaves(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
     indexed = frame.select(columns).with_row_index(ROW)
     parts = [pl.DataFrame(schema={ROW: pl.UInt32, "value": pl.String})]
     for column in columns:
-        parts.extend(_leaves(indexed.select(ROW, value=pl.col(column))))
+        parts.extend(tagged_leaves(indexed.select(ROW, value=pl.col(column))))
     return pl.concat(parts).drop_nulls()
-
-
-def _leaves(frame: pl.DataFrame) -> list[pl.DataFrame]:
-    dtype = frame.schema["value"]
-    if dtype == pl.String:
-        return [frame]
-    if isinstance(dtype, pl.List):
-        return _leaves(frame.explode("value"))
-    if isinstance(dtype, pl.Struct):
-        return [
-            part
-            for f in dtype.fields
-            for part in _leaves(frame.select(ROW, value=pl.col("value").struct.field(f.name)))
-        ]
-    return []
 
 
 def row_counts(leaves: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
