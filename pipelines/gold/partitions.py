@@ -145,9 +145,12 @@ def refresh_partition(layout: Layout, params: Mapping[str, Any], key: str) -> bo
     todo, _, whole = stale(layout, params, newest=True)
     if whole or key not in set(todo.get_column(PARTITION)):
         return False
-    if forget_in_progress(layout):  # checked last before the first commit: left to the build
+    # before and after the pending mark, as silver's runs do (transforms/partition_run.py)
+    if forget_in_progress(layout):
         return False
     mark_pending(layout, key)
+    if forget_in_progress(layout):
+        return False
     compute(layout, params, todo, [key], [key], newest=True)
     return True
 

@@ -26,12 +26,13 @@ keep out of each other's way through the data root itself, the same on a folder 
 - `forget` writes `Layout.forgetting` first, then refuses (`PartitionRunsInFlight`, exit 3,
   nothing else done) while any partition is pending in silver's or gold's newest record, and
   checks again after its rebuild, before it erases; the marker is removed when it ends;
-- a run looks for the marker just before its first commit (its pending mark) and leaves the
-  partition to the build when it is there.
+- a run looks for the marker before its first commit (its pending mark) and again after it,
+  and leaves the partition to the build when it is there.
 
-A run that marked before the forget's check is seen by it; one that marks after it finds the
-marker, unless it stalled between its look and its mark for longer than the forget's rebuild.
-A pending mark does not say whether its run is alive: a run that was killed leaves one until a
+Both sides write first and read after: a run whose mark came before the forget's check is seen
+by it; otherwise its second look came after the forget's marker and finds it, however long the
+run stalled in between (it then leaves its mark, and the forget's rebuild redoes the partition
+or its check after the rebuild refuses). A pending mark does not say whether its run is alive: a run that was killed leaves one until a
 build (which redoes the partition) or a run of that key clears it.
 """
 

@@ -130,10 +130,14 @@ def refresh_partition(settings: Settings, key: str) -> str:
             return reason
         if key not in plan.stale:
             return UP_TO_DATE
-    # checked last before the first commit: a forget that began since waits for none of ours
+    # Checked before the pending mark (a forget in progress finds no new mark) and after it: a
+    # forget that wrote its marker in between either sees the mark or is seen here, so no run
+    # commits rows a forget has begun to erase. The mark left behind makes the build redo it.
     if forget_in_progress(layout):
         return FORGETTING
     mark_pending(layout, plan, [key])
+    if forget_in_progress(layout):
+        return FORGETTING
     tables = transform_group(plan, settings, [key], empty_optouts(), Withheld(), None)
     commit_group(layout, plan, tables, [key], previous_rows(plan), first=False)
     return TRANSFORMED

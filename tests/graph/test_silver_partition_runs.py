@@ -17,6 +17,7 @@ from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, PARTITION_JOB, build_definitions
 from pipelines.gold.params import load_params
+from pipelines.gold.partitions import in_flight
 from pipelines.gold.partitions import mark_pending as mark_gold_pending
 from pipelines.gold.partitions import refresh_partition as refresh_gold_partition
 from pipelines.ingest.log import read_log, write_log
@@ -288,3 +289,64 @@ def test_partition_runs_commit_nothing_while_a_forget_erases(env, built_once):
     assert [delta_cache.existing(u, None).version() for u in (record, gold_record)] == versions
     assert not layout.forgetting.exists()
     assert refresh_partition(settings, key) == TRANSFORMED
+
+
+def _forget_begins_at(mark, layout: Layout):
+    """`mark` (a pending mark) with a forget's marker written just before it."""
+
+    def marked(*args):
+        layout.forgetting.write_text("a forget began")
+        mark(*args)
+
+    return marked
+
+
+def _files_but(root: Path, *left_out: Path) -> dict[str, int]:
+    return {
+        str(p): p.stat().st_mtime_ns
+        for p in root.rglob("*")
+        if p.is_file() and not any(p == o or o in p.parents for o in left_out)
+    }
+
+
+def test_a_forget_that_begins_between_a_silver_runs_look_and_its_mark_gets_no_rows(
+    env, built_once, monkeypatch
+):
+    """The marker appears after a run's first look, before its pending mark (a run stalled
+    there): the run looks again after its mark and writes no row, and its mark stays for the
+    forget to see."""
+    raw, data = demo_built(built_once, 4, to=env / "forget-race")
+    _add_new_files(raw)
+    settings, _ = _bronze_only(raw, data, dg.DagsterInstance.ephemeral())
+    layout = Layout(data)
+    key = min(wanted_runs(settings)[0])
+    record = Path(stored.table_uri(layout, "silver", DIGESTS_TABLE))
+    version = delta_cache.existing(str(record), None).version()
+    before = _files_but(data, record, layout.lock_file)
+    monkeypatch.setattr(
+        partition_run, "mark_pending", _forget_begins_at(partition_run.mark_pending, layout)
+    )
+    assert refresh_partition(settings, key) == FORGETTING
+    assert delta_cache.existing(str(record), None).version() == version + 1  # its mark only
+    layout.forgetting.unlink()
+    assert _files_but(data, record, layout.lock_file) == before  # no row file, no piece
+    assert in_flight(layout) == [f"silver {key}"]
+
+
+def test_a_forget_that_begins_between_a_gold_runs_look_and_its_mark_gets_no_rows(
+    env, built_once, monkeypatch
+):
+    from pipelines.gold import partitions as gold_partitions
+
+    _, data = demo_built(built_once, 4, to=env / "forget-race-gold")
+    layout = Layout(data)
+    key = min(committed_silver_record(layout)["_partition"])
+    mark_gold_pending(layout, key)  # stale in gold's record, as a killed run leaves it
+    record = stored.table_uri(layout, "gold", DIGESTS_TABLE)
+    version = delta_cache.existing(record, None).version()
+    monkeypatch.setattr(
+        gold_partitions, "mark_pending", _forget_begins_at(gold_partitions.mark_pending, layout)
+    )
+    assert refresh_gold_partition(layout, load_params(), key) is False
+    assert delta_cache.existing(record, None).version() == version + 1  # its mark, no record
+    assert in_flight(layout) == [f"gold {key}"]  # what the forget's check after its rebuild sees
