@@ -66,7 +66,6 @@ SESSION_VALUES = (
     "ended_at",
     "scenario",
 )
-HISTORY_VALUES = ("role", "text")
 STEP_VALUES = (
     "turn",
     "resident_message",
