@@ -10,6 +10,7 @@ from pipelines.api.build import build
 from pipelines.api.errors import NotBuilt, PartitionRunsInFlight
 from pipelines.api.results import ForgetResult
 from pipelines.api.roots import PathLike, locked, require_pseudonym_key, resolve_settings
+from pipelines.partitions.store import in_flight
 from pipelines.privacy.subjects import SUBJECT_KINDS
 from pipelines.storage.layout import Layout
 
@@ -64,7 +65,6 @@ def forget(
     recorded; releases are not rewritten). `ForgetResult.problems` lists releases that no longer
     verify.
     """
-    from pipelines.gold.partitions import in_flight
     from pipelines.privacy.forget import (
         erase_from_tables,
         forgetting,

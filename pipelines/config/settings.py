@@ -83,7 +83,6 @@ class Settings:
     source_timezones: dict[str, str] = field(default_factory=dict)
     # Base of `turn_index` in dialogue feedback events, per dataset (first folder under feedback/).
     dialogue_turn_index_base: dict[str, int] = field(default_factory=dict)
-    default_turn_index_base: int = 0
     config_path: Path | None = None
     # A raw file that vanished keeps its rows (reported as missing) unless this is set.
     remove_deleted_files: bool = _D.ingest.remove_deleted_files
@@ -149,9 +148,6 @@ class Settings:
 
     def rating_scale_for(self, dataset: str) -> str | None:
         return self.decision_rating_scale.get(dataset)
-
-    def turn_index_base_for(self, dataset: str) -> int:
-        return self.dialogue_turn_index_base.get(dataset, self.default_turn_index_base)
 
     @property
     def layout(self) -> Layout:
@@ -227,12 +223,6 @@ def split_config_of(splits: schema.Splits) -> SplitConfig:
         link_raters=splits.link_raters,
         near_duplicates=near,
     )
-
-
-def split_config_from(config: Mapping[str, Any]) -> SplitConfig:
-    """SplitConfig from a whole parsed turnlake.toml (its `[splits]` table; every key optional),
-    validated as the build validates it (`SettingsError` on a bad key or value)."""
-    return split_config_of(validate_config(config).splits)
 
 
 def settings_from_model(

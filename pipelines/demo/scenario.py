@@ -142,7 +142,7 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
             i % 6 == 3 and state != "active"
         ):  # a finished scenario whose active copy was left behind
             _put(base / "active" / sid, _encode(entries[:-1], pretty, bom=False, blank_lines=False))
-    _write_bad(base, rng, start)
+    _write_bad(base, start)
 
 
 def _entry(rng: random.Random, sid: str, ts: datetime, m: int, i: int) -> dict:
@@ -412,7 +412,7 @@ def _cut_long_content(data: bytes) -> bytes:
     return data
 
 
-def _write_bad(base: Path, rng: random.Random, start: datetime) -> None:
+def _write_bad(base: Path, start: datetime) -> None:
     sid = "SCENARIO-2025-900"
     good = {
         "timestamp": _iso(start),

@@ -37,22 +37,6 @@ def aggregate(value: pl.Expr, method: str, order: pl.Expr | None = None) -> pl.E
     return getattr(value.sort(), method)()
 
 
-def weighted_mean(
-    components: Mapping[str, pl.Expr], weights: Mapping[str, float]
-) -> tuple[pl.Expr, pl.Expr]:
-    """(Σ wᵢ·xᵢ, Σ wᵢ) over the components that are not null, as row-wise expressions."""
-    num = pl.sum_horizontal(
-        [(x * float(weights.get(k, 0.0))).fill_null(0.0) for k, x in components.items()]
-    )
-    den = pl.sum_horizontal(
-        [
-            pl.when(x.is_not_null()).then(float(weights.get(k, 0.0))).otherwise(0.0)
-            for k, x in components.items()
-        ]
-    )
-    return num, den
-
-
 def sorted_ids(column: str = "feedback_id") -> pl.Expr:
     """Aggregation: the distinct contributing ids, sorted (stable provenance lists)."""
     return pl.col(column).unique().sort()

@@ -5,7 +5,8 @@ reward parameters, the gold code) differs from now. Each recomputed chunk commit
 its digest rows, each into their own partitions, so partition runs in separate processes (Dagster's
 partitioned `gold_partition` asset) never overwrite each other and a crash between the two leaves
 the partition stale, to be redone. A partition run marks its partition pending (a record row
-without digest) before its first row file, so a forget sees it in flight (`in_flight`).
+without digest) before its first row file, so a forget sees it in flight (partitions/store.py
+`in_flight`).
 `refresh_gold` (refresh.py) publishes the versions afterwards.
 """
 
@@ -162,17 +163,3 @@ def mark_pending(layout: Layout, key: str) -> None:
     frame = pl.DataFrame({PARTITION: [key], "digest": None, "rows": 0}, schema=DIGESTS_SCHEMA)
     options = storage_options(layout.data_root)
     stored.commit_partitions(_uri(layout, DIGESTS_TABLE), frame, [key], options)
-
-
-def in_flight(layout: Layout) -> list[str]:
-    """The partitions pending in silver's or gold's newest record (`layer partition`): a
-    partition run committing them, or one that stopped before its record."""
-    silver = committed_silver_record(layout)
-    gold = committed_record(layout, "gold")
-    found = []
-    if silver is not None:
-        found += [f"silver {k}" for k in silver.filter(pl.col(INPUTS).is_null())[PARTITION]]
-    if gold is not None:
-        pending = gold.filter(pl.col("digest").is_null()).collect()
-        found += [f"gold {k}" for k in pending[PARTITION]]
-    return sorted(found)

@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pipelines.config.settings import Settings
 from pipelines.sources import adapter
 from pipelines.sources.base import ParseResult, RawFile
-from pipelines.sources.jsonio import Span
+from pipelines.sources.jsonio import UNIT_START, Span
 
 # A 16 MB part of a study master file parses to ~100 MB of rows in its worker (a 64 MB batch of
 # small files, `ingest.batch_mb`, to ~300 MB): the part, not the file, bounds a worker. Smaller
 # parts would add per-task cost (a Delta commit per table) for little memory.
 SPLIT_BYTES = 16 * 1024 * 1024
 _BLOCK_BYTES = 8 * 1024 * 1024  # what planning holds of a file at a time
-_RECORD_START = re.compile(rb"\n[\{\[]")  # the newline before a line that starts a record
 
 
 @dataclass(frozen=True)
@@ -151,5 +149,5 @@ def _record_start(block: bytes, at_least: int, last_byte: bytes) -> int | None:
     in `block`; `last_byte`: the previous block's last byte (b"" for the file's first block)."""
     if at_least <= 0 and last_byte == b"\n" and block[:1] in (b"{", b"["):
         return 0
-    found = _RECORD_START.search(block, max(at_least - 1, 0))
+    found = UNIT_START.search(block, max(at_least - 1, 0))
     return None if found is None else found.start() + 1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.config.settings import Settings, settings_from_config, settings_from_env
+from pipelines.config.settings import Settings, settings_from_config
 from pipelines.storage.lock import join_run_lease
 from pipelines.storage.uri import as_root
 
@@ -28,10 +28,6 @@ class TurnlakeResource(dg.ConfigurableResource):
             data_root=str(settings.data_root),
             config_path=str(settings.config_path) if settings.config_path else None,
         )
-
-    @classmethod
-    def from_env(cls) -> TurnlakeResource:
-        return cls.from_settings(settings_from_env())
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """A step of a run holding the data-root lease (`turnlake build --workers N`) writes

@@ -35,17 +35,6 @@ DIGESTS_SCHEMA = pl.Schema({PARTITION: pl.String, "digest": pl.String, "rows": p
 _SEED = 0x7475726E6C616B65  # fixed: digests compare across builds
 
 
-def placement(episodes: pl.DataFrame, partition_map: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Key column → (key, partition) frames: where each episode and each group lives."""
-    groups = partition_map.select("group_id", PARTITION)
-    return {
-        "group_id": groups,
-        "episode_id": episodes.select("episode_id", "group_id")
-        .join(groups, on="group_id", how="inner")
-        .select("episode_id", PARTITION),
-    }
-
-
 def tag(
     frames: Mapping[str, pl.DataFrame],
     keys: Mapping[str, str],

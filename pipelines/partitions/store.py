@@ -87,6 +87,20 @@ def committed_silver_record(layout: Layout) -> pl.DataFrame | None:
     return record.sort(PARTITION).collect()
 
 
+def in_flight(layout: Layout) -> list[str]:
+    """The partitions pending in silver's or gold's newest record (`layer partition`): a
+    partition run committing them, or one that stopped before its record."""
+    silver = committed_silver_record(layout)
+    gold = committed_record(layout, "gold")
+    found = []
+    if silver is not None:
+        found += [f"silver {k}" for k in silver.filter(pl.col(INPUTS).is_null())[PARTITION]]
+    if gold is not None:
+        unrecorded = gold.filter(pl.col("digest").is_null()).collect()
+        found += [f"gold {k}" for k in unrecorded[PARTITION]]
+    return sorted(found)
+
+
 def commit_silver_record(
     layout: Layout, record: pl.DataFrame, replace: Iterable[str] | None
 ) -> int:

@@ -79,12 +79,12 @@ _CUE_WINDOW = 40
 # letters are a e i n o s t x. A run holds a keepable phone only if ≥7 digits lie between a start
 # that is not glued on the left and an end that is not glued on the right (`Redactor._is_phone`);
 # the widest such span of a run is the first valid start to the last valid end.
-_RUN_EXCLUDES = "_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ"
-_PHONE_RUN = re.compile(f"[^{_RUN_EXCLUDES}]+")
+RUN_EXCLUDES = "_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ"
+_PHONE_RUN = re.compile(f"[^{RUN_EXCLUDES}]+")
 # The same runs in Rust's regex (Polars): those with at least 7 digits (leftmost-first from a run's
 # start, the match takes the whole run), and those holding a digit (Python's `isdigit`).
-RUST_PHONE_RUN_7_DIGITS = rf"(?:[^{_RUN_EXCLUDES}\d]*\d){{7}}[^{_RUN_EXCLUDES}]*"
-RUST_RUN_WITH_A_DIGIT = rf"[^{_RUN_EXCLUDES}]*[\p{{Nd}}\p{{No}}][^{_RUN_EXCLUDES}]*"
+RUST_PHONE_RUN_7_DIGITS = rf"(?:[^{RUN_EXCLUDES}\d]*\d){{7}}[^{RUN_EXCLUDES}]*"
+RUST_RUN_WITH_A_DIGIT = rf"[^{RUN_EXCLUDES}]*[\p{{Nd}}\p{{No}}][^{RUN_EXCLUDES}]*"
 _ASCII_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _GLUE_BEFORE = _ASCII_ALNUM | frozenset("_-/.:")
 _GLUE_BEFORE_PLUS = frozenset("0123456789+")

@@ -19,6 +19,7 @@ from pipelines.privacy.identifiers import (
     IBAN_CORE,
     NATIONAL_ID_CORES,
 )
+from pipelines.privacy.patterns import RUN_EXCLUDES
 from pipelines.privacy.person_names import PERSON_CORES
 from pipelines.privacy.redact import RedactionConfig
 
@@ -141,9 +142,8 @@ _AMOUNT_WITH_MAGNITUDE = (  # `_MAGNITUDE_AMOUNT` or `_GROUPED_AMOUNT`
 _PYTHON_FOLDS = {"i": "iI\u0130\u0131", "s": "sS\u017f", "k": "kK\u212a"}
 # `may_hold_phone` exactly: ≥7 digits inside one `_PHONE_RUN` between a start not glued on the left
 # (or a `+` after neither digit nor `+`) and an end not glued on the right.
-_RUN_CHAR = "_b-df-hj-mp-ru-wyzB-DF-HJ-MP-RU-WYZ"
 _KEEPABLE_PHONE = (
-    rf"(?:^|[^A-Za-z0-9_/.:\-]|[^0-9+]\+)(?:[^{_RUN_CHAR}\d]*\d){{7}}[^{_RUN_CHAR}]*"
+    rf"(?:^|[^A-Za-z0-9_/.:\-]|[^0-9+]\+)(?:[^{RUN_EXCLUDES}\d]*\d){{7}}[^{RUN_EXCLUDES}]*"
     r"(?:$|[^A-Za-z0-9_%\-])"
 )
 # `_EMAIL` without its look-arounds: a character of the local part, `@`, a label and a dot before

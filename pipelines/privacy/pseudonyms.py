@@ -148,52 +148,6 @@ def _render(node: dict) -> str:
     return body
 
 
-def replace_in_text(text: str, mapping: Mapping[str, str] | IdReplacer) -> str:
-    """Replace every occurrence of a known real id in `text` (longest id first). For many texts
-    build one `IdReplacer(mapping)` and pass it (or use `replace_ids_column`): compiling is per
-    call."""
-    replacer = mapping if isinstance(mapping, IdReplacer) else IdReplacer(mapping)
-    return replacer.replace(text)
-
-
-def replace_ids_column(
-    frame: pl.DataFrame, column: str, replacer: IdReplacer
-) -> tuple[pl.DataFrame, int]:
-    """`frame` with known ids replaced in a String column (once per distinct value), and the number
-    of occurrences replaced over all rows."""
-    if frame.is_empty() or column not in frame.columns:
-        return frame, 0
-    old: list[str] = []
-    new: list[str] = []
-    total = 0
-    for value, n in frame.get_column(column).drop_nulls().value_counts(name="__n").iter_rows():
-        replaced, k = replacer.replace_counted(value)
-        if k:
-            old.append(value)
-            new.append(replaced)
-            total += k * n
-    if not old:
-        return frame, 0
-    return frame.with_columns(pl.col(column).replace(old, new)), total
-
-
-def key_from_env_or_config(
-    config: Mapping[str, Any],
-    environ: Mapping[str, str] | None = None,
-    base_dir: Path | None = None,
-) -> bytes:
-    """`key_from_env_or_file` with the key file of a parsed turnlake.toml (`[privacy]
-    pseudonym_key_file`); a TOML that holds a key literal raises `PseudonymKeyError`."""
-    privacy = config.get("privacy") or {}
-    if any(k in privacy for k in ("pseudonym_key", "key", "secret")):
-        raise PseudonymKeyError(
-            "turnlake.toml must not hold the pseudonym key itself: set [privacy] "
-            "pseudonym_key_file "
-            f"to a file holding it, or the environment variable {KEY_ENV}"
-        )
-    return key_from_env_or_file(privacy.get("pseudonym_key_file"), environ, base_dir)
-
-
 def key_from_env_or_file(
     key_file: str | None,
     environ: Mapping[str, str] | None = None,

@@ -72,13 +72,10 @@ def _write(
 
 
 def overwrite_whole(
-    uri: str,
-    frame: pl.DataFrame,
-    storage_options: dict[str, str] | None = None,
-    partition_by: Sequence[str] = (),
+    uri: str, frame: pl.DataFrame, storage_options: dict[str, str] | None = None
 ) -> int:
-    """The table becomes `frame` (with its schema and partitioning); the new version."""
-    return _overwrite(uri, frame, storage_options, partition_by, _current(uri, storage_options))
+    """The table becomes `frame` (with its schema, unpartitioned); the new version."""
+    return _overwrite(uri, frame, storage_options, [], _current(uri, storage_options))
 
 
 def _overwrite(

@@ -58,9 +58,9 @@ def _owner() -> str:
     return f"pid {os.getpid()} on {socket.gethostname()} since {since} ({uuid.uuid4().hex[:8]})"
 
 
-def try_acquire(root: ObjectRoot, key: str, ttl: float | None = None) -> bytes | None:
+def try_acquire(root: ObjectRoot, key: str) -> bytes | None:
     """Take the lease if it is free or expired; its bytes when taken, else None."""
-    body = lease_body(_owner(), time.time() + (ttl or LEASE_SECONDS))
+    body = lease_body(_owner(), time.time() + LEASE_SECONDS)
     if objects.put_if_absent(root, key, body):
         return body
     current, lease = read_lease(root, key)

@@ -168,16 +168,6 @@ def list_keys(root: ObjectRoot, prefix: str = "") -> list[str]:
         return sorted(meta["path"][skip:] for batch in batches for meta in batch)
 
 
-def list_folders(root: ObjectRoot) -> list[str]:
-    """The names of the folders (common prefixes) directly under `root`."""
-    if not root.is_s3 and not root.path.is_dir():
-        return []
-    with _translated(root, ""):
-        store, under = _at(root, "")
-        listing = obstore.list_with_delimiter(store, under.strip("/") or None)
-    return sorted(prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in listing["common_prefixes"])
-
-
 def exists(root: ObjectRoot, key: str) -> bool:
     try:
         with _translated(root, key):

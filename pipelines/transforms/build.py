@@ -77,7 +77,6 @@ def transform_scheme(settings: Settings) -> str:
     config = [
         settings.source_timezones,
         settings.dialogue_turn_index_base,
-        settings.default_turn_index_base,
         settings.decision_rating_scale,
         settings.oasst.model_dump(),
         settings.splits.link_raters,  # dialogue split groups

@@ -16,11 +16,12 @@ import yaml
 from pipelines.api.loading import load_release
 from pipelines.release.card.changelog import diff_markdown
 from pipelines.release.card.diff import diff_folders
-from pipelines.release.store.catalog import pull_release
 from pipelines.release.store.files import latest_release, read_manifest
+from pipelines.release.store.stores import pull_to_folder
 from pipelines.release.store.verify import verify_release
 from pipelines.release.trainability.folder import trainability_problems
 from pipelines.storage.layout import Layout
+from pipelines.storage.objects import ObjectRoot
 from pipelines.warehouse.views import query, write_views
 from tests.conformance.harness import run_pipeline
 from tests.graph.test_build_graph import CLEAN
@@ -154,7 +155,9 @@ def test_a_release_with_empty_datasets_verifies_is_trainable_diffs_and_pulls(
         rows = {(r["dataset"], r["split"]): r for r in diff.rows}
         assert rows[("sft", "test")]["after" if new == release else "before"] == 0
         assert "sft" in diff_markdown(diff)
-    copy, problems = pull_release(release.parent, release.name, tmp_path / "pulled")
+    copy, problems = pull_to_folder(
+        ObjectRoot.parse(release.parent), release.name, tmp_path / "pulled"
+    )
     assert problems == [] and (copy / "sft" / "test-empty.parquet").exists()
 
 

@@ -35,7 +35,6 @@ def test_put_get_list_delete_copy(any_root):
     objects.put_bytes(any_root, "v2/z.txt", b"z")
     assert objects.list_keys(any_root) == ["v1/a/x.bin", "v1/y.txt", "v2/z.txt"]
     assert objects.list_keys(any_root, "v1") == ["v1/a/x.bin", "v1/y.txt"]
-    assert objects.list_folders(any_root) == ["v1", "v2"]
     assert objects.get_bytes(any_root, "v1/a/x.bin") == b"x" * 10
     assert objects.sha256_of(any_root, "v1/y.txt") == hashlib.sha256(b"y").hexdigest()
     objects.copy(any_root, "v1/y.txt", any_root, "v3/y.txt")
@@ -50,7 +49,6 @@ def test_put_get_list_delete_copy(any_root):
 
 def test_a_missing_local_root_lists_nothing(tmp_path):
     assert objects.list_keys(ObjectRoot.parse(tmp_path / "absent")) == []
-    assert objects.list_folders(ObjectRoot.parse(tmp_path / "absent")) == []
 
 
 def test_copy_across_stores_and_download_are_byte_identical(tmp_path, s3_root):
@@ -115,9 +113,7 @@ def test_roots_in_one_bucket_see_only_their_own_keys(s3_root):
     objects.put_bytes(top.join("a", "deep"), "z.txt", b"3")
     assert objects.list_keys(top.join("a")) == ["deep/z.txt", "x.txt"]
     assert objects.list_keys(top.join("a"), "deep") == ["deep/z.txt"]
-    assert objects.list_folders(top.join("a")) == ["deep"]
     assert objects.list_keys(top) == ["a/deep/z.txt", "a/x.txt", "ab/y.txt"]
-    assert objects.list_folders(top) == ["a", "ab"]
     assert objects.get_bytes(top.join("a"), "deep/z.txt") == b"3"
     objects.copy(top.join("a"), "x.txt", top.join("a"), "copied.txt")
     assert objects.get_bytes(top, "a/copied.txt") == b"1"

@@ -102,8 +102,7 @@ def test_every_table_of_turnlake_toml_reaches_the_typed_settings(tmp_path):
         and s.timezone_for("decision") == "Europe/Berlin"
     )
     assert s.timezone_for("scenario") == "UTC"
-    assert s.turn_index_base_for("tutoring") == 1 and s.turn_index_base_for("legacy") == 0
-    assert s.turn_index_base_for("other") == 0
+    assert s.dialogue_turn_index_base == {"tutoring": 1, "legacy": 0}
     assert s.rating_scale_for("ops") == "1-5" and s.rating_scale_for("lab") == "0-1"
     assert s.rating_scale_for("unlisted") is None
     assert s.decision_rating_scale == {"ops": "1-5", "lab": "0-1"}
@@ -153,12 +152,12 @@ def test_an_absent_table_or_file_gives_the_documented_defaults(tmp_path, monkeyp
             and not settings.privacy.generate_key_on_s3
             and settings.privacy.redaction.kinds == frozenset(KINDS)
         )
-        assert settings.turn_index_base_for("tutoring") == 0
+        assert settings.dialogue_turn_index_base == {}
 
 
 def test_the_shipped_turnlake_toml_is_valid():
     s = settings_from_env({"TURNLAKE_CONFIG": str(PROJECT / "turnlake.toml")})
-    assert s.turn_index_base_for("tutoring") == 1  # the demo's 1-based dataset, as shipped
+    assert s.dialogue_turn_index_base["tutoring"] == 1  # the demo's 1-based dataset, as shipped
     assert s.splits.salt == "turnlake-splits-v1" and s.splits.ratios == {"train": 0.8, "test": 0.2}
 
 

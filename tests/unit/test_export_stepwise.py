@@ -12,7 +12,7 @@ from pipelines.exports.datasets import build_datasets
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.gold.params import load_params
 from pipelines.gold.step_labels import StepLabels
-from pipelines.release.trainability.problems import dataset_problems
+from pipelines.release.trainability.problems import ranked_problems
 from tests.unit._export_helpers import all_train, episode, reward, tables, turn
 
 S = "study:s1"
@@ -204,7 +204,7 @@ def test_trainability_rejects_what_prms_cannot_train_on():
         },
         schema_overrides={"labels": pl.List(pl.Boolean)},
     )
-    assert dataset_problems({"stepwise": rows}) == [
+    assert [p for _, p in ranked_problems("stepwise", rows, False)] == [
         (
             "stepwise: 2 rows whose completions and labels are not of equal, non-zero length, "
             "e.g. ['short', 'none']"
@@ -213,6 +213,6 @@ def test_trainability_rejects_what_prms_cannot_train_on():
         "stepwise: 1 rows with a null label, e.g. ['null']",
     ]
     integer_labels = rows.head(1).with_columns(pl.col("labels").cast(pl.List(pl.Int64)))
-    assert dataset_problems({"stepwise": integer_labels}) == [
+    assert [p for _, p in ranked_problems("stepwise", integer_labels, False)] == [
         "stepwise: labels are List(Int64), not a list of booleans"
     ]

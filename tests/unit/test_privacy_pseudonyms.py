@@ -6,7 +6,6 @@ import hashlib
 import hmac
 
 import orjson
-import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,9 +15,7 @@ from pipelines.privacy.pseudonyms import (
     IdReplacer,
     Pseudonymizer,
     PseudonymKeyError,
-    key_from_env_or_config,
-    replace_ids_column,
-    replace_in_text,
+    key_from_env_or_file,
 )
 
 KEY = b"k" * 32
@@ -47,11 +44,12 @@ def test_id_inside_session_id_and_json_is_replaced() -> None:
     mapping = p.mapping("participant", [PID])
     alias = mapping[PID]
     session = f"{PID}_niki_1767943131"
-    assert replace_in_text(session, mapping) == f"{alias}_niki_1767943131"
+    replacer = IdReplacer(mapping)
+    assert replacer.replace(session) == f"{alias}_niki_1767943131"
     doc = orjson.dumps(
         {"participant_id": PID, "session": f"study:{session}#3", "note": f"see {PID}."}
     ).decode()
-    out = replace_in_text(doc, mapping)
+    out = replacer.replace(doc)
     assert PID not in out and orjson.loads(out)["participant_id"] == alias
     assert orjson.loads(out)["session"] == f"study:{alias}_niki_1767943131#3"
 
@@ -63,48 +61,30 @@ def test_longest_id_first_and_no_partial_ids() -> None:
     assert IdReplacer({}).replace("u-7") == "u-7"
 
 
-def test_replace_ids_column() -> None:
-    r = IdReplacer({PID: "P1"})
-    frame = pl.DataFrame({"text": [f"{PID}_ana_1", None, "nothing", f"{PID}_ana_1"]})
-    out, n = replace_ids_column(frame, "text", r)
-    assert out["text"].to_list() == ["P1_ana_1", None, "nothing", "P1_ana_1"] and n == 2
-
-
 def test_key_from_env_first_then_file(tmp_path) -> None:
     key_file = tmp_path / "key"
     key_file.write_bytes(b"file-key-0123456789abcdef\n")
-    config = {"privacy": {"pseudonym_key_file": str(key_file)}}
-    assert key_from_env_or_config(config, environ={}) == b"file-key-0123456789abcdef"
+    assert key_from_env_or_file(str(key_file), environ={}) == b"file-key-0123456789abcdef"
     assert (
-        key_from_env_or_config(config, environ={KEY_ENV: "env-key-0123456789abcdef"})
+        key_from_env_or_file(str(key_file), environ={KEY_ENV: "env-key-0123456789abcdef"})
         == b"env-key-0123456789abcdef"
     )
-    rel = {"privacy": {"pseudonym_key_file": "key"}}
     assert (
-        key_from_env_or_config(rel, environ={}, base_dir=tmp_path) == b"file-key-0123456789abcdef"
+        key_from_env_or_file("key", environ={}, base_dir=tmp_path) == b"file-key-0123456789abcdef"
     )
 
 
 @pytest.mark.parametrize(
-    ("config", "environ", "message"),
+    ("key_file", "environ", "message"),
     [
-        ({}, {}, "no pseudonym key"),
-        (
-            {"privacy": {"pseudonym_key_file": "/nonexistent/key"}},
-            {},
-            "cannot read pseudonym key file",
-        ),
-        (
-            {"privacy": {"pseudonym_key": "literal-key-0123456789"}},
-            {},
-            "must not hold the pseudonym key",
-        ),
-        ({}, {KEY_ENV: "short"}, "at least 16"),
+        (None, {}, "no pseudonym key"),
+        ("/nonexistent/key", {}, "cannot read pseudonym key file"),
+        (None, {KEY_ENV: "short"}, "at least 16"),
     ],
 )
-def test_key_errors_are_clear(config, environ, message) -> None:
+def test_key_errors_are_clear(key_file, environ, message) -> None:
     with pytest.raises(PseudonymKeyError, match=message):
-        key_from_env_or_config(config, environ=environ)
+        key_from_env_or_file(key_file, environ=environ)
 
 
 def _alternation_replace(mapping: dict[str, str], text: str) -> tuple[str, int]:

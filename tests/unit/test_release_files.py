@@ -13,10 +13,12 @@ import pytest
 import yaml
 
 from pipelines.release.build.request import ReleaseRequest
-from pipelines.release.store.catalog import list_releases, pull_release
+from pipelines.release.store.catalog import list_releases
 from pipelines.release.store.files import MANIFEST, complete_releases, latest_release, read_manifest
+from pipelines.release.store.stores import pull_to_folder
 from pipelines.release.store.verify import verify_release
 from pipelines.release.write import content_hash, existing_version, write_release
+from pipelines.storage.objects import ObjectRoot
 from tests.unit._staged import staged
 
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
@@ -162,10 +164,10 @@ def test_interrupted_release_is_never_listed(tmp_path):
 
 def test_pull_copies_and_verifies_and_refuses_unknown_versions(released, tmp_path):
     exports, path, _ = released
-    target, problems = pull_release(exports, path.name, tmp_path / "mine")
+    target, problems = pull_to_folder(ObjectRoot.parse(exports), path.name, tmp_path / "mine")
     assert problems == [] and (target / MANIFEST).exists()
     with pytest.raises(FileNotFoundError):
-        pull_release(exports, "20990101-ffffffffff", tmp_path / "mine")
+        pull_to_folder(ObjectRoot.parse(exports), "20990101-ffffffffff", tmp_path / "mine")
 
 
 def test_split_proof_is_written_into_the_release(released):

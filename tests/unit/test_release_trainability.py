@@ -18,10 +18,10 @@ from pipelines.release.trainability.problems import (
     UntrainableRelease,
     broken_chats,
     chat_shape_problems,
-    dataset_problems,
     kto_label_problems,
     outcome_sign_problems,
     preference_problems,
+    ranked_problems,
     rlds_problems,
 )
 from pipelines.release.write import content_hash, write_release
@@ -255,7 +255,7 @@ def test_a_reward_against_its_outcome_is_reported():
         )
     ]
     rows = kto([(1.0, True)]).with_columns(outcome_was_good=pl.lit(False))
-    assert [p for p in dataset_problems({"kto": rows}) if "opposite sign" in p]
+    assert [p for _, p in ranked_problems("kto", rows, False) if "opposite sign" in p]
 
 
 # ---------------------------------------------------------------- on a release's files, blocking

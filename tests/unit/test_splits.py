@@ -10,7 +10,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.config.settings import split_config_from
+from pipelines.config.settings import split_config_of, validate_config
 from pipelines.config.splits import SplitConfig
 from pipelines.schemas.gold import Splits
 from pipelines.splits.assign import (
@@ -128,6 +128,10 @@ def test_changing_the_salt_reshuffles_groups():
 def test_invalid_ratios_are_rejected(ratios, message):
     with pytest.raises(ValueError, match=message):
         SplitConfig(ratios=ratios)
+
+
+def split_config_from(config: dict) -> SplitConfig:
+    return split_config_of(validate_config(config).splits)
 
 
 def test_split_config_comes_from_the_splits_table_of_turnlake_toml_with_defaults():

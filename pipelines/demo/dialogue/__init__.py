@@ -35,9 +35,9 @@ def write(raw_root: Path, rng: random.Random, scale: int = 1) -> None:
     start = datetime(2024, 6, 1, 9, 0, tzinfo=UTC)
     support = _conversations("support", SUPPORT_TOPICS, 12 * scale, rng, start)
     tutoring = _conversations("tutoring", TUTORING_TOPICS, 10 * scale, rng, start)
-    _write_dataset(raw_root, "support", support, 2 * scale, "day-{:02d}.jsonl", rng)
+    _write_dataset(raw_root, "support", support, 2 * scale, "day-{:02d}.jsonl")
     _write_dataset(
-        raw_root, "tutoring", tutoring, 2 * scale, "batch-{:03d}.jsonl", rng, truncate_last=True
+        raw_root, "tutoring", tutoring, 2 * scale, "batch-{:03d}.jsonl", truncate_last=True
     )
     _write_lines(raw_root / "dialogues" / "imported.jsonl", [_dumps(c) for c in _legacy(rng)])
     _write_events(raw_root, "support", support, 2 * scale, rng, with_ids=True)
@@ -119,7 +119,6 @@ def _write_dataset(
     conversations: list[dict],
     n_files: int,
     pattern: str,
-    rng: random.Random,
     truncate_last: bool = False,
 ) -> None:
     chunks = [conversations[i::n_files] for i in range(n_files)]

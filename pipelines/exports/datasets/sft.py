@@ -32,7 +32,6 @@ from pipelines.exports.datasets.common import (
 )
 from pipelines.exports.datasets.trees import best_path_examples
 
-SFT_SOURCES = ("dialogue", "study", "scenario", "social_rl")
 CHAT_SOURCES = ("dialogue", "study", "scenario")
 SCENARIO_PREFIX = "The resident's scenario: "
 

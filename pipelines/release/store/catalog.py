@@ -1,15 +1,11 @@
-"""Listing releases and copying one out (verified) for a trainer."""
+"""Listing the complete releases of an exports folder or a store."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import polars as pl
 
-from pipelines.release.store.files import complete_releases
-from pipelines.release.store.verify import verify_release
 from pipelines.storage.objects import ObjectRoot
 
 
@@ -40,19 +36,3 @@ def list_releases(exports: Path | ObjectRoot) -> pl.DataFrame:
         if rows
         else pl.DataFrame(schema={"version": pl.String})
     )
-
-
-def pull_release(exports: Path, version: str, destination: Path) -> tuple[Path, list[str]]:
-    """Copy a release to `destination/<version>` (temp copy, then rename) and verify the copy."""
-    source = exports / version
-    if version not in complete_releases(exports):
-        raise FileNotFoundError(f"no complete release {version!r} under {exports}")
-    destination.mkdir(parents=True, exist_ok=True)
-    target = destination / version
-    if target.exists():
-        raise FileExistsError(f"{target} already exists")
-    tmp = destination / f".tmp-pull-{version}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(source, tmp)
-    os.rename(tmp, target)
-    return target, verify_release(target)

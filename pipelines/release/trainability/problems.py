@@ -63,18 +63,6 @@ class UntrainableRelease(RuntimeError):
     """The release's own files break what a trainer relies on: nothing is published."""
 
 
-def dataset_problems(
-    frames: dict[str, pl.DataFrame], *, kto_include_neutral: bool = False
-) -> list[str]:
-    """Every problem of the datasets as released (each frame: all splits, `split` column kept)."""
-    ranked = [
-        found
-        for name, frame in frames.items()
-        for found in ranked_problems(name, frame, kto_include_neutral)
-    ]
-    return [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
-
-
 def ranked_problems(
     name: str, frame: pl.DataFrame, kto_include_neutral: bool
 ) -> list[tuple[tuple[int, int, str], str]]:

@@ -25,8 +25,6 @@ from pipelines.sources.study.records import (
 )
 from pipelines.sources.values import _MAX_TS, _MIN_TS, INT64_MAX, INT64_MIN, parse_ts
 
-_NONE = type(None)
-
 
 class _NotUsual(Exception):
     """The record is not of the usual shape: the per-record path decides."""
@@ -66,7 +64,6 @@ SESSION_VALUES = (
     "ended_at",
     "scenario",
 )
-HISTORY_VALUES = ("role", "text")
 STEP_VALUES = (
     "turn",
     "resident_message",
@@ -78,7 +75,6 @@ STEP_VALUES = (
     "judge_reasoning",
     "ts",
 )
-Q_VALUES = ("policy", "value")
 
 
 def as_row(values: tuple) -> dict:

@@ -19,10 +19,9 @@ import polars as pl
 
 from pipelines.sources.base import stable_hash
 from pipelines.transforms.decision.common import silver_quarantine
-from pipelines.transforms.decision.ratings import normalized_rating
+from pipelines.transforms.decision.ratings import SCALE_LABELS, normalized_rating
 
 SUPERSEDED = {"rating": "rating_superseded", "was_good_decision": "was_good_decision_superseded"}
-_SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}
 _SOURCE_KIND = {"user": "human", "community": "human", "system": "system"}
 _CONTENT = ("decision_id", "rating", "scale", "rated_by", "rated_at", "reason")
 
@@ -54,7 +53,7 @@ def rating_event_feedback(
         orphans, "orphan", pl.format("rating event for unknown decision {}", "decision_id")
     )
     rated = rated.with_columns(
-        scale=pl.col("scale").replace_strict(_SCALE_LABELS, return_dtype=pl.String)
+        scale=pl.col("scale").replace_strict(SCALE_LABELS, return_dtype=pl.String)
     )
     rated = rated.join(_current_verdicts(rated, decisions), on="decision_id", how="left")
     attributes = pl.struct(

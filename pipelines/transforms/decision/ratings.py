@@ -11,7 +11,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 
 # turnlake.toml `[decision.rating_scale]` values → the `feedback.scale` labels.
-_SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}
+SCALE_LABELS = {"0-1": "[0,1]", "1-5": "1-5"}
 UNKNOWN_SCALE = "unknown"
 _EVIDENCE = ("rater", "file")  # whose other ratings settle a rating of exactly 1
 
@@ -68,9 +68,7 @@ def _rater() -> pl.Expr:
 def _configured_scale(decisions: pl.DataFrame, settings: Settings) -> pl.Expr:
     datasets = decisions.get_column("dataset").drop_nulls().unique().to_list()
     configured = {
-        d: _SCALE_LABELS[s]
-        for d in datasets
-        if (s := settings.rating_scale_for(d)) in _SCALE_LABELS
+        d: SCALE_LABELS[s] for d in datasets if (s := settings.rating_scale_for(d)) in SCALE_LABELS
     }
     return pl.col("dataset").replace_strict(configured, default=None, return_dtype=pl.String)
 

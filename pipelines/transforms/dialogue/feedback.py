@@ -49,7 +49,7 @@ def resolve(events: pl.LazyFrame, conversations: pl.LazyFrame, settings: Setting
     base = pl.col("dataset").replace_strict(
         list(bases),
         list(bases.values()),
-        default=settings.default_turn_index_base,
+        default=0,  # a dataset not listed counts turns from 0
         return_dtype=pl.Int64,
     )
     resolved = events.join(targets, on=["dataset", "conversation_id"], how="left").with_columns(

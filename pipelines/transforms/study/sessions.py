@@ -38,7 +38,6 @@ from pipelines.transforms.study.common import (
 )
 
 AGREE_MIN_CONFIDENCE = 0.70
-REFUSALS_IN_A_ROW = 2
 MAX_RESIDENT_TURNS = 15
 
 
