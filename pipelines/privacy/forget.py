@@ -32,8 +32,9 @@ keep out of each other's way through the data root itself, the same on a folder 
 Both sides write first and read after: a run whose mark came before the forget's check is seen
 by it; otherwise its second look came after the forget's marker and finds it, however long the
 run stalled in between (it then leaves its mark, and the forget's rebuild redoes the partition
-or its check after the rebuild refuses). A pending mark does not say whether its run is alive: a run that was killed leaves one until a
-build (which redoes the partition) or a run of that key clears it.
+or its check after the rebuild refuses). A pending mark does not say whether its run is alive:
+a run that was killed leaves one until a build (which redoes the partition) or a run of that key
+clears it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from pipelines.cli.main import main
 from pipelines.config.settings import settings_from_config
 from pipelines.definitions import BUILD_JOB, PARTITION_JOB, build_definitions
 from pipelines.gold.params import load_params
-from pipelines.gold.partitions import in_flight
 from pipelines.gold.partitions import mark_pending as mark_gold_pending
 from pipelines.gold.partitions import refresh_partition as refresh_gold_partition
 from pipelines.ingest.log import read_log, write_log
@@ -28,7 +27,7 @@ from pipelines.orchestration.partitions import (
     plan,
 )
 from pipelines.orchestration.resources import TurnlakeResource
-from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, committed_silver_record
+from pipelines.partitions.store import DIGESTS_TABLE, INPUTS, committed_silver_record, in_flight
 from pipelines.privacy.forget import forgetting
 from pipelines.storage import delta_cache
 from pipelines.storage import tables as stored
