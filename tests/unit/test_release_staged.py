@@ -257,7 +257,7 @@ def test_a_linked_slice_is_counted_from_its_stored_figures_without_reading_its_r
 
     counted = reused_slices.figures_of
 
-    def from_store(first_stage_done: Path) -> None:
+    def from_store(_one: Path) -> None:
         def read_back(file, rows):
             raise AssertionError(f"{file}: a linked file was read back")
 

@@ -36,9 +36,9 @@ class FileFigures:
     missing_margin: int
 
 
-def figures_of(file: str, rows: pl.DataFrame) -> FileFigures:
-    """The figures of a file's rows (every row of one split)."""
-    split = rows.get_column("split")[0]
+def figures_of(file: str, rows: pl.DataFrame, split: str | None = None) -> FileFigures:
+    """The figures of a file's rows, every row of one split (`split`; None: read from them)."""
+    split = rows.get_column("split")[0] if split is None else split
     return FileFigures(file, split, hashed_rows(rows), split_counts(rows), missing_margins(rows))
 
 

@@ -161,10 +161,10 @@ def _slice_files(
     spill = folder.parent / f".spill-{name}"
     loads = [s.load for s in mine]
     written = []
-    for _, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
+    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
         part = rows.drop(BATCH)
         del rows
-        figure = figures_of(file, part)
+        figure = figures_of(file, part, split)
         rel = f"{name}/{file}"
         write_or_link(part, folder / file, rel, previous, figure.hashed.rows_digest)
         written.append(figure)
