@@ -3,6 +3,8 @@ card_stats.py, batch_files.py): per-batch aggregates merged equal what the whole
 each batch's file holds its rows in the whole dataset's release order."""
 
 import hashlib
+import os
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -212,6 +214,84 @@ def test_a_slice_whose_inputs_are_the_previous_releases_is_linked_not_ordered_ag
     assert second.stats["kto"].rows == {"train": 3}
     assert second.stats["kto"].labels == {"train": (3, 2)}
     assert second.files["kto"][0]["inputs"] == first.files["kto"][0]["inputs"]
+
+
+def _two_releases(tmp_path, store, between=lambda one: None):
+    """A first release of two slices of batch 0, then a second whose slice 0 is unchanged: its
+    partition is never loaded and its file is linked (see the test above)."""
+    slice0, slice1 = _kto(0, _B0), _kto(0, [("t9", "train", "g9", True, "n9")])
+
+    def never() -> pl.DataFrame:
+        raise AssertionError("slice 0 was put in order again")
+
+    def sources(load0, identity1):
+        return {
+            "kto": [
+                Source(0, slice0.schema, load0, 0, "part-a"),
+                Source(0, slice1.schema, lambda: slice1, 1, identity1),
+            ]
+        }
+
+    first = stage(sources(lambda: slice0, "part-b"), tmp_path / "one", {}, store=store)
+    between(tmp_path / "one")
+    previous = _previous(first, tmp_path / "one")
+    second = stage(sources(never, "part-b2"), tmp_path / "two", previous, store=store)
+    return first, second
+
+
+def _by_hand(staged) -> None:
+    """slice 0: t1, t2 (train, g1, true), t3 (test, g2, false); slice 1: t9 (train, g9, true)."""
+    stats = staged.stats["kto"]
+    assert stats.rows == {"train": 3, "test": 1}
+    assert stats.labels == {"train": (3, 3), "test": (1, 0)}
+    assert stats.groups == {"train": {"g1", "g9"}, "test": {"g2"}}
+
+
+def test_a_linked_slice_is_counted_from_its_stored_figures_without_reading_its_rows(
+    tmp_path, monkeypatch
+):
+    """With the part store, the second release counts the linked slice 0 from the figures the
+    first one kept: its rows are never read back, and the card figures and content hash are the
+    ones counting its rows gives (by hand, and as a release without the store counts them)."""
+    from pipelines.release.build import reused_slices
+
+    counted = reused_slices.figures_of
+
+    def from_store(_one: Path) -> None:
+        def read_back(file, rows):
+            raise AssertionError(f"{file}: a linked file was read back")
+
+        monkeypatch.setattr(reused_slices, "figures_of", read_back)
+
+    first, second = _two_releases(tmp_path, tmp_path / "store", between=from_store)
+    monkeypatch.setattr(reused_slices, "figures_of", counted)
+    _, without_store = _two_releases(tmp_path / "read-back", None)
+    _by_hand(second)
+    assert second.content_hash({}) == without_store.content_hash({})
+    assert second.stats["kto"].bytes == without_store.stats["kto"].bytes
+    assert second.files["kto"] == without_store.files["kto"]
+    assert len(second.entries) == 2  # slice 0's figures (reused) and slice 1's (written)
+    assert first.entries[0] in second.entries
+
+
+def test_a_linked_file_changed_on_disk_since_it_was_counted_is_read_back(tmp_path, monkeypatch):
+    """A file of the previous release touched after its figures were kept (another modification
+    time: it may hold other bytes) is not counted from the store: its rows are read back."""
+    from pipelines.release.build import reused_slices
+
+    read = []
+    counted = reused_slices.figures_of
+    monkeypatch.setattr(
+        reused_slices, "figures_of", lambda file, rows: read.append(file) or counted(file, rows)
+    )
+
+    def touch(one: Path) -> None:
+        os.utime(one / "kto" / "train-b00000-p000.parquet", ns=(1, 1))
+        read.clear()
+
+    _, second = _two_releases(tmp_path, tmp_path / "store", between=touch)
+    assert read == ["test-b00000-p000.parquet", "train-b00000-p000.parquet"]
+    _by_hand(second)
 
 
 def test_every_asked_split_gets_a_file_empty_where_it_has_no_rows(tmp_path):

@@ -4,7 +4,8 @@ slice), a slice being the partitions of one landing batch and split whose shards
 files whose partitions changed; a file whose rows equal the previous release's file of the same
 name is hard-linked from it instead of written, and a slice whose inputs (`slice_inputs`: its
 partitions' privatized files and kept rows) equal those the previous release recorded is not put
-in order again: its files are hard-linked and read back only to be counted.
+in order again: its files are hard-linked and counted from the figures stored when they were
+written (reused_slices.py).
 
 A file's `rows_digest` covers its rows in order and its schema: equal digests, equal bytes (the
 same Polars writes the same rows the same way). The content hash sums every row's hash per
@@ -40,10 +41,27 @@ def _schema(frame: pl.DataFrame) -> str:
 
 def rows_digest(frame: pl.DataFrame) -> str:
     """Digest of the rows in order and the schema (what decides a file's bytes)."""
-    digest = hashlib.sha256(f"{pl.__version__}\0{_schema(frame)}".encode())
+    return hashed_rows(frame).rows_digest
+
+
+class HashedRows(NamedTuple):
+    """A file's rows as the content hash and the reuse of files see them, hashed once."""
+
+    schema: str  # as the content-hash sums key it
+    rows: int
+    sums: tuple[int, int]  # of every row's two hashes, mod 2**64
+    rows_digest: str  # `rows_digest`
+
+
+def hashed_rows(frame: pl.DataFrame) -> HashedRows:
+    schema = _schema(frame)
+    digest = hashlib.sha256(f"{pl.__version__}\0{schema}".encode())
+    sums = []
     for hashes in _row_hashes(frame):
-        digest.update(hashes.to_numpy().tobytes())
-    return digest.hexdigest()
+        values = hashes.to_numpy()
+        digest.update(values.tobytes())
+        sums.append(int(values.sum(dtype=np.uint64)) & _MASK)
+    return HashedRows(schema, frame.height, (sums[0], sums[1]), digest.hexdigest())
 
 
 Totals = dict[tuple[str, str, str], list[int]]
@@ -51,10 +69,15 @@ Totals = dict[tuple[str, str, str], list[int]]
 
 def add_to_totals(totals: Totals, name: str, split: str, part: pl.DataFrame) -> None:
     """Count one file's rows into the content-hash sums of (dataset, split, schema)."""
-    total = totals.setdefault((name, split, _schema(part)), [0, 0, 0])
-    total[0] += part.height
-    for i, hashes in enumerate(_row_hashes(part), start=1):
-        total[i] = (total[i] + int(hashes.to_numpy().sum(dtype=np.uint64))) & _MASK
+    add_hashed(totals, name, split, hashed_rows(part))
+
+
+def add_hashed(totals: Totals, name: str, split: str, hashed: HashedRows) -> None:
+    """Count one file's hashed rows (`hashed_rows`) into the content-hash sums."""
+    total = totals.setdefault((name, split, hashed.schema), [0, 0, 0])
+    total[0] += hashed.rows
+    for i, value in enumerate(hashed.sums, start=1):
+        total[i] = (total[i] + value) & _MASK
 
 
 def totals_hash(totals: Totals, config: dict) -> str:
@@ -90,19 +113,25 @@ def previous_files(exports: Path) -> dict[str, Previous]:
 
 
 def write_or_link(
-    part: pl.DataFrame, path: Path, rel: str, previous: dict[str, Previous]
+    part: pl.DataFrame,
+    path: Path,
+    rel: str,
+    previous: dict[str, Previous],
+    digest: str | None = None,
 ) -> tuple[str, bool]:
     """Write `part` to `path`, or hard-link the previous release's file of the same name when its
-    rows are the same; (rows_digest, whether it was reused)."""
-    digest = rows_digest(part)
+    rows are the same; (rows_digest, whether it was reused). `digest`: the rows' digest, when the
+    caller hashed them already."""
+    digest = digest or rows_digest(part)
     old = previous.get(rel)
-    if old is not None and old.rows_digest == digest and _linked(old.path, path):
+    if old is not None and old.rows_digest == digest and linked(old.path, path):
         return digest, True
     part.write_parquet(path, compression="zstd", statistics=True)
     return digest, False
 
 
-def _linked(old: Path, path: Path) -> bool:
+def linked(old: Path, path: Path) -> bool:
+    """Whether `path` is now a hard link of `old`."""
     try:
         os.link(old, path)
         return True
@@ -121,32 +150,3 @@ def slice_inputs(
     columns = json_part([[c, str(t)] for c, t in schema.items()])
     parts = [engine_digest(), name, cut, columns, *identities]
     return fingerprint(parts)  # type: ignore[arg-type]
-
-
-def reused_slice(
-    name: str, inputs: str | None, folder: Path, previous: dict[str, Previous]
-) -> list[tuple[str, pl.DataFrame, str]] | None:
-    """(file, rows, rows_digest) of each file of the previous release's slice with these
-    `inputs`, hard-linked into `folder/<dataset>/` and read back (to be counted); None when there
-    is none or one cannot be linked or does not read back as recorded (it is put in order)."""
-    olds = sorted(
-        (rel.split("/", 1)[1], old)
-        for rel, old in previous.items()
-        if inputs is not None and old.inputs == inputs and rel.startswith(f"{name}/")
-    )
-    if not olds:
-        return None
-    out, linked = [], []
-    for file, old in olds:
-        if not _linked(old.path, folder / file):
-            break
-        linked.append(folder / file)
-        rows = pl.read_parquet(folder / file)
-        if rows_digest(rows) != old.rows_digest:
-            break
-        out.append((file, rows, old.rows_digest))
-    else:
-        return out
-    for path in linked:
-        path.unlink()
-    return None

@@ -44,18 +44,48 @@ class FrameStats:
         for split in splits:
             # as the card always measured a split (a file of one split: itself, not a copy)
             part = frame if len(splits) == 1 else frame.filter(pl.col("split") == split)
-            self.rows[split] = self.rows.get(split, 0) + part.height
-            self.bytes[split] = self.bytes.get(split, 0) + part.estimated_size()
-            if "group_id" in part.columns:
-                self.groups.setdefault(split, set()).update(part.get_column("group_id").unique())
-            if "label" in part.columns:
-                labels = part.get_column("label")
-                old_len, old_true = self.labels.get(split, (0, 0))
-                self.labels[split] = (old_len + labels.len(), old_true + (labels.sum() or 0))
-        if {"reward_chosen", "reward_rejected"} <= set(frame.columns):
-            self.missing_margin += frame.filter(
-                pl.col("reward_chosen").is_null() | pl.col("reward_rejected").is_null()
-            ).height
+            self.add_counts(split, split_counts(part))
+        self.missing_margin += missing_margins(frame)
+
+    def add_counts(self, split: str, counts: SplitCounts) -> None:
+        """Count in one split's figures, taken from its rows earlier (`split_counts`)."""
+        self.rows[split] = self.rows.get(split, 0) + counts.rows
+        self.bytes[split] = self.bytes.get(split, 0) + counts.num_bytes
+        if counts.groups is not None:
+            self.groups.setdefault(split, set()).update(counts.groups)
+        if counts.labels is not None:
+            old_len, old_true = self.labels.get(split, (0, 0))
+            self.labels[split] = (old_len + counts.labels[0], old_true + counts.labels[1])
+
+
+@dataclass(frozen=True)
+class SplitCounts:
+    """What the card counts of one split's rows, without the rows."""
+
+    rows: int
+    num_bytes: int  # Polars' estimated size of the rows
+    groups: list | None  # distinct group_id values (null included); None: no such column
+    labels: tuple[int, int] | None  # (len, trues) of `label`; None: no such column
+
+
+def split_counts(part: pl.DataFrame) -> SplitCounts:
+    """The figures `FrameStats` counts of rows of one split."""
+    groups = part.get_column("group_id").unique().to_list() if "group_id" in part.columns else None
+    labels = None
+    if "label" in part.columns:
+        column = part.get_column("label")
+        labels = (column.len(), column.sum() or 0)
+    return SplitCounts(part.height, part.estimated_size(), groups, labels)
+
+
+def missing_margins(frame: pl.DataFrame) -> int:
+    """Preference pairs of `frame` with reward_chosen or reward_rejected null (0 for a dataset
+    without them)."""
+    if not {"reward_chosen", "reward_rejected"} <= set(frame.columns):
+        return 0
+    return frame.filter(
+        pl.col("reward_chosen").is_null() | pl.col("reward_rejected").is_null()
+    ).height
 
 
 def stats_of(frame: pl.DataFrame | FrameStats) -> FrameStats:

@@ -115,8 +115,9 @@ def partitioned_release(
     exports = layout.exports
     previous = {} if is_remote(exports) else previous_files(exports)
     splits = configured_splits(settings.splits.ratios, SPLIT_ORDER)
-    staged = stage(sources, stage_folder(layout), previous, splits, dataset_schemas())
-    part_cache.prune(part_cache.cache_root(layout), parts.entries)
+    store = part_cache.cache_root(layout)
+    staged = stage(sources, stage_folder(layout), previous, splits, dataset_schemas(), store)
+    part_cache.prune(store, [*parts.entries, *staged.entries])
     return PartitionedRelease(
         staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace_many
     )

@@ -6,9 +6,10 @@ a whole batch's. A slice's files are cut by split, the split read from each row 
 from the partition's key: one file per (split, slice), so a partition may hold rows of several
 splits. Each slice's privatized rows are put in release order file by file (batch_sort.py),
 written to the slice's files in a staging folder (or hard-linked from the previous release when
-equal, or when the slice's inputs are those of the previous release, without ordering them again:
-batch_files.py) and counted into mergeable aggregates: the content-hash sums and the card's figures
-(card_stats.py). `write_release` then moves the staged files into the release.
+equal, or when the slice's inputs are those of the previous release, without ordering them again
+nor reading them back: batch_files.py, reused_slices.py) and counted into mergeable aggregates:
+the content-hash sums and the card's figures (card_stats.py). `write_release` then moves the
+staged files into the release.
 
 The release order is a total order on a row's values (sha256 of its id, then every flat column,
 then the order rows came in): each file's rows are its slice's rows of the whole dataset in
@@ -29,8 +30,8 @@ import polars as pl
 from pipelines.release.build.batch_files import (
     Previous,
     Totals,
+    add_hashed,
     add_to_totals,
-    reused_slice,
     slice_inputs,
     totals_hash,
     write_or_link,
@@ -38,6 +39,12 @@ from pipelines.release.build.batch_files import (
 from pipelines.release.build.batch_sort import files_in_order
 from pipelines.release.build.card_stats import FrameStats
 from pipelines.release.build.order import canonical_order, shuffled_order
+from pipelines.release.build.reused_slices import (
+    FileFigures,
+    figures_of,
+    reused_slice,
+    save_figures,
+)
 from pipelines.release.store.files import PARTITIONS_PER_FILE, SPLIT_ORDER
 
 BATCH = "_batch"  # the landing batch of a row's partition, until the files are written
@@ -81,6 +88,7 @@ class Staged:
     totals: Totals = field(default_factory=dict)
     stats: dict[str, FrameStats] = field(default_factory=dict)
     schemas: dict[str, pl.Schema] = field(default_factory=dict)  # every dataset's columns
+    entries: list[str] = field(default_factory=list)  # the part store's slice figures it used
     moved_to: Path | None = None  # the release folder the files were moved into
 
     def content_hash(self, config: dict) -> str:
@@ -130,25 +138,40 @@ def _slices(sources: list[Source]) -> list[tuple[int, int]]:
 
 
 def _slice_files(
-    name: str, mine: list[Source], schema: pl.Schema, folder: Path, previous: dict[str, Previous]
-) -> Iterator[tuple[str, str, pl.DataFrame, str, str | None]]:
-    """(split, file, rows, rows_digest, inputs) of each file of one slice: reused whole when its
-    inputs are the previous release's, else put in order and written or linked."""
+    staged: Staged,
+    name: str,
+    mine: list[Source],
+    schema: pl.Schema,
+    previous: dict[str, Previous],
+    store: Path | None,
+) -> Iterator[tuple[FileFigures, pl.DataFrame | None, str | None]]:
+    """(figures, its columns when its rows were at hand, inputs) of each file of one slice:
+    linked whole and counted from the part store when its inputs are the previous release's
+    (reused_slices.py), else put in order, written or linked, and its figures kept there."""
+    folder = staged.folder / name
     inputs = slice_inputs(name, mine[0].cut, schema, [s.identity for s in mine])
     folder.mkdir(parents=True, exist_ok=True)
-    reused = reused_slice(name, inputs, folder, previous)
+    reused = reused_slice(name, inputs, folder, previous, store)
     if reused is not None:
-        for file, rows, digest in reused:
-            yield rows.get_column("split")[0], file, rows, digest, inputs
+        figures, entry = reused
+        staged.entries += [entry] if entry else []
+        for figure in figures:
+            yield figure, None, inputs
         return
     spill = folder.parent / f".spill-{name}"
     loads = [s.load for s in mine]
+    written = []
     for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
         part = rows.drop(BATCH)
         del rows
-        digest, _ = write_or_link(part, folder / file, f"{name}/{file}", previous)
-        yield split, file, part, digest, inputs
+        figure = figures_of(file, part, split)
+        rel = f"{name}/{file}"
+        write_or_link(part, folder / file, rel, previous, figure.hashed.rows_digest)
+        written.append(figure)
+        yield figure, part.head(0), inputs
         del part  # not held while the next file is put together
+    entry = save_figures(store, inputs, folder, written) if inputs else None
+    staged.entries += [entry] if entry else []
 
 
 def _stage_dataset(
@@ -157,24 +180,26 @@ def _stage_dataset(
     sources: list[Source],
     previous: dict[str, Previous],
     empty: tuple[tuple[str, ...], pl.Schema | None],
+    store: Path | None,
 ) -> None:
     schema = unified_schema([s.schema for s in sources])
     staged.schemas[name] = pl.Schema({c: t for c, t in schema.items() if c != BATCH})
     folder = staged.folder / name
     for batch, index in _slices(sources):
         mine = [s for s in sources if (s.batch, s.slice) == (batch, index)]
-        for split_of_rows, file, part, digest, inputs in _slice_files(
-            name, mine, schema, folder, previous
-        ):
+        for figure, columns, inputs in _slice_files(staged, name, mine, schema, previous, store):
             if name not in staged.stats:
-                staged.stats[name] = FrameStats(part.schema, part.head(0).to_arrow().schema)
-            staged.stats[name].add(part)
-            add_to_totals(staged.totals, name, split_of_rows, part)
-            entry = {"split": split_of_rows, "file": file, "rows": part.height}
-            entry |= {"rows_digest": digest} | ({"inputs": inputs} if inputs else {})
+                if columns is None:  # a linked file: its columns, not its rows
+                    columns = pl.read_parquet(folder / figure.file, n_rows=0)
+                staged.stats[name] = FrameStats(columns.schema, columns.to_arrow().schema)
+            staged.stats[name].add_counts(figure.split, figure.counts)
+            staged.stats[name].missing_margin += figure.missing_margin
+            add_hashed(staged.totals, name, figure.split, figure.hashed)
+            entry = {"split": figure.split, "file": figure.file, "rows": figure.hashed.rows}
+            entry |= {"rows_digest": figure.hashed.rows_digest}
+            entry |= {"inputs": inputs} if inputs else {}
             staged.files.setdefault(name, []).append(entry)
             staged.file_batches.setdefault(name, []).append(batch)
-            del part
     _stage_empty_splits(staged, name, folder, previous, *empty)
     if name in staged.files:  # in file order: by split (train first), then batch and slice
         _in_file_order(staged, name)
@@ -234,19 +259,21 @@ def stage(
     previous: dict[str, Previous],
     splits: tuple[str, ...] = (),
     schemas: dict[str, pl.Schema] | None = None,
+    store: Path | None = None,
 ) -> Staged:
     """Every dataset's files, slice by slice, under `folder` (see the module doc); `sources`:
     each dataset's partitions in partition order; `previous`: the newest release's files
     (`previous_files`) to hard-link when equal; `splits`: those every dataset has a file of,
     empty when it has no rows there, with its `schemas` entry as columns when it has none at all
-    (schemas.py)."""
+    (schemas.py); `store`: the release part store, where each slice's figures are kept
+    (reused_slices.py; None: none kept, a linked slice is read back)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     staged = Staged(folder, sorted(sources))
     try:
         for name in staged.names:
             empty = (splits, (schemas or {}).get(name))
-            _stage_dataset(staged, name, sources[name], previous, empty)
+            _stage_dataset(staged, name, sources[name], previous, empty, store)
     except BaseException:
         staged.remove()
         raise
