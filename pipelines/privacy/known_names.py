@@ -71,20 +71,35 @@ def _title(expr: pl.Expr) -> pl.Expr:
     return expr.str.slice(0, 1).str.to_uppercase() + expr.str.slice(1)
 
 
+# Contexts read for their history speakers at a time (estimated in-memory size): a history is cut
+# out of its context as JSON text and decoded, which held a few times the contexts' size at once.
+HISTORY_SLICE_BYTES = 32 * 2**20
+
+
 def _history_speakers(decisions: pl.DataFrame, contexts: pl.DataFrame) -> pl.DataFrame:
+    parts = max(1, -(-contexts.estimated_size() // HISTORY_SLICE_BYTES))
+    rows = max(1, -(-contexts.height // parts))
+    speakers = pl.concat(
+        _user_speakers(part)
+        for part in contexts.select("context_hash", "context").iter_slices(rows)
+    )
+    return (
+        decisions.select("episode_id", "context_hash")
+        .join(speakers, on="context_hash")
+        .select("episode_id", "name")
+    )
+
+
+def _user_speakers(contexts: pl.DataFrame) -> pl.DataFrame:
+    """(context_hash, name, role) of each user message of the contexts' histories."""
     history = pl.col("context").str.json_path_match("$.rag_context.conversationHistory")
-    speakers = (
+    return (
         contexts.select("context_hash", speaker=history)
         .filter(pl.col("speaker").str.contains(r"^\[\s*\{"))
         .with_columns(pl.col("speaker").str.json_decode(_HISTORY))
         .explode("speaker")
         .unnest("speaker")
         .filter(pl.col("role") == "user")
-    )
-    return (
-        decisions.select("episode_id", "context_hash")
-        .join(speakers, on="context_hash")
-        .select("episode_id", "name")
     )
 
 

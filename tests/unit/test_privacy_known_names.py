@@ -10,6 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipelines.privacy import known_names as known_names_module
 from pipelines.privacy.known_name_redaction import redact_known_names
 from pipelines.privacy.known_names import (
     PLACEHOLDER,
@@ -64,6 +65,35 @@ def test_known_names_come_from_agents_users_deciders_characters_and_history_spea
         ("rl", "Marta"),
         ("study", "Niki"),
     ]
+
+
+def test_history_speakers_of_contexts_read_a_slice_at_a_time_are_each_decisions_own(monkeypatch):
+    def context(*speakers: str) -> str:
+        history = [{"content": "hi", "name": name, "role": "user"} for name in speakers]
+        return json.dumps({"rag_context": {"conversationHistory": history}})
+
+    silver = {
+        "decisions": pl.DataFrame(
+            {
+                "episode_id": ["d1", "d2", "d3"],
+                "actor_id": ["d1-bot", "d2-bot", "d3-bot"],
+                "context_hash": ["a", "b", "c"],
+            }
+        ),
+        "contexts": pl.DataFrame(
+            {
+                "context_hash": ["a", "b", "c"],
+                "context": [
+                    context("Marcus"),
+                    '{"rag_context": "no history"}',
+                    context("Ida", "Rosa"),
+                ],
+            }
+        ),
+    }
+    monkeypatch.setattr(known_names_module, "HISTORY_SLICE_BYTES", 1)  # one context a slice
+    # by hand: d2's context holds no list of messages
+    assert known_names(silver).rows() == [("d1", "Marcus"), ("d3", "Ida"), ("d3", "Rosa")]
 
 
 def test_a_known_name_is_redacted_in_its_own_episode_only_as_a_whole_word():

@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 
 from pipelines.privacy.known_name_redaction import redact_known_names_by_row
 from pipelines.privacy.redact import RedactionConfig
+from pipelines.release.privatize import privatize as privatize_module
 from pipelines.release.privatize.partitions import kept_ledger
 from pipelines.release.privatize.privatize import (
     cleaned_frame,
@@ -63,6 +64,21 @@ def test_replacements_are_counted_per_row_and_a_row_without_text_has_none():
         (2, 0, 0, 0),
         (4, 0, 0, 1),
     ]
+
+
+def test_a_dataset_privatized_in_row_slices_keeps_each_rows_counts_and_text(monkeypatch):
+    whole, whole_counts = _privatized_by_row(_rows())
+    monkeypatch.setattr(privatize_module, "SLICE_BYTES", 1)  # one row a slice
+    sliced, counts = _privatized_by_row(_rows())
+    # the hand counts of the test above, each in its own row
+    assert counts.select("row", "email", "known_name", "pseudonym").rows() == [
+        (0, 1, 1, 0),
+        (1, 2, 0, 0),
+        (2, 0, 0, 0),
+        (4, 0, 0, 1),
+    ]
+    assert counts.columns == whole_counts.columns
+    assert_frame_equal(sliced, whole)
 
 
 @pytest.mark.parametrize(

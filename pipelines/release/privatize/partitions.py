@@ -95,6 +95,7 @@ def privatize_all(
     for i, p in enumerate(pending):
         rows, names = _built_rows(root, p, held)
         prepared = prepare(rows, ids, privacy.redaction, names)
+        del rows  # `prepared` holds them until its entry is saved
         held_bytes += sum(frame.estimated_size() for frame in prepared.datasets.values())
         chunk.append((p, prepared))
         texts = sum(len(prepared.candidates) for _, prepared in chunk)

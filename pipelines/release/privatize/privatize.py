@@ -19,7 +19,13 @@ from pipelines.privacy.prefilter import gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
-from pipelines.release.privatize.row_ledger import ledger_of, row_counts, row_leaves, with_hits
+from pipelines.release.privatize.row_ledger import (
+    ROW,
+    ledger_of,
+    row_counts,
+    row_leaves,
+    with_hits,
+)
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
 from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
@@ -66,11 +72,9 @@ def _is_prompt_hash(column: str) -> bool:
     return column in ("prompt_hash", "dedup_cluster") or column.endswith("_prompt_hash")
 
 
-def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
-    """The text columns of `frame` (not the prompt hashes, keyed apart), and each distinct string in
-    them with how often it occurs."""
-    textual = [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
-    return textual, string_leaves(frame, textual).value_counts(name="n")
+def text_columns(frame: pl.DataFrame) -> list[str]:
+    """The text columns of `frame` (not the prompt hashes, keyed apart)."""
+    return [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
 
 
 def _is_id(column: str) -> bool:
@@ -89,10 +93,22 @@ def _row_episodes(frame: pl.DataFrame) -> pl.Series | None:
     return frame.select(pl.coalesce(present).alias("episode_id")).to_series()
 
 
+# Rows privatized at a time (estimated in-memory size): finding and replacing a slice's texts holds
+# a few copies of them, so a dataset of large texts (a decision's context JSON) is done in slices.
+SLICE_BYTES = 32 * 2**20
+
+
+def row_slices(frame: pl.DataFrame, max_bytes: int) -> list[pl.DataFrame]:
+    """`frame` in consecutive row slices of about `max_bytes` each (one slice when it is smaller);
+    zero-copy."""
+    parts = max(1, -(-frame.estimated_size() // max_bytes))
+    rows = max(1, -(-frame.height // parts))
+    return [frame.slice(start, rows) for start in range(0, frame.height, rows)] or [frame]
+
+
 def _clean_frame(
     frame: pl.DataFrame,
     textual: list[str],
-    occurrences: pl.DataFrame,
     key: bytes,
     cleaned: pl.DataFrame,
     names: pl.DataFrame,
@@ -100,10 +116,34 @@ def _clean_frame(
     """`frame` with its texts replaced by their cleaned versions and the names its episodes know
     (`names`: episode_id, name) redacted in its rows of those episodes, and its replacements per
     row (row_ledger.py: a text repeated n times counts n times). `cleaned`: value, cleaned, and
-    one count column per kind."""
-    counts = row_counts(row_leaves(frame, textual), cleaned)
-    hits = occurrences.join(cleaned, on="value", how="inner")
-    changed = hits.filter(pl.col("cleaned") != pl.col("value"))
+    one count column per kind. Done SLICE_BYTES of rows at a time: a row's privatized text and
+    counts depend on that row alone."""
+    frames, counts = [], [pl.DataFrame(schema={ROW: pl.UInt32})]
+    start = 0
+    for part in row_slices(frame, SLICE_BYTES):
+        done, rows = _clean_slice(part, textual, key, cleaned, names)
+        frames.append(done)
+        counts.append(rows.with_columns((pl.col(ROW) + start).cast(pl.UInt32)))
+        start += part.height
+    counts = pl.concat(counts, how="diagonal")
+    kinds = sorted(set(counts.columns) - {ROW}, key=lambda kind: (kind == KIND, kind))
+    return pl.concat(frames), counts.select(ROW, *(pl.col(k).fill_null(0) for k in kinds))
+
+
+def _clean_slice(
+    frame: pl.DataFrame,
+    textual: list[str],
+    key: bytes,
+    cleaned: pl.DataFrame,
+    names: pl.DataFrame,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`_clean_frame` of one slice of rows."""
+    leaves = row_leaves(frame, textual)
+    counts = row_counts(leaves, cleaned)
+    changed = cleaned.filter(pl.col("cleaned") != pl.col("value")).join(
+        leaves.select("value").unique(), on="value", how="semi"
+    )
+    del leaves  # before the replaced columns are made
     changes = (
         [
             replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(
@@ -143,7 +183,7 @@ class Prepared:
     """Datasets with their texts gathered and gated, not yet cleaned (`prepare`)."""
 
     datasets: dict[str, pl.DataFrame]
-    occurrences: dict[str, tuple[list[str], pl.DataFrame]]
+    textual: dict[str, list[str]]  # each dataset's text columns
     candidates: list[tuple[str, frozenset[str]]]
     names: pl.DataFrame  # episode_id, name: the names to redact per episode (known_names.py)
 
@@ -165,14 +205,16 @@ def prepare(
     """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes.
     `names`: the names the datasets' episodes know (`known_names`), redacted when the kind
     `known_name` is on."""
-    occurrences = {name: occurrences_of(frame) for name, frame in datasets.items()}
+    textual = {name: text_columns(frame) for name, frame in datasets.items()}
+    # one distinct of every dataset's strings: a distinct per dataset would hold the texts the
+    # datasets share (a decision's context, an RL step's observation) once per dataset
     distinct = pl.concat(
         [pl.Series("value", [], dtype=pl.String)]
-        + [o.get_column("value") for _, o in occurrences.values()]
+        + [string_leaves(frame, textual[name]) for name, frame in datasets.items()]
     ).unique()
     candidates = list(gated(distinct, ids, redaction))
     names = names_to_redact(names, redaction.kinds)
-    return Prepared(dict(datasets), occurrences, candidates, names)  # finish_each empties it
+    return Prepared(dict(datasets), textual, candidates, names)  # finish_each empties it
 
 
 # Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
@@ -210,9 +252,8 @@ def finish_each(
     goes: a caller that stores and lets go of each holds one dataset's rows twice, not every
     dataset's (at 1 GB the largest partition's datasets are ~270 MB)."""
     for name in list(prepared.datasets):
-        textual, counts = prepared.occurrences[name]
         frame, ledger = _clean_frame(
-            prepared.datasets.pop(name), textual, counts, key, cleaned, prepared.names
+            prepared.datasets.pop(name), prepared.textual[name], key, cleaned, prepared.names
         )
         yield name, frame, ledger
         del frame  # not held while the next one is made
