@@ -10,6 +10,7 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from tests.alembic_scripts import read_migration_scripts_once
 from tests.clean_env import without_turnlake_settings
 from tests.forked import ForkedTurnlake
 
@@ -112,6 +113,13 @@ def pytest_collection(session: pytest.Session):
         return (yield)
     finally:
         sys.dont_write_bytecode = dont_write
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migration_scripts_read_once() -> None:
+    """Dagster's storages in this process share one reading of Alembic's migration scripts
+    (tests/alembic_scripts.py)."""
+    read_migration_scripts_once()
 
 
 @pytest.fixture(scope="session")

@@ -16,18 +16,26 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-# Reads one JSON request a line; for each, forks a child that takes the request's working folder
-# and environment (whole: nothing of the server's own leaks into it), imports turnlake's code from
-# the request's engine folder (if it names one), runs `turnlake ARGS` for each of its commands in
-# turn (up to the first that fails) with their output in a file, and answers with the child's exit
-# code (-N: killed by signal N; 3: the engine's code was not the one imported).
+from tests import alembic_scripts
+
+# Imports the preloaded modules and reads Dagster's migration scripts once (the second argument
+# names tests/alembic_scripts.py); then reads one JSON request a line; for each, forks a child that
+# takes the request's working folder and environment (whole: nothing of the server's own leaks into
+# it), imports turnlake's code from the request's engine folder (if it names one), runs `turnlake
+# ARGS` for each of its commands in turn (up to the first that fails) with their output in a file,
+# and answers with the child's exit code (-N: killed by signal N; 3: the engine's code was not the
+# one imported).
 SERVER = r"""
-import importlib, json, os, sys
+import importlib, importlib.util, json, os, sys
 for name in json.loads(sys.argv[1]):
     try:
         importlib.import_module(name)
     except ImportError:
         pass
+spec = importlib.util.spec_from_file_location("alembic_scripts", sys.argv[2])
+alembic_scripts = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(alembic_scripts)
+alembic_scripts.read_dagster_migration_scripts()
 for line in sys.stdin:
     request = json.loads(line)
     pid = os.fork()
@@ -103,7 +111,7 @@ class ForkedTurnlake:
         self._folder = folder
         self._count = 0
         self._server = subprocess.Popen(
-            [sys.executable, "-c", SERVER, json.dumps(preload)],
+            [sys.executable, "-c", SERVER, json.dumps(preload), alembic_scripts.__file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -59,6 +59,15 @@ def _build(raw: Path, data: Path, shards: int | str, per_partition: int = 5_000)
         assert main(args) == 0
 
 
+def _build_with_key(folder: Path, shards: int | str, per_partition: int = 5_000) -> None:
+    """`folder`/raw built into `folder`/data with pseudonym key KEY and a Dagster home there."""
+    (folder / "dagster").mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DAGSTER_HOME", str(folder / "dagster"))
+        env.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+        _build(folder / "raw", folder / "data", shards, per_partition)
+
+
 def demo_built(
     built_once, shards: int | str, to: Path | None = None, per_partition: int = 5_000
 ) -> tuple[Path, Path]:
@@ -68,11 +77,7 @@ def demo_built(
 
     def make(folder: Path) -> None:
         turnlake.demo(raw_root=folder / "raw")
-        (folder / "dagster").mkdir()
-        with pytest.MonkeyPatch.context() as env:
-            env.setenv("DAGSTER_HOME", str(folder / "dagster"))
-            env.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-            _build(folder / "raw", folder / "data", shards, per_partition)
+        _build_with_key(folder, shards, per_partition)
 
     name = f"demo-key-{KEY[:8]}-shards-{shards}-per-{per_partition}"
     folder = built_once.get(name, make) if to is None else built_once.copy(name, make, to)
@@ -101,6 +106,19 @@ def _add_new_files(raw: Path) -> None:
     (raw / "feedback" / "tutoring" / "events-077.jsonl").write_bytes(
         orjson.dumps(LATE_FEEDBACK) + b"\n"
     )
+
+
+def grown_demo_built(built_once, shards: int) -> Path:
+    """The data root of one build from scratch of the demo grown by `_add_new_files` (pseudonym
+    key KEY, `shards`): what the incremental builds of the same files here and in
+    test_silver_partition_runs.py must equal. Built once per test run; read-only."""
+
+    def make(folder: Path) -> None:
+        turnlake.demo(raw_root=folder / "raw")
+        _add_new_files(folder / "raw")
+        _build_with_key(folder, shards)
+
+    return built_once.get(f"grown-demo-key-{KEY[:8]}-shards-{shards}", make) / "data"
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +158,7 @@ def test_one_eight_and_sized_shards_give_the_same_tables_and_release(built_once)
 @pytest.fixture(scope="module")
 def incremental(world, built_once):
     """A build, then new conversations and one late feedback event for an old conversation, and
-    a rebuild; also a from-scratch build over the final raw files."""
+    a rebuild; also a from-scratch build over the final raw files (shared, read-only)."""
     tmp = world
     raw, data = demo_built(built_once, 4, to=tmp / "incremental")
     layout = Layout(data)
@@ -155,8 +173,7 @@ def incremental(world, built_once):
     }
     _add_new_files(raw)
     _build(raw, data, 4)
-    _build(raw, tmp / "scratch", 4)
-    return data, before, tmp / "scratch"
+    return data, before, grown_demo_built(built_once, 4)
 
 
 def _digest_changes(before: pl.DataFrame, after: pl.DataFrame) -> set[str]:
@@ -215,7 +232,7 @@ def test_incremental_tables_and_release_equal_a_build_from_scratch(incremental):
 
 
 def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_date(
-    world, incremental, built_once
+    world, built_once
 ):
     """After new files reach silver, the planner asks for exactly the changed partitions; their
     partition runs commit them; the build then publishes gold equal to a build from scratch."""
@@ -247,7 +264,7 @@ def test_planner_requests_only_stale_partitions_and_their_runs_bring_gold_up_to_
         assert job.execute_in_process(instance=instance, partition_key=key).success
     assert isinstance(plan(resource, known=set(keys)), dg.SkipReason)
     _build(raw, data, 4)
-    built, fresh = _tables(data), _tables(incremental[2])
+    built, fresh = _tables(data), _tables(grown_demo_built(built_once, 4))
     for name in (n for n in built if n.startswith("gold.")):
         assert built[name].equals(fresh[name]), name
 

@@ -47,10 +47,10 @@ from tests.graph._world import build_world
 from tests.graph.test_partitions_graph import (
     KEY,
     _add_new_files,
-    _build,
     _content_hash,
     _tables,
     demo_built,
+    grown_demo_built,
 )
 
 
@@ -126,11 +126,11 @@ def test_a_partition_run_is_published_by_the_build_without_being_transformed_aga
     published_gold = stored.files(Layout(data), "gold", "turn_rewards")
     assert {f for f in published_gold if f"_partition={late}/" in f} == gold_files
 
-    _build(raw, env / "scratch", 4)
-    built, fresh = _tables(data), _tables(env / "scratch")
+    scratch = grown_demo_built(built_once, 4)
+    built, fresh = _tables(data), _tables(scratch)
     for name, frame in built.items():
         assert frame.equals(fresh[name]), name
-    assert _content_hash(data) == _content_hash(env / "scratch")
+    assert _content_hash(data) == _content_hash(scratch)
 
 
 def test_a_run_stopped_between_its_rows_and_its_record_leaves_the_partition_pending(
