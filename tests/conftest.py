@@ -264,6 +264,9 @@ LONGEST_FIRST = (
     "tests/graph/test_code_change_soundness.py",  # ~120 s
     "tests/operation/test_kill_build.py",  # ~100 s
     "tests/graph/test_partitions_graph.py",  # ~90 s
+    "tests/graph/test_silver_partition_runs.py",  # ~90 s
+    "tests/graph/test_release_chunks.py",  # ~75 s, its builds in setup
+    "tests/graph/test_split_raters_graph.py",
     "tests/operation/test_kill_build_late.py",
     "tests/graph/test_release_partitions.py",
     "tests/graph/test_check_steps.py",
