@@ -66,11 +66,9 @@ def _is_prompt_hash(column: str) -> bool:
     return column in ("prompt_hash", "dedup_cluster") or column.endswith("_prompt_hash")
 
 
-def occurrences_of(frame: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
-    """The text columns of `frame` (not the prompt hashes, keyed apart), and each distinct string in
-    them with how often it occurs."""
-    textual = [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
-    return textual, string_leaves(frame, textual).value_counts(name="n")
+def text_columns(frame: pl.DataFrame) -> list[str]:
+    """The columns of `frame` holding text, however nested (not the prompt hashes, keyed apart)."""
+    return [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
 
 
 def _is_id(column: str) -> bool:
@@ -92,7 +90,6 @@ def _row_episodes(frame: pl.DataFrame) -> pl.Series | None:
 def _clean_frame(
     frame: pl.DataFrame,
     textual: list[str],
-    occurrences: pl.DataFrame,
     key: bytes,
     cleaned: pl.DataFrame,
     names: pl.DataFrame,
@@ -100,10 +97,9 @@ def _clean_frame(
     """`frame` with its texts replaced by their cleaned versions and the names its episodes know
     (`names`: episode_id, name) redacted in its rows of those episodes, and its replacements per
     row (row_ledger.py: a text repeated n times counts n times). `cleaned`: value, cleaned, and
-    one count column per kind."""
+    one count column per kind (texts `frame` lacks too: they replace nothing)."""
     counts = row_counts(row_leaves(frame, textual), cleaned)
-    hits = occurrences.join(cleaned, on="value", how="inner")
-    changed = hits.filter(pl.col("cleaned") != pl.col("value"))
+    changed = cleaned.filter(pl.col("cleaned") != pl.col("value"))
     changes = (
         [
             replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(
@@ -143,7 +139,7 @@ class Prepared:
     """Datasets with their texts gathered and gated, not yet cleaned (`prepare`)."""
 
     datasets: dict[str, pl.DataFrame]
-    occurrences: dict[str, tuple[list[str], pl.DataFrame]]
+    textual: dict[str, list[str]]  # each dataset's `text_columns`
     candidates: list[tuple[str, frozenset[str]]]
     names: pl.DataFrame  # episode_id, name: the names to redact per episode (known_names.py)
 
@@ -165,14 +161,14 @@ def prepare(
     """The distinct strings of all datasets, gated together: the candidates `clean_texts` takes.
     `names`: the names the datasets' episodes know (`known_names`), redacted when the kind
     `known_name` is on."""
-    occurrences = {name: occurrences_of(frame) for name, frame in datasets.items()}
+    textual = {name: text_columns(frame) for name, frame in datasets.items()}
     distinct = pl.concat(
         [pl.Series("value", [], dtype=pl.String)]
-        + [o.get_column("value") for _, o in occurrences.values()]
+        + [string_leaves(frame, textual[name]) for name, frame in datasets.items()]
     ).unique()
     candidates = list(gated(distinct, ids, redaction))
     names = names_to_redact(names, redaction.kinds)
-    return Prepared(dict(datasets), occurrences, candidates, names)  # finish_each empties it
+    return Prepared(dict(datasets), textual, candidates, names)  # finish_each empties it
 
 
 # Texts given to `clean_texts` at a time: it holds each text's Python strings, tuples and dict
@@ -210,9 +206,8 @@ def finish_each(
     goes: a caller that stores and lets go of each holds one dataset's rows twice, not every
     dataset's (at 1 GB the largest partition's datasets are ~270 MB)."""
     for name in list(prepared.datasets):
-        textual, counts = prepared.occurrences[name]
         frame, ledger = _clean_frame(
-            prepared.datasets.pop(name), textual, counts, key, cleaned, prepared.names
+            prepared.datasets.pop(name), prepared.textual[name], key, cleaned, prepared.names
         )
         yield name, frame, ledger
         del frame  # not held while the next one is made
