@@ -1,18 +1,22 @@
-"""Pending release partitions privatized: their rows prepared one by one, their candidate texts
-cleaned together in chunks (enough texts for the redactor's worker processes), each partition's
-privatized datasets and their replacements per row written to its store entry
-(store/part_cache.py) one at a time and let go.
+"""Pending release partitions privatized a batch at a time: each dataset of a batch's partitions
+stacked into one frame, its texts gathered, gated, cleaned and put back in one pass however many
+partitions it holds (the cost follows the rows, not the partitions), then cut back into each
+partition's privatized datasets and their replacements per row, written to its store entry
+(store/part_cache.py).
 
 Every row of a partition as built is privatized, also those the global rules drop now. Which rows
 those are changes with data elsewhere (a new exact duplicate with a smaller episode id, a prompt
 now asked in an earlier split); privatizing a row does not depend on it, so the entry serves any
 keep mask: the release drops the rows and sums the ledger over the kept ones (row_ledger.py).
+Nor does it depend on the other partitions of its batch: every text is cleaned on its own, and a
+known name is redacted in the rows of the episode that knows it, which lives in one partition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from pathlib import Path
 
 import polars as pl
@@ -23,22 +27,17 @@ from pipelines.privacy.known_names import NAMES_SCHEMA
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize.known_names import KNOWN_NAMES
 from pipelines.release.privatize.privatize import (
-    Prepared,
     cleaned_frame,
     finish_each,
     id_replacer,
     prepare,
 )
 from pipelines.release.privatize.row_ledger import ROW, ledger_of
-from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING
 from pipelines.release.store import part_cache
 from pipelines.storage.fingerprint import fingerprint, json_part
 
-# Candidate texts cleaned in one call: enough for the worker processes (text_cleaner.py).
-CHUNK_TEXTS = 4 * TEXTS_PER_GATHERING
-# Rows a chunk may hold (estimated in-memory size of its partitions' kept datasets): the prefilter
-# passes few of a partition's texts, so a chunk of CHUNK_TEXTS candidates alone could hold most of
-# the release's rows.
+# Rows privatized in one batch (estimated in-memory size of its partitions' datasets as built): one
+# pass over many small partitions, while memory holds one batch's rows (or one partition's).
 CHUNK_BYTES = 256 * 2**20
 
 
@@ -85,59 +84,89 @@ def privatize_all(
     held: dict[str, dict[str, pl.DataFrame]],
 ) -> Iterator[tuple[str, pl.DataFrame, dict[str, pl.DataFrame]]]:
     """(partition, its replacements per row (ROW_LEDGER), its privatized rows) of every pending
-    partition. Partitions are prepared one by one and their candidate texts cleaned together, in
-    chunks of about CHUNK_TEXTS texts: enough new texts for the redactor's worker processes (one
-    partition alone rarely has enough), while memory holds one chunk of partitions (at most about
-    CHUNK_BYTES of rows, or one partition)."""
+    partition, privatized a batch (about CHUNK_BYTES of rows) at a time; the privatized rows are
+    kept only when the store is off (`root` None)."""
     replacer = id_replacer(privacy.key, tuple(ids))
-    chunk: list[tuple[Pending, Prepared]] = []
+    for batch in _batches(root, pending, held):
+        units = [rows for _, rows, _ in batch]
+        stacks, datasets = _stacked(units)
+        del units
+        # an episode knows the same names in every unit holding it (units.py: the pairs' names)
+        names = pl.concat([names for *_, names in batch]).unique().sort("episode_id", "name")
+        prepared = prepare(datasets, ids, privacy.redaction, names)
+        del datasets
+        cleaned = cleaned_frame(prepared.candidates, replacer, privacy.redaction, privacy.workers)
+        prepared = replace(prepared, candidates=[])  # strings freed once cleaned
+        entries = [part_cache.Writer(root, p.entries[1]) for p, *_ in batch]
+        counts: list[list[pl.DataFrame]] = [[pl.DataFrame(schema=LEDGER_SCHEMA)] for _ in batch]
+        privatized: list[dict[str, pl.DataFrame]] = [{} for _ in batch]
+        for stack, frame, rows in finish_each(prepared, privacy.key, cleaned):
+            name, members = stacks[stack]
+            for unit, start, height in members:
+                part = frame.slice(start, height)
+                entries[unit].write(name, part)
+                mine = _rows_of(rows, start, height)
+                counts[unit].append(mine.select(pl.lit(name).alias("dataset"), pl.all()))
+                if root is None:
+                    privatized[unit][name] = part
+            del frame  # before the next dataset is privatized
+        for (done, *_), entry, parts, datasets in zip(
+            batch, entries, counts, privatized, strict=True
+        ):
+            ledger = pl.concat(parts, how="diagonal")
+            ledger = ledger.with_columns(pl.all().exclude(LEDGER_SCHEMA.names()).fill_null(0))
+            entry.write(ROW_LEDGER, ledger)
+            entry.close({"ids": ids_entry(ids)})
+            yield done.key, ledger, datasets
+
+
+def _batches(
+    root: Path | None, pending: list[Pending], held: dict[str, dict[str, pl.DataFrame]]
+) -> Iterator[list[tuple[Pending, dict[str, pl.DataFrame], pl.DataFrame]]]:
+    """The pending partitions with their rows as built and known names, in order, in batches of
+    about CHUNK_BYTES of rows (one partition when it alone has more)."""
+    batch: list[tuple[Pending, dict[str, pl.DataFrame], pl.DataFrame]] = []
     held_bytes = 0
-    for i, p in enumerate(pending):
+    for p in pending:
         rows, names = _built_rows(root, p, held)
-        prepared = prepare(rows, ids, privacy.redaction, names)
-        del rows  # `prepared` holds them until its entry is saved
-        held_bytes += sum(frame.estimated_size() for frame in prepared.datasets.values())
-        chunk.append((p, prepared))
-        texts = sum(len(prepared.candidates) for _, prepared in chunk)
-        if texts < CHUNK_TEXTS and held_bytes < CHUNK_BYTES and i + 1 < len(pending):
-            continue
-        held_bytes = 0
-        candidates = [c for _, prepared in chunk for c in prepared.candidates]
-        chunk = [(q, replace(r, candidates=[])) for q, r in chunk]  # strings freed once cleaned
-        cleaned = cleaned_frame(candidates, replacer, privacy.redaction, privacy.workers)
-        del candidates
-        chunk.reverse()
-        while chunk:  # popped: a partition's rows are let go once its entry is saved
-            done, prepared = chunk.pop()
-            counts, datasets = _finish_and_save(root, done, prepared, privacy.key, cleaned, ids)
-            del prepared
-            yield done.key, counts, datasets
+        batch.append((p, rows, names))
+        held_bytes += sum(frame.estimated_size() for frame in rows.values())
+        if held_bytes >= CHUNK_BYTES:
+            yield batch
+            batch, held_bytes = [], 0
+    if batch:
+        yield batch
 
 
-def _finish_and_save(
-    root: Path | None,
-    done: Pending,
-    prepared: Prepared,
-    key: bytes,
-    cleaned: pl.DataFrame,
-    ids: list[str],
-) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
-    """(replacements per row, privatized datasets) of a pending partition, its privatized entry
-    saved. Each dataset is written once privatized and let go (its rows as built too): the
-    datasets are kept and returned only when the store is off (`root` None)."""
-    entry = part_cache.Writer(root, done.entries[1])
-    counts, datasets = [pl.DataFrame(schema=LEDGER_SCHEMA)], {}
-    for name, frame, rows in finish_each(prepared, key, cleaned):
-        entry.write(name, frame)
-        counts.append(rows.select(pl.lit(name).alias("dataset"), pl.all()))
-        if root is None:
-            datasets[name] = frame
-        del frame  # before the next dataset is privatized
-    ledger = pl.concat(counts, how="diagonal")
-    ledger = ledger.with_columns(pl.all().exclude(LEDGER_SCHEMA.names()).fill_null(0))
-    entry.write(ROW_LEDGER, ledger)
-    entry.close({"ids": ids_entry(ids)})
-    return ledger, datasets
+Stacks = dict[str, tuple[str, list[tuple[int, int, int]]]]
+
+
+def _stacked(units: list[dict[str, pl.DataFrame]]) -> tuple[Stacks, dict[str, pl.DataFrame]]:
+    """Each dataset of `units` stacked into one frame per schema (units built from other shapes of
+    rows may differ: an empty dataset, a column all null), in dataset order: (stack → (dataset,
+    (unit, first row, rows) of each unit in it)), stack → its rows."""
+    stacks: Stacks = {}
+    frames: dict[str, pl.DataFrame] = {}
+    for name in DATASETS:
+        by_schema: dict[tuple, list[int]] = {}
+        for unit, rows in enumerate(units):
+            by_schema.setdefault(tuple(rows[name].schema.items()), []).append(unit)
+        for number, members in enumerate(by_schema.values()):
+            parts = [units[unit][name] for unit in members]
+            starts = [0, *accumulate(part.height for part in parts)]
+            stack = f"{name}/{number}"
+            stacks[stack] = (name, [(u, starts[i], parts[i].height) for i, u in enumerate(members)])
+            frames[stack] = pl.concat(parts)
+    return stacks, frames
+
+
+def _rows_of(rows: pl.DataFrame, start: int, height: int) -> pl.DataFrame:
+    """A unit's replacements per row from its stack's (`rows`: ROW ascending), its rows counted
+    from its first, with only the kinds it has (as privatizing it alone gives)."""
+    index = rows.get_column(ROW)
+    first, end = index.search_sorted(start), index.search_sorted(start + height)
+    mine = rows.slice(first, end - first).with_columns((pl.col(ROW) - start).cast(pl.UInt32))
+    return mine.select(c for c in mine.columns if c == ROW or mine.get_column(c).sum())
 
 
 def _built_rows(

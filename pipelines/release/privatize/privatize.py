@@ -73,7 +73,7 @@ def _is_prompt_hash(column: str) -> bool:
 
 
 def text_columns(frame: pl.DataFrame) -> list[str]:
-    """The text columns of `frame` (not the prompt hashes, keyed apart)."""
+    """The columns of `frame` holding text, however nested (not the prompt hashes, keyed apart)."""
     return [c for c, t in frame.schema.items() if not _is_prompt_hash(c) and is_textual(t)]
 
 

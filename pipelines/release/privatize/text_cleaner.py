@@ -16,8 +16,8 @@ from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import RedactionConfig, Redactor
 from pipelines.runtime.workers import gives_back_freed_memory, worker_count, worker_pool
 
-# Candidate texts worth gathering for one `clean_texts` call: the unit privatize.py and
-# partitions.py size their batches by (which texts reach workers is MIN_CHARS_FOR_WORKERS).
+# Candidate texts worth gathering for one `clean_texts` call: the unit privatize.py slices the
+# texts it cleans by (which texts reach workers is MIN_CHARS_FOR_WORKERS).
 TEXTS_PER_GATHERING = 20_000
 # Below this many characters to redact, one process is faster: a spawned worker costs 1–2 s of
 # imports, what redacting ~2 MB of the texts the prefilter passes costs on the benchmark machine
