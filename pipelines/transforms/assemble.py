@@ -248,8 +248,6 @@ def _pieces(layout: Layout, table: str, version: int) -> pl.LazyFrame:
     paths = file_paths(delta_cache.pinned(uri, version, options))
     if not paths:
         return _empty(table).lazy().with_columns(pl.lit(None, pl.String).alias(SOURCE_COLUMN))
-    if not paths:
-        return _empty(table).lazy().with_columns(pl.lit(None, pl.String).alias(SOURCE_COLUMN))
     return pl.scan_parquet(paths, storage_options=options)
 
 
