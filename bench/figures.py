@@ -53,6 +53,7 @@ def figures(label: str, info: dict, r: dict) -> dict:
         f[f"{name}.wall_s"] = m["wall_s"]
         f[f"{name}.cpu_s"] = m["cpu_s"]
         f[f"{name}.rss_mb"] = m["peak_rss_mb"]
+        f[f"{name}.pss_mb"] = m.get("peak_pss_mb")  # absent in results from before it was measured
         f[f"{name}.exit"] = m["returncode"]
     lb = r["lower_bound"]["wall_s"]
     if "full_build" in r:

@@ -1,6 +1,9 @@
 """Run one command in a fresh subprocess and measure wall, CPU (user+sys of the process tree) and
 peak RSS of the process tree (psutil polling every 50 ms, summing the RSS of the process and all
-its descendants)."""
+its descendants). The sum counts a page that a forked child shares with its parent once per
+process, so the peak PSS of the tree (each shared page divided among its sharers) is measured too:
+what the tree really holds in memory, which a worker pool forked from a large process does not
+double."""
 
 from __future__ import annotations
 
@@ -36,23 +39,30 @@ class Measurement:
     extra: dict = field(default_factory=dict)
     # source → {seconds, rows} of its silver transform, from the silver step's closing line
     silver_by_source: dict[str, dict] = field(default_factory=dict)
+    peak_pss_mb: float = 0.0  # the tree's peak PSS (the module docstring)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def _tree_rss(proc: psutil.Process) -> int:
-    total = 0
+def _tree_memory(proc: psutil.Process, pss_above: int) -> tuple[int, int]:
+    """(RSS, PSS) summed over the tree; the PSS only when the RSS exceeds `pss_above` (a tree's PSS
+    never exceeds its RSS, so such a sample cannot raise the PSS peak), else 0."""
     try:
         members = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
+        return 0, 0
+    rss = sum(_memory(m, lambda p: p.memory_info().rss) for m in members)
+    if rss <= pss_above:
+        return rss, 0
+    return rss, sum(_memory(m, lambda p: p.memory_full_info().pss) for m in members)
+
+
+def _memory(member: psutil.Process, read) -> int:
+    try:
+        return read(member)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return 0
-    for member in members:
-        try:
-            total += member.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return total
 
 
 def _kill_tree(proc: psutil.Process) -> None:
@@ -74,14 +84,15 @@ def run_measured(
     lines."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    peak = 0
+    peak = peak_pss = 0
     peak_after = ""
     timeline: dict[int, float] = {}  # whole second since start → highest RSS (MB) seen in it
     timed_out = False
     with open(log_path, "wb") as log:
         proc = psutil.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         while proc.poll() is None:
-            rss = _tree_rss(proc)
+            rss, pss = _tree_memory(proc, peak_pss)
+            peak_pss = max(peak_pss, pss)
             second = int(time.perf_counter() - start)
             timeline[second] = max(timeline.get(second, 0.0), round(rss / 2**20, 1))
             if rss > peak:
@@ -107,6 +118,7 @@ def run_measured(
         step_times(log_path),
         {"peak_rss_after_step": peak_after, "rss_mb_per_second": list(timeline.values())},
         silver_by_source(log_path),
+        round(peak_pss / 2**20, 1),
     )
 
 

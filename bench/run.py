@@ -97,6 +97,7 @@ def bench_size(
         print(
             f"  [{label}] {name}: wall {m.wall_s:.1f} s, cpu {m.cpu_s:.1f} s, peak RSS "
             f"{m.peak_rss_mb:.0f} MB (after step {m.extra.get('peak_rss_after_step') or '-'}),"
+            f" peak PSS {m.peak_pss_mb:.0f} MB,"
             f" exit {m.returncode}{' TIMED OUT' if m.timed_out else ''}, load {load_before:.1f}",
             flush=True,
         )
