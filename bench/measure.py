@@ -3,7 +3,9 @@ peak RSS of the process tree (psutil polling every 50 ms, summing the RSS of the
 its descendants). The sum counts a page that a forked child shares with its parent once per
 process, so the peak PSS of the tree (each shared page divided among its sharers) is measured too:
 what the tree really holds in memory, which a worker pool forked from a large process does not
-double."""
+double. The PSS is sampled at most once a second: reading a process's page map takes its memory
+map lock, and at every poll it slowed the 100 MB build measured by a third (a lower estimate of
+the peak, as any sampling is)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import psutil
 from pipelines.transforms.timing import read_summary
 
 POLL_SECONDS = 0.05
+PSS_POLL_SECONDS = 1.0
 STEP_LINE = re.compile(r'Finished execution of step "([^"]+)" in ([0-9hms.]+)\.?$')
 # `turnlake build`'s own progress line off a terminal (pipelines/cli/progress.py), 0.1 s steps
 PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] (\S+)  (\d+\.\d) s")
@@ -45,15 +48,16 @@ class Measurement:
         return asdict(self)
 
 
-def _tree_memory(proc: psutil.Process, pss_above: int) -> tuple[int, int]:
+def _tree_memory(proc: psutil.Process, pss_above: int | None) -> tuple[int, int]:
     """(RSS, PSS) summed over the tree; the PSS only when the RSS exceeds `pss_above` (a tree's PSS
-    never exceeds its RSS, so such a sample cannot raise the PSS peak), else 0."""
+    never exceeds its RSS, so such a sample cannot raise the PSS peak), else (or when `pss_above`
+    is None) 0."""
     try:
         members = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
         return 0, 0
     rss = sum(_memory(m, lambda p: p.memory_info().rss) for m in members)
-    if rss <= pss_above:
+    if pss_above is None or rss <= pss_above:
         return rss, 0
     return rss, sum(_memory(m, lambda p: p.memory_full_info().pss) for m in members)
 
@@ -85,13 +89,16 @@ def run_measured(
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     peak = peak_pss = 0
+    pss_read = -PSS_POLL_SECONDS
     peak_after = ""
     timeline: dict[int, float] = {}  # whole second since start → highest RSS (MB) seen in it
     timed_out = False
     with open(log_path, "wb") as log:
         proc = psutil.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         while proc.poll() is None:
-            rss, pss = _tree_memory(proc, peak_pss)
+            due = time.perf_counter() - pss_read >= PSS_POLL_SECONDS
+            rss, pss = _tree_memory(proc, peak_pss if due else None)
+            pss_read = time.perf_counter() if pss else pss_read
             peak_pss = max(peak_pss, pss)
             second = int(time.perf_counter() - start)
             timeline[second] = max(timeline.get(second, 0.0), round(rss / 2**20, 1))

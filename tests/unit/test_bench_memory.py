@@ -17,9 +17,9 @@ block = bytearray(300 * 2**20)
 for i in range(0, len(block), 4096):
     block[i] = 1
 if os.fork() == 0:
-    time.sleep(1.5)
+    time.sleep(3)
     os._exit(0)
-time.sleep(1.5)
+time.sleep(3)
 os.wait()
 """
 
