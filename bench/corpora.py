@@ -21,6 +21,7 @@ SEED = 7
 EXTRA_SEED = 1007
 CALIBRATION_SCALE = 4
 MAX_TINY_FILES, TINY_FILE_BYTES = 100_000, 420  # ~420 B per file in the tiny-files shape
+NIGHT_TAG = "bench1pct"  # in the names and ids of the demo mix's 1 % of new files
 MakeDemo = Callable[[Path, int, int, Path], None]  # raw, scale, seed, work: `turnlake demo`
 
 
@@ -127,18 +128,39 @@ def add_new_files(work: Path, info: dict, make_demo: MakeDemo) -> list[Path]:
     by = later.shift_after(raw, extra)
     added = []
     for path in sorted(picked):
-        target = raw / _renamed(path.relative_to(extra).as_posix(), "bench1pct")
+        target = raw / _renamed(path.relative_to(extra).as_posix(), NIGHT_TAG)
         if target.exists():
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
-        _give_fresh_ids(target, "bench1pct")
+        _give_fresh_ids(target, NIGHT_TAG)
         if target.relative_to(raw).parts[0] in later.DIALOGUE_FOLDERS:
             stat = target.stat()
             later.shift_times(target, by)
             os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         added.append(target)
     return added
+
+
+def check_intact(info: dict) -> None:
+    """Stop unless the corpus holds exactly the files and bytes its marker recorded: a run
+    interrupted during its 1 % step leaves the night's files in it, and the next run would then
+    build them into its full build and find nothing new (the demo mix's night files, named with
+    NIGHT_TAG, are removed first)."""
+    raw = Path(info["raw"])
+    leftovers = sorted({p for p in raw.rglob(f"*{NIGHT_TAG}*")}, key=lambda p: len(p.parts))
+    for path in leftovers:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    found = tree_stats(raw)
+    if found != (info["files"], info["bytes"]):
+        raise SystemExit(
+            f"{raw}: {found[0]} files, {found[1]} bytes, but its corpus.json says {info['files']}"
+            f" files, {info['bytes']} bytes (a run interrupted while a night was added?); delete "
+            f"{raw.parent} to generate it again"
+        )
 
 
 def remove_added(raw: Path, added: list[Path]) -> None:

@@ -49,6 +49,7 @@ from corpora import (
     SIZES,
     add_new_files,
     calibrate,
+    check_intact,
     corpus,
     remove_added,
     shape_corpus,
@@ -80,6 +81,7 @@ def bench_size(
     home = dagster_home(run_dir / "dagster")
     env = env_for(home)
     raw = info["raw"]
+    check_intact(info)
 
     def build_into(data_root: Path, *options: str) -> list[str]:
         return [TURNLAKE, "build", "--raw-root", raw, "--data-root", str(data_root), *options]
