@@ -126,12 +126,14 @@ def reused_slice(
     files are the ones counted there, else read back (and kept for the next release). None when
     there is no such slice, or a file cannot be linked or does not read back as recorded (the
     slice is put in order)."""
+    if inputs is None:
+        return None
     olds = sorted(
         (rel.split("/", 1)[1], old)
         for rel, old in previous.items()
-        if inputs is not None and old.inputs == inputs and rel.startswith(f"{name}/")
+        if old.inputs == inputs and rel.startswith(f"{name}/")
     )
-    if inputs is None or not olds:
+    if not olds:
         return None
     paths = []
     for file, old in olds:
