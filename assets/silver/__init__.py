@@ -7,6 +7,7 @@ from pipelines.checks.factory import check_results, check_specs
 from pipelines.config.names import SOURCES
 from pipelines.orchestration.partitions import TURNLAKE_PARTITIONS
 from pipelines.orchestration.resources import TurnlakeResource
+from pipelines.runtime.workers import release_idle_workers
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.storage.lock import DATA_ROOT_POOL, data_root_lock
 from pipelines.transforms.partition_run import TRANSFORMED, refresh_partition
@@ -33,6 +34,9 @@ BRONZE_KEYS = [dg.AssetKey(f"bronze_{source}") for source in SOURCES]
     check_specs=check_specs("silver"),
 )
 def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
+    # bronze's parse workers idle on to bridge its steps (~300 MB each after a 1 GB parse);
+    # silver parses nothing, and its plan is at its largest in its first seconds
+    release_idle_workers()
     settings = turnlake.settings()
     with data_root_lock(settings.layout, wait=settings.lock_wait_seconds):
         times = SilverTimes()

@@ -41,7 +41,8 @@ def worker_count(configured: int, n_units: int, min_units: int) -> int:
 # How long an idle pool keeps its workers. Long enough to bridge the steps between two sources that
 # parse in workers, so their imports (1-2 s) are paid once (a 1 GB build kept one pool through all
 # of bronze); short enough that the workers (~300-370 MB each after a 1 GB parse) are gone while
-# silver and the release run (issue 15: they were the largest share of the build's floor).
+# the release runs (issue 15: they were the largest share of the build's floor). Silver lets them
+# go as it starts (`release_idle_workers`): its plan peaks within those seconds (issue 36).
 IDLE_SECONDS = 5.0
 
 
@@ -49,12 +50,23 @@ IDLE_SECONDS = 5.0
 def worker_pool(workers: int) -> IdleExitingPool:
     """One pool per process and size, reused by every caller while its workers are alive."""
     pool = IdleExitingPool(workers, IDLE_SECONDS)
+    _POOLS.append(pool)
     atexit.register(pool.shutdown, cancel_futures=True)
     # A process that multiprocessing started (a Dagster multiprocess step) exits without atexit
     # handlers, after joining its non-daemon children: the pool's workers would wait forever. Above
     # priority 10, where the pool's own call queue is closed (its shutdown sentinels would be lost).
     Finalize(None, pool.shutdown, kwargs={"cancel_futures": True}, exitpriority=100)
     return pool
+
+
+_POOLS: list[IdleExitingPool] = []  # every pool `worker_pool` made in this process
+
+
+def release_idle_workers() -> None:
+    """Let the idle workers of every pool go now rather than after their idle time: for a step
+    that uses none, whose own memory would otherwise add to theirs in its first seconds."""
+    for pool in _POOLS:
+        pool.release_if_idle()
 
 
 class IdleExitingPool(Executor):
@@ -102,12 +114,25 @@ class IdleExitingPool(Executor):
                 self._idle_timer.daemon = True
                 self._idle_timer.start()
 
+    def release_if_idle(self) -> None:
+        """Stop the workers now unless a task runs; the next task starts new ones."""
+        with self._lock:
+            if self._running:
+                return
+            self._cancel_idle_timer()
+            pool, self._pool = self._pool, None
+        self._stop(pool)
+
     def _exit_if_idle(self) -> None:
         with self._lock:
             if self._running or self._idle_timer is not threading.current_thread():
                 return
             self._idle_timer = None
             pool, self._pool = self._pool, None
+        self._stop(pool)
+
+    @staticmethod
+    def _stop(pool: ProcessPoolExecutor | None) -> None:
         if pool is not None:
             pool.shutdown(wait=True)
             _FORKSERVER.release()

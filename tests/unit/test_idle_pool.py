@@ -10,6 +10,7 @@ import time
 import psutil
 import pytest
 
+from pipelines.runtime import workers
 from pipelines.runtime.workers import IdleExitingPool
 
 IDLE = 0.3
@@ -61,3 +62,29 @@ def test_work_within_the_idle_time_reuses_the_workers():
         assert _worker_pids(pool, tasks=1) == first
     finally:
         pool.shutdown()
+
+
+def test_idle_workers_released_go_at_once_not_after_their_idle_time():
+    pool = IdleExitingPool(2, 600)
+    try:
+        pids = _worker_pids(pool)
+        pool.release_if_idle()
+        assert not pool.started
+        assert not _alive(pids), "released workers still run"
+        assert list(pool.map(pow, [2], [5])) == [32]  # work afterwards starts new ones
+    finally:
+        pool.shutdown()
+
+
+def test_release_idle_workers_reaches_the_pools_worker_pool_made(monkeypatch):
+    monkeypatch.setattr(workers, "IDLE_SECONDS", 600)
+    workers.worker_pool.cache_clear()  # a pool made with this idle time
+    pool = workers.worker_pool(2)
+    try:
+        pids = _worker_pids(pool)
+        workers.release_idle_workers()
+        assert not pool.started
+        assert not _alive(pids), "the pool's idle workers outlived the release"
+    finally:
+        pool.shutdown()
+        workers.worker_pool.cache_clear()
