@@ -29,20 +29,24 @@ def person_components(
     )
     ranked = ranked.with_columns(rank=pl.int_range(pl.len(), dtype=pl.Int64))
     pairs = links.select("unit", pl.col("person").cast(pl.String)).drop_nulls().unique()
-    pairs = pairs.join(ranked.select("unit", "rank"), on="unit", how="inner")
-    label = ranked.select("unit", label="rank")
+    # the rounds join and group integers only: a unit is its rank, a person a dense number
+    pairs = pairs.join(ranked.select("unit", "rank"), on="unit", how="inner").select(
+        "rank", person=pl.col("person").rank("dense")
+    )
+    at_pair = pairs.get_column("rank")
+    label = ranked.get_column("rank")  # label[rank]: the smallest rank reached so far
     for _ in range(max_rounds):
-        per_person = pairs.join(label, on="unit").group_by("person").agg(pl.col("label").min())
         reached = (
-            pairs.join(per_person, on="person")
-            .group_by("unit")
-            .agg(pl.col("label").min().alias("via"))
+            pairs.with_columns(label=label.gather(at_pair))
+            .with_columns(pl.col("label").min().over("person"))
+            .group_by("rank")
+            .agg(pl.col("label").min())
         )
-        new = label.join(reached, on="unit", how="left").select(
-            "unit", label=pl.min_horizontal("label", "via")
-        )
-        if new.sort("unit").equals(label.sort("unit")):
-            names = ranked.select(label="rank", group="unit")
-            return new.join(names, on="label").select("unit", "group").sort("unit")
+        at = reached.get_column("rank")
+        lower = pl.select(pl.min_horizontal(label.gather(at), reached.get_column("label")))
+        new = label.clone().scatter(at, lower.to_series())
+        if new.equals(label):
+            names = ranked.get_column("unit")
+            return pl.DataFrame({"unit": names, "group": names.gather(label)}).sort("unit")
         label = new
     raise RuntimeError("person components did not converge")  # unreachable: labels only decrease

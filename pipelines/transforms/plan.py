@@ -177,8 +177,8 @@ def _source(
     tagged = module.unit_keys(dict(bronze), settings)
     unit_files, row_items = _unit_rows(tagged)
     links = module.unit_links(dict(bronze), settings).collect()
-    groups = unit_groups(source, bronze, settings)
     ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
+    groups = unit_groups(source, bronze, settings, ev)
     reads = getattr(module, "unit_evidence_reads", None)
     read_keys, unit_reads, whole = _whole_reads(ev, reads(dict(bronze), settings) if reads else {})
     # what every unit of the source reads: the scheme, the evidence read whole

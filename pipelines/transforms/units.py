@@ -15,11 +15,12 @@ rows of each evidence table a unit's silver reads ({table: frame of `_unit` and 
 columns}): a partition's evidence inputs are those rows only, so a change elsewhere (a new file's
 ratings, another dataset's range) does not make it stale; a table without reads is read whole.
 
-And `unit_groups(bronze, settings)`: each unit's split group (`episodes.group_id` of the episodes
-its silver holds) and how many episodes it gives, known from bronze before the transform, so the
-partition map can place whole groups and whole components together and size a batch
-(partitions/assign.py). A unit that gives no episode (an orphan event, a PRAR run) may have no
-group.
+And `unit_groups(bronze, settings, evidence)`: each unit's split group (`episodes.group_id` of
+the episodes its silver holds) and how many episodes it gives, known from bronze before the
+transform, so the partition map can place whole groups and whole components together and size a
+batch (partitions/assign.py). A unit that gives no episode (an orphan event, a PRAR run) may have
+no group. `evidence` is the source's `unit_evidence` of the same bronze ({} without one): a source
+whose groups are evidence (rater or human groups) reads them there instead of deriving them again.
 """
 
 from __future__ import annotations
@@ -81,11 +82,18 @@ def restrict(
 
 
 def unit_groups(
-    source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence_frames: Mapping[str, pl.DataFrame | pl.LazyFrame] | None = None,
 ) -> pl.DataFrame:
     """unit, group_id, episodes: the split group of each unit of this (whole) bronze and the
-    episodes it gives (GROUPS_SCHEMA)."""
-    frame = source_units(source).unit_groups(dict(bronze), settings)
+    episodes it gives (GROUPS_SCHEMA); `evidence_frames`: the source's evidence of this bronze,
+    when already computed (else computed here)."""
+    if evidence_frames is None:
+        evidence_frames = evidence(source, bronze, settings)
+    lazy = {name: frame.lazy() for name, frame in evidence_frames.items()}
+    frame = source_units(source).unit_groups(dict(bronze), settings, lazy)
     return frame.collect().select(GROUPS_SCHEMA.names()).cast(GROUPS_SCHEMA)
 
 

@@ -33,6 +33,15 @@ def test_units_sharing_a_person_transitively_form_one_group_named_after_the_earl
     assert dict(out.iter_rows()) == {"s1": "s3", "s2": "s3", "s3": "s3", "s4": "s4", "s5": "s5"}
 
 
+def test_a_chain_of_units_is_one_group_however_long():
+    """u5 reaches u1 (the earliest) only through four people, one round each."""
+    chain = [(f"u{i}", f"p{i}") for i in range(1, 5)] + [
+        (f"u{i + 1}", f"p{i}") for i in range(1, 5)
+    ]
+    out = person_components(units(*((f"u{i}", i) for i in range(1, 6))), links(*chain))
+    assert dict(out.iter_rows()) == {f"u{i}": "u1" for i in range(1, 6)}
+
+
 def test_a_later_unit_joining_a_group_does_not_rename_it():
     before = person_components(units(("b", 1), ("a", 2)), links(("a", "ana"), ("b", "ana")))
     after = person_components(

@@ -108,6 +108,16 @@ def test_unit_keys_and_links_by_hand():
     ]
 
 
+def test_unit_groups_are_the_evidence_human_groups():
+    """`unit_groups` takes each session's group from the evidence the plan made once: given
+    groups naming s3 for s1, it returns them; a session the evidence does not name is its own."""
+    given = pl.DataFrame({"episode_id": ["decision:s1"], "human_group": ["decision:s3"]})
+    groups = decision_units.unit_groups(_tiny_bronze(), SETTINGS, {"human_groups": given.lazy()})
+    found = dict(groups.select("unit", "group_id").collect().iter_rows())
+    assert found["decision:s1"] == "decision:s3"
+    assert found["decision:s2"] == "decision:s2"
+
+
 def _failed_splits(bronze: dict[str, pl.LazyFrame]) -> int:
     """How many of eight random two-way splits of the components are not exact."""
     failures = 0

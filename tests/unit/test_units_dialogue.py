@@ -129,6 +129,28 @@ def test_conversations_rated_by_one_rater_are_one_group_in_the_evidence():
     ]
 
 
+def test_unit_groups_are_the_evidence_people_groups():
+    """The plan computes the rater groups once, as evidence; `unit_groups` takes them from there:
+    given groups that differ from what the bronze would give, it returns those, one per kept
+    conversation."""
+    given = pl.DataFrame(
+        {
+            "episode_id": [f"dialogue:support/{c}" for c in ("c1", "c2", "c3")],
+            "people_group": ["dialogue:support/c3"] * 3,
+        }
+    )
+    groups = dialogue_units.unit_groups(_tiny_bronze(), SETTINGS, {"people_groups": given.lazy()})
+    assert sorted(groups.collect().rows()) == [
+        (f"dialogue:support/{c}", "dialogue:support/c3", 1) for c in ("c1", "c2", "c3")
+    ]
+    computed = u.unit_groups(SOURCE, _tiny_bronze(), SETTINGS)  # evidence made here
+    assert sorted(computed.rows()) == [
+        ("dialogue:support/c1", "dialogue:support/c1", 1),
+        ("dialogue:support/c2", "dialogue:support/c1", 1),
+        ("dialogue:support/c3", "dialogue:support/c3", 1),
+    ]
+
+
 def _failed_splits(bronze: dict[str, pl.LazyFrame] | None = None) -> int:
     """How many of 8 random two-part splits of `bronze` (default `_tiny_bronze`) are not exact."""
     bronze = _tiny_bronze() if bronze is None else bronze

@@ -101,10 +101,13 @@ def unit_evidence_reads(
     }
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: each session's split group (`episodes.group_id`: its `human_groups`
-    group, else itself); an orphan unit gives no episode and has none."""
-    groups = unit_evidence(bronze, settings)["human_groups"]
+    group, else itself); an orphan unit gives no episode and has none. The groups are the
+    source's evidence (`unit_evidence`), made once per plan."""
+    groups = evidence["human_groups"]
     sessions = unit_keys(bronze, settings)[TABLE].select(UNIT).unique()
     return (
         sessions.join(groups, left_on=UNIT, right_on="episode_id", how="left")

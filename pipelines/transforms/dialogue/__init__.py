@@ -65,13 +65,16 @@ def _feedback(
     )
 
 
-def rater_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.DataFrame:
-    """episode_id, people_group of these (whole) bronze rows: the split groups `to_silver` makes
-    with `[splits] link_raters`, passed to a transform of part of the corpus (units.py). User turns
-    carry no actor in this source (`conversations.turns`), so raters are the only people linking
-    conversations: the groups need neither the turns nor the feedback rows, only the accepted
-    events' raters (`feedback.rater_links`)."""
-    kept, _ = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+def rater_group_inputs(
+    kept: pl.LazyFrame, bronze: dict[str, pl.LazyFrame], settings: Settings
+) -> list[pl.LazyFrame]:
+    """What the split groups `to_silver` makes with `[splits] link_raters` are made from, for
+    `conversations.people_groups_of` over the (whole) bronze, passed to a transform of part of
+    the corpus (units.py): the kept conversations `kept` (`conversations.dedup_conversations` of
+    `bronze`'s) as units, and their raters. User turns carry no actor in this source
+    (`conversations.turns`), so raters are the only people linking conversations: the groups need
+    neither the turns nor the feedback rows, only the accepted events' raters
+    (`feedback.rater_links`)."""
     events, _ = fb.dedup_events(bronze_table(bronze, EVENTS))
     episodes = conformed(conv.episodes(kept), "episodes")
-    return conv.people_groups(episodes, fb.rater_links(fb.resolve(events, kept, settings)))
+    return conv.people_group_inputs(episodes, fb.rater_links(fb.resolve(events, kept, settings)))

@@ -154,9 +154,19 @@ def conversation_people(
 def people_groups(episodes: pl.LazyFrame, links: pl.LazyFrame) -> pl.DataFrame:
     """episode_id, people_group: conversations linked by a shared person (`links`: unit, person)
     are one split unit, named after the earliest of them."""
-    units, pairs = pl.collect_all(  # together: the kept conversations are computed once
-        [episodes.select(unit="episode_id", started_at="started_at"), links]
-    )
+    # together: the kept conversations are computed once
+    units, pairs = pl.collect_all(people_group_inputs(episodes, links))
+    return people_groups_of(units, pairs)
+
+
+def people_group_inputs(episodes: pl.LazyFrame, links: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """(unit, started_at) of `episodes` and `links` (unit, person): what `people_groups_of`
+    reads, to be collected together with whatever else shares their plan."""
+    return [episodes.select(unit="episode_id", started_at="started_at"), links]
+
+
+def people_groups_of(units: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+    """`people_groups` of its collected inputs (`people_group_inputs`)."""
     return person_components(units, pairs).select(episode_id="unit", people_group="group")
 
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.transforms.dialogue import rater_groups
+from pipelines.transforms.dialogue import rater_group_inputs
 from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table
 from pipelines.transforms.dialogue.conversations import (
     ROLE_MAP,
     dedup_conversations,
+    people_groups_of,
     quality_ranges,
 )
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
@@ -50,10 +51,12 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
-    out = {"quality_ranges": quality_ranges(kept)}
-    if settings.splits.link_raters:
-        out["people_groups"] = rater_groups(bronze, settings).lazy()
-    return out
+    ranges = quality_ranges(kept)
+    if not settings.splits.link_raters:
+        return {"quality_ranges": ranges}
+    # one pass: the corpus's conversations are deduplicated once for the ranges and the groups
+    units, pairs, found = pl.collect_all([*rater_group_inputs(kept, bronze, settings), ranges])
+    return {"quality_ranges": found.lazy(), "people_groups": people_groups_of(units, pairs).lazy()}
 
 
 def unit_evidence_reads(
@@ -67,20 +70,21 @@ def unit_evidence_reads(
     return reads
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: each kept conversation's split group (`episodes.group_id`): with
-    `link_raters`, its rater group, else itself (user turns carry no actor here, so nothing else
-    links conversations); a unit of events naming no conversation has none."""
+    `link_raters`, its rater group (the evidence's `people_groups`, which holds every kept
+    conversation), else itself (user turns carry no actor here, so nothing else links
+    conversations); a unit of events naming no conversation has none."""
+    if settings.splits.link_raters:
+        groups = evidence["people_groups"]
+        return groups.select(unit="episode_id", group_id="people_group", episodes=pl.lit(1)).cast(
+            dict(GROUPS_SCHEMA)
+        )
     kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     units = kept.select(unit=pl.col("episode_id")).unique()
-    if not settings.splits.link_raters:
-        return units.select("unit", group_id="unit", episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
-    groups = rater_groups(bronze, settings).lazy()
-    return (
-        units.join(groups, left_on="unit", right_on="episode_id", how="left")
-        .select("unit", group_id=pl.coalesce("people_group", "unit"), episodes=pl.lit(1))
-        .cast(dict(GROUPS_SCHEMA))
-    )
+    return units.select("unit", group_id="unit", episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
 
 
 def unit_prompts(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:

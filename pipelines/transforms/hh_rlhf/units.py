@@ -34,7 +34,9 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
     )
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: a pair's split group is its prompt (`episodes.group_id`)."""
     pairs = unit_keys(bronze, settings)[PAIRS]
     group = pl.lit(f"{SOURCE}:prompt/") + pl.col("prompt_id")

@@ -28,7 +28,9 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
     return pl.LazyFrame(schema=LINKS_SCHEMA)
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: a tree is its own split group."""
     trees = unit_keys(bronze, settings)[TREES]
     found = trees.select(unit=UNIT, group_id=UNIT, episodes=pl.lit(1)).unique()

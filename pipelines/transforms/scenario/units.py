@@ -21,7 +21,9 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
     return pl.LazyFrame(schema=LINKS_SCHEMA)
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: a scenario is its own split group (`group_id` = its folder id)."""
     tagged = unit_keys(bronze, settings).values()
     frames = [f.select(unit=UNIT, group_id="scenario_id") for f in tagged]

@@ -77,7 +77,9 @@ def _metas(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     return pl.concat([inline.select(fields), table(bronze, "social_rl_meta").select(fields)])
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: a run folder's split group is its experiment (the meta its rounds carry,
     else its meta.json: `runs.group_id`), else the folder; a PRAR run has none."""
     tables = {name: table(bronze, name) for name in BRONZE_MODELS}

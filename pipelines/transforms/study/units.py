@@ -82,7 +82,9 @@ def _person_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     return pl.concat([sessions, people])
 
 
-def unit_groups(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
+def unit_groups(
+    bronze: dict[str, pl.LazyFrame], settings: Settings, evidence: dict[str, pl.LazyFrame]
+) -> pl.LazyFrame:
     """unit, group_id: a session's split group is its participant (as the kept copy names it),
     else the session (`episodes.group_id`); a participant unit's is its participant, the group
     of that person's sessions."""
