@@ -213,3 +213,22 @@ def test_a_clusters_name_is_its_prompts_content_not_the_engines(monkeypatch):
     by_hand = min(hashlib.sha256(f"\x00{w}".encode()).hexdigest() for w in words)
     assert set(after["dedup_cluster"]) == {by_hand}
     assert by_hand not in set(stored["key"])  # the keys hold the engine
+
+
+def test_of_exact_duplicates_the_row_kept_is_the_first_by_episode_then_partition_then_row():
+    keys = pl.DataFrame(
+        {
+            "dataset": ["sft"] * 4,
+            "row": [0, 1, 9, 3],
+            "prompt_hash": ["p1"] * 4,
+            "split": ["train"] * 4,
+            "group_id": ["g"] * 4,
+            "episode_id": [None, "e1", "e1", "e1"],  # a row without an episode id comes last
+            "row_hash": ["h1"] * 4,
+            "_partition": ["P1", "P2", "P1", "P1"],
+        }
+    )
+    kept = kept_rows(keys)
+    assert kept["keep"].to_list() == [False, False, False, True]
+    assert kept["duplicate_row"].to_list() == [True, True, True, False]
+    assert kept["row"].to_list() == [0, 1, 9, 3]  # in the rows' order

@@ -263,22 +263,24 @@ def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
     ranked = keys.with_columns(
         _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
     )
-    first = ranked.group_by("prompt_hash").agg(pl.col("_rank").min().alias("_first"))
-    joined = ranked.join(first, on="prompt_hash", how="left", maintain_order="left")
-    kept = joined.with_columns(keep=(pl.col("_rank") == pl.col("_first")).fill_null(False))
+    earliest = pl.col("_rank") == pl.col("_rank").min().over("prompt_hash")
+    kept = ranked.with_columns(keep=earliest & pl.col("prompt_hash").is_not_null())
     order = ["episode_id", *([PARTITION] if PARTITION in keys.columns else []), "row"]
-    same = ["dataset", "row_hash", "keep"]
-    ranked = (
-        kept.with_row_index("_i")
-        .sort(*same, *order, nulls_last=True)
-        .with_columns(_n=pl.int_range(pl.len()).over(same))
-        .sort("_i")
+    indexed = kept.with_row_index("_i")
+    # each kept row hash's first row: ordered within its own rows, not the whole frame sorted
+    firsts = (
+        indexed.filter(pl.col("keep") & pl.col("row_hash").is_not_null())
+        .group_by("dataset", "row_hash")
+        .agg(pl.col("_i").sort_by(order, nulls_last=True).first())
+        .get_column("_i")
     )
-    duplicate = pl.col("keep") & pl.col("row_hash").is_not_null() & (pl.col("_n") > 0)
+    duplicate = (
+        pl.col("keep") & pl.col("row_hash").is_not_null() & ~pl.col("_i").is_in(firsts.implode())
+    )
     return (
-        ranked.with_columns(duplicate_row=duplicate)
+        indexed.with_columns(duplicate_row=duplicate)
         .with_columns(keep=pl.col("keep") & ~pl.col("duplicate_row"))
-        .drop("_rank", "_first", "_i", "_n")
+        .drop("_rank", "_i")
     )
 
 

@@ -11,7 +11,9 @@ converter that wrote them: exports/openai.py):
   `input.messages` as a chat's messages without weights, ending with a user message; each output
   exactly one assistant message.
 
-A line is judged in Python (orjson), one file at a time, streamed: memory holds one line."""
+A file whose every line a regex of its format matches (openai_grammar.py, in Polars) breaks no
+rule; any other file is judged in Python (orjson), a line at a time, streamed: memory holds one
+line."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 import orjson
 
 from pipelines.release.store.openai_files import SUFFIX
+from pipelines.release.trainability.openai_grammar import CHAT, PREFERENCE, every_line_matches
 from pipelines.release.trainability.problems import EXAMPLES
 
 ROLES = frozenset(("system", "user", "assistant"))
@@ -90,6 +93,7 @@ def preference_fault(example: object) -> str | None:
 
 
 RULES: dict[str, Rule] = {"openai_sft": chat_fault, "openai_preference": preference_fault}
+GRAMMARS: dict[str, str] = {"openai_sft": CHAT, "openai_preference": PREFERENCE}
 
 
 def _line_fault(rule: Rule, line: bytes) -> str | None:
@@ -105,8 +109,11 @@ def jsonl_files(release: Path) -> list[Path]:
     return [p for config in RULES for p in sorted((release / config).glob(f"*{SUFFIX}"))]
 
 
-def file_problems(path: Path, name: str, rule: Rule) -> list[str]:
-    """One problem per rule broken in the file, with how many lines and the first line numbers."""
+def file_problems(path: Path, name: str, rule: Rule, grammar: str | None = None) -> list[str]:
+    """One problem per rule broken in the file, with how many lines and the first line numbers;
+    none without reading a line in Python when every line matches `grammar`."""
+    if grammar is not None and every_line_matches(path, grammar):
+        return []
     found: dict[str, list[int]] = {}
     with open(path, "rb") as lines:
         for number, line in enumerate(lines, 1):
@@ -125,6 +132,9 @@ def openai_problems(release: Path) -> list[str]:
         problem
         for path in jsonl_files(release)
         for problem in file_problems(
-            path, path.relative_to(release).as_posix(), RULES[path.parent.name]
+            path,
+            path.relative_to(release).as_posix(),
+            RULES[path.parent.name],
+            GRAMMARS[path.parent.name],
         )
     ]
