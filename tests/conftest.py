@@ -277,7 +277,6 @@ LONGEST_FIRST = (
     "tests/graph/test_forget.py",
     "tests/test_cli.py",
     "tests/graph/test_build_nochange.py",
-    "tests/graph/test_release_chunks.py",
     "tests/deploy/test_build_workers.py",
     "tests/deploy/test_multiprocess.py",
     "tests/graph/test_release_as_of_latest.py",

@@ -31,7 +31,8 @@ EXECUTORS = ("default", "multiprocess", "k8s")
 # ~1.5 s instead of ~10 s per step where bytecode is not cached (PYTHONDONTWRITEBYTECODE).
 # Also what the steps import only when they first need it: Pandera's Polars backends (with
 # Hypothesis, ~0.2 s), which every step that checks a table registers, and universal_pathlib,
-# which Dagster imports to open the instance in every step (~0.06 s).
+# which Dagster imports to open the instance in every step (~0.06 s). Last, `step_warmup`: it
+# computes the engine digest and the parser versions, once for every step (~0.5 s per step).
 # A module that cannot be imported (dagster_postgres without the extra) is skipped by Python.
 PRELOAD_MODULES = [
     "dagster._core.executor.multiprocess",
@@ -46,6 +47,7 @@ PRELOAD_MODULES = [
     "pipelines.definitions",
     "pipelines.orchestration.instance",
     "pipelines.orchestration.multiprocess",
+    "pipelines.orchestration.step_warmup",
 ]
 
 # One step of the build holds one table in memory (DESIGN §8); the pod is sized for it.

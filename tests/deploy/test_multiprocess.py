@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -11,6 +13,7 @@ import pytest
 import yaml
 
 from pipelines.api.roots import resolve_settings
+from pipelines.config.names import SOURCES
 from pipelines.definitions import build_job
 from pipelines.orchestration.executors import (
     PRELOAD_MODULES,
@@ -77,6 +80,27 @@ def test_every_module_the_forkserver_preloads_exists():
     missing (an extra)."""
     missing = [name for name in PRELOAD_MODULES if importlib.util.find_spec(name) is None]
     assert missing in ([], ["dagster_postgres"])
+
+
+# What a fresh interpreter has computed once it has imported the warm-up module: how many engine
+# digests and parser-version closures its caches hold.
+CACHED_AFTER_WARM_UP = (
+    "import pipelines.orchestration.step_warmup\n"
+    "from pipelines.storage import engine\n"
+    "print(engine.engine_digest.cache_info().currsize,"
+    " engine.code_closure_digest.cache_info().currsize)\n"
+)
+
+
+def test_the_forkserver_computes_the_engine_digest_and_parser_versions_once_for_every_step():
+    """The forkserver preloads `step_warmup`, whose import computes them; each step process is a
+    fork of the forkserver and starts with them in its caches instead of reading and hashing the
+    engine's files again."""
+    assert "pipelines.orchestration.step_warmup" in PRELOAD_MODULES
+    done = subprocess.run(
+        [sys.executable, "-c", CACHED_AFTER_WARM_UP], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["1", str(len(SOURCES))]
 
 
 def test_executor_is_chosen_by_environment_and_the_default_is_unchanged():
