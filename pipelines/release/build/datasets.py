@@ -259,28 +259,25 @@ def kept_rows(keys: pl.DataFrame) -> pl.DataFrame:
     same `row_hash` (the same prompt and answer) only the one of the smallest episode id is kept
     (then the earliest row: where the partitions are cut does not decide), the others are
     `duplicate_row`."""
+    # flags computed over windows and added as columns: joining or sorting the whole frame would
+    # copy every string of it (1.2 M rows at 1 GB of raw data, the release's peak)
     rank = {split: i for i, split in enumerate(SPLIT_ORDER)}
-    ranked = keys.with_columns(
-        _rank=pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
+    split_rank = pl.col("split").replace_strict(rank, default=len(rank), return_dtype=pl.Int32)
+    keep = pl.col("prompt_hash").is_not_null() & (
+        split_rank == split_rank.min().over("prompt_hash")
     )
-    earliest = pl.col("_rank") == pl.col("_rank").min().over("prompt_hash")
-    kept = ranked.with_columns(keep=earliest & pl.col("prompt_hash").is_not_null())
     order = ["episode_id", *([PARTITION] if PARTITION in keys.columns else []), "row"]
-    indexed = kept.with_row_index("_i")
-    # each kept row hash's first row: ordered within its own rows, not the whole frame sorted
-    firsts = (
-        indexed.filter(pl.col("keep") & pl.col("row_hash").is_not_null())
-        .group_by("dataset", "row_hash")
-        .agg(pl.col("_i").sort_by(order, nulls_last=True).first())
-        .get_column("_i")
-    )
-    duplicate = (
-        pl.col("keep") & pl.col("row_hash").is_not_null() & ~pl.col("_i").is_in(firsts.implode())
-    )
+    same = ["dataset", "row_hash", "_keep"]
+    first = pl.col("_position").min().over(same)
+    duplicate = pl.col("_keep") & pl.col("row_hash").is_not_null() & (pl.col("_position") > first)
     return (
-        indexed.with_columns(duplicate_row=duplicate)
-        .with_columns(keep=pl.col("keep") & ~pl.col("duplicate_row"))
-        .drop("_rank", "_i")
+        keys.with_columns(
+            _keep=keep.fill_null(False),
+            _position=pl.arg_sort_by(order, nulls_last=True).arg_sort(),
+        )
+        .with_columns(duplicate_row=duplicate)
+        .with_columns(keep=pl.col("_keep") & ~pl.col("duplicate_row"))
+        .select(*keys.columns, "keep", "duplicate_row")
     )
 
 
