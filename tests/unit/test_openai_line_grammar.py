@@ -23,22 +23,14 @@ from pipelines.release.trainability.openai_lines import (
     file_problems,
     preference_fault,
 )
+from tests.unit._openai_examples import ASSISTANT, USER, pair
 
 SYSTEM = {"role": "system", "content": "s"}
-USER, ASSISTANT = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
 TRAINED, CONTEXT = ASSISTANT | {"weight": 1}, ASSISTANT | {"weight": 0}
 
 
 def _matches(grammar: str, line: bytes) -> bool:
     return bool(pl.Series([line.decode()]).str.contains(f"^(?:{grammar})$").item())
-
-
-def _pair(**change) -> dict:
-    return {
-        "input": {"messages": [USER]},
-        "preferred_output": [ASSISTANT],
-        "non_preferred_output": [ASSISTANT | {"content": "b"}],
-    } | change
 
 
 SPACES = ["", " ", "\u3000\n", "\u00a0", "\u2028", "\x1c", "\t \r", "\u0085\u202f"]
@@ -63,18 +55,18 @@ CHATS = [
     *({"messages": [USER, TRAINED | {"content": space}]} for space in SPACES),
 ]
 PAIRS = [
-    _pair(),
-    _pair(input={"messages": [SYSTEM, USER, ASSISTANT, USER]}),
-    _pair(input={"messages": [USER, ASSISTANT]}),
-    _pair(input={"messages": []}),
-    _pair(input={"messages": [USER], "id": 1}),
-    _pair(preferred_output=[ASSISTANT, ASSISTANT]),
-    _pair(preferred_output=[]),
-    _pair(non_preferred_output=[USER]),
-    _pair(preferred_output=[TRAINED]),
-    _pair(input={"messages": [USER | {"weight": 1}]}),
-    *(_pair(preferred_output=[ASSISTANT | {"content": space}]) for space in SPACES),
-    *(_pair(input={"messages": [USER | {"content": space}]}) for space in SPACES),
+    pair(),
+    pair(input={"messages": [SYSTEM, USER, ASSISTANT, USER]}),
+    pair(input={"messages": [USER, ASSISTANT]}),
+    pair(input={"messages": []}),
+    pair(input={"messages": [USER], "id": 1}),
+    pair(preferred_output=[ASSISTANT, ASSISTANT]),
+    pair(preferred_output=[]),
+    pair(non_preferred_output=[USER]),
+    pair(preferred_output=[TRAINED]),
+    pair(input={"messages": [USER | {"weight": 1}]}),
+    *(pair(preferred_output=[ASSISTANT | {"content": space}]) for space in SPACES),
+    *(pair(input={"messages": [USER | {"content": space}]}) for space in SPACES),
 ]
 # what orjson writes (the converter's layout) and lines a reader might not read as orjson does
 CHAT_LINES = [orjson.dumps(example) for example in CHATS] + [

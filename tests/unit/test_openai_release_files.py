@@ -26,6 +26,7 @@ from pipelines.release.trainability.folder import trainability_problems
 from pipelines.release.trainability.openai_lines import chat_fault, preference_fault
 from pipelines.release.trainability.problems import UntrainableRelease
 from pipelines.release.write import content_hash, write_release
+from tests.unit._openai_examples import ASSISTANT, USER, pair
 
 VERSION = "20261121-0000000000"
 MESSAGES = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
@@ -167,9 +168,6 @@ def _line(example: dict) -> dict:
     return json.loads(json.dumps(example))
 
 
-USER, ASSISTANT = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
-
-
 @pytest.mark.parametrize(
     ("example", "fault"),
     [
@@ -206,26 +204,18 @@ def test_chat_lines_are_judged_by_openais_chat_format(example, fault):
     assert chat_fault(_line(example)) == fault
 
 
-def _pair(**change) -> dict:
-    return {
-        "input": {"messages": [USER]},
-        "preferred_output": [ASSISTANT],
-        "non_preferred_output": [ASSISTANT | {"content": "b"}],
-    } | change
-
-
 @pytest.mark.parametrize(
     ("example", "fault"),
     [
-        (_pair(), None),
-        (_pair(input={"messages": [USER, ASSISTANT]}), "input: the last message is not the user's"),
-        (_pair(preferred_output=[ASSISTANT, ASSISTANT]), "`preferred_output` is not one message"),
+        (pair(), None),
+        (pair(input={"messages": [USER, ASSISTANT]}), "input: the last message is not the user's"),
+        (pair(preferred_output=[ASSISTANT, ASSISTANT]), "`preferred_output` is not one message"),
         (
-            _pair(non_preferred_output=[USER]),
+            pair(non_preferred_output=[USER]),
             "non_preferred_output: the last message is not the assistant's",
         ),
         (
-            _pair(preferred_output=[ASSISTANT | {"weight": 1}]),
+            pair(preferred_output=[ASSISTANT | {"weight": 1}]),
             "preferred_output: a message has the unknown key 'weight'",
         ),
         (
