@@ -23,9 +23,10 @@ no group. `evidence` is the source's `unit_evidence` of the same bronze ({} with
 whose groups are evidence (rater or human groups) reads them there instead of deriving them again.
 
 And `unit_shared(bronze, settings)`: frames of the whole bronze that several of the hooks above
-derive alike (study's kept session copies): `collect_shared` collects them once, and the plan
-hands them to every hook but `unit_keys` inside `bronze`, under their own names; a hook reads
-one with `shared_frame`, which derives it when it is not there (a caller that collected none).
+derive alike (study's kept session copies, dialogue's kept conversations): `collect_shared`
+collects them once, and the plan hands them to every hook but `unit_keys` inside `bronze`, under
+their own names; a hook reads one with `shared_frame`, which derives it when it is not there (a
+caller that collected none).
 """
 
 from __future__ import annotations
