@@ -19,6 +19,7 @@ import duckdb
 import polars as pl
 
 from pipelines.config.splits import N_BUCKETS, SplitConfig
+from pipelines.sources.base import sha256_hex
 from pipelines.splits.near_dups import NEAR_DUPS_TABLE, split_groups
 from pipelines.splits.participants import checked_participants, human_participants
 from pipelines.storage import tables as stored
@@ -34,6 +35,13 @@ def stable_bucket(salt: str, group_id: str) -> int:
     return int.from_bytes(digest[:8], "big") % N_BUCKETS
 
 
+def buckets_of(salt: str, split_groups: pl.Expr) -> pl.Expr:
+    """`stable_bucket` of every row in the plan: no Python per group (sha256 in Rust)."""
+    digest = sha256_hex(pl.concat_str(pl.lit(f"{salt}\x00"), split_groups))
+    first_8_bytes = digest.str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
+    return (first_8_bytes % N_BUCKETS).cast(pl.Int64)
+
+
 def assign_splits(
     group_ids: pl.Series, config: SplitConfig, split_groups: pl.DataFrame | None = None
 ) -> pl.DataFrame:
@@ -44,11 +52,10 @@ def assign_splits(
     named = pl.DataFrame({"group_id": groups})
     if split_groups is not None:
         given = split_groups.select("group_id", "split_group").unique("group_id", keep="first")
-        named = named.join(given, on="group_id", how="left")
+        named = named.join(given, on="group_id", how="left", maintain_order="left")
     else:
         named = named.with_columns(split_group=pl.lit(None, pl.String))
-    by = named.get_column("split_group").fill_null(named.get_column("group_id"))
-    buckets = pl.Series("bucket", [stable_bucket(config.salt, g) for g in by], dtype=pl.Int64)
+    named = named.with_columns(pl.col("split_group").fill_null(pl.col("group_id")))
     split = pl.lit(None, pl.String)
     for name, (start, end) in reversed(config.bucket_ranges().items()):
         split = (
@@ -56,7 +63,7 @@ def assign_splits(
             .then(pl.lit(name))
             .otherwise(split)
         )
-    return pl.DataFrame({"group_id": groups, "bucket": buckets, "split_group": by}).select(
+    return named.with_columns(bucket=buckets_of(config.salt, pl.col("split_group"))).select(
         "group_id", "bucket", split=split, salt=pl.lit(config.salt), split_group="split_group"
     )
 

@@ -90,16 +90,35 @@ class Withheld:
 
 
 def _evidence_of(
-    ev: Mapping[str, pl.DataFrame], read_keys: Mapping[str, pl.DataFrame], units: pl.Series
+    ev: Mapping[str, pl.DataFrame], wanted: Mapping[str, pl.DataFrame]
 ) -> dict[str, pl.LazyFrame]:
-    """The evidence rows `units` read (the rule of units.evidence_read, on precomputed reads)."""
+    """The evidence rows a partition's units read (`wanted`: per table read by key, the keys they
+    read, from `_evidence_keys`), the rule of units.evidence_read on precomputed reads."""
     out = {}
     for name, table in ev.items():
-        if name not in read_keys:
+        keys = wanted.get(name)
+        if keys is None:
             out[name] = table.lazy()
             continue
-        wanted = read_keys[name].filter(pl.col(UNIT).is_in(units.implode())).drop(UNIT).unique()
-        out[name] = table.join(wanted, on=wanted.columns, how="semi", nulls_equal=True).lazy()
+        out[name] = table.join(keys, on=keys.columns, how="semi", nulls_equal=True).lazy()
+    return out
+
+
+def _evidence_keys(
+    read_keys: Mapping[str, pl.DataFrame], placed: pl.DataFrame, group: list[str]
+) -> dict[str, dict[str, pl.DataFrame]]:
+    """partition → evidence table read by key → the distinct keys its units read (`placed`:
+    `_unit` and PARTITION of a source's units in the group), cut once per group: filtered for
+    each partition, the whole table of keys was scanned once per partition."""
+    out: dict[str, dict[str, pl.DataFrame]] = {p: {} for p in group}
+    for name, keys in read_keys.items():
+        columns = [c for c in keys.columns if c != UNIT]
+        joined = keys.join(placed, on=UNIT, how="inner")
+        cut = joined.partition_by(PARTITION, as_dict=True, include_key=False)
+        for partition, by_table in out.items():
+            found = cut.get((partition,))
+            mine = found.select(columns) if found is not None else keys.clear().select(columns)
+            by_table[name] = mine.unique()
     return out
 
 
@@ -151,22 +170,21 @@ def transform_partition(
     plan: Plan,
     settings: Settings,
     rows: Mapping[str, Mapping[str, pl.DataFrame]],
-    partition: str,
+    reads: Mapping[str, Mapping[str, pl.DataFrame]],
     times: SilverTimes | None,
 ) -> dict[str, pl.DataFrame]:
     """Every source's silver of the partition's units (`rows`: source → table → their bronze
-    rows, before withholding); quarantine rows carry their source (SOURCE_COLUMN)."""
+    rows, before withholding; `reads`: source → the evidence keys they read, `_evidence_keys`);
+    quarantine rows carry their source (SOURCE_COLUMN)."""
     produced: dict[str, list[pl.DataFrame]] = {}
     for source, part in rows.items():
         if not any(f.height for f in part.values()):
             continue
-        units = plan.units.filter(
-            (pl.col("source") == source) & (pl.col(PARTITION) == partition)
-        ).get_column("unit")
         su = plan.sources[source]
         started = time.perf_counter()
         bronze = {t: f.lazy() for t, f in part.items()}
-        silver = transform(source, bronze, settings, _evidence_of(su.evidence, su.read_keys, units))
+        evidence = _evidence_of(su.evidence, reads.get(source, {}))
+        silver = transform(source, bronze, settings, evidence)
         if times is not None:
             times.add(source, time.perf_counter() - started, sum(f.height for f in silver.values()))
         for table, frame in silver.items():
@@ -291,6 +309,21 @@ def _sizes(plan: Plan) -> pl.DataFrame:
     return wanted.join(rows, on=PARTITION, how="left").with_columns(pl.col("rows").fill_null(0))
 
 
+def _group_reads(plan: Plan, group: list[str]) -> dict[str, dict[str, dict[str, pl.DataFrame]]]:
+    """partition → source → evidence table → the keys the partition's units of the source read."""
+    mine = plan.units.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
+    out: dict[str, dict[str, dict[str, pl.DataFrame]]] = {p: {} for p in group}
+    for source, units in plan.sources.items():
+        placed = mine.filter(pl.col("source") == source).select(
+            pl.col("unit").alias(UNIT), PARTITION
+        )
+        if not units.read_keys or placed.is_empty():
+            continue
+        for partition, by_table in _evidence_keys(units.read_keys, placed, group).items():
+            out[partition][source] = by_table
+    return out
+
+
 def transform_group(
     plan: Plan,
     settings: Settings,
@@ -302,9 +335,12 @@ def transform_group(
     """The group's partitions transformed, withheld and sorted, each row tagged with its
     partition: table (pieces under their `_piece_` names) → the group's rows."""
     rows = _group_rows(plan, group)
+    reads = _group_reads(plan, group)
     parts: dict[str, list[pl.DataFrame]] = {t: [] for t in [*SILVER_KEYS, *PIECES]}
     for partition in group:
-        produced = transform_partition(plan, settings, rows.pop(partition), partition, times)
+        produced = transform_partition(
+            plan, settings, rows.pop(partition), reads.pop(partition), times
+        )
         for table, frame in _withhold(produced, optouts, withheld).items():
             parts[table].append(_tagged(frame.sort(SORT_KEYS[table], nulls_last=True), partition))
         for table in PIECES:

@@ -28,10 +28,14 @@ def person_components(
         .sort("started_at", "unit", nulls_last=True)
     )
     ranked = ranked.with_columns(rank=pl.int_range(pl.len(), dtype=pl.Int64))
-    pairs = links.select("unit", pl.col("person").cast(pl.String)).drop_nulls().unique()
-    # the rounds join and group integers only: a unit is its rank, a person a dense number
-    pairs = pairs.join(ranked.select("unit", "rank"), on="unit", how="inner").select(
-        "rank", person=pl.col("person").rank("dense")
+    # the rounds join and group integers only: a unit is its rank, a person a number (by a hash
+    # join: ranking the names sorted them); a pair given twice changes no minimum
+    pairs = links.select("unit", pl.col("person").cast(pl.String)).drop_nulls()
+    people = pairs.select("person").unique().with_row_index("number")
+    pairs = (
+        pairs.join(ranked.select("unit", "rank"), on="unit", how="inner")
+        .join(people, on="person", how="inner")
+        .select("rank", person="number")
     )
     at_pair = pairs.get_column("rank")
     label = ranked.get_column("rank")  # label[rank]: the smallest rank reached so far

@@ -57,6 +57,7 @@ from pipelines.transforms.build import load_bronze, transform_scheme
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.units import (
     UNIT,
+    collect_shared,
     evidence,
     group_clusters,
     source_units,
@@ -176,6 +177,7 @@ def _source(
     bronze = load_bronze(source, layout)
     tagged = module.unit_keys(dict(bronze), settings)
     unit_files, row_items = _unit_rows(tagged)
+    bronze = {**bronze, **collect_shared(source, bronze, settings)}  # for every hook but unit_keys
     links = module.unit_links(dict(bronze), settings).collect()
     ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
     groups = unit_groups(source, bronze, settings, ev)

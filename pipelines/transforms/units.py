@@ -21,12 +21,18 @@ transform, so the partition map can place whole groups and whole components toge
 batch (partitions/assign.py). A unit that gives no episode (an orphan event, a PRAR run) may have
 no group. `evidence` is the source's `unit_evidence` of the same bronze ({} without one): a source
 whose groups are evidence (rater or human groups) reads them there instead of deriving them again.
+
+And `unit_shared(bronze, settings)`: frames of the whole bronze that several of the hooks above
+derive alike (study's kept session copies, dialogue's kept conversations): `collect_shared`
+collects them once, and the plan hands them to every hook but `unit_keys` inside `bronze`, under
+their own names; a hook reads one with `shared_frame`, which derives it when it is not there (a
+caller that collected none).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import polars as pl
 
@@ -95,6 +101,24 @@ def unit_groups(
     lazy = {name: frame.lazy() for name, frame in evidence_frames.items()}
     frame = source_units(source).unit_groups(dict(bronze), settings, lazy)
     return frame.collect().select(GROUPS_SCHEMA.names()).cast(GROUPS_SCHEMA)
+
+
+def collect_shared(
+    source: str, bronze: Mapping[str, pl.LazyFrame], settings: Settings
+) -> dict[str, pl.LazyFrame]:
+    """The source's `unit_shared` of this (whole) bronze, collected once; {} without one."""
+    compute = getattr(source_units(source), "unit_shared", None)
+    frames = {} if compute is None else compute(dict(bronze), settings)
+    collected = pl.collect_all(list(frames.values()))
+    return {name: frame.lazy() for name, frame in zip(frames, collected, strict=True)}
+
+
+def shared_frame(
+    bronze: Mapping[str, pl.LazyFrame], name: str, derive: Callable[[], pl.LazyFrame]
+) -> pl.LazyFrame:
+    """`bronze[name]` when the plan collected it (`collect_shared`), else `derive()`."""
+    found = bronze.get(name)
+    return found if found is not None else derive()
 
 
 def evidence(

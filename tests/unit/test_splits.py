@@ -66,7 +66,10 @@ def dataset(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
 
 
 def test_bucket_is_first_8_bytes_of_sha256_of_salt_nul_group_mod_10000():
-    table = assign_splits(pl.Series(["alpha", "beta"]), CONFIG)
+    # non-ASCII ids hash as UTF-8; among 200 ids, digests whose first 8 bytes pass 2**63
+    ids = ["alpha", "beta", "émile", "名前", *(f"g{i}" for i in range(200))]
+    table = assign_splits(pl.Series(ids), CONFIG)
+    assert table.height == len(ids)
     for group, bucket in table.select("group_id", "bucket").iter_rows():
         digest = hashlib.sha256(f"{SALT}\x00{group}".encode()).digest()
         assert bucket == int.from_bytes(digest[:8], "big") % 10_000

@@ -4,6 +4,7 @@ quality ranges."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import polars as pl
@@ -246,3 +247,25 @@ def test_only_accepted_events_that_give_feedback_link_their_raters():
     assert sorted(evidence.rows()) == own
     whole = u.transform(SOURCE, bronze, SETTINGS)["episodes"]
     assert sorted(whole.select("episode_id", "group_id").rows()) == own
+
+
+def test_groups_and_prompts_read_the_kept_conversations_the_plan_collected_once():
+    """The plan deduplicates the corpus's conversations once (`collect_shared`) for the evidence,
+    the groups (without `link_raters`) and the prompts: with them these are what they derive
+    without them, and they are what they read."""
+    off = replace(SETTINGS, splits=replace(SETTINGS.splits, link_raters=False))
+    bronze = _tiny_bronze()
+
+    def groups_and_prompts(given: dict) -> tuple[list, list]:
+        groups = dialogue_units.unit_groups(given, off, {}).collect().sort("unit").rows()
+        prompts = dialogue_units.unit_prompts(given, off).collect().sort("unit")
+        return groups, prompts.get_column("unit").to_list()
+
+    derived = groups_and_prompts(bronze)
+    ids = [f"dialogue:support/c{i}" for i in (1, 2, 3)]
+    assert derived == ([(i, i, 1) for i in ids], ids)
+    shared = u.collect_shared(SOURCE, bronze, off)
+    assert groups_and_prompts({**bronze, **shared}) == derived
+    only_c2 = shared[dialogue_units.KEPT].filter(pl.col("conversation_id") == "c2")
+    told = groups_and_prompts({**bronze, dialogue_units.KEPT: only_c2})
+    assert told == ([(ids[1], ids[1], 1)], [ids[1]])

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from pipelines.demo import study as demo_study
+from pipelines.transforms import units as u
 from pipelines.transforms.study import units
 from pipelines.transforms.units import LINKS_SCHEMA as LINKS
 from tests.unit._locality import assert_groups_whole, assert_unit_local
@@ -128,3 +129,40 @@ def test_a_person_is_one_component(demo_roots, monkeypatch):
     monkeypatch.setattr(units, "_person_links", _no_links)
     with pytest.raises(AssertionError, match="groups split over components"):
         assert_groups_whole("study", demo_roots[1])
+
+
+def test_links_and_groups_read_the_kept_copies_the_plan_collected_once():
+    """The plan collects each session's kept copy once (`collect_shared`) for the person links
+    and the groups: with it they are what they derive without it, and it is what they read."""
+    sessions = pl.LazyFrame(
+        {
+            "session_id": ["s1", "s1", "s2"],
+            "participant_id": [None, "p1", None],
+            "copy_kind": ["session_file", "master", "session_file"],
+            "file": ["a.json", "all.jsonl", "b.json"],
+            "locator": ["file", "line 1 (byte 0)", "file"],
+            "history": [["h", "i"], ["h"], ["h"]],
+            "iql": [[1], [1], [1]],
+        }
+    )
+    participants = pl.LazyFrame(
+        {"file": ["completed/C.json"], "participant_id": ["p1"], "post_surveys": [None]},
+        schema_overrides={"post_surveys": pl.String},
+    )
+    bronze = {"study_sessions": sessions, "study_participants": participants}
+
+    def links_and_groups(given: dict) -> tuple[list, list]:
+        links = units.unit_links(given, None).collect().sort("unit", "link").rows()
+        groups = units.unit_groups(given, None, {}).collect().sort("unit").rows()
+        return links, groups
+
+    derived = links_and_groups(bronze)
+    assert derived == (
+        [("participant:p1", "person:p1"), ("study:s1", "person:p1")],
+        [("participant:p1", "p1", 0), ("study:s1", "p1", 1), ("study:s2", "s2", 1)],
+    )
+    assert links_and_groups({**bronze, **u.collect_shared("study", bronze, None)}) == derived
+    told = pl.LazyFrame({"session_id": ["s1", "s2"], "participant": [None, "p2"]})
+    links, groups = links_and_groups({**bronze, units.CHOSEN: told})
+    assert ("study:s2", "person:p2") in links and ("study:s1", "person:p1") not in links
+    assert ("study:s2", "p2", 1) in groups and ("study:s1", "s1", 1) in groups

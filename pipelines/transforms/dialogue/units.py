@@ -29,7 +29,7 @@ from pipelines.transforms.dialogue.conversations import (
     people_groups_of,
     quality_ranges,
 )
-from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT, shared_frame
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
@@ -42,6 +42,21 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
     }
 
 
+KEPT = "_kept_conversations"  # one kept copy of each conversation (`unit_shared`)
+
+
+def _kept(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+    return shared_frame(bronze, KEPT, lambda: unit_shared(bronze, None)[KEPT])
+
+
+def unit_shared(
+    bronze: dict[str, pl.LazyFrame], settings: Settings | None
+) -> dict[str, pl.LazyFrame]:
+    """Each conversation's kept copy, which the evidence, the groups and the prompts read: the
+    corpus's conversations deduplicated once per plan, not once for each."""
+    return {KEPT: dedup_conversations(bronze_table(bronze, CONVERSATIONS))[0]}
+
+
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     events = unit_keys(bronze, settings)[EVENTS]
     copies = events.select(UNIT, link=pl.lit("event:") + pl.col("event_key"))
@@ -50,7 +65,7 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
 
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    kept = _kept(bronze)
     ranges = quality_ranges(kept)
     if not settings.splits.link_raters:
         return {"quality_ranges": ranges}
@@ -82,7 +97,7 @@ def unit_groups(
         return groups.select(unit="episode_id", group_id="people_group", episodes=pl.lit(1)).cast(
             dict(GROUPS_SCHEMA)
         )
-    kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    kept = _kept(bronze)
     units = kept.select(unit=pl.col("episode_id")).unique()
     return units.select("unit", group_id="unit", episodes=pl.lit(1)).cast(dict(GROUPS_SCHEMA))
 
@@ -90,7 +105,7 @@ def unit_groups(
 def unit_prompts(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
     """unit, text: each kept conversation's first user turn (roles as the transform maps them),
     the prompt its episode starts from (splits/near_dups.py)."""
-    kept, _ = dedup_conversations(bronze_table(bronze, CONVERSATIONS))
+    kept = _kept(bronze)
     role = pl.element().struct.field("role").str.strip_chars().str.to_lowercase()
     users = [name for name, canonical in ROLE_MAP.items() if canonical == "user"]
     first = pl.col("turns").list.eval(

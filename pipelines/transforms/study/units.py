@@ -17,7 +17,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.transforms.study import copies
 from pipelines.transforms.study.signals import POST_SURVEY
-from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
+from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT, shared_frame
 
 SESSION_PREFIX = "study:"
 
@@ -35,6 +35,22 @@ def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
         "study_participants": _participant_unit(),
     }
     return {table: frame.with_columns(keys[table].alias(UNIT)) for table, frame in bronze.items()}
+
+
+CHOSEN = "_chosen_sessions"  # the kept copy of each session (`unit_shared`)
+
+
+def _chosen(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+    return shared_frame(bronze, CHOSEN, lambda: unit_shared(bronze, None)[CHOSEN])
+
+
+def unit_shared(
+    bronze: dict[str, pl.LazyFrame], settings: Settings | None
+) -> dict[str, pl.LazyFrame]:
+    """Each session's kept copy (what its episode's group_id takes), which the person links and
+    the groups read: made once per plan, not once for each."""
+    chosen = copies.choose_copies(copies.rank_copies(bronze["study_sessions"]))
+    return {CHOSEN: chosen.select("session_id", "participant")}
 
 
 def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFrame:
@@ -69,10 +85,13 @@ def _survey_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
 
 def _person_links(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     # The participant exactly as the episode's group_id takes it (copies.choose_copies).
-    chosen = copies.choose_copies(copies.rank_copies(bronze["study_sessions"]))
-    sessions = chosen.filter(pl.col("participant").is_not_null()).select(
-        unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
-        link=pl.lit("person:") + pl.col("participant"),
+    sessions = (
+        _chosen(bronze)
+        .filter(pl.col("participant").is_not_null())
+        .select(
+            unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
+            link=pl.lit("person:") + pl.col("participant"),
+        )
     )
     people = (
         bronze["study_participants"]
@@ -88,8 +107,7 @@ def unit_groups(
     """unit, group_id: a session's split group is its participant (as the kept copy names it),
     else the session (`episodes.group_id`); a participant unit's is its participant, the group
     of that person's sessions."""
-    chosen = copies.choose_copies(copies.rank_copies(bronze["study_sessions"]))
-    sessions = chosen.select(
+    sessions = _chosen(bronze).select(
         unit=pl.lit(SESSION_PREFIX) + pl.col("session_id"),
         group_id=pl.coalesce("participant", "session_id"),
         episodes=pl.lit(1),
