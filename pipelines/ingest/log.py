@@ -6,8 +6,7 @@ Each row also carries the contracts its part passed (`passed`: the part id and e
 judged with, and the tables whose contract passed), written by the bronze checks after they
 judge (pipelines/checks/partitioned.py); a part passes a table's contract when every row naming
 it says so, so a new part, a part rewritten under another id, a row copied onto a new part or
-another engine is judged again. A missing verdict (a log written before verdicts were kept
-included) only means "judge it again"."""
+another engine is judged again. A missing verdict only means "judge it again"."""
 
 from __future__ import annotations
 
@@ -81,12 +80,10 @@ def _log_table(layout: Layout, source: str) -> str:
 
 
 def read_log(layout: Layout, source: str) -> pl.DataFrame:
-    """The source's ingest log; a log of another schema, or one of the layout before bronze was
-    Delta (never read), counts as empty: the source is parsed again in full."""
+    """The source's ingest log; a log of another schema counts as empty: the source is parsed
+    again in full."""
     options = storage_options(layout.data_root)
     log = bronze.read_table(_log_table(layout, source), INGEST_LOG_SCHEMA, options)
-    if VERDICT not in log.columns:  # written before verdicts were kept: none is, judge again
-        log = log.with_columns(pl.lit(None, INGEST_LOG_SCHEMA[VERDICT]).alias(VERDICT))
     return log if log.schema == INGEST_LOG_SCHEMA else pl.DataFrame(schema=INGEST_LOG_SCHEMA)
 
 

@@ -107,6 +107,13 @@ def find_raw_files(source: str, raw_root: Path, patterns: Iterable[str]) -> list
     ]
 
 
+def dataset_of(rel_path: str) -> str:
+    """`<source folder>/<dataset>/.../x.jsonl` → dataset; `<source folder>/x.jsonl` → `default`
+    (the dialogue, OASST and HH-RLHF layouts)."""
+    parts = rel_path.split("/")
+    return parts[1] if len(parts) > 2 else "default"
+
+
 def all_raw_files(raw_root: Path) -> list[str]:
     """Every regular file under `raw_root` as a relative POSIX path, sorted; hidden files and
     folders (`.DS_Store`, `.gitkeep`, `.git/`) are not raw data and are left out."""

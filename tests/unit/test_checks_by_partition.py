@@ -260,11 +260,6 @@ def test_a_verdict_of_another_part_or_engine_or_a_log_without_verdicts_judges_ag
         1,
     )
     assert _judge_parts(bronze_layout, engine="engine-2").metadata["partitions_reused"] == 0
-    # a log written before verdicts were kept: read whole (no reparse), every part judged again
-    ingest_log.write_log(bronze_layout, SOURCE, log.drop("passed"))
-    old = ingest_log.read_log(bronze_layout, SOURCE)
-    assert old.height == 3 and old.get_column("passed").null_count() == 3
-    assert _judge_parts(bronze_layout).metadata["partitions_validated"] == 2
 
 
 def test_a_bronze_judging_that_reads_no_part_leaves_the_ingest_log_as_it_is(bronze_layout):

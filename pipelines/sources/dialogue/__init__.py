@@ -14,6 +14,7 @@ from pipelines.config.settings import Settings
 from pipelines.sources.base import (
     ParseResult,
     RawFile,
+    dataset_of,
     find_raw_files,
 )
 from pipelines.sources.dialogue.records import SOURCE, conversation_row, event_row
@@ -23,19 +24,12 @@ CONVERSATIONS_DIR = "dialogues"
 FEEDBACK_DIR = "feedback"
 CONVERSATIONS = "dialogue_conversations"
 EVENTS = "dialogue_feedback_events"
-DEFAULT_DATASET = "default"
 
 
 def discover(raw_root: Path) -> list[RawFile]:
     return find_raw_files(
         SOURCE, raw_root, [f"{folder}/**/*.jsonl" for folder in (CONVERSATIONS_DIR, FEEDBACK_DIR)]
     )
-
-
-def dataset_of(rel_path: str) -> str:
-    """`dialogues/<dataset>/.../x.jsonl` → dataset; `dialogues/x.jsonl` → `default`."""
-    parts = rel_path.split("/")
-    return parts[1] if len(parts) > 2 else DEFAULT_DATASET
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:

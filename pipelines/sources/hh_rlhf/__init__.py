@@ -23,6 +23,7 @@ from pipelines.sources.base import (
     QuarantineRow,
     RawFile,
     RecordError,
+    dataset_of,
     find_raw_files,
     quarantine_row,
 )
@@ -32,17 +33,10 @@ from pipelines.sources.jsonio import Span, read_jsonl
 SOURCE = "hh_rlhf"
 FOLDER = "hh_rlhf"
 PAIRS = "hh_rlhf_pairs"
-DEFAULT_DATASET = "default"
 
 
 def discover(raw_root: Path) -> list[RawFile]:
     return find_raw_files(SOURCE, raw_root, [f"{FOLDER}/**/*.jsonl", f"{FOLDER}/**/*.jsonl.gz"])
-
-
-def dataset_of(rel_path: str) -> str:
-    """`hh_rlhf/<dataset>/.../x.jsonl[.gz]` → dataset; `hh_rlhf/x.jsonl` → `default`."""
-    parts = rel_path.split("/")
-    return parts[1] if len(parts) > 2 else DEFAULT_DATASET
 
 
 def inflate(data: bytes, max_bytes: int) -> bytes:

@@ -19,6 +19,7 @@ from pipelines.config.settings import Settings
 from pipelines.sources.base import (
     ParseResult,
     RawFile,
+    dataset_of,
     find_raw_files,
 )
 from pipelines.sources.jsonio import Span, jsonl_file_rows
@@ -27,17 +28,10 @@ from pipelines.sources.oasst.records import tree_row
 SOURCE = "oasst"
 FOLDER = "oasst"
 TREES = "oasst_trees"
-DEFAULT_DATASET = "default"
 
 
 def discover(raw_root: Path) -> list[RawFile]:
     return find_raw_files(SOURCE, raw_root, [f"{FOLDER}/**/*.jsonl"])
-
-
-def dataset_of(rel_path: str) -> str:
-    """`oasst/<dataset>/.../x.jsonl` → dataset; `oasst/x.jsonl` → `default`."""
-    parts = rel_path.split("/")
-    return parts[1] if len(parts) > 2 else DEFAULT_DATASET
 
 
 def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
