@@ -27,8 +27,9 @@ from pipelines.release.build.staged import Staged
 from pipelines.release.plan.latest import in_the_past, reuse
 from pipelines.release.plan.provenance import git_commit, package_version
 from pipelines.release.privatize.decontaminated import config_part
-from pipelines.release.trainability.folder import trainability_problems
+from pipelines.release.trainability.folder import Findings, release_findings
 from pipelines.release.trainability.problems import UntrainableRelease
+from pipelines.release.trainability.record import earlier_findings
 from pipelines.release.write import (
     content_hash,
     existing_version,
@@ -161,14 +162,19 @@ def release_agreement(layout: Layout, as_of: datetime | None = None) -> list[dic
     return agreement(stored.scan(layout, "silver", "feedback", as_of), load_scores()).to_dicts()
 
 
-def _trainable(folder: Path, include_neutral: bool) -> list[str]:
-    """The problems of the written files (none: any problem refuses the release)."""
-    problems = trainability_problems(folder, include_neutral)
-    if problems:
+def _trainable(
+    folder: Path, sha256: dict[str, str], previous: dict | None, include_neutral: bool
+) -> Findings:
+    """What the checks found on the written files (no problem: any problem refuses the
+    release); a file the previous release's record answers for is not read again."""
+    earlier = earlier_findings(previous, include_neutral)
+    found = release_findings(folder, include_neutral, sha256, earlier)
+    if found.problems:
+        problems = found.problems
         raise UntrainableRelease(
             f"{len(problems)} trainability problems, nothing published: " + "; ".join(problems[:20])
         )
-    return problems
+    return found
 
 
 def make_release(settings: Settings, today: str, as_of: datetime | None = None) -> ReleaseOutcome:

@@ -27,13 +27,20 @@ from pipelines.release.store.files import (
     SPLIT_PROOF,
     complete_releases,
     latest_release,
+    manifest_content_hash,
     point_latest,
     read_manifest,
     split_files,
 )
 from pipelines.release.store.minari_files import RL_STEPS, write_release_minari
 from pipelines.release.store.minari_files import SECTION as MINARI
-from pipelines.release.store.openai_files import SECTION, jsonl_file, write_openai_files
+from pipelines.release.store.openai_files import (
+    SECTION,
+    earlier_lines,
+    jsonl_file,
+    write_openai_files,
+)
+from pipelines.release.trainability.folder import Findings
 from pipelines.release.trainability.record import RECORD, trainability_record
 from pipelines.runtime.faults import crash_point
 from pipelines.storage.durable import fsync_path, fsync_tree
@@ -43,6 +50,9 @@ from pipelines.storage.objects import ObjectRoot
 from pipelines.storage.uri import is_remote
 
 SCHEMA_VERSION = "1"
+# a check of the written folder (`write_release`): the folder, its files' sha256 by path and the
+# previous release's manifest (None: there is none) -> its problems, or `Findings` with each file's
+Check = Callable[[Path, dict[str, str], dict | None], "list[str] | Findings"]
 
 
 def content_hash(request: ReleaseRequest) -> str:
@@ -53,7 +63,7 @@ def content_hash(request: ReleaseRequest) -> str:
 
 def existing_version(exports: Path, digest: str) -> str | None:
     for version in complete_releases(exports):
-        if read_manifest(exports / version).get("content_hash") == digest:
+        if manifest_content_hash(exports / version) == digest:
             return version
     return None
 
@@ -85,14 +95,22 @@ def _write_profiles(tmp: Path, request: ReleaseRequest) -> list[Config]:
     return configs
 
 
-def _write_openai(tmp: Path, version: str, layout: dict[str, list[dict]]) -> dict[str, dict]:
+def _write_openai(
+    tmp: Path,
+    version: str,
+    layout: dict[str, list[dict]],
+    sha256: dict[str, str],
+    previous: tuple[Path, dict] | None,
+) -> dict[str, dict]:
     """The OpenAI fine-tuning files (store/openai_files.py) from the datasets' files just moved
-    in, every split of the dataset, with their folders' cards; the manifest's section."""
+    in, every split of the dataset, with their folders' cards; the manifest's section. The lines
+    of a file the previous release converted are copied from its OpenAI files."""
     parquet = {name: [f"{name}/{f['file']}" for f in files] for name, files in layout.items()}
     splits = {
         name: list(dict.fromkeys(f["split"] for f in files)) for name, files in layout.items()
     }
-    openai = write_openai_files(tmp, parquet, splits)
+    earlier = earlier_lines(*previous) if previous is not None else {}
+    openai = write_openai_files(tmp, parquet, splits, sha256, earlier)
     write_folder_cards(tmp, openai, version)
     return openai
 
@@ -132,13 +150,21 @@ def _manifest_base(version: str, digest: str, request: ReleaseRequest) -> dict:
     } | extra
 
 
-def _changelog(exports: Path, tmp: Path, manifest: dict) -> str | None:
-    """The diff against the newest earlier release, as the card's changelog."""
+def _previous(exports: Path) -> tuple[Path, dict] | None:
+    """The newest earlier release (its folder and manifest, read once): the card's changelog is
+    the diff against it, and what its files already hold is not made again."""
     previous = latest_release(exports)
     if previous is None:
         return None
-    old = exports / previous
-    return diff_markdown(diff_folders(old, tmp, read_manifest(old), manifest))
+    return exports / previous, read_manifest(exports / previous)
+
+
+def _changelog(previous: tuple[Path, dict] | None, tmp: Path, manifest: dict) -> str | None:
+    """The diff against the newest earlier release, as the card's changelog."""
+    if previous is None:
+        return None
+    old, old_manifest = previous
+    return diff_markdown(diff_folders(old, tmp, old_manifest, manifest))
 
 
 def _profile_counts(configs: list[Config]) -> dict[str, dict]:
@@ -161,6 +187,7 @@ def _manifest(
     configs: list[Config],
     openai: dict[str, dict],
     minari: dict,
+    sha256: dict[str, str],
 ) -> dict:
     """The manifest of the complete temporary folder: provenance, row counts per split and every
     file's hash (the manifest itself is not yet written, so not listed), lines per split of the
@@ -193,7 +220,8 @@ def _manifest(
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
         rows = written.get(rel)
-        entry = {"path": rel, "sha256": sha256_file(path), "bytes": path.stat().st_size}
+        digest = sha256.get(rel) or sha256_file(path)
+        entry = {"path": rel, "sha256": digest, "bytes": path.stat().st_size}
         manifest["files"].append(entry | {"rows": rows} | reuse.get(rel, {}))
     return manifest
 
@@ -207,16 +235,16 @@ def write_release(
     version: str,
     digest: str,
     request: ReleaseRequest,
-    check: Callable[[Path], list[str]] | None = None,
+    check: Check | None = None,
 ) -> Path:
     """Write everything into a hidden temporary folder, the manifest last, then rename it into
     place.
 
-    `check(folder)` runs on the temporary folder before its manifest is written and the rename;
-    if it raises, the folder is removed and nothing is published, otherwise the problems it
-    returns are recorded in the manifest with the files checked (trainability/record.py). Under
-    a remote data root the release is written into a local staging folder and published to
-    `exports` as to a release store."""
+    `check(folder, sha256, previous manifest)` runs on the temporary folder before its manifest
+    is written and the rename; if it raises, the folder is removed and nothing is published,
+    otherwise what it found is recorded in the manifest with the files checked
+    (trainability/record.py). Under a remote data root the release is written into a local
+    staging folder and published to `exports` as to a release store."""
     if is_remote(exports):
         return _write_remote(exports, version, digest, request, check)
     exports.mkdir(parents=True, exist_ok=True)
@@ -235,23 +263,31 @@ def write_release(
                 request.redaction_ledger, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
             )
         )
+    # the datasets' files are final: hashed once, for the manifest and to know what the previous
+    # release already holds
+    sha256 = {
+        f"{name}/{f['file']}": sha256_file(tmp / name / f["file"])
+        for name, files in layout.items()
+        for f in files
+    }
+    previous = _previous(exports)
     profiles = _write_profiles(tmp, request)
-    openai = _write_openai(tmp, version, layout)
+    openai = _write_openai(tmp, version, layout, sha256, previous)
     minari = _write_minari(tmp, version, request, layout)
     configs = release_configs(request, layout, profiles)
     base = _manifest_base(version, digest, request)
-    changelog = _changelog(exports, tmp, base)
+    changelog = _changelog(previous, tmp, base | {"files": _entries(sha256)})
     card = render_card(version, request, layout, configs, changelog, openai, minari)
     (tmp / CARD).write_text(card, encoding="utf-8")
-    manifest = _manifest(tmp, base, request, layout, profiles, openai, minari)
+    manifest = _manifest(tmp, base, request, layout, profiles, openai, minari, sha256)
     if check is not None:
         try:
-            problems = check(tmp)
+            found = check(tmp, sha256, previous[1] if previous is not None else None)
         except Exception:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         # what was found, on which bytes: the `release_is_trainable` check reads it (record.py)
-        manifest[RECORD] = trainability_record(tmp, problems, manifest["files"])
+        manifest[RECORD] = trainability_record(tmp, found, manifest["files"])
     (tmp / MANIFEST).write_bytes(
         orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     )
@@ -263,6 +299,10 @@ def write_release(
     if request.as_of is None:  # a release of past tables never becomes LATEST
         point_latest(exports, version)
     return target
+
+
+def _entries(sha256: dict[str, str]) -> list[dict]:
+    return [{"path": path, "sha256": digest} for path, digest in sorted(sha256.items())]
 
 
 def remove_abandoned(exports: Path) -> list[Path]:
@@ -278,7 +318,7 @@ def _write_remote(
     version: str,
     digest: str,
     request: ReleaseRequest,
-    check: Callable[[Path], list[str]] | None,
+    check: Check | None,
 ) -> Path:
     """S3 has no rename: write the release locally (beside a copy of the latest one, for the
     card's changelog), then publish it as release/store/stores.py does (data files, the manifest

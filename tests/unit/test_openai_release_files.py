@@ -83,6 +83,7 @@ def test_each_split_has_its_file_and_the_manifest_its_lines_and_the_rows_left_ou
     )
     assert (folder / "test.jsonl").read_bytes() == b""  # a split without rows: an empty file
     manifest = orjson.loads((release / MANIFEST).read_bytes())
+    parts = manifest["openai"]["openai_sft"].pop("parts")
     assert manifest["openai"] == {
         "openai_sft": {
             "dataset": "sft",
@@ -91,6 +92,18 @@ def test_each_split_has_its_file_and_the_manifest_its_lines_and_the_rows_left_ou
             "counts": {"train": 1, "test": 0},
             "left_out": {"not_ending_with_assistant": 1},
         }
+    }
+    # where each Parquet file's lines are (offset, bytes, lines), what it left out
+    sha256 = {f["path"]: f["sha256"] for f in manifest["files"]}
+    line = len((folder / "train.jsonl").read_bytes())
+    assert parts == {
+        path: {
+            "sha256": sha256[path],
+            "lines": {"train": [0, line, 1]} if path.startswith("sft/train") else {},
+            "left_out": {"not_ending_with_assistant": 1} if path.startswith("sft/train") else {},
+        }
+        for path in sha256
+        if path.startswith("sft/")
     }
     listed = {f["path"]: f["rows"] for f in manifest["files"] if f["path"].endswith(".jsonl")}
     assert listed == {"openai_sft/train.jsonl": 1, "openai_sft/test.jsonl": 0}

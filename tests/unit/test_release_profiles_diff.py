@@ -276,3 +276,90 @@ def test_a_file_two_releases_share_is_read_once_and_a_rewritten_one_is_compared(
             "moved_in": 0,
         }
     ]
+
+
+def _manifest_of(folder) -> dict:
+    from pipelines.storage.fingerprint import sha256_file
+
+    files = sorted(p for p in folder.rglob("*.parquet"))
+    return {
+        "files": [
+            {"path": p.relative_to(folder).as_posix(), "sha256": sha256_file(p)} for p in files
+        ]
+    }
+
+
+def _kto_releases(tmp_path, new_p000: pl.DataFrame) -> None:
+    """old: p000 = t1, t2 and p001 = t3; new: a copy of p000's bytes (not a link), and p001
+    with t3 relabelled and t5 new, beside `new_p000` as p002."""
+    for release in ("old", "new"):
+        (tmp_path / release / "kto").mkdir(parents=True)
+    KTO.head(2).write_parquet(tmp_path / "old" / "kto" / "train-b00000-p000.parquet")
+    (tmp_path / "new" / "kto" / "train-b00000-p000.parquet").write_bytes(
+        (tmp_path / "old" / "kto" / "train-b00000-p000.parquet").read_bytes()
+    )
+    KTO.slice(2, 1).write_parquet(tmp_path / "old" / "kto" / "train-b00000-p001.parquet")
+    relabelled = KTO.slice(2, 1).with_columns(label=pl.lit(True))
+    new_row = KTO.slice(2, 1).with_columns(turn_id=pl.lit("t5"))
+    pl.concat([relabelled, new_row]).write_parquet(
+        tmp_path / "new" / "kto" / "train-b00000-p001.parquet"
+    )
+    new_p000.write_parquet(tmp_path / "new" / "kto" / "train-b00000-p002.parquet")
+
+
+def test_a_file_both_manifests_list_with_the_same_bytes_is_not_read_whole(tmp_path, monkeypatch):
+    """p000 has the same sha256 in both manifests: only p001 of each release is read whole, and
+    the changes are those counted by hand (t3 changed, t5 added; t1 and t2 unchanged), the same as
+    reading every file whole (no manifests); its rewards and labels still count."""
+    from pipelines.release.card import diff
+
+    _kto_releases(tmp_path, KTO.slice(0, 0))
+    old, new = tmp_path / "old", tmp_path / "new"
+    read = []
+    monkeypatch.setattr(
+        diff, "keyed_file", lambda name, frame: read.append(frame.height) or keyed_file(name, frame)
+    )
+    changes = diff.diff_folders(old, new, _manifest_of(old), _manifest_of(new))
+    assert sorted(read) == [0, 1, 2]  # p001 of each release, and the new empty p002
+    assert changes.rows == [
+        {
+            "dataset": "kto",
+            "split": "train",
+            "before": 3,
+            "after": 4,
+            "added": 1,
+            "removed": 0,
+            "changed": 1,
+            "moved_in": 0,
+        }
+    ]
+    assert changes.labels == [
+        {"dataset": "kto", "label": False, "before": 1, "after": 1},
+        {"dataset": "kto", "label": True, "before": 2, "after": 3},
+    ]
+    read.clear()
+    whole = diff.diff_folders(old, new, {}, {})
+    assert sorted(read) == [0, 1, 2, 2, 2]  # the copy of p000 is another file
+    assert changes == whole
+
+
+def test_an_unchanged_file_whose_ids_repeat_elsewhere_is_read_whole(tmp_path, monkeypatch):
+    """The new p002 is an exact copy of row t1: `turn_id` is no identity in the new release, so
+    a row is keyed by its content, and the unchanged p000 is read whole too. By hand: the new
+    t1 twice with the same content is kept once (after 4); the old rows keyed by id match none
+    of the new ones keyed by id and content (4 added, 3 removed); the diff equals the one that
+    reads every file."""
+    from pipelines.release.card import diff
+
+    _kto_releases(tmp_path, KTO.head(1))
+    old, new = tmp_path / "old", tmp_path / "new"
+    read = []
+    monkeypatch.setattr(
+        diff, "keyed_file", lambda name, frame: read.append(frame.height) or keyed_file(name, frame)
+    )
+    changes = diff.diff_folders(old, new, _manifest_of(old), _manifest_of(new))
+    assert 2 in read  # p000, read whole
+    train = changes.rows[0]
+    assert (train["before"], train["after"]) == (3, 4)
+    assert (train["added"], train["removed"], train["changed"]) == (4, 3, 0)
+    assert changes == diff.diff_folders(old, new, {}, {})

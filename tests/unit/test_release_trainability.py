@@ -294,7 +294,7 @@ def test_the_release_setting_for_neutral_kto_rows_is_read_from_the_manifest(tmp_
 
 
 def test_a_failing_check_publishes_nothing(tmp_path):
-    def check(folder):
+    def check(folder, _sha256, _previous):
         problems = trainability_problems(folder)
         if problems:
             raise UntrainableRelease("; ".join(problems))

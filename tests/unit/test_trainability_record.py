@@ -24,7 +24,11 @@ VERSION = "20261121-0000000000"
 LABEL_AGAINST_T0 = "kto: 1 rows whose label is not the sign of the reward, e.g. ['t0']"
 
 
-def _published(tmp_path, rows, check=trainability_problems) -> Settings:
+def _checked(folder, _sha256, _previous) -> list[str]:
+    return trainability_problems(folder)
+
+
+def _published(tmp_path, rows, check=_checked) -> Settings:
     """A data root whose one release holds these kto rows; `check` gives the problems recorded
     (None: no record, as releases of earlier versions)."""
     settings = Settings(raw_root=tmp_path / "raw", data_root=tmp_path / "data")
@@ -58,7 +62,7 @@ def test_the_release_records_what_its_check_found_on_which_bytes(tmp_path):
 
 def test_the_check_fails_with_the_problems_the_record_says(tmp_path, monkeypatch):
     """The files are sound; the record is what is judged (the files are not read again)."""
-    settings = _published(tmp_path, [(0.5, True)], check=lambda _folder: ["kto: recorded"])
+    settings = _published(tmp_path, [(0.5, True)], check=lambda *_: ["kto: recorded"])
     # what reads the files (only folder.py's own functions call it, so nothing keeps the patch)
     monkeypatch.setattr(
         "pipelines.release.trainability.folder.checked_columns",
@@ -105,7 +109,7 @@ def test_a_release_without_a_record_is_checked_on_its_files(tmp_path):
 
 
 def test_a_record_made_by_other_code_is_not_trusted(tmp_path, monkeypatch):
-    settings = _published(tmp_path, [(0.5, False)], check=lambda _folder: [])
+    settings = _published(tmp_path, [(0.5, False)], check=lambda *_: [])
     assert release_is_trainable(settings).passed  # the record says no problem
     monkeypatch.setattr(
         "pipelines.release.trainability.record.engine_digest", lambda: "another engine"
@@ -114,7 +118,7 @@ def test_a_record_made_by_other_code_is_not_trusted(tmp_path, monkeypatch):
 
 
 def test_revalidate_checks_the_files_whatever_the_record_says(tmp_path, monkeypatch):
-    settings = _published(tmp_path, [(0.5, False)], check=lambda _folder: [])
+    settings = _published(tmp_path, [(0.5, False)], check=lambda *_: [])
     assert release_is_trainable(settings).passed  # the record says no problem
     monkeypatch.setenv(REVALIDATE_ENV, "1")
     assert release_is_trainable(settings).metadata["first_problems"] == LABEL_AGAINST_T0

@@ -40,17 +40,51 @@ class ReleaseDiff:
     raw_files: dict[str, int] = field(default_factory=dict)  # added, removed, changed
 
 
-def _datasets(folder: Path, read: dict) -> dict[str, pl.DataFrame]:
+def _datasets(
+    folder: Path,
+    read: dict,
+    sha256: dict[str, str] | None = None,
+    unchanged: frozenset[tuple[str, str]] = frozenset(),
+) -> dict[str, pl.DataFrame]:
     """The key frames (`keyed_file`) of the release's base datasets (top-level folders of Parquet
     files; profiles are subsets, the OpenAI files the same rows as JSONL), read one file at a
     time: a diff holds a few columns per row, never two whole releases. A file is read once per
-    diff: a release hard-links the files it shares with the one before."""
+    diff: a release hard-links the files it shares with the one before. A file in `unchanged`
+    (dataset, its `sha256` by path: the other release has a file of these bytes) is read without
+    its content (`_unchanged_keys`)."""
+    sha256 = sha256 or {}
     out = {}
     for d in sorted(folder.iterdir()):
         files = sorted(d.glob("*.parquet")) if d.is_dir() else []
         if files:
-            out[d.name] = pl.concat([_keyed_once(d.name, f, read) for f in files])
+            out[d.name] = pl.concat(
+                [
+                    _unchanged_keys(d.name, f, digest)
+                    if (digest := sha256.get(f"{d.name}/{f.name}"))
+                    and (d.name, digest) in unchanged
+                    else _keyed_once(d.name, f, read)
+                    for f in files
+                ]
+            )
     return out
+
+
+def _unchanged_keys(dataset: str, file: Path, sha256: str) -> pl.DataFrame:
+    """`keyed_file` of a file both releases hold (same bytes), but for `_content`: a stand-in
+    naming the file's bytes and the row's place in it, the same in both releases. While each
+    release's ids are unique, a row of such a file is matched to itself alone, equal, so the
+    stand-in counts as its content would (`diff_folders` checks that, else reads the files)."""
+    columns = pl.read_parquet_schema(file)
+    ident = [c for c in row_identity(dataset) if c in columns]
+    extra = [c for c in ("group_id", REWARD_COLUMN.get(dataset), "label") if c in columns]
+    frame = pl.read_parquet(file, columns=list(dict.fromkeys(["split", *ident, *extra])))
+    key = (
+        pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in ident], separator="|")
+        if ident
+        else pl.lit("")
+    )
+    place = pl.lit(f"={sha256}:") + pl.int_range(pl.len()).cast(pl.String)
+    return frame.select("split", *dict.fromkeys(extra), _id=key, _content=place)
 
 
 def _keyed_once(dataset: str, file: Path, read: dict) -> pl.DataFrame:
@@ -206,11 +240,42 @@ def _raw_file_changes(before: list[dict], after: list[dict]) -> dict[str, int]:
     }
 
 
+def _unchanged(old_manifest: dict, new_manifest: dict) -> frozenset[tuple[str, str]]:
+    """(dataset, sha256) of the Parquet files both manifests list with the same bytes."""
+
+    def files(manifest: dict) -> set[tuple[str, str]]:
+        return {
+            (e["path"].split("/", 1)[0], e["sha256"])
+            for e in manifest.get("files") or []
+            if e["path"].endswith(".parquet") and e.get("sha256")
+        }
+
+    return frozenset(files(old_manifest) & files(new_manifest))
+
+
+def _sha256(manifest: dict) -> dict[str, str]:
+    return {e["path"]: e["sha256"] for e in manifest.get("files") or [] if e.get("sha256")}
+
+
+def _ids_unique(frames: dict[str, pl.DataFrame], name: str) -> bool:
+    frame = frames.get(name)
+    return frame is None or frame["_id"].n_unique() == frame.height
+
+
 def diff_folders(old: Path, new: Path, old_manifest: dict, new_manifest: dict) -> ReleaseDiff:
     """The diff of two release folders (`new` may be a release still being written, with the
-    manifest it will have)."""
+    manifest it will have: its `files` need only path and sha256). A Parquet file both hold
+    with the same bytes (by the manifests' sha256) is not read whole: its rows equal in both,
+    they count as unchanged without their content, as long as row ids are unique in each release
+    (else that dataset's files are read whole, as `_keyed` then keys rows by their content)."""
     read: dict[tuple[int, int], pl.DataFrame] = {}  # key frames of the files read, by inode
-    a, b = _datasets(old, read), _datasets(new, read)
+    old_sha, new_sha = _sha256(old_manifest), _sha256(new_manifest)
+    unchanged = _unchanged(old_manifest, new_manifest)
+    a, b = _datasets(old, read, old_sha, unchanged), _datasets(new, read, new_sha, unchanged)
+    whole = {d for d in set(a) | set(b) if not (_ids_unique(a, d) and _ids_unique(b, d))}
+    if whole & {d for d, _ in unchanged}:
+        unchanged = frozenset((d, h) for d, h in unchanged if d not in whole)
+        a, b = _datasets(old, read, old_sha, unchanged), _datasets(new, read, new_sha, unchanged)
     names = sorted(set(a) | set(b))
     rewards = [
         s

@@ -69,7 +69,13 @@ def manifest_counts(release: Path) -> dict[str, dict[str, int]]:
     return orjson.loads(_head(release)[1])
 
 
-def _head(release: Path) -> tuple[str, bytes]:
+def manifest_content_hash(release: Path) -> str | None:
+    """The manifest's `content_hash`, kept with its `created_at`: a new release looks for an
+    identical one among those the build already sorted, without parsing them again."""
+    return _head(release)[2]
+
+
+def _head(release: Path) -> tuple[str, bytes, str | None]:
     if is_remote(release):
         return _head_of_manifest(read_manifest(release))
     info = (release / MANIFEST).stat()
@@ -77,12 +83,16 @@ def _head(release: Path) -> tuple[str, bytes]:
 
 
 @lru_cache(maxsize=4096)
-def _head_of(release: str, inode: int, size: int, mtime_ns: int) -> tuple[str, bytes]:
+def _head_of(release: str, inode: int, size: int, mtime_ns: int) -> tuple[str, bytes, str | None]:
     return _head_of_manifest(read_manifest(Path(release)))
 
 
-def _head_of_manifest(manifest: dict) -> tuple[str, bytes]:
-    return manifest["created_at"], orjson.dumps(manifest.get("counts", {}))
+def _head_of_manifest(manifest: dict) -> tuple[str, bytes, str | None]:
+    return (
+        manifest["created_at"],
+        orjson.dumps(manifest.get("counts", {})),
+        manifest.get("content_hash"),
+    )
 
 
 def is_as_of(manifest: dict) -> bool:

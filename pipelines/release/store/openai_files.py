@@ -8,14 +8,21 @@ the Parquet files (the lines hold the same personal text as the rows they came f
 of the dataset gets its file, empty when no row is in it, as a dataset's `<split>-empty.parquet`.
 
 The manifest's `openai` section holds, per config, its dataset, folder, format version, lines per
-split (`counts`) and the rows left out by reason (`left_out`); `verify` counts the lines again."""
+split (`counts`) and the rows left out by reason (`left_out`); `verify` counts the lines again.
+It also names, per Parquet file the lines came from (`parts`: by its path, with its sha256), where
+they are (per split: offset, bytes, lines) and the rows it left out. A file's lines are a function
+of its bytes and of this code: the next release, written by the same code (same engine digest),
+copies the lines of a Parquet file whose sha256 a part of the previous release names from that
+release's OpenAI file (when that file still has the sha256 its manifest recorded) instead of
+converting its rows again."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -27,6 +34,8 @@ from pipelines.exports.openai import (
     openai_preference,
     openai_sft,
 )
+from pipelines.storage.engine import engine_digest
+from pipelines.storage.fingerprint import sha256_file
 
 SECTION = "openai"  # the manifest's key
 SUFFIX = ".jsonl"
@@ -52,49 +61,140 @@ def jsonl_file(config: str, split: str) -> str:
     return f"{config}/{split}{SUFFIX}"
 
 
+@dataclass(frozen=True)
+class EarlierLines:
+    """A config's parts in an earlier release (its folder and manifest): the Parquet files, by
+    sha256, whose lines can be copied from its OpenAI files."""
+
+    folder: Path
+    config: str
+    parts: dict[str, dict]  # sha256 of a Parquet file -> its part entry
+    sha256: dict[str, str]  # that release's files' sha256, by path
+    sound: dict[str, bool] = field(default_factory=dict)  # its OpenAI files, once hashed
+
+
+def earlier_lines(folder: Path, manifest: dict) -> dict[str, EarlierLines]:
+    """Per config, the parts of the release at `folder` whose lines this code would write the
+    same (none when other code wrote them, or another format version)."""
+    if manifest.get("engine_digest") != engine_digest():
+        return {}
+    sha256 = {entry["path"]: entry["sha256"] for entry in manifest.get("files", [])}
+    out = {}
+    for config, entry in (manifest.get(SECTION) or {}).items():
+        if config in FORMATS and entry.get("format") == FORMAT_VERSION:
+            parts = {part["sha256"]: part for part in (entry.get("parts") or {}).values()}
+            out[config] = EarlierLines(folder, config, parts, sha256)
+    return out
+
+
 def write_openai_files(
-    release: Path, parquet: dict[str, list[str]], splits: dict[str, list[str]]
+    release: Path,
+    parquet: dict[str, list[str]],
+    splits: dict[str, list[str]],
+    sha256: Mapping[str, str] | None = None,
+    earlier: Mapping[str, EarlierLines] | None = None,
 ) -> dict[str, dict]:
     """Write every OpenAI config whose dataset the release has (see the module doc); `parquet`:
     each dataset's Parquet files, relative to `release`; `splits`: each dataset's splits, in
-    file order. The manifest's `openai` section."""
+    file order; `sha256`: the Parquet files' (by path; a file without one records no part);
+    `earlier`: `earlier_lines` of the previous release. The manifest's `openai` section."""
     return {
         config: _write_config(
-            release, config, form, parquet.get(form.dataset, []), splits[form.dataset]
+            release,
+            config,
+            form,
+            parquet.get(form.dataset, []),
+            splits[form.dataset],
+            sha256 or {},
+            (earlier or {}).get(config),
         )
         for config, form in FORMATS.items()
         if form.dataset in splits
     }
 
 
+def _copied(earlier: EarlierLines | None, sha256: str | None) -> dict | None:
+    """The earlier part of the file with this sha256, when its lines can be copied: each OpenAI
+    file it is in still holds the bytes that release recorded (checked once per file)."""
+    if earlier is None or sha256 is None or sha256 not in earlier.parts:
+        return None
+    part = earlier.parts[sha256]
+    for split in part["lines"]:
+        rel = jsonl_file(earlier.config, split)
+        if rel not in earlier.sound:
+            path = earlier.folder / rel
+            recorded = earlier.sha256.get(rel)
+            earlier.sound[rel] = path.is_file() and sha256_file(path) == recorded
+        if not earlier.sound[rel]:
+            return None
+    return part
+
+
+def _copy_range(source: Path, offset: int, size: int, out: BinaryIO) -> None:
+    with open(source, "rb") as f:
+        f.seek(offset)
+        while size > 0:
+            block = f.read(min(size, 1 << 22))
+            if not block:
+                raise ValueError(f"{source}: shorter than its manifest says")
+            out.write(block)
+            size -= len(block)
+
+
 def _write_config(
-    release: Path, config: str, form: Format, files: list[str], splits: list[str]
+    release: Path,
+    config: str,
+    form: Format,
+    files: list[str],
+    splits: list[str],
+    sha256: Mapping[str, str],
+    earlier: EarlierLines | None,
 ) -> dict:
     (release / config).mkdir(exist_ok=True)  # forget writes over the files it rewrites
     counts = dict.fromkeys(splits, 0)
     left_out: dict[str, int] = {}
+    parts: dict[str, dict] = {}
     with ExitStack() as stack:
         out = {s: stack.enter_context(open(release / jsonl_file(config, s), "wb")) for s in splits}
         for rel in sorted(files):  # by name: the same order whoever lists them
-            lines, dropped = form.convert(
-                pl.read_parquet(release / rel, columns=list(form.columns))
-            )
-            for reason, n in dropped.items():
+            copied = _copied(earlier, sha256.get(rel))
+            part: dict = {"sha256": sha256.get(rel), "lines": {}, "left_out": {}}
+            if copied is not None:
+                assert earlier is not None
+                part["left_out"] = copied["left_out"]
+                for split, (offset, size, lines) in copied["lines"].items():
+                    if split not in out:
+                        raise ValueError(f"{rel}: rows of split {split!r}, not one of {splits}")
+                    part["lines"][split] = [out[split].tell(), size, lines]
+                    source = earlier.folder / jsonl_file(config, split)
+                    _copy_range(source, offset, size, out[split])
+                    counts[split] += lines
+            else:
+                lines, dropped = form.convert(
+                    pl.read_parquet(release / rel, columns=list(form.columns))
+                )
+                part["left_out"] = dict(sorted(dropped.items()))
+                for (split,), rows in lines.group_by("split", maintain_order=True):
+                    if split not in out:
+                        raise ValueError(f"{rel}: rows of split {split!r}, not one of {splits}")
+                    start = out[split].tell()
+                    # joined and handed over as bytes: going through a Python str of the text
+                    # (decoded, then encoded again) cost ~4x this (100 MB mix: 0.15 -> 0.04 s)
+                    out[split].write(rows.get_column(LINE).str.join("\n").cast(pl.Binary).item())
+                    out[split].write(b"\n")
+                    part["lines"][split] = [start, out[split].tell() - start, rows.height]
+                    counts[split] += rows.height
+            for reason, n in part["left_out"].items():
                 left_out[reason] = left_out.get(reason, 0) + n
-            for (split,), part in lines.group_by("split", maintain_order=True):
-                if split not in out:
-                    raise ValueError(f"{rel}: rows of split {split!r}, not one of {splits}")
-                # joined and handed over as bytes: going through a Python str of the text
-                # (decoded, then encoded again) cost ~4x this (100 MB mix: 0.15 -> 0.04 s)
-                out[split].write(part.get_column(LINE).str.join("\n").cast(pl.Binary).item())
-                out[split].write(b"\n")
-                counts[split] += part.height
+            if part["sha256"] is not None:
+                parts[rel] = part
     return {
         "dataset": form.dataset,
         "path": config,
         "format": FORMAT_VERSION,
         "counts": counts,
         "left_out": dict(sorted(left_out.items())),
+        "parts": parts,
     }
 
 

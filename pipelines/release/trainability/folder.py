@@ -7,6 +7,8 @@ Minari datasets, against the `rl_steps` rows (minari_episodes.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -25,6 +27,18 @@ from pipelines.release.trainability.problems import (
 )
 
 Ranked = tuple[tuple[int, int, str], str]  # (rank, problem): problems sort by their rank
+# (dataset, sha256 of a file's bytes) -> what checking that file alone found
+Earlier = Mapping[tuple[str, str], list[Ranked]]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """The problems of a release folder and what each file checked alone found (`by_file`, by
+    path in the release: every dataset's files but `rl_steps`, which is checked whole)."""
+
+    problems: list[str]
+    include_neutral: bool
+    by_file: dict[str, list[Ranked]] = field(default_factory=dict)
 
 
 def checked_columns(dataset: str, files: list[Path]) -> pl.DataFrame:
@@ -92,12 +106,33 @@ def trainability_problems(release: Path, include_neutral: bool | None = None) ->
             else {}
         )
         include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
+    return release_findings(release, include_neutral).problems
+
+
+def release_findings(
+    release: Path,
+    include_neutral: bool,
+    sha256: Mapping[str, str] | None = None,
+    earlier: Earlier | None = None,
+) -> Findings:
+    """`trainability_problems` of the folder, with what each file alone found; a file whose bytes
+    (`sha256`: by path in the release) an earlier check of this code found something of
+    (`earlier`, record.py) is not read again: a file's findings depend on its bytes alone."""
+    sha256, earlier = sha256 or {}, earlier or {}
     ranked: list[Ranked] = []
+    by_file: dict[str, list[Ranked]] = {}
     for name, files in checked_files(release).items():
         if name == "rl_steps":
             ranked += _whole_problems(name, files, include_neutral)
             continue
-        merged = merge_problems([_file_problems(name, f, include_neutral) for f in files])
+        for file in files:
+            rel = file.relative_to(release).as_posix()
+            known = earlier.get((name, sha256.get(rel, "")))
+            by_file[rel] = (
+                known if known is not None else _file_problems(name, file, include_neutral)
+            )
+        merged = merge_problems([by_file[f.relative_to(release).as_posix()] for f in files])
         ranked += [(r, p) for r, p in merged if not isinstance(p, Counted) or p.n]
     found = [problem for _, problem in sorted(ranked, key=lambda found: found[0])]
-    return found + openai_problems(release) + minari_problems(release)
+    problems = found + openai_problems(release) + minari_problems(release)
+    return Findings(problems, include_neutral, by_file)
