@@ -251,7 +251,8 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
     return calls
 
 
-# The longest test files (seconds each: --durations=0, approximate), scheduled first, longest
+# The longest test files (seconds each: summed setup, call and teardown of a whole run with three
+# workers on 2 loaded cores, 2026-11-30: about twice CI's), scheduled first, longest
 # first: the workers get whole files (`pytest_xdist_make_scheduler` below) in collection order
 # (`--no-loadscope-reorder`; by default pytest-xdist reorders them by their number of tests), so a
 # long file collected last (tests/unit and tests/trainers come last) would keep one worker busy
@@ -259,31 +260,40 @@ def redactor_calls(monkeypatch) -> RedactorCalls:
 # next to each other, so that one worker does not sit waiting for the other to build it. The S3
 # files and the partition tests share one demo build (`demo_built(built_once, 1)`).
 LONGEST_FIRST = (
-    "tests/s3/test_data_root.py",  # with test_raw_root.py (`SAME_WORKER`): ~220 s
+    "tests/s3/test_data_root.py",  # with test_raw_root.py (`SAME_WORKER`): ~355 s
     "tests/s3/test_raw_root.py",
-    "tests/graph/test_code_change_soundness.py",  # ~120 s
-    "tests/operation/test_kill_build.py",  # ~100 s
-    "tests/graph/test_partitions_graph.py",  # ~90 s
-    "tests/graph/test_silver_partition_runs.py",  # ~90 s
-    "tests/graph/test_release_chunks.py",  # ~75 s, its builds in setup
-    "tests/graph/test_split_raters_graph.py",
-    "tests/operation/test_kill_build_late.py",
+    "tests/graph/test_code_change_soundness.py",  # ~320 s
+    "tests/operation/test_kill_build.py",  # ~205 s
+    "tests/graph/test_partitions_graph.py",  # ~185 s
+    "tests/deploy/test_postgres.py",  # ~115 s, mostly waiting on the server
+    "tests/graph/test_build_nochange.py",  # ~110 s
+    "tests/conformance/test_decision_rules.py",  # ~105 s
+    "tests/graph/test_silver_partition_runs.py",  # ~80 s
     "tests/graph/test_release_partitions.py",
+    "tests/deploy/test_build_workers.py",
+    "tests/graph/test_forget.py",
     "tests/graph/test_check_steps.py",
     "tests/unit/test_silver_assembly.py",
-    "tests/conformance/test_decision_rules.py",
-    "tests/trainers/test_trl_trainers.py",
-    "tests/deploy/test_postgres.py",
-    "tests/graph/test_forget.py",
-    "tests/test_cli.py",
-    "tests/graph/test_build_nochange.py",
-    "tests/deploy/test_build_workers.py",
+    "tests/operation/test_kill_build_late.py",  # ~60 s
+    "tests/graph/test_release_chunks.py",
     "tests/deploy/test_multiprocess.py",
+    "tests/conformance/test_study_rules.py",
+    "tests/conformance/test_dialogue_rules.py",
+    "tests/unit/test_privacy_prefilter.py",
+    "tests/trainers/test_trl_trainers.py",
+    "tests/robustness/test_fuzz_properties.py",
     "tests/graph/test_release_as_of_latest.py",
-    "tests/s3/test_listing.py",
-    "tests/test_decision_cli.py",
-    "tests/report/test_report_browser.py",
-    "tests/graph/test_release_card_diff.py",
+    "tests/graph/test_split_raters_graph.py",
+    "tests/test_cli.py",  # ~40 s
+    "tests/test_api.py",
+    "tests/conformance/test_release_rules.py",
+    "tests/test_run_history.py",
+    "tests/conformance/test_settings_rules.py",
+    "tests/conformance/test_social_rl_learning_loop.py",
+    "tests/graph/test_release_private_reuse.py",
+    "tests/graph/test_release_as_of.py",
+    "tests/robustness/test_adversarial.py",
+    "tests/unit/test_night_partitions.py",  # ~30 s
 )
 
 
