@@ -24,7 +24,7 @@ computable", with the reason: never a number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -104,11 +104,28 @@ def _on_unit_scale(value: pl.Expr) -> pl.Expr:
     return expr.otherwise(value)
 
 
-def ratings(
-    feedback: pl.DataFrame | pl.LazyFrame, configs: Mapping[str, ScoreConfig]
-) -> pl.DataFrame:
+Feedback = pl.DataFrame | pl.LazyFrame | Sequence[pl.DataFrame | pl.LazyFrame]
+
+
+def _parts(feedback: Feedback) -> list[pl.LazyFrame]:
+    """`feedback` as the parts it is rated in: one frame, or the frames it was given in."""
+    frames = [feedback] if isinstance(feedback, pl.DataFrame | pl.LazyFrame) else feedback
+    return [frame.lazy() for frame in frames]
+
+
+def ratings(feedback: Feedback, configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
     """One row per item, level and value with how many raters gave it (`RATINGS_SCHEMA`), for the
-    items rated at least twice."""
+    items rated at least twice. `feedback`: one frame, or parts of it that each hold every row of
+    their episodes (a partitioned table's partitions), rated one at a time: only one part's rows
+    are held (at 1 GB of raw data the whole table is ~360 MB, its `attributes` half of it)."""
+    found = [_part_ratings(part, configs) for part in _parts(feedback)]
+    if not found:
+        return pl.DataFrame(schema=RATINGS_SCHEMA)
+    return pl.concat(found).sort("name", "level", "item", "value")
+
+
+def _part_ratings(feedback: pl.LazyFrame, configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
+    """`ratings` of feedback that holds every row of its items (each item names its episode)."""
     # An item with one row has one rating (unless it is a tally of votes): drop those first,
     # before the costlier work (most targets carry one score of a name).
     target = ["name", "target", "episode_id", "turn_id", "decision_id", "agent_id"]
@@ -159,7 +176,7 @@ def ratings(
     )
     both = pl.concat([single.select(RATINGS_SCHEMA.names()), tallies])
     pairable = pl.col("count").sum().over("name", "level", "item") >= 2
-    return both.filter(pairable).collect().sort("name", "level", "item", "value")
+    return both.filter(pairable).collect()
 
 
 def _tallies(rows: pl.LazyFrame, item: pl.Expr) -> pl.LazyFrame:
@@ -191,12 +208,16 @@ def krippendorff_alpha(found: pl.DataFrame, level: str) -> float:
     pair the values within each item, and the distinct values across items a block at a time.
     (The `krippendorff` package builds items × values × values arrays instead: gigabytes and
     most of a build's CPU for thousands of items with hundreds of distinct values.)"""
+    # every group and join keeps the rows' order: float sums in an order that varies from run to
+    # run (a parallel group_by's) gave alphas differing in their last bits
     rated = found.select("item", "value", count=pl.col("count").cast(pl.Float64)).filter(
         pl.col("count").sum().over("item") >= 2  # an item counts with a pair of ratings
     )
     number = pl.lit(None, pl.Float64) if level == NOMINAL else pl.col("value").cast(pl.Float64)
     rated = rated.with_columns(x=number)
-    totals = rated.group_by("value").agg(pl.col("count").sum(), pl.col("x").first())
+    totals = rated.group_by("value", maintain_order=True).agg(
+        pl.col("count").sum(), pl.col("x").first()
+    )
     if level == ORDINAL:  # two ranks are as far apart as their midranks among all values
         totals = totals.sort("x").with_columns(x=pl.col("count").cum_sum() - pl.col("count") / 2)
         rated = rated.drop("x").join(totals.select("value", "x"), on="value")
@@ -206,7 +227,9 @@ def krippendorff_alpha(found: pl.DataFrame, level: str) -> float:
             totals.get_column("x").to_numpy(), totals.get_column("count").to_numpy()
         )
     else:
-        per_item = rated.group_by("item").agg(m=pl.col("count").sum(), apart=_pairs_apart(level))
+        per_item = rated.group_by("item", maintain_order=True).agg(
+            m=pl.col("count").sum(), apart=_pairs_apart(level)
+        )
         across = totals.select(_pairs_apart(level)).item()
     observed = (per_item.get_column("apart") / (per_item.get_column("m") - 1)).sum()
     expected = across / (totals.get_column("count").sum() - 1)
@@ -228,11 +251,14 @@ def _ratio_distance(x: pl.Expr, y: pl.Expr) -> pl.Expr:
 
 
 def _ratio_pairs_per_item(rated: pl.DataFrame) -> pl.DataFrame:
-    pairs = rated.join(rated, on="item", suffix="_other")  # an item's few values, pairwise
+    pairs = rated.join(
+        rated, on="item", suffix="_other", maintain_order="left_right"
+    )  # an item's few values, pairwise
     weight = pl.col("count") * pl.col("count_other")
     apart = (weight * _ratio_distance(pl.col("x"), pl.col("x_other"))).sum()
-    m = rated.group_by("item").agg(m=pl.col("count").sum())
-    return pairs.group_by("item").agg(apart=apart).join(m, on="item")
+    m = rated.group_by("item", maintain_order=True).agg(m=pl.col("count").sum())
+    apart_by_item = pairs.group_by("item", maintain_order=True).agg(apart=apart)
+    return apart_by_item.join(m, on="item", maintain_order="left")
 
 
 def _ratio_pairs(x: np.ndarray, n: np.ndarray, block: int = 1024) -> float:
@@ -269,20 +295,19 @@ def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None
     return row | {"alpha": krippendorff_alpha(found, level), "status": COMPUTED, "reason": None}
 
 
-def agreement(
-    feedback: pl.DataFrame | pl.LazyFrame, configs: Mapping[str, ScoreConfig]
-) -> pl.DataFrame:
+def agreement(feedback: Feedback, configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
     """One row per configured score name and level of measurement (`AGREEMENT_SCHEMA`): alpha, or
-    "not computable" and why."""
+    "not computable" and why. `feedback`: as `ratings` takes it."""
     found = ratings(feedback, configs)
-    aggregated = set(
-        feedback.lazy()
-        .filter(pl.col("attributes").str.json_path_match("$.count").is_not_null())
+    aggregated = {
+        name
+        for part in _parts(feedback)
+        for name in part.filter(pl.col("attributes").str.json_path_match("$.count").is_not_null())
         .select("name")
         .unique()
         .collect()
         .get_column("name")
-    )
+    }
     rows = []
     for name in sorted(configs):
         for level in _levels(name, configs[name]):

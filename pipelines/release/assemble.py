@@ -159,7 +159,8 @@ def release_agreement(layout: Layout, as_of: datetime | None = None) -> list[dic
     (the card and the manifest state it)."""
     if not stored.exists(layout, "silver", "feedback", as_of):
         return []
-    return agreement(stored.scan(layout, "silver", "feedback", as_of), load_scores()).to_dicts()
+    feedback = stored.scan_by_partition(layout, "silver", "feedback", as_of)
+    return agreement(feedback, load_scores()).to_dicts()
 
 
 def _trainable(

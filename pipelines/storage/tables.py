@@ -214,6 +214,23 @@ def scan(
     return frame
 
 
+def scan_by_partition(
+    layout: Layout, layer: str, table: str, as_of: datetime | None = None
+) -> list[pl.LazyFrame]:
+    """The table in force (or at `as_of`) as one scan per partition, in partition-key order (a
+    table stored whole is one): for work whose rows group within a partition, done a partition
+    at a time so that only one partition's rows are held."""
+    delta = _table(layout, layer, table, as_of)
+    paths = _by_partition(_file_paths(delta))
+    if PARTITION not in delta.metadata().partition_columns or not paths:
+        return [scan(layout, layer, table, as_of)]
+    by_key: dict[str, list[str]] = {}
+    for path in paths:
+        by_key.setdefault(path.rsplit(f"/{PARTITION}=", 1)[1].split("/", 1)[0], []).append(path)
+    options = _options(layout)
+    return [pl.scan_parquet(files, storage_options=options) for files in by_key.values()]
+
+
 def partitioned(layout: Layout, layer: str, table: str) -> bool:
     """Whether the table in force is stored in partitions."""
     return PARTITION in _table(layout, layer, table, None).metadata().partition_columns

@@ -86,7 +86,7 @@ def _computed_tables(layout: Layout) -> dict[str, pl.DataFrame]:
     per score name needs the `krippendorff` package, which SQL cannot call."""
     if not stored.exists(layout, "silver", "feedback"):
         return {}
-    feedback = stored.scan(layout, "silver", "feedback")
+    feedback = stored.scan_by_partition(layout, "silver", "feedback")
     return {"rater_agreement": agreement(feedback, load_scores())}
 
 

@@ -150,6 +150,38 @@ def test_agreement_takes_items_rated_twice_from_feedback_and_names_why_others_ar
     assert _row(table, "reward", "interval")["alpha"] is None
 
 
+def test_agreement_of_feedback_in_parts_holding_their_episodes_is_that_of_the_whole():
+    # the nominal example above (α = 4/9), its items in two episodes read as two parts; the
+    # label that records only its raters' mean in the second part
+    other = "dialogue:d/other"
+    part_a = silver_frame(
+        "feedback",
+        [
+            _fb("r1", "rating", 1.0, turn=f"{EP}#1", attributes=_user("u1")),
+            _fb("r2", "rating", 1.0, turn=f"{EP}#1", attributes=_user("u2")),
+            _fb("r3", "rating", 1.0, turn=f"{EP}#2", attributes=_user("u1")),
+            _fb("r4", "rating", -1.0, turn=f"{EP}#2", attributes=_user("u2")),
+        ],
+    )
+    part_b = silver_frame(
+        "feedback",
+        [
+            _fb("r5", "rating", -1.0, turn=f"{other}#1", episode=other, attributes=_user("u1")),
+            _fb("r6", "rating", -1.0, turn=f"{other}#1", episode=other, attributes=_user("u2")),
+            _fb(
+                "o1", "label", 0.75, scale="[0,1]", text="q", episode=other, attributes={"count": 3}
+            ),
+        ],
+    )
+    table = agreement([part_a, part_b.lazy()], load_scores())
+    rating = _row(table, "rating", "interval")
+    assert rating["alpha"] == pytest.approx(4 / 9)
+    assert (rating["n_items"], rating["n_ratings"]) == (3, 6)
+    assert _row(table, "label", "ratio")["reason"] == (
+        "the source records only the mean of its raters"
+    )
+
+
 def test_emoji_tallies_are_nominal_votes_and_one_value_everywhere_is_not_computable():
     oasst = "oasst:t1"
     emoji = [

@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 from pipelines.privacy.known_name_redaction import redact_known_names_by_row
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize import privatize as privatize_module
-from pipelines.release.privatize.partitions import kept_ledger
+from pipelines.release.privatize.partitions import kept_counts, kept_ledger
 from pipelines.release.privatize.privatize import (
     cleaned_frame,
     finish_each,
@@ -122,29 +122,15 @@ def test_known_names_are_counted_in_the_row_they_are_replaced_in():
 
 
 def test_the_release_ledger_sums_the_kept_rows_of_every_partition():
-    columns = ["dataset", "row", "_partition"]
-    counts = pl.DataFrame(
-        [
-            ("sft", 0, "p1", 1, 0),
-            ("sft", 1, "p1", 0, 2),
-            ("sft", 0, "p2", 3, 0),
-            ("kto", 0, "p1", 0, 0),
-        ],
-        schema=[*columns, "email", "pseudonym"],
-        orient="row",
-    ).cast({"row": pl.UInt32})
-    keys = pl.DataFrame(
-        [
-            ("sft", 0, "p1", True),
-            ("sft", 1, "p1", False),  # its 2 pseudonyms are not counted
-            ("sft", 0, "p2", True),
-            ("sft", 1, "p2", True),  # no text: no counts row
-            ("kto", 0, "p1", False),
-        ],
-        schema=[*columns, "keep"],
-        orient="row",
-    ).cast({"row": pl.UInt32})
-    ledger = kept_ledger(counts, keys)
+    def counts(rows: list[tuple]) -> pl.DataFrame:
+        schema = {"dataset": pl.String, "row": pl.UInt32, "email": pl.Int64, "pseudonym": pl.Int64}
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    p1 = counts([("sft", 0, 1, 0), ("sft", 1, 0, 2), ("kto", 0, 0, 0)])
+    p2 = counts([("sft", 0, 3, 0)])
+    keep_p1 = {"sft": pl.Series([True, False]), "kto": pl.Series([False])}  # sft row 1: 2 ids
+    keep_p2 = {"sft": pl.Series([True, True])}  # its row 1 has no text: no counts row
+    ledger = kept_ledger([kept_counts(p1, keep_p1), kept_counts(p2, keep_p2)])
     # by hand: sft's kept rows hold the e-mail 1 + 3 times; kto's one row with text is dropped
     assert ledger["sft"] == {"email": 4, "pseudonym": 0}
     assert ledger["kto"] == {} and ledger["rl_steps"] == {}

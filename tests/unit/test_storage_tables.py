@@ -68,6 +68,19 @@ def test_a_table_stored_whole_reads_as_the_one_partition_it_is(tmp_path):
     assert digests.get_column("_partition").to_list() == ["p1"]
 
 
+def test_a_partitioned_table_scans_as_one_frame_per_partition_in_key_order(tmp_path):
+    layout = Layout(tmp_path)
+    rows = pl.DataFrame({"x": [3, 1, 2], "_partition": ["b00002-s00", "b00000-s01", "b00002-s00"]})
+    keys = ["b00000-s01", "b00002-s00"]
+    tables.publish(
+        layout, "silver", {"t": rows, "w": rows.drop("_partition")}, partitions={"t": keys}
+    )
+    parts = tables.scan_by_partition(layout, "silver", "t")
+    assert [sorted(part.collect()["x"]) for part in parts] == [[1], [2, 3]]
+    (whole,) = tables.scan_by_partition(layout, "silver", "w")  # stored whole: one partition
+    assert sorted(whole.collect()["x"]) == [1, 2, 3]
+
+
 def test_a_missing_table_reads_as_an_empty_frame_only_when_a_schema_is_given(tmp_path):
     layout = Layout(tmp_path)
     schema = pl.Schema({"x": pl.Int64})

@@ -25,7 +25,7 @@ from pipelines.privacy.key import key_fingerprint
 from pipelines.release.build import datasets
 from pipelines.release.build.batch_files import previous_files
 from pipelines.release.build.order import survey_dataset
-from pipelines.release.build.parts import Privacy, release_parts
+from pipelines.release.build.parts import Privacy, keyed_units, release_parts
 from pipelines.release.build.schemas import configured_splits, dataset_schemas
 from pipelines.release.build.staged import BATCH, Source, Staged, slice_index, stage
 from pipelines.release.privatize.decontaminated import eval_sets, proof_part
@@ -79,8 +79,8 @@ def partitioned_release(
     labels = StepLabels.from_params(orjson.loads(params) if params else shipped_params())
     options = replace(DatasetOptions.from_settings(settings), step_labels=labels)
     evals = eval_sets(settings)
-    parts = release_parts(layout, as_of, build_config, options, privacy, evals)
-    dropped = datasets.dropped_counts(parts.keys)
+    keyed = keyed_units(layout, as_of, build_config, options, evals)
+    dropped = datasets.dropped_counts(keyed.keys)
     splits = stored.read(layout, "gold", "splits", as_of)
     episodes = (
         stored.scan(layout, "silver", "episodes", as_of)
@@ -90,16 +90,21 @@ def partitioned_release(
     proof = split_proof(
         splits,
         {"episodes": episodes},
-        datasets.proof_frames(parts.keys),
+        datasets.proof_frames(keyed.keys),
         config=settings.splits,
-        participants=parts.participants,
+        participants=keyed.participants,
         near_duplicates=stored_near_duplicates(layout, settings.splits, as_of),
     ) | {
         "dropped_duplicate_prompts": dropped,
-        "dropped_duplicate_rows": datasets.duplicate_row_counts(parts.keys),
-        "left_out": parts.left_out,
+        "dropped_duplicate_rows": datasets.duplicate_row_counts(keyed.keys),
+        "left_out": datasets.summed_left_out(keyed.metas),
     }
-    proof |= proof_part(evals, parts.decontaminated)
+    proof |= proof_part(evals, keyed.decontaminated)
+    del episodes
+    # the proof is made: privatizing holds only each row's keep flag, not the whole key frame
+    keyed = keyed.privatizing()
+    parts = release_parts(layout, keyed, privacy)
+    del keyed
     sources, ledger = dict(parts.sources), dict(parts.ledger)
     if settings.privacy.include_surveys:
         surveys = privatize(

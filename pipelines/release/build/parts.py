@@ -16,13 +16,18 @@ global subject ids only through the ids a text contains: a privatized entry made
 ids is reused when no id that came or went occurs in its partition's texts (else it is made again).
 A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
 a touched giant partition builds and privatizes only its changed chunks.
+
+Two calls, so that the key frame is let go before privatizing: `keyed_units` builds the units and
+applies the global rules to their key frames, the caller makes the split proof from them, and
+`release_parts` privatizes the units with each row's keep flag alone, summing each unit's ledger
+over its kept rows as it goes.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -37,15 +42,16 @@ from pipelines.release.build.datasets import KEYS, PARTICIPANTS, TEXTS, Partitio
 from pipelines.release.build.staged import BATCH, Source, slice_of_partition
 from pipelines.release.privatize.decontaminated import EvalSets, drop_matched, matched_units
 from pipelines.release.privatize.partitions import (
-    LEDGER_SCHEMA,
     ROW_LEDGER,
     Pending,
     Privacy,
     ids_entry,
+    kept_counts,
     kept_ledger,
     privatize_all,
 )
 from pipelines.release.privatize.privatize import id_replacer, participant_subject_ids
+from pipelines.release.privatize.row_ledger import ROW
 from pipelines.release.store import part_cache
 from pipelines.storage.engine import engine_digest
 from pipelines.storage.fingerprint import fingerprint, json_part, sha256_file
@@ -57,13 +63,9 @@ log = logging.getLogger("turnlake")
 @dataclass(frozen=True)
 class Parts:
     sources: dict[str, list[Source]]  # each dataset's privatized partitions, in partition order
-    keys: pl.DataFrame  # every partition's key frame with `keep` and PARTITION
-    participants: pl.DataFrame  # human_participants of all of silver
-    left_out: dict[str, dict[str, int]]
     ledger: dict[str, dict[str, int]]
     ids: list[str]
     entries: list[str]  # the store entries this release used (the others are pruned)
-    decontaminated: dict[str, dict[str, int]]  # rows that left train/validation, per eval set
 
     def replace_ids(self, key: bytes) -> IdReplacer:
         return id_replacer(key, tuple(self.ids))
@@ -145,19 +147,20 @@ def _sources(
     partitions: list[Partition],
     private: dict[str, str],
     held: dict[str, dict[str, pl.DataFrame]],
-    keys: pl.DataFrame,
+    keep: dict[str, dict[str, pl.Series]],
 ) -> dict[str, list[Source]]:
     """Each dataset's privatized partitions, read only when their batch is finished
     (staged.py)."""
-    flags = {
-        (unit, name): frame.sort("row").get_column("keep")
-        for (unit, name), frame in keys.partition_by(PARTITION, "dataset", as_dict=True).items()
-    }
     none = pl.Series("keep", [], pl.Boolean)
     return {
         name: [
             _source(
-                root, private[p.key], name, p, held.get(p.key) or {}, flags.get((p.key, name), none)
+                root,
+                private[p.key],
+                name,
+                p,
+                held.get(p.key) or {},
+                keep.get(p.key, {}).get(name, none),
             )
             for p in partitions
         ]
@@ -165,16 +168,47 @@ def _sources(
     }
 
 
-def release_parts(
+def keep_flags(keys: pl.DataFrame) -> dict[str, dict[str, pl.Series]]:
+    """unit → dataset → each row's `keep`, in row order (`keys`: with PARTITION and `keep`)."""
+    flags: dict[str, dict[str, pl.Series]] = {}
+    for (unit, name), frame in keys.partition_by(PARTITION, "dataset", as_dict=True).items():
+        flags.setdefault(unit, {})[name] = frame.sort(ROW).get_column("keep")
+    return flags
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """Every unit built, and the global rules' key frame over them: what the split proof reads
+    and what privatizing the units needs."""
+
+    units: list[Partition]  # every partition's units, in partition order
+    built: dict[str, str]  # unit → its built entry
+    metas: dict[str, dict]
+    held: dict[str, dict[str, pl.DataFrame]]  # frames of units built now the store cannot keep
+    indexes: list[str]
+    keys: pl.DataFrame  # every unit's key frame with `keep`, `duplicate_row` and PARTITION
+    participants: pl.DataFrame  # human_participants of all of silver
+    decontaminated: dict[str, dict[str, int]]  # rows that left train/validation, per eval set
+    matched: list[str]  # the units' decontamination entries
+    started: float  # time.monotonic() when building began
+    keep: dict[str, dict[str, pl.Series]] = field(default_factory=dict)  # `privatizing`
+
+    def privatizing(self) -> Keyed:
+        """This with each row's keep flag (`keep_flags`) instead of the key frame, all that
+        privatizing reads: the frame (~300 MB at 1 GB of raw data) is let go once the split proof
+        is made."""
+        return replace(self, keys=self.keys.clear(), keep=keep_flags(self.keys))
+
+
+def keyed_units(
     layout: Layout,
     as_of: datetime | None,
     config: dict,
     options: DatasetOptions,
-    privacy: Privacy,
     evals: EvalSets | None = None,
-) -> Parts:
-    """Every partition's datasets, deduplicated, decontaminated against `evals` and privatized
-    (see the module doc)."""
+) -> Keyed:
+    """Every partition's units built (or found in the store), deduplicated and decontaminated
+    against `evals` (see the module doc)."""
     root = part_cache.cache_root(layout)
     started = time.monotonic()
     partitions, built, metas, held, indexes = datasets.built(
@@ -184,27 +218,45 @@ def release_parts(
     log.info("release: %d of %d partition units built now", fresh, len(partitions))
     keys, participants = _global_keys(root, built, held)
     decontaminated: dict[str, dict[str, int]] = {}
-    matched: list[str] = []  # the units' decontamination entries
+    matched: list[str] = []
     if evals is not None:
         hits, matched = matched_units(root, built, held, evals)
         keys, decontaminated = drop_matched(keys, hits, evals)
-    ids = participant_subject_ids(participants)
+    return Keyed(
+        partitions,
+        built,
+        metas,
+        held,
+        indexes,
+        keys,
+        participants,
+        decontaminated,
+        matched,
+        started,
+    )
+
+
+def release_parts(layout: Layout, keyed: Keyed, privacy: Privacy) -> Parts:
+    """Every unit of `keyed` privatized (see the module doc), its kept rows the release's."""
+    root = part_cache.cache_root(layout)
+    partitions, built, held, keep = keyed.units, keyed.built, keyed.held, keyed.keep
+    ids = participant_subject_ids(keyed.participants)
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
     private, held_private, hows, pending = {}, {}, [], []
-    counts = [pl.DataFrame(schema=LEDGER_SCHEMA).with_columns(**{PARTITION: pl.lit("")})]
+    counts = []  # each unit's replacements summed over its kept rows
     for p in partitions:
         private[p.key] = _private_key(built[p.key], privacy)
         entries = (built[p.key], private[p.key])
         meta, how = _reused(root, entries, ids)
         if meta:
             rows = part_cache.load(root, private[p.key], [ROW_LEDGER])[1][ROW_LEDGER]
-            counts.append(rows.with_columns(**{PARTITION: pl.lit(p.key)}))
+            counts.append(kept_counts(rows, keep.get(p.key, {})))
             hows.append(how)
         else:
             pending.append(Pending(p.key, entries))
     for key, rows, frames in privatize_all(root, pending, ids, privacy, held):
-        counts.append(rows.with_columns(**{PARTITION: pl.lit(key)}))
+        counts.append(kept_counts(rows, keep.get(key, {})))
         hows.append("privatized")
         if root is None:
             held_private[key] = frames
@@ -212,15 +264,11 @@ def release_parts(
         "release: %d partition units privatized now, %d rechecked for new ids; %.1f s",
         sum(1 for how in hows if how == "privatized"),
         sum(1 for how in hows if how == "rechecked"),
-        time.monotonic() - started,
+        time.monotonic() - keyed.started,
     )
     return Parts(
-        _sources(root, partitions, private, held_private, keys),
-        keys,
-        participants,
-        datasets.summed_left_out(metas),
-        kept_ledger(pl.concat(counts, how="diagonal").fill_null(0), keys),
+        _sources(root, partitions, private, held_private, keep),
+        kept_ledger(counts),
         ids,
-        [*built.values(), *private.values(), ids_key, *indexes, *matched],
-        decontaminated,
+        [*built.values(), *private.values(), ids_key, *keyed.indexes, *keyed.matched],
     )

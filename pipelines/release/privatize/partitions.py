@@ -14,7 +14,7 @@ known name is redacted in the rows of the episode that knows it, which lives in 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
@@ -22,7 +22,6 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.exports.datasets import DATASETS
-from pipelines.partitions.assign import PARTITION
 from pipelines.privacy.known_names import NAMES_SCHEMA
 from pipelines.privacy.redact import RedactionConfig
 from pipelines.release.privatize.known_names import KNOWN_NAMES
@@ -32,7 +31,7 @@ from pipelines.release.privatize.privatize import (
     id_replacer,
     prepare,
 )
-from pipelines.release.privatize.row_ledger import ROW, ledger_of
+from pipelines.release.privatize.row_ledger import PSEUDONYM, ROW
 from pipelines.release.store import part_cache
 from pipelines.storage.fingerprint import fingerprint, json_part
 
@@ -184,12 +183,36 @@ def _built_rows(
     return built, frames.get(KNOWN_NAMES, pl.DataFrame(schema=NAMES_SCHEMA))
 
 
-def kept_ledger(counts: pl.DataFrame, keys: pl.DataFrame) -> dict[str, dict[str, int]]:
-    """Each dataset's ledger over the rows the release keeps: `counts` (ROW_LEDGER rows of every
-    partition, with PARTITION), `keys` (every partition's key frame with `keep`)."""
-    kept = keys.filter(pl.col("keep")).select("dataset", ROW, PARTITION)
-    rows = counts.join(kept, on=["dataset", ROW, PARTITION], how="semi")
-    return {
-        name: ledger_of(rows.filter(pl.col("dataset") == name).drop("dataset", PARTITION))
-        for name in DATASETS
-    }
+KEPT_ROWS = "kept_rows"  # `kept_counts`: the dataset's kept rows with a string leaf
+
+
+def kept_counts(rows: pl.DataFrame, keep: Mapping[str, pl.Series]) -> pl.DataFrame:
+    """A unit's replacements summed over the rows the release keeps of it, one row per dataset:
+    dataset, KEPT_ROWS and one column per kind. `rows`: its ROW_LEDGER; `keep`: dataset → each
+    row's keep flag, in row order. Summed a unit at a time, so that the release never holds every
+    row's counts (~1.2 M rows at 1 GB of raw data)."""
+    sums = [pl.DataFrame(schema={"dataset": pl.String, KEPT_ROWS: pl.Int64})]
+    for (name,), mine in rows.partition_by("dataset", as_dict=True).items():
+        flags = keep.get(name, pl.Series([], dtype=pl.Boolean))
+        kept = mine.filter(mine.get_column(ROW).is_in(flags.arg_true().cast(pl.UInt32)))
+        totals = kept.drop("dataset", ROW).sum()
+        sums.append(
+            totals.select(
+                pl.lit(name).alias("dataset"),
+                pl.lit(kept.height, pl.Int64).alias(KEPT_ROWS),
+                pl.all(),
+            )
+        )
+    return pl.concat(sums, how="diagonal")
+
+
+def kept_ledger(counts: list[pl.DataFrame]) -> dict[str, dict[str, int]]:
+    """Each dataset's ledger over the rows the release keeps, from every unit's `kept_counts`."""
+    total = pl.concat(counts, how="diagonal").fill_null(0).group_by("dataset").sum()
+    by_name = {row["dataset"]: row for row in total.iter_rows(named=True)}
+    ledger = {}
+    for name in DATASETS:
+        found = by_name.get(name, {KEPT_ROWS: 0})
+        kinds = {k: int(n) for k, n in found.items() if k not in ("dataset", KEPT_ROWS) and n}
+        ledger[name] = dict(sorted(({PSEUDONYM: 0} | kinds).items())) if found[KEPT_ROWS] else {}
+    return ledger
