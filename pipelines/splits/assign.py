@@ -28,15 +28,10 @@ from pipelines.storage.fingerprint import fingerprint, json_part
 from pipelines.storage.layout import Layout
 
 
-def stable_bucket(salt: str, group_id: str) -> int:
-    """First 8 bytes of sha256(salt NUL group_id) mod N_BUCKETS: the same on every machine and run
-    (Python's hash() is salted per process, so it must never be used here)."""
-    digest = hashlib.sha256(f"{salt}\x00{group_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % N_BUCKETS
-
-
 def buckets_of(salt: str, split_groups: pl.Expr) -> pl.Expr:
-    """`stable_bucket` of every row in the plan: no Python per group (sha256 in Rust)."""
+    """Each group's bucket: the first 8 bytes of sha256(salt NUL split group) mod N_BUCKETS, the
+    same on every machine and run (Python's hash() is salted per process, so it must never be used
+    here); computed in the plan, no Python per group (sha256 in Rust)."""
     digest = sha256_hex(pl.concat_str(pl.lit(f"{salt}\x00"), split_groups))
     first_8_bytes = digest.str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
     return (first_8_bytes % N_BUCKETS).cast(pl.Int64)

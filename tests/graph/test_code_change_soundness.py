@@ -56,8 +56,8 @@ CHANGES = {
     ),
     "splits": (
         "pipelines/splits/assign.py",
-        'digest = hashlib.sha256(f"{salt}\\x00{group_id}".encode()).digest()',
-        'digest = hashlib.sha256(f"{salt}\\x01{group_id}".encode()).digest()',
+        'digest = sha256_hex(pl.concat_str(pl.lit(f"{salt}\\x00"), split_groups))',
+        'digest = sha256_hex(pl.concat_str(pl.lit(f"{salt}\\x01"), split_groups))',
     ),
     "exports": (
         "pipelines/exports/datasets/sft.py",

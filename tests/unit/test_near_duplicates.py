@@ -3,6 +3,8 @@ similarity/near_dup.py): hand-built prompts, expected clusters and splits worked
 
 from __future__ import annotations
 
+import hashlib
+
 import polars as pl
 
 from pipelines.config.splits import NearDuplicates, SplitConfig
@@ -13,11 +15,18 @@ from pipelines.splits.assign import (
     proof_problems,
     split_digests,
     split_proof,
-    stable_bucket,
 )
 from pipelines.splits.near_dups import STORED_SCHEMA, prompt_clusters, split_groups
 
 PARAMS = NearDuplicates()
+
+
+def stable_bucket(salt: str, group_id: str) -> int:
+    """The bucket by hand: first 8 bytes of sha256(salt NUL group_id) mod 10 000."""
+    digest = hashlib.sha256(f"{salt}\x00{group_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % 10_000
+
+
 CAPITAL = "What is the capital of France?"
 PROMPTS = {
     "u1": CAPITAL,
