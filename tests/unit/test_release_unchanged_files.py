@@ -94,17 +94,22 @@ def _sft_release(folder: Path, p001: pl.DataFrame) -> dict:
     return {"parquet": parquet, "sha256": _files(folder)}
 
 
-def test_an_unchanged_files_openai_lines_are_copied_and_a_changed_ones_converted(
-    tmp_path, monkeypatch
-):
-    old = tmp_path / "old"
+def _converted_release(old: Path) -> dict:
+    """A release of one trained sft row with its OpenAI files; the manifest those files name."""
     written = _sft_release(old, _sft([("train", TRAINED)]))
     section = write_openai_files(old, written["parquet"], {"sft": ["train"]}, written["sha256"])
-    manifest = {
+    return {
         "engine_digest": engine_digest(),
         "files": [{"path": p, "sha256": d} for p, d in _files(old).items()],
         "openai": section,
     }
+
+
+def test_an_unchanged_files_openai_lines_are_copied_and_a_changed_ones_converted(
+    tmp_path, monkeypatch
+):
+    old = tmp_path / "old"
+    manifest = _converted_release(old)
     # p001 changes: a second row, one that OpenAI's chat format leaves out (ends with a user turn)
     rows = [("train", TRAINED), ("train", _chat(("user", "q"), ("assistant", "a"), ("user", "?")))]
     new, scratch = tmp_path / "new", tmp_path / "scratch"
@@ -137,13 +142,7 @@ def test_an_unchanged_files_openai_lines_are_copied_and_a_changed_ones_converted
 
 def test_lines_are_not_copied_from_an_openai_file_changed_since_its_manifest(tmp_path):
     old = tmp_path / "old"
-    written = _sft_release(old, _sft([("train", TRAINED)]))
-    section = write_openai_files(old, written["parquet"], {"sft": ["train"]}, written["sha256"])
-    manifest = {
-        "engine_digest": engine_digest(),
-        "files": [{"path": p, "sha256": d} for p, d in _files(old).items()],
-        "openai": section,
-    }
+    manifest = _converted_release(old)
     (old / "openai_sft" / "train.jsonl").write_bytes(b"edited\n" * 2)
     new, scratch = tmp_path / "new", tmp_path / "scratch"
     written = _sft_release(new, _sft([("train", TRAINED)]))
