@@ -141,38 +141,6 @@ def _copy_range(source: Path, offset: int, size: int, out: BinaryIO) -> None:
             size -= len(block)
 
 
-def _out_of(out: Mapping[str, BinaryIO], split: str, rel: str) -> BinaryIO:
-    if split not in out:
-        raise ValueError(f"{rel}: rows of split {split!r}, not one of {list(out)}")
-    return out[split]
-
-
-def _copy_part(earlier: EarlierLines, copied: dict, rel: str, out: Mapping[str, BinaryIO]) -> dict:
-    """The lines of Parquet file `rel` copied from the earlier release's OpenAI files: its part
-    entry (`lines` per split: offset, bytes, lines; `left_out`)."""
-    lines = {}
-    for split, (offset, size, count) in copied["lines"].items():
-        target = _out_of(out, split, rel)
-        lines[split] = [target.tell(), size, count]
-        _copy_range(earlier.folder / jsonl_file(earlier.config, split), offset, size, target)
-    return {"lines": lines, "left_out": copied["left_out"]}
-
-
-def _convert_part(form: Format, frame: pl.DataFrame, rel: str, out: Mapping[str, BinaryIO]) -> dict:
-    """The rows of Parquet file `rel` converted and written: its part entry, as `_copy_part`'s."""
-    converted, dropped = form.convert(frame)
-    lines = {}
-    for (split,), rows in converted.group_by("split", maintain_order=True):
-        target = _out_of(out, split, rel)
-        start = target.tell()
-        # joined and handed over as bytes: going through a Python str of the text
-        # (decoded, then encoded again) cost ~4x this (100 MB mix: 0.15 -> 0.04 s)
-        target.write(rows.get_column(LINE).str.join("\n").cast(pl.Binary).item())
-        target.write(b"\n")
-        lines[split] = [start, target.tell() - start, rows.height]
-    return {"lines": lines, "left_out": dict(sorted(dropped.items()))}
-
-
 def _write_config(
     release: Path,
     config: str,
@@ -190,14 +158,32 @@ def _write_config(
         out = {s: stack.enter_context(open(release / jsonl_file(config, s), "wb")) for s in splits}
         for rel in sorted(files):  # by name: the same order whoever lists them
             copied = _copied(earlier, sha256.get(rel))
-            if copied is not None and earlier is not None:
-                written = _copy_part(earlier, copied, rel, out)
+            part: dict = {"sha256": sha256.get(rel), "lines": {}, "left_out": {}}
+            if copied is not None:
+                assert earlier is not None
+                part["left_out"] = copied["left_out"]
+                for split, (offset, size, lines) in copied["lines"].items():
+                    if split not in out:
+                        raise ValueError(f"{rel}: rows of split {split!r}, not one of {splits}")
+                    part["lines"][split] = [out[split].tell(), size, lines]
+                    source = earlier.folder / jsonl_file(config, split)
+                    _copy_range(source, offset, size, out[split])
+                    counts[split] += lines
             else:
-                frame = pl.read_parquet(release / rel, columns=list(form.columns))
-                written = _convert_part(form, frame, rel, out)
-            part = {"sha256": sha256.get(rel)} | written
-            for split, (_, _, lines) in part["lines"].items():
-                counts[split] += lines
+                lines, dropped = form.convert(
+                    pl.read_parquet(release / rel, columns=list(form.columns))
+                )
+                part["left_out"] = dict(sorted(dropped.items()))
+                for (split,), rows in lines.group_by("split", maintain_order=True):
+                    if split not in out:
+                        raise ValueError(f"{rel}: rows of split {split!r}, not one of {splits}")
+                    start = out[split].tell()
+                    # joined and handed over as bytes: going through a Python str of the text
+                    # (decoded, then encoded again) cost ~4x this (100 MB mix: 0.15 -> 0.04 s)
+                    out[split].write(rows.get_column(LINE).str.join("\n").cast(pl.Binary).item())
+                    out[split].write(b"\n")
+                    part["lines"][split] = [start, out[split].tell() - start, rows.height]
+                    counts[split] += rows.height
             for reason, n in part["left_out"].items():
                 left_out[reason] = left_out.get(reason, 0) + n
             if part["sha256"] is not None:
