@@ -10,6 +10,7 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from pipelines.runtime.collector import collect_less
 from tests.alembic_scripts import read_migration_scripts_once
 from tests.clean_env import without_turnlake_settings
 from tests.forked import ForkedTurnlake
@@ -87,7 +88,11 @@ def _tmpfs_room() -> int:
 @pytest.hookimpl(tryfirst=True)  # before pytest's tmp_path plugin reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
     """Without --basetemp, the run's temporary folder is a new one on tmpfs (where there is room);
-    pytest-xdist's workers take theirs under the controller's."""
+    pytest-xdist's workers take theirs under the controller's. Every test process runs builds
+    in-process as a `turnlake` process does, so its collector is set as the console script sets
+    it (pipelines/cli/entry.py): with Python's default, ~7 % of a build test's CPU went to
+    collections walking Dagster's and the libraries' objects again and again."""
+    collect_less()
     if config.option.basetemp or hasattr(config, "workerinput"):
         return
     if _tmpfs_room() >= TMPFS_ROOM_FOR_BASETEMP:

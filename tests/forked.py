@@ -52,7 +52,7 @@ for line in sys.stdin:
             if engine:
                 sys.path.insert(0, engine)
             import pipelines
-            from pipelines.cli.main import main
+            from pipelines.cli.entry import main  # as the console script: its collector too
             if engine and not pipelines.__file__.startswith(engine):
                 print("imported", pipelines.__file__, "not the engine at", engine, flush=True)
                 os._exit(3)
