@@ -52,6 +52,13 @@ def bronze_schema(table: str) -> pl.Schema:
     return polars_schema(all_bronze_models()[table])
 
 
+def bronze_table(bronze: Mapping[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
+    """Bronze table `table` of a source's loaded tables, or an empty one of its schema (a table
+    the source's files never held, or a caller passing only some tables)."""
+    frame = bronze.get(table)
+    return frame if frame is not None else pl.LazyFrame(schema=bronze_schema(table))
+
+
 def bronze_frame(table: str, rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     """Bronze rows of one table (any source) as a frame of its contract's exact schema."""
     return frame_from_rows(rows, bronze_schema(table))

@@ -18,8 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import polars_schema
-from pipelines.schemas.bronze.decision import BRONZE_MODELS
+from pipelines.schemas import bronze_table
 from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.decisions import contexts, decisions_table, turns
@@ -53,8 +52,10 @@ def to_silver(
     decisions = decisions.join(
         posted.select("decision_id", "turn_id"), on="decision_id", how="left"
     )
-    rated, rejected = rating_event_feedback(_bronze(bronze, RATINGS_TABLE), decisions)
-    replays, unmatched = replays_table(_bronze(bronze, REPLAYS_TABLE), decisions)
+    rated, rejected = rating_event_feedback(
+        bronze_table(bronze, RATINGS_TABLE).collect(), decisions
+    )
+    replays, unmatched = replays_table(bronze_table(bronze, REPLAYS_TABLE).collect(), decisions)
     feedback = pl.concat([feedback_signals(decisions), rated], how="diagonal_relaxed")
     return {
         "episodes": episodes(decisions, posted, human_groups),
@@ -65,10 +66,3 @@ def to_silver(
         "quarantine": pl.concat([conflicts, rejected, unmatched], how="diagonal_relaxed"),
         "replays": replays,
     }
-
-
-def _bronze(bronze: dict[str, pl.LazyFrame], table: str) -> pl.DataFrame:
-    """A later-added bronze table of the source (empty when a caller passes only the records)."""
-    if table in bronze:
-        return bronze[table].collect()
-    return pl.DataFrame(schema=polars_schema(BRONZE_MODELS[table]))

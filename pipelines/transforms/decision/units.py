@@ -25,8 +25,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import polars_schema
-from pipelines.schemas.bronze.decision import BRONZE_MODELS
+from pipelines.schemas import bronze_table
 from pipelines.transforms.decision.common import RATINGS_TABLE, REPLAYS_TABLE, TABLE
 from pipelines.transforms.decision.copies import reconcile_copies
 from pipelines.transforms.decision.derived import actor_kind, decision_dataset
@@ -35,24 +34,19 @@ from pipelines.transforms.decision.ratings import evidence_rows, rating_evidence
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
-def _table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
-    frame = bronze.get(table)
-    return frame if frame is not None else pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[table]))
-
-
 def _session_unit() -> pl.Expr:
     """A session's unit, which is its episode id."""
     return pl.concat_str(pl.lit("decision:"), "session_id")
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    records = _table(bronze, TABLE).with_columns(_session_unit().alias(UNIT))
+    records = bronze_table(bronze, TABLE).with_columns(_session_unit().alias(UNIT))
     # Copies of a decision in two sessions are linked (`decision:`): either session will do.
     session = records.group_by("decision_id").agg(pl.col(UNIT).min())
     orphan = pl.concat_str(pl.lit("orphan:decision:"), "decision_id")
 
     def named(table: str) -> pl.LazyFrame:
-        frame = _table(bronze, table)
+        frame = bronze_table(bronze, table)
         joined = frame.join(session, on="decision_id", how="left", maintain_order="left")
         return joined.with_columns(pl.coalesce(UNIT, orphan).alias(UNIT))
 
@@ -80,7 +74,7 @@ _EVIDENCE_COLUMNS += ("session_id", "actor_type")  # the split groups'
 
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    kept, _ = reconcile_copies(_table(bronze, TABLE).select(_EVIDENCE_COLUMNS).collect())
+    kept, _ = reconcile_copies(bronze_table(bronze, TABLE).select(_EVIDENCE_COLUMNS).collect())
     sessions = kept.with_columns(episode_id=_session_unit(), actor_kind=actor_kind())
     return {
         "rating_evidence": rating_evidence(kept.with_columns(dataset=decision_dataset())).lazy(),

@@ -15,9 +15,10 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.schemas import bronze_table
 from pipelines.transforms.dialogue import conversations as conv
 from pipelines.transforms.dialogue import feedback as fb
-from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table, conformed
+from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, conformed
 
 
 def to_silver(

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.schemas import conform, polars_schema, silver_schema
-from pipelines.schemas.bronze.dialogue import BRONZE_MODELS
+from pipelines.schemas import conform, silver_schema
 
 SOURCE = "dialogue"
 CONVERSATIONS = "dialogue_conversations"
@@ -82,11 +81,6 @@ def silver_quarantine(
         stage=pl.lit("silver"),
         run_id=pl.lit(None, dtype=pl.String),
     ).cast(dict(schema))
-
-
-def bronze_table(bronze: dict[str, pl.LazyFrame], table: str) -> pl.LazyFrame:
-    frame = bronze.get(table)
-    return frame if frame is not None else pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[table]))
 
 
 def conformed(frame: pl.LazyFrame, table: str) -> pl.LazyFrame:

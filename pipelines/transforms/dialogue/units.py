@@ -21,8 +21,9 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.schemas import bronze_table
 from pipelines.transforms.dialogue import rater_group_inputs
-from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS, bronze_table
+from pipelines.transforms.dialogue.common import CONVERSATIONS, EVENTS
 from pipelines.transforms.dialogue.conversations import (
     ROLE_MAP,
     dedup_conversations,

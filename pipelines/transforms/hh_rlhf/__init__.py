@@ -17,8 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import conform, polars_schema, silver_schema
-from pipelines.schemas.bronze.hh_rlhf import BRONZE_MODELS
+from pipelines.schemas import bronze_table, conform, silver_schema
 
 SOURCE = "hh_rlhf"
 PAIRS = "hh_rlhf_pairs"
@@ -27,9 +26,7 @@ BRANCHES = ("prompt", "chosen", "rejected")
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    pairs = bronze.get(PAIRS)
-    if pairs is None:
-        pairs = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[PAIRS]))
+    pairs = bronze_table(bronze, PAIRS)
     kept = latest_copies(pairs).collect()
     turns = pair_turns(kept)
     return {

@@ -11,16 +11,13 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import polars_schema
-from pipelines.schemas.bronze.hh_rlhf import BRONZE_MODELS
+from pipelines.schemas import bronze_table
 from pipelines.transforms.hh_rlhf import PAIRS, SOURCE
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    pairs = bronze.get(PAIRS)
-    if pairs is None:
-        pairs = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[PAIRS]))
+    pairs = bronze_table(bronze, PAIRS)
     unit = pl.concat_str(pl.lit(f"{SOURCE}:"), "dataset", pl.lit("/"), "pair_id")
     return {PAIRS: pairs.with_columns(unit.alias(UNIT))}
 

@@ -20,17 +20,14 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import conform, polars_schema, silver_schema
-from pipelines.schemas.bronze.oasst import BRONZE_MODELS
+from pipelines.schemas import bronze_table, conform, silver_schema
 from pipelines.transforms.oasst import messages as msg
 
 TREES = "oasst_trees"
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    trees = bronze.get(TREES)
-    if trees is None:
-        trees = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[TREES]))
+    trees = bronze_table(bronze, TREES)
     kept, conflicts = msg.dedup_trees(trees)
     messages = msg.with_exclusion(msg.explode(kept), settings.oasst).collect()
     turns = msg.turns(messages)

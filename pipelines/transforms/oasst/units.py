@@ -10,17 +10,14 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import polars_schema
-from pipelines.schemas.bronze.oasst import BRONZE_MODELS
+from pipelines.schemas import bronze_table
 from pipelines.transforms.oasst import TREES
 from pipelines.transforms.oasst.messages import episode_id
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    trees = bronze.get(TREES)
-    if trees is None:
-        trees = pl.LazyFrame(schema=polars_schema(BRONZE_MODELS[TREES]))
+    trees = bronze_table(bronze, TREES)
     return {TREES: trees.with_columns(episode_id().alias(UNIT))}
 
 

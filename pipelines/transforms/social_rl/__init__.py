@@ -11,10 +11,10 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.schemas import conform, silver_schema
+from pipelines.schemas import bronze_table, conform, silver_schema
 from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
 from pipelines.transforms.social_rl import adaptations, agent_rounds, runs
-from pipelines.transforms.social_rl.common import agent_roles, table
+from pipelines.transforms.social_rl.common import agent_roles
 from pipelines.transforms.social_rl.policy_states import policy_states
 from pipelines.transforms.social_rl.turns import turns
 
@@ -26,7 +26,7 @@ def to_silver(
 ) -> dict[str, pl.LazyFrame]:
     """Silver of these bronze rows. `prar_runs` (`units.unit_evidence`): the PRAR states of the
     whole corpus when this bronze is only part of it."""
-    bronze = {name: table(bronze, name) for name in BRONZE_MODELS}
+    bronze = {name: bronze_table(bronze, name) for name in BRONZE_MODELS}
     rounds = runs.with_episode_ids(bronze["social_rl_rounds"])
     kept = rounds.filter(runs.first_copy())
     prar = prar_runs.lazy() if prar_runs is not None else None

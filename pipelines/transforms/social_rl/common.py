@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.schemas import empty, polars_schema
-from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
-
 SOURCE = "social_rl"
 DECIMALS = 12  # float noise like 0.19999999999999998 is rounded away
 SCORES = ("engagement", "theoretical_alignment", "contribution_value")
-
-
-def table(bronze: dict[str, pl.LazyFrame], name: str) -> pl.LazyFrame:
-    frame = bronze.get(name)
-    return frame if frame is not None else empty(polars_schema(BRONZE_MODELS[name])).lazy()
 
 
 def json_object(**columns: pl.Expr) -> pl.Expr:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.schemas import bronze_table
 from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
-from pipelines.transforms.social_rl.common import table
 from pipelines.transforms.social_rl.runs import (
     INLINE_META,
     first_copy,
@@ -54,7 +54,7 @@ def unit_links(bronze: dict[str, pl.LazyFrame], settings: Settings) -> pl.LazyFr
 
 
 def unit_evidence(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    return {"prar_runs": prar_runs(table(bronze, "social_rl_prar_states"))}
+    return {"prar_runs": prar_runs(bronze_table(bronze, "social_rl_prar_states"))}
 
 
 def unit_evidence_reads(
@@ -70,11 +70,11 @@ def _metas(bronze: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     meta.json."""
     fields = ("run_dir", "prar_run_id", "prar_state_file")
     inline = (
-        table(bronze, "social_rl_rounds")
+        bronze_table(bronze, "social_rl_rounds")
         .filter(pl.col("meta").is_not_null())
         .select("run_dir", pl.col("meta").str.json_decode(INLINE_META).struct.unnest())
     )
-    return pl.concat([inline.select(fields), table(bronze, "social_rl_meta").select(fields)])
+    return pl.concat([inline.select(fields), bronze_table(bronze, "social_rl_meta").select(fields)])
 
 
 def unit_groups(
@@ -82,7 +82,7 @@ def unit_groups(
 ) -> pl.LazyFrame:
     """unit, group_id: a run folder's split group is its experiment (the meta its rounds carry,
     else its meta.json: `runs.group_id`), else the folder; a PRAR run has none."""
-    tables = {name: table(bronze, name) for name in BRONZE_MODELS}
+    tables = {name: bronze_table(bronze, name) for name in BRONZE_MODELS}
     kept = with_episode_ids(tables["social_rl_rounds"]).filter(first_copy())
     context = run_context(kept, tables)
     folders = pl.concat(
