@@ -1,5 +1,6 @@
-"""tests/alembic_scripts.py: one reading of a script location's migration scripts per process,
-and a Dagster home still created at the scripts' head with it."""
+"""One reading of a script location's migration scripts per process (`read_migration_scripts_once`,
+pipelines/orchestration/instance.py), from the first `open_instance` on, and a Dagster home still
+created at the scripts' head with it."""
 
 import sqlite3
 from pathlib import Path
@@ -10,8 +11,9 @@ from alembic.script import ScriptDirectory
 from dagster._core.storage.runs.sqlite import sqlite_run_storage
 from dagster._core.storage.sql import get_alembic_config
 
-from pipelines.orchestration.instance import open_instance
-from tests.alembic_scripts import read_migration_scripts_once
+from pipelines.orchestration.instance import open_instance, read_migration_scripts_once
+
+UNREAD = ScriptDirectory.__dict__["from_config"]  # as Alembic has it (read before any test runs)
 
 
 def _scripts_at(folder: Path) -> Config:
@@ -49,3 +51,18 @@ def test_a_new_dagster_home_is_created_at_the_head_of_dagsters_scripts(tmp_path)
         with sqlite3.connect(tmp_path / database) as connection:
             rows = connection.execute("SELECT version_num FROM alembic_version").fetchall()
         assert [version for (version,) in rows] == head.get_heads(), database
+
+
+def test_open_instance_reads_each_script_location_once_for_the_process(tmp_path, monkeypatch):
+    readings: list[str] = []
+
+    def from_config(cls: type[ScriptDirectory], config: Config) -> ScriptDirectory:
+        readings.append(config.get_alembic_option("script_location"))
+        return UNREAD.__func__(cls, config)
+
+    monkeypatch.setattr(ScriptDirectory, "from_config", classmethod(from_config))
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    for _ in range(2):  # a new home (9 checks and stamps), then the same home again (5)
+        with open_instance(tmp_path) as instance:
+            list(instance.get_runs())
+    assert readings and len(readings) == len(set(readings))

@@ -97,3 +97,63 @@ def test_a_database_not_in_wal_mode_keeps_sqlites_synchronous_default(tmp_path: 
     connection = sqlite3.connect(tmp_path / "rollback.db")  # journal_mode=delete
     module._synchronous_normal_in_wal(connection, None)
     assert connection.execute("PRAGMA synchronous").fetchone() == (FULL,)
+
+
+def test_the_index_schema_is_read_once_per_question_it_answered_yes(home: Path, monkeypatch):
+    import traceback
+    from collections import Counter
+
+    from dagster._core.storage.event_log import sql_event_log
+    from sqlalchemy.dialects.sqlite.base import SQLiteDialect
+
+    asked: Counter = Counter()
+
+    def counting(cls, name: str, key):
+        real = getattr(cls, name)
+
+        def probe(*args, **kwargs):
+            answer = real(*args, **kwargs)
+            asked[key(*args)] += answer  # only the yes answers count
+            return answer
+
+        monkeypatch.setattr(cls, name, probe)
+
+    def table(_dialect, _conn, name, *_):
+        # the tables the event log asks after; not those its schema creation checks
+        asked_by = {frame.name for frame in traceback.extract_stack()}
+        return ("table", name) if "supports_asset_checks" in asked_by else None
+
+    storage = sql_event_log.SqlEventLogStorage
+    counting(SQLiteDialect, "has_table", table)
+    counting(storage, "has_secondary_index", lambda _self, name: ("migration", name))
+    counting(storage, "_has_asset_key_col_on_connection", lambda _s, _c, col: ("column", col))
+    materialize_twice(home)
+    # Dagster asks each of these on every event it stores (two runs: dozens of times each); a
+    # yes is read once
+    assert asked[("table", "asset_check_executions")] == 1
+    assert asked[("column", "last_materialization_timestamp")] == 1
+    assert asked[("migration", "asset_key_index_columns")] == 1
+
+
+def test_a_schema_question_answered_no_is_asked_again(home: Path, monkeypatch):
+    from dagster._core.storage.event_log import sql_event_log
+
+    answers = iter([False, True])
+    calls: list[str] = []
+    real = sql_event_log.SqlEventLogStorage.has_secondary_index
+
+    def has_secondary_index(self, name: str) -> bool:
+        if name != "a_migration":
+            return real(self, name)
+        calls.append(name)
+        return next(answers)
+
+    monkeypatch.setattr(
+        sql_event_log.SqlEventLogStorage, "has_secondary_index", has_secondary_index
+    )
+    with open_instance(home) as instance:
+        events = instance.event_log_storage
+        # a data migration another process runs in between is seen
+        seen = [events.has_secondary_index("a_migration") for _ in range(3)]
+    assert seen == [False, True, True]
+    assert calls == ["a_migration", "a_migration"]
