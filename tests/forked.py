@@ -18,13 +18,13 @@ from pathlib import Path
 
 from tests import alembic_scripts
 
-# Imports the preloaded modules and reads Dagster's migration scripts once (the second argument
-# names tests/alembic_scripts.py); then reads one JSON request a line; for each, forks a child that
-# takes the request's working folder and environment (whole: nothing of the server's own leaks into
-# it), imports turnlake's code from the request's engine folder (if it names one), runs `turnlake
-# ARGS` for each of its commands in turn (up to the first that fails) with their output in a file,
-# and answers with the child's exit code (-N: killed by signal N; 3: the engine's code was not the
-# one imported).
+# Imports the preloaded modules and reads Dagster's migration scripts once (the second argument,
+# if any, names tests/alembic_scripts.py, which imports turnlake's code: not for engines); then
+# reads one JSON request a line; for each, forks a child that takes the request's working folder
+# and environment (whole: nothing of the server's own leaks into it), imports turnlake's code from
+# the request's engine folder (if it names one), runs `turnlake ARGS` for each of its commands in
+# turn (up to the first that fails) with their output in a file, and answers with the child's exit
+# code (-N: killed by signal N; 3: the engine's code was not the one imported).
 SERVER = r"""
 import importlib, importlib.util, json, os, sys
 for name in json.loads(sys.argv[1]):
@@ -32,10 +32,11 @@ for name in json.loads(sys.argv[1]):
         importlib.import_module(name)
     except ImportError:
         pass
-spec = importlib.util.spec_from_file_location("alembic_scripts", sys.argv[2])
-alembic_scripts = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(alembic_scripts)
-alembic_scripts.read_dagster_migration_scripts()
+if len(sys.argv) > 2:
+    spec = importlib.util.spec_from_file_location("alembic_scripts", sys.argv[2])
+    alembic_scripts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(alembic_scripts)
+    alembic_scripts.read_dagster_migration_scripts()
 for line in sys.stdin:
     request = json.loads(line)
     pid = os.fork()
@@ -103,15 +104,22 @@ LIBRARIES = [
 class ForkedTurnlake:
     """Runs `turnlake` commands one at a time, each in a fresh fork of one server process."""
 
-    def __init__(self, folder: Path, preload: list[str] | None = None) -> None:
-        if preload is None:
+    def __init__(self, folder: Path, engines: bool = False) -> None:
+        preload = LIBRARIES
+        if not engines:
             from pipelines.orchestration.executors import PRELOAD_MODULES  # imports Dagster
 
             preload = [*PRELOAD_MODULES, *MORE_PRELOAD]
         self._folder = folder
         self._count = 0
         self._server = subprocess.Popen(
-            [sys.executable, "-c", SERVER, json.dumps(preload), alembic_scripts.__file__],
+            [
+                sys.executable,
+                "-c",
+                SERVER,
+                json.dumps(preload),
+                *([] if engines else [alembic_scripts.__file__]),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -121,7 +129,7 @@ class ForkedTurnlake:
     def for_engines(cls, folder: Path) -> ForkedTurnlake:
         """A server that has imported the libraries a build uses but none of turnlake's code, so
         that each `run(..., engine=...)` imports the engine it names."""
-        return cls(folder, preload=LIBRARIES)
+        return cls(folder, engines=True)
 
     def run(
         self,
