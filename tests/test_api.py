@@ -39,6 +39,17 @@ def test_build_returns_a_verified_release_and_a_summary_without_failed_checks(bu
     assert rows["episodes"] == episodes > 0
 
 
+def test_build_summary_reconciliation_is_the_one_a_fresh_reconciliation_gives(built):
+    from pipelines.config.settings import Settings
+    from pipelines.reports.summary import build_summary
+
+    result, data_root = built
+    fresh = build_summary(Settings(raw_root=result.raw_root, data_root=data_root))
+    assert fresh.reconciliation["records_read"].sum() > 0
+    assert fresh.reconciliation["pending"].sum() > 0
+    assert_frame_equal(result.summary.reconciliation, fresh.reconciliation)
+
+
 def test_load_release_gives_every_config_with_the_manifests_splits_and_rows(built, tmp_path):
     from datasets import DatasetDict
 

@@ -169,6 +169,18 @@ def _write_report(
         return None
 
 
+def _reconciled(run: dg.ExecutionResult) -> dict[str, dict[str, int]]:
+    """Per source, the totals its `nothing_lost` check found in this run (the summary reads them
+    instead of reconciling every source again); a source whose check did not judge is absent."""
+    from pipelines.ingest.reconcile import TOTALS
+
+    return {
+        e.asset_key.path[-1].removeprefix("bronze_"): {key: e.metadata[key].value for key in TOTALS}
+        for e in run.get_asset_check_evaluations()
+        if e.check_name == "nothing_lost" and all(key in e.metadata for key in TOTALS)
+    }
+
+
 def build(
     *,
     raw_root: PathLike | None = None,
@@ -222,7 +234,7 @@ def build(
         e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()
     )
     nothing = run.success and nothing_to_release(Layout(settings.data_root))
-    summary = build_summary(settings)
+    summary = build_summary(settings, _reconciled(run))
     result = BuildResult(
         run_id=run.run_id,
         run_ok=run.success,

@@ -26,6 +26,7 @@ from pathlib import Path
 import pandera.polars as pa
 import polars as pl
 
+from pipelines.checks.at_once import holds_at_once
 from pipelines.checks.revalidate import revalidate_requested
 from pipelines.checks.verdicts import Markdown, Passes, Verdict
 from pipelines.ingest import log as ingest_log
@@ -59,8 +60,11 @@ def _failure_cases(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.Da
     """Pandera's failure cases of `frame` (its PARTITION column aside), each with the partition
     of its row; a failure of no particular row (a wrong type) counts for every partition read.
     `unique` is left to `_duplicates`, over the whole table."""
+    data = frame.drop(PARTITION)
+    if holds_at_once(model, data):
+        return None
     try:
-        model.validate(frame.drop(PARTITION), lazy=True)
+        model.validate(data, lazy=True)
     except pa.errors.SchemaErrors as err:
         cases = err.failure_cases.with_columns(pl.col("failure_case").cast(pl.String))
         cases = cases.filter(pl.col("check") != UNIQUENESS)  # judged over the whole table

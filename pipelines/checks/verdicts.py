@@ -60,16 +60,11 @@ def _columns(layout: Layout, layer: str, table: str, columns: Iterable[str]) -> 
 
 def nothing_lost(source: str, settings: Settings) -> Verdict:
     """Per raw file: records read == bronze rows + quarantine rows."""
-    from pipelines.ingest.reconcile import reconcile_source
+    from pipelines.ingest.reconcile import reconcile_source, reconciliation_totals
 
     per_file = reconcile_source(source, Layout(settings.data_root))
     bad = per_file.filter(~pl.col("balanced"))
-    totals = per_file.select(
-        pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum()
-    )
-    metadata = {k: int(v or 0) for k, v in totals.row(0, named=True).items()}
-    metadata["files"] = per_file.height
-    metadata["unbalanced_files"] = bad.height
+    metadata: dict[str, Any] = dict(reconciliation_totals(per_file))
     if bad.height:
         metadata["unbalanced"] = Markdown(markdown_table(bad.head(20), max_chars=80))
     return Verdict(bad.height == 0, metadata)

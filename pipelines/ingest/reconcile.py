@@ -11,6 +11,16 @@ from pipelines.schemas.bronze import bronze_models
 from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
 
+# what `reconciliation_totals` sums per source
+TOTALS = (
+    "files",
+    "records_read",
+    "bronze_rows",
+    "quarantine_rows",
+    "n_pending",
+    "unbalanced_files",
+)
+
 _COUNTS = pl.Schema({"file": pl.String, "n": pl.Int64})
 
 
@@ -57,3 +67,15 @@ def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
         )
         .sort("file")
     )
+
+
+def reconciliation_totals(per_file: pl.DataFrame) -> dict[str, int]:
+    """A source's totals over `reconcile_source`'s rows: files, records read, bronze, quarantine
+    and pending rows, and how many files do not balance (the `nothing_lost` check's metadata,
+    which the build summary reads back)."""
+    totals = per_file.select(
+        pl.len().alias("files"),
+        pl.col("records_read", "bronze_rows", "quarantine_rows", "n_pending").sum(),
+        (~pl.col("balanced")).sum().alias("unbalanced_files"),
+    )
+    return {k: int(totals[k][0] or 0) for k in TOTALS}

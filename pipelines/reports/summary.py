@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from pipelines.config.names import SOURCES
 from pipelines.config.settings import Settings
 from pipelines.ingest.claimed import unrecognised_files
 from pipelines.ingest.log import read_log
-from pipelines.ingest.reconcile import reconcile_source
+from pipelines.ingest.reconcile import reconcile_source, reconciliation_totals
 from pipelines.schemas.silver import SILVER_MODELS
 from pipelines.splits.balance import BALANCE_SCHEMA, balance_warnings, empty_balance
 from pipelines.storage import delta_cache
@@ -52,23 +53,48 @@ class BuildSummary:
         return bool(self.reconciliation["balanced"].all()) if self.reconciliation.height else True
 
 
-def _reconciliation(layout: Layout) -> pl.DataFrame:
-    """Per source: files, records read, bronze and quarantined rows, pending records, balanced."""
-    per_source = []
-    for source in SOURCES:
-        per_file = reconcile_source(source, layout)
-        per_source.append(
-            per_file.select(
-                pl.lit(source).alias("source"),
-                pl.len().cast(pl.Int64).alias("files"),
-                pl.col("records_read").sum().cast(pl.Int64),
-                pl.col("bronze_rows").sum().cast(pl.Int64),
-                pl.col("quarantine_rows").sum().cast(pl.Int64),
-                pl.col("n_pending").sum().cast(pl.Int64).alias("pending"),
-                pl.col("balanced").all(),
-            )
-        )
-    return pl.concat(per_source)
+_RECONCILIATION = pl.Schema(
+    {
+        "source": pl.String,
+        "files": pl.Int64,
+        "records_read": pl.Int64,
+        "bronze_rows": pl.Int64,
+        "quarantine_rows": pl.Int64,
+        "pending": pl.Int64,
+        "balanced": pl.Boolean,
+    }
+)
+
+
+def _reconciliation_row(source: str, totals: Mapping[str, int]) -> dict[str, object]:
+    """A source's row from its `reconciliation_totals` (also its `nothing_lost` check's
+    metadata)."""
+    return {
+        "source": source,
+        "files": totals["files"],
+        "records_read": totals["records_read"],
+        "bronze_rows": totals["bronze_rows"],
+        "quarantine_rows": totals["quarantine_rows"],
+        "pending": totals["n_pending"],
+        "balanced": totals["unbalanced_files"] == 0,
+    }
+
+
+def _reconciliation(
+    layout: Layout, checked: Mapping[str, Mapping[str, int]] | None = None
+) -> pl.DataFrame:
+    """Per source: files, records read, bronze and quarantined rows, pending records, balanced.
+
+    A source whose `nothing_lost` check judged the data as it stands (`checked`: its metadata,
+    from this build's run) is taken from it rather than reconciled a second time."""
+    checked = checked or {}
+    rows = [
+        _reconciliation_row(source, checked[source])
+        if source in checked
+        else _reconciliation_row(source, reconciliation_totals(reconcile_source(source, layout)))
+        for source in SOURCES
+    ]
+    return pl.DataFrame(rows, schema=_RECONCILIATION, orient="row")
 
 
 def release_rows_of(manifest: dict | None) -> pl.DataFrame:
@@ -87,14 +113,21 @@ def _latest_release_rows(layout: Layout) -> pl.DataFrame:
     )
 
 
-def build_summary(settings: Settings) -> BuildSummary:
+def build_summary(
+    settings: Settings, checked: Mapping[str, Mapping[str, int]] | None = None
+) -> BuildSummary:
+    """The summary of the data root as it stands; `checked` holds, per source, the metadata of
+    the `nothing_lost` check a build just judged on this data (its reconciliation, not done
+    again)."""
     # Read after the build has let its lock go: every ingest log and bronze table is opened
     # once here, not once per read (each source's log ~6 times), as `turnlake status` does.
     with delta_cache.reading():
-        return _summary(settings, Layout(settings.data_root))
+        return _summary(settings, Layout(settings.data_root), checked)
 
 
-def _summary(settings: Settings, layout: Layout) -> BuildSummary:
+def _summary(
+    settings: Settings, layout: Layout, checked: Mapping[str, Mapping[str, int]] | None
+) -> BuildSummary:
     rows = [
         {
             "table": table,
@@ -104,7 +137,7 @@ def _summary(settings: Settings, layout: Layout) -> BuildSummary:
         if stored.exists(layout, "silver", table)
     ]
     table_rows = pl.DataFrame(rows, schema={"table": pl.String, "rows": pl.Int64}, orient="row")
-    reconciliation = _reconciliation(layout)
+    reconciliation = _reconciliation(layout, checked)
     quarantine = (
         stored.read(layout, "silver", "quarantine")
         if stored.exists(layout, "silver", "quarantine")
