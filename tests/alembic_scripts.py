@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pipelines.orchestration.instance import read_migration_scripts_once
 
-__all__ = ["read_dagster_migration_scripts", "read_migration_scripts_once"]
-
 
 def read_dagster_migration_scripts() -> None:
     """`read_migration_scripts_once`, with Dagster's scripts read now: in a process that forks

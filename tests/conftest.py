@@ -10,8 +10,8 @@ import pytest
 from filelock import FileLock
 
 from pipelines.config.settings import Settings
+from pipelines.orchestration.instance import read_migration_scripts_once
 from pipelines.runtime.collector import collect_less
-from tests.alembic_scripts import read_migration_scripts_once
 from tests.clean_env import without_turnlake_settings
 from tests.forked import ForkedTurnlake
 
