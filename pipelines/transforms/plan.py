@@ -19,7 +19,6 @@ changed; one no unit lives in any more is emptied.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from pipelines.partitions.store import (
     previous_map,
 )
 from pipelines.privacy.optouts import OPTOUTS_FILE, load_optouts
+from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import assign_splits
 from pipelines.splits.near_dups import (
     NEAR_DUPS_SCHEMA as NEAR,
@@ -99,10 +99,6 @@ class Plan:
     # each episode's prompt cluster (NEAR_DUPS_SCHEMA), the signatures a next plan signs no more
     near_duplicates: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=NEAR))
     signatures: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STORED_SCHEMA))
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _whole_reads(
@@ -315,7 +311,7 @@ def plan_silver(settings: Settings, times: SilverTimes | None = None) -> Plan:
     )
     digests = per_partition.select(
         PARTITION,
-        **{INPUTS: pl.col("_all").map_elements(lambda t: _sha(scheme + t), return_dtype=pl.String)},
+        **{INPUTS: sha256_hex(pl.lit(scheme) + pl.col("_all"))},
     ).sort(PARTITION)
     # silver's record at its newest version, partition runs' commits included; a partition
     # marked pending (its inputs null) was being rewritten by a process that did not finish

@@ -1,6 +1,7 @@
 """Later ratings of decisions: the supersede rule and the events → feedback rows, on frames
 built here with expectations worked out by hand."""
 
+import hashlib
 from datetime import UTC, datetime
 
 import orjson
@@ -147,3 +148,11 @@ def test_events_become_ratings_orphans_and_conflicts_are_quarantined():
         ("duplicate_conflict", "line 3"),
         ("orphan", "line 4"),
     ]
+
+
+def test_a_rating_events_feedback_id_is_the_hash_of_its_event_id():
+    feedback, _ = rating_event_feedback(
+        _events([("e1", "d1", 4.0, "1-5", 1)]), _decisions(None, None, None)
+    )
+    text = '["rating_event","e1"]'
+    assert feedback["feedback_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]

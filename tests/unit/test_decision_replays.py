@@ -1,6 +1,8 @@
 """Replay results: both raw line shapes, the silver `replays` rows and the agreement rates, on
 inputs written here with expectations worked out by hand."""
 
+import hashlib
+
 import orjson
 import polars as pl
 import pytest
@@ -126,3 +128,10 @@ def test_replays_keep_the_last_copy_join_their_decision_and_say_if_they_agree():
     side = actions_side_by_side(replays)
     assert side.columns == ["decision_id", "domain", "original_action", "calm", "critic"]
     assert side.filter(pl.col("decision_id") == "d2").row(0)[2:] == ("SILENT", "SILENT", "POSTED")
+
+
+def test_a_replay_id_is_the_hash_of_its_decision_and_persona():
+    results = _results([("replays/b.jsonl", "d2", "calm", "SILENT", 1)])
+    replays, _ = replays_table(results, DECISIONS)
+    text = '["replay","d2","calm"]'
+    assert replays["replay_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]

@@ -385,3 +385,11 @@ def test_one_episode_per_session_with_group_equal_to_episode():
         ("decision:s1", "s1", "decision:s1", T0, T0.replace(hour=10), 0),
         ("decision:s2", "s2", "decision:s2", T0.replace(hour=11), T0.replace(hour=11), 0),
     ]
+
+
+def test_feedback_id_is_the_hash_of_the_compact_json_of_its_signal():
+    out = silver(record("d1", outcome_was_good=False, outcome_rated_by="self"))
+    text = '["decision","d1","was_good_decision",0.0,"false"]'
+    assert out["feedback"]["feedback_id"].to_list() == [
+        hashlib.sha256(text.encode()).hexdigest()[:20]
+    ]

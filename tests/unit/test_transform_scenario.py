@@ -363,3 +363,20 @@ def test_context_hash_is_sha256_of_the_context_text(silver):
     assert contexts.height > 0
     for context_hash, text in contexts.select("context_hash", "context").iter_rows():
         assert context_hash == hashlib.sha256(text.encode()).hexdigest()
+
+
+def _stable_id(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def test_feedback_and_decision_ids_are_hashes_of_the_compact_json_of_their_parts(silver):
+    ids = dict(silver["feedback"].select("name", "feedback_id").iter_rows())
+    entry = (
+        '["feedback","scenario:SCENARIO-2025-001",0,"scenario:SCENARIO-2025-001#0",'
+        '"correction_magnitude",null,"moderate"]'
+    )
+    assert ids["correction_magnitude"] == _stable_id(entry)
+    metadata = '["feedback","scenario:SCENARIO-2025-001","scenario_successful",1.0]'
+    assert ids["scenario_successful"] == _stable_id(metadata)
+    decision = '["decision","scenario:SCENARIO-2025-002",1]'
+    assert _stable_id(decision) in set(silver["decisions"]["decision_id"])

@@ -312,3 +312,14 @@ def test_adaptation_context_hash_is_sha256_of_the_context_text(result):
     assert hashes
     for context_hash in hashes:
         assert context_hash == hashlib.sha256(contexts[context_hash].encode()).hexdigest()
+
+
+def test_agent_round_feedback_id_is_the_hash_of_the_compact_json_of_its_signal(result):
+    # the score is rounded (0.19999999999999998 → 0.2) before it is hashed
+    feedback = result["feedback"].filter(
+        pl.col("episode_id") == "social_rl:run_a/round1",
+        pl.col("agent_id") == "Worker+Alice",
+        pl.col("name") == "contribution_value",
+    )
+    text = '["social_rl:run_a/round1","agent_round","Worker+Alice","contribution_value",0.2]'
+    assert feedback["feedback_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]

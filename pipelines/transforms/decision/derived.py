@@ -11,18 +11,9 @@ import polars as pl
 from pipelines.schemas.silver import CANDIDATE
 from pipelines.sources.base import sha256_hex
 from pipelines.transforms.decision.common import SOURCE
+from pipelines.transforms.stable_ids import json_string
 
 _CONTEXT_PARTS = ("ambient_state", "coordination_snapshot", "rag_context", "visual_context")
-
-
-def _json_string(expr: pl.Expr) -> pl.Expr:
-    """A text value as a JSON string literal (how a lone system prompt is stored in `contexts`)."""
-    return expr.map_batches(
-        lambda s: pl.Series(
-            [None if v is None else orjson.dumps(v).decode() for v in s], dtype=pl.String
-        ),
-        return_dtype=pl.String,
-    )
 
 
 def _full_context() -> pl.Expr:
@@ -107,7 +98,8 @@ def with_derived_columns(kept: pl.DataFrame) -> pl.DataFrame:
         actor_kind=actor_kind(),
         dataset=decision_dataset(),
         context=_full_context(),
-        prompt_context=_json_string(pl.col("system_prompt")),
+        # a lone system prompt is stored in `contexts` as a JSON string
+        prompt_context=json_string("system_prompt", null=None),
         suggestion_followed=_suggestion_followed(),
         suggestion_followed_from=_suggestion_followed_from(),
         candidates=pl.struct("action", "confidence", "alternatives").map_batches(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.sources.base import stable_hash
+from pipelines.transforms.stable_ids import json_number, json_string, stable_hash_expr
 
 _RATED_BY_KIND = {
     "user": "human",
@@ -161,8 +161,11 @@ def feedback_signals(decisions: pl.DataFrame) -> pl.DataFrame:
             _long_term_signal(decisions),
         ]
     )
-    feedback_id = pl.struct("target", "decision_id", "name", "value_num", "value_text").map_batches(
-        lambda s: pl.Series([stable_hash(*row.values()) for row in s.to_list()], dtype=pl.String),
-        return_dtype=pl.String,
+    feedback_id = stable_hash_expr(
+        json_string("target"),
+        json_string("decision_id"),
+        json_string("name"),
+        json_number("value_num"),
+        json_string("value_text"),
     )
     return signals.with_columns(feedback_id=feedback_id, turn_id=pl.lit(None, pl.String))

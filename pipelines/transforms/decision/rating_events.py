@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.sources.base import stable_hash
 from pipelines.transforms.decision.common import silver_quarantine
 from pipelines.transforms.decision.ratings import SCALE_LABELS, normalized_rating
+from pipelines.transforms.stable_ids import json_literal, json_string, stable_hash_expr
 
 SUPERSEDED = {"rating": "rating_superseded", "was_good_decision": "was_good_decision_superseded"}
 _SOURCE_KIND = {"user": "human", "community": "human", "system": "system"}
@@ -76,9 +76,7 @@ def rating_event_feedback(
         source_kind=pl.col("rated_by").replace_strict(_SOURCE_KIND, return_dtype=pl.String),
         observed_at="rated_at",
         attributes=attributes,
-        feedback_id=pl.col("event_id").map_elements(
-            lambda event: stable_hash("rating_event", event), return_dtype=pl.String
-        ),
+        feedback_id=stable_hash_expr(json_literal("rating_event"), json_string("event_id")),
         turn_id=pl.lit(None, pl.String),
     )
     return feedback, pl.concat([conflicts, orphan_rows])

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.sources.base import stable_hash
 from pipelines.transforms.decision.common import silver_quarantine
+from pipelines.transforms.stable_ids import json_literal, json_string, stable_hash_expr
 
 _CONTENT = ("decision_id", "persona", "model", "action", "confidence", "reasoning", "response")
 
@@ -55,9 +55,8 @@ def replays_table(
     )
     joined = kept.join(known, on="decision_id", how="inner")
     replays = joined.select(
-        replay_id=pl.struct("decision_id", "persona").map_elements(
-            lambda key: stable_hash("replay", key["decision_id"], key["persona"]),
-            return_dtype=pl.String,
+        replay_id=stable_hash_expr(
+            json_literal("replay"), json_string("decision_id"), json_string("persona")
         ),
         decision_id="decision_id",
         episode_id="episode_id",

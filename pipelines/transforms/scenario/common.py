@@ -1,11 +1,8 @@
-"""Shared by the scenario modules: the source name, episode ids, deterministic ids and JSON
-attributes."""
+"""Shared by the scenario modules: the source name, episode ids and JSON attributes."""
 
 from __future__ import annotations
 
 import polars as pl
-
-from pipelines.sources.base import stable_hash
 
 SOURCE = "scenario"
 
@@ -19,13 +16,6 @@ def json_object(fields: dict[str, pl.Expr], raw: dict[str, pl.Expr] | None = Non
     for name, expr in raw.items():
         pieces += [pl.lit(f',"{name}":'), expr.fill_null("null")]
     return pl.concat_str([*pieces, pl.lit("}")])
-
-
-def hashed(kind: str, *columns: str) -> pl.Expr:
-    """Deterministic id: stable_hash of a kind tag and the given columns' values."""
-    return pl.struct(columns).map_elements(
-        lambda row: stable_hash(kind, *row.values()), return_dtype=pl.String
-    )
 
 
 def episode_id() -> pl.Expr:

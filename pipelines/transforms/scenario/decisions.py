@@ -15,7 +15,8 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.sources.base import sha256_hex
-from pipelines.transforms.scenario.common import hashed, json_object
+from pipelines.transforms.scenario.common import json_object
+from pipelines.transforms.stable_ids import json_literal, json_number, json_string, stable_hash_expr
 
 # Decision / proposal wording (normalized: lower case, `-` and spaces → `_`) → meaning.
 # `accept` = "do what the moderator proposed", `reject` = "not that", whatever the proposal was.
@@ -96,7 +97,9 @@ def followed_proposal(decision: pl.Expr, proposal: pl.Expr) -> pl.Expr:
 def build_decisions(entries: pl.LazyFrame) -> pl.LazyFrame:
     context_hash = sha256_hex(pl.col("context"))
     return entries.filter(pl.col("user_decision").is_not_null()).select(
-        decision_id=hashed("decision", "episode_id", "record_index"),
+        decision_id=stable_hash_expr(
+            json_literal("decision"), json_string("episode_id"), json_number("record_index")
+        ),
         episode_id="episode_id",
         turn_id="user_turn_id",
         actor_id=pl.lit(None, pl.String),

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.transforms.scenario.common import hashed, json_object
+from pipelines.transforms.scenario.common import json_object
+from pipelines.transforms.stable_ids import (
+    json_literal,
+    json_number,
+    json_string,
+    stable_hash_expr,
+)
 
 # Entry signals: (name = bronze column, scale, source kind, judged turn). `moderator`: the moderator
 # turn the entry judges; `user`: the entry's user turn (signals about the reply itself). Either
@@ -82,14 +88,14 @@ def entry_feedback(entries: pl.LazyFrame) -> pl.LazyFrame:
             .otherwise(pl.lit("turn"))
         )
         .with_columns(
-            feedback_id=hashed(
-                "feedback",
-                "episode_id",
-                "record_index",
-                "turn_id",
-                "name",
-                "value_num",
-                "value_text",
+            feedback_id=stable_hash_expr(
+                json_literal("feedback"),
+                json_string("episode_id"),
+                json_number("record_index"),
+                json_string("turn_id"),
+                json_string("name"),
+                json_number("value_num"),
+                json_string("value_text"),
             )
         )
         .drop("record_index")
@@ -118,5 +124,10 @@ def metadata_feedback(metadata: pl.LazyFrame) -> pl.LazyFrame:
         for name, column, scale, kind in METADATA_SIGNALS
     ]
     return pl.concat(frames).with_columns(
-        feedback_id=hashed("feedback", "episode_id", "name", "value_num")
+        feedback_id=stable_hash_expr(
+            json_literal("feedback"),
+            json_string("episode_id"),
+            json_string("name"),
+            json_number("value_num"),
+        )
     )

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.sources.base import stable_hash
 from pipelines.transforms.social_rl.common import (
     DECIMALS,
     SCORES,
     adaptations,
     json_object,
     role_prefix,
+)
+from pipelines.transforms.stable_ids import (
+    json_literal,
+    json_number,
+    json_string,
+    stable_hash_expr,
 )
 
 REPORTED = ("engagement", "alignment", "contribution")
@@ -87,11 +92,12 @@ def feedback(agent_rounds: pl.LazyFrame) -> pl.LazyFrame:
         )
         .filter(pl.col("value_num").is_not_null())
     )
-    feedback_id = pl.struct("episode_id", "agent_id", "name", "value_num").map_elements(
-        lambda s: stable_hash(
-            s["episode_id"], "agent_round", s["agent_id"], s["name"], s["value_num"]
-        ),
-        return_dtype=pl.String,
+    feedback_id = stable_hash_expr(
+        json_string("episode_id"),
+        json_literal("agent_round"),
+        json_string("agent_id"),
+        json_string("name"),
+        json_number("value_num"),
     )
     return signals.select(
         feedback_id=feedback_id,

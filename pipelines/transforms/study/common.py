@@ -7,53 +7,12 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipelines.sources.base import RecordError, dumps, sha256_hex
+from pipelines.sources.base import RecordError, dumps
 from pipelines.sources.values import parse_ts
 
 SOURCE = "study"
 OPERATOR_ACTOR = "operator"
 ROLE_MAP = {"operator": "assistant", "resident": "user"}
-
-
-# orjson's escapes inside a JSON string: the quote, the backslash and the control characters.
-_SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-_JSON_ESCAPES = {
-    "\\": "\\\\",
-    '"': '\\"',
-    **{chr(c): _SHORT_ESCAPES.get(chr(c), f"\\u{c:04x}") for c in range(0x20)},
-}
-
-
-def hash_expr(prefix: str, *parts: pl.Expr) -> pl.Expr:
-    """`stable_hash(prefix, *values)` per row, in the plan (no Python per row): ids that do not
-    change between runs or versions. `parts` are `json_text` / `json_number` / `json_utc_ts` of
-    the columns, so the text hashed is the compact JSON `stable_hash` hashes (orjson's)."""
-    json = pl.concat_str([pl.lit(dumps(prefix)), *parts], separator=",")
-    return sha256_hex(pl.concat_str([pl.lit("["), json, pl.lit("]")])).str.slice(0, 20)
-
-
-def json_text(name: str) -> pl.Expr:
-    """A String column as a JSON value (a string with orjson's escapes, or null)."""
-    escaped = pl.col(name).str.replace_many(_JSON_ESCAPES)
-    return pl.concat_str([pl.lit('"'), escaped, pl.lit('"')]).fill_null(pl.lit("null"))
-
-
-def json_number(name: str) -> pl.Expr:
-    """An integer or float column as a JSON value (Polars writes a float's shortest round-trip
-    text as orjson does)."""
-    return pl.col(name).cast(pl.String).fill_null(pl.lit("null"))
-
-
-def json_utc_ts(name: str) -> pl.Expr:
-    """A UTC datetime column as `stable_hash` writes it: its `isoformat()` as a JSON
-    string (microseconds only when not zero)."""
-    ts = pl.col(name)
-    text = (
-        pl.when(ts.dt.microsecond() == 0)
-        .then(ts.dt.strftime('"%Y-%m-%dT%H:%M:%S+00:00"'))
-        .otherwise(ts.dt.strftime('"%Y-%m-%dT%H:%M:%S%.6f+00:00"'))
-    )
-    return text.fill_null(pl.lit("null"))
 
 
 def json_expr(**fields: pl.Expr) -> pl.Expr:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.transforms.stable_ids import (
+    json_literal,
+    json_number,
+    json_string,
+    json_utc_ts,
+    stable_hash_expr,
+)
 from pipelines.transforms.study.common import (
     OPERATOR_ACTOR,
-    hash_expr,
     json_expr,
-    json_number,
-    json_text,
-    json_utc_ts,
     quarantine_frame,
     ts_from_text,
     turn_id_expr,
@@ -77,7 +80,9 @@ def decisions(steps: pl.LazyFrame, ends: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _decision_id() -> pl.Expr:
-    return hash_expr("study-iql-step", json_text("session_id"), json_number("turn"))
+    return stable_hash_expr(
+        json_literal("study-iql-step"), json_string("session_id"), json_number("turn")
+    )
 
 
 def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -94,10 +99,10 @@ def judge_feedback(steps: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         turn_id=turn_id_expr(pl.col("resident_index"))
     )
     feedback = rows.select(
-        feedback_id=hash_expr(
-            "judge_stance",
-            json_text("turn_id"),
-            json_text("judge_stance"),
+        feedback_id=stable_hash_expr(
+            json_literal("judge_stance"),
+            json_string("turn_id"),
+            json_string("judge_stance"),
             json_number("judge_confidence"),
             json_utc_ts("ts"),
         ),
@@ -156,11 +161,11 @@ def willing_feedback(
             willing_text=pl.col("willing").str.to_lowercase().str.strip_chars(),
         )
         .select(
-            feedback_id=hash_expr(
-                "post_survey_willing",
-                json_text("episode_id"),
-                json_text("willing_text"),
-                json_text("timestamp"),
+            feedback_id=stable_hash_expr(
+                json_literal("post_survey_willing"),
+                json_string("episode_id"),
+                json_string("willing_text"),
+                json_string("timestamp"),
             ),
             episode_id=pl.col("episode_id"),
             target=pl.lit("episode"),
