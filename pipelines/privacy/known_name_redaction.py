@@ -177,15 +177,19 @@ def _apply(
     keyed = changes.join(alike, on="text", how="anti").select("episode_id", "text", "cleaned")
     columns = occurrences.select("column", "text").unique()
     values = texts.select("text", "value")
+    # each column's changes, cut from one join per kind (not two joins per column)
+    by_value, by_key = (
+        part.join(columns, on="text").join(values, on="text").partition_by("column", as_dict=True)
+        for part in (alike, keyed)
+    )
     for column in textual:
-        present = columns.filter(pl.col("column") == column)
-        mine = alike.join(present, on="text", how="semi").join(values, on="text")
-        if mine.height:
+        mine = by_value.get((column,))
+        if mine is not None:
             old, new = mine.get_column("value"), mine.get_column("cleaned")
             replaced = replace_strings(pl.col(column), frame.schema[column], old, new)
             frame = frame.with_columns(replaced.alias(column))
-        mine = keyed.join(present, on="text", how="semi").join(values, on="text")
-        if mine.height:
+        mine = by_key.get((column,))
+        if mine is not None:
             lookup = mine.select("episode_id", "value", "cleaned")
             frame = replace_keyed_strings(frame, [column], episodes, lookup)
     return frame

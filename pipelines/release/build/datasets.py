@@ -217,10 +217,11 @@ def built(
 ) -> Built:
     """Build every unit (units.py) not in the store. Partitions are built one by one, their tables
     read a bundle at a time; a partition whose index entry is stored is not read. One
-    `build_datasets` over a bundle would cost less CPU (~0.1 s of each partition's build is fixed,
-    whatever its rows), but a partition's rows of it are not its entry as built alone: the
-    left-out counts are of all rows together, and builders that join without keeping order
-    (sft's targets and messages) put a partition's rows in an order that depends on the others."""
+    `build_datasets` over a bundle costs no less CPU (100 MB long_jsonl, 30 partitions: 10.7 s
+    built one by one, 10.8 s all at once, 2026-11-30: the builders' cost follows the rows), and
+    a partition's rows of it would not be its entry as built alone: the left-out counts are of
+    all rows together, and builders that join without keeping order (sft's targets and
+    messages) put a partition's rows in an order that depends on the others."""
     whole = {p.key: build_key(p, config) for p in partitions}
     found = {p.key: indexed(root, index_key(p.key, whole[p.key])) for p in partitions}
     units: dict[str, list[tuple[str, str]]] = {k: v for k, v in found.items() if v is not None}
