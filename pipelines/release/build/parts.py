@@ -118,7 +118,8 @@ def _global_keys(
         keys.append(frames[KEYS].with_columns(**{PARTITION: pl.lit(partition)}))
         people.append(frames[PARTICIPANTS])
     participants = pl.concat(people).unique().sort("participant_id", "episode_id", "kind")
-    return datasets.kept_rows(pl.concat(keys)), participants
+    # the row hashes (a third of the frame) serve the duplicate rule alone, applied here
+    return datasets.kept_rows(pl.concat(keys)).drop("row_hash"), participants
 
 
 def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
@@ -171,7 +172,8 @@ def _sources(
 def keep_flags(keys: pl.DataFrame) -> dict[str, dict[str, pl.Series]]:
     """unit → dataset → each row's `keep`, in row order (`keys`: with PARTITION and `keep`)."""
     flags: dict[str, dict[str, pl.Series]] = {}
-    for (unit, name), frame in keys.partition_by(PARTITION, "dataset", as_dict=True).items():
+    cut = keys.select(PARTITION, "dataset", ROW, "keep")  # not the frame's other strings
+    for (unit, name), frame in cut.partition_by(PARTITION, "dataset", as_dict=True).items():
         flags.setdefault(unit, {})[name] = frame.sort(ROW).get_column("keep")
     return flags
 
