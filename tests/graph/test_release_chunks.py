@@ -14,6 +14,7 @@ from pipelines.partitions.store import MAP_TABLE
 from pipelines.release.build import chunking
 from pipelines.release.build import datasets as partition_datasets
 from pipelines.release.build import parts as build_parts
+from pipelines.release.build import units as build_units
 from pipelines.release.store.files import read_manifest
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
@@ -62,8 +63,9 @@ def chunked(tmp_path_factory):
     (raw / "feedback" / "tutoring" / "events-079.jsonl").write_bytes(
         b"".join(orjson.dumps(r) + b"\n" for r in ratings)
     )
-    built, privatized = [], []
+    built, privatized, left = [], [], []
     build_partition, privatize_all = partition_datasets.build_partition, build_parts.privatize_all
+    chunked_units = build_units._chunked
 
     def counted_build(silver, gold, *args):
         built.extend(silver["episodes"].get_column("native_id").to_list())
@@ -73,15 +75,22 @@ def chunked(tmp_path_factory):
         privatized.extend(p.key for p in pending)
         yield from privatize_all(root, pending, *args)
 
+    def watched_chunks(root, partition, silver, gold, *args):
+        units = chunked_units(root, partition, silver, gold, *args)
+        left.append(len(silver) + len(gold))  # the partition's tables still held once cut
+        return units
+
     env.setattr(partition_datasets, "build_partition", counted_build)
     env.setattr(build_parts, "privatize_all", counted_privatize)
+    env.setattr(build_units, "_chunked", watched_chunks)
     _build(raw, data, 4)
     env.setattr(partition_datasets, "build_partition", build_partition)
     env.setattr(build_parts, "privatize_all", privatize_all)
+    env.setattr(build_units, "_chunked", chunked_units)
     assert _latest(data) != first
     env.setattr(chunking, "CHUNK_ROWS", default_rows)
     _build(raw, tmp / "scratch", 4)  # the same raw files, built at once and whole
-    yield data, built, privatized
+    yield data, built, privatized, left
     env.undo()
 
 
@@ -101,7 +110,7 @@ def _partition_episodes(data, native_id: str) -> tuple[str, list[str]]:
 
 
 def test_a_touched_partition_rebuilds_only_the_chunks_whose_episodes_changed(chunked):
-    data, built, privatized = chunked
+    data, built, privatized, _ = chunked
     key, members = _partition_episodes(data, "tutoring/tut-1000")
     # by hand: the new conversation joined tut-1000's group, so its partition
     assert f"tutoring/{NEW_ID}" in members
@@ -113,6 +122,12 @@ def test_a_touched_partition_rebuilds_only_the_chunks_whose_episodes_changed(chu
     # by hand: tut-1000's chunk, the new conversation's chunk, the partition's pairs
     assert len(units) == 3 and f"{key}~pairs" in units
     assert all(unit.startswith(f"{key}~") for unit in units)
+
+
+def test_a_partition_cut_into_chunks_lets_go_of_its_whole_tables(chunked):
+    *_, left = chunked
+    # the touched partition was cut again; its chunks, not its whole tables, were held after
+    assert left and left == [0] * len(left)
 
 
 def test_a_chunked_incremental_release_equals_the_release_of_the_tables_as_one_partition(chunked):

@@ -112,3 +112,24 @@ def test_a_batch_counts_each_partitions_rows_from_its_first(monkeypatch) -> None
 def test_a_batch_keeps_each_partitions_rows_in_order(monkeypatch, unit) -> None:
     frame = _privatized(True, monkeypatch)[unit][1]["sft"]
     assert frame.get_column("episode_id").to_list() == UNITS[unit]["sft"]["episode_id"].to_list()
+
+
+def test_a_batch_holds_its_rows_as_built_only_through_its_stacks(monkeypatch) -> None:
+    batches, held_when_cleaned = [], []
+    made_batches, cleaned_frame = privatize_partitions._batches, privatize_partitions.cleaned_frame
+
+    def watched_batches(*args):
+        for batch in made_batches(*args):
+            batches.append(batch)
+            yield batch
+
+    def watched_cleaning(*args):
+        held_when_cleaned.append(sum(len(batch) for batch in batches))
+        return cleaned_frame(*args)
+
+    monkeypatch.setattr(privatize_partitions, "_batches", watched_batches)
+    monkeypatch.setattr(privatize_partitions, "cleaned_frame", watched_cleaning)
+    _privatized(True, monkeypatch)
+    # by hand: one batch of the 4 units; its list of (unit, rows, names) emptied before cleaning,
+    # so that a dataset's rows go once it is privatized
+    assert len(batches) == 1 and held_when_cleaned == [0]

@@ -163,8 +163,9 @@ def _tables(
     named = pl.concat([read["silver", "decisions"][key].select("context_hash") for key in keys])
     named_now = contexts.join(named.unique().lazy(), on="context_hash", how="semi").collect()
     for key in keys:
-        silver = {t: read["silver", t][key] for t in SILVER_KEYS}
-        gold = {t: read["gold", t][key] for t in GOLD_KEYS if ("gold", t) in read}
+        # taken out of `read`: a partition cut into chunks lets go of its rows (units.py)
+        silver = {t: read["silver", t].pop(key) for t in SILVER_KEYS}
+        gold = {t: read["gold", t].pop(key) for t in GOLD_KEYS if ("gold", t) in read}
         named = silver["decisions"].select("context_hash").unique()
         silver["contexts"] = named_now.join(named, on="context_hash", how="semi")
         groups = silver["episodes"].select("group_id").unique()
@@ -297,13 +298,10 @@ def duplicate_row_counts(keys: pl.DataFrame) -> dict[str, int]:
 
 def proof_frames(keys: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The kept rows' (group, split, prompt, episode) per dataset: all the split proof reads."""
-    kept = keys.filter(pl.col("keep"))
-    return {
-        name: kept.filter(pl.col("dataset") == name).select(
-            c for c in KEY_SCHEMA.names()[2:] if c != "row_hash"
-        )
-        for name in DATASETS
-    }
+    columns = [c for c in KEY_SCHEMA.names()[2:] if c != "row_hash"]
+    # the columns chosen before the rows: filtering copies every column it keeps
+    kept = keys.select("dataset", *columns, "keep").filter(pl.col("keep"))
+    return {name: kept.filter(pl.col("dataset") == name).select(columns) for name in DATASETS}
 
 
 def summed_left_out(metas: dict[str, dict]) -> dict[str, dict[str, int]]:

@@ -81,6 +81,11 @@ def partitioned_release(
     evals = eval_sets(settings)
     keyed = keyed_units(layout, as_of, build_config, options, evals)
     dropped = datasets.dropped_counts(keyed.keys)
+    duplicates = datasets.duplicate_row_counts(keyed.keys)
+    proven = datasets.proof_frames(keyed.keys)
+    # the split proof reads its own frames and privatizing each row's keep flag: the whole key
+    # frame is let go before either
+    keyed = keyed.privatizing()
     splits = stored.read(layout, "gold", "splits", as_of)
     episodes = (
         stored.scan(layout, "silver", "episodes", as_of)
@@ -90,19 +95,17 @@ def partitioned_release(
     proof = split_proof(
         splits,
         {"episodes": episodes},
-        datasets.proof_frames(keyed.keys),
+        proven,
         config=settings.splits,
         participants=keyed.participants,
         near_duplicates=stored_near_duplicates(layout, settings.splits, as_of),
     ) | {
         "dropped_duplicate_prompts": dropped,
-        "dropped_duplicate_rows": datasets.duplicate_row_counts(keyed.keys),
+        "dropped_duplicate_rows": duplicates,
         "left_out": datasets.summed_left_out(keyed.metas),
     }
     proof |= proof_part(evals, keyed.decontaminated)
-    del episodes
-    # the proof is made: privatizing holds only each row's keep flag, not the whole key frame
-    keyed = keyed.privatizing()
+    del episodes, proven
     parts = release_parts(layout, keyed, privacy)
     del keyed
     sources, ledger = dict(parts.sources), dict(parts.ledger)

@@ -17,8 +17,9 @@ ids is reused when no id that came or went occurs in its partition's texts (else
 A partition of many rows is all this in chunks of episodes, each chunk a unit of its own (units.py):
 a touched giant partition builds and privatizes only its changed chunks.
 
-Two calls, so that the key frame is let go before privatizing: `keyed_units` builds the units and
-applies the global rules to their key frames, the caller makes the split proof from them, and
+Two calls, so that the key frame is let go before the split proof and privatizing: `keyed_units`
+builds the units and applies the global rules to their key frames, the caller cuts the proof's
+frames and each row's keep flag from them and makes the split proof, and
 `release_parts` privatizes the units with each row's keep flag alone, summing each unit's ledger
 over its kept rows as it goes.
 """
@@ -118,7 +119,8 @@ def _global_keys(
         keys.append(frames[KEYS].with_columns(**{PARTITION: pl.lit(partition)}))
         people.append(frames[PARTICIPANTS])
     participants = pl.concat(people).unique().sort("participant_id", "episode_id", "kind")
-    return datasets.kept_rows(pl.concat(keys)), participants
+    # the row hashes (a third of the frame) serve the duplicate rule alone, applied here
+    return datasets.kept_rows(pl.concat(keys)).drop("row_hash"), participants
 
 
 def _with_batch(frame: pl.DataFrame, batch: int) -> pl.DataFrame:
@@ -171,7 +173,8 @@ def _sources(
 def keep_flags(keys: pl.DataFrame) -> dict[str, dict[str, pl.Series]]:
     """unit → dataset → each row's `keep`, in row order (`keys`: with PARTITION and `keep`)."""
     flags: dict[str, dict[str, pl.Series]] = {}
-    for (unit, name), frame in keys.partition_by(PARTITION, "dataset", as_dict=True).items():
+    cut = keys.select(PARTITION, "dataset", ROW, "keep")  # not the frame's other strings
+    for (unit, name), frame in cut.partition_by(PARTITION, "dataset", as_dict=True).items():
         flags.setdefault(unit, {})[name] = frame.sort(ROW).get_column("keep")
     return flags
 
@@ -195,8 +198,8 @@ class Keyed:
 
     def privatizing(self) -> Keyed:
         """This with each row's keep flag (`keep_flags`) instead of the key frame, all that
-        privatizing reads: the frame (~300 MB at 1 GB of raw data) is let go once the split proof
-        is made."""
+        privatizing reads: the frame (~300 MB at 1 GB of raw data) is let go before the split
+        proof runs on its own frames."""
         return replace(self, keys=self.keys.clear(), keep=keep_flags(self.keys))
 
 

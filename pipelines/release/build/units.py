@@ -90,7 +90,8 @@ def build_units(
 ) -> list[Unit]:
     """A partition's units, each built now unless stored, and its index entry (`whole`: the
     entry key of the partition built whole, also the index's; `code`: the config and code part
-    of a chunk's key; `build(silver, gold, rated_out)` → (meta, frames))."""
+    of a chunk's key; `build(silver, gold, rated_out)` → (meta, frames)). A partition cut into
+    chunks takes its tables: `silver` and `gold` are emptied once cut (`_chunked`)."""
     of = chunking.atoms(silver["episodes"])
     rows = _episode_rows(silver)
     small = rows.get_column("n").sum() <= chunking.CHUNK_ROWS
@@ -120,16 +121,22 @@ def _built(root, unit, entry, silver, gold, build, rated_out) -> Unit:
 
 
 def _chunked(root, partition, silver, gold, code, build, of, chunk_of) -> list[Unit]:
+    """The chunks' units and the pairs' unit; empties `silver` and `gold` once they are cut into
+    chunks, so that the partition's rows are not held twice while its chunks are built (at 1 GB
+    of raw logs a giant partition's tables are ~200 MB)."""
     episode_chunk = chunking.episode_chunks(of, chunk_of)
     tables = {"silver": silver, "gold": gold}
     cut = {layer: chunking.split(t, episode_chunk, _KEYS) for layer, t in tables.items()}
+    splits = gold["splits"]
+    silver.clear()
+    gold.clear()
     units = []
     for chunk in sorted(cut["silver"]):
         mine_silver, mine_gold = cut["silver"].pop(chunk), cut["gold"].pop(chunk)
         entry = _chunk_key(mine_silver | mine_gold, code)
         key = f"{partition}~c{chunk:05d}"
         units.append(_built(root, key, entry, mine_silver, mine_gold, build, []))
-    units.append(_pairs(root, partition, units, gold["splits"]))
+    units.append(_pairs(root, partition, units, splits))
     return units
 
 

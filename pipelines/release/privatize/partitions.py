@@ -89,18 +89,23 @@ def privatize_all(
     kept only when the store is off (`root` None)."""
     replacer = id_replacer(privacy.key, tuple(ids))
     for batch in _batches(root, pending, held):
+        done = [p for p, _, _ in batch]
         units = [rows for _, rows, _ in batch]
-        stacks, datasets = _stacked(units)
-        del units
         # an episode knows the same names in every unit holding it (units.py: the pairs' names)
         names = pl.concat([names for *_, names in batch]).unique().sort("episode_id", "name")
+        # emptied, not just dropped (`_batches` holds it until asked for the next): the rows are
+        # then held by their stacks alone, and each dataset's rows are let go once it is
+        # privatized (finish_each), not when the whole batch is done
+        batch.clear()
+        stacks, datasets = _stacked(units)
+        del units
         prepared = prepare(datasets, ids, privacy.redaction, names)
-        del datasets
+        del datasets, names
         cleaned = cleaned_frame(prepared.candidates, replacer, privacy.redaction, privacy.workers)
         prepared = replace(prepared, candidates=[])  # strings freed once cleaned
-        entries = [part_cache.Writer(root, p.entries[1]) for p, *_ in batch]
-        counts: list[list[pl.DataFrame]] = [[pl.DataFrame(schema=LEDGER_SCHEMA)] for _ in batch]
-        privatized: list[dict[str, pl.DataFrame]] = [{} for _ in batch]
+        entries = [part_cache.Writer(root, p.entries[1]) for p in done]
+        counts: list[list[pl.DataFrame]] = [[pl.DataFrame(schema=LEDGER_SCHEMA)] for _ in done]
+        privatized: list[dict[str, pl.DataFrame]] = [{} for _ in done]
         for stack, frame, rows in finish_each(prepared, privacy.key, cleaned):
             name, members = stacks[stack]
             for unit, start, height in members:
@@ -110,15 +115,16 @@ def privatize_all(
                 counts[unit].append(mine.select(pl.lit(name).alias("dataset"), pl.all()))
                 if root is None:
                     privatized[unit][name] = part
-            del frame  # before the next dataset is privatized
-        for (done, *_), entry, parts, datasets in zip(
-            batch, entries, counts, privatized, strict=True
+            del frame, part  # before the next dataset is privatized
+        del prepared, cleaned  # before the next batch's rows are read
+        for pending_unit, entry, parts, datasets in zip(
+            done, entries, counts, privatized, strict=True
         ):
             ledger = pl.concat(parts, how="diagonal")
             ledger = ledger.with_columns(pl.all().exclude(LEDGER_SCHEMA.names()).fill_null(0))
             entry.write(ROW_LEDGER, ledger)
             entry.close({"ids": ids_entry(ids)})
-            yield done.key, ledger, datasets
+            yield pending_unit.key, ledger, datasets
 
 
 def _batches(
@@ -132,6 +138,7 @@ def _batches(
         rows, names = _built_rows(root, p, held)
         batch.append((p, rows, names))
         held_bytes += sum(frame.estimated_size() for frame in rows.values())
+        del rows, names  # held by the batch alone, which its caller lets go
         if held_bytes >= CHUNK_BYTES:
             yield batch
             batch, held_bytes = [], 0
