@@ -39,15 +39,31 @@ LATE_SYSTEM_PREFIX = "System: "
 JOIN = "\n\n"
 
 
-def _long(messages: pl.Series) -> pl.DataFrame:
-    """One row per message: `_row` (position of its list), `role`, `content`, in list order."""
-    frame = pl.DataFrame({"_m": messages.cast(MESSAGES)}).with_row_index("_row")
-    exploded = frame.explode("_m").filter(pl.col("_m").is_not_null())
-    return exploded.select(
+def _long(messages: pl.Series, opens_chat: bool) -> pl.DataFrame:
+    """One row per message: `_row` (position of its list), `role`, `content`, in list order, and
+    `_kept`: false where the shape may change the message or its list (`_as_shaped`)."""
+    frame = pl.DataFrame({"_m": messages}).with_row_index("_row")
+    exploded = frame.explode("_m").with_columns(_kept=_as_shaped(opens_chat).fill_null(False))
+    return exploded.filter(pl.col("_m").is_not_null()).select(
         "_row",
         role=pl.col("_m").struct.field("role").fill_null(USER),
         content=pl.col("_m").struct.field("content").fill_null(""),
+        _kept="_kept",
     )
+
+
+def _as_shaped(opens_chat: bool) -> pl.Expr:
+    """A message no rule changes: role and content given, not the role of the message before it
+    (rule 4); opening a chat, also user or assistant and, first in its list, user (rules 1–3). An
+    empty list or a missing message (a null `_m`) is changed (left out)."""
+    m = pl.col("_m")
+    role = m.struct.field("role")
+    first = pl.col("_row") != pl.col("_row").shift(1)
+    kept = m.is_not_null() & role.is_not_null() & m.struct.field("content").is_not_null()
+    kept = kept & (first.fill_null(True) | (role != role.shift(1)))
+    if opens_chat:
+        kept = kept & role.is_in([USER, ASSISTANT]) & (~first.fill_null(True) | (role == USER))
+    return kept
 
 
 def _mapped(long: pl.DataFrame) -> pl.DataFrame:
@@ -91,14 +107,21 @@ def shape_messages(messages: pl.Series, *, opens_chat: bool = True) -> pl.Series
     """Each message list mapped by rules 1–4 (a null or empty list gives an empty list).
 
     `opens_chat=False` (a completion, which continues a prompt): only rule 4, roles kept."""
-    long = _long(messages)
+    typed = messages.cast(MESSAGES)
+    long = _long(typed, opens_chat)
+    # most lists are in the shape already: only the others are exploded, merged and rebuilt
+    changed = long.filter(~pl.col("_kept")).get_column("_row").unique()
+    long = long.filter(pl.col("_row").is_in(changed.implode())).drop("_kept")
     merged = _merged(_mapped(long) if opens_chat else long)
     lists = merged.group_by("_row", maintain_order=True).agg(
         pl.struct("role", "content").alias("messages")
     )
-    rows = pl.DataFrame({"_row": pl.int_range(len(messages), dtype=pl.UInt32, eager=True)})
+    rows = pl.DataFrame({"_m": typed}).with_row_index("_row")
     out = rows.join(lists, on="_row", how="left", maintain_order="left")
-    return out["messages"].fill_null(pl.lit([], dtype=MESSAGES)).cast(MESSAGES).alias(messages.name)
+    shaped = pl.col("messages").fill_null(pl.lit([], dtype=MESSAGES)).cast(MESSAGES)
+    rebuilt = pl.col("_row").is_in(changed.implode()) | pl.col("_m").is_null()
+    kept = pl.when(rebuilt).then(shaped).otherwise(pl.col("_m"))
+    return out.select(kept.alias(messages.name)).to_series()
 
 
 def _roles(column: str) -> pl.Expr:
