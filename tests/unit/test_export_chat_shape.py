@@ -96,7 +96,9 @@ def test_lists_in_the_shape_are_kept_and_the_others_rebuilt_in_their_rows():
         None,
         [],
         [m("user", "q"), None, m("assistant", "a")],
+        [m("system", "s"), m("user", "x")],
         [{"role": None, "content": "q"}, m("assistant", "a")],
+        [m("assistant", "Hello"), m("user", "q"), m("assistant", "a")],
         [m("user", "q"), {"role": "assistant", "content": None}],
         [m("user", "p"), m("assistant", "b"), m("user", "s")],
     ]
@@ -107,7 +109,9 @@ def test_lists_in_the_shape_are_kept_and_the_others_rebuilt_in_their_rows():
         [],
         [],
         [m("user", "q"), m("assistant", "a")],
+        [m("system", "s"), m("user", "x")],
         [m("user", "q"), m("assistant", "a")],
+        [m("system", "The assistant opened with: Hello"), m("user", "q"), m("assistant", "a")],
         [m("user", "q"), m("assistant", "")],
         [m("user", "p"), m("assistant", "b"), m("user", "s")],
     ]

@@ -58,19 +58,23 @@ def _as_shaped(opens_chat: bool) -> pl.Expr:
     empty list or a missing message (a null `_m`) is changed (left out)."""
     m = pl.col("_m")
     role = m.struct.field("role")
-    first = pl.col("_row") != pl.col("_row").shift(1)
+    first = _starts_list()
     kept = m.is_not_null() & role.is_not_null() & m.struct.field("content").is_not_null()
-    kept = kept & (first.fill_null(True) | (role != role.shift(1)))
+    kept = kept & (first | (role != role.shift(1)))
     if opens_chat:
-        kept = kept & role.is_in([USER, ASSISTANT]) & (~first.fill_null(True) | (role == USER))
+        kept = kept & role.is_in([USER, ASSISTANT]) & (~first | (role == USER))
     return kept
 
 
 def _mapped(long: pl.DataFrame) -> pl.DataFrame:
     """Rules 1–3: each message's role and content in the shaped chat."""
     role, content = pl.col("role"), pl.col("content")
-    speaks_as_user = ~role.is_in([SYSTEM, ASSISTANT])
-    before_user = speaks_as_user.cast(pl.Int32).cum_sum().over("_row") == 0
+    # user turns so far in the list: the running count over all lists less its count at the
+    # list's start (a window per list cost more than the rest of the shape)
+    speaks_as_user = (~role.is_in([SYSTEM, ASSISTANT])).cast(pl.Int64)
+    so_far = speaks_as_user.cum_sum()
+    at_start = pl.when(_starts_list()).then(so_far - speaks_as_user).forward_fill()
+    before_user = so_far == at_start
     new_role = (
         pl.when(before_user)
         .then(pl.lit(SYSTEM))
@@ -96,11 +100,16 @@ def _mapped(long: pl.DataFrame) -> pl.DataFrame:
 
 def _merged(long: pl.DataFrame) -> pl.DataFrame:
     """Rule 4: one message per run of equal roles."""
-    changed = (pl.col("role") != pl.col("role").shift(1).over("_row")).fill_null(True)
-    runs = long.with_columns(_run=changed.cast(pl.Int32).cum_sum().over("_row"))
-    return runs.group_by("_row", "_run", maintain_order=True).agg(
-        pl.col("role").first(), pl.col("content").str.join(JOIN)
+    changed = _starts_list() | (pl.col("role") != pl.col("role").shift(1)).fill_null(True)
+    runs = long.with_columns(_run=changed.cast(pl.Int64).cum_sum())
+    return runs.group_by("_run", maintain_order=True).agg(
+        pl.col("_row").first(), pl.col("role").first(), pl.col("content").str.join(JOIN)
     )
+
+
+def _starts_list() -> pl.Expr:
+    """The first message of its list (rows of one list are consecutive, in list order)."""
+    return (pl.col("_row") != pl.col("_row").shift(1)).fill_null(True)
 
 
 def shape_messages(messages: pl.Series, *, opens_chat: bool = True) -> pl.Series:
