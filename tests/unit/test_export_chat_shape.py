@@ -87,3 +87,37 @@ def test_a_prompt_without_a_user_turn_is_left_out():
         schema={"prompt": MESSAGES, "completion": MESSAGES},
     )
     assert shape_prompt_completions(frame, "prompt", ("completion",))[1] == 1
+
+
+def test_lists_in_the_shape_are_kept_and_the_others_rebuilt_in_their_rows():
+    lists = [
+        [m("user", "q"), m("assistant", "a")],
+        [m("user", "q"), m("user", "r"), m("assistant", "a")],
+        None,
+        [],
+        [m("user", "q"), None, m("assistant", "a")],
+        [m("system", "s"), m("user", "x")],
+        [{"role": None, "content": "q"}, m("assistant", "a")],
+        [m("assistant", "Hello"), m("user", "q"), m("assistant", "a")],
+        [m("user", "q"), {"role": "assistant", "content": None}],
+        [m("user", "p"), m("assistant", "b"), m("user", "s")],
+    ]
+    out = shape_messages(pl.Series("messages", lists, dtype=MESSAGES)).to_list()
+    assert out == [
+        [m("user", "q"), m("assistant", "a")],
+        [m("user", "q\n\nr"), m("assistant", "a")],
+        [],
+        [],
+        [m("user", "q"), m("assistant", "a")],
+        [m("system", "s"), m("user", "x")],
+        [m("user", "q"), m("assistant", "a")],
+        [m("system", "The assistant opened with: Hello"), m("user", "q"), m("assistant", "a")],
+        [m("user", "q"), m("assistant", "")],
+        [m("user", "p"), m("assistant", "b"), m("user", "s")],
+    ]
+
+
+def test_a_completion_keeps_its_roles_and_merges_only_runs():
+    lists = [[m("assistant", "a")], [m("assistant", "a"), m("assistant", "b")], [m("system", "s")]]
+    out = shape_messages(pl.Series("c", lists, dtype=MESSAGES), opens_chat=False).to_list()
+    assert out == [[m("assistant", "a")], [m("assistant", "a\n\nb")], [m("system", "s")]]

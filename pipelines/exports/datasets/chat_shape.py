@@ -39,22 +39,42 @@ LATE_SYSTEM_PREFIX = "System: "
 JOIN = "\n\n"
 
 
-def _long(messages: pl.Series) -> pl.DataFrame:
-    """One row per message: `_row` (position of its list), `role`, `content`, in list order."""
-    frame = pl.DataFrame({"_m": messages.cast(MESSAGES)}).with_row_index("_row")
-    exploded = frame.explode("_m").filter(pl.col("_m").is_not_null())
-    return exploded.select(
+def _long(messages: pl.Series, opens_chat: bool) -> pl.DataFrame:
+    """One row per message: `_row` (position of its list), `role`, `content`, in list order, and
+    `_kept`: false where the shape may change the message or its list (`_as_shaped`)."""
+    frame = pl.DataFrame({"_m": messages}).with_row_index("_row")
+    exploded = frame.explode("_m").with_columns(_kept=_as_shaped(opens_chat).fill_null(False))
+    return exploded.filter(pl.col("_m").is_not_null()).select(
         "_row",
         role=pl.col("_m").struct.field("role").fill_null(USER),
         content=pl.col("_m").struct.field("content").fill_null(""),
+        _kept="_kept",
     )
+
+
+def _as_shaped(opens_chat: bool) -> pl.Expr:
+    """A message no rule changes: role and content given, not the role of the message before it
+    (rule 4); opening a chat, also user or assistant and, first in its list, user (rules 1–3). An
+    empty list or a missing message (a null `_m`) is changed (left out)."""
+    m = pl.col("_m")
+    role = m.struct.field("role")
+    first = _starts_list()
+    kept = m.is_not_null() & role.is_not_null() & m.struct.field("content").is_not_null()
+    kept = kept & (first | (role != role.shift(1)))
+    if opens_chat:
+        kept = kept & role.is_in([USER, ASSISTANT]) & (~first | (role == USER))
+    return kept
 
 
 def _mapped(long: pl.DataFrame) -> pl.DataFrame:
     """Rules 1–3: each message's role and content in the shaped chat."""
     role, content = pl.col("role"), pl.col("content")
-    speaks_as_user = ~role.is_in([SYSTEM, ASSISTANT])
-    before_user = speaks_as_user.cast(pl.Int32).cum_sum().over("_row") == 0
+    # user turns so far in the list: the running count over all lists less its count at the
+    # list's start (a window per list cost more than the rest of the shape)
+    speaks_as_user = (~role.is_in([SYSTEM, ASSISTANT])).cast(pl.Int64)
+    so_far = speaks_as_user.cum_sum()
+    at_start = pl.when(_starts_list()).then(so_far - speaks_as_user).forward_fill()
+    before_user = so_far == at_start
     new_role = (
         pl.when(before_user)
         .then(pl.lit(SYSTEM))
@@ -80,25 +100,37 @@ def _mapped(long: pl.DataFrame) -> pl.DataFrame:
 
 def _merged(long: pl.DataFrame) -> pl.DataFrame:
     """Rule 4: one message per run of equal roles."""
-    changed = (pl.col("role") != pl.col("role").shift(1).over("_row")).fill_null(True)
-    runs = long.with_columns(_run=changed.cast(pl.Int32).cum_sum().over("_row"))
-    return runs.group_by("_row", "_run", maintain_order=True).agg(
-        pl.col("role").first(), pl.col("content").str.join(JOIN)
+    changed = _starts_list() | (pl.col("role") != pl.col("role").shift(1)).fill_null(True)
+    runs = long.with_columns(_run=changed.cast(pl.Int64).cum_sum())
+    return runs.group_by("_run", maintain_order=True).agg(
+        pl.col("_row").first(), pl.col("role").first(), pl.col("content").str.join(JOIN)
     )
+
+
+def _starts_list() -> pl.Expr:
+    """The first message of its list (rows of one list are consecutive, in list order)."""
+    return (pl.col("_row") != pl.col("_row").shift(1)).fill_null(True)
 
 
 def shape_messages(messages: pl.Series, *, opens_chat: bool = True) -> pl.Series:
     """Each message list mapped by rules 1–4 (a null or empty list gives an empty list).
 
     `opens_chat=False` (a completion, which continues a prompt): only rule 4, roles kept."""
-    long = _long(messages)
+    typed = messages.cast(MESSAGES)
+    long = _long(typed, opens_chat)
+    # most lists are in the shape already: only the others are exploded, merged and rebuilt
+    changed = long.filter(~pl.col("_kept")).get_column("_row").unique()
+    long = long.filter(pl.col("_row").is_in(changed.implode())).drop("_kept")
     merged = _merged(_mapped(long) if opens_chat else long)
     lists = merged.group_by("_row", maintain_order=True).agg(
         pl.struct("role", "content").alias("messages")
     )
-    rows = pl.DataFrame({"_row": pl.int_range(len(messages), dtype=pl.UInt32, eager=True)})
+    rows = pl.DataFrame({"_m": typed}).with_row_index("_row")
     out = rows.join(lists, on="_row", how="left", maintain_order="left")
-    return out["messages"].fill_null(pl.lit([], dtype=MESSAGES)).cast(MESSAGES).alias(messages.name)
+    shaped = pl.col("messages").fill_null(pl.lit([], dtype=MESSAGES)).cast(MESSAGES)
+    rebuilt = pl.col("_row").is_in(changed.implode()) | pl.col("_m").is_null()
+    kept = pl.when(rebuilt).then(shaped).otherwise(pl.col("_m"))
+    return out.select(kept.alias(messages.name)).to_series()
 
 
 def _roles(column: str) -> pl.Expr:

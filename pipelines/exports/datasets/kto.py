@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.exports.datasets.common import MESSAGES, single
+from pipelines.exports.datasets.common import MESSAGES, messages_text, single
 from pipelines.exports.datasets.decisions import decision_prompts
 
 
@@ -31,8 +31,11 @@ def rated_turns(sft: pl.DataFrame) -> pl.DataFrame:
         "reward",
         "reward_rule",
         "feedback_ids",
-        "_prompt_text",
-    ).with_columns(kind=pl.lit("turn"), decision_id=pl.lit(None, pl.String))
+    ).with_columns(
+        _prompt_text=messages_text("prompt"),
+        kind=pl.lit("turn"),
+        decision_id=pl.lit(None, pl.String),
+    )
 
 
 def rated_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:

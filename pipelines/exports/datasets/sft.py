@@ -25,7 +25,6 @@ from pipelines.exports.datasets.common import (
     agent_view_role,
     as_messages,
     message,
-    messages_text,
     prefixes,
     rewards_by,
     visible_turns,
@@ -105,13 +104,7 @@ def build_sft(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) ->
     social = pl.col("source") == "social_rl"
     chat = examples.filter(~social).join(per_turn, on="turn_id", how="left")
     agents = examples.filter(social).join(per_agent, on=["episode_id", "actor_id"], how="left")
-    out = pl.concat([chat, agents], how="diagonal_relaxed")
-    prompt = pl.col("messages").list.head(pl.col("messages").list.len() - 1)
-    return (
-        out.with_columns(_prompt=prompt)
-        .with_columns(_prompt_text=messages_text("_prompt"))
-        .drop("_prompt")
-    )
+    return pl.concat([chat, agents], how="diagonal_relaxed")
 
 
 def sft_rows(examples: pl.DataFrame, include_negative: bool) -> tuple[pl.DataFrame, int]:
