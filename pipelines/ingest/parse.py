@@ -71,8 +71,9 @@ def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int,
         data = file.read_bytes()
         return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
     # A local file: its stat from the open file, so the path is looked up once (a corpus of
-    # ~100 k tiny files: 19 → 15 µs CPU per file read).
-    with open(file.path, "rb") as stream:
+    # ~100 k tiny files: 19 → 15 µs CPU per file read), by its path string (making a
+    # Path per file cost about half as much again as opening it).
+    with open(file.local_path, "rb") as stream:
         stat = os.fstat(stream.fileno())
         size, mtime_ns = stat.st_size, stat.st_mtime_ns
         if size > settings.limits.max_file_bytes:
