@@ -71,14 +71,30 @@ def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int,
         data = file.read_bytes()
         return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
     # A local file: its stat from the open file, so the path is looked up once (a corpus of
-    # ~100 k tiny files: 19 → 15 µs CPU per file read).
-    with open(file.path, "rb") as stream:
-        stat = os.fstat(stream.fileno())
+    # ~100 k tiny files: 19 → 15 µs CPU per file read), by its path string (making a
+    # Path per file cost about half as much again as opening it), through the bare descriptor
+    # (Python's buffered file asks isatty, seeks and stats again: 14 → 8 µs per tiny file).
+    fd = os.open(file.local_path, os.O_RDONLY)
+    try:
+        stat = os.fstat(fd)
         size, mtime_ns = stat.st_size, stat.st_mtime_ns
         if size > settings.limits.max_file_bytes:
             return None, f"size:{size}:mtime:{mtime_ns}", size, mtime_ns
-        data = stream.read()
+        data = _read_to_end(fd, size)
+    finally:
+        os.close(fd)
     return data, hashlib.sha256(data).hexdigest(), len(data), mtime_ns
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Every byte up to the end of the file, as it is now (a file written to meanwhile may hold
+    more than its stat said)."""
+    chunks = []
+    want = size + 1
+    while chunk := os.read(fd, want):
+        chunks.append(chunk)
+        want = 1 << 20
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 @dataclass(frozen=True)

@@ -77,14 +77,18 @@ class RawFile:
     def is_remote(self) -> bool:
         return self.given_path is not None and is_remote(self.given_path)
 
+    @property
+    def local_path(self) -> Path | str:
+        """The path to open a local file by: from a listing, the string alone (no Path made)."""
+        return self.given_path if self.given_path is not None else f"{self.root}/{self.rel_path}"
+
     def stat(self) -> tuple[int, int]:
         """(size in bytes, modification time in ns, or an object's stamp)."""
         if self.size is not None and self.mtime_ns is not None:
             return self.size, self.mtime_ns
         if self.is_remote:
             return listing.head_object(self.path, self.rel_path)
-        local = self.given_path if self.given_path is not None else f"{self.root}/{self.rel_path}"
-        stat = os.stat(local)
+        stat = os.stat(self.local_path)
         return stat.st_size, stat.st_mtime_ns
 
     def read_bytes(self) -> bytes:
@@ -184,9 +188,12 @@ def raw_excerpt(raw: bytes | str | None, limit: int = 2000) -> str | None:
     return raw if len(raw) <= limit else raw[:limit] + f"… [{len(raw) - limit} more chars]"
 
 
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
 def dumps(obj: Any) -> str:
     """Deterministic JSON text (sorted keys) for attribute/extra columns and hashing."""
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(obj, option=_SORTED).decode()
 
 
 def dumps_or_none(obj: Any) -> str | None:
@@ -197,8 +204,10 @@ def dumps_or_none(obj: Any) -> str | None:
 
 
 def stable_hash(*parts: Any, length: int = 20) -> str:
-    """Deterministic short hash of any JSON-able parts (same input, same id, every run)."""
-    return hashlib.sha256(dumps(list(parts)).encode()).hexdigest()[:length]
+    """Deterministic short hash of any JSON-able parts (same input, same id, every run): the
+    sha256 of `dumps`' text, hashed as orjson's bytes (decoding and encoding them again copied
+    every record a dialogue row is hashed from twice)."""
+    return hashlib.sha256(orjson.dumps(list(parts), option=_SORTED)).hexdigest()[:length]
 
 
 def content_hash(text: str | bytes) -> str:

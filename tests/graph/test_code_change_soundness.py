@@ -41,8 +41,8 @@ CHANGES = {
     ),
     "ingest": (
         "pipelines/ingest/parse.py",
-        "data = stream.read()\n",
-        'data = stream.read().replace(b"the ", b"teh ")\n',
+        "data = _read_to_end(fd, size)\n",
+        'data = _read_to_end(fd, size).replace(b"the ", b"teh ")\n',
     ),
     "transforms": (
         "pipelines/transforms/dialogue/conversations.py",

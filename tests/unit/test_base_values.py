@@ -1,5 +1,6 @@
 """Timestamp normalisation and typed field access."""
 
+import hashlib
 from datetime import UTC, datetime
 
 import pytest
@@ -58,6 +59,13 @@ def test_require_takes_the_first_present_alternative_name():
     with pytest.raises(RecordError) as err:
         require({}, "reasoning", "reason")
     assert err.value.kind == "missing_field"
+
+
+def test_stable_hash_is_the_sha256_of_the_compact_sorted_utf8_json_text():
+    # Hand-written text: keys sorted, no spaces, non-ASCII as UTF-8 (not escaped).
+    text = '["support",{"a":"é 🙂","b":[1,2.5,null]}]'
+    assert hashlib.sha256(text.encode()).hexdigest()[:20] == "e598f38c8e70fe48d72a"
+    assert stable_hash("support", {"b": [1, 2.5, None], "a": "é 🙂"}) == "e598f38c8e70fe48d72a"
 
 
 def test_stable_hash_is_deterministic_and_order_sensitive():

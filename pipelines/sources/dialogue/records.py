@@ -60,7 +60,7 @@ def _turn(turn: Any, index: int, tz: str) -> dict[str, Any]:
     try:
         role = expect_type(require(turn, "role"), str, "'role'")
         content = expect_type(require(turn, "content"), str, "'content'")
-        ts_field = next((name for name in _TURN_TS_FIELDS if turn.get(name) is not None), None)
+        ts_field = _first_present(turn, _TURN_TS_FIELDS)
         ts = parse_ts(turn[ts_field], tz) if ts_field else None
     except RecordError as err:
         raise RecordError(err.kind, f"{where}: {err.message}") from None
@@ -90,7 +90,7 @@ def event_row(record: Any, dataset: str, tz: str) -> dict[str, Any]:
         expect_type(comment, str, "'comment'")
     if rating is None and rating_raw is None and reward is None and not comment:
         raise RecordError("missing_field", "event carries no 'rating', 'reward' or 'comment'")
-    ts_field = next((name for name in _EVENT_TS_FIELDS if record.get(name) is not None), None)
+    ts_field = _first_present(record, _EVENT_TS_FIELDS)
     key = ("event_id", event_id) if event_id is not None else ("content", record)
     return {
         "dataset": dataset,
@@ -136,6 +136,15 @@ def _optional_id_text(record: dict, name: str) -> str | None:
         raise RecordError("bad_type", f"{name!r} should be a string, got {type(value).__name__}")
     text = str(value).strip()
     return text or None
+
+
+def _first_present(record: dict, names: tuple[str, ...]) -> str | None:
+    """The first of `names` the record holds a non-null value under (a loop: a generator made per
+    turn and event cost more than the lookups)."""
+    for name in names:
+        if record.get(name) is not None:
+            return name
+    return None
 
 
 def _number_or_raw(value: Any) -> tuple[float | None, str | None]:
