@@ -18,6 +18,8 @@ those ids. Vacuuming with no retention therefore leaves no trace of deleted rows
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
@@ -74,16 +76,28 @@ def _make_durable(uri: str, files: list[str], before: int, after: int) -> None:
     leave a commit the ingest log relies on half written."""
     table = Path(uri)
     log = table / "_delta_log"
-    written = [
-        path
-        for path in log.iterdir()
-        if path.name == "_last_checkpoint"
-        or (path.name[:20].isdigit() and before < int(path.name[:20]) <= after)
-    ]
+    written = [log / name for name in log_files_committed(os.listdir(log), before, after)]
     for path in [*(Path(f) for f in files), *written]:
         fsync_path(path)
     for folder in {*(Path(f).parent for f in files), log, table}:
         fsync_path(folder)
+
+
+# A Delta log's commit and checkpoint files (`<version>.json`, `<version>.checkpoint.parquet`,
+# `<version>.checkpoint.<part>.<parts>.parquet`); not a concurrent writer's staging file, which the
+# local object store names `<target>#<n>` and renames or removes while this lists the folder.
+_LOG_FILE = re.compile(r"(\d{20})\.(?:json|checkpoint(?:\.\d+\.\d+)?\.parquet)")
+
+
+def log_files_committed(names: Iterable[str], before: int, after: int) -> list[str]:
+    """Of a `_delta_log` folder's file names, those of the versions after `before` up to `after`,
+    and `_last_checkpoint`."""
+    return [
+        name
+        for name in names
+        if name == "_last_checkpoint"
+        or ((found := _LOG_FILE.fullmatch(name)) and before < int(found[1]) <= after)
+    ]
 
 
 def partition_of(path: str | PathLike[str]) -> str:

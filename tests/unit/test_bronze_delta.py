@@ -153,3 +153,30 @@ def test_a_part_commit_fsyncs_its_data_file_and_its_own_commit_file(tmp_path, mo
     commits = {str(table / "_delta_log" / f"{v:020d}.json"): v for v in (0, 1)}
     assert data_file in synced
     assert [commits[p] for p in synced if p in commits] == [1]  # its own commit, not the older
+
+
+def test_a_commit_is_made_durable_without_a_concurrent_writers_staging_files():
+    from pipelines.storage.bronze import log_files_committed
+
+    # what a `_delta_log` folder held when a bronze part's commit (version 3, the table at 1
+    # before it) was fsynced while other workers were staging a commit (one that will lose the
+    # race for version 3, one for version 4) and a new `_last_checkpoint`
+    names = [
+        "00000000000000000001.json",
+        "00000000000000000002.json",
+        "00000000000000000002.checkpoint.parquet",
+        "00000000000000000003.json",
+        "00000000000000000003.checkpoint.0000000001.0000000002.parquet",
+        "00000000000000000004.json#1",
+        "00000000000000000003.json#1",
+        "_last_checkpoint",
+        "_last_checkpoint#2",
+        "_commit_1b2c.json.tmp",
+    ]
+    assert sorted(log_files_committed(names, before=1, after=3)) == [
+        "00000000000000000002.checkpoint.parquet",
+        "00000000000000000002.json",
+        "00000000000000000003.checkpoint.0000000001.0000000002.parquet",
+        "00000000000000000003.json",
+        "_last_checkpoint",
+    ]
