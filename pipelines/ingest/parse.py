@@ -89,12 +89,13 @@ def read_raw(file: RawFile, settings: Settings) -> tuple[bytes | None, str, int,
 def _read_to_end(fd: int, size: int) -> bytes:
     """Every byte up to the end of the file, as it is now (a file written to meanwhile may hold
     more than its stat said)."""
-    chunks = []
-    want = size + 1
-    while chunk := os.read(fd, want):
+    first = os.read(fd, size + 1)
+    if len(first) <= size:  # a regular file reads short only at its end: no read to see that
+        return first
+    chunks = [first]
+    while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
-        want = 1 << 20
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 @dataclass(frozen=True)

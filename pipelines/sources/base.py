@@ -171,7 +171,7 @@ class ParseResult:
 
     @property
     def n_bronze(self) -> int:
-        return sum(len(rows) for rows in self.rows.values())
+        return sum(map(len, self.rows.values()))
 
     @property
     def tables(self) -> dict[str, pl.DataFrame]:

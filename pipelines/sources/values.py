@@ -33,10 +33,12 @@ def parse_ts(value: Any, tz: str = "UTC") -> datetime | None:
         raise RecordError("bad_type", f"timestamp is a boolean: {value!r}")
     if isinstance(value, str):
         text = value.strip()
-        try:
-            number = float(text)
-        except ValueError:
-            number = None
+        number = None
+        if ":" not in text:  # no number has one: an ISO time skips the failing float()
+            try:
+                number = float(text)
+            except ValueError:
+                pass
         if number is not None:
             return parse_ts(number, tz)
         try:
@@ -44,7 +46,8 @@ def parse_ts(value: Any, tz: str = "UTC") -> datetime | None:
         except ValueError:
             raise RecordError("bad_value", f"unparseable timestamp {value!r}") from None
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=ZoneInfo(tz))
+            # "UTC" as UTC itself: the same instant, without the zone lookup and its conversion
+            parsed = parsed.replace(tzinfo=UTC if tz == "UTC" else ZoneInfo(tz))
         try:
             result = parsed.astimezone(UTC)
         except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset

@@ -10,6 +10,7 @@ from pipelines.config.settings import Limits
 from pipelines.sources.base import RawFile, RecordError
 from pipelines.sources.jsonio import (
     JsonlRead,
+    Span,
     iter_jsonl,
     loads_record,
     read_jsonl,
@@ -35,6 +36,18 @@ def test_split_skips_bom_and_blank_lines_but_keeps_byte_offsets_of_the_file():
     data = b'\xef\xbb\xbf\n{"a": 1}\n'
     (unit,) = split_json_units(data)
     assert unit.line == 2 and unit.offset == 4 and _load(unit.data) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"a": 1}', b'{"a": 1}\n', b'{"a": 1}  \n\n', b"[1,\n 2]\n", b'{"a": "x\n  {"}\n'],
+)
+def test_a_one_record_file_splits_as_the_general_split_cuts_it(data):
+    # one record from the first byte takes a short cut; the general split runs for a Span
+    (unit,) = split_json_units(data)
+    assert [unit] == list(split_json_units(data, Span(offset=0, line=1, at_end=True)))
+    assert unit.line == 1 and unit.offset == 0 and unit.is_last
+    assert unit.data == data.rstrip() and unit.ends_with_newline == data.endswith(b"\n")
 
 
 def test_split_keeps_leading_garbage_as_its_own_unit_so_it_is_not_lost():

@@ -31,6 +31,9 @@ _EVENT_FIELDS = frozenset(
     {"event_id", "conversation_id", "turn_index", "rating", "reward", "comment"}
 )
 _EVENT_TS_FIELDS = ("created_at", "timestamp")
+# the fields a record's `extra` leaves out, by the timestamp field it holds (None: none)
+_TURN_KNOWN = {None: _TURN_FIELDS} | {f: _TURN_FIELDS | {f} for f in _TURN_TS_FIELDS}
+_EVENT_KNOWN = {None: _EVENT_FIELDS} | {f: _EVENT_FIELDS | {f} for f in _EVENT_TS_FIELDS}
 
 
 # ---------------------------------------------------------------- conversations
@@ -64,7 +67,7 @@ def _turn(turn: Any, index: int, tz: str) -> dict[str, Any]:
         ts = parse_ts(turn[ts_field], tz) if ts_field else None
     except RecordError as err:
         raise RecordError(err.kind, f"{where}: {err.message}") from None
-    known = _TURN_FIELDS | ({ts_field} if ts_field else set())
+    known = _TURN_KNOWN[ts_field]
     return {"role": role, "content": content, "ts": ts, "extra": _extra(turn, known)}
 
 
@@ -104,7 +107,7 @@ def event_row(record: Any, dataset: str, tz: str) -> dict[str, Any]:
         "comment": comment,
         "observed_at": parse_ts(record[ts_field], tz) if ts_field else None,
         "record_hash": stable_hash(dataset, record),
-        "extra": _extra(record, _EVENT_FIELDS | ({ts_field} if ts_field else set())),
+        "extra": _extra(record, _EVENT_KNOWN[ts_field]),
     }
 
 
@@ -158,5 +161,7 @@ def _number_or_raw(value: Any) -> tuple[float | None, str | None]:
 
 
 def _extra(record: dict, known: frozenset[str] | set[str]) -> str | None:
+    if record.keys() <= known:  # the usual record: no dict of nothing made to find that out
+        return None
     extra = unknown_fields(record, known)
     return dumps(extra) if extra else None
