@@ -163,22 +163,35 @@ def point_aws_at(endpoint: str, mp: pytest.MonkeyPatch) -> None:
 
 # moto's server in a process of its own: in the test process its request threads would contend
 # for one GIL with the code under test, and a request waits for the other thread's switch
-# interval (a `forget` on S3 sends ~10 000 requests). Prints its port, serves until stdin closes.
+# interval (a `forget` on S3 sends ~10 000 requests). Served by uvicorn (moto's WSGI app through
+# uvicorn's WSGI adapter), not moto's own werkzeug server: werkzeug's development server closes
+# the connection after every response and starts a thread per connection, so each request also
+# paid a TCP connection and a thread on both sides (writing the response alone was ~23 % of the
+# server's CPU in the S3 tests, profiled). Prints its port, serves until stdin closes.
 MOTO_SERVER = (
-    "import functools, logging, sys\n"
+    "import functools, socket, sys, threading, warnings\n"
     "from moto import backends\n"
-    "from moto.server import ThreadedMotoServer\n"
+    "from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app\n"
+    "import uvicorn\n"
+    "from uvicorn.middleware.wsgi import WSGIMiddleware\n"
     # moto's dispatcher lists its own package folder (a listdir and ~200 isdir calls) on every
     # request, under the lock every request thread takes: 14 % of the server's CPU in a forget
     # (profiled), and the requests wait on each other. The folder does not change while it serves.
     "backends.list_of_moto_modules = functools.cache(\n"
     "    lambda listed=backends.list_of_moto_modules: tuple(listed()))\n"
-    "logging.getLogger('werkzeug').setLevel(logging.WARNING)\n"  # not one line per request
-    "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
-    "server.start()\n"
-    "print(server.get_host_and_port()[1], flush=True)\n"
+    "warnings.simplefilter('ignore', DeprecationWarning)\n"
+    "app = WSGIMiddleware(DomainDispatcherApplication(create_backend_app), workers=8)\n"
+    "config = uvicorn.Config(app, log_level='warning', access_log=False, lifespan='off')\n"
+    "server = uvicorn.Server(config)\n"
+    "sock = socket.socket()\n"
+    "sock.bind(('127.0.0.1', 0))\n"
+    "sock.listen(128)\n"  # before the port is printed: a first request is never refused
+    "serving = threading.Thread(target=server.run, kwargs={'sockets': [sock]}, daemon=True)\n"
+    "serving.start()\n"
+    "print(sock.getsockname()[1], flush=True)\n"
     "sys.stdin.read()\n"
-    "server.stop()\n"
+    "server.should_exit = True\n"
+    "serving.join()\n"
 )
 
 
