@@ -17,7 +17,7 @@ from functools import cache
 import polars as pl
 import pyarrow as pa
 
-from pipelines.ingest.batches import Batch, table_schema
+from pipelines.ingest.batches import Batch, Member, table_schema
 from pipelines.sources.row_blocks import RowBlocks
 from pipelines.sources.study.columns import FastSessions
 
@@ -43,14 +43,16 @@ def arrow_table(rows: list[dict], table: str) -> pa.Table:
 class ArrowTypedBatch(Batch):
     """A batch whose parsed rows are typed through Arrow (the written parts are the same)."""
 
-    def _typed_together(self) -> dict[str, list[pl.DataFrame]]:
-        tables = {t for m in self.members for t in m.rows}
+    def _typed_together(self, members: list[Member]) -> dict[str, list[pl.DataFrame]]:
+        tables = {t for m in members for t in m.rows}
         try:
-            return {t: [pl.from_arrow(pa.concat_tables(self._arrow_pieces(t)))] for t in tables}
+            return {
+                t: [pl.from_arrow(pa.concat_tables(self._arrow_pieces(t, members)))] for t in tables
+            }
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            return super()._typed_together()
+            return super()._typed_together(members)
 
-    def _arrow_pieces(self, table: str) -> list[pa.Table]:
+    def _arrow_pieces(self, table: str, members: list[Member]) -> list[pa.Table]:
         """The table's rows of every member in order. The blocks an adapter typed already
         (`RowBlocks`) are taken as they are; all the dicts, and all the study session tuples
         (`FastSessions`), are typed at once per kind (a batch's participant files alternate
@@ -60,7 +62,7 @@ class ArrowTypedBatch(Batch):
         fast = FastSessions()
         loose: list[dict] = []
         places: list[tuple[str, int, int]] = []  # (kind, start, rows) in the members' order
-        for member in self.members:
+        for member in members:
             rows = member.rows.get(table, ())
             for block in rows.blocks() if isinstance(rows, RowBlocks) else [rows]:
                 if not len(block):

@@ -80,6 +80,7 @@ class IdleExitingPool(Executor):
         self._pool: ProcessPoolExecutor | None = None
         self._running = 0
         self._idle_timer: threading.Timer | None = None
+        self._holds_forkserver = False  # counted in _FORKSERVER's users (workers or not)
 
     @property
     def started(self) -> bool:
@@ -90,7 +91,11 @@ class IdleExitingPool(Executor):
         with self._lock:
             self._cancel_idle_timer()
             if self._pool is None:
-                self._pool = _process_pool(self.workers, getattr(fn, "__module__", None))
+                if not self._holds_forkserver:
+                    module = getattr(fn, "__module__", None)
+                    _FORKSERVER.use([module] if module else [])
+                    self._holds_forkserver = True
+                self._pool = _process_pool(self.workers)
             future = self._pool.submit(fn, *args, **kwargs)
             self._running += 1
         future.add_done_callback(self._task_done)
@@ -100,8 +105,10 @@ class IdleExitingPool(Executor):
         with self._lock:
             self._cancel_idle_timer()
             pool, self._pool = self._pool, None
+            held, self._holds_forkserver = self._holds_forkserver, False
         if pool is not None:
             pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+        if held:
             _FORKSERVER.release()
 
     def _task_done(self, _: Future) -> None:
@@ -121,7 +128,19 @@ class IdleExitingPool(Executor):
                 return
             self._cancel_idle_timer()
             pool, self._pool = self._pool, None
-        self._stop(pool)
+            held, self._holds_forkserver = self._holds_forkserver, False
+        self._stop(pool, held)
+
+    def release_workers(self) -> None:
+        """Stop the workers now unless a task runs, but keep the forkserver for the idle time:
+        for a caller whose work for now is done (an ingest's parsing; its step's own work comes
+        next, which the idle workers' memory would add to). A task within the idle time forks
+        new workers from it without importing again."""
+        with self._lock:
+            if self._running:
+                return
+            pool, self._pool = self._pool, None
+        self._stop(pool, False)
 
     def _exit_if_idle(self) -> None:
         with self._lock:
@@ -129,12 +148,14 @@ class IdleExitingPool(Executor):
                 return
             self._idle_timer = None
             pool, self._pool = self._pool, None
-        self._stop(pool)
+            held, self._holds_forkserver = self._holds_forkserver, False
+        self._stop(pool, held)
 
     @staticmethod
-    def _stop(pool: ProcessPoolExecutor | None) -> None:
+    def _stop(pool: ProcessPoolExecutor | None, release_forkserver: bool) -> None:
         if pool is not None:
             pool.shutdown(wait=True)
+        if release_forkserver:
             _FORKSERVER.release()
 
     def _cancel_idle_timer(self) -> None:
@@ -143,10 +164,8 @@ class IdleExitingPool(Executor):
             self._idle_timer = None
 
 
-def _process_pool(workers: int, task_module: str | None) -> ProcessPoolExecutor:
-    """Workers forked from this process's forkserver, started (if none runs) importing
-    `task_module`."""
-    _FORKSERVER.use([task_module] if task_module else [])
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    """Workers forked from this process's forkserver (`_FORKSERVER.use` started it)."""
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),

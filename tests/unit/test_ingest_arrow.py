@@ -90,7 +90,7 @@ def test_dialogue_rows_are_typed_by_arrow_with_their_contract_values(tmp_path):
     batch = _dialogue_batch(tmp_path)
     assert isinstance(batch, ArrowTypedBatch)
     # Arrow itself must take the rows (a refusal would fall back to Polars silently).
-    pieces = batch._arrow_pieces("dialogue_conversations")
+    pieces = batch._arrow_pieces("dialogue_conversations", batch.members)
     row = pl.from_arrow(pieces[0]).row(0, named=True)
     assert row["conversation_id"] == "42"
     assert row["quality"] == 4.0

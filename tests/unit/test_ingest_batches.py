@@ -1,7 +1,6 @@
 """Batched bronze parts: many raw files per part, bounded batches, and every part holding exactly
 the files whose log rows name it — also after a file of a shared part changes or vanishes."""
 
-import time
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -15,9 +14,9 @@ from pipelines.config.settings import Settings
 from pipelines.ingest import batches
 from pipelines.ingest.batches import QUARANTINE_PART, Batch, part_files
 from pipelines.ingest.incremental import ingest_source
-from pipelines.ingest.log import current_parts, read_log
+from pipelines.ingest.log import INGEST_LOG_SCHEMA, current_parts, read_log
 from pipelines.ingest.reconcile import reconcile_source
-from pipelines.ingest.tasks import ingest_workers
+from pipelines.ingest.tasks import Written, ingest_workers
 from pipelines.runtime import workers
 from pipelines.schemas.bronze import bronze_models
 from pipelines.sources.base import ParseResult
@@ -155,10 +154,17 @@ def _log_row(file: str, records: int) -> dict:
     }
 
 
-def test_only_the_rows_that_do_not_fit_the_contract_are_quarantined_with_their_raw_text(tmp_path):
+@pytest.mark.parametrize("typed_apart", [False, True])
+def test_only_the_rows_that_do_not_fit_the_contract_are_quarantined_with_their_raw_text(
+    tmp_path, monkeypatch, typed_apart
+):
     # Rows as an adapter that missed a 64-bit check would build them: b.jsonl's second record
     # parses but its ordinal does not fit Int64. Before: all of b.jsonl was one `unreadable` row
     # with no raw copy. Now: that record alone, with its line's text; b's first record is bronze.
+    # typed_apart: each file's rows are typed as it is added (its raw bytes let go after), not
+    # with the batch's, and the misfit is found the same.
+    if typed_apart:
+        monkeypatch.setattr(batches, "TYPE_EVERY_BYTES", 1)
     layout = Layout(tmp_path)
     batch = Batch("decision", "run-1")
     row = {"locator": "line 1 (byte 0)", "ordinal": 1, "file_kind": "jsonl"}
@@ -225,6 +231,53 @@ def test_a_batch_lets_go_of_its_parsed_rows_and_gives_them_back_before_writing(
         part_files(Layout(tmp_path), "decision", "decision_records", [logged["part_id"]])
     )
     assert written["ordinal"].to_list() == [1, 2, 3]
+
+
+def test_a_batch_types_the_rows_of_every_few_raw_megabytes_and_lets_go_of_them(
+    tmp_path, monkeypatch
+):
+    # 25 raw bytes between typings: a.jsonl (10) and b.jsonl (10) are still Python rows, c.jsonl
+    # (10) makes 30 and all three are typed at once; d.jsonl waits for the write.
+    monkeypatch.setattr(batches, "TYPE_EVERY_BYTES", 25)
+    batch = Batch("decision", "run-1")
+    seen = {}
+    for name in "abcd":
+        rows = [
+            _Row(file=f"decisions/{name}.jsonl", locator=f"line {i}", ordinal=i, file_kind="jsonl")
+            for i in (1, 2)
+        ]
+        seen[name] = [weakref.ref(row) for row in rows]
+        batch.add_parsed(
+            _log_row(f"decisions/{name}.jsonl", 2),
+            ParseResult(records_read=2, rows={"decision_records": rows}),
+            b"raw bytes",
+        )
+        del rows
+    alive = {name: sum(ref() is not None for ref in refs) for name, refs in seen.items()}
+    assert alive == {"a": 0, "b": 0, "c": 0, "d": 2}
+    assert [m.data for m in batch.members] == [None, None, None, b"raw bytes"]
+    logged = batch.write(Layout(tmp_path))
+    written = pl.read_parquet(
+        part_files(Layout(tmp_path), "decision", "decision_records", [logged[0]["part_id"]])
+    )
+    assert written["file"].to_list() == [f"decisions/{n}.jsonl" for n in "aabbccdd"]
+    assert written["ordinal"].to_list() == [1, 2] * 4
+
+
+def test_the_log_rows_written_are_kept_a_task_at_a_time_as_frames_with_the_tails_counted():
+    def row(name: str, part: str, **extra) -> dict:
+        return {**_log_row(name, 1), "source": "decision", "part_id": part, **extra}
+
+    written = Written()
+    written.add([row("a", "p1", appended=True)])
+    written.add([])
+    written.add([row("b", "p1", appended=False), row("c", "p2")])
+    assert [type(f) for f in written.frames] == [pl.DataFrame, pl.DataFrame]
+    assert written.appended == 1
+    frame = written.frame()
+    assert frame.schema == INGEST_LOG_SCHEMA
+    assert frame.select("file", "part_id").rows() == [("a", "p1"), ("b", "p1"), ("c", "p2")]
+    assert Written().frame().schema == INGEST_LOG_SCHEMA
 
 
 def _round(messages: int) -> bytes:
@@ -299,16 +352,19 @@ def _pool_workers() -> set[int]:
 
 
 def test_the_parse_workers_exit_once_parsing_is_over(raw, tmp_path, monkeypatch):
-    """The parse pool's workers would otherwise hold their memory until the build ends."""
-    monkeypatch.setattr(workers, "IDLE_SECONDS", 0.3)
+    """The parse pool's workers would otherwise hold their memory while the step writes its log
+    and runs its checks (and, before the pool's idle time, until the build ends). The forkserver
+    they are forked from may stay for the idle time: it holds no parse's memory."""
+    monkeypatch.setattr(workers, "IDLE_SECONDS", 600)  # only the end of parsing lets them go
     workers.worker_pool.cache_clear()  # a pool made with this idle time
     before = _pool_workers()
+    seen: set[int] = set()
     settings = replace(_settings(raw, tmp_path, batch_files=2), ingest_workers=2)
-    ingest_source("dialogue", settings, "run-1")
-    started = _pool_workers() - before
-    assert started, "the parse ran in no worker process"
-    deadline = time.monotonic() + 30
-    while _pool_workers() & started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _pool_workers() & started, "the parse workers outlived their idle time"
-    workers.worker_pool.cache_clear()
+    try:
+        ingest_source("dialogue", settings, "run-1", lambda *_: seen.update(_pool_workers()))
+        parse_workers = seen - before - {workers._forkserver_pid()}
+        assert parse_workers, "the parse ran in no worker process"
+        assert not _pool_workers() & parse_workers, "the parse workers outlived the parse"
+    finally:
+        workers.worker_pool(2).shutdown()
+        workers.worker_pool.cache_clear()
