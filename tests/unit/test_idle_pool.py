@@ -104,14 +104,3 @@ def test_released_workers_go_at_once_and_the_next_ones_fork_from_the_same_forkse
         assert workers._forkserver_pid() == server, "the forkserver was started again"
     finally:
         pool.shutdown()
-
-
-def test_the_forkserver_kept_for_released_workers_goes_after_the_idle_time(pool):
-    _worker_pids(pool)
-    server = workers._forkserver_pid()
-    pool.release_workers()
-    deadline = time.monotonic() + 30
-    while workers._forkserver_pid() == server and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert workers._forkserver_pid() is None, "the forkserver outlived the pool's idle time"
-    assert list(pool.map(pow, [2], [5])) == [32]  # work afterwards starts a new one

@@ -1,7 +1,8 @@
 """The worker pool's processes are forked from a forkserver that imported the task's module once:
 they share that import instead of each paying it, they run Polars work although the process that
 started them has run Polars (its thread pool cannot have been forked), the forkserver goes with the
-pool's idle exit, and nothing the pool started outlives a SIGKILLed parent.
+pool's idle exit (also when its workers were let go first), and nothing the pool started
+outlives a SIGKILLed parent.
 
 Each case runs in a fresh interpreter: Python keeps one forkserver per process, and a pool another
 test left alive in this one would decide which."""
@@ -111,6 +112,35 @@ def test_the_forkserver_exits_with_the_idle_pool(tmp_path):
     done = _run(tmp_path, FORKSERVER_AFTER_IDLE)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["workers gone", "forkserver gone"], done.stdout
+
+
+# Uses a pool whose idle time is short, lets its workers go at once (an ingest's parsing done), then
+# prints whether the forkserver it kept for the idle time has exited within 30 s, and whether work
+# afterwards still runs.
+FORKSERVER_AFTER_RELEASED_WORKERS = """
+    import time
+    import psutil
+    from pipelines.runtime import workers
+
+    if __name__ == "__main__":
+        pool = workers.IdleExitingPool(2, 0.3)
+        list(pool.map(abs, [-1, -2]))
+        server = psutil.Process(workers._forkserver_pid())
+        pool.release_workers()
+        print("workers gone" if not pool.started else "workers alive")
+        deadline = time.monotonic() + 30
+        while server.is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print("forkserver alive" if server.is_running() else "forkserver gone")
+        print(pool.submit(pow, 2, 5).result(timeout=60))
+        pool.shutdown()
+"""
+
+
+def test_the_forkserver_kept_for_released_workers_goes_after_the_idle_time(tmp_path):
+    done = _run(tmp_path, FORKSERVER_AFTER_RELEASED_WORKERS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:3] == ["workers gone", "forkserver gone", "32"], done.stdout
 
 
 # Runs Polars work in this process (its thread pool now exists), then a Polars task in a pool
