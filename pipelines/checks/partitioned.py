@@ -33,7 +33,7 @@ from pipelines.ingest import log as ingest_log
 from pipelines.ingest.batches import part_files
 from pipelines.partitions.assign import PARTITION
 from pipelines.partitions.store import chunks, recorded_passes, row_digests
-from pipelines.reports.markdown import markdown_table
+from pipelines.runtime.text_tables import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.bronze import part_of
 from pipelines.storage.files import scan_parquet

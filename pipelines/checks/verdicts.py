@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.config.settings import Settings
-from pipelines.reports.markdown import markdown_table
+from pipelines.runtime.text_tables import markdown_table
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 

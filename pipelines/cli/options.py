@@ -89,19 +89,11 @@ def error(message: str) -> None:
 
 
 def print_table(title: str, frame: pl.DataFrame) -> None:
-    """A titled table in polars' own console format, every row and column."""
-    import polars as pl
+    """A titled table in a console box, every row and column."""
+    from pipelines.runtime.text_tables import box_table
 
     click.echo(f"\n{title}")
     if frame.height == 0:
         click.echo("  (none)")
         return
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        tbl_width_chars=160,
-        fmt_str_lengths=80,
-    ):
-        click.echo(str(frame))
+    click.echo(box_table(frame))

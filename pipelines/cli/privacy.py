@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import polars as pl
 
 from pipelines.cli.options import error, roots, wait
 from pipelines.privacy.subjects import SUBJECT_KINDS
+from pipelines.runtime.text_tables import box_table
 
 _KIND = click.argument("kind", type=click.Choice(SUBJECT_KINDS))
 _ID = click.argument("subject_id", metavar="ID")
@@ -28,11 +28,10 @@ def show(raw_root: Path | None, data_root: Path | None, kind: str, subject_id: s
     from pipelines import api
 
     rows = api.subject_rows(kind, subject_id, raw_root=raw_root, data_root=data_root)
-    with pl.Config(tbl_rows=20, tbl_cols=8, fmt_str_lengths=60, tbl_width_chars=160):
-        for name, frame in rows.items():
-            if frame.height:
-                click.echo(f"\n{name}: {frame.height} rows")
-                click.echo(str(frame))
+    for name, frame in rows.items():
+        if frame.height:
+            click.echo(f"\n{name}: {frame.height} rows")
+            click.echo(box_table(frame, max_chars=60, max_rows=20, max_cols=8))
     total = sum(frame.height for frame in rows.values())
     tables = sum(1 for frame in rows.values() if frame.height)
     click.echo(f"\n{kind} {subject_id}: {total} rows across {tables} tables")

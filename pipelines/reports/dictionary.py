@@ -16,7 +16,7 @@ from pipelines.release.card.columns import (
     RELEASE_COLUMNS,
     column_description,
 )
-from pipelines.reports.markdown import markdown_table
+from pipelines.runtime.text_tables import markdown_table
 from pipelines.schemas.bronze import bronze_models
 from pipelines.schemas.gold import GOLD_MODELS, WAREHOUSE_MODELS
 from pipelines.schemas.silver import SILVER_MODELS

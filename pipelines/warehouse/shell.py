@@ -18,6 +18,7 @@ from typing import TextIO
 import duckdb
 import polars as pl
 
+from pipelines.runtime.text_tables import box_table
 from pipelines.warehouse.queries import saved_queries
 
 PROMPT, CONTINUATION = "turnlake> ", "     ...> "
@@ -35,14 +36,7 @@ def render(frame: pl.DataFrame, mode: str) -> str:
     """A result as text: polars' table (every row and column) or CSV with a header."""
     if mode == "csv":
         return frame.write_csv()
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_hide_dataframe_shape=True,
-        tbl_width_chars=160,
-        fmt_str_lengths=80,
-    ):
-        return f"{frame}\n({frame.height} rows)\n"
+    return f"{box_table(frame)}\n({frame.height} rows)\n"
 
 
 class WarehouseShell(cmd.Cmd):
