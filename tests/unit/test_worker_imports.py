@@ -30,7 +30,8 @@ PARSE_IN_WORKERS = """
         from pipelines.ingest.incremental import ingest_source
         from pipelines.runtime import workers
 
-        workers.IdleExitingPool.release_workers = lambda self: None  # kept, to be asked
+        workers.IDLE_SECONDS = 600  # the parse workers are kept, to be asked
+        workers.IdleExitingPool.release_workers = lambda self: None
         raw = Path(sys.argv[1]) / "raw"
         (raw / "dialogues" / "support").mkdir(parents=True)
         for i in range(4):
