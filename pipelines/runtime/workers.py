@@ -2,17 +2,19 @@
 one core per process, and the benchmark machines have several.
 
 A pool's workers are forked from a forkserver that has imported the module of the pool's first
-task (`pipelines.ingest.tasks`: pandera, pandas, Polars, deltalake, ~2.5 s of CPU) once, instead
-of each spawned worker importing it again. The forkserver is a fresh interpreter that only
-imports: no Polars thread pool exists in it to be lost by a fork (forking the build's own process,
-which has run Polars, can hang the child: tests/unit/test_fork_after_import.py). It lives as long
-as the pool's workers, so its memory is gone with theirs while silver and the release run."""
+task (`pipelines.ingest.tasks`: Polars, pyarrow, deltalake; neither Pandera nor pandas, see
+tests/unit/test_worker_imports.py) once, instead of each spawned worker importing it again. The
+forkserver is a fresh interpreter that only imports: no Polars thread pool exists in it to be lost
+by a fork (forking the build's own process, which has run Polars, can hang the child:
+tests/unit/test_fork_after_import.py). It lives as long as the pool's workers, so its memory is
+gone with theirs while silver and the release run."""
 
 from __future__ import annotations
 
 import atexit
 import ctypes
 import functools
+import importlib.abc
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
@@ -169,7 +171,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),
-        initializer=exit_with_parent,
+        initializer=_start_worker,
     )
 
 
@@ -229,6 +231,36 @@ def _forkserver_pid() -> int | None:
 
 
 _FORKSERVER = _ForkserverUse()
+
+
+def _start_worker() -> None:
+    exit_with_parent()
+    pyarrow_without_pandas_sniffing()
+
+
+def pyarrow_without_pandas_sniffing() -> None:
+    """Keep pyarrow from importing pandas in this process only to learn that a list is no pandas
+    object.
+
+    pyarrow imports pandas (~40 MB, ~0.3 s of CPU) the first time it converts a Python list
+    (`Table.from_pylist`: how a parse worker types rows), to ask whether the list is a pandas
+    Series; a worker never hands it one. Asked once while pandas cannot be imported, pyarrow keeps
+    the answer (no pandas objects) and no longer asks; what explicitly needs pandas (`to_pandas`)
+    still imports it. Only where pyarrow is imported already and pandas is not."""
+    if "pyarrow" not in sys.modules or "pandas" in sys.modules:
+        return
+    blocker = _NoPandas()
+    sys.meta_path.insert(0, blocker)
+    try:
+        sys.modules["pyarrow"].array([0])
+    finally:
+        sys.meta_path.remove(blocker)
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("pandas is not imported here", name=name)
 
 
 def exit_with_parent() -> None:

@@ -1,15 +1,20 @@
-"""Pandera models (the contract in code) and helpers to build frames that satisfy them."""
+"""Pandera models (the contract in code) and helpers to build frames that satisfy them.
+
+Importing this package imports no Pandera (nor pandas): parse workers type bronze rows with these
+helpers and the plain bronze schemas (bronze_dtypes.py), and never validate."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandera.polars as pa
 import polars as pl
 
-from pipelines.schemas.silver import SILVER_MODELS
+from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+
+if TYPE_CHECKING:
+    import pandera.polars as pa
 
 
 def polars_schema(model: type[pa.DataFrameModel]) -> pl.Schema:
@@ -19,6 +24,8 @@ def polars_schema(model: type[pa.DataFrameModel]) -> pl.Schema:
 
 
 def silver_schema(table: str) -> pl.Schema:
+    from pipelines.schemas.silver import SILVER_MODELS
+
     return polars_schema(SILVER_MODELS[table])
 
 
@@ -47,9 +54,11 @@ def frame_from_rows(rows: Iterable[Mapping[str, Any]], schema: pl.Schema) -> pl.
 
 @cache
 def bronze_schema(table: str) -> pl.Schema:
-    from pipelines.schemas.bronze import all_bronze_models
-
-    return polars_schema(all_bronze_models()[table])
+    """A bronze table's exact Polars schema (any source; table names are unique)."""
+    for schemas in BRONZE_SCHEMAS.values():
+        if table in schemas:
+            return schemas[table]
+    raise KeyError(f"no bronze table {table!r}")
 
 
 def bronze_table(bronze: Mapping[str, pl.LazyFrame], table: str) -> pl.LazyFrame:

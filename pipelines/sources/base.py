@@ -19,6 +19,7 @@ import orjson
 import polars as pl
 import polars_hash
 
+from pipelines.schemas import bronze_frame
 from pipelines.sources import listing
 from pipelines.storage.uri import is_remote
 
@@ -175,8 +176,6 @@ class ParseResult:
 
     @property
     def tables(self) -> dict[str, pl.DataFrame]:
-        from pipelines.schemas import bronze_frame  # schemas import this module's helpers
-
         return {table: bronze_frame(table, rows) for table, rows in self.rows.items()}
 
 

@@ -21,6 +21,8 @@ from typing import Any, overload
 import polars as pl
 import pyarrow as pa
 
+from pipelines.schemas import bronze_schema
+
 BLOCK_ROWS = 2048
 
 Block = pa.Table | list[dict[str, Any]]
@@ -29,8 +31,6 @@ Block = pa.Table | list[dict[str, Any]]
 @cache
 def arrow_schema(table: str) -> pa.Schema:
     """The Arrow schema of a bronze table's contract."""
-    from pipelines.schemas import bronze_schema  # schemas import the sources' helpers
-
     return pl.DataFrame(schema=bronze_schema(table)).to_arrow().schema
 
 
