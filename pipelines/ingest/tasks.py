@@ -72,8 +72,9 @@ def _run(ctx: IngestContext, task: Task) -> list[dict] | PartDone:
     return _parse_chunk(ctx, task)
 
 
-# Starting a worker costs 1–2 s of imports (measured on the 2-core benchmark machine), about what
-# parsing one batch of small files costs: fewer batches than this are parsed in this process.
+# Starting a worker costs ~1 s of imports (1–2 s before the parse path left out Pandera and pandas;
+# 2-core benchmark machine), about what parsing one batch of small files costs: fewer batches than
+# this are parsed in this process.
 MIN_BATCHES_FOR_WORKERS = 4
 
 

@@ -41,7 +41,7 @@ def worker_count(configured: int, n_units: int, min_units: int) -> int:
 
 
 # How long an idle pool keeps its workers. Long enough to bridge the steps between two sources that
-# parse in workers, so their imports (1-2 s) are paid once (a 1 GB build kept one pool through all
+# parse in workers, so their imports (~1 s) are paid once (a 1 GB build kept one pool through all
 # of bronze); short enough that the workers (~300-370 MB each after a 1 GB parse) are gone while
 # the release runs (issue 15: they were the largest share of the build's floor). Silver lets them
 # go as it starts (`release_idle_workers`): its plan peaks within those seconds (issue 36).
