@@ -10,6 +10,7 @@ then names an engine (a copy of `pipelines` and `assets`, changed) whose code th
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -146,9 +147,12 @@ class ForkedTurnlake:
         imported it: `for_engines`)."""
         self._count += 1
         output = self._folder / f"command-{self._count}.log"
+        env = dict(env)
+        if engine:  # for the processes it starts: a forkserver imports from PYTHONPATH only
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(engine), env.get("PYTHONPATH")]))
         request = {
             "commands": [args, *then],
-            "env": dict(env),
+            "env": env,
             "cwd": str(cwd),
             "output": str(output),
             "engine": str(engine) if engine else None,

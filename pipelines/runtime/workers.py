@@ -21,11 +21,11 @@ import multiprocessing.forkserver
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from contextlib import contextmanager
 from functools import cache
 from multiprocessing.util import Finalize
+from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -172,6 +172,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),
         initializer=_start_worker,
+        initargs=(ENGINE_FOLDER,),
     )
 
 
@@ -190,8 +191,7 @@ class _ForkserverUse:
             self._pools += 1
             if _forkserver_pid() is None:
                 multiprocessing.forkserver.set_forkserver_preload(preload)
-                with _this_import_path():
-                    multiprocessing.forkserver.ensure_running()
+                multiprocessing.forkserver.ensure_running()
                 self._started_pid = _forkserver_pid()
 
     def release(self) -> None:
@@ -207,25 +207,6 @@ class _ForkserverUse:
                 self._started_pid = None
 
 
-@contextmanager
-def _this_import_path() -> Iterator[None]:
-    """`PYTHONPATH` set to this process's `sys.path` while a forkserver starts: Python 3.11's
-    forkserver imports its preload modules from its own default path (it is handed this
-    process's path but never applies it), so code this process imports from elsewhere (a copy of
-    the engine put first on `sys.path`) would be imported from the installed package instead, and
-    the workers would run other code than the build. Only for that moment: the forkserver is
-    started with the environment as it is then."""
-    before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
-
-
 def _forkserver_pid() -> int | None:
     return multiprocessing.forkserver._forkserver._forkserver_pid
 
@@ -233,9 +214,30 @@ def _forkserver_pid() -> int | None:
 _FORKSERVER = _ForkserverUse()
 
 
-def _start_worker() -> None:
+# The `pipelines` package this process runs.
+ENGINE_FOLDER = str(Path(__file__).resolve().parents[1])
+
+
+def _start_worker(engine_folder: str) -> None:
     exit_with_parent()
+    refuse_another_engine(engine_folder)
     pyarrow_without_pandas_sniffing()
+
+
+def refuse_another_engine(engine_folder: str) -> None:
+    """Stop a worker whose forkserver imported `pipelines` from elsewhere than the pool's process.
+
+    Python 3.11's forkserver imports its preload modules from its own default path: it is handed
+    the parent's `sys.path` but never applies it, and the environment cannot be changed to pass it
+    (setting a variable while Rust threads read the environment can crash the process). So a
+    process that put a copy of the engine first on `sys.path` must also put it on `PYTHONPATH`,
+    or its workers would run other code than the build."""
+    if ENGINE_FOLDER != engine_folder:
+        raise RuntimeError(
+            f"this worker imported pipelines from {ENGINE_FOLDER}, the process that started it "
+            f"from {engine_folder}: start it with {Path(engine_folder).parent} on PYTHONPATH, "
+            "from a working directory that holds no other pipelines package"
+        )
 
 
 def pyarrow_without_pandas_sniffing() -> None:

@@ -9,6 +9,8 @@ test left alive in this one would decide which."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,18 +23,23 @@ import psutil
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path: Path, source: str, **modules: str) -> subprocess.CompletedProcess:
-    """`source` as the main script of a fresh interpreter, beside `modules` (name → source) it
-    may import; killed with what it started after 180 s. Its output goes through files, not
-    pipes: a process it left behind would keep a pipe open and the read waiting."""
+def _run(
+    tmp_path: Path, source: str, python_path: str | None = None, cwd: Path = PROJECT, **modules: str
+) -> subprocess.CompletedProcess:
+    """`source` as the main script of a fresh interpreter started in `cwd`, beside `modules`
+    (name → source) it may import, with `PYTHONPATH` the script's folder (a forkserver imports
+    from there, not from the script's `sys.path`) unless `python_path` is given; killed with what
+    it started after 180 s. Its output goes through files, not pipes: a process it left behind
+    would keep a pipe open and the read waiting."""
     for name, text in modules.items():
         (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(source))
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with out.open("w") as stdout, err.open("w") as stderr:
+        env = {**os.environ, "PYTHONPATH": str(tmp_path) if python_path is None else python_path}
         child = psutil.Popen(
-            [sys.executable, str(script)], cwd=PROJECT, stdout=stdout, stderr=stderr
+            [sys.executable, str(script)], cwd=cwd, stdout=stdout, stderr=stderr, env=env
         )
     try:
         child.wait(timeout=180)
@@ -205,3 +212,42 @@ def test_a_killed_parent_leaves_no_worker_or_forkserver(tmp_path):
                 process.kill()
             raise AssertionError(f"orphans of a killed parent: {[p.cmdline() for p in alive]}")
         time.sleep(0.1)
+
+
+# A copy of the engine put first on `sys.path` by the script, then a task from it on a worker: the
+# forkserver imports `pipelines` from its own default path (the installed project), not the copy.
+ANOTHER_ENGINE = """
+    import sys
+    sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0] + "/engine")
+    from pipelines.runtime import workers
+
+    if __name__ == "__main__":
+        pool = workers.IdleExitingPool(1, 0.3)
+        try:
+            print(pool.submit(workers.worker_count, 3, 5, 1).result(timeout=60))
+        except Exception as error:
+            print(type(error).__name__)
+        pool.shutdown()
+"""
+
+
+def _engine_copy(tmp_path: Path) -> Path:
+    engine = tmp_path / "engine"
+    shutil.copytree(
+        PROJECT / "pipelines", engine / "pipelines", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return engine
+
+
+def test_a_worker_whose_forkserver_imported_another_engine_refuses_to_run(tmp_path):
+    _engine_copy(tmp_path)
+    done = _run(tmp_path, ANOTHER_ENGINE, python_path="", cwd=tmp_path)
+    assert done.stdout.strip() == "BrokenProcessPool", (done.stdout, done.stderr[-2000:])
+    assert "PYTHONPATH" in done.stderr and str(tmp_path / "engine") in done.stderr, done.stderr
+
+
+def test_a_worker_runs_the_engine_its_process_put_on_pythonpath(tmp_path):
+    engine = _engine_copy(tmp_path)
+    done = _run(tmp_path, ANOTHER_ENGINE, python_path=str(engine), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "3", (done.stdout, done.stderr[-2000:])
