@@ -27,7 +27,7 @@ from pipelines.transforms import assemble
 from pipelines.transforms.build import WITHHELD
 from pipelines.transforms.plan import Plan, SourceUnits
 from pipelines.transforms.refresh import refresh_silver
-from tests.conformance.harness import run_pipeline
+from tests.conformance.harness import Built, run_pipeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 KEY = "0123456789abcdef0123456789abcdef"
@@ -100,22 +100,28 @@ def test_assembly_in_many_groups_equals_the_assembly_in_one(tmp_path, monkeypatc
 
 
 @pytest.fixture(scope="module")
-def demo_raw(tmp_path_factory) -> Path:
-    raw = tmp_path_factory.mktemp("demo") / "raw"
-    turnlake.demo(raw_root=raw)
-    return raw
+def demo_one_group(tmp_path_factory) -> tuple[Path, Built, int]:
+    """The demo's raw files at `folder`/raw, run through the pipeline into `folder`/data (4 shards,
+    key KEY): (folder, the run, groups its silver was assembled in). Read-only: copy to change."""
+    folder = tmp_path_factory.mktemp("demo")
+    turnlake.demo(raw_root=folder / "raw")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
+        groups = _record_groups(mp)
+        built = run_pipeline(folder / "raw", folder / "data", config=SHARDED)
+    return folder, built, len(groups)
 
 
 def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
-    tmp_path, monkeypatch, demo_raw
+    tmp_path, monkeypatch, demo_one_group
 ):
+    folder, one, one_groups = demo_one_group
+    assert one_groups == 1
     monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
     groups = _record_groups(monkeypatch)
-    one = run_pipeline(demo_raw, tmp_path / "one", config=SHARDED)
-    assert len(groups) == 1
     monkeypatch.setattr(assemble, "BRONZE_ROWS", 50)
-    many = run_pipeline(demo_raw, tmp_path / "many", config=SHARDED)
-    assert len(groups) > 4
+    many = run_pipeline(folder / "raw", tmp_path / "many", config=SHARDED)
+    assert len(groups) > 3
     for table in SILVER_MODELS:
         left, right = one.silver[table], many.silver[table]
         if table == "quarantine":  # names the run that read the record: another data root
@@ -126,14 +132,13 @@ def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
 
 
 def test_a_late_event_and_new_files_transform_only_their_partitions(
-    tmp_path, monkeypatch, demo_raw
+    tmp_path, monkeypatch, demo_one_group
 ):
     """The late rating of conversation tut-1000 changes only its group's partition; the two new
     conversations land in new partitions (a new batch); no other partition is transformed."""
-    raw = tmp_path / "raw"
-    shutil.copytree(demo_raw, raw)
-    data = tmp_path / "data"
-    run_pipeline(raw, data, config=SHARDED, release=False)
+    monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)  # the key the copied data root was built with
+    shutil.copytree(demo_one_group[0], tmp_path, dirs_exist_ok=True)
+    raw, data = tmp_path / "raw", tmp_path / "data"
     layout = Layout(data)
     map_before = stored.read(layout, "silver", MAP_TABLE)
     episodes = stored.read(layout, "silver", "episodes")
