@@ -86,7 +86,7 @@ def _run_build_job(
     """The run, and the state it left the data root in (taken under its lock; None: not taken)."""
 
     from pipelines.api.progress import with_progress
-    from pipelines.checks.revalidate import revalidation
+    from pipelines.checks.revalidate import revalidate_tag
     from pipelines.definitions import BUILD_JOB, build_definitions
     from pipelines.orchestration.build_record import data_root_state
     from pipelines.orchestration.instance import open_instance
@@ -96,24 +96,20 @@ def _run_build_job(
     home = dagster_home(settings)
     roots = (settings.raw_root, settings.data_root, home)
     log.info("building: raw root %s, data root %s, Dagster home %s", *roots)
+    tags = run_tags(settings) | revalidate_tag(revalidate)
     if workers > 1:
         from pipelines.api.workers import run_with_workers
 
-        with revalidation(revalidate):  # read by the step processes (forked after this)
-            return run_with_workers(settings, workers, wait, log_level, run_tags(settings)), None
+        return run_with_workers(settings, workers, wait, log_level, tags), None
     job, run_config = with_progress(
         build_definitions(settings).resolve_job_def(BUILD_JOB), log_level
     )
     job = job.with_hooks({trims_after_each_step})
-    with (
-        locked(settings, wait),
-        open_instance(home) as instance,
-        revalidation(revalidate),
-    ):
+    with locked(settings, wait), open_instance(home) as instance:
         run = job.execute_in_process(
             instance=instance,
             raise_on_error=False,
-            tags=run_tags(settings),
+            tags=tags,
             run_config=run_config,
         )
         return run, data_root_state(settings.layout) if run.success else None

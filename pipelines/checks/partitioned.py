@@ -14,7 +14,8 @@ engine recorded in `_partition_digests`; a whole table's: the names of its Delta
 once) and the judging engine are those it passed with, nor a bronze part (its id names its files'
 rows and parser) that passed with this engine. The passes are recorded once a step has judged
 all its checks (pipelines/checks/passes.py), only for what passed; no verdict is ever reused
-whole (every check judges on every run), and `TURNLAKE_REVALIDATE=1` ignores every pass.
+whole (every check judges on every run), and a revalidating run ignores every pass
+(pipelines/checks/revalidate.py).
 """
 
 from __future__ import annotations
