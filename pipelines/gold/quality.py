@@ -127,10 +127,11 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
     )
     frame = frame.with_columns(
         # Only the few JSON-requested answers are parsed, in Python (Polars has no lenient JSON
-        # test).
-        json_valid=pl.when(pl.col("json_requested")).then(
-            pl.col("text").map_elements(is_json_document, return_dtype=pl.Boolean, skip_nulls=False)
-        )
+        # test): the text is masked before the call, since `when/then` evaluates its branch on
+        # every row once any row is requested.
+        json_valid=pl.when(pl.col("json_requested"))
+        .then(pl.col("text"))
+        .map_elements(is_json_document, return_dtype=pl.Boolean, skip_nulls=True)
     )
     keep = list(polars_schema(QualitySignals))
     return conform(frame.select(keep), polars_schema(QualitySignals)).collect()

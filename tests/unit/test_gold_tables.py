@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from pipelines.gold import build_gold
+from pipelines.gold import build_gold, quality
 from pipelines.gold.agent_deltas import build_agent_round_deltas
 from pipelines.gold.params import parse_overrides
 from pipelines.gold.provenance import reward_problems
@@ -92,6 +92,26 @@ def test_json_adherence_is_checked_only_for_answers_to_a_json_request():
     assert (q[f"{EP}#3"]["json_requested"], q[f"{EP}#3"]["json_valid"]) == (True, False)
     assert (q[f"{EP}#5"]["json_requested"], q[f"{EP}#5"]["json_valid"]) == (False, None)
     assert is_json_document("[1, 2]") and not is_json_document('"just a string"')
+
+
+def test_json_documents_are_parsed_only_for_the_requested_answers(monkeypatch):
+    parsed = []
+
+    def counting(text):
+        parsed.append(text)
+        return is_json_document(text)
+
+    monkeypatch.setattr(quality, "is_json_document", counting)
+    _quality(
+        _turns(
+            ("user", "Return the totals as JSON please."),
+            ("assistant", '{"total": 3}'),
+            ("user", "Thanks."),
+            ("assistant", "You're welcome."),
+            ("assistant", "Anything else?"),
+        )
+    )
+    assert parsed == ['{"total": 3}']
 
 
 def test_echo_rate_is_the_share_of_reply_words_found_in_the_prompt():
