@@ -325,3 +325,22 @@ def test_the_one_search_holds_wherever_some_gate_holds_in_the_corpus() -> None:
 @given(st.lists(st.one_of(PHONE_TEXTS, TEXTS), min_size=1, max_size=20))
 def test_the_one_search_holds_wherever_some_gate_holds(texts: list[str]) -> None:
     assert _some_gate_without_the_one_search(texts)[0] == []
+
+
+_ID_TEXTS = ["to u-7 now", "menu-7", "to bob", "u-8 and a-b", "plain text", IDS[0]]
+
+
+@pytest.mark.parametrize(
+    ("ids", "holding"),
+    [
+        # every id holds "-": the texts without one are not searched, those with one are
+        ([IDS[0], "u-7"], {"to u-7 now", "menu-7", IDS[0]}),
+        # no character shared: every text is searched
+        (["u-7", "bob"], {"to u-7 now", "menu-7", "to bob"}),
+    ],
+)
+def test_pseudonym_gate_holds_exactly_where_a_text_holds_an_id(
+    ids: list[str], holding: set[str]
+) -> None:
+    found = dict(gated(pl.Series(_ID_TEXTS), ids, CONFIG))
+    assert {text for text, gates in found.items() if "pseudonym" in gates} == holding
