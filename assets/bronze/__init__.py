@@ -55,7 +55,7 @@ def bronze_asset(source: str) -> dg.AssetsDefinition:
             }
         )
         # its contracts and `nothing_lost` on the parts just written, in this step (factory.py)
-        yield from check_results(f"bronze_{source}", settings, context)
+        yield from check_results(f"bronze_{source}", settings, context.log.debug, context.run.tags)
 
     return _bronze
 

@@ -37,7 +37,7 @@ def release(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
     else:
         yield _released(context, outcome)
     # `release_verifies` and `release_is_trainable` on the latest release, in this step
-    yield from check_results("release", settings, context)
+    yield from check_results("release", settings, context.log.debug, context.run.tags)
 
 
 def _released(context: dg.AssetExecutionContext, outcome: ReleaseOutcome) -> dg.MaterializeResult:

@@ -57,7 +57,7 @@ def gold_tables(context: dg.AssetExecutionContext, config: GoldConfig, turnlake:
             metadata["reward_rules"] = enabled
         yield dg.MaterializeResult(asset_key=f"gold_{table}", metadata=metadata)
     # the contracts and `rewards_traceable` on the tables just published, in this step
-    yield from check_results("gold", settings, context)
+    yield from check_results("gold", settings, context.log.debug, context.run.tags)
 
 
 @dg.asset(
@@ -87,7 +87,7 @@ def gold_splits(context: dg.AssetExecutionContext, turnlake: TurnlakeResource):
         }
     )
     # its contract and `splits_leak_free` (the split proof), in this step
-    yield from check_results("splits", settings, context)
+    yield from check_results("splits", settings, context.log.debug, context.run.tags)
 
 
 @dg.asset(

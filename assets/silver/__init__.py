@@ -53,7 +53,7 @@ def silver_tables(context: dg.AssetExecutionContext, turnlake: TurnlakeResource)
             asset_key=f"silver_{table}", metadata={ROW_COUNT: n, "rebuilt": rebuilt, **done}
         )
     # the contracts and `references_resolve` on the tables just published, in this step
-    yield from check_results("silver", settings, context)
+    yield from check_results("silver", settings, context.log.debug, context.run.tags)
 
 
 @dg.asset(

@@ -11,7 +11,7 @@ parts it has not passed before: pipelines/checks/partitioned.py); what the step'
 passed is recorded once all its checks have judged, before their results are yielded.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 
 import dagster as dg
@@ -47,17 +47,19 @@ def check_specs(step: str) -> list[dg.AssetCheckSpec]:
 
 
 def check_results(
-    step: str, settings: Settings, context: dg.AssetExecutionContext
+    step: str,
+    settings: Settings,
+    log: Callable[[str], None],
+    run_tags: Mapping[str, str] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The verdicts of the checks of `step` on the data just materialized, as Dagster results
-    (yielded by the asset after its materializations); the run's tags may ask for every
-    partition to be judged again; the step's debug log gets one closing line."""
+    (yielded by the asset after its materializations); `log` gets one closing line; the run's
+    tags may ask for every partition to be judged again (pipelines/checks/revalidate.py)."""
     from pipelines.checks.revalidate import revalidate_requested, revalidating
 
     checks = _checks_of(step)
-    with revalidating(revalidate_requested(context.run.tags)):
+    with revalidating(revalidate_requested(run_tags)):
         verdicts = judge_step(step, settings)
-    log = context.log.debug
     reread = sum(v.metadata.get("partitions_validated", 0) for v in verdicts)
     log(f"{step}: {len(checks)} checks judged, {reread} partitions or part files read again")
     for check, verdict in zip(checks, verdicts, strict=True):
