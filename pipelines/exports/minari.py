@@ -39,10 +39,11 @@ memory holds one view's rows, never the release's; no gymnasium environment is i
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,19 +116,11 @@ def dataset_id(view: str, split: str) -> str:
     return f"{NAMESPACE}/{view}/{split}-v{DATASET_VERSION}"
 
 
-@contextmanager
-def datasets_path(folder: Path) -> Iterator[None]:
-    """Minari finds datasets (and namespaces) under `$MINARI_DATASETS_PATH` only: set it for the
-    writer, then put back what was there."""
-    before = os.environ.get(ENV_VAR)
-    os.environ[ENV_VAR] = str(folder)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(ENV_VAR, None)
-        else:
-            os.environ[ENV_VAR] = before
+def _use_datasets_path(folder: str) -> None:
+    """Minari finds datasets (and namespaces) under `$MINARI_DATASETS_PATH` only: set once, in the
+    writer's own process before it runs anything, never in the build's process, where other threads
+    may read the environment while it changes (setenv is not thread-safe)."""
+    os.environ[ENV_VAR] = folder
 
 
 def _without_nul(column: str) -> tuple[pl.Expr, pl.Expr]:
@@ -243,7 +236,7 @@ def _buffers(rows: pl.DataFrame, bounds: list[tuple[int, int]]) -> Iterator[Epis
 def _create(
     view: str, split: str, rows: pl.DataFrame, spaces: tuple, release: str
 ) -> dict[str, int]:
-    """One Minari dataset written by Minari (under `datasets_path`); its counts."""
+    """One Minari dataset written by Minari (under `$MINARI_DATASETS_PATH`); its counts."""
     import minari
 
     about = VIEWS[view]
@@ -275,22 +268,34 @@ def _create(
 def write_minari(folder: Path, files: list[Path], splits: list[str], release: str) -> dict:
     """Every view's dataset in every split of `splits` under `folder` (a new folder: the release's
     `minari/`), from the `rl_steps` Parquet `files`; the manifest's `minari` section: per dataset
-    id its view, split, episodes, steps and texts whose NUL was replaced."""
+    id its view, split, episodes, steps and texts whose NUL was replaced. Written by Minari in a
+    process of its own, whose `MINARI_DATASETS_PATH` is `folder` (`_use_datasets_path`)."""
     if problem := minari_missing():  # e.g. `forget` rewriting a release made where it was
         raise ImportError(problem)
+    folder.mkdir(parents=True)
+    with ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("spawn"),  # a fresh process: no threads yet
+        initializer=_use_datasets_path,
+        initargs=(str(folder),),
+    ) as writer:
+        datasets = writer.submit(_write_views, files, splits, release).result()
+    return {"format": FORMAT_VERSION, "path": FOLDER, "datasets": datasets}
+
+
+def _write_views(files: list[Path], splits: list[str], release: str) -> dict[str, dict]:
+    """In the writer's process: the namespace, then every view's dataset in every split."""
     from minari.namespace import create_namespace
 
-    folder.mkdir(parents=True)
+    create_namespace(
+        NAMESPACE, description=f"turnlake release {release}: rl_steps as Minari datasets"
+    )
     datasets: dict[str, dict] = {}
-    with datasets_path(folder):
-        create_namespace(
-            NAMESPACE, description=f"turnlake release {release}: rl_steps as Minari datasets"
-        )
-        for view, about in VIEWS.items():
-            rows = view_rows(files, about)
-            spaces = (text_space(rows["observation"]), text_space(rows["action"]))
-            for split in splits:
-                part = split_rows(rows, split)
-                counts = _create(view, split, part, spaces, release)
-                datasets[dataset_id(view, split)] = {"view": view, "split": split, **counts}
-    return {"format": FORMAT_VERSION, "path": FOLDER, "datasets": datasets}
+    for view, about in VIEWS.items():
+        rows = view_rows(files, about)
+        spaces = (text_space(rows["observation"]), text_space(rows["action"]))
+        for split in splits:
+            part = split_rows(rows, split)
+            counts = _create(view, split, part, spaces, release)
+            datasets[dataset_id(view, split)] = {"view": view, "split": split, **counts}
+    return datasets

@@ -6,6 +6,7 @@ written here by hand."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -121,6 +122,24 @@ def test_the_export_loads_outside_the_release_which_stays_as_published(
     }
     decision = minari.load_dataset("turnlake/decision/test-v0")
     assert (decision.total_episodes, decision.total_steps) == (1, 1)
+
+
+def test_the_export_sets_no_environment_variable_in_the_calling_process(
+    release, tmp_path, monkeypatch
+):
+    """Minari reads its folder from `MINARI_DATASETS_PATH` only; setting it in a build's process,
+    where other threads may read the environment meanwhile, can crash the process (setenv is not
+    thread-safe), so it is set in the writer's own process alone."""
+    changed: list[str] = []
+    monkeypatch.setattr(os, "putenv", lambda key, value: changed.append(key))
+    monkeypatch.setattr(os, "unsetenv", lambda key: changed.append(key))
+    monkeypatch.delenv("MINARI_DATASETS_PATH", raising=False)
+    target = tmp_path / "out" / VERSION
+    target.parent.mkdir()
+    section = export_minari(release, target, check=minari_problems)
+    assert section["datasets"]["turnlake/decision/test-v0"]["episodes"] == 1  # it was written
+    assert changed == []
+    assert "MINARI_DATASETS_PATH" not in os.environ
 
 
 def test_an_export_replaces_the_earlier_one(release, tmp_path):
