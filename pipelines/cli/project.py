@@ -14,21 +14,14 @@ from pipelines.cli.options import error, roots
 @click.option(
     "--check",
     is_flag=True,
-    help="Do not write; exit 1 if docs/data_dictionary.md, assets/column_schemas.json or "
-    "pipelines/schemas/bronze_dtypes.py is stale.",
+    help="Do not write; exit 1 if docs/data_dictionary.md or assets/column_schemas.json is stale.",
 )
 def dictionary(check: bool) -> int:
-    """Regenerate docs/data_dictionary.md and the generated schemas.
+    """Regenerate docs/data_dictionary.md and the column schemas.
 
-    All from the Pandera models: the data dictionary, assets/column_schemas.json (the column
-    schemas the Dagster assets show) and pipelines/schemas/bronze_dtypes.py (the Polars schemas
-    parsing types bronze rows with), the last two read without importing Pandera.
+    Both from the Pandera models: the data dictionary, and assets/column_schemas.json (the column
+    schemas the Dagster assets show, which they read without importing Pandera).
     """
-    from pipelines.reports.bronze_dtypes import (
-        BRONZE_DTYPES_PATH,
-        render_bronze_dtypes,
-        write_bronze_dtypes,
-    )
     from pipelines.reports.column_schemas import (
         COLUMN_SCHEMAS_PATH,
         render_column_schemas,
@@ -39,14 +32,12 @@ def dictionary(check: bool) -> int:
     if not check:
         click.echo(f"wrote {write_dictionary()}")
         click.echo(f"wrote {write_column_schemas()}")
-        click.echo(f"wrote {write_bronze_dtypes()}")
         return 0
     stale = [
         path
         for path, render in (
             (DICTIONARY_PATH, render_dictionary),
             (COLUMN_SCHEMAS_PATH, render_column_schemas),
-            (BRONZE_DTYPES_PATH, render_bronze_dtypes),
         )
         if (path.read_text(encoding="utf-8") if path.exists() else "") != render()
     ]
@@ -54,8 +45,7 @@ def dictionary(check: bool) -> int:
         error(f"{path} is stale: run `turnlake dictionary`")
     if stale:
         return 1
-    names = f"{COLUMN_SCHEMAS_PATH.name} and {BRONZE_DTYPES_PATH.name}"
-    click.echo(f"{DICTIONARY_PATH}, {names} are up to date")
+    click.echo(f"{DICTIONARY_PATH} and {COLUMN_SCHEMAS_PATH.name} are up to date")
     return 0
 
 

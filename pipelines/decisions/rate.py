@@ -33,7 +33,6 @@ def rating_event(
     scale: str,
     rated_by: str,
     reason: str | None,
-    rated_at: datetime | None = None,
 ) -> dict[str, Any]:
     """The event line's object; `BadRating` says what is wrong with the rating."""
     if scale not in RATING_SCALES:
@@ -49,7 +48,7 @@ def rating_event(
         "rating": rating,
         "scale": scale,
         "rated_by": rated_by,
-        "rated_at": (rated_at or datetime.now(UTC)).isoformat(),
+        "rated_at": datetime.now(UTC).isoformat(),
         "reason": reason,
     }
 

@@ -21,7 +21,7 @@ from pipelines.ingest.untypable import misfit_quarantine_row, misfits, raw_copy
 from pipelines.privacy.forget import purge
 from pipelines.runtime.workers import trim_malloc
 from pipelines.schemas import bronze_schema, conform, frame_from_rows
-from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+from pipelines.schemas.bronze_dtypes import bronze_schemas
 from pipelines.sources.base import ParseResult, raw_excerpt
 from pipelines.sources.jsonio import Span
 from pipelines.storage import bronze
@@ -268,7 +268,7 @@ def _untypable(member: Member, batch: Batch, table: str, exc: Exception) -> Memb
 def _table_order(source: str) -> tuple[str, ...]:
     """The source's bronze tables, then QUARANTINE_PART (asked per raw file: a module lookup
     each time cost ~7 µs of a tiny file's ~100)."""
-    return (*BRONZE_SCHEMAS[source], QUARANTINE_PART)
+    return (*bronze_schemas(source), QUARANTINE_PART)
 
 
 def in_table_order(source: str, rows: dict) -> list[str]:

@@ -29,11 +29,6 @@ def remember(raw_root: Path, discover: Callable, rel_paths: Iterable[str]) -> No
     _DISCOVERED.setdefault((str(raw_root), discover), set()).update(rel_paths)
 
 
-def forget_all() -> None:
-    """Drop what this process remembered (tests)."""
-    _DISCOVERED.clear()
-
-
 def unrecognised_files(raw_root: Path) -> list[str]:
     """Raw files (relative paths) that no adapter claims and that are not the consent registry:
     never read, so the build summary and `status` list them instead of ignoring them silently."""

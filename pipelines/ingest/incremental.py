@@ -48,7 +48,6 @@ class IngestReport:
     files_appended: int = 0  # of those parsed: grown files whose new tail alone was parsed
     files_missing: list[str] = field(default_factory=list)
     files_removed: list[str] = field(default_factory=list)
-    files_withheld: int = 0  # raw files named after a forgotten subject: not read at all
     records_read: int = 0
     n_bronze: int = 0
     n_quarantine: int = 0
@@ -189,7 +188,6 @@ def ingest_source(
     claimed.remember(settings.raw_root, discover, (file.rel_path for file in discovered))
     for file in discovered:
         if mentions_text(file.rel_path, forgotten):
-            report.files_withheld += 1
             if file.rel_path in previous:  # named after a forgotten subject: its rows go, unlisted
                 previous[file.rel_path]["withheld"] = True
             continue

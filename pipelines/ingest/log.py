@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipelines.ingest.batches import QUARANTINE_PART, part_files, part_table
 from pipelines.schemas import frame_from_rows
-from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+from pipelines.schemas.bronze_dtypes import bronze_schemas
 from pipelines.storage import bronze
 from pipelines.storage.files import remove_file, scan_parquet
 from pipelines.storage.layout import Layout
@@ -174,7 +174,7 @@ def collect_bronze_garbage(layout: Layout, source: str) -> None:
     """
     options = storage_options(layout.data_root)
     log = read_log(layout, source)
-    for table in [*BRONZE_SCHEMAS[source], QUARANTINE_PART]:
+    for table in [*bronze_schemas(source), QUARANTINE_PART]:
         uri = part_table(layout, source, table)
         bronze.drop_parts_except(uri, _named_parts(log, table), options)
     bronze.vacuum_table(_log_table(layout, source), options)
@@ -184,7 +184,7 @@ def collect_bronze_garbage(layout: Layout, source: str) -> None:
 def _remove_legacy_parts(layout: Layout, source: str) -> None:
     """Parquet parts (and temp files of killed writes) that lay directly in a bronze folder, and
     the Parquet ingest log: the layout before bronze was Delta keeps no file there."""
-    folders = [layout.bronze_dir(t) for t in BRONZE_SCHEMAS[source]]
+    folders = [layout.bronze_dir(t) for t in bronze_schemas(source)]
     for folder in [*folders, layout.parse_quarantine_dir(source)]:
         if folder.is_dir():
             for path in folder.iterdir():

@@ -6,7 +6,7 @@ import polars as pl
 
 from pipelines.ingest.batches import PARSE_QUARANTINE_SCHEMA, QUARANTINE_PART
 from pipelines.ingest.log import current_parts, read_log
-from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+from pipelines.schemas.bronze_dtypes import bronze_schemas
 from pipelines.storage.files import scan_parquet
 from pipelines.storage.layout import Layout
 
@@ -50,7 +50,7 @@ def reconcile_source(source: str, layout: Layout) -> pl.DataFrame:
     log = full_log.select("file", "records_read", "n_pending", "n_forgotten", "missing_since")
     bronze = [
         _rows_per_file(layout, source, t, schema, full_log)
-        for t, schema in BRONZE_SCHEMAS[source].items()
+        for t, schema in bronze_schemas(source).items()
     ]
     bronze_counts = pl.concat(bronze).group_by("file").agg(pl.col("n").sum().alias("bronze_rows"))
     quarantine_counts = _rows_per_file(

@@ -48,10 +48,6 @@ class BuildSummary:
         default_factory=list
     )  # sources whose realized split shares are far from the configured ratios
 
-    @property
-    def balanced(self) -> bool:
-        return bool(self.reconciliation["balanced"].all()) if self.reconciliation.height else True
-
 
 _RECONCILIATION = pl.Schema(
     {

@@ -1,7 +1,8 @@
 """Pandera models (the contract in code) and helpers to build frames that satisfy them.
 
 Importing this package imports no Pandera (nor pandas): parse workers type bronze rows with these
-helpers and the plain bronze schemas (bronze_dtypes.py), and never validate."""
+helpers and the bronze schemas read from the models' source (bronze_dtypes.py), and never
+validate."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+from pipelines.config.names import SOURCES
+from pipelines.schemas.bronze_dtypes import bronze_schemas
 
 if TYPE_CHECKING:
     import pandera.polars as pa
@@ -55,8 +57,8 @@ def frame_from_rows(rows: Iterable[Mapping[str, Any]], schema: pl.Schema) -> pl.
 @cache
 def bronze_schema(table: str) -> pl.Schema:
     """A bronze table's exact Polars schema (any source; table names are unique)."""
-    for schemas in BRONZE_SCHEMAS.values():
-        if table in schemas:
+    for source in SOURCES:
+        if table in (schemas := bronze_schemas(source)):
             return schemas[table]
     raise KeyError(f"no bronze table {table!r}")
 

@@ -246,8 +246,8 @@ def dumps_safe(obj: Any) -> str:
         return repr(obj)
 
 
-def too_large_file(file: RawFile, size: int, limit: int, raw: str | None = None) -> ParseResult:
+def too_large_file(file: RawFile, size: int, limit: int) -> ParseResult:
     """A file over `[limits] max_file_bytes`: one `too_large` quarantine row stands for it."""
     message = f"file is {size} bytes, limit is {limit}"
-    row = QuarantineRow(file.source, file.rel_path, "file", "too_large", message, raw)
+    row = QuarantineRow(file.source, file.rel_path, "file", "too_large", message, None)
     return ParseResult(records_read=1, quarantine=[row])

@@ -72,11 +72,6 @@ def kept_listing(raw_root: str | os.PathLike[str]) -> Folders:
     return _LISTINGS.get(_root_key(raw_root), {})
 
 
-def forget_listings() -> None:
-    """Drop every listing this process holds (tests)."""
-    _LISTINGS.clear()
-
-
 def _read_folder(path: str) -> tuple[list[str], list[str]]:
     dirs, files = [], []
     with os.scandir(path) as entries:

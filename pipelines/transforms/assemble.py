@@ -94,7 +94,7 @@ def _evidence_of(
     ev: Mapping[str, pl.DataFrame], wanted: Mapping[str, pl.DataFrame]
 ) -> dict[str, pl.LazyFrame]:
     """The evidence rows a partition's units read (`wanted`: per table read by key, the keys they
-    read, from `_evidence_keys`), the rule of units.evidence_read on precomputed reads."""
+    read, from `_evidence_keys`)."""
     out = {}
     for name, table in ev.items():
         keys = wanted.get(name)

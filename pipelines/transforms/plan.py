@@ -10,8 +10,8 @@ participant file) is placed as a group of its own name (`PLACED_ALONE`), inside 
 partition.
 
 A partition's input digest covers its units and what their silver is a function of: a digest of
-their bronze rows (every column; `_unit_rows`), the evidence rows they read
-(units.evidence_read) and, per source, what every unit reads (the transform scheme: code,
+their bronze rows (every column; `_unit_rows`), the evidence rows they read (each source's
+`unit_evidence_reads`) and, per source, what every unit reads (the transform scheme: code,
 settings; evidence read whole); plus the opt-out registry (a partition is withheld as it is
 transformed) and the partition layout. A partition is transformed again exactly when its digest
 changed; one no unit lives in any more is emptied.

@@ -76,17 +76,6 @@ def group_clusters(groups: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def restrict(
-    tagged: Mapping[str, pl.LazyFrame], units: pl.Series | Iterable[str]
-) -> dict[str, pl.LazyFrame]:
-    """Bronze tagged by `unit_keys`, cut to the rows of `units`, `_unit` dropped."""
-    keep = pl.Series(list(units), dtype=pl.String)
-    return {
-        table: frame.filter(pl.col(UNIT).is_in(keep.implode())).drop(UNIT)
-        for table, frame in tagged.items()
-    }
-
-
 def unit_groups(
     source: str,
     bronze: Mapping[str, pl.LazyFrame],
@@ -127,29 +116,6 @@ def evidence(
     """The source's `unit_evidence` of this (whole) bronze; {} for a source without one."""
     compute = getattr(source_units(source), "unit_evidence", None)
     return {} if compute is None else compute(dict(bronze), settings)
-
-
-def evidence_read(
-    source: str,
-    bronze: Mapping[str, pl.LazyFrame],
-    settings: Settings,
-    evidence: Mapping[str, pl.LazyFrame],
-    units: pl.Series | Iterable[str],
-) -> dict[str, pl.LazyFrame]:
-    """The rows of `evidence` (of the whole bronze) that `units` read, by the source's
-    `unit_evidence_reads` of the whole bronze."""
-    compute = getattr(source_units(source), "unit_evidence_reads", None)
-    reads = {} if compute is None else compute(dict(bronze), settings)
-    mine = pl.Series(list(units), dtype=pl.String).implode()
-    out = {}
-    for name, table in evidence.items():
-        if name not in reads:
-            out[name] = table
-            continue
-        keys = [c for c in reads[name].collect_schema().names() if c != UNIT]
-        wanted = reads[name].filter(pl.col(UNIT).is_in(mine)).select(keys).unique()
-        out[name] = table.join(wanted, on=keys, how="semi", nulls_equal=True)
-    return out
 
 
 def transform(

@@ -228,14 +228,14 @@ def test_the_listing_kept_in_the_record_spares_the_next_process_reading_the_raw_
     raw, data, _ = world
     monkeypatch.setattr(raw_state, "RACY_NS", 0)  # every folder's stamp trusted at once
     assert main(build_args(raw, data, "--force")) == 0  # recorded with the listing it walked
-    raw_state.forget_listings()  # as a new process: only the record has it
+    raw_state._LISTINGS.clear()  # as a new process: only the record has it
     reads: list[str] = []
     read = raw_state._read_folder
     monkeypatch.setattr(raw_state, "_read_folder", lambda path: reads.append(path) or read(path))
     assert decide(world).matched is not None
     assert reads == []
     n_folders = sum(1 for p in raw.rglob("*") if p.is_dir()) + 1  # the root too
-    raw_state.forget_listings()
+    raw_state._LISTINGS.clear()
     record = Layout(data).last_build
     kept = record.read_bytes()
     build_record.drop_record(Layout(data))  # no record (a build that failed): every folder read

@@ -31,7 +31,7 @@ def test_real_samples_build_with_all_checks_passing_and_nothing_quarantined(tmp_
     layout = Layout(tmp_path / "data")
     assert stored.read(layout, "silver", "quarantine").height == 0
     summary = build_summary(Settings(raw_root=raw, data_root=tmp_path / "data"))
-    assert summary.balanced
+    assert summary.reconciliation["balanced"].all()
     episodes = stored.read(layout, "silver", "episodes")
     by_source = dict(episodes.group_by("source").len().iter_rows())
     # 8 distinct study sessions across 4 files (one appears twice); 2 Social RL rounds.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import polars as pl
@@ -18,6 +19,41 @@ PROJECT = Path(__file__).resolve().parents[2]
 # Content-addressed tables: build_silver keeps one row per key, so the same blob produced by two
 # parts (two scenarios with one context) is one row, not a locality failure.
 DEDUPED_ON = {"contexts": "context_hash"}
+
+
+def restrict(
+    tagged: Mapping[str, pl.LazyFrame], units: pl.Series | Iterable[str]
+) -> dict[str, pl.LazyFrame]:
+    """Bronze tagged by `unit_keys`, cut to the rows of `units`, `_unit` dropped."""
+    keep = pl.Series(list(units), dtype=pl.String)
+    return {
+        table: frame.filter(pl.col(u.UNIT).is_in(keep.implode())).drop(u.UNIT)
+        for table, frame in tagged.items()
+    }
+
+
+def evidence_read(
+    source: str,
+    bronze: Mapping[str, pl.LazyFrame],
+    settings: Settings,
+    evidence: Mapping[str, pl.LazyFrame],
+    units: pl.Series | Iterable[str],
+) -> dict[str, pl.LazyFrame]:
+    """The rows of `evidence` (of the whole bronze) that `units` read, by the source's
+    `unit_evidence_reads` of the whole bronze: the rule the plan applies to precomputed reads
+    (transforms/assemble.py `_evidence_of`)."""
+    compute = getattr(u.source_units(source), "unit_evidence_reads", None)
+    reads = {} if compute is None else compute(dict(bronze), settings)
+    mine = pl.Series(list(units), dtype=pl.String).implode()
+    out = {}
+    for name, table in evidence.items():
+        if name not in reads:
+            out[name] = table
+            continue
+        keys = [c for c in reads[name].collect_schema().names() if c != u.UNIT]
+        wanted = reads[name].filter(pl.col(u.UNIT).is_in(mine)).select(keys).unique()
+        out[name] = table.join(wanted, on=keys, how="semi", nulls_equal=True)
+    return out
 
 
 def fixture_settings(raw_root: Path) -> Settings:
@@ -73,8 +109,8 @@ def assert_bronze_unit_local(
     for k in range(parts):
         members = comps.filter(pl.col("component").map_elements(bucket.get, pl.Int64) == k)
         mine = members.get_column("unit")
-        read = u.evidence_read(source, bronze, settings, evidence, mine)
-        for table, frame in u.transform(source, u.restrict(tagged, mine), settings, read).items():
+        read = evidence_read(source, bronze, settings, evidence, mine)
+        for table, frame in u.transform(source, restrict(tagged, mine), settings, read).items():
             pieces.setdefault(table, []).append(frame)
     for table, frame in whole.items():
         union = pl.concat(pieces[table]) if pieces[table] else frame.clear()
@@ -96,7 +132,7 @@ def assert_groups_whole(source: str, raw_root: Path) -> int:
     evidence = {k: f.collect().lazy() for k, f in u.evidence(source, bronze, settings).items()}
     seen = []
     for (name,), members in u.components(units.unique(), links).group_by("component"):
-        part = u.restrict(tagged, members.get_column("unit"))
+        part = restrict(tagged, members.get_column("unit"))
         silver = u.transform(source, part, settings, evidence)
         seen.append(silver["episodes"].select("group_id", component=pl.lit(name)))
     groups = pl.concat(seen).group_by("group_id").agg(pl.col("component").n_unique())

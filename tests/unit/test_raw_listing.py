@@ -40,10 +40,10 @@ PAST_THE_RACY_WINDOW = 0.3
 @pytest.fixture(autouse=True)
 def fresh_process(monkeypatch):
     """Each test starts as a new process would: no listing held."""
-    raw_state.forget_listings()
+    raw_state._LISTINGS.clear()
     monkeypatch.setattr(raw_state, "RACY_NS", RACY_NS)
     yield
-    raw_state.forget_listings()
+    raw_state._LISTINGS.clear()
 
 
 def _tree(root: Path, files: list[str]) -> Path:
@@ -175,19 +175,19 @@ def test_the_listing_kept_in_the_build_record_seeds_a_new_process_for_its_root_a
     folders = 9  # by hand: '', outputs (+ run1, run1/deeper, .hidden), decisions (+ x, x/y), other
     assert len(record.listing["folders"]) == folders
 
-    raw_state.forget_listings()  # a new process: it reads the record
+    raw_state._LISTINGS.clear()  # a new process: it reads the record
     build_record.seed_from(build_record.read_record(settings.layout), settings)
     reads = _count_reads(monkeypatch)
     assert raw_state.raw_state(root).n_files == len(TREE)
     assert reads == []
 
-    raw_state.forget_listings()  # another engine: the recorded listing is not trusted
+    raw_state._LISTINGS.clear()  # another engine: the recorded listing is not trusted
     monkeypatch.setattr(build_record, "engine_digest", lambda: "another-engine-digest")
     build_record.seed_from(build_record.read_record(settings.layout), settings)
     raw_state.raw_state(root)
     assert len(reads) == folders
 
-    raw_state.forget_listings()  # another raw root (same names): not its listing either
+    raw_state._LISTINGS.clear()  # another raw root (same names): not its listing either
     monkeypatch.undo()
     monkeypatch.setattr(raw_state, "RACY_NS", RACY_NS)
     other = Settings(raw_root=tmp_path / "other", data_root=tmp_path / "data")

@@ -213,8 +213,8 @@ def test_a_session_transformed_alone_gets_its_split_group_from_the_whole_corpus(
     groups = evidence["human_groups"].collect()
     anas = groups.filter(pl.col("episode_id").is_in(["decision:s1", "decision:s2"]))
     assert sorted(anas.rows()) == [("decision:s1", "decision:s1"), ("decision:s2", "decision:s1")]
-    only_s2 = u.restrict(decision_units.unit_keys(bronze, SETTINGS), ["decision:s2"])
-    read = u.evidence_read(SOURCE, bronze, SETTINGS, evidence, ["decision:s2"])
+    only_s2 = locality.restrict(decision_units.unit_keys(bronze, SETTINGS), ["decision:s2"])
+    read = locality.evidence_read(SOURCE, bronze, SETTINGS, evidence, ["decision:s2"])
 
     def group(silver: dict[str, pl.DataFrame]) -> list[tuple]:
         return silver["episodes"].select("episode_id", "group_id").rows()

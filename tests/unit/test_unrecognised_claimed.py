@@ -20,9 +20,7 @@ CONVERSATION = {"conversation_id": "c-1", "turns": [{"role": "user", "content": 
 @pytest.fixture(autouse=True)
 def fresh_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("TURNLAKE_CACHE_DIR", str(tmp_path / "cache"))
-    claimed.forget_all()
-    yield
-    claimed.forget_all()
+    monkeypatch.setattr(claimed, "_DISCOVERED", {})  # nothing remembered, as in a new process
 
 
 def _write(raw: Path, rel: str, text: str = "{}\n") -> None:

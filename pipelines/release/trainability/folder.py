@@ -94,18 +94,16 @@ def checked_files(release: Path) -> dict[str, list[Path]]:
     return found
 
 
-def trainability_problems(release: Path, include_neutral: bool | None = None) -> list[str]:
+def trainability_problems(release: Path) -> list[str]:
     """Every trainability problem of the release folder (empty = a trainer can rely on it), read
-    one file at a time (see the module doc). `include_neutral`: the release's
-    `kto_include_neutral`, read from its manifest when not given (a folder not yet published
-    has none)."""
-    if include_neutral is None:
-        config = (
-            orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
-            if (release / MANIFEST).exists()
-            else {}
-        )
-        include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
+    one file at a time (see the module doc), with the release's `kto_include_neutral` read from
+    its manifest (a folder not yet published has none)."""
+    config = (
+        orjson.loads((release / MANIFEST).read_bytes()).get("config", {})
+        if (release / MANIFEST).exists()
+        else {}
+    )
+    include_neutral = bool((config.get("release") or {}).get("kto_include_neutral", False))
     return release_findings(release, include_neutral).problems
 
 

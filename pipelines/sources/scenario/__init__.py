@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipelines.config.settings import Settings
-from pipelines.schemas.bronze_dtypes import BRONZE_SCHEMAS
+from pipelines.schemas.bronze_dtypes import bronze_schemas
 from pipelines.sources.base import (
     ParseResult,
     QuarantineRow,
@@ -66,7 +66,7 @@ def parse_file(file: RawFile, data: bytes, settings: Settings) -> ParseResult:
         return result
     context = file_context(file)
     read = read_jsonl(file, data, limits, active=context.state == ACTIVE_STATE)
-    rows: dict[str, list[dict]] = {table: [] for table in BRONZE_SCHEMAS[SOURCE]}
+    rows: dict[str, list[dict]] = {table: [] for table in bronze_schemas(SOURCE)}
     quarantine = list(read.quarantine)
     tz = settings.timezone_for(SOURCE)
     for index, (unit, obj) in enumerate(read.records):
