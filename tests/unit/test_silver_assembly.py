@@ -42,9 +42,9 @@ def _multiset(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(frame.columns, nulls_last=True)
 
 
-def _ingest(raw: Path, data: Path):
+def _ingest(raw: Path, data: Path, config: str = SHARDED):
     data.mkdir(parents=True, exist_ok=True)
-    (data / "turnlake.toml").write_text(SHARDED)
+    (data / "turnlake.toml").write_text(config)
     settings = settings_from_config(raw, data, data / "turnlake.toml")
     for source in SOURCES:
         ingest_source(source, settings, "ingest")
@@ -149,7 +149,7 @@ def test_a_late_event_and_new_files_transform_only_their_partitions(
     late_partition = map_before.filter(pl.col("group_id") == late_group)["_partition"].item()
     add_new_files(raw)  # two new conversations and a late rating of tut-1000
     groups = _record_groups(monkeypatch)
-    run_pipeline(raw, data, config=DEMO_SHARDED, release=False)
+    refresh_silver(_ingest(raw, data, DEMO_SHARDED), "run")
     map_after = stored.read(layout, "silver", MAP_TABLE)
     fresh = map_after.join(map_before, on="group_id", how="anti")
     assert fresh.height == 2 and set(fresh["batch"]) == {1}
