@@ -24,23 +24,27 @@ from pipelines.sources.base import dumps
 from pipelines.storage import tables as stored
 from pipelines.storage.layout import Layout
 from pipelines.transforms import assemble
-from pipelines.transforms.build import WITHHELD
+from pipelines.transforms.build import WITHHELD, load_bronze
 from pipelines.transforms.plan import Plan, SourceUnits
 from pipelines.transforms.refresh import refresh_silver
-from tests.conformance.harness import Built, run_pipeline
+from tests.conformance.harness import run_pipeline
+from tests.graph.test_partitions_graph import KEY, demo_built, grown_demo_built
+from tests.graph.test_partitions_graph import _add_new_files as add_new_files
+from tests.graph.test_release_partitions import _latest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-KEY = "0123456789abcdef0123456789abcdef"
 SHARDED = "[partitions]\nshards = 4\n"
+# the settings `demo_built` builds the demo with
+DEMO_SHARDED = "[partitions]\nshards = 4\nepisodes_per_partition = 5000\n"
 
 
 def _multiset(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(frame.columns, nulls_last=True)
 
 
-def _ingest(raw: Path, data: Path):
+def _ingest(raw: Path, data: Path, config: str = SHARDED):
     data.mkdir(parents=True, exist_ok=True)
-    (data / "turnlake.toml").write_text(SHARDED)
+    (data / "turnlake.toml").write_text(config)
     settings = settings_from_config(raw, data, data / "turnlake.toml")
     for source in SOURCES:
         ingest_source(source, settings, "ingest")
@@ -99,73 +103,61 @@ def test_assembly_in_many_groups_equals_the_assembly_in_one(tmp_path, monkeypatc
     assert stored.meta(Layout(settings.data_root), "silver", WITHHELD) == dumps(withheld)
 
 
-@pytest.fixture(scope="module")
-def demo_one_group(tmp_path_factory) -> tuple[Path, Built, int]:
-    """The demo's raw files at `folder`/raw, run through the pipeline into `folder`/data (4 shards,
-    key KEY): (folder, the run, groups its silver was assembled in). Read-only: copy to change."""
-    folder = tmp_path_factory.mktemp("demo")
-    turnlake.demo(raw_root=folder / "raw")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
-        groups = _record_groups(mp)
-        built = run_pipeline(folder / "raw", folder / "data", config=SHARDED)
-    return folder, built, len(groups)
+def _bronze_rows(data: Path) -> int:
+    layout = Layout(data)
+    scans = [scan for source in SOURCES for scan in load_bronze(source, layout).values()]
+    return sum(scan.select(pl.len()).collect().item() for scan in scans)
+
+
+def _assert_same_silver(data: Path, other: Path) -> None:
+    left, right = _silver(data), _silver(other)
+    for table in SILVER_MODELS:
+        # a quarantine row names the run that read the record: another data root, another run
+        got, expected = (f.drop("run_id", strict=False) for f in (left[table], right[table]))
+        assert got.equals(expected), table
 
 
 def test_a_tiny_row_budget_gives_the_tables_and_release_of_one_group(
-    tmp_path, monkeypatch, demo_one_group
+    tmp_path, monkeypatch, built_once
 ):
-    folder, one, one_groups = demo_one_group
-    assert one_groups == 1
+    """The demo built with the default row budget (shared by the partition tests: 4 shards, key
+    KEY), which holds all its bronze rows, so one group; then with a budget of 50 rows."""
+    raw, one = demo_built(built_once, 4)
+    assert 0 < _bronze_rows(one) <= assemble.BRONZE_ROWS  # one group: every partition fits
     monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)
     groups = _record_groups(monkeypatch)
     monkeypatch.setattr(assemble, "BRONZE_ROWS", 50)
-    many = run_pipeline(folder / "raw", tmp_path / "many", config=SHARDED)
+    many = run_pipeline(raw, tmp_path / "many", config=DEMO_SHARDED)
     assert len(groups) > 3
-    for table in SILVER_MODELS:
-        left, right = one.silver[table], many.silver[table]
-        if table == "quarantine":  # names the run that read the record: another data root
-            left, right = left.drop("run_id"), right.drop("run_id")
-        assert _multiset(left).equals(_multiset(right)), table
-    hashes = [read_manifest(b.release)["content_hash"] for b in (one, many)]
+    _assert_same_silver(one, many.settings.data_root)
+    hashes = [read_manifest(release)["content_hash"] for release in (_latest(one), many.release)]
     assert hashes[0] == hashes[1]
 
 
 def test_a_late_event_and_new_files_transform_only_their_partitions(
-    tmp_path, monkeypatch, demo_one_group
+    tmp_path, monkeypatch, built_once
 ):
     """The late rating of conversation tut-1000 changes only its group's partition; the two new
-    conversations land in new partitions (a new batch); no other partition is transformed."""
+    conversations land in new partitions (a new batch); no other partition is transformed; silver
+    then equals a build from scratch of the same raw files (shared by the partition tests)."""
     monkeypatch.setenv("TURNLAKE_PSEUDONYM_KEY", KEY)  # the key the copied data root was built with
-    shutil.copytree(demo_one_group[0], tmp_path, dirs_exist_ok=True)
-    raw, data = tmp_path / "raw", tmp_path / "data"
+    raw, data = demo_built(built_once, 4, to=tmp_path / "demo")
     layout = Layout(data)
     map_before = stored.read(layout, "silver", MAP_TABLE)
     episodes = stored.read(layout, "silver", "episodes")
     late_group = episodes.filter(pl.col("native_id") == "tutoring/tut-1000")["group_id"].item()
     late_partition = map_before.filter(pl.col("group_id") == late_group)["_partition"].item()
-    turns = [{"role": "student", "content": "hi"}, {"role": "tutor", "content": "hello"}]
-    new = [{"conversation_id": f"tut-77{i}", "turns": turns} for i in range(2)]
-    (raw / "dialogues" / "tutoring" / "batch-077.jsonl").write_bytes(
-        b"".join(orjson.dumps(c) + b"\n" for c in new)
-    )
-    late = {"conversation_id": "tut-1000", "turn_index": 1, "rating": 1}
-    late["created_at"] = "2024-07-01T10:00:00Z"
-    (raw / "feedback" / "tutoring" / "events-077.jsonl").write_bytes(orjson.dumps(late) + b"\n")
+    add_new_files(raw)  # two new conversations and a late rating of tut-1000
     groups = _record_groups(monkeypatch)
-    built = run_pipeline(raw, data, config=SHARDED, release=False)
+    refresh_silver(_ingest(raw, data, DEMO_SHARDED), "run")
     map_after = stored.read(layout, "silver", MAP_TABLE)
     fresh = map_after.join(map_before, on="group_id", how="anti")
     assert fresh.height == 2 and set(fresh["batch"]) == {1}
     expected = {late_partition, *fresh["_partition"]}
     assert {p for g in groups for p in g} == expected
     assert late_partition.startswith("b00000-")  # an old partition, reassembled
-    scratch = run_pipeline(raw, tmp_path / "scratch", config=SHARDED, release=False)
-    for table in SILVER_MODELS:
-        got, fresh = built.silver[table], scratch.silver[table]
-        if table == "quarantine":  # names the run that read the record: another data root
-            got, fresh = got.drop("run_id"), fresh.drop("run_id")
-        assert _multiset(got).equals(_multiset(fresh)), table
+    scratch = grown_demo_built(built_once, 4)
+    _assert_same_silver(data, scratch)
 
 
 def test_the_plan_places_every_split_group_and_every_component_in_one_partition(tmp_path):
@@ -173,7 +165,6 @@ def test_the_plan_places_every_split_group_and_every_component_in_one_partition(
     unit of one split group, and every unit of one linked component, lives in one partition
     (what lets a partition be transformed from its own units' bronze)."""
     from pipelines.transforms import units as u
-    from pipelines.transforms.build import load_bronze
     from pipelines.transforms.plan import plan_silver
 
     raw = tmp_path / "raw"
