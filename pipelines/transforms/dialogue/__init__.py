@@ -32,16 +32,9 @@ def to_silver(
     this bronze is only part of it."""
     kept, conversation_conflicts = conv.dedup_conversations(bronze_table(bronze, CONVERSATIONS))
     events, event_conflicts = fb.dedup_events(bronze_table(bronze, EVENTS))
-    # The frames several tables read are collected once: a lazy frame read by several collected
-    # plans is computed again in each (a `collect_all` of the tables shares none of it either).
-    kept, events = (frame.lazy() for frame in pl.collect_all([kept, events]))
-    resolved = fb.resolve(events, kept, settings).collect().lazy()
-    feedback, turns = (
-        frame.lazy()
-        for frame in pl.collect_all(
-            [_feedback(kept, resolved, quality_ranges), conformed(conv.turns(kept), "turns")]
-        )
-    )
+    resolved = fb.resolve(events, kept, settings)
+    feedback = _feedback(kept, resolved, quality_ranges)
+    turns = conformed(conv.turns(kept), "turns")
     quarantine = pl.concat(
         [
             conformed(q, "quarantine")
