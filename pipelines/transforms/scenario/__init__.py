@@ -23,17 +23,27 @@ __all__ = ["to_silver"]
 
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
-    chosen = choose_files(bronze["scenario_entries"], bronze["scenario_metadata"])
-    entries = with_turn_positions(
-        bronze["scenario_entries"].join(
-            chosen.select("scenario_id", "file"), on=["scenario_id", "file"], how="semi"
+    """The silver plans of one partition's scenarios. The chosen files, their entries (with turn
+    positions) and final metadata are collected once: every table reads them, and a lazy frame
+    read by several collected plans is computed again in each (a `collect_all` of the tables
+    shares none of it either)."""
+    chosen = choose_files(bronze["scenario_entries"], bronze["scenario_metadata"]).collect().lazy()
+    entries, metadata = (
+        frame.lazy()
+        for frame in pl.collect_all(
+            [
+                with_turn_positions(
+                    bronze["scenario_entries"].join(
+                        chosen.select("scenario_id", "file"), on=["scenario_id", "file"], how="semi"
+                    )
+                ),
+                final_metadata(bronze["scenario_metadata"], chosen),
+            ]
         )
     )
-    metadata = final_metadata(bronze["scenario_metadata"], chosen)
-    turns = build_turns(entries)
     return {
-        "episodes": build_episodes(chosen, entries, metadata, turns),
-        "turns": turns,
+        "episodes": build_episodes(chosen, entries, metadata),
+        "turns": build_turns(entries),
         "feedback": pl.concat(
             [entry_feedback(entries), metadata_feedback(metadata)], how="diagonal"
         ),

@@ -94,7 +94,7 @@ def build_turns(entries: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def build_episodes(
-    chosen: pl.LazyFrame, entries: pl.LazyFrame, metadata: pl.LazyFrame, turns: pl.LazyFrame
+    chosen: pl.LazyFrame, entries: pl.LazyFrame, metadata: pl.LazyFrame
 ) -> pl.LazyFrame:
     times = pl.concat([entries.select("scenario_id", "ts"), metadata.select("scenario_id", "ts")])
     span = times.group_by("scenario_id").agg(
@@ -105,7 +105,11 @@ def build_episodes(
         .group_by("scenario_id")
         .agg(claimed_ids=pl.col("entry_scenario_id").unique().sort())
     )
-    counts = turns.group_by("episode_id").agg(n_turns=pl.len().cast(pl.Int64))
+    # an entry's turns are its moderator and user turns (build_turns)
+    present = pl.col("moderator_turn_id").is_not_null().cast(pl.Int64) + pl.col(
+        "user_turn_id"
+    ).is_not_null().cast(pl.Int64)
+    counts = entries.group_by("episode_id").agg(n_turns=present.sum())
     meta = metadata.select("scenario_id", "scenario_successful", meta_json="metadata")
     successful = pl.col("scenario_successful")
     end_reason = (

@@ -28,11 +28,15 @@ def to_silver(
     whole corpus when this bronze is only part of it."""
     bronze = {name: bronze_table(bronze, name) for name in BRONZE_MODELS}
     rounds = runs.with_episode_ids(bronze["social_rl_rounds"])
-    kept = rounds.filter(runs.first_copy())
+    # The frames several tables read are collected once: a lazy frame read by several collected
+    # plans is computed again in each (a `collect_all` of the tables shares none of it either).
+    kept = rounds.filter(runs.first_copy()).collect().lazy()
     prar = prar_runs.lazy() if prar_runs is not None else None
-    context = runs.run_context(kept, bronze, prar)
-    roles = agent_roles(kept)
-    vectors = agent_rounds.agent_rounds(kept, roles)
+    context, roles = (
+        frame.lazy()
+        for frame in pl.collect_all([runs.run_context(kept, bronze, prar), agent_roles(kept)])
+    )
+    vectors = agent_rounds.agent_rounds(kept, roles).collect().lazy()
     adapted = adaptations.build(kept, vectors, agent_rounds.feedback(vectors))
     out = {
         "episodes": runs.episodes(kept, context).sort("episode_id"),

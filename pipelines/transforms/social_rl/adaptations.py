@@ -109,9 +109,14 @@ def _trigger_ids(feedback: pl.LazyFrame) -> pl.LazyFrame:
 def build(
     rounds: pl.LazyFrame, agent_rounds: pl.LazyFrame, feedback: pl.LazyFrame
 ) -> dict[str, pl.LazyFrame]:
-    """decisions and contexts of the adaptations, and `feedback` with its decision links."""
-    rows = _adaptation_rows(rounds, agent_rounds).join(
-        _trigger_ids(feedback), on=["episode_id", "agent_id"], how="left"
+    """decisions and contexts of the adaptations, and `feedback` with its decision links (the
+    adaptations and the feedback collected once: each is read by two of them)."""
+    feedback = feedback.collect().lazy()
+    rows = (
+        _adaptation_rows(rounds, agent_rounds)
+        .join(_trigger_ids(feedback), on=["episode_id", "agent_id"], how="left")
+        .collect()
+        .lazy()
     )
     decisions = rows.select(
         "decision_id",
