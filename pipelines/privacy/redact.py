@@ -37,7 +37,7 @@ texts at once in Polars, `phone_runs`): the runs of characters its pattern accep
 digits and pass the glue rule (`patterns.phone_windows`), each distinct run matched once per
 region; a text where the matcher could run out of tries is matched whole.
 
-Everything is compiled once per `Redactor`; `redact_column` calls Python once per distinct value.
+Everything is compiled once per `Redactor`.
 """
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ __all__ = [
     "PLACEHOLDERS",
     "RedactionConfig",
     "Redactor",
-    "redact_column",
     "redaction_config_from",
 ]
 
@@ -477,27 +476,3 @@ def _resolve(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, str
             chosen.append((start, end, kind))
             last_end = end
     return chosen
-
-
-def redact_column(
-    frame: pl.DataFrame, column: str, redactor: Redactor
-) -> tuple[pl.DataFrame, Counter[str]]:
-    """`frame` with `column` redacted, and counts per kind over all rows (a value repeated in n rows
-    counts n times). Python runs once per distinct non-null value; nulls stay null."""
-    counts: Counter[str] = Counter()
-    if frame.is_empty() or column not in frame.columns:
-        return frame, counts
-    distinct = frame.get_column(column).drop_nulls().value_counts(name="__n")
-    old: list[str] = []
-    new: list[str] = []
-    for value, n in distinct.iter_rows():
-        redacted, found = redactor.redact(value)
-        if found:
-            old.append(value)
-            new.append(redacted)
-            for kind, k in found.items():
-                counts[kind] += k * n
-    if not old:
-        return frame, counts
-    out = frame.with_columns(pl.col(column).replace(old, new))
-    return out, counts

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from pipelines.config.redaction import TEXT_KINDS
@@ -15,7 +14,6 @@ from pipelines.privacy.redact import (
     PLACEHOLDERS,
     RedactionConfig,
     Redactor,
-    redact_column,
     redaction_config_from,
 )
 from tests.pii_corpus import negative, org_names, positive
@@ -126,32 +124,6 @@ def test_project_toml_parses() -> None:
 
     config = tomllib.loads((Path(__file__).resolve().parents[2] / "turnlake.toml").read_text())
     redaction_config_from(config)
-
-
-def test_redact_column_counts_rows_and_keeps_nulls(redactor: Redactor) -> None:
-    frame = pl.DataFrame(
-        {"id": [1, 2, 3, 4], "text": ["mail a@example.com", None, "mail a@example.com", "hello"]}
-    )
-    out, counts = redact_column(frame, "text", redactor)
-    assert out["text"].to_list() == ["mail [EMAIL]", None, "mail [EMAIL]", "hello"]
-    assert out["id"].to_list() == [1, 2, 3, 4] and out.schema == frame.schema
-    assert counts == Counter({"email": 2})
-    same, none = redact_column(frame.filter(pl.col("id") == 4), "text", redactor)
-    assert same["text"].to_list() == ["hello"] and not none
-
-
-def test_redact_column_calls_python_once_per_distinct_value(redactor: Redactor) -> None:
-    calls: Counter[str] = Counter()
-
-    class Counting(Redactor):
-        def redact(self, text: str):
-            calls[text] += 1
-            return super().redact(text)
-
-    frame = pl.DataFrame({"text": ["call +44 20 7946 0958"] * 500 + ["plain"] * 500 + [None] * 10})
-    _out, counts = redact_column(frame, "text", Counting(RedactionConfig()))
-    assert max(calls.values()) == 1 and len(calls) == 2
-    assert counts == Counter({"phone": 500})
 
 
 def test_every_kind_has_a_placeholder() -> None:
