@@ -53,6 +53,7 @@ import polars as pl
 
 from pipelines.config.extras import minari_missing
 from pipelines.exports.datasets.coach_steps import COACH
+from pipelines.runtime.workers import exit_with_parent
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -116,11 +117,13 @@ def dataset_id(view: str, split: str) -> str:
     return f"{NAMESPACE}/{view}/{split}-v{DATASET_VERSION}"
 
 
-def _use_datasets_path(folder: str) -> None:
+def _start_writer(folder: str) -> None:
     """Minari finds datasets (and namespaces) under `$MINARI_DATASETS_PATH` only: set once, in the
-    writer's own process before it runs anything, never in the build's process, where other threads
-    may read the environment while it changes (setenv is not thread-safe)."""
+    writer's own process before it starts any thread, never in the build's process, where other
+    threads may read the environment while it changes (setenv is not thread-safe). Then the writer
+    exits with the build, as the parse workers do, rather than write on after a killed one."""
     os.environ[ENV_VAR] = folder
+    exit_with_parent()
 
 
 def _without_nul(column: str) -> tuple[pl.Expr, pl.Expr]:
@@ -269,14 +272,14 @@ def write_minari(folder: Path, files: list[Path], splits: list[str], release: st
     """Every view's dataset in every split of `splits` under `folder` (a new folder: the release's
     `minari/`), from the `rl_steps` Parquet `files`; the manifest's `minari` section: per dataset
     id its view, split, episodes, steps and texts whose NUL was replaced. Written by Minari in a
-    process of its own, whose `MINARI_DATASETS_PATH` is `folder` (`_use_datasets_path`)."""
+    process of its own, whose `MINARI_DATASETS_PATH` is `folder` (`_start_writer`)."""
     if problem := minari_missing():  # e.g. `forget` rewriting a release made where it was
         raise ImportError(problem)
     folder.mkdir(parents=True)
     with ProcessPoolExecutor(
         1,
         mp_context=multiprocessing.get_context("spawn"),  # a fresh process: no threads yet
-        initializer=_use_datasets_path,
+        initializer=_start_writer,
         initargs=(str(folder),),
     ) as writer:
         datasets = writer.submit(_write_views, files, splits, release).result()
