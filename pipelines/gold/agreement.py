@@ -104,6 +104,9 @@ def _on_unit_scale(value: pl.Expr) -> pl.Expr:
     return expr.otherwise(value)
 
 
+# A mean of several raters' values, not one rater's rating (see the module's docstring).
+AGGREGATED = pl.col("attributes").str.json_path_match("$.count").is_not_null()
+
 Feedback = pl.DataFrame | pl.LazyFrame | Sequence[pl.DataFrame | pl.LazyFrame]
 
 
@@ -128,13 +131,15 @@ def _part_ratings(feedback: pl.LazyFrame, configs: Mapping[str, ScoreConfig]) ->
     """`ratings` of feedback that holds every row of its items (each item names its episode)."""
     # An item with one row has one rating (unless it is a tally of votes): drop those first,
     # before the costlier work (most targets carry one score of a name).
-    target = ["name", "target", "episode_id", "turn_id", "decision_id", "agent_id"]
+    # Rows are grouped by a hash of their target (a window over six string columns cost twice
+    # as much): a collision only keeps a single rating, which `pairable` below drops.
+    target = pl.struct("name", "target", "episode_id", "turn_id", "decision_id", "agent_id")
     rows = (
         feedback.lazy()
         .select(FEEDBACK_COLUMNS)
         .filter(
             pl.col("name").is_in(list(configs))
-            & ((pl.len().over(target) >= 2) | pl.col("name").is_in(list(VOTES)))
+            & (target.hash().is_duplicated() | pl.col("name").is_in(list(VOTES)))
         )
     )
     level_of = {
@@ -153,9 +158,8 @@ def _part_ratings(feedback: pl.LazyFrame, configs: Mapping[str, ScoreConfig]) ->
         separator="\0",
     )
     tallies = _tallies(rows, item)
-    aggregated = pl.col("attributes").str.json_path_match("$.count").is_not_null()
     single = (
-        rows.filter(~pl.col("name").is_in(list(VOTES)) & ~aggregated.fill_null(False))
+        rows.filter(~pl.col("name").is_in(list(VOTES)) & ~AGGREGATED.fill_null(False))
         .with_columns(
             level=keys.replace_strict(flat, default=None, return_dtype=pl.String),
             item=item,
@@ -295,19 +299,26 @@ def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None
     return row | {"alpha": krippendorff_alpha(found, level), "status": COMPUTED, "reason": None}
 
 
+def _aggregated_names(feedback: Feedback) -> set[str]:
+    """Score names with a row that is the mean of several raters (attributes `count`). Only
+    attributes that can hold that key are parsed: ones that spell `"count"`, or that hold an
+    escape (a key may be written `"\\u0063ount"`); a filter on both in one plan would parse
+    every row."""
+    could = pl.col("attributes").str.contains('"count"', literal=True) | pl.col(
+        "attributes"
+    ).str.contains("\\", literal=True)
+    names: set[str] = set()
+    for part in _parts(feedback):
+        candidates = part.select("name", "attributes").filter(could).collect()
+        names.update(candidates.filter(AGGREGATED).get_column("name"))
+    return names
+
+
 def agreement(feedback: Feedback, configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
     """One row per configured score name and level of measurement (`AGREEMENT_SCHEMA`): alpha, or
     "not computable" and why. `feedback`: as `ratings` takes it."""
     found = ratings(feedback, configs)
-    aggregated = {
-        name
-        for part in _parts(feedback)
-        for name in part.filter(pl.col("attributes").str.json_path_match("$.count").is_not_null())
-        .select("name")
-        .unique()
-        .collect()
-        .get_column("name")
-    }
+    aggregated = _aggregated_names(feedback)
     rows = []
     for name in sorted(configs):
         for level in _levels(name, configs[name]):

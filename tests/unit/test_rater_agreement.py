@@ -150,6 +150,21 @@ def test_agreement_takes_items_rated_twice_from_feedback_and_names_why_others_ar
     assert _row(table, "reward", "interval")["alpha"] is None
 
 
+@pytest.mark.parametrize(
+    ("attributes", "why_label"),
+    [
+        # the key spelled with an escape is still the key `count`
+        ('{"\\u0063ount": 3}', "the source records only the mean of its raters"),
+        # "count" as a value, and a `count` key nested deeper, are not the mean's key
+        ('{"note": "count", "by": {"count": 3}}', "no item has ratings from 2 or more raters"),
+    ],
+)
+def test_only_a_top_level_count_key_marks_a_name_as_a_mean_of_raters(attributes, why_label):
+    row = _fb("o1", "label", 0.75, scale="[0,1]", text="quality") | {"attributes": attributes}
+    table = agreement(silver_frame("feedback", [row]), load_scores())
+    assert _row(table, "label", "ratio")["reason"] == why_label
+
+
 def test_agreement_of_feedback_in_parts_holding_their_episodes_is_that_of_the_whole():
     # the nominal example above (α = 4/9), its items in two episodes read as two parts; the
     # label that records only its raters' mean in the second part
