@@ -60,6 +60,11 @@ class Source:
     load: Callable[[], pl.DataFrame]  # rows with BATCH
     slice: int = 0  # its partition's shard // PARTITIONS_PER_FILE (the split is each row's)
     identity: str | None = None  # digest of its rows (None: unknown without loading them)
+    read: Callable[[list[str]], pl.DataFrame] | None = None  # `columns`, the others not read
+
+    def columns(self, names: list[str]) -> pl.DataFrame:
+        """`load().select(names)`; without reading its other columns when `read` is given."""
+        return self.load().select(names) if self.read is None else self.read(names)
 
     @property
     def cut(self) -> str:
@@ -160,8 +165,9 @@ def _slice_files(
         return
     spill = folder.parent / f".spill-{name}"
     loads = [s.load for s in mine]
+    reads = [s.columns for s in mine]
     written = []
-    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
+    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill, reads):
         part = rows.drop(BATCH)
         del rows
         figure = figures_of(file, part, split)
