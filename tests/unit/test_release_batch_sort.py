@@ -121,3 +121,19 @@ def test_staged_files_are_the_bytes_the_whole_batch_sort_wrote(tmp_path, monkeyp
         frame.write_parquet(tmp_path / file, compression="zstd", statistics=True)
         new = (tmp_path / "stage" / "kto" / file).read_bytes()
         assert new == (tmp_path / file).read_bytes(), file
+
+
+def test_the_key_pass_reads_the_split_and_id_columns_alone_and_ties_the_flat_columns(tmp_path):
+    """The first pass decodes only what the release key needs (kto: turn_id and split), the tie
+    pass only the flat columns of the parts holding tied rows, neither the nested chat, and the
+    files are what reading every column gives."""
+    parts = [p.with_columns(chat=pl.lit([1])) for p in _parts()]  # a nested column: never read
+    asked: list[list[str]] = []
+    reads = [lambda names, p=p: asked.append(names) or p.select(names) for p in parts]
+    loads = [lambda p=p: p for p in parts]
+    schema = parts[0].schema
+    by_reads = list(files_in_order("kto", loads, schema, "b00000-p000", tmp_path / "a", reads))
+    by_loads = list(files_in_order("kto", loads, schema, "b00000-p000", tmp_path / "b"))
+    assert [(s, f, r.rows()) for s, f, r in by_reads] == [(s, f, r.rows()) for s, f, r in by_loads]
+    # t1 ties across parts 0 and 1: their flat columns are read; part 2 has no tie
+    assert asked == [["turn_id", "split"]] * 3 + [["turn_id", "split", "note"]] * 2

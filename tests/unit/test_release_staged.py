@@ -305,7 +305,7 @@ def test_every_asked_split_gets_a_file_empty_where_it_has_no_rows(tmp_path):
         "sft": [Source(0, nothing.schema, lambda: nothing)],
     }
     schemas = {"sft": declared}
-    staged = stage(sources, tmp_path / "with", {}, ("train", "test"), schemas)
+    staged = stage(sources, tmp_path / "with", {}, ("train", "test"), lambda: schemas)
     assert [(f["split"], f["file"], f["rows"]) for f in staged.files["kto"]] == [
         ("train", "train-b00000-p000.parquet", 2),
         ("test", "test-empty.parquet", 0),
@@ -319,6 +319,30 @@ def test_every_asked_split_gets_a_file_empty_where_it_has_no_rows(tmp_path):
     assert pl.read_parquet_schema(tmp_path / "with" / "sft" / "test-empty.parquet") == declared
     assert staged.stats["sft"].rows == {"train": 0, "test": 0}
     assert staged.stats["kto"].rows == {"train": 2, "test": 0}
-    without = stage(sources, tmp_path / "without", {}, (), schemas)
+    without = stage(sources, tmp_path / "without", {}, (), lambda: schemas)
     assert "sft" not in without.files and [f["split"] for f in without.files["kto"]] == ["train"]
     assert staged.content_hash({}) != without.content_hash({})
+
+
+def test_the_builders_schemas_are_asked_for_only_for_a_dataset_without_rows(tmp_path):
+    """Making them runs every dataset builder: a release whose datasets all have rows (an empty
+    split takes the dataset's own columns) does not ask for them."""
+    train_only = _kto(0, [r for r in _B0 if r[1] == "train"])
+    nothing = pl.DataFrame(schema={"turn_id": pl.String, "split": pl.String, BATCH: pl.Int64})
+    asked = []
+
+    def schemas() -> dict[str, pl.Schema]:
+        asked.append(True)
+        return {}
+
+    kto = [Source(0, train_only.schema, lambda: train_only)]
+    stage({"kto": kto}, tmp_path / "rows", {}, ("train", "test"), schemas)
+    assert asked == []
+    stage(
+        {"kto": kto, "sft": [Source(0, nothing.schema, lambda: nothing)]},
+        tmp_path / "none",
+        {},
+        ("train", "test"),
+        schemas,
+    )
+    assert asked == [True]

@@ -5,8 +5,10 @@ The release order (order.py) sorts by the row's primary key (sha256 of its id, a
 step in `rl_steps`), then by every flat column, then by arrival. Only rows whose primary key is
 shared need the flat columns, so a first pass over the slice's partitions keeps just the primary
 keys (and the flat columns of the rows that tie), sorts them and gives each row its file and its
-place there. A second pass cuts each partition into its files' pieces, spilled to disk; each file
-is then its pieces put in place: memory holds one partition and one file, not the slice."""
+place there; it reads only those columns of each partition (a stored partition's other columns,
+its texts and chats, are not decoded then). A second pass cuts each partition into its files'
+pieces, spilled to disk; each file is then its pieces put in place: memory holds one partition and
+one file, not the slice."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import polars as pl
 
 from pipelines.release.build.order import (
     flat_columns,
+    key_read_columns,
     release_key_columns,
     release_key_names,
 )
@@ -25,6 +28,17 @@ from pipelines.release.store.files import SHARD_ROWS, SPLIT_ORDER
 
 SRC, ROW, POS, TIE, FILE = "_src", "_row", "_pos", "_tie", "_file"
 Load = Callable[[], pl.DataFrame]
+Read = Callable[[list[str]], pl.DataFrame]  # some columns of a part's rows (staged.Source.columns)
+
+
+def _selecting(load: Load) -> Read:
+    return lambda names: load().select(names)
+
+
+def _read_conformed(read: Read, schema: pl.Schema, names: list[str]) -> pl.DataFrame:
+    """Columns `names` of a part, as `_conformed` gives them for the whole part."""
+    wanted = pl.Schema({c: t for c, t in schema.items() if c in names})
+    return _conformed(read(list(wanted)), wanted)
 
 
 def _conformed(frame: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
@@ -48,7 +62,7 @@ def _primary(name: str, frame: pl.DataFrame, src: int) -> pl.DataFrame:
 
 
 def _tie_ranks(
-    name: str, primary: pl.DataFrame, parts: list[Load], schema: pl.Schema
+    name: str, primary: pl.DataFrame, parts: list[Read], schema: pl.Schema
 ) -> pl.DataFrame:
     """SRC, ROW and TIE (the order among rows sharing a primary key) of the rows that tie."""
     keys = [c for c in primary.columns if c.startswith("_k")]
@@ -59,7 +73,7 @@ def _tie_ranks(
     pieces = []
     for src in tied.get_column(SRC).unique().sort().to_list():
         rows = tied.filter(pl.col(SRC) == src).select(SRC, ROW, *keys)
-        frame = _conformed(parts[src](), schema).select(flat)
+        frame = _read_conformed(parts[src], schema, flat).select(flat)
         pieces.append(pl.concat([rows, frame[rows.get_column(ROW)]], how="horizontal"))
     ordered = pl.concat(pieces).sort(
         [*keys, *flat, SRC, ROW],
@@ -80,15 +94,18 @@ def file_names(split: str, cut: str, rows: int) -> list[str]:
 
 
 def placed_rows(
-    name: str, parts: list[Load], schema: pl.Schema, cut: str
+    name: str, parts: list[Load], schema: pl.Schema, cut: str, reads: list[Read] | None = None
 ) -> tuple[pl.DataFrame, list[tuple[str, str]]]:
     """(SRC, ROW, FILE, POS of every row, [(split, file name)] by FILE): each row's file and its
-    place in it, in release order."""
+    place in it, in release order. `reads`: each part's columns read alone (default: selected
+    from its `load()`)."""
+    reads = reads or [_selecting(load) for load in parts]
+    needed = key_read_columns(name, schema)
     primary = pl.concat(
-        [_primary(name, _conformed(load(), schema), i) for i, load in enumerate(parts)]
+        [_primary(name, _read_conformed(read, schema, needed), i) for i, read in enumerate(reads)]
     )
     keys = [c for c in primary.columns if c.startswith("_k")]
-    ties = _tie_ranks(name, primary, parts, schema)
+    ties = _tie_ranks(name, primary, reads, schema)
     ranked = primary.join(ties, on=[SRC, ROW], how="left").with_columns(pl.col(TIE).fill_null(0))
     ordered = ranked.sort([*keys, TIE, SRC, ROW], maintain_order=True) if keys else ranked
     present = set(ordered.get_column("split"))
@@ -107,12 +124,17 @@ def placed_rows(
 
 
 def files_in_order(
-    name: str, parts: list[Load], schema: pl.Schema, cut: str, spill: Path
+    name: str,
+    parts: list[Load],
+    schema: pl.Schema,
+    cut: str,
+    spill: Path,
+    reads: list[Read] | None = None,
 ) -> Iterator[tuple[str, str, pl.DataFrame]]:
     """(split, file name, rows) of one file slice (`cut`) of a dataset, in file order, each file's
     rows in release order and in `schema` (see the module doc). `spill`: a scratch folder,
-    removed."""
-    placed, files = placed_rows(name, parts, schema, cut)
+    removed; `reads`: as for `placed_rows`."""
+    placed, files = placed_rows(name, parts, schema, cut, reads)
     shutil.rmtree(spill, ignore_errors=True)
     spill.mkdir(parents=True)
     try:

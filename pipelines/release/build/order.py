@@ -22,6 +22,14 @@ def row_id(name: str, schema: pl.Schema) -> pl.Expr | None:
     )
 
 
+def key_read_columns(name: str, schema: pl.Schema) -> list[str]:
+    """The columns `split` and `release_key_columns` read, in `schema`'s order (so that a frame
+    of these alone names its rows as the whole frame does)."""
+    ids = [c for c in ROW_ID.get(name, ()) if c in schema] or flat_columns(schema)
+    wanted = {"split", *ids, *release_key_names(name, schema)}
+    return [c for c in schema if c in wanted]
+
+
 def release_key_names(name: str, schema: pl.Schema) -> list[str]:
     """The flat columns that are part of the release order's primary key (the step of
     `rl_steps`: an episode's steps stay in order)."""

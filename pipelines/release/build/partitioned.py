@@ -124,7 +124,7 @@ def partitioned_release(
     previous = {} if is_remote(exports) else previous_files(exports)
     splits = configured_splits(settings.splits.ratios, SPLIT_ORDER)
     store = part_cache.cache_root(layout)
-    staged = stage(sources, stage_folder(layout), previous, splits, dataset_schemas(), store)
+    staged = stage(sources, stage_folder(layout), previous, splits, dataset_schemas, store)
     part_cache.prune(store, [*parts.entries, *staged.entries])
     return PartitionedRelease(
         staged, proof, dropped, ledger, parts.replace_ids(privacy.key).replace_many

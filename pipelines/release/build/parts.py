@@ -30,6 +30,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -141,7 +142,14 @@ def _source(
     dropped = json_part((~keep).arg_true().to_list())
     kept_rows = fingerprint([p.key, sha256_file(path), dropped])
     load = lambda: _with_batch(pl.read_parquet(path).filter(keep), batch)
-    return Source(batch, schema, load, cut, kept_rows)
+    return Source(batch, schema, load, cut, kept_rows, partial(_read, path, keep, batch))
+
+
+def _read(path: Path, keep: pl.Series, batch: int, names: list[str]) -> pl.DataFrame:
+    """Some columns of a stored partition's kept rows (BATCH among them when named), the others
+    not decoded: the release order's first pass reads only what its key needs."""
+    stored = [name for name in names if name != BATCH]
+    return _with_batch(pl.read_parquet(path, columns=stored).filter(keep), batch).select(names)
 
 
 def _sources(

@@ -60,6 +60,11 @@ class Source:
     load: Callable[[], pl.DataFrame]  # rows with BATCH
     slice: int = 0  # its partition's shard // PARTITIONS_PER_FILE (the split is each row's)
     identity: str | None = None  # digest of its rows (None: unknown without loading them)
+    read: Callable[[list[str]], pl.DataFrame] | None = None  # `columns`, the others not read
+
+    def columns(self, names: list[str]) -> pl.DataFrame:
+        """`load().select(names)`; without reading its other columns when `read` is given."""
+        return self.load().select(names) if self.read is None else self.read(names)
 
     @property
     def cut(self) -> str:
@@ -160,8 +165,9 @@ def _slice_files(
         return
     spill = folder.parent / f".spill-{name}"
     loads = [s.load for s in mine]
+    reads = [s.columns for s in mine]
     written = []
-    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill):
+    for split, file, rows in files_in_order(name, loads, schema, mine[0].cut, spill, reads):
         part = rows.drop(BATCH)
         del rows
         figure = figures_of(file, part, split)
@@ -179,7 +185,7 @@ def _stage_dataset(
     name: str,
     sources: list[Source],
     previous: dict[str, Previous],
-    empty: tuple[tuple[str, ...], pl.Schema | None],
+    empty: tuple[tuple[str, ...], Callable[[], pl.Schema | None]],
     store: Path | None,
 ) -> None:
     schema = unified_schema([s.schema for s in sources])
@@ -213,17 +219,19 @@ def _stage_empty_splits(
     folder: Path,
     previous: dict[str, Previous],
     splits: tuple[str, ...],
-    schema: pl.Schema | None,
+    schema_of: Callable[[], pl.Schema | None],
 ) -> None:
     """An empty file (`EMPTY_FILE`) for each of `splits` the dataset has no rows in, so a script
     that loads or queries it by name finds it every night: with the dataset's columns when it has
-    rows elsewhere, else `schema` (the builders' schema, schemas.py). Counted into the content hash
-    as a (dataset, split, schema) of 0 rows: a release that gains one is a new release."""
+    rows elsewhere, else `schema_of()` (the builders' schema, schemas.py; asked for only then:
+    making it runs every builder on empty tables). Counted into the content hash as a (dataset,
+    split, schema) of 0 rows: a release that gains one is a new release."""
     present = {entry["split"] for entry in staged.files.get(name, [])}
     missing = [split for split in splits if split not in present]
     if not missing:
         return
-    columns = staged.schemas[name] if present or schema is None else schema
+    schema = None if present else schema_of()
+    columns = staged.schemas[name] if schema is None else schema
     staged.schemas[name] = columns
     part = pl.DataFrame(schema=columns)
     folder.mkdir(parents=True, exist_ok=True)
@@ -258,21 +266,21 @@ def stage(
     folder: Path,
     previous: dict[str, Previous],
     splits: tuple[str, ...] = (),
-    schemas: dict[str, pl.Schema] | None = None,
+    schemas: Callable[[], dict[str, pl.Schema]] = dict,
     store: Path | None = None,
 ) -> Staged:
     """Every dataset's files, slice by slice, under `folder` (see the module doc); `sources`:
     each dataset's partitions in partition order; `previous`: the newest release's files
     (`previous_files`) to hard-link when equal; `splits`: those every dataset has a file of,
-    empty when it has no rows there, with its `schemas` entry as columns when it has none at all
-    (schemas.py); `store`: the release part store, where each slice's figures are kept
-    (reused_slices.py; None: none kept, a linked slice is read back)."""
+    empty when it has no rows there, with its entry of `schemas()` as columns when it has none at
+    all (schemas.py; called only for such a dataset); `store`: the release part store, where each
+    slice's figures are kept (reused_slices.py; None: none kept, a linked slice is read back)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     staged = Staged(folder, sorted(sources))
     try:
         for name in staged.names:
-            empty = (splits, (schemas or {}).get(name))
+            empty = (splits, lambda name=name: schemas().get(name))
             _stage_dataset(staged, name, sources[name], previous, empty, store)
     except BaseException:
         staged.remove()
