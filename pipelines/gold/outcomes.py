@@ -38,11 +38,16 @@ def build_episode_outcomes(
     counts = [c for c in polars_schema(EpisodeOutcomes) if c.startswith("n_")]
     # Scenario: the metadata line (stored in the episode's attributes at silver) is the outcome
     # record.
-    outcome = pl.col("attributes").str.json_path_match("$.metadata")
+    # parsed once, as a column: an expression named twice in an eager frame is computed twice
+    outcome = pl.col("outcome")
     table = (
         episodes.select(
-            "episode_id", "source", "end_reason", outcome=pl.when(outcome != "null").then(outcome)
+            "episode_id",
+            "source",
+            "end_reason",
+            outcome=pl.col("attributes").str.json_path_match("$.metadata"),
         )
+        .with_columns(outcome=pl.when(outcome != "null").then(outcome))
         .join(_reward_totals(turn_rewards), on="episode_id", how="left")
         .join(_signal_counts(feedback), on="episode_id", how="left")
         .with_columns(pl.col(counts).fill_null(0))

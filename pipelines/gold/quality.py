@@ -39,9 +39,10 @@ def lexicon_pattern(terms: Iterable[str]) -> str:
     return r"(?i)\b(?:" + "|".join(escaped) + r")\b" if escaped else r"a\A"  # a\A never matches
 
 
-def correction_pattern(params: Mapping[str, Any]) -> pl.Expr:
-    """Lexicon test of `pl.col("text")` for a correction (see the module docstring)."""
-    text = pl.col("text").fill_null("")
+def correction_pattern(params: Mapping[str, Any], text: pl.Expr | None = None) -> pl.Expr:
+    """Lexicon test of `text` (default `pl.col("text")`) for a correction (see the module
+    docstring)."""
+    text = (pl.col("text") if text is None else text).fill_null("")
     exclusions = params.get("correction_exclusions", [])
     if exclusions:
         text = text.str.replace_all(lexicon_pattern(exclusions), " ")
@@ -59,13 +60,22 @@ def correction_pattern(params: Mapping[str, Any]) -> pl.Expr:
     return strong | hedged
 
 
-def _attribute(path: str) -> pl.Expr:
-    return pl.col("attributes").str.json_path_match(f"$.{path}")
+def _attribute(path: str, where: pl.Expr | None = None) -> pl.Expr:
+    """A top-level attribute as text, read only from the rows (of `where`) whose attributes name
+    it: most turns have none of these keys, and parsing every turn's attributes (195 MB at 1 GB)
+    once per key was a third of the signals' cost. The engine writes attributes as compact JSON
+    with keys as they are (no escapes), so a key that is there is there literally."""
+    attributes = pl.col("attributes")
+    named = attributes.str.contains(f'"{path}"', literal=True)
+    if where is not None:
+        named = named & where
+    return pl.when(named).then(attributes).str.json_path_match(f"$.{path}")
 
 
-def _source_flag(path: str) -> pl.Expr:
-    value = _attribute(path)
-    return pl.when(value == "true").then(True).when(value == "false").then(False)
+def _source_flag(path: str, where: pl.Expr) -> pl.Expr:
+    # one lookup: an expression named twice in an eager frame's `with_columns` is computed twice
+    flags = {"true": True, "false": False}
+    return _attribute(path, where).replace_strict(flags, default=None, return_dtype=pl.Boolean)
 
 
 def is_json_document(text: str | None) -> bool | None:
@@ -104,6 +114,13 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
         prompt_seen=pl.col("prompt_seen").forward_fill().over(by_episode).fill_null(False),
     )
     is_answer = (pl.col("role") == "assistant") & pl.col("prompt_seen")
+    text = pl.when(scanned).then(pl.col("text"))
+    # Each answer's distinct words and its prompt's, as columns: used thrice by the echo rate, an
+    # expression would be computed thrice; read from the answers' texts only.
+    frame = frame.with_columns(
+        _reply=_words(pl.when(is_answer).then(pl.col("text"))).list.unique(),
+        _prompt=_words(pl.when(is_answer).then(pl.col("prompt"))).list.unique(),
+    )
     frame = frame.with_columns(
         word_count=pl.col("text").fill_null("").str.count_matches(WORD).cast(pl.Int64),
         response_seconds=pl.when(_attribute("response_seconds_basis").is_not_null())
@@ -111,15 +128,16 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
         # Clock skew or reordered logs give negative gaps: no latency rather than a wrong one.
         .when(pl.col("elapsed") >= 0)
         .then(pl.col("elapsed")),
+        # the lexicons read the scanned turns' texts only (`when` computes its branch on every row)
         is_correction=pl.when(scanned).then(
-            pl.coalesce(_source_flag("source_correction"), correction_pattern(params))
+            pl.coalesce(
+                _source_flag("source_correction", scanned), correction_pattern(params, text)
+            )
         ),
         is_new_context=pl.when(scanned).then(
             pl.coalesce(
-                _source_flag("new_strategic_context"),
-                pl.col("text")
-                .fill_null("")
-                .str.contains(lexicon_pattern(params["new_context_terms"])),
+                _source_flag("new_strategic_context", scanned),
+                text.fill_null("").str.contains(lexicon_pattern(params["new_context_terms"])),
             )
         ),
         json_requested=(is_answer & pl.col("prompt").fill_null("").str.contains(request)),
@@ -138,7 +156,8 @@ def build_quality_signals(turns: pl.DataFrame, params: Mapping[str, Any]) -> pl.
 
 
 def _echo_rate() -> pl.Expr:
-    reply = _words(pl.col("text")).list.unique()
-    prompt = _words(pl.col("prompt")).list.unique()
-    n_reply = reply.list.len()
-    return pl.when(n_reply > 0).then(reply.list.set_intersection(prompt).list.len() / n_reply)
+    """Share of an answer's distinct words found in its prompt (columns `_reply`, `_prompt`:
+    their distinct words)."""
+    n_reply = pl.col("_reply").list.len()
+    shared = pl.col("_reply").list.set_intersection(pl.col("_prompt")).list.len()
+    return pl.when(n_reply > 0).then(shared / n_reply)

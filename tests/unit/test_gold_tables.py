@@ -70,6 +70,28 @@ def test_correction_and_new_context_lexicons_are_whole_word_case_insensitive_and
     assert q[f"{EP}#2"]["is_new_context"] is True and q[f"{EP}#3"]["is_new_context"] is True
 
 
+def test_a_turns_own_attributes_win_over_the_lexicons_and_timestamps_on_user_turns_only():
+    rows = _turns(
+        ("user", "All good, go ahead."),
+        ("assistant", "Sure."),
+        ("user", "That is wrong."),
+        ("user", "Nothing else."),
+        ts_step=60,
+    )
+    rows[0]["attributes"] = '{"response_seconds":"12.5","response_seconds_basis":"decision"}'
+    rows[1]["attributes"] = '{"source_correction":true,"new_strategic_context":true}'
+    rows[2]["attributes"] = '{"note":"x","source_correction":false}'
+    rows[3]["attributes"] = '{"new_strategic_context":true,"response_seconds_basis":"unknown"}'
+    q = _quality(rows)
+    # the source's word, not the gap (turn 0 has no earlier turn; turn 3's basis is unknown)
+    assert [q[f"{EP}#{i}"]["response_seconds"] for i in range(4)] == [12.5, 60.0, 60.0, None]
+    # an assistant turn is not scanned, whatever its attributes say
+    assert (q[f"{EP}#1"]["is_correction"], q[f"{EP}#1"]["is_new_context"]) == (None, None)
+    # "wrong" in the text, but the source says no correction
+    assert q[f"{EP}#2"]["is_correction"] is False
+    assert q[f"{EP}#3"]["is_new_context"] is True  # no lexicon term, the source's flag
+
+
 def test_lexicons_are_configurable():
     q = _quality(
         _turns(("user", "Oops, scratch that.")), quality={"correction_terms": ["scratch that"]}

@@ -24,8 +24,9 @@ _INFERRED = ("rater", "file", "was_good_decision")
 
 
 def _signals(feedback: pl.DataFrame, was_good_rewards: dict[str, float]) -> pl.DataFrame:
-    attribute = pl.col("attributes").str.json_path_match
     is_rating = pl.col("name") == "rating"
+    # the ratings' attributes alone are parsed (`when` computes its branch on every row)
+    attribute = pl.when(is_rating).then(pl.col("attributes")).str.json_path_match
     return feedback.filter(
         (pl.col("target") == "decision") & pl.col("name").is_in(["rating", "was_good_decision"])
     ).with_columns(

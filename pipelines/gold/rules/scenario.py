@@ -72,11 +72,11 @@ def _weighted(silver: Silver, params: dict[str, Any], target: str) -> pl.DataFra
 
 def _validated_twice() -> pl.Expr:
     """A validated_output row of an entry (file + locator) that also has a user_validated row."""
-    entry = [
-        pl.col("episode_id"),
-        pl.col("attributes").str.json_path_match("$.file"),
-        pl.col("attributes").str.json_path_match("$.locator"),
-    ]
+    # only these two signals' entries matter (the others' are null, a group of no
+    # user_validated row): their attributes alone are parsed
+    both = pl.col("name").is_in(["user_validated", "validated_output"])
+    attribute = pl.when(both).then(pl.col("attributes")).str.json_path_match
+    entry = [pl.col("episode_id"), attribute("$.file"), attribute("$.locator")]
     has_user_validated = (pl.col("name") == "user_validated").any().over(entry)
     return (pl.col("name") == "validated_output") & has_user_validated
 
