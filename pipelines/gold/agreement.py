@@ -301,12 +301,12 @@ def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None
 
 def _aggregated_names(feedback: Feedback) -> set[str]:
     """Score names with a row that is the mean of several raters (attributes `count`). Only
-    attributes that can hold that key are parsed: ones that spell `"count"`, or that hold an
-    escape (a key may be written `"\\u0063ount"`); a filter on both in one plan would parse
-    every row."""
+    attributes that can hold that key are parsed: ones that spell `"count"`, or that hold a
+    `\\u` escape (a key may be written `"\\u0063ount"`); a filter on both in one plan would
+    parse every row."""
     could = pl.col("attributes").str.contains('"count"', literal=True) | pl.col(
         "attributes"
-    ).str.contains("\\", literal=True)
+    ).str.contains("\\u", literal=True)
     names: set[str] = set()
     for part in _parts(feedback):
         candidates = part.select("name", "attributes").filter(could).collect()

@@ -63,10 +63,12 @@ def correction_pattern(params: Mapping[str, Any], text: pl.Expr | None = None) -
 def _attribute(path: str, where: pl.Expr | None = None) -> pl.Expr:
     """A top-level attribute as text, read only from the rows (of `where`) whose attributes name
     it: most turns have none of these keys, and parsing every turn's attributes (195 MB at 1 GB)
-    once per key was a third of the signals' cost. The engine writes attributes as compact JSON
-    with keys as they are (no escapes), so a key that is there is there literally."""
+    once per key was a third of the signals' cost. A key is there literally, or with a letter
+    written as a `\\u` escape (attributes holding one are parsed too)."""
     attributes = pl.col("attributes")
-    named = attributes.str.contains(f'"{path}"', literal=True)
+    named = attributes.str.contains(f'"{path}"', literal=True) | attributes.str.contains(
+        "\\u", literal=True
+    )
     if where is not None:
         named = named & where
     return pl.when(named).then(attributes).str.json_path_match(f"$.{path}")

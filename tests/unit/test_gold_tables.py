@@ -81,7 +81,10 @@ def test_a_turns_own_attributes_win_over_the_lexicons_and_timestamps_on_user_tur
     rows[0]["attributes"] = '{"response_seconds":"12.5","response_seconds_basis":"decision"}'
     rows[1]["attributes"] = '{"source_correction":true,"new_strategic_context":true}'
     rows[2]["attributes"] = '{"note":"x","source_correction":false}'
-    rows[3]["attributes"] = '{"new_strategic_context":true,"response_seconds_basis":"unknown"}'
+    # a key with a letter written as an escape is the same key
+    rows[3]["attributes"] = (
+        '{"new_strategic_\\u0063ontext":true,"response_seconds_basis":"unknown"}'
+    )
     q = _quality(rows)
     # the source's word, not the gap (turn 0 has no earlier turn; turn 3's basis is unknown)
     assert [q[f"{EP}#{i}"]["response_seconds"] for i in range(4)] == [12.5, 60.0, 60.0, None]
