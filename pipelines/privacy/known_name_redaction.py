@@ -22,7 +22,12 @@ from pipelines.privacy.known_names import (
     union_rewrite,
     word_pattern,
 )
-from pipelines.privacy.text_leaves import replace_keyed_strings, replace_strings, tagged_leaves
+from pipelines.privacy.text_leaves import (
+    put_rows,
+    replace_keyed_strings,
+    replace_strings,
+    tagged_leaves,
+)
 
 KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
 
@@ -63,9 +68,9 @@ def redact_known_names_by_row(
     # the distinct texts holding any name of the partition (a superset of the whole words: "Ben"
     # in "Bentley" too), numbered, with the row, episode and column of each of their occurrences
     # (rows without an episode too): the long strings are hashed once
+    leaves = _leaves(frame, textual, word_pattern(own.get_column("name").to_list()))
     texts = (
-        _leaves(frame, textual, episodes)
-        .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
+        leaves.with_columns(episode_id=episodes.gather(leaves.get_column("row")))
         .group_by("value")
         .agg("row", "episode_id", "column")
         .with_row_index("text")
@@ -142,16 +147,22 @@ def _confirmed(pairs: pl.DataFrame, own: pl.DataFrame, texts: pl.DataFrame) -> p
     )
 
 
-def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
-    """(column, row, episode_id, value) of every non-null string leaf of `textual`, one per
-    occurrence (`column`: the leaf's column; `row`: its row's index in `frame`)."""
-    tagged = frame.select(textual).with_columns(episode_id=episodes).with_row_index("row")
-    schema = {"column": pl.String, "row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
+def _leaves(frame: pl.DataFrame, textual: list[str], pattern: str) -> pl.DataFrame:
+    """(column, row, value) of every non-null string leaf of `textual` that `pattern` matches, one
+    per occurrence (`column`: the leaf's column; `row`: its row's index in `frame`). Filtered
+    before anything else is attached to a leaf: most hold no name."""
+    indexed = frame.select(textual).with_row_index("row")
+    schema = {"column": pl.String, "row": pl.UInt32, "value": pl.String}
     parts = [pl.DataFrame(schema=schema)]
     for column in textual:
-        leaves = tagged_leaves(tagged.select("row", "episode_id", value=pl.col(column)))
-        parts.extend(leaf.select(pl.lit(column).alias("column"), pl.all()) for leaf in leaves)
-    return pl.concat(parts).drop_nulls("value")
+        leaves = tagged_leaves(indexed.select("row", value=pl.col(column)))
+        parts.extend(
+            leaf.filter(pl.col("value").str.contains(pattern)).select(
+                pl.lit(column).alias("column"), "row", "value"
+            )
+            for leaf in leaves
+        )
+    return pl.concat(parts)
 
 
 def _apply(
@@ -182,14 +193,28 @@ def _apply(
         part.join(columns, on="text").join(values, on="text").partition_by("column", as_dict=True)
         for part in (alike, keyed)
     )
+    # the rows holding a changed text, by column: only they are rewritten, then put back
+    changed = changes.select("text").unique()
+    rows_of = (
+        occurrences.join(changed, on="text", how="semi")
+        .select("column", "row")
+        .unique()
+        .sort("row")
+        .partition_by("column", as_dict=True, include_key=False)
+    )
     for column in textual:
+        if (column,) not in rows_of:
+            continue
+        rows = rows_of[(column,)].to_series()
+        part = frame.select(column)[rows]
         mine = by_value.get((column,))
         if mine is not None:
             old, new = mine.get_column("value"), mine.get_column("cleaned")
             replaced = replace_strings(pl.col(column), frame.schema[column], old, new)
-            frame = frame.with_columns(replaced.alias(column))
+            part = part.with_columns(replaced.alias(column))
         mine = by_key.get((column,))
         if mine is not None:
             lookup = mine.select("episode_id", "value", "cleaned")
-            frame = replace_keyed_strings(frame, [column], episodes, lookup)
+            part = replace_keyed_strings(part, [column], episodes.gather(rows), lookup)
+        frame = frame.with_columns(put_rows(frame.get_column(column), rows, part.to_series()))
     return frame
