@@ -79,8 +79,11 @@ def replace_strings(expr: pl.Expr, dtype: pl.DataType, old: pl.Series, new: pl.S
 
 def put_rows(values: pl.Series, rows: pl.Series, new: pl.Series) -> pl.Series:
     """`values` with `values[rows[i]]` replaced by `new[i]` (`rows` ascending and unique; any
-    dtype). The runs kept are sliced, not gathered: the column is copied once, as its pieces are
-    put together (a gather of a nested column costs several times that)."""
+    dtype). Polars scatters strings only; in a nested column the runs kept are sliced, not
+    gathered: the column is copied once, as its pieces are put together (a gather of a nested
+    column costs several times that)."""
+    if values.dtype == pl.String:
+        return values.clone().scatter(rows, new)
     at = rows.to_list()
     pieces, kept, first = [], 0, 0
     for i, row in enumerate(at):
