@@ -175,9 +175,10 @@ def _apply(
     texts: pl.DataFrame,
 ) -> pl.DataFrame:
     """Replaces each changed text in the rows of the episode it changed in (a text in two
-    episodes of which one knows the name changes in that one's rows only), in one plan per
-    column that holds a change. A text changed alike in every episode it occurs in (each of its
-    `pairs`) is replaced by value alone; only the others are joined on their (episode, text)."""
+    episodes of which one knows the name changes in that one's rows only), only in the rows that
+    hold a change. A text changed alike in every episode it occurs in (each of its `pairs`) is
+    replaced by value alone; only the others are matched on their (episode, text). In a string
+    column each changed occurrence's new text is known by row (`occurrences`) and put there."""
     alike = (
         changes.group_by("text")
         .agg(pl.len(), pl.col("alike").all(), pl.col("cleaned").first())
@@ -186,35 +187,48 @@ def _apply(
         .select("text", "cleaned")
     )
     keyed = changes.join(alike, on="text", how="anti").select("episode_id", "text", "cleaned")
-    columns = occurrences.select("column", "text").unique()
-    values = texts.select("text", "value")
-    # each column's changes, cut from one join per kind (not two joins per column)
-    by_value, by_key = (
-        part.join(columns, on="text").join(values, on="text").partition_by("column", as_dict=True)
-        for part in (alike, keyed)
-    )
-    # the rows holding a changed text, by column: only they are rewritten, then put back
-    changed = changes.select("text").unique()
-    rows_of = (
-        occurrences.join(changed, on="text", how="semi")
-        .select("column", "row")
-        .unique()
+    # each changed occurrence's new text, by column: a string column holds one a row, put in its
+    # place by row with no text hashed; a nested column's rows holding one are rewritten alone
+    changed = (
+        occurrences.join(alike, on="text", how="left")
+        .join(keyed.rename({"cleaned": "own"}), on=["episode_id", "text"], how="left")
+        .select("column", "row", "text", cleaned=pl.coalesce("cleaned", "own"))
+        .drop_nulls("cleaned")
         .sort("row")
         .partition_by("column", as_dict=True, include_key=False)
     )
+    values = texts.select("text", "value")
     for column in textual:
-        if (column,) not in rows_of:
+        mine = changed.get((column,))
+        if mine is None:
             continue
-        rows = rows_of[(column,)].to_series()
-        part = frame.select(column)[rows]
-        mine = by_value.get((column,))
-        if mine is not None:
-            old, new = mine.get_column("value"), mine.get_column("cleaned")
-            replaced = replace_strings(pl.col(column), frame.schema[column], old, new)
-            part = part.with_columns(replaced.alias(column))
-        mine = by_key.get((column,))
-        if mine is not None:
-            lookup = mine.select("episode_id", "value", "cleaned")
-            part = replace_keyed_strings(part, [column], episodes.gather(rows), lookup)
-        frame = frame.with_columns(put_rows(frame.get_column(column), rows, part.to_series()))
+        if frame.schema[column] == pl.String:
+            rows, new = mine.get_column("row"), mine.get_column("cleaned")
+        else:
+            rows = mine.get_column("row").unique(maintain_order=True)
+            here = mine.select("text").unique()
+            new = _rewrite_rows(
+                frame.select(column)[rows],
+                episodes.gather(rows),
+                alike.join(here, on="text", how="semi").join(values, on="text"),
+                keyed.join(here, on="text", how="semi").join(values, on="text"),
+            )
+        frame = frame.with_columns(put_rows(frame.get_column(column), rows, new))
     return frame
+
+
+def _rewrite_rows(
+    part: pl.DataFrame, episodes: pl.Series, alike: pl.DataFrame, keyed: pl.DataFrame
+) -> pl.Series:
+    """The one nested column of `part` (some rows, `episodes` theirs) with the texts of `alike`
+    (value, cleaned) replaced by value, then those of `keyed` (episode_id, value, cleaned) in their
+    episode's rows."""
+    column = part.columns[0]
+    if alike.height:
+        old, new = alike.get_column("value"), alike.get_column("cleaned")
+        replaced = replace_strings(pl.col(column), part.schema[column], old, new)
+        part = part.with_columns(replaced.alias(column))
+    if keyed.height:
+        lookup = keyed.select("episode_id", "value", "cleaned")
+        part = replace_keyed_strings(part, [column], episodes, lookup)
+    return part.to_series()
