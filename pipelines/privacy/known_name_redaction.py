@@ -22,7 +22,12 @@ from pipelines.privacy.known_names import (
     union_rewrite,
     word_pattern,
 )
-from pipelines.privacy.text_leaves import replace_keyed_strings, replace_strings, tagged_leaves
+from pipelines.privacy.text_leaves import (
+    put_rows,
+    replace_keyed_strings,
+    replace_strings,
+    tagged_leaves,
+)
 
 KIND = "known_name"  # its switch in `[privacy.redaction] kinds` and its ledger count
 
@@ -63,9 +68,9 @@ def redact_known_names_by_row(
     # the distinct texts holding any name of the partition (a superset of the whole words: "Ben"
     # in "Bentley" too), numbered, with the row, episode and column of each of their occurrences
     # (rows without an episode too): the long strings are hashed once
+    leaves = _leaves(frame, textual, word_pattern(own.get_column("name").to_list()))
     texts = (
-        _leaves(frame, textual, episodes)
-        .filter(pl.col("value").str.contains(word_pattern(own.get_column("name").to_list())))
+        leaves.with_columns(episode_id=episodes.gather(leaves.get_column("row")))
         .group_by("value")
         .agg("row", "episode_id", "column")
         .with_row_index("text")
@@ -142,16 +147,22 @@ def _confirmed(pairs: pl.DataFrame, own: pl.DataFrame, texts: pl.DataFrame) -> p
     )
 
 
-def _leaves(frame: pl.DataFrame, textual: list[str], episodes: pl.Series) -> pl.DataFrame:
-    """(column, row, episode_id, value) of every non-null string leaf of `textual`, one per
-    occurrence (`column`: the leaf's column; `row`: its row's index in `frame`)."""
-    tagged = frame.select(textual).with_columns(episode_id=episodes).with_row_index("row")
-    schema = {"column": pl.String, "row": pl.UInt32, "episode_id": pl.String, "value": pl.String}
+def _leaves(frame: pl.DataFrame, textual: list[str], pattern: str) -> pl.DataFrame:
+    """(column, row, value) of every non-null string leaf of `textual` that `pattern` matches, one
+    per occurrence (`column`: the leaf's column; `row`: its row's index in `frame`). Filtered
+    before anything else is attached to a leaf: most hold no name."""
+    indexed = frame.select(textual).with_row_index("row")
+    schema = {"column": pl.String, "row": pl.UInt32, "value": pl.String}
     parts = [pl.DataFrame(schema=schema)]
     for column in textual:
-        leaves = tagged_leaves(tagged.select("row", "episode_id", value=pl.col(column)))
-        parts.extend(leaf.select(pl.lit(column).alias("column"), pl.all()) for leaf in leaves)
-    return pl.concat(parts).drop_nulls("value")
+        leaves = tagged_leaves(indexed.select("row", value=pl.col(column)))
+        parts.extend(
+            leaf.filter(pl.col("value").str.contains(pattern)).select(
+                pl.lit(column).alias("column"), "row", "value"
+            )
+            for leaf in leaves
+        )
+    return pl.concat(parts)
 
 
 def _apply(
@@ -164,9 +175,10 @@ def _apply(
     texts: pl.DataFrame,
 ) -> pl.DataFrame:
     """Replaces each changed text in the rows of the episode it changed in (a text in two
-    episodes of which one knows the name changes in that one's rows only), in one plan per
-    column that holds a change. A text changed alike in every episode it occurs in (each of its
-    `pairs`) is replaced by value alone; only the others are joined on their (episode, text)."""
+    episodes of which one knows the name changes in that one's rows only), only in the rows that
+    hold a change. A text changed alike in every episode it occurs in (each of its `pairs`) is
+    replaced by value alone; only the others are matched on their (episode, text). In a string
+    column each changed occurrence's new text is known by row (`occurrences`) and put there."""
     alike = (
         changes.group_by("text")
         .agg(pl.len(), pl.col("alike").all(), pl.col("cleaned").first())
@@ -175,21 +187,48 @@ def _apply(
         .select("text", "cleaned")
     )
     keyed = changes.join(alike, on="text", how="anti").select("episode_id", "text", "cleaned")
-    columns = occurrences.select("column", "text").unique()
-    values = texts.select("text", "value")
-    # each column's changes, cut from one join per kind (not two joins per column)
-    by_value, by_key = (
-        part.join(columns, on="text").join(values, on="text").partition_by("column", as_dict=True)
-        for part in (alike, keyed)
+    # each changed occurrence's new text, by column: a string column holds one a row, put in its
+    # place by row with no text hashed; a nested column's rows holding one are rewritten alone
+    changed = (
+        occurrences.join(alike, on="text", how="left")
+        .join(keyed.rename({"cleaned": "own"}), on=["episode_id", "text"], how="left")
+        .select("column", "row", "text", cleaned=pl.coalesce("cleaned", "own"))
+        .drop_nulls("cleaned")
+        .sort("row")
+        .partition_by("column", as_dict=True, include_key=False)
     )
+    values = texts.select("text", "value")
     for column in textual:
-        mine = by_value.get((column,))
-        if mine is not None:
-            old, new = mine.get_column("value"), mine.get_column("cleaned")
-            replaced = replace_strings(pl.col(column), frame.schema[column], old, new)
-            frame = frame.with_columns(replaced.alias(column))
-        mine = by_key.get((column,))
-        if mine is not None:
-            lookup = mine.select("episode_id", "value", "cleaned")
-            frame = replace_keyed_strings(frame, [column], episodes, lookup)
+        mine = changed.get((column,))
+        if mine is None:
+            continue
+        if frame.schema[column] == pl.String:
+            rows, new = mine.get_column("row"), mine.get_column("cleaned")
+        else:
+            rows = mine.get_column("row").unique(maintain_order=True)
+            here = mine.select("text").unique()
+            new = _rewrite_rows(
+                frame.select(column)[rows],
+                episodes.gather(rows),
+                alike.join(here, on="text", how="semi").join(values, on="text"),
+                keyed.join(here, on="text", how="semi").join(values, on="text"),
+            )
+        frame = frame.with_columns(put_rows(frame.get_column(column), rows, new))
     return frame
+
+
+def _rewrite_rows(
+    part: pl.DataFrame, episodes: pl.Series, alike: pl.DataFrame, keyed: pl.DataFrame
+) -> pl.Series:
+    """The one nested column of `part` (some rows, `episodes` theirs) with the texts of `alike`
+    (value, cleaned) replaced by value, then those of `keyed` (episode_id, value, cleaned) in their
+    episode's rows."""
+    column = part.columns[0]
+    if alike.height:
+        old, new = alike.get_column("value"), alike.get_column("cleaned")
+        replaced = replace_strings(pl.col(column), part.schema[column], old, new)
+        part = part.with_columns(replaced.alias(column))
+    if keyed.height:
+        lookup = keyed.select("episode_id", "value", "cleaned")
+        part = replace_keyed_strings(part, [column], episodes, lookup)
+    return part.to_series()

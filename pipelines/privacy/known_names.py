@@ -162,11 +162,12 @@ def union_rewrite(texts: pl.Series, names: list[str], found: bool = True) -> pl.
     # Two searches of one literal each: an alternation starting with a class is 5x slower.
     near = r"[^\x00-\x26\x28-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"
     placeholder = pl.escape_regex(PLACEHOLDER)
-    glued = (
-        cleaned.str.contains(f"{placeholder}{near}")
+    plain = plain.with_columns(
+        glued=cleaned.str.contains(f"{placeholder}{near}")
         | cleaned.str.contains(f"{near}{placeholder}")
         | cleaned.str.contains("]" + PLACEHOLDER, literal=True)
-    )
+    )  # a column, searched once for both filters
+    glued = pl.col("glued")
     # a bounded match is one name with at most a character on either side, outside its ends
     unbound = pl.element().str.replace(f"^{outside}", "").str.replace(f"{outside}$", "")
     parts = [

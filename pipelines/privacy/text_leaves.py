@@ -77,6 +77,25 @@ def replace_strings(expr: pl.Expr, dtype: pl.DataType, old: pl.Series, new: pl.S
     return expr
 
 
+def put_rows(values: pl.Series, rows: pl.Series, new: pl.Series) -> pl.Series:
+    """`values` with `values[rows[i]]` replaced by `new[i]` (`rows` ascending and unique; any
+    dtype). Polars scatters strings only; in a nested column the runs kept are sliced, not
+    gathered: the column is copied once, as its pieces are put together (a gather of a nested
+    column costs several times that)."""
+    if values.dtype == pl.String:
+        return values.clone().scatter(rows, new)
+    at = rows.to_list()
+    pieces, kept, first = [], 0, 0
+    for i, row in enumerate(at):
+        if i + 1 < len(at) and at[i + 1] == row + 1:
+            continue  # the run of new rows goes on
+        start = at[first]
+        pieces += [values.slice(kept, start - kept), new.slice(first, i + 1 - first)]
+        kept, first = row + 1, i + 1
+    pieces.append(values.slice(kept))
+    return pl.concat(pieces, rechunk=True).alias(values.name)
+
+
 # Column names of the frames `replace_keyed_strings` joins (none of a dataset's own).
 _KEY, _VALUE, _CLEANED, _ROW = "_leaf_key", "_leaf_value", "_leaf_cleaned", "_leaf_row"
 

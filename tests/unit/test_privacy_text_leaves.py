@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.privacy.text_leaves import replace_keyed_strings
+from pipelines.privacy.text_leaves import put_rows, replace_keyed_strings
 
 MESSAGE = pl.Struct({"role": pl.String, "content": pl.String, "turn": pl.Int64})
 CHANGES = pl.DataFrame(
@@ -62,3 +62,22 @@ def test_nested_lists_and_structs_keep_their_shape_nulls_and_empty_lists():
         ],
         "lists": [[["[PERSON]", "x"], [], None], None, [[]], [["Ben"]]],
     }
+
+
+def test_put_rows_replaces_the_rows_given_and_keeps_the_others_and_their_nulls():
+    values = pl.Series("text", ["a", None, "c", "d", "e"])
+    out = put_rows(values, pl.Series([1, 2, 4], dtype=pl.UInt32), pl.Series(["B", "C", None]))
+    assert out.name == "text"
+    assert out.to_list() == ["a", "B", "C", "d", None]
+    assert values.to_list() == ["a", None, "c", "d", "e"]  # the column given is not changed
+
+
+def test_put_rows_puts_nested_rows_back_in_their_places_runs_and_ends_too():
+    values = pl.Series("lists", [["a"], [], None, ["d", "e"], ["f"]])
+    rows = pl.Series([0, 2, 3], dtype=pl.UInt32)  # the first row, then a run of two
+    out = put_rows(values, rows, pl.Series([["A"], ["C"], None]))
+    assert out.name == "lists"
+    assert out.dtype == pl.List(pl.String)
+    assert out.to_list() == [["A"], [], ["C"], None, ["f"]]
+    last = put_rows(values, pl.Series([4], dtype=pl.UInt32), pl.Series([["F", "G"]]))
+    assert last.to_list() == [["a"], [], None, ["d", "e"], ["F", "G"]]
