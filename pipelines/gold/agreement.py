@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from pipelines.config.scores import SCALES, ScoreConfig
+from pipelines.gold.common import may_name_key
 from pipelines.gold.raters import rater
 from pipelines.schemas import polars_schema
 from pipelines.schemas.gold import RaterAgreement
@@ -301,15 +302,11 @@ def _row(name: str, level: str | None, found: pl.DataFrame, why_none: str | None
 
 def _aggregated_names(feedback: Feedback) -> set[str]:
     """Score names with a row that is the mean of several raters (attributes `count`). Only
-    attributes that can hold that key are parsed: ones that spell `"count"`, or that hold a
-    `\\u` escape (a key may be written `"\\u0063ount"`); a filter on both in one plan would
-    parse every row."""
-    could = pl.col("attributes").str.contains('"count"', literal=True) | pl.col(
-        "attributes"
-    ).str.contains("\\u", literal=True)
+    attributes that can hold that key are parsed, collected first: a filter on both in one plan
+    would parse every row."""
     names: set[str] = set()
     for part in _parts(feedback):
-        candidates = part.select("name", "attributes").filter(could).collect()
+        candidates = part.select("name", "attributes").filter(may_name_key("count")).collect()
         names.update(candidates.filter(AGGREGATED).get_column("name"))
     return names
 

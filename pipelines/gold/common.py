@@ -14,6 +14,14 @@ def json_object(**fields: pl.Expr) -> pl.Expr:
     return pl.struct(**fields).struct.json_encode()
 
 
+def may_name_key(key: str, column: str = "attributes") -> pl.Expr:
+    """False only where the JSON text `column` cannot hold the key `key` (letters and `_`): it
+    neither spells `"key"` nor holds a `\\u` escape, the only way to write such a key otherwise.
+    A substring search, to mask the rows a `json_path_match` need not parse."""
+    text = pl.col(column)
+    return text.str.contains(f'"{key}"', literal=True) | text.str.contains("\\u", literal=True)
+
+
 def mapped(expr: pl.Expr, mapping: Mapping[str, float]) -> pl.Expr:
     """Text → number through a rewards.toml table; values not in the table give null."""
     return expr.replace_strict(

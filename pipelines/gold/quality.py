@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipelines.gold.common import may_name_key
 from pipelines.schemas import conform, polars_schema
 from pipelines.schemas.gold import QualitySignals
 
@@ -63,15 +64,9 @@ def correction_pattern(params: Mapping[str, Any], text: pl.Expr | None = None) -
 def _attribute(path: str, where: pl.Expr | None = None) -> pl.Expr:
     """A top-level attribute as text, read only from the rows (of `where`) whose attributes name
     it: most turns have none of these keys, and parsing every turn's attributes (195 MB at 1 GB)
-    once per key was a third of the signals' cost. A key is there literally, or with a letter
-    written as a `\\u` escape (attributes holding one are parsed too)."""
-    attributes = pl.col("attributes")
-    named = attributes.str.contains(f'"{path}"', literal=True) | attributes.str.contains(
-        "\\u", literal=True
-    )
-    if where is not None:
-        named = named & where
-    return pl.when(named).then(attributes).str.json_path_match(f"$.{path}")
+    once per key was a third of the signals' cost."""
+    named = may_name_key(path) if where is None else may_name_key(path) & where
+    return pl.when(named).then(pl.col("attributes")).str.json_path_match(f"$.{path}")
 
 
 def _source_flag(path: str, where: pl.Expr) -> pl.Expr:
