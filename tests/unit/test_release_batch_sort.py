@@ -137,3 +137,21 @@ def test_the_key_pass_reads_the_split_and_id_columns_alone_and_ties_the_flat_col
     assert [(s, f, r.rows()) for s, f, r in by_reads] == [(s, f, r.rows()) for s, f, r in by_loads]
     # t1 ties across parts 0 and 1: their flat columns are read; part 2 has no tie
     assert asked == [["turn_id", "split"]] * 3 + [["turn_id", "split", "note"]] * 2
+
+
+@pytest.mark.parametrize(("shard_rows", "spilled"), [(8, False), (7, True)])
+def test_a_slice_of_at_most_one_files_rows_is_held_not_spilled(
+    tmp_path, monkeypatch, shard_rows, spilled
+):
+    """The three parts hold 8 rows: with 8 rows a file, the pieces stay in memory; with 7 they
+    are spilled to the scratch folder, which is there while the files are handed out."""
+    monkeypatch.setattr(batch_sort, "SHARD_ROWS", shard_rows)
+    parts = _parts()
+    spill = tmp_path / "s"
+    files = files_in_order(
+        "kto", [lambda p=p: p for p in parts], parts[0].schema, "b00000-p000", spill
+    )
+    next(files)
+    assert spill.exists() == spilled
+    files.close()
+    assert not spill.exists()

@@ -8,7 +8,8 @@ keys (and the flat columns of the rows that tie), sorts them and gives each row 
 place there; it reads only those columns of each partition (a stored partition's other columns,
 its texts and chats, are not decoded then). A second pass cuts each partition into its files'
 pieces, spilled to disk; each file is then its pieces put in place: memory holds one partition and
-one file, not the slice."""
+one file, not the slice (a slice of at most one file's rows is that file: its pieces stay in
+memory)."""
 
 from __future__ import annotations
 
@@ -133,17 +134,21 @@ def files_in_order(
 ) -> Iterator[tuple[str, str, pl.DataFrame]]:
     """(split, file name, rows) of one file slice (`cut`) of a dataset, in file order, each file's
     rows in release order and in `schema` (see the module doc). `spill`: a scratch folder,
-    removed; `reads`: as for `placed_rows`."""
+    removed; `reads`: as for `placed_rows`. A slice of at most one file's rows (SHARD_ROWS, the
+    usual case) keeps its pieces in memory: spilling them would bound memory by no less."""
     placed, files = placed_rows(name, parts, schema, cut, reads)
+    held: dict[int, list[pl.DataFrame]] | None = {} if placed.height <= SHARD_ROWS else None
     shutil.rmtree(spill, ignore_errors=True)
-    spill.mkdir(parents=True)
     try:
-        _spill_pieces(placed, parts, schema, spill)
+        for file, src, piece in _pieces(placed, parts, schema):
+            if held is not None:
+                held.setdefault(file, []).append(piece)
+                continue
+            spill.mkdir(parents=True, exist_ok=True)
+            piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
+        del placed
         for i, (split, file) in enumerate(files):
-            pieces = sorted(spill.glob(f"{i}-*.arrow"))
-            for_file = pl.concat([pl.read_ipc(p) for p in pieces])
-            for p in pieces:
-                p.unlink()
+            for_file = pl.concat(held.pop(i) if held is not None else _read_back(spill, i))
             ordered = for_file.sort(POS).drop(POS).rechunk()
             del for_file  # not held while the caller writes the file
             yield split, file, ordered
@@ -152,13 +157,25 @@ def files_in_order(
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _spill_pieces(placed: pl.DataFrame, parts: list[Load], schema: pl.Schema, spill: Path) -> None:
-    """Each part's rows cut into its files' pieces (with their place in the file), on disk."""
+def _pieces(
+    placed: pl.DataFrame, parts: list[Load], schema: pl.Schema
+) -> Iterator[tuple[int, int, pl.DataFrame]]:
+    """(file, part, piece): each part's rows cut into its files' pieces, with their place in the
+    file (one part loaded at a time)."""
     for src, load in enumerate(parts):
         mine = placed.filter(pl.col(SRC) == src)
         if mine.height == 0:
             continue
         frame = _conformed(load(), schema)
         for (file,), rows in mine.partition_by(FILE, as_dict=True).items():
-            piece = frame[rows.get_column(ROW)].with_columns(rows.get_column(POS))
-            piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
+            yield file, src, frame[rows.get_column(ROW)].with_columns(rows.get_column(POS))
+        del frame
+
+
+def _read_back(spill: Path, file: int) -> list[pl.DataFrame]:
+    """A file's spilled pieces, read and removed."""
+    pieces = sorted(spill.glob(f"{file}-*.arrow"))
+    frames = [pl.read_ipc(p) for p in pieces]
+    for p in pieces:
+        p.unlink()
+    return frames
