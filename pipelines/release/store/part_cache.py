@@ -62,7 +62,10 @@ class Writer:
 
     def write(self, name: str, frame: pl.DataFrame) -> None:
         if self._place is not None:
-            frame.write_parquet(self._tmp / f"{name}.parquet", compression="zstd", statistics=False)
+            # zstd's fastest level: the 1 GB store's 60 largest frames written in 2.0-2.6 s of
+            # CPU instead of 3.4-4.3 s (the default level), 0.7 % larger; read back as fast
+            path = self._tmp / f"{name}.parquet"
+            frame.write_parquet(path, compression="zstd", compression_level=1, statistics=False)
         self._frames.append(name)
 
     def close(self, meta: dict) -> None:
