@@ -156,39 +156,52 @@ def rlds_problems(steps: pl.DataFrame) -> list[str]:
     return problems
 
 
-def _conversation(frame: pl.DataFrame, prompt: str | None, completion: str) -> pl.Series:
+def _shape(conversation: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Per message of each conversation: its role, and whether its text is missing (a null
+    message has neither); the texts themselves are never copied."""
+    return (
+        conversation.list.eval(pl.element().struct.field("role")),
+        conversation.list.eval(pl.element().struct.field("content").is_null()),
+    )
+
+
+def _conversation_shape(frame: pl.DataFrame, prompt: str | None, completion: str) -> pl.DataFrame:
+    """`_shape` of each row's chat: the completion's messages, after the prompt's if any."""
     if prompt is None:
-        return frame[completion]
-    return frame.select(
-        pl.concat_list(pl.col(prompt).fill_null([]), pl.col(completion).fill_null([]))
-    ).to_series()
+        role, no_text = _shape(pl.col(completion))
+    else:
+        prompt_role, prompt_no_text = _shape(pl.col(prompt).fill_null([]))
+        role, no_text = _shape(pl.col(completion).fill_null([]))
+        role, no_text = pl.concat_list(prompt_role, role), pl.concat_list(prompt_no_text, no_text)
+    return frame.select(role=role, no_text=no_text)
 
 
 def broken_chats(conversations: pl.Series) -> pl.Series:
     """Per conversation: True when a strict chat template would reject it (see the module doc); an
     empty or null list, or a null message, is broken too."""
-    role = pl.col("m").struct.field("role")
+    return _broken(_conversation_shape(pl.DataFrame({"chat": conversations}), None, "chat"))
+
+
+def _broken(shapes: pl.DataFrame) -> pl.Series:
+    role = pl.col("role")
     system = (role == SYSTEM).fill_null(False)
     turn = (~system).cast(pl.Int64).cum_sum().over("_row") - 1  # position among non-system messages
     expected = pl.when(pl.col("turn") % 2 == 0).then(pl.lit(USER)).otherwise(pl.lit(ASSISTANT))
     long = (
-        pl.DataFrame({"m": conversations})
-        .with_row_index("_row")
-        .explode("m")
-        .with_columns(
-            role=role, system=system, position=pl.int_range(pl.len()).over("_row"), turn=turn
-        )
+        shapes.with_row_index("_row")
+        .explode(["role", "no_text"])
+        .with_columns(system=system, position=pl.int_range(pl.len()).over("_row"), turn=turn)
     )
     bad_message = (
-        pl.col("m").struct.field("content").is_null()
-        | ~pl.col("role").is_in([SYSTEM, USER, ASSISTANT]).fill_null(False)
+        pl.col("no_text").fill_null(True)
+        | ~role.is_in([SYSTEM, USER, ASSISTANT]).fill_null(False)
         | (pl.col("system") & (pl.col("position") != 0))
-        | (~pl.col("system") & (pl.col("role") != expected).fill_null(True))
+        | (~pl.col("system") & (role != expected).fill_null(True))
     )
     per_row = long.group_by("_row", maintain_order=True).agg(
-        bad=bad_message.any(), last=pl.col("role").last(), turns=(~pl.col("system")).sum()
+        bad=bad_message.any(), last=role.last(), turns=(~pl.col("system")).sum()
     )
-    rows = pl.DataFrame({"_row": pl.int_range(len(conversations), dtype=pl.UInt32, eager=True)})
+    rows = pl.DataFrame({"_row": pl.int_range(shapes.height, dtype=pl.UInt32, eager=True)})
     judged = rows.join(per_row, on="_row", how="left", maintain_order="left")
     return judged.select(
         pl.col("bad").fill_null(True)
@@ -205,7 +218,7 @@ def chat_shape_problems(
         return missing
     problems = []
     for completion in completions:
-        bad = broken_chats(_conversation(frame, prompt, completion))
+        bad = _broken(_conversation_shape(frame, prompt, completion))
         what = f"{prompt} + {completion}" if prompt else completion
         problems += _problem(
             dataset,
