@@ -325,3 +325,26 @@ def test_rated_alternative_pairs_do_not_depend_on_input_row_order():
         for s in range(6)
     }
     assert len(pairs) == 1
+
+
+def test_rated_alternatives_without_a_prompt_text_make_no_pair():
+    """Rows with no prompt text answer no known prompt: two of them are never a pair."""
+    from pipelines.exports.datasets.preference import rated_alternative_pairs
+
+    messages = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+    kto = pl.DataFrame(
+        {
+            "episode_id": ["e1", "e1"],
+            "prompt": [[{"role": "user", "content": "q"}]] * 2,
+            "completion": [[{"role": "assistant", "content": t}] for t in ("good", "bad")],
+            "turn_id": ["t1", "t2"],
+            "decision_id": [None, None],
+            "reward": [1.0, -1.0],
+            "reward_rule": ["r@1", "r@1"],
+            "feedback_ids": [["f1"], ["f2"]],
+            "_prompt_text": [None, None],
+        },
+        schema_overrides={"prompt": messages, "completion": messages, "decision_id": pl.String},
+    )
+    episodes = pl.DataFrame({"episode_id": ["e1"], "group_id": ["g1"]})
+    assert rated_alternative_pairs(kto, episodes).height == 0

@@ -139,7 +139,6 @@ def rated_alternatives(
     pairs = rated_alternative_pairs(
         rated.drop("group_id", "source", *_clusters(rated)), episodes.drop(*_clusters(episodes))
     )
-    pairs = pairs.with_columns(_prompt_text=messages_text("prompt"))
     shaped, unshaped = shape_prompt_completions(pairs, "prompt", ("chosen", "rejected"))
     shaped = shaped.with_columns(_prompt_text=messages_text("prompt"))
     out = pl.concat([like.head(0), finish(shaped, episodes, splits)], how="diagonal_relaxed")

@@ -84,27 +84,36 @@ def _mapped(long: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit(ASSISTANT))
         .otherwise(pl.lit(USER))
     )
-    new_content = (
+    # a prefix chosen per message, then joined once: each branch of a `when` is computed for
+    # every message, and the contents are most of the strings
+    prefix = (
         pl.when(before_user & (role == ASSISTANT))
-        .then(pl.lit(OPENING_PREFIX) + content)
+        .then(pl.lit(OPENING_PREFIX))
         .when(before_user)
-        .then(content)
+        .then(pl.lit(""))
         .when(role == SYSTEM)
-        .then(pl.lit(LATE_SYSTEM_PREFIX) + content)
+        .then(pl.lit(LATE_SYSTEM_PREFIX))
         .when(role.is_in([USER, ASSISTANT]))
-        .then(content)
-        .otherwise(role + pl.lit(": ") + content)
+        .then(pl.lit(""))
+        .otherwise(role + pl.lit(": "))
     )
-    return long.with_columns(role=new_role, content=new_content)
+    return long.with_columns(role=new_role, content=prefix + content)
 
 
 def _merged(long: pl.DataFrame) -> pl.DataFrame:
-    """Rule 4: one message per run of equal roles."""
-    changed = _starts_list() | (pl.col("role") != pl.col("role").shift(1)).fill_null(True)
-    runs = long.with_columns(_run=changed.cast(pl.Int64).cum_sum())
-    return runs.group_by("_run", maintain_order=True).agg(
-        pl.col("_row").first(), pl.col("role").first(), pl.col("content").str.join(JOIN)
+    """Rule 4: one message per run of equal roles, in order."""
+    starts = _starts_list() | (pl.col("role") != pl.col("role").shift(1)).fill_null(True)
+    runs = long.with_columns(
+        _run=starts.cast(pl.Int64).cum_sum(), _alone=starts & starts.shift(-1).fill_null(True)
     )
+    # most runs are one message, kept as it is: grouping them cost most of the shape
+    alone = runs.filter("_alone").select("_run", "_row", "role", "content")
+    merged = (
+        runs.filter(~pl.col("_alone"))
+        .group_by("_run", maintain_order=True)
+        .agg(pl.col("_row").first(), pl.col("role").first(), pl.col("content").str.join(JOIN))
+    )
+    return pl.concat([alone, merged]).sort("_run")
 
 
 def _starts_list() -> pl.Expr:

@@ -30,11 +30,13 @@ _CONTEXT = pl.Struct(
 )
 
 
-# The parts of the context the prompt shows, in this order, with their labels.
+# The parts of the context the prompt shows, in this order, with their labels, and the dataset's
+# columns holding them (cut out of the context once, for both).
 _CONTEXT_LINES = (
-    ("ambient state", "$.ambient_state"),
-    ("coordination snapshot", "$.coordination_snapshot"),
+    ("ambient state", "ambient_state", "$.ambient_state"),
+    ("coordination snapshot", "coordination_state", "$.coordination_snapshot"),
 )
+_STATES = [column for _, column, _ in _CONTEXT_LINES]
 _NOT_SHOWN = (
     "wasFollowed",
     "was_followed",
@@ -62,11 +64,10 @@ def shown_suggestion(attributes: pl.Expr) -> pl.Expr:
     )
 
 
-def _system_content(system_prompt: pl.Expr, context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
-    """System prompt, then the labelled decision context (null when there is neither)."""
-    lines = [
-        pl.lit(f"{label}: ") + context.str.json_path_match(path) for label, path in _CONTEXT_LINES
-    ]
+def _system_content(system_prompt: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
+    """System prompt, then the labelled decision context (null when there is neither), of a
+    frame with the `_CONTEXT_LINES` columns."""
+    lines = [pl.lit(f"{label}: ") + pl.col(column) for label, column, _ in _CONTEXT_LINES]
     lines.append(pl.lit("companion suggestion: ") + suggestion)
     block = pl.concat_str(lines, separator="\n", ignore_nulls=True)
     block = pl.when(block != "").then(pl.lit("[decision context]\n") + block)
@@ -78,9 +79,7 @@ def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
     """Context JSON → messages: [system + decision context] + history (roles other than
     user/assistant become user)."""
     rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
-    system = _system_content(
-        rag.struct.field("identity").struct.field("systemPrompt"), context, suggestion
-    )
+    system = _system_content(rag.struct.field("identity").struct.field("systemPrompt"), suggestion)
     history = rag.struct.field("conversationHistory").list.eval(
         message(
             pl.when(pl.element().struct.field("role").is_in(["user", "assistant"]))
@@ -160,13 +159,18 @@ def decision_prompts(
         .join(rewards, on="decision_id", how="left")
         .join(_outcomes(silver["feedback"]), on="decision_id", how="left")
     )
-    return out.with_columns(
+    states = {
+        column: pl.col("context").str.json_path_match(path) for _, column, path in _CONTEXT_LINES
+    }
+    out = out.with_columns(**states).with_columns(
         has_outcome=pl.col("has_outcome").fill_null(False),
         prompt=_prompt_from_context(pl.col("context"), shown_suggestion(pl.col("attributes"))),
         completion_text=completion_json(pl.col("action"), pl.col("response")),
-        ambient_state=pl.col("context").str.json_path_match("$.ambient_state"),
-        coordination_state=pl.col("context").str.json_path_match("$.coordination_snapshot"),
-    ).with_columns(_prompt_text=messages_text("prompt"))
+    )
+    # the states after the prompt and completion, where the frame has always had them
+    return out.select(pl.exclude(_STATES), *_STATES).with_columns(
+        _prompt_text=messages_text("prompt")
+    )
 
 
 def build_decisions(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:

@@ -96,9 +96,9 @@ def rated_alternative_pairs(kto: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
     ranked = kto.with_columns(_text=pl.col("completion").list.first().struct.field("content")).sort(
         "reward", "turn_id", "decision_id", "reward_rule", "_text", "episode_id", nulls_last=True
     )
-    best = ranked.group_by(keys, maintain_order=True).agg(pl.all().last())
-    worst = ranked.group_by(keys, maintain_order=True).agg(pl.all().first())
-    pairs = best.join(worst, on=keys, suffix="_rejected").filter(
+    # one grouping gives both ends of each prompt's ranking (a group with a null key has no pair)
+    ends = ranked.drop_nulls(keys).group_by(keys, maintain_order=True)
+    pairs = ends.agg(pl.all().last(), pl.all().first().name.suffix("_rejected")).filter(
         (pl.col("reward") > pl.col("reward_rejected"))
         & (pl.col("_text") != pl.col("_text_rejected"))
     )
