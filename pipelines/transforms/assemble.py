@@ -57,7 +57,7 @@ from pipelines.transforms.build import (
     stamp_with_ingest_run,
     with_turn_counts,
 )
-from pipelines.transforms.plan import PIECES, Plan, piece_table, plan_silver
+from pipelines.transforms.plan import PIECES, Plan, SourceUnits, piece_table, plan_silver
 from pipelines.transforms.raw_inputs import RAW_INPUTS, current_raw_inputs
 from pipelines.transforms.timing import SilverTimes
 from pipelines.transforms.units import UNIT, transform
@@ -123,14 +123,31 @@ def _evidence_keys(
     return out
 
 
+def _scanned(units: SourceUnits, table: str, wanted: pl.DataFrame) -> pl.LazyFrame:
+    """The table's rows of the `wanted` units (`_unit`, PARTITION), in bronze order, PARTITION
+    attached. The scan keeps only the files holding them and, when the source names the table's
+    scan key, the rows whose key is one of theirs: a filter on stored columns, which Polars runs
+    inside the Parquet scan (row groups skipped by statistics, the other columns decoded for the
+    kept rows only), where the computed `_unit` could only be joined once every row was read. The
+    key may be shared with other units' rows (a conversation id in two datasets): the join on
+    `_unit` keeps exactly the wanted units' rows."""
+    files = units.unit_files.join(wanted, left_on="unit", right_on=UNIT, how="semi")
+    keep = pl.col("file").is_in(files.get_column("file").unique().implode())
+    values = units.scan_values.get(table)
+    if values is not None:
+        key = next(c for c in values.columns if c != "unit")
+        theirs = values.join(wanted, left_on="unit", right_on=UNIT, how="semi").get_column(key)
+        keep &= pl.col(key).is_in(theirs.unique().implode(), nulls_equal=True)
+    return units.tagged[table].filter(keep).join(wanted.lazy(), on=UNIT, maintain_order="left")
+
+
 def _group_rows(plan: Plan, group: list[str]) -> dict[str, dict[str, dict[str, pl.DataFrame]]]:
     """partition → source → table → the bronze rows of the partition's units, in bronze order.
 
     A source is read only when the group holds some of its units, and then once: its tables are
     collected together, so a scan they share (decision's records, which tag every table's rows
-    with their session) runs once per group, not once per table; only the files holding the
-    group's units are read (parts and row groups of the others are skipped by their
-    statistics). Each partition's rows are cut from the group's once (`partition_by`), not
+    with their session) runs once per group, not once per table; only the group's rows are read
+    (`_scanned`). Each partition's rows are cut from the group's once (`partition_by`), not
     filtered again for every partition."""
     mine = plan.units.filter(pl.col(PARTITION).is_in(pl.Series(group, dtype=pl.String).implode()))
     out: dict[str, dict[str, dict[str, pl.DataFrame]]] = {p: {} for p in group}
@@ -140,14 +157,9 @@ def _group_rows(plan: Plan, group: list[str]) -> dict[str, dict[str, dict[str, p
         )
         if wanted.is_empty():
             continue
-        files = units.unit_files.join(wanted, left_on="unit", right_on=UNIT, how="semi")
-        keep = pl.col("file").is_in(files.get_column("file").unique().implode())
         names = list(units.tagged)
         frames = pl.collect_all(
-            [
-                units.tagged[t].filter(keep).join(wanted.lazy(), on=UNIT, maintain_order="left")
-                for t in names
-            ],
+            [_scanned(units, t, wanted) for t in names],
             engine="streaming",
         )
         for table in names:

@@ -82,6 +82,8 @@ class SourceUnits:
     evidence: dict[str, pl.DataFrame]  # the source's unit evidence of the whole bronze
     read_keys: dict[str, pl.DataFrame]  # per evidence table read by key: `_unit` and keys
     unit_files: pl.DataFrame  # unit, file: the files holding each unit's bronze rows
+    # per table with a scan key (a source's SCAN_KEYS): unit and the key's values in its rows
+    scan_values: dict[str, pl.DataFrame] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -124,19 +126,23 @@ def _whole_reads(
     return per_table, pl.concat(per_unit) if per_unit else empty, whole
 
 
-def _unit_rows(tagged: Mapping[str, pl.LazyFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _unit_rows(
+    tagged: Mapping[str, pl.LazyFrame], scan_keys: Mapping[str, str]
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, pl.DataFrame]]:
     """(unit, file, rows: the files holding each unit's bronze rows; unit, item: what its rows
-    hold, per table). A unit's silver is a function of its bronze rows (every column, file and
-    locator included), so an item digests them (n, sum, min, max of their 64-bit row hashes, as
-    partitions/rows.py digests a partition): a file that grew, or was parsed again, leaves every
-    unit whose rows it did not change fresh. Keyed on the file ids instead, a night appending to
-    5 long JSONL files made every unit of them, so every partition, stale."""
+    hold, per table; per table with a scan key, unit and the key's values in its rows). A unit's
+    silver is a function of its bronze rows (every column, file and locator included), so an
+    item digests them (n, sum, min, max of their 64-bit row hashes, as partitions/rows.py digests
+    a partition): a file that grew, or was parsed again, leaves every unit whose rows it did not
+    change fresh. Keyed on the file ids instead, a night appending to 5 long JSONL files made
+    every unit of them, so every partition, stale."""
     names = sorted(tagged)
     frames = pl.collect_all(
         [
             tagged[t].select(
                 pl.col(UNIT).alias("unit"),
                 "file",
+                *([scan_keys[t]] if t in scan_keys else []),
                 _h=pl.struct(pl.exclude(UNIT)).hash(seed=_ROW_SEED),
             )
             for t in names
@@ -160,8 +166,13 @@ def _unit_rows(tagged: Mapping[str, pl.LazyFrame]) -> tuple[pl.DataFrame, pl.Dat
         )
         for table, frame in zip(names, frames, strict=True)
     ]
+    values = {
+        table: frame.select("unit", scan_keys[table]).unique()
+        for table, frame in zip(names, frames, strict=True)
+        if table in scan_keys
+    }
     empty = pl.DataFrame(schema={"unit": pl.String, "item": pl.String})
-    return unit_files, pl.concat(digested) if digested else empty
+    return unit_files, pl.concat(digested) if digested else empty, values
 
 
 def _source(
@@ -172,7 +183,7 @@ def _source(
     module = source_units(source)
     bronze = load_bronze(source, layout)
     tagged = module.unit_keys(dict(bronze), settings)
-    unit_files, row_items = _unit_rows(tagged)
+    unit_files, row_items, scan_values = _unit_rows(tagged, getattr(module, "SCAN_KEYS", {}))
     bronze = {**bronze, **collect_shared(source, bronze, settings)}  # for every hook but unit_keys
     links = module.unit_links(dict(bronze), settings).collect()
     ev = {n: f.collect() for n, f in evidence(source, bronze, settings).items()}
@@ -200,7 +211,7 @@ def _source(
     qualified = pl.lit(source + _SEP) + pl.col("unit")
     links = links.select(unit=qualified, link=pl.lit(source + _SEP) + pl.col("link"))
     groups = groups.drop_nulls("group_id").select("group_id", "episodes", unit=qualified)
-    found = SourceUnits(tagged, ev, read_keys, unit_files.select("unit", "file"))
+    found = SourceUnits(tagged, ev, read_keys, unit_files.select("unit", "file"), scan_values)
     prompts = pl.DataFrame(schema=PROMPTS_SCHEMA)
     if settings.splits.near_duplicates.enabled and hasattr(module, "unit_prompts"):
         prompts = module.unit_prompts(dict(bronze), settings).collect().cast(PROMPTS_SCHEMA)

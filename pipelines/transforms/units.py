@@ -27,6 +27,12 @@ derive alike (study's kept session copies, dialogue's kept conversations): `coll
 collects them once, and the plan hands them to every hook but `unit_keys` inside `bronze`, under
 their own names; a hook reads one with `shared_frame`, which derives it when it is not there (a
 caller that collected none).
+
+And `SCAN_KEYS`: table → a stored column its `_unit` is made from (a session id, a run folder).
+The plan lists each unit's values of it, and a group of partitions reads a table through a filter
+on that column, which Polars runs inside the Parquet scan; on the computed `_unit` only a join
+after reading every row of the units' files could keep the group's rows (transforms/assemble.py).
+A table without a key is read by its units' files alone.
 """
 
 from __future__ import annotations

@@ -237,3 +237,30 @@ def test_each_partition_of_a_group_gets_its_own_rows_in_bronze_order(tmp_path):
     rows = assemble._group_rows(plan, ["p2", "p1"])
     assert rows["p1"]["a"]["t"].to_dict(as_series=False) == {"file": ["f1"] * 3, "x": [1, 3, 5]}
     assert rows["p2"]["a"]["t"].to_dict(as_series=False) == {"file": ["f2"] * 2, "x": [2, 4]}
+
+
+def test_a_group_reads_its_units_rows_by_their_scan_key_inside_the_parquet_scan(tmp_path):
+    """File f1 holds units d1/a (key a), d1/b (key b) and d2/a (key a again, another dataset):
+    the scan keeps key a's rows only, the join on `_unit` then d1/a's, in bronze order."""
+    path = tmp_path / "t.parquet"
+    pl.DataFrame(
+        {
+            "file": ["f1"] * 5,
+            "dataset": ["d1", "d1", "d2", "d1", "d1"],
+            "k": ["a", "b", "a", "a", "b"],
+            "x": [1, 2, 3, 4, 5],
+        }
+    ).write_parquet(path)
+    unit = pl.concat_str("dataset", pl.lit("/"), "k")
+    units = SourceUnits(
+        tagged={"t": pl.scan_parquet(path).with_columns(unit.alias("_unit"))},
+        evidence={},
+        read_keys={},
+        unit_files=pl.DataFrame({"unit": ["d1/a", "d1/b", "d2/a"], "file": ["f1"] * 3}),
+        scan_values={"t": pl.DataFrame({"unit": ["d1/a", "d1/b", "d2/a"], "k": ["a", "b", "a"]})},
+    )
+    wanted = pl.DataFrame({"_unit": ["d1/a"], "_partition": ["p1"]})
+    scanned = assemble._scanned(units, "t", wanted)
+    scan_filter = next(line for line in scanned.explain().splitlines() if "SELECTION" in line)
+    assert 'col("k").is_in' in scan_filter
+    assert scanned.collect().get_column("x").to_list() == [1, 4]

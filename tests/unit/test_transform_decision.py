@@ -341,6 +341,33 @@ def test_alternatives_become_candidates_only_when_every_one_carries_a_value():
     }
 
 
+def test_candidates_stay_on_their_own_rows_among_rows_without_alternatives():
+    rows = [
+        record("d1", action="POSTED", confidence=0.5),
+        record(
+            "d2", action="SILENT", confidence=0.7, alternatives='[{"action":"POSTED","value":0.1}]'
+        ),
+        record("d3", action="POSTED", alternatives=""),
+        record(
+            "d4",
+            action="POSTED",
+            confidence=0.6,
+            alternatives='[{"action":"SILENT","value":0.3},{"action":7,"confidence":"0.2"}]',
+        ),
+    ]
+    cands = dict(silver(*rows)["decisions"].select("decision_id", "candidates").iter_rows())
+    assert cands == {
+        "d1": None,
+        "d2": [{"action": "SILENT", "value": 0.7}, {"action": "POSTED", "value": 0.1}],
+        "d3": None,
+        "d4": [
+            {"action": "POSTED", "value": 0.6},
+            {"action": "SILENT", "value": 0.3},
+            {"action": "7", "value": 0.2},
+        ],
+    }
+
+
 def test_feedback_ids_are_stable_across_runs():
     row = record("d1", outcome='{"rating":5}', outcome_rating=5.0, outcome_was_good=True)
     assert (

@@ -66,23 +66,36 @@ def _suggestion_followed_from() -> pl.Expr:
 
 def _candidates(rows: pl.Series) -> pl.Series:
     """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`),
-    when every alternative carries a number; else null (the alternatives stay in `attributes`)."""
-    out = []
-    for row in rows.to_list():
-        alternatives = orjson.loads(row["alternatives"]) if row["alternatives"] else []
+    when every alternative carries a number; else null (the alternatives stay in `attributes`).
+    Only rows with alternatives are read in Python, and the lists are made from flat columns:
+    a Series built from 80 k rows of Python lists cost 0.6 s of CPU at 1 GB."""
+    listed = rows.struct.field("alternatives")
+    where = (listed.is_not_null() & (listed != "")).arg_true()
+    at: list[int] = []
+    actions: list[object] = []
+    numbers: list[object] = []
+    for row_at, row in zip(where.to_list(), rows.gather(where).to_list(), strict=True):
+        alternatives = orjson.loads(row["alternatives"])
         values = [_first_number(a.get("value"), a.get("confidence")) for a in alternatives]
         if not alternatives or any(v is None for v in values):
-            out.append(None)
             continue
-        chosen = [{"action": row["action"], "value": row["confidence"]}]
-        out.append(
-            chosen
-            + [
-                {"action": str(a["action"]), "value": v}
-                for a, v in zip(alternatives, values, strict=True)
-            ]
-        )
-    return pl.Series(out, dtype=CANDIDATE)
+        at += [row_at] * (len(alternatives) + 1)
+        actions += [row["action"], *(str(a["action"]) for a in alternatives)]
+        numbers += [row["confidence"], *values]
+    long = pl.DataFrame(
+        {_AT: at, "action": actions, "value": numbers},
+        schema={_AT: pl.UInt32, "action": pl.String, "value": pl.Float64},
+    )
+    lists = long.group_by(_AT, maintain_order=True).agg(
+        pl.struct("action", "value").alias(_CANDIDATES)
+    )
+    every = pl.DataFrame({_AT: pl.arange(len(rows), dtype=pl.UInt32, eager=True)})
+    joined = every.join(lists, on=_AT, how="left", maintain_order="left")
+    return joined.get_column(_CANDIDATES).cast(CANDIDATE).alias(rows.name)
+
+
+_AT = "_at"  # a row's place in `_candidates`' input
+_CANDIDATES = "_candidates"
 
 
 def _first_number(*values: object) -> float | None:

@@ -39,6 +39,10 @@ def _session_unit() -> pl.Expr:
     return pl.concat_str(pl.lit("decision:"), "session_id")
 
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {TABLE: "session_id", RATINGS_TABLE: "decision_id", REPLAYS_TABLE: "decision_id"}
+
+
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     records = bronze_table(bronze, TABLE).with_columns(_session_unit().alias(UNIT))
     # Copies of a decision in two sessions are linked (`decision:`): either session will do.

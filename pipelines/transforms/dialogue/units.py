@@ -32,6 +32,9 @@ from pipelines.transforms.dialogue.conversations import (
 )
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT, shared_frame
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {CONVERSATIONS: "conversation_id", EVENTS: "conversation_id"}
+
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     # A null conversation id (an orphan event) still names its dataset: that unit, not null.

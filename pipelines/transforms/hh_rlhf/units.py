@@ -15,6 +15,9 @@ from pipelines.schemas import bronze_table
 from pipelines.transforms.hh_rlhf import PAIRS, SOURCE
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {PAIRS: "pair_id"}
+
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     pairs = bronze_table(bronze, PAIRS)

@@ -15,6 +15,9 @@ from pipelines.transforms.oasst import TREES
 from pipelines.transforms.oasst.messages import episode_id
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {TREES: "message_tree_id"}
+
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     trees = bronze_table(bronze, TREES)

@@ -12,6 +12,9 @@ from pipelines.config.settings import Settings
 from pipelines.transforms.scenario.common import episode_id
 from pipelines.transforms.units import GROUPS_SCHEMA, LINKS_SCHEMA, UNIT
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {"scenario_entries": "scenario_id", "scenario_metadata": "scenario_id"}
+
 
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     return {table: frame.with_columns(episode_id().alias(UNIT)) for table, frame in bronze.items()}

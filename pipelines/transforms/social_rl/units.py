@@ -36,6 +36,10 @@ def _run_unit() -> pl.Expr:
     return pl.lit("run:") + pl.col("run_dir")
 
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {t: "run_name" if t == "social_rl_prar_states" else "run_dir" for t in BRONZE_MODELS}
+
+
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     keys = {
         "social_rl_prar_states": pl.lit("prar:") + pl.col("run_name"),

@@ -29,6 +29,10 @@ def _participant_unit() -> pl.Expr:
     )
 
 
+# the stored column each table's rows are read by (transforms/units.py SCAN_KEYS)
+SCAN_KEYS = {"study_sessions": "session_id", "study_participants": "participant_id"}
+
+
 def unit_keys(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     keys = {
         "study_sessions": pl.lit(SESSION_PREFIX) + pl.col("session_id"),
