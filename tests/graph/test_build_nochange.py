@@ -4,8 +4,11 @@ Dagster run; every kind of change makes it run.
 
 One built world per module (the clean fixtures, mtimes an hour old so none is "racy"). The tests
 run in file order: the decision tests change one input each and put it back exactly (same bytes,
-same stamps); the later ones (--force, a failed build, a forget) build again."""
+same stamps); the later ones build again: one --force build (read by two tests), a failed build
+(after which the record is put back: the data root is the recorded build's), a forget."""
 
+import contextlib
+import io
 import os
 import shutil
 import tomllib
@@ -210,24 +213,37 @@ def test_force_workers_revalidation_and_object_storage_always_run(world, monkeyp
     assert decision.reasons == ["the data root is on object storage"]
 
 
-def test_force_runs_and_records_the_new_build(world, capsys):
+@pytest.fixture(scope="module")
+def forced(world) -> tuple[str, list[str]]:
+    """One `build --force` on the world, every folder's stamp trusted at once (`RACY_NS` 0: its
+    record keeps the listing of every folder it walked), for the two tests that read it: what it
+    printed and the runs it launched."""
+    from pipelines.sources import raw_state
+
     raw, data, home = world
     before = runs(home)
-    assert main(build_args(raw, data, "--force")) == 0
-    assert "nothing changed since" not in capsys.readouterr().out
-    new = [run for run in runs(home) if run not in before]
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
+        mp.setattr(raw_state, "RACY_NS", 0)
+        assert main(build_args(raw, data, "--force")) == 0
+    return printed.getvalue(), [run for run in runs(home) if run not in before]
+
+
+def test_force_runs_and_records_the_new_build(world, forced):
+    printed, new = forced
+    assert "nothing changed since" not in printed and "Rows per silver table" in printed
     assert len(new) == 1
     assert decide(world).matched.run_id == new[0]
 
 
 def test_the_listing_kept_in_the_record_spares_the_next_process_reading_the_raw_folders(
-    world, monkeypatch
+    world, forced, monkeypatch
 ):
     from pipelines.sources import raw_state
 
     raw, data, _ = world
     monkeypatch.setattr(raw_state, "RACY_NS", 0)  # every folder's stamp trusted at once
-    assert main(build_args(raw, data, "--force")) == 0  # recorded with the listing it walked
+    # `forced` recorded the build with the listing it walked
     raw_state._LISTINGS.clear()  # as a new process: only the record has it
     reads: list[str] = []
     read = raw_state._read_folder
@@ -249,6 +265,7 @@ def test_a_failed_build_leaves_no_record_so_the_next_one_runs(world, monkeypatch
     raw, data, _ = world
     layout = Layout(data)
     recorded = build_record.read_record(layout)
+    kept = layout.last_build.read_bytes()
 
     def broken(layout):
         raise RuntimeError("views cannot be written")
@@ -260,6 +277,8 @@ def test_a_failed_build_leaves_no_record_so_the_next_one_runs(world, monkeypatch
     # keeps the next build from answering with the earlier build's result.
     assert build_record.data_root_state(layout) == recorded.data_root
     assert decide(world).reasons == ["no record of a fully successful build"]
+    # the data root is the recorded build's: its record back, for the test after this one
+    layout.last_build.write_bytes(kept)
 
 
 def test_a_forget_makes_the_next_build_run(world):

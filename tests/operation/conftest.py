@@ -7,17 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.demo import write_demo
+from tests.demo_sources import write_demo_of
 from tests.operation.kill import build, published
+
+# The demo's sources the world is made of: the two whose raw files it grows (dialogue: new files,
+# study: an appended file). Every crash point is in code all sources go through (ingest, silver
+# assembly, table commits, views, release), so the demo's five other sources would only add CPU
+# to the world's builds and to each test's killed and recovering builds.
+WORLD_SOURCES = ("dialogue", "study")
 
 
 def make_world(root: Path, home: Path) -> None:
     """A data root built from demo data, raw data that has grown since (new and appended files),
     and what an uninterrupted build of the grown data on a copy of that root publishes."""
     raw_old, raw_new = root / "raw_old", root / "raw_new"
-    write_demo(raw_old, scale=1, seed=3)
+    write_demo_of(raw_old, WORLD_SOURCES, seed=3)
     shutil.copytree(raw_old, raw_new)
-    write_demo(root / "more", scale=1, seed=4)
+    write_demo_of(root / "more", WORLD_SOURCES, seed=4)
     for path in (root / "more" / "dialogues").rglob("*.jsonl"):
         target = raw_new / "dialogues" / "grown" / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
