@@ -7,9 +7,10 @@ import hashlib
 
 import orjson
 import polars as pl
+import pytest
 
 from pipelines.exports.datasets import build_datasets
-from pipelines.exports.datasets.common import MESSAGES, DatasetOptions
+from pipelines.exports.datasets.common import MESSAGES, DatasetOptions, rewards_by
 from tests.unit._export_helpers import all_train, context, episode, reward, tables, turn
 
 D = "dialogue:d/1"
@@ -348,3 +349,32 @@ def test_rated_alternatives_without_a_prompt_text_make_no_pair():
     )
     episodes = pl.DataFrame({"episode_id": ["e1"], "group_id": ["g1"]})
     assert rated_alternative_pairs(kto, episodes).height == 0
+
+
+def test_rewards_by_target_means_several_rules_and_keeps_one_rules_reward_as_it_is():
+    ids = pl.List(pl.String)
+    rewards = pl.DataFrame(
+        {
+            "target": ["turn", "turn", "turn", "turn", "turn", "turn", "episode"],
+            "turn_id": ["t1", "t2", "t2", "t3", "t4", "t5", "t1"],
+            "reward": [1.0, 0.5, -0.3, 0.2, 0.0, 0.3, 9.0],
+            "reward_rule": ["a@1", "b@1", "a@1", "c@1", "d@1", "e@1", "x@1"],
+            "feedback_ids": [["f2", "f1", "f2"], ["f3"], ["f1", None], [], None, ["z"], ["q"]],
+        },
+        schema_overrides={"feedback_ids": ids},
+    )
+    got = rewards_by(rewards, "turn_id", ("turn",)).sort("turn_id")
+    # by hand: t2 = mean(0.5, -0.3) = 0.1 with both rules sorted and every id once, a null id
+    # first; one rule's ids distinct and sorted; an empty list stays empty, a missing one is
+    # one null id (what grouping makes of it); the episode's reward is not a turn's
+    expected = pl.DataFrame(
+        {
+            "turn_id": ["t1", "t2", "t3", "t4", "t5"],
+            "reward": [1.0, 0.1, 0.2, 0.0, 0.3],
+            "reward_rule": ["a@1", "a@1,b@1", "c@1", "d@1", "e@1"],
+            "feedback_ids": [["f1", "f2"], [None, "f1", "f3"], [], [None], ["z"]],
+        },
+        schema_overrides={"feedback_ids": ids},
+    )
+    assert got.drop("reward").equals(expected.drop("reward"))
+    assert got["reward"].to_list() == pytest.approx(expected["reward"].to_list())

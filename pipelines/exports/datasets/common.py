@@ -149,11 +149,30 @@ def rewards_by(turn_rewards: pl.DataFrame, key: str, targets: tuple[str, ...]) -
     """One reward per `key` (turn_id or decision_id) from step-level gold rewards: the mean if
     several rules reward the same target, with every rule and feedback id kept for provenance."""
     rows = turn_rewards.filter(pl.col("target").is_in(targets) & pl.col(key).is_not_null())
-    return rows.group_by(key).agg(
-        pl.col("reward").mean(),
-        pl.col("reward_rule").unique().sort().str.join(",").alias("reward_rule"),
-        pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids"),
+    # most targets have one rule's reward: those rows are put in shape without a grouping, as the
+    # grouping puts them (a missing id list becomes one null id, as `explode` makes it)
+    several = rows.get_column(key).is_duplicated()
+    single = rows.filter(~several).select(
+        key,
+        pl.col("reward").cast(pl.Float64),
+        pl.col("reward_rule").fill_null(""),
+        pl.when(pl.col("feedback_ids").is_null())
+        .then(pl.lit([None], dtype=pl.List(pl.String)))
+        .when(pl.col("feedback_ids").list.len() <= 1)
+        .then(pl.col("feedback_ids"))
+        .otherwise(pl.col("feedback_ids").list.unique().list.sort())
+        .alias("feedback_ids"),
     )
+    grouped = (
+        rows.filter(several)
+        .group_by(key)
+        .agg(
+            pl.col("reward").mean(),
+            pl.col("reward_rule").unique().sort().str.join(",").alias("reward_rule"),
+            pl.col("feedback_ids").explode().unique().sort().alias("feedback_ids"),
+        )
+    )
+    return pl.concat([single, grouped.cast(single.schema)])
 
 
 def with_split(
