@@ -230,7 +230,7 @@ def build(
         e.check_name == "release_verifies" and e.passed for e in run.get_asset_check_evaluations()
     )
     nothing = run.success and nothing_to_release(Layout(settings.data_root))
-    summary = build_summary(settings, _reconciled(run))
+    summary = build_summary(settings, _reconciled(run), decision.raw_files)
     result = BuildResult(
         run_id=run.run_id,
         run_ok=run.success,

@@ -43,6 +43,7 @@ class Decision:
     matched: records.BuildRecord | None = None
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, str] | None = None
+    raw_files: tuple[str, ...] | None = None  # every raw file when the state was taken, sorted
 
 
 def _must_run(settings: Settings, *, force: bool, revalidate: bool, workers: int) -> str | None:
@@ -88,14 +89,17 @@ def _decide(
     raw = raw_state(settings.raw_root)
     inputs = records.input_parts(settings, raw, params)
     if raw.racy:  # recorded, its stamps could not tell a later change from this state
-        return Decision(reasons=[reason or "raw files changed in the last seconds"])
+        reasons = [reason or "raw files changed in the last seconds"]
+        return Decision(reasons=reasons, raw_files=raw.files)
     if reason is not None:  # a forced build that fully succeeds is recorded all the same
-        return Decision(reasons=[reason], inputs=inputs)
+        return Decision(reasons=[reason], inputs=inputs, raw_files=raw.files)
     if record is None:
-        return Decision(reasons=["no record of a fully successful build"], inputs=inputs)
+        reasons = ["no record of a fully successful build"]
+        return Decision(reasons=reasons, inputs=inputs, raw_files=raw.files)
     changed = record.differences(inputs, records.data_root_state(settings.layout))
     if changed:
-        return Decision(reasons=[f"{', '.join(changed)} changed"], inputs=inputs)
+        reasons = [f"{', '.join(changed)} changed"]
+        return Decision(reasons=reasons, inputs=inputs, raw_files=raw.files)
     return Decision(matched=record, inputs=inputs)
 
 

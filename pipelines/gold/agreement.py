@@ -20,20 +20,26 @@ Two kinds of rows are not one rater's rating:
 
 A name with no item rated twice, or whose ratings are all one value (alpha is then 0/0), is "not
 computable", with the reason: never a number.
+
+`stored_agreement` is the table of the stored silver feedback: a build's release (its card and
+manifest) and its views both state it, and compute it once between them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 import numpy as np
 import polars as pl
 
-from pipelines.config.scores import SCALES, ScoreConfig
+from pipelines.config.scores import SCALES, ScoreConfig, load_scores
 from pipelines.gold.common import may_name_key
 from pipelines.gold.raters import rater
 from pipelines.schemas import polars_schema
 from pipelines.schemas.gold import RaterAgreement
+from pipelines.storage import tables as stored
+from pipelines.storage.layout import Layout
 
 NOMINAL, ORDINAL, INTERVAL, RATIO = "nominal", "ordinal", "interval", "ratio"
 VOTES = {"emoji": ("+1", "-1")}  # score name → the labels its tallies vote for
@@ -328,3 +334,23 @@ def agreement(feedback: Feedback, configs: Mapping[str, ScoreConfig]) -> pl.Data
             rows.append(_row(name, level, mine, why))
     table = pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
     return RaterAgreement.validate(table, lazy=True)
+
+
+# (the feedback table's files, the score configs) → its agreement, the last one asked in this
+# process: a Delta table's files are never rewritten, so new feedback means new file names
+_LAST: dict[tuple[tuple[str, ...], str], pl.DataFrame] = {}
+
+
+def stored_agreement(layout: Layout, as_of: datetime | None = None) -> pl.DataFrame | None:
+    """`agreement` of the silver feedback in force (or at `as_of`) under the score configs of
+    now; None without a feedback table."""
+    if not stored.exists(layout, "silver", "feedback", as_of):
+        return None
+    configs = load_scores()
+    key = (tuple(stored.files(layout, "silver", "feedback", as_of)), repr(sorted(configs.items())))
+    if key not in _LAST:
+        feedback = stored.scan_by_partition(layout, "silver", "feedback", as_of)
+        table = agreement(feedback, configs)
+        _LAST.clear()
+        _LAST[key] = table
+    return _LAST[key]

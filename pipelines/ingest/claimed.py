@@ -11,7 +11,7 @@ nothing, offers every path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pipelines.privacy.optouts import OPTOUTS_FILE
@@ -29,9 +29,11 @@ def remember(raw_root: Path, discover: Callable, rel_paths: Iterable[str]) -> No
     _DISCOVERED.setdefault((str(raw_root), discover), set()).update(rel_paths)
 
 
-def unrecognised_files(raw_root: Path) -> list[str]:
+def unrecognised_files(raw_root: Path, listed: Sequence[str] | None = None) -> list[str]:
     """Raw files (relative paths) that no adapter claims and that are not the consent registry:
-    never read, so the build summary and `status` list them instead of ignoring them silently."""
+    never read, so the build summary and `status` list them instead of ignoring them silently.
+    `listed`: every file under the raw root, hidden ones included, as the caller listed them
+    (a build: its raw state's), instead of listing the tree again."""
     raw_root = root_of(raw_root)
     with one_listing(raw_root):  # on S3: one listing for every source's and for all files
         if not raw_root_exists(raw_root):
@@ -39,9 +41,15 @@ def unrecognised_files(raw_root: Path) -> list[str]:
         discovers = [module.discover for module in all_adapters().values()]
         known = set().union(*(_DISCOVERED.get((str(raw_root), d), ()) for d in discovers))
         known.add(OPTOUTS_FILE.as_posix())
-        left = [rel for rel in source_base.all_raw_files(raw_root) if rel not in known]
+        every = source_base.all_raw_files(raw_root) if listed is None else visible(listed)
+        left = [rel for rel in every if rel not in known]
         if not left:
             return []
         with listing.only_among(left):
             claimed = {file.rel_path for discover in discovers for file in discover(raw_root)}
         return [rel for rel in left if rel not in claimed]
+
+
+def visible(rel_paths: Iterable[str]) -> list[str]:
+    """The paths with no hidden file or folder in them (as `all_raw_files` leaves them out)."""
+    return [rel for rel in rel_paths if not rel.startswith(".") and "/." not in rel]

@@ -13,12 +13,11 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from pipelines.config.scores import load_scores
 from pipelines.config.settings import Settings
 from pipelines.exports.datasets.common import DatasetOptions
 from pipelines.exports.minari import FORMAT_VERSION as MINARI_FORMAT
 from pipelines.exports.openai import FORMAT_VERSION as OPENAI_FORMAT
-from pipelines.gold.agreement import agreement
+from pipelines.gold.agreement import stored_agreement
 from pipelines.gold.params import PARAMS
 from pipelines.privacy.key import pseudonym_key
 from pipelines.release.build.partitioned import partitioned_release, privacy_of
@@ -154,10 +153,8 @@ def release_request(
 def release_agreement(layout: Layout, as_of: datetime | None = None) -> list[dict]:
     """Krippendorff's alpha per score name over the silver feedback the release is built from
     (the card and the manifest state it)."""
-    if not stored.exists(layout, "silver", "feedback", as_of):
-        return []
-    feedback = stored.scan_by_partition(layout, "silver", "feedback", as_of)
-    return agreement(feedback, load_scores()).to_dicts()
+    table = stored_agreement(layout, as_of)
+    return [] if table is None else table.to_dicts()
 
 
 def _trainable(

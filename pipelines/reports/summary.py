@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,19 +110,24 @@ def _latest_release_rows(layout: Layout) -> pl.DataFrame:
 
 
 def build_summary(
-    settings: Settings, checked: Mapping[str, Mapping[str, int]] | None = None
+    settings: Settings,
+    checked: Mapping[str, Mapping[str, int]] | None = None,
+    raw_files: Sequence[str] | None = None,
 ) -> BuildSummary:
     """The summary of the data root as it stands; `checked` holds, per source, the metadata of
     the `nothing_lost` check a build just judged on this data (its reconciliation, not done
-    again)."""
+    again); `raw_files`, every raw file as the build listed them (None: the tree is listed)."""
     # Read after the build has let its lock go: every ingest log and bronze table is opened
     # once here, not once per read (each source's log ~6 times), as `turnlake status` does.
     with delta_cache.reading():
-        return _summary(settings, Layout(settings.data_root), checked)
+        return _summary(settings, Layout(settings.data_root), checked, raw_files)
 
 
 def _summary(
-    settings: Settings, layout: Layout, checked: Mapping[str, Mapping[str, int]] | None
+    settings: Settings,
+    layout: Layout,
+    checked: Mapping[str, Mapping[str, int]] | None,
+    raw_files: Sequence[str] | None,
 ) -> BuildSummary:
     rows = [
         {
@@ -168,7 +173,7 @@ def _summary(
         pending,
         missing,
         withheld,
-        unrecognised_files(settings.raw_root),
+        unrecognised_files(settings.raw_root, raw_files),
         _latest_release_rows(layout),
         balance,
         balance_warnings(balance, settings.splits.ratios),

@@ -3,21 +3,21 @@ one digest of that state (has any raw file, or the opt-out registry that lives t
 added, changed or removed since a build read it?).
 
 **Listing a local tree, kept with the raw state.** Opening a folder costs ~40 µs on the benchmark
-VM (26 k folders at 1 GB). A folder's mtime and ctime change whenever an entry is added, removed
-or renamed in it (checked on ext4; ctime also catches a tool that puts the mtime back, as rsync
-and tar do), so a folder whose (mtime, ctime) is the one recorded when it was last read still
-holds the same names: a walk stats it (~2 µs) and takes its names from the listing. A process
-keeps one listing per raw root (every folder with its stamp and every name in it, hidden ones
-included), which every walk reads and brings up to date: the raw state's, each source's
-patterns, the files no adapter reads. It is kept between builds in the no-change short cut's
-record, beside the raw state it was taken with (orchestration/build_record.py: `seed_listing`
-before the raw state is taken, `kept_listing` when the record is written), so it is pruned with
-that record: the raw state's walk of every folder replaces it whole, a build that does not fully
-succeed leaves none (the next walk reads every folder), another engine or raw root does not use
-it. A file rewritten in place does not change its folder, and is caught by its own size and
-mtime (here, and when the ingest plans). A folder modified less than `RACY_NS` before it was read
-may change again within the same clock tick without its stamp moving (git's "racy" entries): it
-is not trusted, and is read next time.
+VM (26 k folders at 1 GB). A folder's mtime and ctime change whenever an entry is added, removed or
+renamed in it (checked on ext4; ctime also catches a tool that puts the mtime back, as rsync and
+tar do), so a folder whose (mtime, ctime) is the one recorded when it was last read still holds the
+same names: a walk stats it (~2 µs) and takes its names from the listing. A process keeps one
+listing per raw root (every folder with its stamp and every name in it, hidden ones included),
+which every walk reads and brings up to date: the raw state's, each source's patterns (a build
+judges the files no adapter reads from the raw state's `files`). It is kept between builds in the
+no-change short cut's record, beside the raw state it was taken with
+(orchestration/build_record.py: `seed_listing` before the raw state is taken, `kept_listing` when
+the record is written), so it is pruned with that record: the raw state's walk of every folder
+replaces it whole, a build that does not fully succeed leaves none (the next walk reads every
+folder), another engine or raw root does not use it. A file rewritten in place does not change its
+folder, and is caught by its own size and mtime (here, and when the ingest plans). A folder
+modified less than `RACY_NS` before it was read may change again within the same clock tick without
+its stamp moving (git's "racy" entries): it is not trusted, and is read next time.
 
 **Listing an S3 root** is one ListObjectsV2 listing per literal folder asked for, whose stamps
 carry the e-tag (S3 has no folder stamps to keep a listing by); a caller that discovers every
@@ -39,7 +39,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -214,6 +214,8 @@ class RawState:
     digest: str  # of every file's relative path, size and mtime (or object stamp)
     n_files: int
     racy: bool  # a file changed too recently for its stamp to be trusted later
+    # every file's relative path, sorted: the build's one listing of the whole tree
+    files: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 def _local_entries(raw_root: Path) -> list[tuple[str, int, int]]:
@@ -238,4 +240,5 @@ def raw_state(raw_root: Path) -> RawState:
         digest.update(f"{rel}\0{size}\0{stamp}\n".encode())
     newest = max((stamp for _, _, stamp in entries), default=0)
     racy = not is_remote(raw_root) and newest > taken - RACY_NS
-    return RawState(digest.hexdigest()[:32], len(entries), racy)
+    files = tuple(rel for rel, _, _ in entries)
+    return RawState(digest.hexdigest()[:32], len(entries), racy, files)

@@ -9,8 +9,7 @@ import duckdb
 import polars as pl
 
 from pipelines.config.names import SOURCES
-from pipelines.config.scores import load_scores
-from pipelines.gold.agreement import agreement
+from pipelines.gold.agreement import stored_agreement
 from pipelines.ingest.log import current_parts, read_log
 from pipelines.release.store.files import latest_release
 from pipelines.runtime.faults import crash_point
@@ -84,10 +83,8 @@ def _copy_table(con: duckdb.DuckDBPyConnection, name: str, paths: list[str]) -> 
 def _computed_tables(layout: Layout) -> dict[str, pl.DataFrame]:
     """Small tables computed from the layers rather than read from files: Krippendorff's alpha
     per score name needs the `krippendorff` package, which SQL cannot call."""
-    if not stored.exists(layout, "silver", "feedback"):
-        return {}
-    feedback = stored.scan_by_partition(layout, "silver", "feedback")
-    return {"rater_agreement": agreement(feedback, load_scores())}
+    table = stored_agreement(layout)
+    return {} if table is None else {"rater_agreement": table}
 
 
 def write_views(layout: Layout) -> list[str]:

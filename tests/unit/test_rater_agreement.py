@@ -448,3 +448,36 @@ def test_a_written_release_records_the_agreement_and_the_labels_left_out(tmp_pat
     assert manifest["rater_agreement"] == rows
     card = (path / "README.md").read_text()
     assert "3 below the raters minimum, 1 below the agreement minimum" in card
+
+
+def _thumbs(first: tuple[float, float], second: tuple[float, float]) -> pl.DataFrame:
+    """Users u1 and u2 each rating turns 1 and 2 of the dialogue (value pairs per turn)."""
+    rows = []
+    for index, values in ((1, first), (2, second)):
+        for user, value in zip(("u1", "u2"), values, strict=True):
+            fid = f"t{index}-{user}"
+            rows.append(_fb(fid, "rating", value, turn=f"{EP}#{index}", attributes=_user(user)))
+    return silver_frame("feedback", rows)
+
+
+def test_the_stored_agreement_is_computed_once_and_again_for_new_feedback(tmp_path, monkeypatch):
+    from pipelines.gold import agreement as module
+    from pipelines.storage import tables as stored
+    from pipelines.storage.layout import Layout
+
+    layout = Layout(tmp_path)
+    assert module.stored_agreement(layout) is None  # no feedback table yet
+    computed = []
+    compute = module.agreement
+    monkeypatch.setattr(module, "agreement", lambda *a: computed.append(1) or compute(*a))
+    # the two users agree on both turns, +1 and −1: no disagreement observed, α = 1
+    stored.publish(layout, "silver", {"feedback": _thumbs((1.0, 1.0), (-1.0, -1.0))})
+    first = module.stored_agreement(layout)
+    again = module.stored_agreement(layout)  # the views after the release: not computed again
+    assert _row(first, "rating", "interval")["alpha"] == pytest.approx(1.0)
+    assert again is first and len(computed) == 1
+    # now they disagree on both: D_o = 4/4 pairs, D_e = 2·2·2 / (4·3) = 2/3, α = 1 − 3/2
+    stored.publish(layout, "silver", {"feedback": _thumbs((1.0, -1.0), (-1.0, 1.0))})
+    after = module.stored_agreement(layout)
+    assert _row(after, "rating", "interval")["alpha"] == pytest.approx(-0.5)
+    assert len(computed) == 2

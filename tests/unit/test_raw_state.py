@@ -44,3 +44,11 @@ def test_same_size_and_mtime_is_the_same_state_another_mtime_is_not(tmp_path):
     assert raw_state(tmp_path) == before
     os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
     assert raw_state(tmp_path).digest != before.digest
+
+
+def test_the_state_lists_every_file_it_counted_sorted_hidden_ones_included(tmp_path):
+    for rel in ("study/s.json", ".hidden/x.jsonl", "dialogues/a.jsonl", "notes.txt"):
+        write_old(tmp_path / rel, b"x\n")
+    state = raw_state(tmp_path)
+    assert state.files == (".hidden/x.jsonl", "dialogues/a.jsonl", "notes.txt", "study/s.json")
+    assert state.n_files == 4

@@ -104,3 +104,25 @@ def test_one_regex_for_many_patterns_matches_what_any_of_them_matches():
             "outputs/r1/round3_social_rl.json.tmp",
         )
     ] == [True, True, False, False, False]
+
+
+def test_a_builds_listing_of_the_tree_is_judged_without_walking_the_tree_again(
+    ingested, monkeypatch
+):
+    def no_walk(raw_root):
+        raise AssertionError("the tree was walked again")
+
+    monkeypatch.setattr(listing, "all_local_files", no_walk)
+    _write(ingested, "late.txt")  # written after the build's listing: not in it
+    listed = (
+        ".DS_Store",
+        ".git/HEAD",
+        "consent/optouts.jsonl",
+        "dialogues/tutoring/.c-1.jsonl.swp",
+        "dialogues/tutoring/c-1.jsonl",
+        "notes.txt",
+        "outputs/run-1/meta.json",
+        "outputs/run-1/plot.png",
+    )
+    # hidden files and folders are not raw data, the registry and the ingested files are claimed
+    assert unrecognised_files(ingested, listed) == ["notes.txt", "outputs/run-1/plot.png"]

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 import polars as pl
@@ -73,30 +74,48 @@ class Parts:
         return id_replacer(key, tuple(self.ids))
 
 
-def _still_private(root: Path | None, made_with: str, ids: list[str], build: str) -> bool:
-    """Whether an entry privatized under the ids `made_with` is what `ids` would make: no id that
-    came or went occurs in any text of the partition (the privatizer's own gate, read from the
-    built entry's distinct texts, not from its datasets)."""
+def changed_ids(root: Path | None, ids: list[str], made_with: str) -> list[str] | None:
+    """The ids that came or went between the ids entry `made_with` and `ids`, sorted (None when
+    that entry is gone)."""
     _, old = part_cache.load(root, made_with, ["ids"])
     if "ids" not in old:
+        return None
+    return sorted(set(old["ids"].get_column("id").to_list()).symmetric_difference(ids))
+
+
+def ids_difference(root: Path | None, ids: list[str]) -> Callable[[str], list[str] | None]:
+    """`changed_ids` against `ids`, taken once per earlier ids entry: most stored entries were
+    made with the same earlier ids."""
+    return cache(partial(changed_ids, root, ids))
+
+
+def _still_private(root: Path | None, changed: list[str] | None, build: str) -> bool:
+    """Whether an entry privatized under other ids is what the release's ids would make: no id
+    that came or went (`changed`, None when unknown) occurs in any text of the partition (the
+    privatizer's own gate, read from the built entry's distinct texts, not from its datasets)."""
+    if changed is None:
         return False
-    changed = sorted(set(old["ids"].get_column("id").to_list()) ^ set(ids))
     if not changed:
         return True
     _, frames = part_cache.load(root, build, [TEXTS])
     return TEXTS in frames and not frames[TEXTS].get_column("text").str.contains_any(changed).any()
 
 
-def _reused(root: Path | None, entries: tuple[str, str], ids: list[str]) -> tuple[dict, str]:
-    """(meta, reused | rechecked) of a partition's stored privatized entry still right for `ids`;
-    ({}, how), the entry discarded, when it must be privatized. `entries`: built, private keys."""
+def _reused(
+    root: Path | None,
+    entries: tuple[str, str],
+    ids_key: str,
+    changed_since: Callable[[str], list[str] | None],
+) -> tuple[dict, str]:
+    """(meta, reused | rechecked) of a partition's stored privatized entry still right for the
+    ids of `ids_key`; ({}, how), the entry discarded, when it must be privatized. `entries`:
+    built, private keys; `changed_since(made_with)`: the ids that came or went since."""
     build, private = entries
-    ids_key = ids_entry(ids)
     meta, _ = part_cache.load(root, private, names=())
     how = "reused"
     if meta and meta["ids"] != ids_key:
         how = "rechecked"
-        if _still_private(root, meta["ids"], ids, build):
+        if _still_private(root, changed_since(meta["ids"]), build):
             part_cache.update_meta(root, private, {"ids": ids_key})
         else:  # a save never replaces a stored entry
             part_cache.discard(root, private)
@@ -255,11 +274,12 @@ def release_parts(layout: Layout, keyed: Keyed, privacy: Privacy) -> Parts:
     ids_key = ids_entry(ids)
     part_cache.save(root, ids_key, {}, {"ids": pl.DataFrame({"id": ids}, schema={"id": pl.String})})
     private, held_private, hows, pending = {}, {}, [], []
+    changed_since = ids_difference(root, ids)
     counts = []  # each unit's replacements summed over its kept rows
     for p in partitions:
         private[p.key] = _private_key(built[p.key], privacy)
         entries = (built[p.key], private[p.key])
-        meta, how = _reused(root, entries, ids)
+        meta, how = _reused(root, entries, ids_key, changed_since)
         if meta:
             rows = part_cache.load(root, private[p.key], [ROW_LEDGER])[1][ROW_LEDGER]
             counts.append(kept_counts(rows, keep.get(p.key, {})))
