@@ -16,12 +16,14 @@ import pipelines.release.privatize.privatize as privatize_module
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import Redactor, redaction_config_from
 from pipelines.release.privatize.privatize import (
+    changes_by_column,
     cleaned_frame,
     finish,
     id_replacer,
     prepare,
     privatize,
 )
+from pipelines.release.privatize.row_ledger import row_leaves
 
 KEY = b"k" * 32
 PID = "5ed9dc4f-6630-4cc5-8619-10584891a2ab"
@@ -203,3 +205,27 @@ def test_texts_cleaned_a_slice_at_a_time_give_the_frame_and_ledger_by_hand(monke
     datasets, ledger = finish(prepared, KEY, cleaned)
     assert ledger == {"kto": {"email": 2, "phone": 1, "pseudonym": 0}}
     assert datasets["kto"]["text"].to_list() == ["mail [EMAIL]", "call [PHONE]", "mail [EMAIL]"]
+
+
+def test_each_column_is_given_only_the_changed_texts_among_its_own_leaves() -> None:
+    frame = pl.DataFrame(
+        {
+            "a": ["x", "y", None],
+            "b": [["y", "z"], [], ["x", "x"]],
+            "split": ["train", "train", "test"],
+        }
+    )
+    cleaned = pl.DataFrame(
+        {
+            "value": ["x", "y", "z", "w", "train"],
+            "cleaned": ["X", "y", "Z", "W", "train"],
+            "pseudonym": [1, 0, 1, 1, 0],
+        }
+    )
+    leaves = row_leaves(frame, ["a", "b", "split"])
+    # by hand: "y" and "train" are unchanged, "w" is in no column; "a" holds "x", "b" "z" and "x"
+    # ("x" twice in a row, given once); "split" holds nothing changed
+    by_column = changes_by_column(leaves, cleaned)
+    assert sorted(by_column) == [0, 1]
+    assert sorted(by_column[0].rows()) == [("x", "X")]
+    assert sorted(by_column[1].rows()) == [("x", "X"), ("z", "Z")]

@@ -20,6 +20,7 @@ from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
 from pipelines.release.privatize.row_ledger import (
+    COLUMN,
     ROW,
     ledger_of,
     row_counts,
@@ -140,20 +141,13 @@ def _clean_slice(
     """`_clean_frame` of one slice of rows."""
     leaves = row_leaves(frame, textual)
     counts = row_counts(leaves, cleaned)
-    changed = cleaned.filter(pl.col("cleaned") != pl.col("value")).join(
-        leaves.select("value").unique(), on="value", how="semi"
-    )
+    by_column = changes_by_column(leaves, cleaned)
     del leaves  # before the replaced columns are made
-    changes = (
-        [
-            replace_strings(pl.col(c), frame.schema[c], changed["value"], changed["cleaned"]).alias(
-                c
-            )
-            for c in textual
-        ]
-        if changed.height
-        else []
-    )
+    changes = [
+        replace_strings(pl.col(c), frame.schema[c], mine["value"], mine["cleaned"]).alias(c)
+        for number, c in enumerate(textual)
+        if (mine := by_column.get(number)) is not None
+    ]
     changes += [keyed_hash(pl.col(c), key).alias(c) for c in frame.columns if _is_prompt_hash(c)]
     episodes = _row_episodes(frame)
     frame = frame.with_columns(changes)
@@ -163,6 +157,24 @@ def _clean_slice(
         if known.height:
             counts = with_hits(counts, known.rename({"hits": KIND}))
     return frame, counts
+
+
+def changes_by_column(leaves: pl.DataFrame, cleaned: pl.DataFrame) -> dict[int, pl.DataFrame]:
+    """column -> value, cleaned of each text `cleaned` (value, cleaned, …) changes among that
+    column's `leaves` (column, row, value: `row_leaves`); a column with none is left out.
+
+    A column's texts are replaced by its own changes alone: replacing by every change of the
+    slice hashed all of them again for each column, most of which (ids, labels) hold none."""
+    changed = cleaned.filter(pl.col("cleaned") != pl.col("value")).select("value", "cleaned")
+    found = (
+        leaves.select(COLUMN, "value")
+        .join(changed, on="value", how="inner")
+        .unique(subset=[COLUMN, "value"])
+    )
+    return {
+        number: mine
+        for (number,), mine in found.partition_by(COLUMN, as_dict=True, include_key=False).items()
+    }
 
 
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:

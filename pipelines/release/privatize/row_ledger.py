@@ -14,13 +14,18 @@ ROW = "row"  # a row's index in its dataset as built (the key frame's `row`)
 PSEUDONYM = "pseudonym"  # named in the ledger wherever there was text, even with no replacement
 
 
+COLUMN = "column"  # a leaf's column: its index in the `columns` given to `row_leaves`
+
+
 def row_leaves(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
-    """(row, value) of every non-null string leaf of `columns`, however nested, one per
-    occurrence."""
+    """(column, row, value) of every non-null string leaf of `columns`, however nested, one per
+    occurrence (`column`: the index of its column in `columns`)."""
     indexed = frame.select(columns).with_row_index(ROW)
-    parts = [pl.DataFrame(schema={ROW: pl.UInt32, "value": pl.String})]
-    for column in columns:
-        parts.extend(tagged_leaves(indexed.select(ROW, value=pl.col(column))))
+    schema = {COLUMN: pl.UInt16, ROW: pl.UInt32, "value": pl.String}
+    parts = [pl.DataFrame(schema=schema)]
+    for number, column in enumerate(columns):
+        tagged = indexed.select(pl.lit(number, pl.UInt16).alias(COLUMN), ROW, value=pl.col(column))
+        parts.extend(tagged_leaves(tagged))
     return pl.concat(parts).drop_nulls()
 
 
