@@ -375,3 +375,32 @@ def test_judge_feedback_id_is_the_hash_of_the_compact_json_of_its_stance(ts, wri
     feedback = run([row])["feedback"].filter(pl.col("name") == "judge_stance")
     text = f'["judge_stance","study:{sid}#1","NEUTRAL",0.57,"{written}"]'
     assert feedback["feedback_id"].to_list() == [hashlib.sha256(text.encode()).hexdigest()[:20]]
+
+
+def test_resident_positions_number_each_episodes_resident_messages_in_its_history_order() -> None:
+    from pipelines.transforms.study.sessions import resident_positions
+
+    def entries(*roles: str) -> list[dict]:
+        return [{"role": r, "text": f"{r} {i}", "extra": None} for i, r in enumerate(roles)]
+
+    # Episodes out of id order, one with two resident messages in a row and a last one unanswered.
+    chosen = pl.LazyFrame(
+        {
+            "episode_id": ["study:b", "study:a"],
+            "history": [
+                entries("operator", "resident", "resident", "operator", "resident"),
+                entries("operator", "resident", "operator"),
+            ],
+        },
+        schema={
+            "episode_id": pl.String,
+            "history": polars_schema(StudySessions)["history"],
+        },
+    )
+    got = resident_positions(chosen).collect().sort("episode_id", "turn").rows()
+    assert got == [
+        ("study:a", 1, 1, "resident 1", 2, "operator 2"),
+        ("study:b", 1, 1, "resident 1", None, None),
+        ("study:b", 2, 2, "resident 2", 3, "operator 3"),
+        ("study:b", 3, 4, "resident 4", None, None),
+    ]

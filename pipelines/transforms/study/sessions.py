@@ -79,7 +79,8 @@ def resident_positions(chosen: pl.LazyFrame) -> pl.LazyFrame:
             role=pl.col("history").struct.field("role"),
             text=pl.col("history").struct.field("text"),
         )
-        .sort("episode_id", "index")
+        # Not sorted: the explode leaves each episode's entries together and in index order,
+        # all the shift below and the turn numbering need.
         .with_columns(
             next_role=pl.col("role").shift(-1).over("episode_id"),
             next_text=pl.col("text").shift(-1).over("episode_id"),

@@ -104,7 +104,7 @@ def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
     answers = _Answers()
     for row in rows.iter_rows(named=True):
         _answers(row, answers)
-    return (
+    kept = (
         answers.frame()
         .sort("source_file")
         .unique(
@@ -112,11 +112,23 @@ def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
             keep="last",
             maintain_order=True,
         )
-        .with_columns(
-            answer_num=pl.col("answer_text").cast(pl.Float64, strict=False),
-            answered_at=pl.col("answered_at_raw").str.to_datetime(
-                time_zone="UTC", strict=False, time_unit="us"
-            ),
+        .with_columns(answer_num=pl.col("answer_text").cast(pl.Float64, strict=False))
+    )
+    return kept.join(
+        answer_times(kept),
+        on="answered_at_raw",
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).drop("answered_at_raw")
+
+
+def answer_times(answers: pl.DataFrame) -> pl.DataFrame:
+    """answered_at_raw → answered_at, each distinct text parsed once (a survey's answers share
+    its one timestamp: ~11 rows a text), in order of first appearance so that the format Polars
+    infers from the first text is the one a parse of the whole column infers."""
+    return answers.select(pl.col("answered_at_raw").unique(maintain_order=True)).with_columns(
+        answered_at=pl.col("answered_at_raw").str.to_datetime(
+            time_zone="UTC", strict=False, time_unit="us"
         )
-        .drop("answered_at_raw")
     )
