@@ -55,3 +55,25 @@ def test_the_console_script_starts_first_generation_passes_less_often() -> None:
         assert gc.get_threshold() == (50_000, 7, 9)  # the older generations' as they were
     finally:
         gc.set_threshold(*before)
+
+
+def test_privatization_cleans_its_candidate_texts_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipelines.privacy.redact import RedactionConfig
+    from pipelines.release.privatize import privatize
+
+    seen: list[bool] = []
+
+    def clean_texts(batch, *_):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return {text: (text, {}) for text, _ in batch}
+
+    monkeypatch.setattr(privatize, "clean_texts", clean_texts)
+    candidates = [("a text", frozenset({"person"}))]
+    frame = privatize.cleaned_frame(
+        candidates, privatize.id_replacer(b"k" * 32, ()), RedactionConfig(), 1
+    )
+    assert seen == [False]
+    assert frame.get_column("value").to_list() == ["a text"]
+    assert gc.isenabled()

@@ -28,6 +28,7 @@ from pipelines.release.privatize.row_ledger import (
     with_hits,
 )
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
+from pipelines.runtime.collector import without_cyclic_gc
 from pipelines.sources.base import sha256_hex
 from pipelines.splits.assign import human_participants
 
@@ -235,6 +236,9 @@ def prepare(
 SLICE_TEXTS = 4 * TEXTS_PER_GATHERING
 
 
+# The collector paused: each candidate text allocates a few tuples and dicts (in no cycle), which
+# set it off again and again, each pass walking every container made so far.
+@without_cyclic_gc
 def cleaned_frame(
     candidates: list[tuple[str, frozenset[str]]],
     replacer: IdReplacer,
