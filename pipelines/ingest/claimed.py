@@ -17,7 +17,7 @@ from pathlib import Path
 from pipelines.privacy.optouts import OPTOUTS_FILE
 from pipelines.sources import all_adapters, listing
 from pipelines.sources import base as source_base
-from pipelines.sources.listing import raw_root_exists, root_of
+from pipelines.sources.listing import raw_root_exists, root_of, visible
 from pipelines.sources.raw_state import one_listing
 
 # (raw root, adapter's discover) → relative paths it discovered there in this process
@@ -48,8 +48,3 @@ def unrecognised_files(raw_root: Path, listed: Sequence[str] | None = None) -> l
         with listing.only_among(left):
             claimed = {file.rel_path for discover in discovers for file in discover(raw_root)}
         return [rel for rel in left if rel not in claimed]
-
-
-def visible(rel_paths: Iterable[str]) -> list[str]:
-    """The paths with no hidden file or folder in them (as `all_raw_files` leaves them out)."""
-    return [rel for rel in rel_paths if not rel.startswith(".") and "/." not in rel]

@@ -166,11 +166,12 @@ def head_object(path: Any, rel_path: str) -> tuple[int, int]:
 
 def all_remote_keys(root: Any) -> list[str]:
     """Every object under `root` as a relative key, without hidden files or folders."""
-    return [
-        key
-        for key, _, _ in list_objects(root)
-        if not any(part.startswith(".") for part in key.split("/"))
-    ]
+    return visible(key for key, _, _ in list_objects(root))
+
+
+def visible(rel_paths: Iterable[str]) -> list[str]:
+    """The relative paths with no hidden file or folder in them (not raw data)."""
+    return [rel for rel in rel_paths if not rel.startswith(".") and "/." not in rel]
 
 
 def raw_root_exists(raw_root: Any) -> bool:

@@ -139,12 +139,13 @@ def files_in_order(
     placed, files = placed_rows(name, parts, schema, cut, reads)
     held: dict[int, list[pl.DataFrame]] | None = {} if placed.height <= SHARD_ROWS else None
     shutil.rmtree(spill, ignore_errors=True)
+    if held is None:
+        spill.mkdir(parents=True)
     try:
         for file, src, piece in _pieces(placed, parts, schema):
             if held is not None:
                 held.setdefault(file, []).append(piece)
                 continue
-            spill.mkdir(parents=True, exist_ok=True)
             piece.write_ipc(spill / f"{file}-{src}.arrow", compression="lz4")
         del placed
         for i, (split, file) in enumerate(files):

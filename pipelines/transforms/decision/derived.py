@@ -64,6 +64,10 @@ def _suggestion_followed_from() -> pl.Expr:
     )
 
 
+_AT = "_at"  # a row's place in `_candidates`' input
+_CANDIDATES = "_candidates"
+
+
 def _candidates(rows: pl.Series) -> pl.Series:
     """Chosen action (its confidence) + each alternative (its `value`, else its `confidence`),
     when every alternative carries a number; else null (the alternatives stay in `attributes`).
@@ -92,10 +96,6 @@ def _candidates(rows: pl.Series) -> pl.Series:
     every = pl.DataFrame({_AT: pl.arange(len(rows), dtype=pl.UInt32, eager=True)})
     joined = every.join(lists, on=_AT, how="left", maintain_order="left")
     return joined.get_column(_CANDIDATES).cast(CANDIDATE).alias(rows.name)
-
-
-_AT = "_at"  # a row's place in `_candidates`' input
-_CANDIDATES = "_candidates"
 
 
 def _first_number(*values: object) -> float | None:
