@@ -72,6 +72,7 @@ def judge_step(step: str, settings: Settings) -> list[Verdict]:
     from pipelines.checks.passes import remember
     from pipelines.storage.engine import engine_digest
     from pipelines.storage.layout import Layout
+    from pipelines.storage.lock import data_root_lock
 
     # The step has let the writer lock go, and with it the tables it kept open: the checks read
     # the same ingest logs and tables again and again (on S3 a fresh open is 2 requests and one
@@ -79,7 +80,12 @@ def judge_step(step: str, settings: Settings) -> list[Verdict]:
     with delta_cache.reading():
         verdicts = [check.judge(settings) for check in _checks_of(step)]
     passes = [v.passes for v in verdicts if v.passes is not None]
-    remember(Layout(settings.data_root), passes, engine_digest())
+    layout = Layout(settings.data_root)
+    # Recording publishes a new snapshot of the layer from the one it reads: under the lock, so
+    # that a writer that took the data root after this step let it go (a `turnlake build` beside a
+    # run launched from Dagster) cannot publish in between and lose its snapshot to this one.
+    with data_root_lock(layout, wait=settings.lock_wait_seconds):
+        remember(layout, passes, engine_digest())
     return verdicts
 
 

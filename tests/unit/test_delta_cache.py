@@ -140,7 +140,9 @@ def test_the_checks_of_a_step_share_the_tables_they_open(tmp_path, monkeypatch):
             return Verdict(True, {})
 
     monkeypatch.setattr(factory, "_checks_of", lambda step: (Check(), Check()))
-    settings = SimpleNamespace(data_root=tmp_path)  # the checks record what passed under it
+    settings = SimpleNamespace(
+        data_root=tmp_path, lock_wait_seconds=0.0
+    )  # passes recorded under it
     results = list(factory.check_results("step", settings, lambda line: None))  # type: ignore[arg-type]
     assert [r.passed for r in results] == [True, True]
     assert opened[0] is opened[1]

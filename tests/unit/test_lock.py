@@ -90,3 +90,33 @@ def test_two_materialize_calls_on_one_busy_data_root_wait_and_then_both_succeed(
     for run in runs:
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 0, stderr[-2000:]
+
+
+def test_a_step_records_what_its_checks_passed_only_while_holding_the_data_root(
+    tmp_path, lock_held_elsewhere, monkeypatch
+):
+    # Recording publishes a new snapshot of the layer from the one it reads: done while another
+    # writer holds the root, it could replace a snapshot that writer publishes meanwhile.
+    from types import SimpleNamespace
+
+    from pipelines.checks import factory, passes
+    from pipelines.checks.verdicts import Verdict
+
+    class Check:
+        name = "c"
+
+        def judge(self, settings) -> Verdict:
+            return Verdict(True, {})
+
+    recorded = []
+    monkeypatch.setattr(factory, "_checks_of", lambda step: (Check(),))
+    monkeypatch.setattr(passes, "remember", lambda *args: recorded.append(args))
+    lock_held_elsewhere(tmp_path)
+    settings = SimpleNamespace(data_root=tmp_path, lock_wait_seconds=0.3)
+    with pytest.raises(DataRootBusy):
+        factory.judge_step("step", settings)  # type: ignore[arg-type]
+    assert recorded == []
+    with data_root_lock(Layout(tmp_path / "free")):
+        pass
+    factory.judge_step("step", SimpleNamespace(data_root=tmp_path / "free", lock_wait_seconds=0.3))  # type: ignore[arg-type]
+    assert len(recorded) == 1
