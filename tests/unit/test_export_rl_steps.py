@@ -6,6 +6,9 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.exports.datasets import build_datasets
+from pipelines.exports.datasets.common import DatasetOptions
+from pipelines.exports.datasets.rl_steps import build_rl_steps, with_study_steps
+from pipelines.exports.datasets.stepwise import build_stepwise
 from tests.unit._export_helpers import all_train, episode, reward, tables, turn
 
 
@@ -77,6 +80,20 @@ def test_study_max_turns_is_truncated_last_not_terminal():
     assert steps["is_last"].sum() == 1
     assert steps["is_terminal"].sum() == 0
     assert steps["discount"].to_list() == [1.0, 1.0, 1.0]
+
+
+def test_rl_steps_and_stepwise_read_the_study_steps_kept_in_silver():
+    # built once per partition (`with_study_steps`) and read by both builders: with the kept
+    # frame emptied neither has a study row, though silver's tables make three steps
+    silver, gold = _study("max_turns", 4)
+    labels = DatasetOptions().step_labels
+    shared = with_study_steps(silver, gold)
+    assert shared["_study_steps"]["action"].to_list() == ["p2", "p4", "p6"]
+    assert build_rl_steps(shared, gold).height == 3
+    assert build_stepwise(shared, gold, labels).height == 1  # one session, its first step rated
+    emptied = shared | {"_study_steps": shared["_study_steps"].head(0)}
+    assert build_rl_steps(emptied, gold).height == 0
+    assert build_stepwise(emptied, gold, labels).height == 0
 
 
 def test_social_rl_gives_one_episode_per_agent_over_all_rounds_of_a_run():

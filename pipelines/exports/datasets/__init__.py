@@ -31,7 +31,7 @@ from pipelines.exports.datasets.common import (
 from pipelines.exports.datasets.decisions import build_decisions, with_decision_prompts
 from pipelines.exports.datasets.kto import build_kto, kto_rows
 from pipelines.exports.datasets.preference import build_preference, rated_alternative_pairs
-from pipelines.exports.datasets.rl_steps import build_rl_steps
+from pipelines.exports.datasets.rl_steps import build_rl_steps, with_study_steps
 from pipelines.exports.datasets.sft import build_sft, sft_rows
 from pipelines.exports.datasets.stepwise import build_stepwise
 from pipelines.gold.raters import released_labels
@@ -96,7 +96,7 @@ def build_datasets(
     # rewards below the release's label minimum are no label for any dataset
     kept_rewards, below_minimum = released_labels(gold["turn_rewards"], options.label_minimum)
     gold = {**gold, "turn_rewards": kept_rewards}
-    silver = with_decision_prompts(silver, gold)
+    silver = with_study_steps(with_decision_prompts(silver, gold), gold)
     examples = build_sft(silver, gold)
     rated = build_kto(silver, gold, examples)
     sft, negative = sft_rows(examples, options.sft_include_negative)

@@ -75,10 +75,17 @@ def _system_content(system_prompt: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
     return pl.when(content != "").then(content)
 
 
-def _prompt_from_context(context: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
-    """Context JSON → messages: [system + decision context] + history (roles other than
-    user/assistant become user)."""
-    rag = context.str.json_decode(_CONTEXT).struct.field("rag_context")
+# a context's decoded `rag_context` and the suggestion shown, while the prompts are built
+_RAG, _SHOWN = "_rag_context", "_shown_suggestion"
+
+
+def _decoded_rag(context: pl.Expr) -> pl.Expr:
+    return context.str.json_decode(_CONTEXT).struct.field("rag_context")
+
+
+def _prompt_from_context(rag: pl.Expr, suggestion: pl.Expr) -> pl.Expr:
+    """A context's decoded `rag_context` (`_decoded_rag`) → messages: [system + decision
+    context] + history (roles other than user/assistant become user)."""
     system = _system_content(rag.struct.field("identity").struct.field("systemPrompt"), suggestion)
     history = rag.struct.field("conversationHistory").list.eval(
         message(
@@ -162,11 +169,16 @@ def decision_prompts(
     states = {
         column: pl.col("context").str.json_path_match(path) for _, column, path in _CONTEXT_LINES
     }
-    out = out.with_columns(**states).with_columns(
+    # the context decoded and the suggestion cut out in a step of their own: the prompt reads
+    # the context twice (system prompt and history), and an eager frame's expressions share no
+    # work; a Python function inside the prompt's expression cost it more than its own time
+    out = out.with_columns(**{_SHOWN: shown_suggestion(pl.col("attributes"))})
+    out = out.with_columns(**states, **{_RAG: _decoded_rag(pl.col("context"))}).with_columns(
         has_outcome=pl.col("has_outcome").fill_null(False),
-        prompt=_prompt_from_context(pl.col("context"), shown_suggestion(pl.col("attributes"))),
+        prompt=_prompt_from_context(pl.col(_RAG), pl.col(_SHOWN)),
         completion_text=completion_json(pl.col("action"), pl.col("response")),
     )
+    out = out.drop(_RAG, _SHOWN)
     # the states after the prompt and completion, where the frame has always had them
     return out.select(pl.exclude(_STATES), *_STATES).with_columns(
         _prompt_text=messages_text("prompt")

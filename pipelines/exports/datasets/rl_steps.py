@@ -42,6 +42,8 @@ from pipelines.exports.datasets.decisions import decision_prompts
 from pipelines.sources.base import sha256_hex
 
 TERMINAL_END_REASONS = ("agreement", "refusal")
+# key under which `with_study_steps` keeps the study steps for both builders that read them
+_SHARED_STUDY = "_study_steps"
 Q_VALUES = pl.List(pl.Struct({"action": pl.String, "value": pl.Float64}))
 
 
@@ -115,6 +117,14 @@ def _with_step_rewards(steps: pl.DataFrame, turn_rewards: pl.DataFrame) -> pl.Da
     )
 
 
+def with_study_steps(
+    silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]
+) -> dict[str, pl.DataFrame]:
+    """`silver` plus the study steps, built once: `rl_steps` and `stepwise` both read them, and
+    their observations (every earlier turn of a session, as JSON) are most of their cost."""
+    return silver | {_SHARED_STUDY: study_steps(silver, gold)}
+
+
 def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """IQL steps of study sessions in step order, ending with the action that caused the
     session's end.
@@ -129,6 +139,8 @@ def study_steps(silver: dict[str, pl.DataFrame], gold: dict[str, pl.DataFrame]) 
     next observation would follow an action the episode does not hold. A session ended by its
     first resident message (credited to the scripted opening) has no RL step.
     """
+    if _SHARED_STUDY in silver:
+        return silver[_SHARED_STUDY]
     episodes = (
         silver["episodes"]
         .filter(pl.col("source") == "study")
