@@ -46,6 +46,7 @@ from pipelines.config.scores import load_scores, scores_path
 from pipelines.config.settings import Settings
 from pipelines.schemas import conform, silver_schema
 from pipelines.transforms.groups import person_components
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.scores import screened_silver
 
 UNIT = "_unit"
@@ -135,7 +136,11 @@ def transform(
     `evidence` (see `evidence`) when the bronze is only part of the corpus."""
     module = importlib.import_module(f"pipelines.transforms.{source}")
     produced = module.to_silver(dict(bronze), settings, **dict(evidence or {}))
-    tables = {t: conform(f, silver_schema(t)).collect() for t, f in produced.items()}
+    # on the in-memory engine, as every collect of a partition's transform (polars_engine.py)
+    tables = {
+        t: conform(f, silver_schema(t)).collect(engine=TRANSFORM_ENGINE)
+        for t, f in produced.items()
+    }
     where = scores_path()
     return screened_silver(
         source, tables, load_scores(where), where.name, settings.limits.raw_excerpt_chars

@@ -28,6 +28,7 @@ from pipelines.transforms.decision.feedback import feedback_signals
 from pipelines.transforms.decision.rating_events import rating_event_feedback, supersede_ratings
 from pipelines.transforms.decision.ratings import settle_rating_scales
 from pipelines.transforms.decision.replays import replays_table
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 
 __all__ = ["reconcile_copies", "to_silver"]
 
@@ -41,21 +42,23 @@ def to_silver(
     """Silver of these bronze rows. `rating_evidence` and `human_groups` (`units.unit_evidence`):
     the rating-scale evidence and split groups of the whole corpus when this bronze is only part
     of it."""
-    records = bronze[TABLE].collect()
+    records = bronze[TABLE].collect(engine=TRANSFORM_ENGINE)
     kept, conflicts = reconcile_copies(records)
     if isinstance(rating_evidence, pl.LazyFrame):
-        rating_evidence = rating_evidence.collect()
+        rating_evidence = rating_evidence.collect(engine=TRANSFORM_ENGINE)
     if isinstance(human_groups, pl.LazyFrame):
-        human_groups = human_groups.collect()
+        human_groups = human_groups.collect(engine=TRANSFORM_ENGINE)
     decisions = settle_rating_scales(with_derived_columns(kept), settings, rating_evidence)
     posted = turns(decisions)
     decisions = decisions.join(
         posted.select("decision_id", "turn_id"), on="decision_id", how="left"
     )
     rated, rejected = rating_event_feedback(
-        bronze_table(bronze, RATINGS_TABLE).collect(), decisions
+        bronze_table(bronze, RATINGS_TABLE).collect(engine=TRANSFORM_ENGINE), decisions
     )
-    replays, unmatched = replays_table(bronze_table(bronze, REPLAYS_TABLE).collect(), decisions)
+    replays, unmatched = replays_table(
+        bronze_table(bronze, REPLAYS_TABLE).collect(engine=TRANSFORM_ENGINE), decisions
+    )
     feedback = pl.concat([feedback_signals(decisions), rated], how="diagonal_relaxed")
     return {
         "episodes": episodes(decisions, posted, human_groups),

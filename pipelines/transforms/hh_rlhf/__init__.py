@@ -18,6 +18,7 @@ import polars as pl
 
 from pipelines.config.settings import Settings
 from pipelines.schemas import bronze_table, conform, silver_schema
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 
 SOURCE = "hh_rlhf"
 PAIRS = "hh_rlhf_pairs"
@@ -27,7 +28,7 @@ BRANCHES = ("prompt", "chosen", "rejected")
 
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     pairs = bronze_table(bronze, PAIRS)
-    kept = latest_copies(pairs).collect()
+    kept = latest_copies(pairs).collect(engine=TRANSFORM_ENGINE)
     turns = pair_turns(kept)
     return {
         "episodes": conform(episodes(kept), silver_schema("episodes")).sort("episode_id"),

@@ -22,6 +22,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.schemas import bronze_table, conform, silver_schema
 from pipelines.transforms.oasst import messages as msg
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 
 TREES = "oasst_trees"
 
@@ -29,7 +30,9 @@ TREES = "oasst_trees"
 def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, pl.LazyFrame]:
     trees = bronze_table(bronze, TREES)
     kept, conflicts = msg.dedup_trees(trees)
-    messages = msg.with_exclusion(msg.explode(kept), settings.oasst).collect()
+    messages = msg.with_exclusion(msg.explode(kept), settings.oasst).collect(
+        engine=TRANSFORM_ENGINE
+    )
     turns = msg.turns(messages)
     return {
         "episodes": _conformed(msg.episodes(kept, messages), "episodes").sort("episode_id"),

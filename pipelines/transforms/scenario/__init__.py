@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.config.settings import Settings
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.scenario.decisions import build_contexts, build_decisions
 from pipelines.transforms.scenario.entries import choose_files, final_metadata, with_turn_positions
 from pipelines.transforms.scenario.feedback import entry_feedback, metadata_feedback
@@ -27,7 +28,11 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
     positions) and final metadata are collected once: every table reads them, and a lazy frame
     read by several collected plans is computed again in each (a `collect_all` of the tables
     shares none of it either)."""
-    chosen = choose_files(bronze["scenario_entries"], bronze["scenario_metadata"]).collect().lazy()
+    chosen = (
+        choose_files(bronze["scenario_entries"], bronze["scenario_metadata"])
+        .collect(engine=TRANSFORM_ENGINE)
+        .lazy()
+    )
     entries, metadata = (
         frame.lazy()
         for frame in pl.collect_all(
@@ -38,7 +43,8 @@ def to_silver(bronze: dict[str, pl.LazyFrame], settings: Settings) -> dict[str, 
                     )
                 ),
                 final_metadata(bronze["scenario_metadata"], chosen),
-            ]
+            ],
+            engine=TRANSFORM_ENGINE,
         )
     )
     return {

@@ -13,6 +13,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.schemas import bronze_table, conform, silver_schema
 from pipelines.schemas.bronze.social_rl import BRONZE_MODELS
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.social_rl import adaptations, agent_rounds, runs
 from pipelines.transforms.social_rl.common import agent_roles
 from pipelines.transforms.social_rl.policy_states import policy_states
@@ -30,13 +31,15 @@ def to_silver(
     rounds = runs.with_episode_ids(bronze["social_rl_rounds"])
     # The frames several tables read are collected once: a lazy frame read by several collected
     # plans is computed again in each (a `collect_all` of the tables shares none of it either).
-    kept = rounds.filter(runs.first_copy()).collect().lazy()
+    kept = rounds.filter(runs.first_copy()).collect(engine=TRANSFORM_ENGINE).lazy()
     prar = prar_runs.lazy() if prar_runs is not None else None
     context, roles = (
         frame.lazy()
-        for frame in pl.collect_all([runs.run_context(kept, bronze, prar), agent_roles(kept)])
+        for frame in pl.collect_all(
+            [runs.run_context(kept, bronze, prar), agent_roles(kept)], engine=TRANSFORM_ENGINE
+        )
     )
-    vectors = agent_rounds.agent_rounds(kept, roles).collect().lazy()
+    vectors = agent_rounds.agent_rounds(kept, roles).collect(engine=TRANSFORM_ENGINE).lazy()
     adapted = adaptations.build(kept, vectors, agent_rounds.feedback(vectors))
     out = {
         "episodes": runs.episodes(kept, context).sort("episode_id"),

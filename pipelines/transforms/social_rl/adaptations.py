@@ -24,6 +24,7 @@ import orjson
 import polars as pl
 
 from pipelines.sources.base import dumps, sha256_hex
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.social_rl.common import DECIMALS, SCORES, adaptations, json_object
 
 NO_CHANGE = 1e-9
@@ -111,11 +112,11 @@ def build(
 ) -> dict[str, pl.LazyFrame]:
     """decisions and contexts of the adaptations, and `feedback` with its decision links (the
     adaptations and the feedback collected once: each is read by two of them)."""
-    feedback = feedback.collect().lazy()
+    feedback = feedback.collect(engine=TRANSFORM_ENGINE).lazy()
     rows = (
         _adaptation_rows(rounds, agent_rounds)
         .join(_trigger_ids(feedback), on=["episode_id", "agent_id"], how="left")
-        .collect()
+        .collect(engine=TRANSFORM_ENGINE)
         .lazy()
     )
     decisions = rows.select(

@@ -13,6 +13,7 @@ import polars as pl
 from pipelines.config.settings import Settings
 from pipelines.schemas import conform, polars_schema, silver_schema
 from pipelines.schemas.bronze.study import StudyParticipants, StudySessions
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.study import copies, signals
 from pipelines.transforms.study import sessions as sess
 from pipelines.transforms.study.common import SOURCE
@@ -29,11 +30,11 @@ def to_silver(
     participants = _table(bronze, "study_participants", polars_schema(StudyParticipants))
 
     # Collected once: every builder below reads the chosen copies and their steps.
-    ranked = copies.rank_copies(sessions).collect().lazy()
-    chosen = copies.choose_copies(ranked).collect().lazy()
-    steps = sess.iql_steps(chosen).collect().lazy()
-    ends = sess.end_reasons(chosen, steps).collect().lazy()
-    turns = sess.turns(chosen, steps).collect().lazy()
+    ranked = copies.rank_copies(sessions).collect(engine=TRANSFORM_ENGINE).lazy()
+    chosen = copies.choose_copies(ranked).collect(engine=TRANSFORM_ENGINE).lazy()
+    steps = sess.iql_steps(chosen).collect(engine=TRANSFORM_ENGINE).lazy()
+    ends = sess.end_reasons(chosen, steps).collect(engine=TRANSFORM_ENGINE).lazy()
+    turns = sess.turns(chosen, steps).collect(engine=TRANSFORM_ENGINE).lazy()
     conflicts = copies.copy_conflicts(ranked, settings.limits.raw_excerpt_chars)
 
     judge, judge_orphans = signals.judge_feedback(steps)

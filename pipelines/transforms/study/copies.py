@@ -26,6 +26,7 @@ import polars as pl
 
 from pipelines.schemas import silver_schema
 from pipelines.sources.base import dumps
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
 from pipelines.transforms.study.common import SOURCE
 
 COPY_KIND_PRIORITY = {"session_file": 0, "master": 1, "completed": 2, "exit": 3}
@@ -90,7 +91,7 @@ def copy_conflicts(ranked: pl.LazyFrame, excerpt_chars: int) -> pl.DataFrame:
     rows = (
         ranked.join(_unexplained(ranked), on="session_id", how="semi")
         .sort("session_id", "copy_rank")
-        .collect()
+        .collect(engine=TRANSFORM_ENGINE)
     )
     out = []
     # rows sorted by session: one conversion to dicts, then each session's copies in rank order

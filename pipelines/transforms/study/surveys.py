@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipelines.transforms.polars_engine import TRANSFORM_ENGINE
+
 SECTIONS = ("background", "personality", "moral", "specialNeeds")
 # Answers that name a person rather than describe them: kept out of silver altogether.
 IDENTIFYING_QUESTIONS = ("email", "nickname", "name", "phone")
@@ -98,7 +100,7 @@ def survey_answers(participants: pl.LazyFrame) -> pl.DataFrame:
     rows = (
         participants.filter(pl.col("participant_id").is_not_null())
         .select("file", "participant_id", "confirmation_number", "survey", "post_surveys")
-        .collect()
+        .collect(engine=TRANSFORM_ENGINE)
     )
     # One row per participant file (small): per-row JSON walking is cheap here.
     answers = _Answers()
