@@ -60,18 +60,6 @@ def registry_frame(configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-_REGISTRY: list = [None, None]  # the configs last screened against, and their registry_frame
-
-
-def _registry_of(configs: Mapping[str, ScoreConfig]) -> pl.DataFrame:
-    """`registry_frame(configs)`, made again only when `configs` is another object: the configs
-    are parsed once per file content (config/scores.py) and screened against once per source
-    and partition."""
-    if _REGISTRY[0] is not configs:
-        _REGISTRY[:] = [configs, registry_frame(configs)]
-    return _REGISTRY[1]
-
-
 def screen(
     feedback: pl.DataFrame,
     source: str,
@@ -81,7 +69,7 @@ def screen(
     """The feedback with two more columns: `_error_kind` and `_message` (null where the row fits
     its config). `where` names the registry in messages (e.g. `scores.toml`)."""
     joined = feedback.join(
-        _registry_of(configs), on="name", how="left", maintain_order="left"
+        registry_frame(configs), on="name", how="left", maintain_order="left"
     ).join(_SCALES, on="scale", how="left", maintain_order="left")
     judged = joined.with_columns(_message=_problem(source, where)).with_columns(
         _error_kind=pl.when(pl.col("_message").is_null())

@@ -1,6 +1,6 @@
 """What a partition's transform runs on and reuses: Polars' in-memory engine for its tables'
-collects, a model's schema built once but handed out as a fresh copy, and the score registry
-frame made again whenever the configs are another object."""
+collects, a model's schema built once but handed out as a fresh copy, and the feedback screened
+against the configs it is given."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_screening_against_other_configs_uses_those_configs(tmp_path):
     )
     fits = screen(frame, "dialogue", load_scores(with_rating), "scores.toml")
     assert fits["_error_kind"].to_list() == [None]
-    # the first registry's frame must not answer for the second
+    # the first configs must not answer for the second
     unknown = screen(frame, "dialogue", load_scores(without_rating), "scores.toml")
     assert unknown["_error_kind"].to_list() == ["not_configured"]
     assert unknown["_message"].to_list() == [
