@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names_by_row
 from pipelines.privacy.known_names import known_names
-from pipelines.privacy.prefilter import gated
+from pipelines.privacy.prefilter import id_gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
 from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
@@ -225,7 +225,7 @@ def prepare(
         [pl.Series("value", [], dtype=pl.String)]
         + [string_leaves(frame, textual[name]) for name, frame in datasets.items()]
     ).unique()
-    candidates = list(gated(distinct, ids, redaction))
+    candidates = list(id_gated(distinct, ids, redaction))
     names = names_to_redact(names, redaction.kinds)
     return Prepared(dict(datasets), textual, candidates, names)  # finish_each empties it
 
