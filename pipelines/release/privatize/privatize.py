@@ -22,9 +22,11 @@ from pipelines.privacy.text_leaves import is_textual, replace_strings, string_le
 from pipelines.release.privatize.row_ledger import (
     COLUMN,
     ROW,
+    leaf_rows,
     ledger_of,
     row_counts,
     row_leaves,
+    touched_leaves,
     with_hits,
 )
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
@@ -141,7 +143,9 @@ def _clean_slice(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """`_clean_frame` of one slice of rows."""
     leaves = row_leaves(frame, textual)
-    counts = row_counts(leaves, cleaned)
+    rows = leaf_rows(leaves, frame.height)
+    leaves = touched_leaves(leaves, cleaned)
+    counts = row_counts(leaves, cleaned, rows)
     by_column = changes_by_column(leaves, cleaned)
     del leaves  # before the replaced columns are made
     changes = [
