@@ -18,7 +18,7 @@ from pipelines.privacy.known_names import known_names
 from pipelines.privacy.prefilter import id_gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
-from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
+from pipelines.privacy.text_leaves import is_textual, put_rows, replace_strings, string_leaves
 from pipelines.release.privatize.row_ledger import (
     COLUMN,
     ROW,
@@ -149,7 +149,7 @@ def _clean_slice(
     by_column = changes_by_column(leaves, cleaned)
     del leaves  # before the replaced columns are made
     changes = [
-        replace_strings(pl.col(c), frame.schema[c], mine["value"], mine["cleaned"]).alias(c)
+        _replaced(frame, c, mine)
         for number, c in enumerate(textual)
         if (mine := by_column.get(number)) is not None
     ]
@@ -165,21 +165,32 @@ def _clean_slice(
 
 
 def changes_by_column(leaves: pl.DataFrame, cleaned: pl.DataFrame) -> dict[int, pl.DataFrame]:
-    """column -> value, cleaned of each text `cleaned` (value, cleaned, …) changes among that
-    column's `leaves` (column, row, value: `row_leaves`); a column with none is left out.
+    """column -> row, value, cleaned of each of that column's `leaves` (column, row, value:
+    `row_leaves`) whose text `cleaned` (value, cleaned, …) changes, one per leaf; a column with
+    none is left out.
 
     A column's texts are replaced by its own changes alone: replacing by every change of the
     slice hashed all of them again for each column, most of which (ids, labels) hold none."""
     changed = cleaned.filter(pl.col("cleaned") != pl.col("value")).select("value", "cleaned")
-    found = (
-        leaves.select(COLUMN, "value")
-        .join(changed, on="value", how="inner")
-        .unique(subset=[COLUMN, "value"])
-    )
+    found = leaves.select(COLUMN, ROW, "value").join(changed, on="value", how="inner")
     return {
         number: mine
         for (number,), mine in found.partition_by(COLUMN, as_dict=True, include_key=False).items()
     }
+
+
+def _replaced(frame: pl.DataFrame, column: str, changes: pl.DataFrame) -> pl.Series | pl.Expr:
+    """`column` of `frame` with the texts of `changes` (row, value, cleaned: its leaves that
+    change) replaced. A String column holds one leaf a row: its changed rows are put in place,
+    and its other texts (an id or label in every row) are not hashed to be looked up."""
+    dtype = frame.schema[column]
+    if dtype == pl.String:
+        changes = changes.sort(ROW)
+        return put_rows(frame.get_column(column), changes.get_column(ROW), changes["cleaned"])
+    changes = changes.unique(subset="value")
+    return replace_strings(pl.col(column), dtype, changes["value"], changes["cleaned"]).alias(
+        column
+    )
 
 
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
