@@ -21,6 +21,7 @@ from pipelines.privacy.prefilter import (
     caseless,
     detector_gates,
     gated,
+    id_gated,
 )
 from pipelines.privacy.pseudonyms import IdReplacer
 from pipelines.privacy.redact import KINDS, RedactionConfig, Redactor
@@ -217,8 +218,8 @@ def _every_detector_on_every_text(texts: list[str]) -> dict[str, tuple[str, Coun
     return out
 
 
-def _gated_cleaning(texts: list[str]) -> dict[str, tuple[str, Counter]]:
-    candidates = list(gated(pl.Series(texts, dtype=pl.String).unique(), IDS, CONFIG))
+def _gated_cleaning(texts: list[str], gate=gated) -> dict[str, tuple[str, Counter]]:
+    candidates = list(gate(pl.Series(texts, dtype=pl.String).unique(), IDS, CONFIG))
     cleaned = clean_texts(candidates, REPLACER, CONFIG)
     return {
         t: (cleaned[t][0], Counter(cleaned[t][1])) if t in cleaned else (t, Counter())
@@ -249,6 +250,27 @@ def test_gated_cleaning_equals_every_detector_on_every_text_of_the_corpus() -> N
     texts = _corpus() + [f"{IDS[0]} wrote: {t}" for t in _corpus()[:40]] + EDGES
     assert _gated_cleaning(texts) == _every_detector_on_every_text(texts)
     assert all(_every_detector_on_every_text([t])[t][0] != t for t in EDGES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXTS, min_size=1, max_size=20))
+def test_id_gated_cleaning_equals_every_detector_on_every_text(texts: list[str]) -> None:
+    assert _gated_cleaning(texts, id_gated) == _every_detector_on_every_text(texts)
+
+
+def test_id_gated_cleaning_equals_every_detector_on_every_text_of_the_corpus() -> None:
+    # the corpus's texts again with an id in front: their detectors are gated on the id-free text
+    texts = _corpus() + [f"{i} wrote: {t}" for i in IDS for t in _corpus()[:40]] + EDGES
+    assert _gated_cleaning(texts, id_gated) == _every_detector_on_every_text(texts)
+
+
+def test_id_gated_gives_a_text_holding_an_id_the_pseudonym_gate_alone() -> None:
+    texts = ["u-7 at 10.0.0.1", "menu-7 via https://a.io", "host 10.0.0.1", "plain text"]
+    found = dict(id_gated(pl.Series(texts), ["u-7"], CONFIG))
+    # "menu-7" holds "u-7" glued to a letter: the gate is a superset, the replacer decides
+    assert found["u-7 at 10.0.0.1"] == found["menu-7 via https://a.io"] == {"pseudonym"}
+    assert "ip" in found["host 10.0.0.1"] and "pseudonym" not in found["host 10.0.0.1"]
+    assert "plain text" not in found
 
 
 def test_python_digits_are_all_in_the_rust_digit_class() -> None:

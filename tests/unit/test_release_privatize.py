@@ -13,9 +13,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import pipelines.release.privatize.privatize as privatize_module
+from pipelines.privacy.known_names import NAMES_SCHEMA
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import Redactor, redaction_config_from
 from pipelines.release.privatize.privatize import (
+    Prepared,
     changes_by_column,
     cleaned_frame,
     finish,
@@ -223,9 +225,20 @@ def test_each_column_is_given_only_the_changed_texts_among_its_own_leaves() -> N
         }
     )
     leaves = row_leaves(frame, ["a", "b", "split"])
-    # by hand: "y" and "train" are unchanged, "w" is in no column; "a" holds "x", "b" "z" and "x"
-    # ("x" twice in a row, given once); "split" holds nothing changed
+    # by hand: "y" and "train" are unchanged, "w" is in no column; "a" holds "x" in row 0, "b"
+    # "z" in row 0 and "x" twice in row 2 (one per leaf); "split" holds nothing changed
     by_column = changes_by_column(leaves, cleaned)
     assert sorted(by_column) == [0, 1]
-    assert sorted(by_column[0].rows()) == [("x", "X")]
-    assert sorted(by_column[1].rows()) == [("x", "X"), ("z", "Z")]
+    assert sorted(by_column[0].rows()) == [(0, "x", "X")]
+    assert sorted(by_column[1].rows()) == [(0, "z", "Z"), (2, "x", "X"), (2, "x", "X")]
+
+
+def test_a_string_column_has_its_changed_rows_put_in_place_and_a_nested_one_its_texts() -> None:
+    frame = pl.DataFrame({"a": ["x", "y", None, "x"], "b": [["x", "y"], None, ["x"], []]})
+    cleaned = pl.DataFrame({"value": ["x", "y"], "cleaned": ["X", "y"], "pseudonym": [1, 0]})
+    prepared = Prepared({"t": frame}, {"t": ["a", "b"]}, [], pl.DataFrame(schema=NAMES_SCHEMA))
+    done = finish(prepared, KEY, cleaned)[0]["t"]
+    # by hand: "x" becomes "X" wherever it is, "y", nulls and empty lists stay as they were
+    assert done["a"].to_list() == ["X", "y", None, "X"]
+    assert done["b"].to_list() == [["X", "y"], None, ["X"], []]
+    assert done.schema == frame.schema

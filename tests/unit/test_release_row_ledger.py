@@ -19,7 +19,13 @@ from pipelines.release.privatize.privatize import (
     prepare,
     privatize,
 )
-from pipelines.release.privatize.row_ledger import ledger_of
+from pipelines.release.privatize.row_ledger import (
+    ROW,
+    leaf_rows,
+    ledger_of,
+    row_counts,
+    touched_leaves,
+)
 
 KEY = b"k" * 32
 PID = "5ed9dc4f-6630-4cc5-8619-10584891a2ab"  # a subject id
@@ -134,3 +140,48 @@ def test_the_release_ledger_sums_the_kept_rows_of_every_partition():
     # by hand: sft's kept rows hold the e-mail 1 + 3 times; kto's one row with text is dropped
     assert ledger["sft"] == {"email": 4, "pseudonym": 0}
     assert ledger["kto"] == {} and ledger["rl_steps"] == {}
+
+
+LEAVES = pl.DataFrame(
+    {"column": [0, 0, 1, 1, 0], ROW: [0, 1, 1, 2, 3], "value": ["a", "b", "c", "a", "d"]},
+    schema={"column": pl.UInt16, ROW: pl.UInt32, "value": pl.String},
+)
+# "a" changed with a pseudonym, "c" counted but (as no detector does) left as it was, "b" and "d"
+# cleaned to themselves with nothing counted
+CLEANED = pl.DataFrame(
+    {
+        "value": ["a", "b", "c", "d"],
+        "cleaned": ["A", "b", "c", "d"],
+        "pseudonym": [1, 0, 0, 0],
+        "email": [0, 0, 2, 0],
+    }
+)
+
+
+def test_touched_leaves_are_those_whose_text_is_changed_or_counted():
+    touched = touched_leaves(LEAVES, CLEANED).sort(ROW, "column")
+    assert touched.rows() == [(0, 0, "a"), (1, 1, "c"), (1, 2, "a")]
+
+
+def test_touched_leaves_without_count_columns_are_the_changed_ones():
+    cleaned = pl.DataFrame({"value": ["a", "b"], "cleaned": ["A", "b"]})
+    assert touched_leaves(LEAVES, cleaned).get_column("value").to_list() == ["a", "a"]
+
+
+def test_leaf_rows_are_each_row_holding_a_leaf_once_ascending():
+    leaves = pl.DataFrame({ROW: [3, 0, 3, 5]}, schema={ROW: pl.UInt32})
+    assert_frame_equal(
+        leaf_rows(leaves, 7), pl.DataFrame({ROW: [0, 3, 5]}, schema={ROW: pl.UInt32})
+    )
+
+
+def test_row_counts_of_the_touched_leaves_keep_every_row_given():
+    rows = pl.DataFrame({ROW: [0, 1, 2, 3]}, schema={ROW: pl.UInt32})
+    counts = row_counts(touched_leaves(LEAVES, CLEANED), CLEANED, rows)
+    # by hand: row 0 holds "a" (a pseudonym), row 1 "b" and "c" (2 e-mails), row 2 "a", row 3
+    # "d" (none, still a row with text)
+    expected = pl.DataFrame(
+        {ROW: [0, 1, 2, 3], "pseudonym": [1, 0, 1, 0], "email": [0, 2, 0, 0]},
+        schema={ROW: pl.UInt32, "pseudonym": pl.Int64, "email": pl.Int64},
+    )
+    assert_frame_equal(counts.select(expected.columns), expected)

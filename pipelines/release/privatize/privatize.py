@@ -15,16 +15,18 @@ import polars as pl
 
 from pipelines.privacy.known_name_redaction import KIND, names_to_redact, redact_known_names_by_row
 from pipelines.privacy.known_names import known_names
-from pipelines.privacy.prefilter import gated
+from pipelines.privacy.prefilter import id_gated
 from pipelines.privacy.pseudonyms import IdReplacer, Pseudonymizer
 from pipelines.privacy.redact import RedactionConfig, redaction_config_from
-from pipelines.privacy.text_leaves import is_textual, replace_strings, string_leaves
+from pipelines.privacy.text_leaves import is_textual, put_rows, replace_strings, string_leaves
 from pipelines.release.privatize.row_ledger import (
     COLUMN,
     ROW,
+    leaf_rows,
     ledger_of,
     row_counts,
     row_leaves,
+    touched_leaves,
     with_hits,
 )
 from pipelines.release.privatize.text_cleaner import TEXTS_PER_GATHERING, clean_texts
@@ -141,11 +143,13 @@ def _clean_slice(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """`_clean_frame` of one slice of rows."""
     leaves = row_leaves(frame, textual)
-    counts = row_counts(leaves, cleaned)
+    rows = leaf_rows(leaves, frame.height)
+    leaves = touched_leaves(leaves, cleaned)
+    counts = row_counts(leaves, cleaned, rows)
     by_column = changes_by_column(leaves, cleaned)
     del leaves  # before the replaced columns are made
     changes = [
-        replace_strings(pl.col(c), frame.schema[c], mine["value"], mine["cleaned"]).alias(c)
+        _replaced(frame, c, mine)
         for number, c in enumerate(textual)
         if (mine := by_column.get(number)) is not None
     ]
@@ -161,21 +165,32 @@ def _clean_slice(
 
 
 def changes_by_column(leaves: pl.DataFrame, cleaned: pl.DataFrame) -> dict[int, pl.DataFrame]:
-    """column -> value, cleaned of each text `cleaned` (value, cleaned, …) changes among that
-    column's `leaves` (column, row, value: `row_leaves`); a column with none is left out.
+    """column -> row, value, cleaned of each of that column's `leaves` (column, row, value:
+    `row_leaves`) whose text `cleaned` (value, cleaned, …) changes, one per leaf; a column with
+    none is left out.
 
     A column's texts are replaced by its own changes alone: replacing by every change of the
     slice hashed all of them again for each column, most of which (ids, labels) hold none."""
     changed = cleaned.filter(pl.col("cleaned") != pl.col("value")).select("value", "cleaned")
-    found = (
-        leaves.select(COLUMN, "value")
-        .join(changed, on="value", how="inner")
-        .unique(subset=[COLUMN, "value"])
-    )
+    found = leaves.select(COLUMN, ROW, "value").join(changed, on="value", how="inner")
     return {
         number: mine
         for (number,), mine in found.partition_by(COLUMN, as_dict=True, include_key=False).items()
     }
+
+
+def _replaced(frame: pl.DataFrame, column: str, changes: pl.DataFrame) -> pl.Series | pl.Expr:
+    """`column` of `frame` with the texts of `changes` (row, value, cleaned: its leaves that
+    change) replaced. A String column holds one leaf a row: its changed rows are put in place,
+    and its other texts (an id or label in every row) are not hashed to be looked up."""
+    dtype = frame.schema[column]
+    if dtype == pl.String:
+        changes = changes.sort(ROW)
+        return put_rows(frame.get_column(column), changes.get_column(ROW), changes["cleaned"])
+    changes = changes.unique(subset="value")
+    return replace_strings(pl.col(column), dtype, changes["value"], changes["cleaned"]).alias(
+        column
+    )
 
 
 def _as_frame(cleaned: dict[str, tuple[str, dict[str, int]]]) -> pl.DataFrame:
@@ -225,7 +240,7 @@ def prepare(
         [pl.Series("value", [], dtype=pl.String)]
         + [string_leaves(frame, textual[name]) for name, frame in datasets.items()]
     ).unique()
-    candidates = list(gated(distinct, ids, redaction))
+    candidates = list(id_gated(distinct, ids, redaction))
     names = names_to_redact(names, redaction.kinds)
     return Prepared(dict(datasets), textual, candidates, names)  # finish_each empties it
 
