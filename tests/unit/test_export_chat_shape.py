@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.exports.datasets.chat_shape import (
+    shape_columns,
     shape_conversations,
     shape_messages,
     shape_prompt_completions,
@@ -121,3 +122,19 @@ def test_a_completion_keeps_its_roles_and_merges_only_runs():
     lists = [[m("assistant", "a")], [m("assistant", "a"), m("assistant", "b")], [m("system", "s")]]
     out = shape_messages(pl.Series("c", lists, dtype=MESSAGES), opens_chat=False).to_list()
     assert out == [[m("assistant", "a")], [m("assistant", "a\n\nb")], [m("system", "s")]]
+
+
+def test_columns_shaped_in_one_pass_are_each_shaped_as_alone():
+    prompts = pl.Series("prompt", [[m("assistant", "Hi"), m("user", "q")]], dtype=MESSAGES)
+    chats = pl.Series(
+        "messages",
+        [[m("user", "a"), m("user", "b"), m("assistant", "c")], [m("user", "x"), m("tool", "t")]],
+        dtype=MESSAGES,
+    )
+    out = shape_columns([prompts, chats])
+    assert [s.name for s in out] == ["prompt", "messages"]
+    assert out[0].to_list() == [[m("system", "The assistant opened with: Hi"), m("user", "q")]]
+    assert out[1].to_list() == [
+        [m("user", "a\n\nb"), m("assistant", "c")],
+        [m("user", "x\n\ntool: t")],
+    ]

@@ -16,9 +16,10 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.exports.datasets.chat_shape import (
-    shape_conversations,
+    kept_conversations,
+    kept_prompt_completions,
+    shape_columns,
     shape_prompt_completions,
-    shape_prompts,
 )
 from pipelines.exports.datasets.common import (
     COMMON,
@@ -58,21 +59,27 @@ def finish(
 
 def shape_chats(frames: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
     """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped
-    prompt; the rows that cannot be shaped are left out (counted per dataset)."""
-    sft, sft_out = shape_conversations(frames["sft"], "messages")
+    prompt; the rows that cannot be shaped are left out (counted per dataset). The columns that
+    open a chat are shaped in one pass, the completions in another."""
+    openers = [("sft", "messages"), ("kto", "prompt"), ("preference", "prompt")]
+    openers.append(("decisions", "prompt"))
+    completions = [("kto", "completion"), ("preference", "chosen"), ("preference", "rejected")]
+    shaped = dict(frames)
+    for columns, opens_chat in ((openers, True), (completions, False)):
+        series = shape_columns([frames[n][c] for n, c in columns], opens_chat=opens_chat)
+        for (name, _), column in zip(columns, series, strict=True):
+            shaped[name] = shaped[name].with_columns(column)
+    sft, sft_out = kept_conversations(shaped["sft"], "messages")
     sft = sft.with_columns(
         _prompt_text=messages_text(pl.col("messages").list.head(pl.col("messages").list.len() - 1))
     )
-    kto, kto_out = shape_prompt_completions(frames["kto"], "prompt", ("completion",))
-    pref, pref_out = shape_prompt_completions(
-        frames["preference"], "prompt", ("chosen", "rejected")
-    )
-    decisions = shape_prompts(frames["decisions"], "prompt")
-    shaped = {"sft": sft} | {
+    kto, kto_out = kept_prompt_completions(shaped["kto"], "prompt", ("completion",))
+    pref, pref_out = kept_prompt_completions(shaped["preference"], "prompt", ("chosen", "rejected"))
+    out = {"sft": sft} | {
         name: frame.with_columns(_prompt_text=messages_text("prompt"))
-        for name, frame in (("kto", kto), ("preference", pref), ("decisions", decisions))
+        for name, frame in (("kto", kto), ("preference", pref), ("decisions", shaped["decisions"]))
     }
-    return shaped, {"sft": sft_out, "kto": kto_out, "preference": pref_out}
+    return out, {"sft": sft_out, "kto": kto_out, "preference": pref_out}
 
 
 def build_datasets(

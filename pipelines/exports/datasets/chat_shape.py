@@ -68,7 +68,7 @@ def _as_shaped(opens_chat: bool) -> pl.Expr:
 
 def _mapped(long: pl.DataFrame) -> pl.DataFrame:
     """Rules 1–3: each message's role and content in the shaped chat."""
-    role, content = pl.col("role"), pl.col("content")
+    role = pl.col("role")
     # user turns so far in the list: the running count over all lists less its count at the
     # list's start (a window per list cost more than the rest of the shape)
     speaks_as_user = (~role.is_in([SYSTEM, ASSISTANT])).cast(pl.Int64)
@@ -97,7 +97,12 @@ def _mapped(long: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit(""))
         .otherwise(role + pl.lit(": "))
     )
-    return long.with_columns(role=new_role, content=prefix + content)
+    mapped = long.with_columns(_prefix=prefix, role=new_role)
+    # most messages keep their text: only the prefixed ones are joined (a join copies the text)
+    prefixed = mapped.select(pl.arg_where(pl.col("_prefix") != "")).to_series()
+    subset = mapped[prefixed]
+    texts = mapped["content"].scatter(prefixed, subset["_prefix"] + subset["content"])
+    return mapped.drop("_prefix").with_columns(content=texts)
 
 
 def _merged(long: pl.DataFrame) -> pl.DataFrame:
@@ -142,28 +147,46 @@ def shape_messages(messages: pl.Series, *, opens_chat: bool = True) -> pl.Series
     return out.select(kept.alias(messages.name)).to_series()
 
 
-def _roles(column: str) -> pl.Expr:
-    return pl.col(column).list.eval(pl.element().struct.field("role"))
+def shape_columns(columns: list[pl.Series], *, opens_chat: bool = True) -> list[pl.Series]:
+    """Several message columns shaped as `shape_messages` shapes each, in one pass over all
+    their lists: a pass has a fixed cost, which the many small chunks of a release pay per
+    column otherwise."""
+    whole = pl.concat([column.cast(MESSAGES).rename("_m") for column in columns])
+    shaped = shape_messages(whole, opens_chat=opens_chat)
+    out, start = [], 0
+    for column in columns:
+        out.append(shaped.slice(start, column.len()).rename(column.name))
+        start += column.len()
+    return out
+
+
+def _role(message: pl.Expr) -> pl.Expr:
+    return message.struct.field("role")
 
 
 def _has_user(column: str) -> pl.Expr:
-    return _roles(column).list.contains(USER)
+    return pl.col(column).list.eval(_role(pl.element())).list.contains(USER)
+
+
+def kept_conversations(shaped: pl.DataFrame, column: str) -> tuple[pl.DataFrame, int]:
+    """Rows whose shaped `column` is a whole chat: some user turn, the assistant turn last; also
+    how many were left out."""
+    ends_with_assistant = _role(pl.col(column).list.last()) == ASSISTANT
+    kept = shaped.filter(_has_user(column) & ends_with_assistant)
+    return kept, shaped.height - kept.height
 
 
 def shape_conversations(frame: pl.DataFrame, column: str) -> tuple[pl.DataFrame, int]:
     """Rows whose `column` is a whole chat ending in the assistant turn (sft): shaped, and the rows
     that cannot be (no user turn, or no assistant turn last) left out; also how many were."""
-    shaped = frame.with_columns(shape_messages(frame[column]))
-    ends_with_assistant = _roles(column).list.last() == ASSISTANT
-    kept = shaped.filter(_has_user(column) & ends_with_assistant)
-    return kept, frame.height - kept.height
+    return kept_conversations(frame.with_columns(shape_messages(frame[column])), column)
 
 
 def _hand_trailing_assistant(
     frame: pl.DataFrame, prompt: str, completions: tuple[str, ...]
 ) -> pl.DataFrame:
     """Rule 5: a shaped prompt's final assistant turn moves to the front of every completion."""
-    trailing = _roles(prompt).list.last() == ASSISTANT
+    trailing = _role(pl.col(prompt).list.last()) == ASSISTANT
     handed = pl.col(prompt).list.last().struct.field("content")
     moved = []
     for column in completions:
@@ -188,6 +211,21 @@ def _hand_trailing_assistant(
     return frame.with_columns(*moved).with_columns(shortened.cast(MESSAGES).alias(prompt))
 
 
+def kept_prompt_completions(
+    shaped: pl.DataFrame, prompt: str, completions: tuple[str, ...]
+) -> tuple[pl.DataFrame, int]:
+    """Rows whose columns are shaped (the prompt by rules 1–4, the completions by rule 4): rule 5
+    applied, the rows whose prompt has no user turn or whose completion is not one assistant turn
+    left out; also how many were."""
+    handed = _hand_trailing_assistant(shaped, prompt, completions)
+    ok = _has_user(prompt) & (_role(pl.col(prompt).list.last()) == USER)
+    for column in completions:
+        first_role = _role(pl.col(column).list.first())
+        ok = ok & (pl.col(column).list.len() == 1) & (first_role == ASSISTANT)
+    kept = handed.filter(ok)
+    return kept, shaped.height - kept.height
+
+
 def shape_prompt_completions(
     frame: pl.DataFrame, prompt: str, completions: tuple[str, ...]
 ) -> tuple[pl.DataFrame, int]:
@@ -196,14 +234,9 @@ def shape_prompt_completions(
     assistant turn left out; also how many were."""
     shaped = frame.with_columns(
         shape_messages(frame[prompt]),
-        *(shape_messages(frame[c], opens_chat=False) for c in completions),
+        *shape_columns([frame[c] for c in completions], opens_chat=False),
     )
-    shaped = _hand_trailing_assistant(shaped, prompt, completions)
-    ok = _has_user(prompt) & (_roles(prompt).list.last() == USER)
-    for column in completions:
-        ok = ok & (pl.col(column).list.len() == 1) & (_roles(column).list.first() == ASSISTANT)
-    kept = shaped.filter(ok)
-    return kept, frame.height - kept.height
+    return kept_prompt_completions(shaped, prompt, completions)
 
 
 def shape_prompts(frame: pl.DataFrame, prompt: str) -> pl.DataFrame:
