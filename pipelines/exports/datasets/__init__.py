@@ -61,8 +61,12 @@ def shape_chats(frames: dict[str, pl.DataFrame]) -> tuple[dict[str, pl.DataFrame
     """Every chat column of every dataset in the chat shape, `_prompt_text` from the shaped
     prompt; the rows that cannot be shaped are left out (counted per dataset). The columns that
     open a chat are shaped in one pass, the completions in another."""
-    openers = [("sft", "messages"), ("kto", "prompt"), ("preference", "prompt")]
-    openers.append(("decisions", "prompt"))
+    openers = [
+        ("sft", "messages"),
+        ("kto", "prompt"),
+        ("preference", "prompt"),
+        ("decisions", "prompt"),
+    ]
     completions = [("kto", "completion"), ("preference", "chosen"), ("preference", "rejected")]
     shaped = dict(frames)
     for columns, opens_chat in ((openers, True), (completions, False)):

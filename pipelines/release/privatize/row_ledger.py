@@ -54,16 +54,13 @@ def _kinds(counts: pl.DataFrame) -> list[str]:
     return [c for c, t in counts.schema.items() if c != "value" and t.is_integer()]
 
 
-def row_counts(
-    leaves: pl.DataFrame, counts: pl.DataFrame, rows: pl.DataFrame | None = None
-) -> pl.DataFrame:
-    """(row, one Int64 column per kind) of every row with a string leaf (`leaves`: row, value):
-    the replacements of its leaves, a leaf counted as often as it occurs (`counts`: value, one
-    count column per kind, other columns ignored). Only kinds some row has are columns. `rows`
-    (`leaf_rows`): the rows with a string leaf, when `leaves` holds only some of them (those
-    `counts` counts a replacement in suffice: `touched_leaves`)."""
+def row_counts(leaves: pl.DataFrame, counts: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """(row, one Int64 column per kind) of every row of `rows` (`leaf_rows`: the rows with a
+    string leaf): the replacements of its leaves among `leaves` (row, value; those `counts`
+    counts a replacement in suffice: `touched_leaves`), a leaf counted as often as it occurs
+    (`counts`: value, one count column per kind, other columns ignored). Only kinds some row has
+    are columns."""
     kinds = _kinds(counts)
-    rows = leaves.select(ROW).unique().sort(ROW) if rows is None else rows
     hit = counts.filter(pl.any_horizontal(pl.col(k) > 0 for k in kinds)) if kinds else counts
     per_row = (
         leaves.join(hit.select("value", *kinds), on="value", how="inner")
